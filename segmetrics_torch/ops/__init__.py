@@ -1,0 +1,1 @@
+"""Exact, batched building blocks (no measure semantics)."""

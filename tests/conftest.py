@@ -1,0 +1,36 @@
+"""Shared test fixtures: devices, the ../shared reference data, hypothesis profiles."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+from hypothesis import HealthCheck, settings
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+settings.register_profile(
+    "default", deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+settings.load_profile("default")
+
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.fixture(params=DEVICES)
+def device(request) -> str:
+    """Every device the machine has: the CPU always, CUDA when present (a lent GPU runs the same suite)."""
+    return request.param
+
+
+def shared_path(*parts: str) -> Path:
+    """Path under ../shared; skip with a reason when absent, fail instead when SEGMETRICS_REQUIRE_SHARED=1 (CI)."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        reason = f"reference data {path} is absent (it lives in ../shared beside the repository)"
+        if os.environ.get("SEGMETRICS_REQUIRE_SHARED") == "1":
+            pytest.fail(f"SEGMETRICS_REQUIRE_SHARED=1 but {reason}")
+        pytest.skip(reason)
+    return path
