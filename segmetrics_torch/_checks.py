@@ -1,0 +1,88 @@
+"""Shared input validation with clear messages.
+
+Every public function and Metric of the package validates through these helpers so that bad input fails the same way
+everywhere: a ``TypeError`` for a wrong type or dtype, a ``ValueError`` for a wrong shape or value, each message naming
+the argument, what was expected and what was received. Checks that read tensor *values* (NaN, range, binary-ness)
+synchronise a CUDA device; they run only when ``validate_args=True`` (the default), so a training loop can switch
+them off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+__all__ = [
+    "check_bool_flag",
+    "check_positive_float",
+    "check_probability_map",
+    "check_tensor",
+]
+
+
+def check_tensor(x: object, name: str) -> Tensor:
+    """Return ``x`` if it is a tensor, else raise ``TypeError`` naming the argument."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"Expected `{name}` to be a torch.Tensor, but got {type(x).__name__}.")
+    return x
+
+
+def check_bool_flag(value: object, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"Expected argument `{name}` to be a bool, but got {value!r}.")
+    return value
+
+
+def check_positive_float(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or value != value:
+        raise ValueError(f"Expected argument `{name}` to be a positive number, but got {value!r}.")
+    return float(value)
+
+
+def check_probability_map(x: Tensor, name: str) -> None:
+    """Raise ``ValueError`` unless every value of the floating tensor ``x`` is finite and in [0, 1] (syncs)."""
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError(f"Expected `{name}` to contain only finite values, but it contains NaN or inf.")
+    lo, hi = float(x.min()), float(x.max())
+    if lo < 0 or hi > 1:
+        raise ValueError(
+            f"Expected floating `{name}` to lie in [0, 1], but got values in [{lo:g}, {hi:g}]. "
+            "Pass uint8 maps (0..255) or divide by 255 first."
+        )
+
+
+def check_image_stack(x: Tensor, name: str) -> Tensor:
+    """Return ``x`` as (B, H, W): accepts (B, H, W) or (B, 1, H, W); rejects anything else and empty batches."""
+    if x.ndim == 4 and x.shape[1] == 1:
+        x = x[:, 0]
+    if x.ndim != 3:
+        raise ValueError(
+            f"Expected `{name}` of shape (B, H, W) or (B, 1, H, W), but got shape {tuple(x.shape)}. "
+            "Use `x.unsqueeze(0)` for a single image or pass a list of (H, W) tensors."
+        )
+    if x.shape[0] == 0:
+        raise ValueError(f"Expected `{name}` to hold at least one image, but got an empty batch {tuple(x.shape)}.")
+    if x.shape[1] == 0 or x.shape[2] == 0:
+        raise ValueError(f"Expected `{name}` to have non-empty images, but got shape {tuple(x.shape)}.")
+    return x
+
+
+def as_image_list(x: object, name: str) -> list[Tensor] | None:
+    """Return the images of a list/tuple input as a list of (H, W) tensors, or None if ``x`` is a tensor."""
+    if isinstance(x, Tensor):
+        return None
+    if not isinstance(x, Sequence) or isinstance(x, (str, bytes)):
+        raise TypeError(f"Expected `{name}` to be a torch.Tensor or a list of tensors, but got {type(x).__name__}.")
+    if len(x) == 0:
+        raise ValueError(f"Expected `{name}` to hold at least one image, but got an empty list.")
+    out = []
+    for i, item in enumerate(x):
+        check_tensor(item, f"{name}[{i}]")
+        if item.ndim == 3 and item.shape[0] == 1:
+            item = item[0]
+        if item.ndim != 2:
+            raise ValueError(f"Expected `{name}[{i}]` of shape (H, W) or (1, H, W), but got {tuple(item.shape)}.")
+        out.append(item)
+    return out

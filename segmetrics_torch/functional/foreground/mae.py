@@ -1,0 +1,40 @@
+"""Mean absolute error between a foreground map and its binary ground truth."""
+
+from __future__ import annotations
+
+from torch import Tensor
+
+from ._prepare import run_per_image
+
+__all__ = ["mae", "mae_of_maps"]
+
+
+def mae_of_maps(p: Tensor, g: Tensor) -> Tensor:
+    """``mean |p - g|`` per image of prepared maps, shape (B,)."""
+    return (p - g.to(p.dtype)).abs().mean(dim=(1, 2))
+
+
+def mae(preds, target, *, normalize: bool = True, validate_args: bool = True) -> Tensor:
+    r"""Per-image mean absolute error :math:`\frac{1}{N}\sum |p - g|` (Perazzi et al. CVPR 2012).
+
+    Reference: PySODMetrics 1.6.2 ``MAE`` and MATLAB ``mean2(abs(double(logical(gt)) - sal))`` (to 1e-6), after the
+    PySODMetrics input preparation (``normalize=True`` stretches each map to [0, 1]).
+
+    Args:
+        preds: (B, H, W) or (B, 1, H, W) maps (uint8 0..255, or float in [0, 1]), or a list of (H, W) maps.
+        target: ground truth of the same shape (uint8 binarised ``> 128``, bool, or {0, 1}).
+        normalize: per-image min-max stretch of ``preds`` as PySODMetrics.
+        validate_args: check values (NaN, range, binary target); synchronises a CUDA device.
+
+    Returns:
+        (B,) float64 tensor.
+
+    Example:
+        >>> import torch
+        >>> target = torch.zeros(1, 2, 2, dtype=torch.bool); target[0, 0, 0] = True
+        >>> float(mae(torch.zeros(1, 2, 2), target)[0])
+        0.25
+    """
+    return run_per_image(
+        lambda p, g: {"mae": mae_of_maps(p, g)}, preds, target, normalize=normalize, validate_args=validate_args
+    )["mae"]

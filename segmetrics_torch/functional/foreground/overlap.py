@@ -1,0 +1,154 @@
+"""Threshold-based measures of a soft foreground map: F-measure, precision, recall, IoU, Dice.
+
+All of them derive from the confusion counts of :mod:`segmetrics_torch.ops.thresholds`: the adaptive binary map
+``p >= min(2 mean(p), 1)`` (Achanta et al. CVPR 2009) and the 256-threshold curve of ``trunc(255 p) >= 255 - i`` in
+PySODMetrics' descending order (entry 0 = strictest threshold). Per-image values are returned; dataset summaries
+(``mean``/``max`` of the image-averaged curve) are taken by the Metric classes.
+
+Reference: PySODMetrics 1.6.2 ``Fmeasure`` (F, precision and recall curves) and ``FmeasureV2`` handlers (IoU, Dice,
+precision, recall, ``sample_based=True``), which follow Fan's MATLAB toolbox (CODToolbox ``Fmeasure_calu.m``).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from ..._checks import check_positive_float
+from ...ops.thresholds import BinaryCounts, adaptive_threshold, binary_counts, threshold_counts
+from ._prepare import run_per_image
+
+__all__ = ["dice", "f_measure", "iou", "precision_recall"]
+
+
+def safe_divide(num: Tensor, den: Tensor) -> Tensor:
+    """``num / den`` with 0 where ``den == 0`` (PySODMetrics' ``divide``)."""
+    return torch.where(den == 0, torch.zeros_like(num), num / torch.where(den == 0, torch.ones_like(den), den))
+
+
+def f_from_counts(counts: BinaryCounts, beta2: float) -> dict[str, Tensor]:
+    """F-beta, precision and recall of ``Fmeasure`` from counts (curves or adaptive).
+
+    ``P = TP / PP`` (0 when nothing is predicted), ``R = TP / max(G, 1)``,
+    ``F = (1 + beta^2) P R / (beta^2 P + R)`` and 0 where ``P R = 0`` (covers the empty ground truth).
+    """
+    tp, pp = counts.tp, counts.pp
+    pos = counts.pos if tp.ndim == 1 else counts.pos[:, None]
+    precision = tp / torch.where(pp == 0, torch.ones_like(pp), pp)
+    recall = tp / torch.clamp(pos, min=1)
+    num = (1 + beta2) * precision * recall
+    den = torch.where(num == 0, torch.ones_like(num), beta2 * precision + recall)
+    return {"f": num / den, "precision": precision, "recall": recall}
+
+
+def overlap_from_counts(counts: BinaryCounts) -> dict[str, Tensor]:
+    """IoU ``tp/(tp+fp+fn)``, Dice ``2tp/(2tp+fp+fn)``, precision ``tp/(tp+fp)``, recall ``tp/(tp+fn)``; 0 on 0/0."""
+    tp, fp, fn, _ = counts.expand()
+    return {
+        "iou": safe_divide(tp, tp + fp + fn),
+        "dice": safe_divide(2 * tp, 2 * tp + fn + fp),
+        "precision": safe_divide(tp, tp + fp),
+        "recall": safe_divide(tp, tp + fn),
+    }
+
+
+def all_counts(p: Tensor, g: Tensor) -> tuple[BinaryCounts, BinaryCounts]:
+    """The adaptive-threshold counts and the 256-threshold curve counts of prepared maps."""
+    return binary_counts(p, g, adaptive_threshold(p)), threshold_counts(p, g)
+
+
+def f_measure(
+    preds: Tensor | list[Tensor],
+    target: Tensor | list[Tensor],
+    *,
+    beta2: float = 0.3,
+    normalize: bool = True,
+    validate_args: bool = True,
+) -> dict[str, Tensor]:
+    r"""Per-image F-beta measure: adaptive value and the 256-threshold F, precision and recall curves.
+
+    .. math:: F_\beta = \frac{(1+\beta^2)\,P\,R}{\beta^2 P + R}, \quad \beta^2 = 0.3
+
+    Reference: Achanta et al. CVPR 2009 (adaptive threshold ``min(2 mean(p), 1)``); PySODMetrics 1.6.2 ``Fmeasure``
+    (to 1e-6). Input preparation: see :mod:`segmetrics_torch.functional.foreground._prepare`.
+
+    Args:
+        preds: (B, H, W) or (B, 1, H, W) maps (uint8 0..255, or float in [0, 1]), or a list of (H, W) maps.
+        target: ground truth of the same shape (uint8 binarised ``> 128``, bool, or {0, 1}).
+        beta2: :math:`\beta^2` (PySODMetrics calls it ``beta``).
+        normalize: per-image min-max stretch of ``preds`` as PySODMetrics (constant maps are left alone).
+        validate_args: check values (NaN, range, binary target); these checks synchronise a CUDA device.
+
+    Returns:
+        dict with ``adaptive`` (B,), ``curve``, ``precision``, ``recall`` (B, 256), descending thresholds.
+
+    Edge cases: empty ground truth gives F = 0 and recall 0 at every threshold; a threshold selecting no pixel has
+    precision 0.
+
+    Example:
+        >>> import torch
+        >>> target = torch.zeros(1, 8, 8, dtype=torch.uint8); target[:, 2:6, 2:6] = 255
+        >>> out = f_measure(target.clone(), target)
+        >>> float(out["adaptive"][0]), float(out["curve"][0, 0])
+        (1.0, 1.0)
+    """
+    beta2 = check_positive_float(beta2, "beta2")
+
+    def fn(p: Tensor, g: Tensor) -> dict[str, Tensor]:
+        adaptive, curve = all_counts(p, g)
+        c = f_from_counts(curve, beta2)
+        a = f_from_counts(adaptive, beta2)
+        return {"adaptive": a["f"], "curve": c["f"], "precision": c["precision"], "recall": c["recall"]}
+
+    return run_per_image(fn, preds, target, normalize=normalize, validate_args=validate_args)
+
+
+def _overlap_measure(name: str, preds, target, normalize: bool, validate_args: bool) -> dict[str, Tensor]:
+    def fn(p: Tensor, g: Tensor) -> dict[str, Tensor]:
+        adaptive, curve = all_counts(p, g)
+        return {"adaptive": overlap_from_counts(adaptive)[name], "curve": overlap_from_counts(curve)[name]}
+
+    return run_per_image(fn, preds, target, normalize=normalize, validate_args=validate_args)
+
+
+def iou(preds, target, *, normalize: bool = True, validate_args: bool = True) -> dict[str, Tensor]:
+    r"""Per-image intersection over union (Jaccard index) ``tp / (tp + fp + fn)``, adaptive and 256-curve.
+
+    Reference: PySODMetrics 1.6.2 ``FmeasureV2`` + ``IOUHandler`` (``sample_based=True``); 0 where
+    ``tp + fp + fn = 0`` (empty ground truth and empty prediction). Arguments as :func:`f_measure`.
+
+    Returns:
+        dict with ``adaptive`` (B,) and ``curve`` (B, 256), descending thresholds.
+    """
+    return _overlap_measure("iou", preds, target, normalize, validate_args)
+
+
+def dice(preds, target, *, normalize: bool = True, validate_args: bool = True) -> dict[str, Tensor]:
+    r"""Per-image Dice coefficient ``2 tp / (2 tp + fp + fn)``, adaptive and 256-curve.
+
+    Reference: PySODMetrics 1.6.2 ``FmeasureV2`` + ``DICEHandler``; 0 where the denominator is 0. Arguments and
+    returns as :func:`iou`.
+    """
+    return _overlap_measure("dice", preds, target, normalize, validate_args)
+
+
+def precision_recall(preds, target, *, normalize: bool = True, validate_args: bool = True) -> dict[str, Tensor]:
+    r"""Per-image precision ``tp/(tp+fp)`` and recall ``tp/(tp+fn)``, adaptive and 256-curves.
+
+    Reference: PySODMetrics 1.6.2 ``FmeasureV2`` + ``PrecisionHandler``/``RecallHandler``; 0 where a denominator is 0.
+
+    Returns:
+        dict with ``adaptive_precision``, ``adaptive_recall`` (B,) and ``precision``, ``recall`` (B, 256).
+    """
+
+    def fn(p: Tensor, g: Tensor) -> dict[str, Tensor]:
+        adaptive, curve = all_counts(p, g)
+        a, c = overlap_from_counts(adaptive), overlap_from_counts(curve)
+        return {
+            "adaptive_precision": a["precision"],
+            "adaptive_recall": a["recall"],
+            "precision": c["precision"],
+            "recall": c["recall"],
+        }
+
+    return run_per_image(fn, preds, target, normalize=normalize, validate_args=validate_args)

@@ -1,0 +1,367 @@
+"""torchmetrics ``Metric`` classes of the foreground-map measures.
+
+States are float64 sums of per-image values, float64 sums of per-image 256-point curves, and an int64 image count,
+all reduced with ``"sum"``: a dataset split across DDP processes gives the single-process result (up to float64
+summation order, ~1e-16), and Lightning logs the objects unchanged. Dataset values follow PySODMetrics 1.6.2: scalar
+measures are means of the per-image values; for curve families the per-image curves are averaged first and the
+dataset ``mean``/``max`` are taken of that averaged curve (not means of per-image maxima).
+
+Gradients: ``update`` never records a graph (torchmetrics runs it under ``no_grad`` outside ``forward``); use the
+functional API or the losses of :mod:`segmetrics_torch.losses` to train.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import torch
+from torch import Tensor
+from torchmetrics import Metric
+
+from .._checks import check_positive_float
+from ..functional.foreground import suite
+from ..functional.foreground._prepare import run_per_image
+from ..functional.foreground.emeasure import e_from_counts
+from ..functional.foreground.mae import mae_of_maps
+from ..functional.foreground.overlap import all_counts, f_from_counts, overlap_from_counts
+from ..functional.foreground.smeasure import s_measure_of_maps
+from ..functional.foreground.weighted_fmeasure import weighted_f_measure_of_maps
+from ..ops.thresholds import NUM_THRESHOLDS
+
+__all__ = [
+    "MAE",
+    "Dice",
+    "EMeasure",
+    "FMeasure",
+    "ForegroundMeasures",
+    "IoU",
+    "SMeasure",
+    "WeightedFMeasure",
+]
+
+_F64 = torch.float64
+
+
+class _ForegroundMetric(Metric):
+    """Shared machinery: input preparation, per-image evaluation, sum states, summaries of curves."""
+
+    is_differentiable = False
+    higher_is_better = True
+    full_state_update = False
+    plot_lower_bound = 0.0
+    plot_upper_bound = 1.0
+
+    #: names of per-image scalar values summed into states
+    _scalars: tuple[str, ...] = ()
+    #: names of per-image 256-point curves summed into states
+    _curves: tuple[str, ...] = ()
+
+    count: Tensor
+
+    def __init__(self, *, normalize: bool = True, validate_args: bool = True, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if not isinstance(normalize, bool):
+            raise TypeError(f"Expected argument `normalize` to be a bool, but got {normalize!r}.")
+        if not isinstance(validate_args, bool):
+            raise TypeError(f"Expected argument `validate_args` to be a bool, but got {validate_args!r}.")
+        self.normalize = normalize
+        self.validate_args = validate_args
+        for name in self._scalars:
+            self.add_state(f"{name}_sum", default=torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
+        for name in self._curves:
+            self.add_state(f"{name}_sum", default=torch.zeros(NUM_THRESHOLDS, dtype=_F64), dist_reduce_fx="sum")
+        self.add_state("count", default=torch.zeros((), dtype=torch.int64), dist_reduce_fx="sum")
+
+    def _per_image(self, p: Tensor, g: Tensor) -> dict[str, Tensor]:
+        raise NotImplementedError
+
+    def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
+        """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
+        values = run_per_image(
+            self._per_image, preds, target, normalize=self.normalize, validate_args=self.validate_args
+        )
+        for name in (*self._scalars, *self._curves):
+            state = getattr(self, f"{name}_sum")
+            setattr(self, f"{name}_sum", state + values[name].sum(dim=0).to(state.device))
+        self.count += next(iter(values.values())).shape[0]
+
+    def _mean(self, name: str) -> Tensor:
+        return getattr(self, f"{name}_sum") / self.count
+
+    def _curve_summary(self, name: str, adaptive: str | None) -> dict[str, Tensor]:
+        curve = self._mean(name)
+        out = {"curve": curve, "mean": curve.mean(), "max": curve.max()}
+        if adaptive is not None:
+            out = {"adaptive": self._mean(adaptive), **out}
+        return out
+
+    def plot(self, val=None, ax=None):
+        """Plot a scalar result (torchmetrics' ``plot``; needs matplotlib)."""
+        return self._plot(val, ax)
+
+
+class MAE(_ForegroundMetric):
+    """Mean absolute error over a dataset (mean of per-image MAE), PySODMetrics 1.6.2 ``MAE``.
+
+    See :func:`segmetrics_torch.functional.mae`. ``compute()`` returns a scalar float64 tensor.
+
+    Example:
+        >>> import torch
+        >>> metric = MAE()
+        >>> target = torch.zeros(2, 4, 4, dtype=torch.uint8); target[:, :2] = 255
+        >>> metric.update(target.clone(), target)
+        >>> float(metric.compute())
+        0.0
+    """
+
+    higher_is_better = False
+    _scalars = ("mae",)
+
+    def _per_image(self, p, g):
+        return {"mae": mae_of_maps(p, g)}
+
+    def compute(self) -> Tensor:
+        return self._mean("mae")
+
+
+class SMeasure(_ForegroundMetric):
+    """S-measure over a dataset (Fan et al. ICCV 2017), PySODMetrics 1.6.2 ``Smeasure``.
+
+    See :func:`segmetrics_torch.functional.s_measure` for the formula and edge cases. An image whose value is NaN
+    (centroid on the last row/column, with ``empty_quadrant="nan"``, as PySODMetrics) makes the dataset value NaN, as
+    in PySODMetrics; ``compute()`` then warns with the number of such images. ``compute()`` returns a scalar tensor.
+
+    Args:
+        alpha: weight of the object term (0.5).
+        empty_quadrant: ``"nan"`` (reference) or ``"skip"`` (drop the empty, zero-weight quadrant).
+        normalize, validate_args: see :func:`segmetrics_torch.functional.s_measure`.
+    """
+
+    _scalars = ("sm", "sm_is_nan")
+
+    def __init__(self, *, alpha: float = 0.5, empty_quadrant: str = "nan", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
+            raise ValueError(f"Expected argument `alpha` to be a number in [0, 1], but got {alpha!r}.")
+        if empty_quadrant not in ("nan", "skip"):
+            raise ValueError(f"Expected argument `empty_quadrant` to be 'nan' or 'skip', but got {empty_quadrant!r}.")
+        self.alpha = float(alpha)
+        self.empty_quadrant = empty_quadrant
+
+    def _per_image(self, p, g):
+        sm = s_measure_of_maps(p, g, self.alpha, self.empty_quadrant)
+        return {"sm": sm, "sm_is_nan": torch.isnan(sm).to(sm.dtype)}
+
+    def compute(self) -> Tensor:
+        value = self._mean("sm")
+        nan_images = int(self.sm_is_nan_sum)
+        if nan_images:
+            warnings.warn(
+                f"SMeasure is NaN: {nan_images} image(s) have the ground-truth centroid on the last row or column, "
+                "which leaves an empty region quadrant (PySODMetrics returns NaN there too). Use "
+                "empty_quadrant='skip' to drop the zero-weight quadrant.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        return value
+
+
+class WeightedFMeasure(_ForegroundMetric):
+    """Weighted F-beta over a dataset (Margolin et al. CVPR 2014), PySODMetrics 1.6.2 ``WeightedFmeasure``.
+
+    See :func:`segmetrics_torch.functional.weighted_f_measure`. Images with empty ground truth score 0.
+    ``compute()`` returns a scalar tensor.
+
+    Args:
+        beta2: :math:`\\beta^2` (1). edt_backend: ``"auto"``, ``"torch"`` or ``"numba"``.
+    """
+
+    _scalars = ("wfm",)
+
+    def __init__(self, *, beta2: float = 1.0, edt_backend: str = "auto", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.beta2 = check_positive_float(beta2, "beta2")
+        self.edt_backend = edt_backend
+
+    def _per_image(self, p, g):
+        return {"wfm": weighted_f_measure_of_maps(p, g, self.beta2, self.edt_backend)}
+
+    def compute(self) -> Tensor:
+        return self._mean("wfm")
+
+
+class FMeasure(_ForegroundMetric):
+    """F-beta measure over a dataset: adaptive, mean and max F, and the F, precision and recall curves.
+
+    PySODMetrics 1.6.2 ``Fmeasure`` (beta^2 = 0.3). See :func:`segmetrics_torch.functional.f_measure`.
+
+    ``compute()`` returns a dict: ``adaptive`` (mean of per-image adaptive F), ``curve`` (256,) image-averaged F at
+    the thresholds ``trunc(255 p) >= 255 - i`` (descending), ``mean``/``max`` of that curve, ``precision`` and
+    ``recall`` (256,) image-averaged curves (for the PR curve).
+    """
+
+    _scalars = ("f_adaptive",)
+    _curves = ("f_curve", "precision_curve", "recall_curve")
+
+    def __init__(self, *, beta2: float = 0.3, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.beta2 = check_positive_float(beta2, "beta2")
+
+    def _per_image(self, p, g):
+        adaptive, curve = all_counts(p, g)
+        c = f_from_counts(curve, self.beta2)
+        return {
+            "f_adaptive": f_from_counts(adaptive, self.beta2)["f"],
+            "f_curve": c["f"],
+            "precision_curve": c["precision"],
+            "recall_curve": c["recall"],
+        }
+
+    def compute(self) -> dict[str, Tensor]:
+        out = self._curve_summary("f_curve", "f_adaptive")
+        out["precision"] = self._mean("precision_curve")
+        out["recall"] = self._mean("recall_curve")
+        return out
+
+
+class EMeasure(_ForegroundMetric):
+    """E-measure over a dataset (Fan et al. IJCAI 2018): adaptive, mean and max E, and the 256-point curve.
+
+    PySODMetrics 1.6.2 ``Emeasure``. See :func:`segmetrics_torch.functional.e_measure`. Values can exceed 1
+    (normalisation by ``N - 1``). ``compute()`` returns a dict ``adaptive``, ``mean``, ``max``, ``curve`` (256,).
+    """
+
+    plot_upper_bound = None
+    _scalars = ("e_adaptive",)
+    _curves = ("e_curve",)
+
+    def _per_image(self, p, g):
+        adaptive, curve = all_counts(p, g)
+        return {"e_adaptive": e_from_counts(adaptive), "e_curve": e_from_counts(curve)}
+
+    def compute(self) -> dict[str, Tensor]:
+        return self._curve_summary("e_curve", "e_adaptive")
+
+
+class _OverlapMetric(_ForegroundMetric):
+    _key = ""
+
+    def _per_image(self, p, g):
+        adaptive, curve = all_counts(p, g)
+        return {
+            f"{self._key}_adaptive": overlap_from_counts(adaptive)[self._key],
+            f"{self._key}_curve": overlap_from_counts(curve)[self._key],
+        }
+
+    def compute(self) -> dict[str, Tensor]:
+        return self._curve_summary(f"{self._key}_curve", f"{self._key}_adaptive")
+
+
+class IoU(_OverlapMetric):
+    """Intersection over union (Jaccard) of thresholded maps: adaptive, mean, max and the 256-point curve.
+
+    PySODMetrics 1.6.2 ``FmeasureV2`` + ``IOUHandler`` (``sample_based=True``). See
+    :func:`segmetrics_torch.functional.iou`. ``compute()`` returns a dict ``adaptive``, ``mean``, ``max``, ``curve``.
+    """
+
+    _key = "iou"
+    _scalars = ("iou_adaptive",)
+    _curves = ("iou_curve",)
+
+
+class Dice(_OverlapMetric):
+    """Dice coefficient of thresholded maps: adaptive, mean, max and the 256-point curve.
+
+    PySODMetrics 1.6.2 ``FmeasureV2`` + ``DICEHandler``. See :func:`segmetrics_torch.functional.dice`.
+    ``compute()`` returns a dict ``adaptive``, ``mean``, ``max``, ``curve``.
+    """
+
+    _key = "dice"
+    _scalars = ("dice_adaptive",)
+    _curves = ("dice_curve",)
+
+
+class ForegroundMeasures(_ForegroundMetric):
+    """Every foreground measure of a dataset from one shared pass per batch.
+
+    One preparation, one histogram, one distance transform per image; each value equals the dedicated metric's.
+
+    ``compute()`` returns a dict: ``mae``, ``s_measure``, ``weighted_f_measure`` (scalars); ``f_measure`` (dict as
+    :class:`FMeasure`), ``e_measure`` (as :class:`EMeasure`), ``iou`` and ``dice`` (as :class:`IoU`), and
+    ``precision``/``recall`` at the adaptive threshold (scalars). Use :func:`flatten_results` to log it.
+
+    Args:
+        beta2, wf_beta2, alpha, empty_quadrant, edt_backend, normalize, validate_args: as
+            :func:`segmetrics_torch.functional.foreground_measures`.
+    """
+
+    _scalars = (
+        "mae",
+        "s_measure",
+        "weighted_f_measure",
+        "f_adaptive",
+        "e_adaptive",
+        "precision_adaptive",
+        "recall_adaptive",
+        "iou_adaptive",
+        "dice_adaptive",
+    )
+    _curves = ("f_curve", "precision_curve", "recall_curve", "e_curve", "iou_curve", "dice_curve")
+
+    def __init__(
+        self,
+        *,
+        beta2: float = 0.3,
+        wf_beta2: float = 1.0,
+        alpha: float = 0.5,
+        empty_quadrant: str = "nan",
+        edt_backend: str = "auto",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.beta2 = check_positive_float(beta2, "beta2")
+        self.wf_beta2 = check_positive_float(wf_beta2, "wf_beta2")
+        if empty_quadrant not in ("nan", "skip"):
+            raise ValueError(f"Expected argument `empty_quadrant` to be 'nan' or 'skip', but got {empty_quadrant!r}.")
+        self.options = {
+            "beta2": self.beta2,
+            "wf_beta2": self.wf_beta2,
+            "alpha": float(alpha),
+            "empty_quadrant": empty_quadrant,
+            "edt_backend": edt_backend,
+        }
+
+    def _per_image(self, p, g):
+        return suite.foreground_measures_of_maps(p, g, **self.options)
+
+    def compute(self) -> dict[str, Any]:
+        f = self._curve_summary("f_curve", "f_adaptive")
+        f["precision"] = self._mean("precision_curve")
+        f["recall"] = self._mean("recall_curve")
+        return {
+            "mae": self._mean("mae"),
+            "s_measure": self._mean("s_measure"),
+            "weighted_f_measure": self._mean("weighted_f_measure"),
+            "f_measure": f,
+            "e_measure": self._curve_summary("e_curve", "e_adaptive"),
+            "iou": self._curve_summary("iou_curve", "iou_adaptive"),
+            "dice": self._curve_summary("dice_curve", "dice_adaptive"),
+            "precision": self._mean("precision_adaptive"),
+            "recall": self._mean("recall_adaptive"),
+        }
+
+
+def flatten_results(results: dict[str, Any], prefix: str = "", *, curves: bool = False) -> dict[str, Tensor]:
+    """Flatten a nested ``compute()`` dict to ``{"f_measure/max": tensor, ...}`` (e.g. for ``log_dict``).
+
+    Curves (tensors with more than one element) are dropped unless ``curves=True``.
+    """
+    flat: dict[str, Tensor] = {}
+    for key, value in results.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(flatten_results(value, f"{name}/", curves=curves))
+        elif curves or value.numel() == 1:
+            flat[name] = value
+    return flat
