@@ -46,7 +46,7 @@ def matlab_gaussian_kernel1d(size: int = 7, sigma: float = 5.0, *, dtype=torch.f
     """
     half = (size - 1) / 2
     if 2 * half * half / (2 * sigma * sigma) > 52 * math.log(2):  # corner entry under eps * max
-        raise ValueError(f"Expected a Gaussian whose {size}x{size} kernel has no zeroed entries, but got sigma={sigma}.")
+        raise ValueError(f"Expected a {size}x{size} Gaussian kernel without zeroed entries, but got sigma={sigma}.")
     axis = torch.arange(size, dtype=torch.float64, device=device) - half
     g = torch.exp(-(axis**2) / (2 * sigma * sigma))
     return (g / g.sum()).to(dtype)

@@ -1,0 +1,82 @@
+"""DDP: two gloo processes on CPU, each with half of the images, give the single-process result.
+
+The workers assert that the process group really has two members (a silent fallback to one process would make the
+test meaningless) and return their world size with the results.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from segmetrics_torch import MAE, Dice, EMeasure, FMeasure, ForegroundMeasures, IoU, SMeasure, WeightedFMeasure
+
+pytestmark = [pytest.mark.ddp, pytest.mark.slow]
+
+METRICS = {
+    "mae": MAE, "sm": SMeasure, "wfm": WeightedFMeasure, "fm": FMeasure, "em": EMeasure, "iou": IoU, "dice": Dice,
+    "all": ForegroundMeasures,
+}  # fmt: skip
+
+
+def make_data():
+    gen = torch.Generator().manual_seed(7)
+    gts = (torch.rand(8, 24, 37, generator=gen) > 0.6).to(torch.uint8) * 255
+    gts[3] = 0  # an empty ground truth
+    preds = (torch.rand(8, 24, 37, generator=gen) * 255).to(torch.uint8)
+    return preds, gts
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _worker(rank: int, world: int, port: int, out_path: str) -> None:
+    torch.set_num_threads(1)
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    try:
+        assert dist.get_world_size() == 2, "the DDP test must run in two processes"
+        preds, gts = make_data()
+        results = {}
+        for name, cls in METRICS.items():
+            metric = cls()
+            # each rank sees every other image, in two batches of different sizes (uneven work per update)
+            mine = list(range(rank, preds.shape[0], world))
+            metric.update(preds[mine[:1]], gts[mine[:1]])
+            metric.update([preds[i] for i in mine[1:]], [gts[i] for i in mine[1:]])
+            results[name] = metric.compute()
+        if rank == 0:
+            torch.save({"world_size": dist.get_world_size(), "results": results}, out_path)
+    finally:
+        dist.destroy_process_group()
+
+
+def _assert_equal(a, b):
+    if isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for k in a:
+            _assert_equal(a[k], b[k])
+    else:
+        # the same float64 values summed in another order: equal to the last bits or nearly
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-14, equal_nan=True)
+
+
+def test_two_process_gloo_equals_single_process(tmp_path):
+    out_path = str(tmp_path / "ddp.pt")
+    mp.spawn(_worker, args=(2, _free_port(), out_path), nprocs=2, join=True)
+    got = torch.load(out_path, weights_only=False)
+    assert got["world_size"] == 2
+    preds, gts = make_data()
+    for name, cls in METRICS.items():
+        single = cls()
+        single.update(preds, gts)
+        _assert_equal(got["results"][name], single.compute())
