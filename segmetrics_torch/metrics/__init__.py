@@ -1,6 +1,16 @@
 """torchmetrics Metric classes, one module per family."""
 
-from .foreground import MAE, Dice, EMeasure, FMeasure, ForegroundMeasures, IoU, SMeasure, WeightedFMeasure, flatten_results
+from .foreground import (
+    MAE,
+    Dice,
+    EMeasure,
+    FMeasure,
+    ForegroundMeasures,
+    IoU,
+    SMeasure,
+    WeightedFMeasure,
+    flatten_results,
+)
 
 __all__ = [
     "MAE",

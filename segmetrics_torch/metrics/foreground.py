@@ -20,13 +20,11 @@ from torch import Tensor
 from torchmetrics import Metric
 
 from .._checks import check_positive_float
-from ..functional.foreground import suite
-from ..functional.foreground._prepare import run_per_image
+from ..functional.foreground._prepare import MeasureOptions, run_per_image
 from ..functional.foreground.emeasure import e_from_counts
-from ..functional.foreground.mae import mae_of_maps
-from ..functional.foreground.overlap import all_counts, f_from_counts, overlap_from_counts
-from ..functional.foreground.smeasure import s_measure_of_maps
-from ..functional.foreground.weighted_fmeasure import weighted_f_measure_of_maps
+from ..functional.foreground.overlap import f_from_counts, overlap_from_counts
+from ..functional.foreground.suite import derive_all, suite_options
+from ..functional.foreground.weighted_fmeasure import check_edt_backend
 from ..ops.thresholds import NUM_THRESHOLDS
 
 __all__ = [
@@ -73,14 +71,19 @@ class _ForegroundMetric(Metric):
             self.add_state(f"{name}_sum", default=torch.zeros(NUM_THRESHOLDS, dtype=_F64), dist_reduce_fx="sum")
         self.add_state("count", default=torch.zeros((), dtype=torch.int64), dist_reduce_fx="sum")
 
-    def _per_image(self, p: Tensor, g: Tensor) -> dict[str, Tensor]:
+    #: what the shared pass computes besides counts and MAE (subclasses set S-measure / weighted-F options)
+    _options = MeasureOptions()
+
+    def _derive(self, values: dict) -> dict[str, Tensor]:
+        """Per-image values of the states' names from the shared intermediates of a block."""
         raise NotImplementedError
 
     def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
         """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
         values = run_per_image(
-            self._per_image, preds, target, normalize=self.normalize, validate_args=self.validate_args
-        )
+            self._derive, preds, target, normalize=self.normalize, validate_args=self.validate_args,
+            options=self._options,
+        )  # fmt: skip
         for name in (*self._scalars, *self._curves):
             state = getattr(self, f"{name}_sum")
             setattr(self, f"{name}_sum", state + values[name].sum(dim=0).to(state.device))
@@ -118,8 +121,8 @@ class MAE(_ForegroundMetric):
     higher_is_better = False
     _scalars = ("mae",)
 
-    def _per_image(self, p, g):
-        return {"mae": mae_of_maps(p, g)}
+    def _derive(self, values):
+        return {"mae": values["mae"]}
 
     def compute(self) -> Tensor:
         return self._mean("mae")
@@ -148,9 +151,10 @@ class SMeasure(_ForegroundMetric):
             raise ValueError(f"Expected argument `empty_quadrant` to be 'nan' or 'skip', but got {empty_quadrant!r}.")
         self.alpha = float(alpha)
         self.empty_quadrant = empty_quadrant
+        self._options = MeasureOptions(s_measure=True, alpha=self.alpha, empty_quadrant=empty_quadrant)
 
-    def _per_image(self, p, g):
-        sm = s_measure_of_maps(p, g, self.alpha, self.empty_quadrant)
+    def _derive(self, values):
+        sm = values["sm"]
         return {"sm": sm, "sm_is_nan": torch.isnan(sm).to(sm.dtype)}
 
     def compute(self) -> Tensor:
@@ -182,10 +186,12 @@ class WeightedFMeasure(_ForegroundMetric):
     def __init__(self, *, beta2: float = 1.0, edt_backend: str = "auto", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.beta2 = check_positive_float(beta2, "beta2")
+        check_edt_backend(edt_backend)
         self.edt_backend = edt_backend
+        self._options = MeasureOptions(weighted_f=True, wf_beta2=self.beta2, edt_backend=edt_backend)
 
-    def _per_image(self, p, g):
-        return {"wfm": weighted_f_measure_of_maps(p, g, self.beta2, self.edt_backend)}
+    def _derive(self, values):
+        return {"wfm": values["wfm"]}
 
     def compute(self) -> Tensor:
         return self._mean("wfm")
@@ -208,11 +214,10 @@ class FMeasure(_ForegroundMetric):
         super().__init__(**kwargs)
         self.beta2 = check_positive_float(beta2, "beta2")
 
-    def _per_image(self, p, g):
-        adaptive, curve = all_counts(p, g)
-        c = f_from_counts(curve, self.beta2)
+    def _derive(self, values):
+        c = f_from_counts(values["curve"], self.beta2)
         return {
-            "f_adaptive": f_from_counts(adaptive, self.beta2)["f"],
+            "f_adaptive": f_from_counts(values["adaptive"], self.beta2)["f"],
             "f_curve": c["f"],
             "precision_curve": c["precision"],
             "recall_curve": c["recall"],
@@ -236,9 +241,8 @@ class EMeasure(_ForegroundMetric):
     _scalars = ("e_adaptive",)
     _curves = ("e_curve",)
 
-    def _per_image(self, p, g):
-        adaptive, curve = all_counts(p, g)
-        return {"e_adaptive": e_from_counts(adaptive), "e_curve": e_from_counts(curve)}
+    def _derive(self, values):
+        return {"e_adaptive": e_from_counts(values["adaptive"]), "e_curve": e_from_counts(values["curve"])}
 
     def compute(self) -> dict[str, Tensor]:
         return self._curve_summary("e_curve", "e_adaptive")
@@ -247,11 +251,10 @@ class EMeasure(_ForegroundMetric):
 class _OverlapMetric(_ForegroundMetric):
     _key = ""
 
-    def _per_image(self, p, g):
-        adaptive, curve = all_counts(p, g)
+    def _derive(self, values):
         return {
-            f"{self._key}_adaptive": overlap_from_counts(adaptive)[self._key],
-            f"{self._key}_curve": overlap_from_counts(curve)[self._key],
+            f"{self._key}_adaptive": overlap_from_counts(values["adaptive"])[self._key],
+            f"{self._key}_curve": overlap_from_counts(values["curve"])[self._key],
         }
 
     def compute(self) -> dict[str, Tensor]:
@@ -321,19 +324,10 @@ class ForegroundMeasures(_ForegroundMetric):
     ) -> None:
         super().__init__(**kwargs)
         self.beta2 = check_positive_float(beta2, "beta2")
-        self.wf_beta2 = check_positive_float(wf_beta2, "wf_beta2")
-        if empty_quadrant not in ("nan", "skip"):
-            raise ValueError(f"Expected argument `empty_quadrant` to be 'nan' or 'skip', but got {empty_quadrant!r}.")
-        self.options = {
-            "beta2": self.beta2,
-            "wf_beta2": self.wf_beta2,
-            "alpha": float(alpha),
-            "empty_quadrant": empty_quadrant,
-            "edt_backend": edt_backend,
-        }
+        self._options = suite_options(alpha, empty_quadrant, wf_beta2, edt_backend)
 
-    def _per_image(self, p, g):
-        return suite.foreground_measures_of_maps(p, g, **self.options)
+    def _derive(self, values):
+        return derive_all(values, self.beta2)
 
     def compute(self) -> dict[str, Any]:
         f = self._curve_summary("f_curve", "f_adaptive")

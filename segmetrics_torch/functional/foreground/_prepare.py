@@ -16,17 +16,35 @@ temporaries of a whole large batch fall out of cache and cost 10-30x more per im
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
 from ..._checks import as_image_list, check_image_stack, check_probability_map, check_tensor
 
-__all__ = ["prepare_maps", "run_per_image"]
+__all__ = ["MeasureOptions", "binarize_target", "measure_values", "prepare_maps", "run_per_image"]
 
-# pixels per block on CPU: small enough for float64 temporaries to stay in cache
+# pixels per block on CPU for the tensor path: small enough for float64 temporaries to stay in cache
 _CPU_BLOCK_PIXELS = 1 << 17
+# pixels per block for the compiled kernel: bounds the distance transform's 16 bytes per pixel
+_KERNEL_BLOCK_PIXELS = 1 << 22
+#: route CPU tensors through the compiled kernel (tests switch it off to run the tensor path on CPU)
+CPU_KERNEL = True
+
+
+@dataclass(frozen=True)
+class MeasureOptions:
+    """What :func:`measure_values` computes beyond counts and MAE, and the measures' parameters."""
+
+    s_measure: bool = False
+    weighted_f: bool = False
+    alpha: float = 0.5
+    empty_quadrant: str = "nan"
+    wf_beta2: float = 1.0
+    edt_backend: str = "auto"
 
 
 def _check_dtypes(preds: Tensor, target: Tensor, pname: str, tname: str) -> None:
@@ -65,45 +83,72 @@ def prepare_maps(preds: Tensor, target: Tensor, normalize: bool = True) -> tuple
         stretch = hi != lo
         # constant maps: (p - 0) / 1 == p exactly, so one expression serves both cases without a host sync
         p = (p - torch.where(stretch, lo, 0.0)) / torch.where(stretch, hi - lo, 1.0)
+    return p, binarize_target(target)
+
+
+def binarize_target(target: Tensor) -> Tensor:
+    """Ground truth as bool: uint8 ``> 128``, bool as is, other dtypes ``> 0.5`` (validated to be {0, 1})."""
     if target.dtype == torch.bool:
-        g = target
-    elif target.dtype == torch.uint8:
-        g = target > 128
-    else:
-        g = target > 0.5
-    return p, g
+        return target
+    if target.dtype == torch.uint8:
+        return target > 128
+    return target > 0.5
 
 
-def _blocks(batch: int, height: int, width: int, device: torch.device) -> list[slice]:
+def use_cpu_kernel(device: torch.device) -> bool:
+    """Whether CPU tensors go through the compiled kernel (``SEGMETRICS_CPU_KERNEL=0`` forces the tensor path)."""
+    return device.type == "cpu" and CPU_KERNEL and os.environ.get("SEGMETRICS_CPU_KERNEL", "1") != "0"
+
+
+def _blocks(batch: int, height: int, width: int, device: torch.device, kernel: bool) -> list[slice]:
     if device.type != "cpu":
         return [slice(0, batch)]
-    step = max(1, _CPU_BLOCK_PIXELS // (height * width))
+    step = max(1, (_KERNEL_BLOCK_PIXELS if kernel else _CPU_BLOCK_PIXELS) // (height * width))
     return [slice(i, min(i + step, batch)) for i in range(0, batch, step)]
 
 
-def _run_stack(fn: Callable[[Tensor, Tensor], dict[str, Tensor]], preds: Tensor, target: Tensor, normalize: bool):
+def measure_values(preds: Tensor, target: Tensor, normalize: bool, options: MeasureOptions) -> dict:
+    """The shared intermediates of one block: counts, MAE and (if asked) S-measure and weighted F per image.
+
+    Returns a dict with ``adaptive`` and ``curve`` (:class:`BinaryCounts`), ``mae`` and optionally ``sm``, ``wfm``
+    (tensors (B,)). CPU tensors use the compiled kernel, other devices the tensor path.
+    """
+    if use_cpu_kernel(preds.device):
+        from ._cpu_path import kernel_values
+
+        return kernel_values(preds, binarize_target(target), normalize, options)
+    from ._tensor_path import tensor_values
+
+    p, g = prepare_maps(preds, target, normalize)
+    return tensor_values(p, g, options)
+
+
+def _run_stack(derive: Callable[[dict], dict[str, Tensor]], preds: Tensor, target: Tensor, normalize: bool,
+               options: MeasureOptions) -> dict[str, Tensor]:  # fmt: skip
     parts: list[dict[str, Tensor]] = []
-    for block in _blocks(preds.shape[0], preds.shape[1], preds.shape[2], preds.device):
-        p, g = prepare_maps(preds[block], target[block], normalize)
-        parts.append(fn(p, g))
+    kernel = use_cpu_kernel(preds.device)
+    for block in _blocks(preds.shape[0], preds.shape[1], preds.shape[2], preds.device, kernel):
+        parts.append(derive(measure_values(preds[block], target[block], normalize, options)))
     if len(parts) == 1:
         return parts[0]
     return {key: torch.cat([part[key] for part in parts]) for key in parts[0]}
 
 
 def run_per_image(
-    fn: Callable[[Tensor, Tensor], dict[str, Tensor]],
+    derive: Callable[[dict], dict[str, Tensor]],
     preds: Tensor | list[Tensor],
     target: Tensor | list[Tensor],
     *,
     normalize: bool = True,
     validate_args: bool = True,
+    options: MeasureOptions | None = None,
     names: tuple[str, str] = ("preds", "target"),
 ) -> dict[str, Tensor]:
-    """Validate and prepare ``preds``/``target``, apply ``fn(p, g)`` per block, return per-image results in order.
+    """Validate ``preds``/``target``, compute :func:`measure_values` per block, return ``derive(values)`` in order.
 
-    ``fn`` maps prepared (b, H, W) maps to a dict of tensors whose first dimension is b.
+    ``derive`` maps the values of a block of b images to a dict of tensors whose first dimension is b.
     """
+    options = MeasureOptions() if options is None else options
     pname, tname = names
     if not isinstance(normalize, bool):
         raise TypeError(f"Expected argument `normalize` to be a bool, but got {normalize!r}.")
@@ -123,7 +168,7 @@ def run_per_image(
         _check_dtypes(preds, target, pname, tname)
         if validate_args:
             _check_values(preds, target, pname, tname)
-        return _run_stack(fn, preds, target, normalize)
+        return _run_stack(derive, preds, target, normalize, options)
 
     if len(plist) != len(tlist):
         raise ValueError(f"Expected as many `{tname}` as `{pname}` images, but got {len(tlist)} and {len(plist)}.")
@@ -144,7 +189,7 @@ def run_per_image(
         t = torch.stack([tlist[i] for i in indices])
         if validate_args:
             _check_values(p, t, f"{pname}[{indices[0]}..]", f"{tname}[{indices[0]}..]")
-        out = _run_stack(fn, p, t, normalize)
+        out = _run_stack(derive, p, t, normalize, options)
         if results is None:
             results = {k: v.new_empty((len(plist), *v.shape[1:])) for k, v in out.items()}
         index = torch.tensor(indices, device=p.device)

@@ -23,7 +23,6 @@ from torch import Tensor
 
 from ...ops.thresholds import BinaryCounts
 from ._prepare import run_per_image
-from .overlap import all_counts
 
 __all__ = ["EPS", "e_from_counts", "e_measure"]
 
@@ -70,8 +69,7 @@ def e_measure(preds, target, *, normalize: bool = True, validate_args: bool = Tr
         1.066667
     """
 
-    def fn(p: Tensor, g: Tensor) -> dict[str, Tensor]:
-        adaptive, curve = all_counts(p, g)
-        return {"adaptive": e_from_counts(adaptive), "curve": e_from_counts(curve)}
+    def fn(values: dict) -> dict[str, Tensor]:
+        return {"adaptive": e_from_counts(values["adaptive"]), "curve": e_from_counts(values["curve"])}
 
     return run_per_image(fn, preds, target, normalize=normalize, validate_args=validate_args)

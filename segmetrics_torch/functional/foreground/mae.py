@@ -35,6 +35,6 @@ def mae(preds, target, *, normalize: bool = True, validate_args: bool = True) ->
         >>> float(mae(torch.zeros(1, 2, 2), target)[0])
         0.25
     """
-    return run_per_image(
-        lambda p, g: {"mae": mae_of_maps(p, g)}, preds, target, normalize=normalize, validate_args=validate_args
-    )["mae"]
+    return run_per_image(lambda v: {"mae": v["mae"]}, preds, target, normalize=normalize, validate_args=validate_args)[
+        "mae"
+    ]

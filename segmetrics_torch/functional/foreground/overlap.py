@@ -94,19 +94,20 @@ def f_measure(
     """
     beta2 = check_positive_float(beta2, "beta2")
 
-    def fn(p: Tensor, g: Tensor) -> dict[str, Tensor]:
-        adaptive, curve = all_counts(p, g)
-        c = f_from_counts(curve, beta2)
-        a = f_from_counts(adaptive, beta2)
+    def fn(values: dict) -> dict[str, Tensor]:
+        c = f_from_counts(values["curve"], beta2)
+        a = f_from_counts(values["adaptive"], beta2)
         return {"adaptive": a["f"], "curve": c["f"], "precision": c["precision"], "recall": c["recall"]}
 
     return run_per_image(fn, preds, target, normalize=normalize, validate_args=validate_args)
 
 
 def _overlap_measure(name: str, preds, target, normalize: bool, validate_args: bool) -> dict[str, Tensor]:
-    def fn(p: Tensor, g: Tensor) -> dict[str, Tensor]:
-        adaptive, curve = all_counts(p, g)
-        return {"adaptive": overlap_from_counts(adaptive)[name], "curve": overlap_from_counts(curve)[name]}
+    def fn(values: dict) -> dict[str, Tensor]:
+        return {
+            "adaptive": overlap_from_counts(values["adaptive"])[name],
+            "curve": overlap_from_counts(values["curve"])[name],
+        }
 
     return run_per_image(fn, preds, target, normalize=normalize, validate_args=validate_args)
 
@@ -141,9 +142,8 @@ def precision_recall(preds, target, *, normalize: bool = True, validate_args: bo
         dict with ``adaptive_precision``, ``adaptive_recall`` (B,) and ``precision``, ``recall`` (B, 256).
     """
 
-    def fn(p: Tensor, g: Tensor) -> dict[str, Tensor]:
-        adaptive, curve = all_counts(p, g)
-        a, c = overlap_from_counts(adaptive), overlap_from_counts(curve)
+    def fn(values: dict) -> dict[str, Tensor]:
+        a, c = overlap_from_counts(values["adaptive"]), overlap_from_counts(values["curve"])
         return {
             "adaptive_precision": a["precision"],
             "adaptive_recall": a["recall"],

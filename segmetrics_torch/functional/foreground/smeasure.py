@@ -33,7 +33,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ._prepare import run_per_image
+from ._prepare import MeasureOptions, run_per_image
 from .emeasure import EPS
 
 __all__ = ["s_measure", "s_measure_of_maps"]
@@ -87,8 +87,9 @@ def _region_score(p: Tensor, g: Tensor, empty_quadrant: str) -> Tensor:
     mean_y = torch.bincount(key, weights=gf, minlength=slots).view(batch, 4) / n
     dc = d - mean_d.reshape(-1)[key]
     yc = gf - mean_y.reshape(-1)[key]
+    den = n - 1 + EPS
     sx, sy, sxy = (
-        torch.bincount(key, weights=w, minlength=slots).view(batch, 4) / (n - 1 + EPS) for w in (dc * dc, yc * yc, dc * yc)
+        torch.bincount(key, weights=w, minlength=slots).view(batch, 4) / den for w in (dc * dc, yc * yc, dc * yc)
     )
     mean_x = origin + mean_d
     alpha = 4 * mean_x * mean_y * sxy
@@ -144,10 +145,7 @@ def s_measure(
         raise ValueError(f"Expected argument `alpha` to be a number in [0, 1], but got {alpha!r}.")
     if empty_quadrant not in ("nan", "skip"):
         raise ValueError(f"Expected argument `empty_quadrant` to be 'nan' or 'skip', but got {empty_quadrant!r}.")
+    options = MeasureOptions(s_measure=True, alpha=float(alpha), empty_quadrant=empty_quadrant)
     return run_per_image(
-        lambda p, g: {"sm": s_measure_of_maps(p, g, float(alpha), empty_quadrant)},
-        preds,
-        target,
-        normalize=normalize,
-        validate_args=validate_args,
+        lambda v: {"sm": v["sm"]}, preds, target, normalize=normalize, validate_args=validate_args, options=options
     )["sm"]

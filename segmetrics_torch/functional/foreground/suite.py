@@ -9,14 +9,12 @@ from __future__ import annotations
 from torch import Tensor
 
 from ..._checks import check_positive_float
-from ._prepare import run_per_image
+from ._prepare import MeasureOptions, run_per_image
 from .emeasure import e_from_counts
-from .mae import mae_of_maps
-from .overlap import all_counts, f_from_counts, overlap_from_counts
-from .smeasure import s_measure_of_maps
-from .weighted_fmeasure import weighted_f_measure_of_maps
+from .overlap import f_from_counts, overlap_from_counts
+from .weighted_fmeasure import check_edt_backend
 
-__all__ = ["FOREGROUND_KEYS", "foreground_measures", "foreground_measures_of_maps"]
+__all__ = ["FOREGROUND_KEYS", "derive_all", "foreground_measures"]
 
 FOREGROUND_KEYS = {
     "mae": "mean absolute error (B,)",
@@ -37,18 +35,30 @@ FOREGROUND_KEYS = {
 }
 
 
-def foreground_measures_of_maps(
-    p: Tensor, g: Tensor, *, beta2: float = 0.3, wf_beta2: float = 1.0, alpha: float = 0.5,
-    empty_quadrant: str = "nan", edt_backend: str = "auto",
-) -> dict[str, Tensor]:
-    """Every foreground measure per image of prepared maps (keys and shapes in ``FOREGROUND_KEYS``)."""
-    adaptive, curve = all_counts(p, g)
+def suite_options(
+    alpha: float, empty_quadrant: str, wf_beta2: float, edt_backend: str
+) -> MeasureOptions:
+    """Validated options of the whole suite (S-measure and weighted F included)."""
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
+        raise ValueError(f"Expected argument `alpha` to be a number in [0, 1], but got {alpha!r}.")
+    if empty_quadrant not in ("nan", "skip"):
+        raise ValueError(f"Expected argument `empty_quadrant` to be 'nan' or 'skip', but got {empty_quadrant!r}.")
+    check_edt_backend(edt_backend)
+    return MeasureOptions(
+        s_measure=True, weighted_f=True, alpha=float(alpha), empty_quadrant=empty_quadrant,
+        wf_beta2=check_positive_float(wf_beta2, "wf_beta2"), edt_backend=edt_backend,
+    )  # fmt: skip
+
+
+def derive_all(values: dict, beta2: float = 0.3) -> dict[str, Tensor]:
+    """Every foreground measure per image from the shared intermediates (keys and shapes in ``FOREGROUND_KEYS``)."""
+    adaptive, curve = values["adaptive"], values["curve"]
     f_curve, f_adaptive = f_from_counts(curve, beta2), f_from_counts(adaptive, beta2)
     o_curve, o_adaptive = overlap_from_counts(curve), overlap_from_counts(adaptive)
     return {
-        "mae": mae_of_maps(p, g),
-        "s_measure": s_measure_of_maps(p, g, alpha, empty_quadrant),
-        "weighted_f_measure": weighted_f_measure_of_maps(p, g, wf_beta2, edt_backend),
+        "mae": values["mae"],
+        "s_measure": values["sm"],
+        "weighted_f_measure": values["wfm"],
         "f_adaptive": f_adaptive["f"],
         "f_curve": f_curve["f"],
         "precision_curve": f_curve["precision"],
@@ -92,15 +102,8 @@ def foreground_measures(
         dict of per-image tensors; keys and shapes in ``FOREGROUND_KEYS``.
     """
     beta2 = check_positive_float(beta2, "beta2")
-    wf_beta2 = check_positive_float(wf_beta2, "wf_beta2")
-    if empty_quadrant not in ("nan", "skip"):
-        raise ValueError(f"Expected argument `empty_quadrant` to be 'nan' or 'skip', but got {empty_quadrant!r}.")
+    options = suite_options(alpha, empty_quadrant, wf_beta2, edt_backend)
     return run_per_image(
-        lambda p, g: foreground_measures_of_maps(
-            p, g, beta2=beta2, wf_beta2=wf_beta2, alpha=alpha, empty_quadrant=empty_quadrant, edt_backend=edt_backend
-        ),
-        preds,
-        target,
-        normalize=normalize,
-        validate_args=validate_args,
-    )
+        lambda v: derive_all(v, beta2), preds, target, normalize=normalize, validate_args=validate_args,
+        options=options,
+    )  # fmt: skip

@@ -27,12 +27,17 @@ from torch import Tensor
 from ..._checks import check_positive_float
 from ...ops.distance import distance_transform_edt
 from ...ops.filters import gaussian_blur_zero
-from ._prepare import run_per_image
+from ._prepare import MeasureOptions, run_per_image
 from .emeasure import EPS
 
 __all__ = ["weighted_f_measure", "weighted_f_measure_of_maps"]
 
 _LOG_HALF_OVER_5 = math.log(0.5) / 5
+
+
+def check_edt_backend(edt_backend: object) -> None:
+    if edt_backend not in ("auto", "torch", "numba"):
+        raise ValueError(f"Expected argument `edt_backend` to be 'auto', 'torch' or 'numba', but got {edt_backend!r}.")
 
 
 def weighted_f_measure_of_maps(p: Tensor, g: Tensor, beta2: float = 1.0, edt_backend: str = "auto") -> Tensor:
@@ -90,10 +95,8 @@ def weighted_f_measure(
         1.0
     """
     beta2 = check_positive_float(beta2, "beta2")
+    check_edt_backend(edt_backend)
+    options = MeasureOptions(weighted_f=True, wf_beta2=beta2, edt_backend=edt_backend)
     return run_per_image(
-        lambda p, g: {"wfm": weighted_f_measure_of_maps(p, g, beta2, edt_backend)},
-        preds,
-        target,
-        normalize=normalize,
-        validate_args=validate_args,
+        lambda v: {"wfm": v["wfm"]}, preds, target, normalize=normalize, validate_args=validate_args, options=options
     )["wfm"]

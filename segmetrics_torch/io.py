@@ -1,0 +1,245 @@
+"""Reading images as OpenCV does, and pairing prediction / ground-truth folders by file stem.
+
+:func:`read_gray` reproduces ``cv2.imread(path, cv2.IMREAD_GRAYSCALE)`` with Pillow, so that evaluating a folder
+gives the numbers of the OpenCV-based reference scripts (PySODMetrics' examples read every map this way) without an
+OpenCV dependency.
+
+Convention (checked against OpenCV 4.14 in ``tests/test_io.py``):
+    * 8-bit gray (``"L"``) is returned as is; gray + alpha (``"LA"``) gives the gray channel.
+    * Colour PNG (RGB, RGBA, palette): libpng's ``png_set_rgb_to_gray`` as OpenCV calls it, which truncates:
+      ``Y = (9797 R + 19234 G + 3737 B) >> 15``; alpha is ignored (stripped, not composited).
+    * Colour BMP / TIFF / other formats: OpenCV's own ``cvtColor`` rule, rounded:
+      ``Y = (4899 R + 9617 G + 1868 B + 8192) >> 14``. For a TIFF with unassociated alpha, libtiff's RGBA reader
+      premultiplies the colours first (``c = (c a + 127) // 255``), as OpenCV gets them.
+    * JPEG: decoded straight to luma by libjpeg (Pillow's ``draft("L")``), as OpenCV does.
+    * Bilevel (``"1"``) images give 0 / 255. The EXIF orientation is applied, as ``cv2.imread`` does by default.
+    * 16-bit and 32-bit images (``"I;16"``, ``"I"``, ``"F"``, 16-bit RGB) raise ``ValueError``: OpenCV would scale
+      them down to 8 bits, and silently doing so could hide a wrong export.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["IMAGE_EXTENSIONS", "Pairing", "find_pairs", "list_images", "pair_by_stem", "read_gray"]
+
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
+
+#: how many names an error message lists before "... and N more"
+_MAX_LISTED = 10
+
+
+def _rgb_to_gray(rgb: np.ndarray, rule: str) -> np.ndarray:
+    r, g, b = (rgb[..., i].astype(np.int32) for i in range(3))
+    if rule == "libpng":
+        y = (9797 * r + 19234 * g + 3737 * b) >> 15
+    else:
+        y = (4899 * r + 9617 * g + 1868 * b + 8192) >> 14
+    return y.astype(np.uint8)
+
+
+def _is_16bit(image) -> bool:
+    for tile in getattr(image, "tile", None) or ():
+        args = tile[-1] if isinstance(tile, tuple) else getattr(tile, "args", None)
+        rawmode = args if isinstance(args, str) else (args[0] if isinstance(args, tuple) and args else "")
+        if isinstance(rawmode, str) and ";16" in rawmode:
+            return True
+    return False
+
+
+def read_gray(path: str | Path) -> np.ndarray:
+    """Read an image as an 8-bit grayscale array, equal to ``cv2.imread(path, cv2.IMREAD_GRAYSCALE)``.
+
+    See the module docstring for the conversion of each image mode.
+
+    Args:
+        path: a PNG, JPEG, BMP or TIFF file (any format Pillow opens); the first frame of a multi-frame file.
+
+    Returns:
+        (H, W) uint8 array.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        ValueError: the file is not a readable image, or has 16/32-bit samples (the message names the file).
+    """
+    from PIL import Image, ImageOps, UnidentifiedImageError
+
+    path = Path(path)
+    try:
+        image = Image.open(path)
+    except FileNotFoundError:
+        raise
+    except (UnidentifiedImageError, OSError) as error:
+        raise ValueError(f"{path}: not a readable image ({error}).") from None
+    with image:
+        mode = image.mode
+        if mode.startswith("I") or mode == "F" or _is_16bit(image):
+            depth = "32-bit" if mode in ("I", "F") else "16-bit"
+            raise ValueError(
+                f"{path}: 16-bit images are not supported yet; convert to 8-bit (this one is {depth}, mode {mode!r})."
+            )
+        fmt = image.format
+        if fmt == "JPEG" and mode in ("RGB", "YCbCr"):
+            image.draft("L", image.size)  # libjpeg's own colour conversion, as OpenCV
+        try:
+            premultiply = fmt == "TIFF" and mode == "RGBA" and _unassociated_alpha(image)
+            if image.getexif().get(0x0112, 1) in range(2, 9):  # EXIF orientation, applied as cv2.imread does
+                image = ImageOps.exif_transpose(image)
+            mode = image.mode
+            if mode == "L":
+                return np.array(image, dtype=np.uint8)
+            if mode == "1":
+                return np.array(image.convert("L"), dtype=np.uint8)
+            if mode == "LA":
+                return np.array(image.getchannel("L"), dtype=np.uint8)
+            rule = "libpng" if fmt == "PNG" else "opencv"
+            if premultiply:
+                rgba = np.asarray(image, dtype=np.uint16)
+                return _rgb_to_gray((rgba[..., :3] * rgba[..., 3:] + 127) // 255, rule)
+            if mode not in ("RGB", "RGBA", "RGBX"):
+                image = image.convert("RGB")  # palette, CMYK, YCbCr, ...
+            return _rgb_to_gray(np.asarray(image), rule)
+        except OSError as error:  # truncated or corrupt data surfaces on load
+            raise ValueError(f"{path}: cannot decode the image ({error}).") from None
+
+
+def _unassociated_alpha(image) -> bool:
+    tags = getattr(image, "tag_v2", None)
+    extra = tags.get(338) if tags is not None else None
+    if isinstance(extra, tuple):
+        extra = extra[0] if extra else None
+    return extra == 2
+
+
+def list_images(folder: str | Path, exts: Sequence[str] = IMAGE_EXTENSIONS, *, name: str = "folder") -> dict[str, Path]:
+    """Map each image file's stem to its path in ``folder`` (not recursive).
+
+    Args:
+        folder: the directory to list.
+        exts: accepted extensions, matched case-insensitively (``".png"`` matches ``a.PNG``).
+        name: what to call the folder in error messages (e.g. ``"prediction folder"``).
+
+    Returns:
+        ``{stem: path}`` sorted by stem. Hidden files (names starting with ``.``) are skipped.
+
+    Raises:
+        ValueError: the folder does not exist or is not a directory, holds no image with one of ``exts``, or holds two
+            images with one stem and different extensions (``a.png`` and ``a.jpg``).
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        what = "is not a directory" if folder.exists() else "does not exist"
+        raise ValueError(f"The {name} {folder} {what}.")
+    wanted = {e.lower() if e.startswith(".") else f".{e.lower()}" for e in exts}
+    found: dict[str, list[Path]] = {}
+    for path in folder.iterdir():
+        if path.name.startswith(".") or path.suffix.lower() not in wanted or not path.is_file():
+            continue
+        found.setdefault(path.stem, []).append(path)
+    if not found:
+        raise ValueError(f"The {name} {folder} holds no image ({', '.join(sorted(wanted))}).")
+    duplicates = {stem: paths for stem, paths in found.items() if len(paths) > 1}
+    if duplicates:
+        listed = [f"{stem} ({', '.join(sorted(p.name for p in paths))})" for stem, paths in sorted(duplicates.items())]
+        raise ValueError(f"The {name} {folder} holds several images with one stem: {_listing(listed)}.")
+    return {stem: found[stem][0] for stem in sorted(found)}
+
+
+def _listing(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:_MAX_LISTED])
+    return shown if len(names) <= _MAX_LISTED else f"{shown} ... and {len(names) - _MAX_LISTED} more"
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """Result of matching a prediction folder against a ground-truth folder.
+
+    Attributes:
+        pairs: sorted ``(stem, pred_path, gt_path)`` of the stems present in both folders.
+        missing: ground-truth stems without a prediction (sorted).
+        unmatched: prediction stems without a ground truth (sorted).
+    """
+
+    pairs: list[tuple[str, Path, Path]]
+    missing: list[str] = field(default_factory=list)
+    unmatched: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        """True when every ground truth has a prediction and every prediction a ground truth."""
+        return not self.missing and not self.unmatched
+
+    def problems(self) -> str:
+        """A sentence listing (up to 10 of) the missing predictions and unmatched files; empty when complete."""
+        parts = []
+        if self.missing:
+            parts.append(f"{len(self.missing)} ground-truth image(s) have no prediction: {_listing(self.missing)}")
+        if self.unmatched:
+            parts.append(f"{len(self.unmatched)} prediction(s) have no ground truth: {_listing(self.unmatched)}")
+        return "; ".join(parts)
+
+
+def find_pairs(pred_dir: str | Path, gt_dir: str | Path, exts: Sequence[str] = IMAGE_EXTENSIONS) -> Pairing:
+    """Match the images of ``pred_dir`` and ``gt_dir`` by file stem (``a.png`` matches ``a.jpg``).
+
+    Args:
+        pred_dir: folder of prediction maps.
+        gt_dir: folder of ground-truth maps.
+        exts: accepted extensions (case-insensitive).
+
+    Returns:
+        :class:`Pairing` with the matched pairs and the stems found on one side only (no error for those).
+
+    Raises:
+        ValueError: a folder is missing, empty or holds duplicate stems (see :func:`list_images`).
+    """
+    preds = list_images(pred_dir, exts, name="prediction folder")
+    gts = list_images(gt_dir, exts, name="ground-truth folder")
+    pairs = [(stem, preds[stem], gts[stem]) for stem in gts if stem in preds]
+    return Pairing(
+        pairs=pairs,
+        missing=[stem for stem in gts if stem not in preds],
+        unmatched=[stem for stem in preds if stem not in gts],
+    )
+
+
+def pair_by_stem(
+    pred_dir: str | Path,
+    gt_dir: str | Path,
+    exts: Sequence[str] = IMAGE_EXTENSIONS,
+    *,
+    allow_missing: bool = False,
+) -> list[tuple[str, Path, Path]]:
+    """Sorted ``(stem, pred_path, gt_path)`` of the images present in both folders.
+
+    Args:
+        pred_dir: folder of prediction maps.
+        gt_dir: folder of ground-truth maps.
+        exts: accepted extensions (case-insensitive).
+        allow_missing: keep only the common stems instead of failing when the two sets differ.
+
+    Returns:
+        The pairs, sorted by stem.
+
+    Raises:
+        ValueError: a folder is missing, empty or holds duplicate stems; the stem sets differ and ``allow_missing`` is
+            False (the message lists up to 10 missing predictions and unmatched files); or no stem is common.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> from segmetrics_torch.synthetic import write_foreground_dataset
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = write_foreground_dataset(root, n=2, size=(32, 32), methods=["good"])
+        >>> [stem for stem, _, _ in pair_by_stem(root / "good", root / "gt")]
+        ['img_000', 'img_001']
+    """
+    pairing = find_pairs(pred_dir, gt_dir, exts)
+    if not pairing.pairs:
+        raise ValueError(f"No prediction in {pred_dir} matches a ground truth in {gt_dir} by file name (stem).")
+    if not allow_missing and not pairing.complete:
+        raise ValueError(f"The folders do not match: {pairing.problems()}.")
+    return pairing.pairs

@@ -1,0 +1,171 @@
+"""Reporting: plain-text tables, JSON-ready conversion of ``compute()`` results, JSON and CSV files.
+
+Results of the metrics are nested dicts of tensors (see :class:`segmetrics_torch.ForegroundMeasures`). This module
+flattens them to ``"family/summary"`` keys (``"f_measure/max"``, ``"e_measure/adaptive"``, ...) as
+:func:`segmetrics_torch.flatten_results` does, formats rows of such scalars as an aligned table, and converts whole
+results (curves included) to plain Python for ``json``. Non-finite numbers (an undefined S-measure is NaN) become
+``None`` in JSON (strict JSON has no NaN) and ``nan`` in tables and CSV.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+__all__ = [
+    "SOD_COLUMNS",
+    "format_table",
+    "scalar_row",
+    "to_jsonable",
+    "write_csv",
+    "write_json",
+]
+
+#: the columns of the foreground (SOD) table: (key of :func:`scalar_row`, header)
+SOD_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("mae", "MAE"),
+    ("s_measure", "S-measure"),
+    ("weighted_f_measure", "wF"),
+    ("f_measure/adaptive", "adpF"),
+    ("f_measure/mean", "meanF"),
+    ("f_measure/max", "maxF"),
+    ("e_measure/adaptive", "adpE"),
+    ("e_measure/mean", "meanE"),
+    ("e_measure/max", "maxE"),
+    ("iou/mean", "meanIoU"),
+    ("dice/mean", "meanDice"),
+)
+
+
+def scalar_row(results: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
+    """Flatten a nested ``compute()`` result to ``{"f_measure/max": 0.91, ...}``, scalars only, as Python floats.
+
+    Args:
+        results: nested dict of tensors / numbers (curves, i.e. tensors with more than one element, are dropped).
+        prefix: prepended to every key.
+
+    Returns:
+        Flat dict of floats, in the order of ``results``.
+    """
+    row: dict[str, float] = {}
+    for key, value in results.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            row.update(scalar_row(value, f"{name}/"))
+            continue
+        if isinstance(value, (torch.Tensor, np.ndarray)):
+            if value.size == 1 if isinstance(value, np.ndarray) else value.numel() == 1:
+                row[name] = float(value.item())
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            row[name] = float(value)
+    return row
+
+
+def _format_number(value: float | None, digits: int) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "nan"
+    return f"{value:.{digits}f}"
+
+
+def format_table(
+    rows: Mapping[str, Mapping[str, float]],
+    columns: Sequence[str | tuple[str, str]] = SOD_COLUMNS,
+    *,
+    digits: int = 4,
+    index_header: str = "method",
+) -> str:
+    """Format rows of scalars as an aligned plain-text table.
+
+    Args:
+        rows: ``{row name: {column key: value}}``; a key absent from a row prints as ``-``, NaN as ``nan``.
+        columns: column keys, or ``(key, header)`` pairs (default: :data:`SOD_COLUMNS`).
+        digits: decimals of every number (4).
+        index_header: header of the first column (row names).
+
+    Returns:
+        The table: a header line, a rule, one line per row (names left-aligned, numbers right-aligned); no trailing
+        newline.
+
+    Example:
+        >>> print(format_table({"a": {"mae": 0.5}}, [("mae", "MAE")]))
+        method     MAE
+        ------  ------
+        a       0.5000
+    """
+    cols = [(c, c) if isinstance(c, str) else (c[0], c[1]) for c in columns]
+    body = [
+        [name] + [_format_number(values[key], digits) if key in values else "-" for key, _ in cols]
+        for name, values in rows.items()
+    ]
+    header = [index_header] + [h for _, h in cols]
+    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
+
+    def render(cells: list[str]) -> str:
+        first = cells[0].ljust(widths[0])
+        return "  ".join([first] + [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]).rstrip()
+
+    lines = [render(header), "  ".join("-" * w for w in widths)] + [render(line) for line in body]
+    return "\n".join(lines)
+
+
+def to_jsonable(results: Any) -> Any:
+    """Convert a (nested) result to plain Python for ``json.dumps``: tensors/arrays to floats or (nested) lists.
+
+    Args:
+        results: dicts, lists, tuples, tensors (any device), numpy arrays/scalars, numbers, strings, paths, None.
+
+    Returns:
+        The same structure with dicts (string keys), lists, floats, ints, bools, strings and None. Non-finite floats
+        become None; paths become strings.
+
+    Raises:
+        TypeError: an object of another type.
+    """
+    if isinstance(results, Mapping):
+        return {str(k): to_jsonable(v) for k, v in results.items()}
+    if isinstance(results, (list, tuple)):
+        return [to_jsonable(v) for v in results]
+    if isinstance(results, torch.Tensor):
+        return to_jsonable(results.detach().cpu().tolist())
+    if isinstance(results, np.ndarray):
+        return to_jsonable(results.tolist())
+    if isinstance(results, np.generic):
+        return to_jsonable(results.item())
+    if isinstance(results, float):
+        return results if math.isfinite(results) else None
+    if results is None or isinstance(results, (bool, int, str)):
+        return results
+    if isinstance(results, Path):
+        return str(results)
+    raise TypeError(
+        f"Expected `results` to hold tensors, arrays, numbers or strings, but got {type(results).__name__}."
+    )
+
+
+def write_json(path: str | Path, obj: Any) -> None:
+    """Write ``to_jsonable(obj)`` as indented, strict JSON (no NaN) to ``path``."""
+    text = json.dumps(to_jsonable(obj), indent=2, allow_nan=False)
+    Path(path).write_text(text + "\n", encoding="utf-8")
+
+
+def write_csv(path: str | Path, rows: Mapping[str, Mapping[str, Any]], index_header: str = "method") -> None:
+    """Write rows of scalars as CSV: one header line (``index_header`` then the union of keys), one line per row.
+
+    Numbers are written with full precision (``str`` of a float round-trips), absent values as empty cells, NaN as
+    ``nan``.
+    """
+    keys: list[str] = []
+    for values in rows.values():
+        keys.extend(k for k in values if k not in keys)
+    with Path(path).open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow([index_header, *keys])
+        for name, values in rows.items():
+            writer.writerow([name, *(str(values[k]) if k in values else "" for k in keys)])
