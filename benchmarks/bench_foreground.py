@@ -37,7 +37,8 @@ def make_maps(n: int, size: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
         g = np.zeros((size, size), bool)
         if i % 25 != 24:
             for _ in range(rng.integers(1, 4)):
-                cy, cx, ry, rx = rng.uniform(0.2, 0.8), rng.uniform(0.2, 0.8), rng.uniform(0.05, 0.3), rng.uniform(0.05, 0.3)
+                cy, cx = rng.uniform(0.2, 0.8, 2)
+                ry, rx = rng.uniform(0.05, 0.3, 2)
                 g |= ((yy - cy) / ry) ** 2 + ((xx - cx) / rx) ** 2 < 1
         smooth = ndimage.gaussian_filter(rng.normal(size=(size // 8, size // 8)), 2)
         smooth = np.kron(smooth, np.ones((8, 8)))[:size, :size]

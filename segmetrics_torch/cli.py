@@ -262,7 +262,7 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
                     "batch_size": args.batch_size,
                     "allow_missing": args.allow_missing,
                     "normalize": metric.normalize,
-                    **metric.options,
+                    **metric.settings,
                     "reader": "segmetrics_torch.io.read_gray (== cv2.imread(path, cv2.IMREAD_GRAYSCALE))",
                     "gt_binarisation": "> 128",
                 },

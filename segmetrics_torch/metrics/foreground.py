@@ -326,6 +326,13 @@ class ForegroundMeasures(_ForegroundMetric):
         self.beta2 = check_positive_float(beta2, "beta2")
         self._options = suite_options(alpha, empty_quadrant, wf_beta2, edt_backend)
 
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The measure settings (for reports): beta2, wf_beta2, alpha, empty_quadrant, edt_backend."""
+        o = self._options
+        return {"beta2": self.beta2, "wf_beta2": o.wf_beta2, "alpha": o.alpha, "empty_quadrant": o.empty_quadrant,
+                "edt_backend": o.edt_backend}  # fmt: skip
+
     def _derive(self, values):
         return derive_all(values, self.beta2)
 
