@@ -15,7 +15,8 @@ import torch
 from torch import Tensor
 
 __all__ = [
-    "check_bool_flag",
+    "as_image_list",
+    "check_image_stack",
     "check_positive_float",
     "check_probability_map",
     "check_tensor",
@@ -29,10 +30,6 @@ def check_tensor(x: object, name: str) -> Tensor:
     return x
 
 
-def check_bool_flag(value: object, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"Expected argument `{name}` to be a bool, but got {value!r}.")
-    return value
 
 
 def check_positive_float(value: object, name: str) -> float:

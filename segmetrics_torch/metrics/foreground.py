@@ -23,6 +23,7 @@ from .._checks import check_positive_float
 from ..functional.foreground._prepare import MeasureOptions, run_per_image
 from ..functional.foreground.emeasure import e_from_counts
 from ..functional.foreground.overlap import f_from_counts, overlap_from_counts
+from ..functional.foreground.smeasure import check_s_options
 from ..functional.foreground.suite import derive_all, suite_options
 from ..functional.foreground.weighted_fmeasure import check_edt_backend
 from ..ops.thresholds import NUM_THRESHOLDS
@@ -145,10 +146,7 @@ class SMeasure(_ForegroundMetric):
 
     def __init__(self, *, alpha: float = 0.5, empty_quadrant: str = "nan", **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
-            raise ValueError(f"Expected argument `alpha` to be a number in [0, 1], but got {alpha!r}.")
-        if empty_quadrant not in ("nan", "skip"):
-            raise ValueError(f"Expected argument `empty_quadrant` to be 'nan' or 'skip', but got {empty_quadrant!r}.")
+        check_s_options(alpha, empty_quadrant)
         self.alpha = float(alpha)
         self.empty_quadrant = empty_quadrant
         self._options = MeasureOptions(s_measure=True, alpha=self.alpha, empty_quadrant=empty_quadrant)

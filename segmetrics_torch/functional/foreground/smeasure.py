@@ -103,6 +103,14 @@ def _region_score(p: Tensor, g: Tensor, empty_quadrant: str) -> Tensor:
     return score.sum(dim=1)
 
 
+def check_s_options(alpha: object, empty_quadrant: object) -> None:
+    """Validate the S-measure's ``alpha`` (in [0, 1]) and ``empty_quadrant`` ("nan" or "skip")."""
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
+        raise ValueError(f"Expected argument `alpha` to be a number in [0, 1], but got {alpha!r}.")
+    if empty_quadrant not in ("nan", "skip"):
+        raise ValueError(f"Expected argument `empty_quadrant` to be 'nan' or 'skip', but got {empty_quadrant!r}.")
+
+
 def s_measure_of_maps(p: Tensor, g: Tensor, alpha: float = 0.5, empty_quadrant: str = "nan") -> Tensor:
     """S-measure per image of prepared maps ``p`` (float64) and ``g`` (bool), shape (B,)."""
     y = g.sum(dim=(1, 2)).to(torch.float64) / (p.shape[1] * p.shape[2])
@@ -141,10 +149,7 @@ def s_measure(
         >>> round(float(s_measure(target.clone(), target)[0]), 9)
         1.0
     """
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
-        raise ValueError(f"Expected argument `alpha` to be a number in [0, 1], but got {alpha!r}.")
-    if empty_quadrant not in ("nan", "skip"):
-        raise ValueError(f"Expected argument `empty_quadrant` to be 'nan' or 'skip', but got {empty_quadrant!r}.")
+    check_s_options(alpha, empty_quadrant)
     options = MeasureOptions(s_measure=True, alpha=float(alpha), empty_quadrant=empty_quadrant)
     return run_per_image(
         lambda v: {"sm": v["sm"]}, preds, target, normalize=normalize, validate_args=validate_args, options=options

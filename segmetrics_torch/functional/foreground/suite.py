@@ -12,6 +12,7 @@ from ..._checks import check_positive_float
 from ._prepare import MeasureOptions, run_per_image
 from .emeasure import e_from_counts
 from .overlap import f_from_counts, overlap_from_counts
+from .smeasure import check_s_options
 from .weighted_fmeasure import check_edt_backend
 
 __all__ = ["FOREGROUND_KEYS", "derive_all", "foreground_measures"]
@@ -39,10 +40,7 @@ def suite_options(
     alpha: float, empty_quadrant: str, wf_beta2: float, edt_backend: str
 ) -> MeasureOptions:
     """Validated options of the whole suite (S-measure and weighted F included)."""
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
-        raise ValueError(f"Expected argument `alpha` to be a number in [0, 1], but got {alpha!r}.")
-    if empty_quadrant not in ("nan", "skip"):
-        raise ValueError(f"Expected argument `empty_quadrant` to be 'nan' or 'skip', but got {empty_quadrant!r}.")
+    check_s_options(alpha, empty_quadrant)
     check_edt_backend(edt_backend)
     return MeasureOptions(
         s_measure=True, weighted_f=True, alpha=float(alpha), empty_quadrant=empty_quadrant,
