@@ -52,12 +52,8 @@ def _check_dtypes(preds: Tensor, target: Tensor, pname: str, tname: str) -> None
         raise TypeError(
             f"Expected `{pname}` to be uint8 (0..255), bool or floating in [0, 1], but got dtype {preds.dtype}."
         )
-    if target.is_complex() or not (target.dtype == torch.bool or target.dtype.is_floating_point or _is_int(target)):
+    if target.is_complex():  # bool, integer and floating targets are accepted (non-uint8 ones validated {0, 1})
         raise TypeError(f"Expected `{tname}` to be bool, uint8 or a {{0, 1}} tensor, but got dtype {target.dtype}.")
-
-
-def _is_int(x: Tensor) -> bool:
-    return not x.dtype.is_floating_point and not x.is_complex() and x.dtype != torch.bool
 
 
 def _check_values(preds: Tensor, target: Tensor, pname: str, tname: str) -> None:
