@@ -4,17 +4,31 @@ Metric classes (torchmetrics) are importable from the top level; their functiona
 :mod:`segmetrics_torch.functional` and the plain numpy oracles in :mod:`segmetrics_torch.reference`.
 """
 
-from .metrics import MAE, Dice, EMeasure, FMeasure, ForegroundMeasures, IoU, SMeasure, WeightedFMeasure, flatten_results
+from .metrics import (
+    MAE,
+    BoundaryPR,
+    Dice,
+    EMeasure,
+    FMeasure,
+    ForegroundMeasures,
+    IoU,
+    MorphologicalBoundaryF,
+    SMeasure,
+    WeightedFMeasure,
+    flatten_results,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "MAE",
+    "BoundaryPR",
     "Dice",
     "EMeasure",
     "FMeasure",
     "ForegroundMeasures",
     "IoU",
+    "MorphologicalBoundaryF",
     "SMeasure",
     "WeightedFMeasure",
     "__version__",

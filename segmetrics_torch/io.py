@@ -25,7 +25,18 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["IMAGE_EXTENSIONS", "Pairing", "find_pairs", "list_images", "pair_by_stem", "read_gray"]
+__all__ = [
+    "IMAGE_EXTENSIONS",
+    "BSDSGroundTruth",
+    "Pairing",
+    "find_pairs",
+    "list_images",
+    "pair_by_stem",
+    "read_bsds_ground_truth",
+    "read_gray",
+    "read_mat_array",
+    "read_segmentations",
+]
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
 
@@ -243,3 +254,66 @@ def pair_by_stem(
     if not allow_missing and not pairing.complete:
         raise ValueError(f"The folders do not match: {pairing.problems()}.")
     return pairing.pairs
+
+
+# ------------------------------------------------------------------------------------------- BSDS .mat files
+
+
+@dataclass(frozen=True)
+class BSDSGroundTruth:
+    """Annotations of one BSDS image: (A, H, W) int64 label maps and (A, H, W) bool boundary maps."""
+
+    segmentations: np.ndarray
+    boundaries: np.ndarray
+
+
+def _loadmat(path: str | Path) -> dict:
+    import scipy.io
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"No such .mat file: {path}")
+    try:
+        return scipy.io.loadmat(str(path))
+    except (ValueError, NotImplementedError) as err:  # v7.3 (HDF5) files and corrupt files
+        raise ValueError(f"Cannot read {path} as a MATLAB v5 .mat file: {err}") from err
+
+
+def read_bsds_ground_truth(path: str | Path) -> BSDSGroundTruth:
+    """Read a BSDS500 ``groundTruth/*.mat`` (cell ``groundTruth`` of structs with ``Segmentation`` and ``Boundaries``).
+
+    The boundaries are returned as stored (BSR uses them as they are; they equal ``thin(seg2bmap(Segmentation))``).
+    """
+    data = _loadmat(path)
+    if "groundTruth" not in data:
+        raise ValueError(f"{path}: expected a variable `groundTruth`, found {sorted(k for k in data if k[0] != '_')}.")
+    cell = data["groundTruth"].ravel()
+    if cell.size == 0:
+        raise ValueError(f"{path}: `groundTruth` holds no annotation.")
+    segs, bounds = [], []
+    for i, entry in enumerate(cell):
+        names = entry.dtype.names or ()
+        if "Segmentation" not in names or "Boundaries" not in names:
+            raise ValueError(f"{path}: annotation {i} lacks `Segmentation` / `Boundaries` (fields {names}).")
+        segs.append(np.asarray(entry["Segmentation"][0, 0], dtype=np.int64))
+        bounds.append(np.asarray(entry["Boundaries"][0, 0]) != 0)
+    return BSDSGroundTruth(np.stack(segs), np.stack(bounds))
+
+
+def read_mat_array(path: str | Path, key: str) -> np.ndarray:
+    """Read the numeric variable ``key`` of a .mat file (e.g. ``ucm2``) as a float64 array."""
+    data = _loadmat(path)
+    if key not in data:
+        raise ValueError(f"{path}: expected a variable `{key}`, found {sorted(k for k in data if k[0] != '_')}.")
+    return np.asarray(data[key], dtype=np.float64)
+
+
+def read_segmentations(path: str | Path, key: str = "segs") -> np.ndarray:
+    """Read a cell of label maps (BSR ``segs``) as a (K, H, W) int64 array."""
+    data = _loadmat(path)
+    if key not in data:
+        raise ValueError(f"{path}: expected a variable `{key}`, found {sorted(k for k in data if k[0] != '_')}.")
+    cell = data[key].ravel()
+    if cell.size == 0:
+        raise ValueError(f"{path}: `{key}` holds no segmentation.")
+    return np.stack([np.asarray(c, dtype=np.int64) for c in cell])

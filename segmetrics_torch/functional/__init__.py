@@ -1,5 +1,13 @@
 """Functional API: pure functions returning per-image values; the Metric classes accumulate them."""
 
+from .boundary import (
+    BoundaryCounts,
+    annotator_boundaries,
+    boundary_pr,
+    boundary_pr_counts,
+    morphological_boundary_f,
+    segmentation_boundaries,
+)
 from .foreground import (
     FOREGROUND_KEYS,
     dice,
@@ -15,13 +23,19 @@ from .foreground import (
 
 __all__ = [
     "FOREGROUND_KEYS",
+    "BoundaryCounts",
+    "annotator_boundaries",
+    "boundary_pr",
+    "boundary_pr_counts",
     "dice",
     "e_measure",
     "f_measure",
     "foreground_measures",
     "iou",
     "mae",
+    "morphological_boundary_f",
     "precision_recall",
     "s_measure",
+    "segmentation_boundaries",
     "weighted_f_measure",
 ]

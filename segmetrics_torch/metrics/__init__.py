@@ -1,5 +1,6 @@
 """torchmetrics Metric classes, one module per family."""
 
+from .boundary import BoundaryPR, MorphologicalBoundaryF
 from .foreground import (
     MAE,
     Dice,
@@ -14,11 +15,13 @@ from .foreground import (
 
 __all__ = [
     "MAE",
+    "BoundaryPR",
     "Dice",
     "EMeasure",
     "FMeasure",
     "ForegroundMeasures",
     "IoU",
+    "MorphologicalBoundaryF",
     "SMeasure",
     "WeightedFMeasure",
     "flatten_results",

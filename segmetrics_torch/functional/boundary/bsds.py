@@ -1,0 +1,338 @@
+"""The BSDS boundary benchmark (Martin, Fowlkes & Malik, TPAMI 2004; Arbelaez et al., TPAMI 2011), batched.
+
+Per image and threshold ``t`` (BSR ``evaluation_bdry_image.m``)::
+
+    machine = thin(pb >= t)                       # soft map; or a given binary map per level ("stack")
+    for each annotator g:  m1, m2 = correspond(machine, B_g, max_dist)
+                           sumR += |B_g|;  cntR += |m2 matched|;  acc |= m1 matched
+    sumP = |machine|;  cntP = |acc|
+
+Recall counts are summed over annotators (every annotator's boundary pixel counts once); a machine pixel is a true
+positive if it matches any annotator. The correspondence is the deterministic maximum matching of
+:mod:`segmetrics_torch.ops.matching` (the official CSA solver is randomised); annotator boundaries are used as
+given (BSDS ``Boundaries`` = ``thin(seg2bmap(Segmentation))``, see :func:`annotator_boundaries`).
+
+Input formats (``input_format``):
+
+* ``"soft"``: (B, H, W) maps; floating in [0, 1] (compared in float64) or uint8 read as ``value / 255`` in float64,
+  MATLAB's ``double(imread(f)) / 255``. Thresholds: an int K gives MATLAB's
+  ``linspace(1/(K+1), 1 - 1/(K+1), K)`` (default 99 -> 0.01 ... 0.99), or pass the values.
+* ``"ucm2"``: (B, 2H+1, 2W+1) double-size ultrametric contour maps in [0, 1]; the soft map is
+  ``ucm2[..., 2::2, 2::2]`` (BSR ``ucm2(3:2:end, 3:2:end)``).
+* ``"stack"``: (B, K, H, W) binary machine maps, one per level, e.g. the boundaries of K segmentations
+  (``seg2bmap``, equal to BSR's ``seg2bdry(seg, 'imageSize')``); an int K labels the levels 1..K as BSR does.
+
+Lists of differently sized images are accepted (padded internally with zeros, which changes nothing: no threshold
+is <= 0 and thinning treats the outside as off). Target: (B, A, H, W) or a list of (A, H, W) annotator boundary
+maps, bool or {0, 1}.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from ..._checks import check_positive_float, check_probability_map, check_tensor
+from ...ops.matching import correspondence_counts
+from ...ops.morphology import resolve_backend, seg2bmap
+from ...ops.morphology import thin as thin_maps
+from .summary import best_f_interpolated, boundary_summary, matlab_linspace, ois_counts, precision_recall_f
+
+__all__ = [
+    "INPUT_FORMATS",
+    "BoundaryCounts",
+    "annotator_boundaries",
+    "boundary_pr",
+    "boundary_pr_counts",
+    "default_thresholds",
+    "segmentation_boundaries",
+    "summarize_counts",
+]
+
+INPUT_FORMATS = ("soft", "ucm2", "stack")
+# Bound on the annotator index grids the kernel builds per call (4 bytes per padded pixel per annotator).
+_GRID_BYTES = 256 * 2**20
+
+
+class BoundaryCounts(NamedTuple):
+    """Per image and level counts of the boundary benchmark; each (B, K) int64, plus the (K,) level values."""
+
+    cnt_r: Tensor
+    sum_r: Tensor
+    cnt_p: Tensor
+    sum_p: Tensor
+    thresholds: Tensor
+
+
+def default_thresholds(thresholds: int | Sequence[float] | Tensor, input_format: str = "soft") -> Tensor:
+    """Level values as float64: MATLAB ``linspace(1/(K+1), 1-1/(K+1), K)`` for an int K (``1..K`` for "stack")."""
+    if isinstance(thresholds, bool):
+        raise TypeError(f"Expected `thresholds` to be a positive int or a 1-D sequence, but got {thresholds!r}.")
+    if isinstance(thresholds, int):
+        if thresholds < 1:
+            raise ValueError(f"Expected `thresholds` to be a positive int, but got {thresholds}.")
+        if input_format == "stack":
+            return torch.arange(1, thresholds + 1, dtype=torch.float64)
+        return matlab_linspace(1 / (thresholds + 1), 1 - 1 / (thresholds + 1), thresholds)
+    t = torch.as_tensor(thresholds, dtype=torch.float64).cpu()
+    if t.ndim != 1 or t.numel() == 0 or not bool(torch.isfinite(t).all()):
+        raise ValueError(f"Expected `thresholds` to be a non-empty 1-D sequence of finite values, but got {t}.")
+    return t
+
+
+def _check_format(input_format: str) -> None:
+    if input_format not in INPUT_FORMATS:
+        raise ValueError(
+            f"Expected `input_format` to be one of {', '.join(map(repr, INPUT_FORMATS))}, but got {input_format!r}."
+        )
+
+
+def _as_list(x: object, name: str, ndim: int) -> list[Tensor]:
+    """A (B, ...) tensor or a list of per-image tensors -> list of per-image tensors with ``ndim`` dims."""
+    if isinstance(x, Tensor):
+        if x.ndim != ndim + 1:
+            raise ValueError(
+                f"Expected `{name}` to have {ndim + 1} dims (batch first) or to be a list of {ndim}-D tensors, "
+                f"but got shape {tuple(x.shape)}."
+            )
+        if x.shape[0] == 0:
+            raise ValueError(f"Expected `{name}` to hold at least one image, but got an empty batch.")
+        return list(x.unbind(0))
+    if not isinstance(x, Sequence) or isinstance(x, (str, bytes)):
+        raise TypeError(f"Expected `{name}` to be a torch.Tensor or a list of tensors, but got {type(x).__name__}.")
+    if len(x) == 0:
+        raise ValueError(f"Expected `{name}` to hold at least one image, but got an empty list.")
+    for i, item in enumerate(x):
+        check_tensor(item, f"{name}[{i}]")
+        if item.ndim != ndim:
+            raise ValueError(f"Expected `{name}[{i}]` to have {ndim} dims, but got shape {tuple(item.shape)}.")
+    return list(x)
+
+
+def _check_binary(x: Tensor, name: str, validate_args: bool) -> Tensor:
+    if x.is_complex():
+        raise TypeError(f"Expected `{name}` to be bool or a {{0, 1}} tensor, but got dtype {x.dtype}.")
+    if x.dtype == torch.bool:
+        return x
+    if validate_args and not bool(((x == 0) | (x == 1)).all()):
+        raise ValueError(
+            f"Expected `{name}` to be boolean (bool, or only 0 and 1), but it holds other values "
+            f"(range [{float(x.min()):g}, {float(x.max()):g}])."
+        )
+    return x != 0
+
+
+def _soft_map(x: Tensor, name: str, input_format: str, validate_args: bool) -> Tensor:
+    if x.dtype == torch.uint8:
+        p = x.to(torch.float64) / 255
+    elif x.is_floating_point():
+        if validate_args:
+            check_probability_map(x, name)
+        p = x.to(torch.float64)
+    else:
+        raise TypeError(f"Expected `{name}` to be floating in [0, 1] or uint8 (0..255), but got dtype {x.dtype}.")
+    if input_format == "ucm2":
+        h2, w2 = p.shape[-2:]
+        if h2 < 3 or w2 < 3 or h2 % 2 == 0 or w2 % 2 == 0:
+            raise ValueError(
+                f"Expected `{name}` to be a double-size ucm2 grid of shape (2H+1, 2W+1), but got {tuple(p.shape)}."
+            )
+        p = p[..., 2::2, 2::2]
+    return p
+
+
+def _pad_stack(items: list[Tensor], shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    out = np.zeros((len(items), *shape), dtype)
+    for i, x in enumerate(items):
+        out[(i, *(slice(0, s) for s in x.shape))] = x.cpu().numpy()
+    return out
+
+
+def annotator_boundaries(segmentations: Tensor, *, backend: str = "auto") -> Tensor:
+    """Ground-truth boundary maps from annotators' label maps: ``thin(seg2bmap(seg))`` (== BSDS ``Boundaries``).
+
+    Args:
+        segmentations: integer (..., H, W) label maps (e.g. (A, H, W) for A annotators).
+
+    Returns:
+        bool tensor of the same shape.
+    """
+    return thin_maps(seg2bmap(segmentations), backend=backend)
+
+
+def segmentation_boundaries(segmentations: Tensor) -> Tensor:
+    """Machine boundary maps of segmentations, one level per segmentation: ``seg2bmap`` (BSR ``seg2bdry``).
+
+    Pass the result with ``input_format="stack"``; BSR's benchmark thins them afterwards (``thin=True``).
+    """
+    return seg2bmap(segmentations)
+
+
+def boundary_pr_counts(
+    preds: Tensor | Sequence[Tensor],
+    target: Tensor | Sequence[Tensor],
+    *,
+    thresholds: int | Sequence[float] | Tensor = 99,
+    max_dist: float = 0.0075,
+    thin: bool = True,
+    input_format: str = "soft",
+    backend: str = "auto",
+    validate_args: bool = True,
+) -> BoundaryCounts:
+    """Per image and threshold correspondence counts ``cntR, sumR, cntP, sumP`` (BSR ``*_ev1.txt``).
+
+    Args:
+        preds: machine maps, see the module doc for ``input_format``.
+        target: (B, A, H, W) or list of (A, H, W) annotator boundary maps (bool or {0, 1}), A >= 1.
+        thresholds: int K or the K threshold values (level labels for "stack").
+        max_dist: tolerance as a fraction of the image diagonal (< 1; BSR 0.0075) or in pixels (>= 1).
+        thin: thin the binarised machine maps (BSR ``thinpb``, default on).
+        input_format: "soft", "ucm2" or "stack".
+        backend: where thresholding and thinning run: "numba" (compiled CPU kernel), "torch" (on the input's device;
+            the CUDA path) or "auto" (numba for CPU input, torch otherwise). The matching always runs in the
+            compiled CPU kernel; results do not depend on the backend.
+        validate_args: check values (NaN, range, binary targets); these checks synchronise a CUDA device.
+
+    Returns:
+        :class:`BoundaryCounts` with (B, K) int64 counts on the input's device and the (K,) float64 levels.
+
+    Edge cases: an image without annotator boundary pixels has ``sumR = 0`` (R = 0 in the summaries); a level
+    without machine pixels has ``sumP = 0`` (P = 0).
+    """
+    _check_format(input_format)
+    check_positive_float(max_dist, "max_dist")
+    levels = default_thresholds(thresholds, input_format)
+    pred_list = _as_list(preds, "preds", 3 if input_format == "stack" else 2)
+    target_list = _as_list(target, "target", 3)
+    if len(pred_list) != len(target_list):
+        raise ValueError(
+            f"Expected `preds` and `target` to hold the same number of images, but got {len(pred_list)} and "
+            f"{len(target_list)}."
+        )
+    device = pred_list[0].device
+    backend = resolve_backend(backend, device)
+
+    gts: list[Tensor] = []
+    for i, g in enumerate(target_list):
+        if g.shape[0] == 0:
+            raise ValueError(
+                f"Expected at least one annotator in `target[{i}]`, but got an empty stack {tuple(g.shape)}."
+            )
+        gts.append(_check_binary(g, f"target[{i}]", validate_args))
+
+    machine: list[Tensor] = []
+    for i, x in enumerate(pred_list):
+        name = f"preds[{i}]"
+        if input_format == "stack":
+            m = _check_binary(x, name, validate_args)
+            if m.shape[0] != levels.numel():
+                raise ValueError(
+                    f"Expected `{name}` to hold {levels.numel()} levels (one per threshold), but got {m.shape[0]}."
+                )
+        else:
+            m = _soft_map(x, name, input_format, validate_args)
+        if m.shape[-2:] != gts[i].shape[-2:]:
+            raise ValueError(
+                f"Expected `{name}` and `target[{i}]` to have the same image size, but got {tuple(m.shape[-2:])} "
+                f"and {tuple(gts[i].shape[-2:])}."
+            )
+        if m.shape[-2] == 0 or m.shape[-1] == 0:
+            raise ValueError(f"Expected `{name}` to be a non-empty image, but got shape {tuple(m.shape)}.")
+        machine.append(m)
+
+    if backend == "torch":
+        # Threshold and thin on the device (all levels of an image at once), then match the thin maps on the host.
+        stacked = []
+        for m in machine:
+            if input_format != "stack":
+                m = m.unsqueeze(0) >= levels.to(m.device).view(-1, 1, 1)
+            stacked.append(thin_maps(m, backend="torch") if thin else m)
+        machine, run_thin, run_levels = stacked, False, None
+    else:
+        run_thin, run_levels = thin, (None if input_format == "stack" else levels.numpy())
+
+    dims = np.array([m.shape[-2:] for m in machine], np.int64)
+    n_gt = np.array([g.shape[0] for g in gts], np.int64)
+    out = np.zeros((3, len(machine), levels.numel()), np.int64)
+    for lo, hi in _chunks(dims, n_gt, max_dist):
+        hh, ww = (int(v) for v in dims[lo:hi].max(0))
+        gt_np = _pad_stack(gts[lo:hi], (int(n_gt[lo:hi].max()), hh, ww), np.uint8)
+        if run_levels is None:
+            m_np = _pad_stack(machine[lo:hi], (levels.numel(), hh, ww), np.uint8)
+        else:
+            m_np = _pad_stack(machine[lo:hi], (hh, ww), np.float64)
+        out[:, lo:hi] = correspondence_counts(
+            m_np, gt_np, n_gt[lo:hi], dims[lo:hi], max_dist, thresholds=run_levels, thin=run_thin
+        )
+    counts = torch.from_numpy(out).to(device)
+    sum_r = torch.stack([g.sum(dtype=torch.int64) for g in gts]).to(device)
+    return BoundaryCounts(
+        cnt_r=counts[0],
+        sum_r=sum_r[:, None].expand(-1, levels.numel()).contiguous(),
+        cnt_p=counts[1],
+        sum_p=counts[2],
+        thresholds=levels.to(device),
+    )
+
+
+def _chunks(dims: np.ndarray, n_gt: np.ndarray, max_dist: float) -> list[tuple[int, int]]:
+    """Split the batch so that the kernel's annotator index grids stay under ``_GRID_BYTES``."""
+    pad = 2 * int(np.ceil(max_dist * np.hypot(dims[:, 0], dims[:, 1]).max() if max_dist < 1 else max_dist))
+    per_image = 4 * int(n_gt.max()) * int((dims[:, 0].max() + pad) * (dims[:, 1].max() + pad))
+    step = max(1, _GRID_BYTES // per_image)
+    return [(lo, min(lo + step, len(dims))) for lo in range(0, len(dims), step)]
+
+
+def boundary_pr(
+    preds: Tensor | Sequence[Tensor],
+    target: Tensor | Sequence[Tensor],
+    *,
+    thresholds: int | Sequence[float] | Tensor = 99,
+    max_dist: float = 0.0075,
+    thin: bool = True,
+    input_format: str = "soft",
+    unique_occurrence: str = "last",
+    backend: str = "auto",
+    validate_args: bool = True,
+) -> dict[str, object]:
+    """The BSDS boundary benchmark over a batch taken as the dataset: ODS, OIS, AP, R50, the PR curve, per image.
+
+    Same arguments as :func:`boundary_pr_counts`; ``unique_occurrence`` as in
+    :func:`~segmetrics_torch.functional.boundary.summary.average_precision`.
+
+    Returns:
+        ``{"ods": {"threshold", "recall", "precision", "f"}, "ois": {"recall", "precision", "f"}, "ap", "r50",
+        "thresholds", "recall", "precision", "f", "per_image": {"threshold", "recall", "precision", "f"}}``;
+        ``per_image`` holds (B,) interpolated best values per image (BSR ``eval_bdry_img.txt``).
+
+    Example:
+        >>> gt = torch.zeros(1, 1, 32, 32, dtype=torch.bool)
+        >>> gt[0, 0, 16, 4:28] = True
+        >>> pb = torch.zeros(1, 32, 32)
+        >>> pb[0, 17, 4:28] = 0.8
+        >>> res = boundary_pr(pb, gt, thresholds=9, max_dist=2)  # 2 pixels
+        >>> float(res["ods"]["f"]), float(res["ap"])
+        (1.0, 0.505)
+    """
+    counts = boundary_pr_counts(
+        preds, target, thresholds=thresholds, max_dist=max_dist, thin=thin, input_format=input_format,
+        backend=backend, validate_args=validate_args,
+    )
+    return summarize_counts(counts, unique_occurrence=unique_occurrence)
+
+
+def summarize_counts(counts: BoundaryCounts, *, unique_occurrence: str = "last") -> dict[str, object]:
+    """Dataset summary (and per-image bests) of per-image :class:`BoundaryCounts`, as ``collect_eval_bdry.m``."""
+    cr, sr, cp, sp, levels = counts
+    res = boundary_summary(
+        cr.sum(0), sr.sum(0), cp.sum(0), sp.sum(0), levels, ois_counts(cr, sr, cp, sp),
+        unique_occurrence=unique_occurrence,
+    )
+    r, p, _ = precision_recall_f(cr, sr, cp, sp)
+    t, br, bp, bf = best_f_interpolated(levels, r, p)
+    res["per_image"] = {"threshold": t, "recall": br, "precision": bp, "f": bf}
+    return res

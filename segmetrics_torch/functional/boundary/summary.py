@@ -1,0 +1,178 @@
+"""Dataset summaries of the BSDS boundary benchmark from correspondence counts, as BSR ``collect_eval_bdry.m``.
+
+Conventions (BSR, Arbelaez et al. TPAMI 2011; ``bench/benchmarks/collect_eval_bdry.m``):
+
+* ``R = cntR / (sumR + (sumR == 0))``, ``P = cntP / (sumP + (sumP == 0))``, ``F = 2PR / (P + R + (P + R == 0))``:
+  no ground-truth boundary gives R = 0, no machine boundary gives P = 0, and F = 0 when both are 0.
+* **ODS**: counts summed over images per threshold; the best F along the piecewise-linear PR curve, searched with
+  MATLAB's ``linspace(0, 1)`` (100 points) on every segment between consecutive thresholds, keeping a strictly
+  greater F, so the ODS threshold may be fractional and ODS F may exceed every per-threshold F.
+* **OIS**: per image the *first* threshold of maximal F (no interpolation); the counts there are pooled.
+* **AP**: ``[Ru, i] = unique(R)``, ``interp1(Ru, P(i), 0:0.01:1)`` (linear, NaN outside [min R, max R] set to 0),
+  ``sum * 0.01``; 0 with fewer than two distinct recalls. Where R repeats, MATLAB's ``unique`` picked the *last*
+  occurrence before R2013a (when the benchmark's published numbers were produced) and the *first* since:
+  ``unique_occurrence`` chooses.
+* **R50** (Dollar's ``edgesEvalDir.m``): recall at precision 0.5 interpolated along the curve sorted by unique
+  precision; NaN when precision never reaches 0.5.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+__all__ = [
+    "average_precision",
+    "best_f_interpolated",
+    "boundary_summary",
+    "matlab_linspace",
+    "ois_counts",
+    "precision_recall_f",
+    "recall_at_precision",
+]
+
+
+def matlab_linspace(start: float, stop: float, num: int, *, dtype: torch.dtype = torch.float64) -> Tensor:
+    """MATLAB's ``linspace``: ``start + (k * (stop - start)) / (num - 1)``, last element exactly ``stop``.
+
+    numpy computes ``start + k * ((stop - start) / (num - 1))`` instead, which differs in the last bit for some
+    ``k``; thresholds equal to pixel values (e.g. 51/255 = 0.2) make that bit decide ``pb >= t``.
+    """
+    if num == 1:
+        return torch.tensor([stop], dtype=dtype)
+    k = torch.arange(num, dtype=torch.float64)
+    out = start + (k * (stop - start)) / (num - 1)
+    out[0] = start
+    out[-1] = stop
+    return out.to(dtype)
+
+
+def precision_recall_f(cnt_r: Tensor, sum_r: Tensor, cnt_p: Tensor, sum_p: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """(R, P, F) in float64 with the BSR zero-denominator conventions (see module doc)."""
+    cnt_r, sum_r, cnt_p, sum_p = (x.to(torch.float64) for x in (cnt_r, sum_r, cnt_p, sum_p))
+    r = cnt_r / (sum_r + (sum_r == 0))
+    p = cnt_p / (sum_p + (sum_p == 0))
+    return r, p, _fmeasure(r, p)
+
+
+def _fmeasure(r: Tensor, p: Tensor) -> Tensor:
+    s = p + r
+    return 2 * p * r / (s + (s == 0))
+
+
+def best_f_interpolated(thresholds: Tensor, r: Tensor, p: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """BSR ``maxF``: best (T, R, P, F) along the linearly interpolated curve; ``r``/``p`` (..., K) -> (...) each."""
+    thresholds = thresholds.to(device=r.device, dtype=torch.float64).expand_as(r)
+    best = [thresholds[..., 0], r[..., 0], p[..., 0], _fmeasure(r[..., 0], p[..., 0])]
+    if r.shape[-1] < 2:
+        return tuple(best)  # type: ignore[return-value]
+    d = matlab_linspace(0.0, 1.0, 100).to(r.device)
+    one_minus = 1 - d
+
+    def seg(x: Tensor) -> Tensor:  # (..., K-1, 100): x(i) * d + x(i-1) * (1 - d), MATLAB's operation order
+        return x[..., 1:, None] * d + x[..., :-1, None] * one_minus
+
+    t_i, r_i, p_i = seg(thresholds), seg(r), seg(p)
+    f_i = _fmeasure(r_i, p_i).flatten(-2)
+    # The loop keeps the first strictly greater F: the first maximum in iteration order, if it beats point 1.
+    idx = f_i.argmax(dim=-1, keepdim=True)  # torch's argmax returns the first maximal index
+    f_best = f_i.gather(-1, idx).squeeze(-1)
+    better = f_best > best[3]
+    out = []
+    for cur, cand in zip(best, (t_i, r_i, p_i), strict=False):
+        out.append(torch.where(better, cand.flatten(-2).gather(-1, idx).squeeze(-1), cur))
+    out.append(torch.where(better, f_best, best[3]))
+    return tuple(out)  # type: ignore[return-value]
+
+
+def _unique_index(x: Tensor, occurrence: str) -> tuple[Tensor, Tensor]:
+    """Sorted unique values of 1-D ``x`` and the index of their first or last occurrence (MATLAB ``unique``)."""
+    order = torch.argsort(x, stable=True)
+    xs = x[order]
+    if occurrence == "first":
+        keep = torch.ones_like(xs, dtype=torch.bool)
+        keep[1:] = xs[1:] != xs[:-1]
+    else:
+        keep = torch.ones_like(xs, dtype=torch.bool)
+        keep[:-1] = xs[:-1] != xs[1:]
+    return xs[keep], order[keep]
+
+
+def _interp1(x: Tensor, y: Tensor, xq: Tensor) -> Tensor:
+    """MATLAB ``interp1(x, y, xq)`` (linear; NaN outside [x1, xn]) for strictly increasing 1-D ``x``."""
+    i = torch.searchsorted(x, xq, right=True).clamp(1, x.numel() - 1)
+    x0, x1, y0, y1 = x[i - 1], x[i], y[i - 1], y[i]
+    out = y0 + (xq - x0) * (y1 - y0) / (x1 - x0)
+    out = torch.where(xq == x1, y1, out)
+    return torch.where((xq < x[0]) | (xq > x[-1]), torch.full_like(out, float("nan")), out)
+
+
+def average_precision(r: Tensor, p: Tensor, *, unique_occurrence: str = "last") -> Tensor:
+    """BSR ``Area_PR`` of a 1-D curve (see module doc); a 0-d float64 tensor."""
+    _check_occurrence(unique_occurrence)
+    ru, idx = _unique_index(r, unique_occurrence)
+    if ru.numel() < 2:
+        return torch.zeros((), dtype=torch.float64, device=r.device)
+    ri = torch.arange(101, dtype=torch.float64, device=r.device) / 100
+    p_int = _interp1(ru, p[idx], ri)
+    return torch.nan_to_num(p_int, nan=0.0).sum() * 0.01
+
+
+def recall_at_precision(r: Tensor, p: Tensor, precision: float = 0.5) -> Tensor:
+    """Dollar's R50: ``[~, o] = unique(P); interp1(P(o), R(o), max(P(o(1)), precision))``; NaN if unreachable."""
+    pu, idx = _unique_index(p, "first")
+    q = torch.clamp(torch.tensor(precision, dtype=torch.float64, device=p.device), min=pu[0])
+    if pu.numel() < 2:
+        return torch.where(q == pu[0], r[idx[0]], torch.tensor(float("nan"), dtype=torch.float64, device=p.device))
+    return _interp1(pu, r[idx], q.reshape(1))[0]
+
+
+def _check_occurrence(unique_occurrence: str) -> None:
+    if unique_occurrence not in ("first", "last"):
+        raise ValueError(f"Expected `unique_occurrence` to be 'first' or 'last', but got {unique_occurrence!r}.")
+
+
+def boundary_summary(
+    cnt_r: Tensor,
+    sum_r: Tensor,
+    cnt_p: Tensor,
+    sum_p: Tensor,
+    thresholds: Tensor,
+    ois_counts: Tensor,
+    *,
+    unique_occurrence: str = "last",
+) -> dict[str, object]:
+    """ODS / OIS / AP / R50 and the PR curve from dataset counts.
+
+    Args:
+        cnt_r, sum_r, cnt_p, sum_p: (K,) counts summed over the images, per threshold.
+        thresholds: (K,) threshold (or level) values.
+        ois_counts: (4,) pooled per-image best-threshold counts ``[cntR, sumR, cntP, sumP]``.
+        unique_occurrence: which duplicate recall AP keeps, see the module doc.
+
+    Returns:
+        ``{"ods": {"threshold", "recall", "precision", "f"}, "ois": {"recall", "precision", "f"}, "ap", "r50",
+        "thresholds", "recall", "precision", "f"}``: 0-d float64 tensors and (K,) curves.
+    """
+    _check_occurrence(unique_occurrence)
+    r, p, f = precision_recall_f(cnt_r, sum_r, cnt_p, sum_p)
+    t, br, bp, bf = best_f_interpolated(thresholds, r, p)
+    oir, oip, oif = precision_recall_f(*ois_counts.unbind(-1))
+    return {
+        "ods": {"threshold": t, "recall": br, "precision": bp, "f": bf},
+        "ois": {"recall": oir, "precision": oip, "f": oif},
+        "ap": average_precision(r, p, unique_occurrence=unique_occurrence),
+        "r50": recall_at_precision(r, p),
+        "thresholds": thresholds.to(device=r.device, dtype=torch.float64),
+        "recall": r,
+        "precision": p,
+        "f": f,
+    }
+
+
+def ois_counts(cnt_r: Tensor, sum_r: Tensor, cnt_p: Tensor, sum_p: Tensor) -> Tensor:
+    """(4,) sums over images of the counts at each image's first threshold of maximal F; inputs (B, K)."""
+    _, _, f = precision_recall_f(cnt_r, sum_r, cnt_p, sum_p)
+    k = f.argmax(dim=-1, keepdim=True)  # first maximum, as ``ff = find(F == max(F)); ff(1)``
+    stacked = torch.stack([cnt_r, sum_r, cnt_p, sum_p], dim=-1).to(torch.int64)  # (B, K, 4)
+    return stacked.gather(1, k[..., None].expand(-1, 1, 4)).squeeze(1).sum(0)

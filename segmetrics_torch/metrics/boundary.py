@@ -1,0 +1,201 @@
+"""torchmetrics ``Metric`` classes of the boundary measures: the BSDS benchmark and the morphological boundary F.
+
+``BoundaryPR`` keeps only integer counts, reduced with ``"sum"``: per threshold the counts summed over images (ODS,
+AP, R50 and the PR curve) and the counts of every image at its own best threshold (OIS), so a dataset split across
+DDP processes gives exactly the single-process result. ``MorphologicalBoundaryF`` keeps float64 sums of per-image
+values and an image count.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import Tensor
+from torchmetrics import Metric
+
+from .._checks import check_positive_float
+from ..functional.boundary.bsds import INPUT_FORMATS, boundary_pr_counts, default_thresholds
+from ..functional.boundary.morphological import morphological_boundary_f
+from ..functional.boundary.summary import boundary_summary, ois_counts
+from ..ops.morphology import _check_backend
+
+__all__ = ["BoundaryPR", "MorphologicalBoundaryF"]
+
+
+class BoundaryPR(Metric):
+    """The BSDS boundary benchmark (precision-recall of boundary pixels with a distance tolerance) over a dataset.
+
+    Per image and threshold the machine map ``thin(pb >= t)`` is matched one-to-one with every annotator's
+    boundaries within ``max_dist * diagonal`` pixels (see :func:`segmetrics_torch.functional.boundary_pr_counts`
+    and :mod:`segmetrics_torch.ops.matching`); summaries as BSR ``collect_eval_bdry.m``
+    (see :mod:`segmetrics_torch.functional.boundary.summary`).
+
+    Args:
+        thresholds: int K (MATLAB ``linspace(1/(K+1), 1-1/(K+1), K)``, default 99; levels 1..K for "stack") or the
+            threshold values.
+        max_dist: tolerance, fraction of the diagonal (< 1) or pixels (>= 1). BSR: 0.0075.
+        thin: thin the binarised machine maps (BSR ``thinpb``).
+        input_format: "soft" (maps in [0, 1] or uint8), "ucm2" (double-size grids) or "stack" (binary maps per level).
+        unique_occurrence: duplicate-recall rule of AP ("last": MATLAB before R2013a, as published; "first").
+        backend: thresholding/thinning backend ("auto", "numba", "torch").
+        validate_args: value checks (synchronise CUDA).
+
+    ``update(preds, target)``: ``preds`` per ``input_format`` (batch or list), ``target`` (B, A, H, W) or a list of
+    (A, H, W) annotator boundary maps.
+
+    ``compute()`` returns ``{"ods": {"threshold", "recall", "precision", "f"}, "ois": {"recall", "precision", "f"},
+    "ap", "r50", "thresholds", "recall", "precision", "f"}`` (float64; the last four are (K,) curves). R50 is NaN
+    when precision never reaches 0.5 (a warning says so).
+
+    Example:
+        >>> gt = torch.zeros(1, 1, 32, 32, dtype=torch.bool); gt[0, 0, 16, 4:28] = True
+        >>> pb = torch.zeros(1, 32, 32); pb[0, 17, 4:28] = 0.8
+        >>> metric = BoundaryPR(thresholds=9, max_dist=2)
+        >>> metric.update(pb, gt)
+        >>> float(metric.compute()["ods"]["f"])
+        1.0
+    """
+
+    is_differentiable = False
+    higher_is_better = True
+    full_state_update = False
+    plot_lower_bound = 0.0
+    plot_upper_bound = 1.0
+
+    cnt_r: Tensor
+    sum_r: Tensor
+    cnt_p: Tensor
+    sum_p: Tensor
+    ois: Tensor
+    count: Tensor
+
+    def __init__(
+        self,
+        thresholds: int | Sequence[float] | Tensor = 99,
+        *,
+        max_dist: float = 0.0075,
+        thin: bool = True,
+        input_format: str = "soft",
+        unique_occurrence: str = "last",
+        backend: str = "auto",
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if input_format not in INPUT_FORMATS:
+            raise ValueError(
+                f"Expected `input_format` to be one of {', '.join(map(repr, INPUT_FORMATS))}, "
+                f"but got {input_format!r}."
+            )
+        if unique_occurrence not in ("first", "last"):
+            raise ValueError(f"Expected `unique_occurrence` to be 'first' or 'last', but got {unique_occurrence!r}.")
+        for name, value in (("thin", thin), ("validate_args", validate_args)):
+            if not isinstance(value, bool):
+                raise TypeError(f"Expected argument `{name}` to be a bool, but got {value!r}.")
+        _check_backend(backend)
+        self.max_dist = check_positive_float(max_dist, "max_dist")
+        self.levels = default_thresholds(thresholds, input_format)
+        self.thin = thin
+        self.input_format = input_format
+        self.unique_occurrence = unique_occurrence
+        self.backend = backend
+        self.validate_args = validate_args
+        k = self.levels.numel()
+        for name in ("cnt_r", "sum_r", "cnt_p", "sum_p"):
+            self.add_state(name, default=torch.zeros(k, dtype=torch.int64), dist_reduce_fx="sum")
+        self.add_state("ois", default=torch.zeros(4, dtype=torch.int64), dist_reduce_fx="sum")
+        self.add_state("count", default=torch.zeros((), dtype=torch.int64), dist_reduce_fx="sum")
+
+    def update(self, preds: Tensor | Sequence[Tensor], target: Tensor | Sequence[Tensor]) -> None:
+        """Add a batch of images (see the class doc for the formats)."""
+        c = boundary_pr_counts(
+            preds, target, thresholds=self.levels, max_dist=self.max_dist, thin=self.thin,
+            input_format=self.input_format, backend=self.backend, validate_args=self.validate_args,
+        )  # fmt: skip
+        device = self.cnt_r.device
+        self.cnt_r += c.cnt_r.sum(0).to(device)
+        self.sum_r += c.sum_r.sum(0).to(device)
+        self.cnt_p += c.cnt_p.sum(0).to(device)
+        self.sum_p += c.sum_p.sum(0).to(device)
+        self.ois += ois_counts(c.cnt_r, c.sum_r, c.cnt_p, c.sum_p).to(device)
+        self.count += c.cnt_r.shape[0]
+
+    def compute(self) -> dict[str, Any]:
+        """ODS, OIS, AP, R50 and the PR curve of the images seen so far."""
+        res = boundary_summary(
+            self.cnt_r, self.sum_r, self.cnt_p, self.sum_p, self.levels.to(self.cnt_r.device), self.ois,
+            unique_occurrence=self.unique_occurrence,
+        )  # fmt: skip
+        if math.isnan(float(res["r50"])):
+            warnings.warn(
+                "BoundaryPR: precision never reaches 0.5 on this dataset, so R50 (recall at precision 0.5) is NaN.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        return res
+
+    def plot(self, val=None, ax=None):
+        """Plot a scalar result (torchmetrics' ``plot``; needs matplotlib)."""
+        return self._plot(val, ax)
+
+
+class MorphologicalBoundaryF(Metric):
+    """Mean morphological boundary F / precision / recall of binary masks (DAVIS ``f_boundary``).
+
+    See :func:`segmetrics_torch.functional.morphological_boundary_f`. ``compute()`` returns
+    ``{"f", "precision", "recall"}``: means over the images (objects) seen, float64.
+
+    Example:
+        >>> gt = torch.zeros(1, 40, 40, dtype=torch.bool); gt[0, 10:30, 10:30] = True
+        >>> metric = MorphologicalBoundaryF()
+        >>> metric.update(gt.clone(), gt)
+        >>> float(metric.compute()["f"])
+        1.0
+    """
+
+    is_differentiable = False
+    higher_is_better = True
+    full_state_update = False
+    plot_lower_bound = 0.0
+    plot_upper_bound = 1.0
+
+    f_sum: Tensor
+    precision_sum: Tensor
+    recall_sum: Tensor
+    count: Tensor
+
+    def __init__(
+        self, *, bound_th: float = 0.008, backend: str = "auto", validate_args: bool = True, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.bound_th = check_positive_float(bound_th, "bound_th")
+        _check_backend(backend)
+        if not isinstance(validate_args, bool):
+            raise TypeError(f"Expected argument `validate_args` to be a bool, but got {validate_args!r}.")
+        self.backend = backend
+        self.validate_args = validate_args
+        for name in ("f", "precision", "recall"):
+            self.add_state(f"{name}_sum", default=torch.zeros((), dtype=torch.float64), dist_reduce_fx="sum")
+        self.add_state("count", default=torch.zeros((), dtype=torch.int64), dist_reduce_fx="sum")
+
+    def update(self, preds: Tensor | Sequence[Tensor], target: Tensor | Sequence[Tensor]) -> None:
+        """Add binary masks: (B, H, W) / (B, 1, H, W) tensors or lists of (H, W) masks."""
+        values = morphological_boundary_f(
+            preds, target, bound_th=self.bound_th, backend=self.backend, validate_args=self.validate_args
+        )
+        for name in ("f", "precision", "recall"):
+            state = getattr(self, f"{name}_sum")
+            setattr(self, f"{name}_sum", state + values[name].sum().to(state.device))
+        self.count += values["f"].shape[0]
+
+    def compute(self) -> dict[str, Tensor]:
+        """Means over the images seen."""
+        return {name: getattr(self, f"{name}_sum") / self.count for name in ("f", "precision", "recall")}
+
+    def plot(self, val=None, ax=None):
+        """Plot a scalar result (torchmetrics' ``plot``; needs matplotlib)."""
+        return self._plot(val, ax)
