@@ -5,18 +5,27 @@ Usage::
     segmetrics demo [--n 24] [--device auto] [--seed 0]
     segmetrics evaluate sod --pred DIR --gt DIR [--json FILE] [--csv FILE] [--device cpu] [--batch-size 16]
                             [--allow-missing] [--no-progress] [--name NAME]
+    segmetrics evaluate boundary --pred DIR --gt DIR [--gt-labels] [--thresholds 99] [--max-dist 0.0075] [--no-thin]
+                                 [--out-dir DIR] [--json FILE] [--device cpu] [--batch-size 8] [--allow-missing]
+                                 [--no-progress] [--name NAME]
 
 Exit status: 0 on success; 2 for usage and input errors (a missing folder, unmatched files, unreadable or mismatched
 images, an unavailable device), reported as one ``error: ...`` line on stderr; 1 for unexpected errors (with the
 traceback); 130 when interrupted. The table and a summary go to stdout, warnings and the progress bar to stderr.
 
+``evaluate boundary`` is the BSDS500 boundary benchmark: predictions are soft boundary maps (images) or BSR
+``ucm2`` .mat files, ground truth BSDS ``groundTruth`` .mat files or PNG boundary (or, with ``--gt-labels``, label)
+maps; ``--out-dir`` writes BSR's ``eval_bdry.txt``, ``eval_bdry_thr.txt`` and ``eval_bdry_img.txt``.
+
 This module only parses arguments and orchestrates: reading is :mod:`segmetrics_torch.io`, measures are
-:class:`segmetrics_torch.ForegroundMeasures`, tables and files are :mod:`segmetrics_torch.report`.
+:class:`segmetrics_torch.ForegroundMeasures` and :mod:`segmetrics_torch.functional.boundary`, tables and files are
+:mod:`segmetrics_torch.report`.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 import traceback
@@ -58,6 +67,16 @@ def _non_negative_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
     return value
 
 
@@ -278,6 +297,268 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------------------------------------- evaluate boundary
+
+#: the columns of the boundary table: (key of :func:`~segmetrics_torch.report.scalar_row`, header)
+BOUNDARY_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("ods/threshold", "ODS-T"),
+    ("ods/recall", "ODS-R"),
+    ("ods/precision", "ODS-P"),
+    ("ods/f", "ODS-F"),
+    ("ois/recall", "OIS-R"),
+    ("ois/precision", "OIS-P"),
+    ("ois/f", "OIS-F"),
+    ("ap", "AP"),
+    ("r50", "R50"),
+)
+
+#: what ``evaluate boundary`` lists in its folders: images, and .mat files (BSR ``ucm2`` / BSDS ``groundTruth``)
+BOUNDARY_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".mat")
+
+_GT_FORMATS = {
+    "mat": "BSDS groundTruth .mat files (their `Boundaries`, one map per annotator)",
+    "boundaries": "boundary images (one annotator; boundary = pixel value > 0)",
+    "labels": "label-map images (one annotator; boundaries = thin(seg2bmap(labels)), as BSDS `Boundaries`)",
+}
+
+
+def _names(paths: Sequence[Path], shown: int = 3) -> str:
+    names = ", ".join(p.name for p in paths[:shown])
+    return names if len(paths) <= shown else f"{names} ... and {len(paths) - shown} more"
+
+
+def _folder_kind(files: dict[str, Path], folder: str, what: str) -> str:
+    """``"mat"`` when every listed file of a folder is a .mat file, ``"image"`` when none is; a mix is an error."""
+    mats = [path for path in files.values() if path.suffix.lower() == ".mat"]
+    if not mats:
+        return "image"
+    if len(mats) == len(files):
+        return "mat"
+    images = [path for path in files.values() if path.suffix.lower() != ".mat"]
+    raise InputError(
+        f"the {what} {folder} mixes .mat files ({_names(mats)}) and images ({_names(images)}); "
+        "keep one format per folder"
+    )
+
+
+def _check_out_dir(path: str | None) -> Path | None:
+    """Fail before the evaluation when ``--out-dir`` cannot be a folder (it is created when absent)."""
+    if path is None:
+        return None
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out-dir {out} is a file; give a folder")
+    if not out.exists() and not out.parent.is_dir():
+        raise InputError(f"--out-dir {out}: the folder {out.parent} does not exist")
+    return out
+
+
+def _read_boundary_pairs(pairs, input_format: str, gt_format: str) -> Iterator[tuple[str, Any, Any]]:
+    """Yield ``(stem, pred, gt)``: pred (H, W) uint8 or (2H+1, 2W+1) float64 ucm2, gt (A, H, W) bool arrays."""
+    import numpy as np
+    import torch
+
+    from .functional.boundary import annotator_boundaries
+    from .io import read_bsds_ground_truth, read_gray, read_mat_array
+
+    for stem, pred_path, gt_path in pairs:
+        try:
+            pred = read_mat_array(pred_path, "ucm2") if input_format == "ucm2" else read_gray(pred_path)
+            if gt_format == "mat":
+                gt = read_bsds_ground_truth(gt_path).boundaries
+            elif gt_format == "labels":
+                labels = torch.from_numpy(read_gray(gt_path).astype(np.int64))
+                gt = annotator_boundaries(labels[None]).numpy()
+            else:
+                gt = read_gray(gt_path)[None] > 0
+        except (ValueError, OSError) as error:
+            raise InputError(str(error)) from None
+        if pred.ndim != 2:
+            raise InputError(f"{stem}: `ucm2` in {pred_path} is not a 2-D array (shape {pred.shape})")
+        h, w = gt.shape[-2:]
+        if input_format == "ucm2" and pred.shape != (2 * h + 1, 2 * w + 1):
+            raise InputError(
+                f"{stem}: the ucm2 {pred_path} is {pred.shape[1]}x{pred.shape[0]} (WxH) but the ground truth "
+                f"{gt_path} is {w}x{h}, which needs a double-size ucm2 of {2 * w + 1}x{2 * h + 1}"
+            )
+        if input_format == "soft" and pred.shape != (h, w):
+            raise InputError(
+                f"{stem}: the prediction {pred_path} is {pred.shape[1]}x{pred.shape[0]} (WxH) but the ground truth "
+                f"{gt_path} is {w}x{h}; resize the prediction to the ground truth"
+            )
+        yield stem, pred, gt
+
+
+def _chunked(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _boundary_counts(batch: list[tuple[str, Any, Any]], device, options: dict[str, Any]):
+    """Per-image counts of a batch (list of tensors on ``device``); a ValueError is an input error naming the stem."""
+    import torch
+
+    from .functional.boundary import boundary_pr_counts
+
+    preds = [torch.from_numpy(pred).to(device) for _, pred, _ in batch]
+    target = [torch.from_numpy(gt).to(device) for _, _, gt in batch]
+    try:
+        return boundary_pr_counts(preds, target, **options)
+    except ValueError as error:
+        if len(batch) > 1:  # the message names the index in the batch: find the image at fault
+            for i, (stem, _, _) in enumerate(batch):
+                try:
+                    boundary_pr_counts(preds[i : i + 1], target[i : i + 1], **options)
+                except ValueError as single:
+                    raise InputError(f"{stem}: {single}") from None
+        raise InputError(f"{', '.join(stem for stem, _, _ in batch)}: {error}") from None
+
+
+def _write_bsr_files(out_dir: Path, summary: dict[str, Any]) -> list[Path]:
+    """BSR ``collect_eval_bdry.m`` outputs, every number as MATLAB's ``%10g``, fields separated by one space."""
+
+    def line(*values: float) -> str:
+        return " ".join(f"{v:10g}" for v in values) + "\n"  # == "%10g" % v, C printf semantics as MATLAB's fprintf
+
+    ods, ois = summary["ods"], summary["ois"]
+    best = (ods["threshold"], ods["recall"], ods["precision"], ods["f"], ois["recall"], ois["precision"], ois["f"])
+    curves = zip(*(summary[k].tolist() for k in ("thresholds", "recall", "precision", "f")), strict=True)
+    per = summary["per_image"]
+    images = zip(*(per[k].tolist() for k in ("threshold", "recall", "precision", "f")), strict=True)
+    out_dir.mkdir(exist_ok=True)
+    texts = {
+        "eval_bdry.txt": line(*(float(v) for v in best), float(summary["ap"])),
+        "eval_bdry_thr.txt": "".join(line(*row) for row in curves),
+        "eval_bdry_img.txt": "".join(f"{i:10d} " + line(*row) for i, row in enumerate(images, start=1)),
+    }
+    paths = []
+    for file_name, text in texts.items():
+        path = out_dir / file_name
+        path.write_text(text, encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def _run_evaluate_boundary(args: argparse.Namespace) -> int:
+    import torch
+    from tqdm.auto import tqdm
+
+    from .functional.boundary import BoundaryCounts, summarize_counts
+    from .io import find_pairs, list_images
+    from .report import format_table, scalar_row, write_json
+
+    device = _device(args.device)
+    json_path = _check_output(args.json, "--json")
+    out_dir = _check_out_dir(args.out_dir)
+    try:
+        pred_files = list_images(args.pred, BOUNDARY_EXTENSIONS, name="prediction folder")
+        gt_files = list_images(args.gt, BOUNDARY_EXTENSIONS, name="ground-truth folder")
+        pairing = find_pairs(args.pred, args.gt, BOUNDARY_EXTENSIONS)
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    input_format = "ucm2" if _folder_kind(pred_files, args.pred, "prediction folder") == "mat" else "soft"
+    gt_format = _folder_kind(gt_files, args.gt, "ground-truth folder")
+    if gt_format == "mat" and args.gt_labels:
+        raise InputError(
+            f"--gt-labels is for label-map images, but {args.gt} holds BSDS .mat files (their `Boundaries` are used)"
+        )
+    if gt_format == "image":
+        gt_format = "labels" if args.gt_labels else "boundaries"
+    if not pairing.pairs:
+        raise InputError(f"no prediction in {args.pred} matches a ground truth in {args.gt} by file name (stem)")
+    if not pairing.complete:
+        if not args.allow_missing:
+            raise InputError(f"the folders do not match: {pairing.problems()} (use --allow-missing to skip them)")
+        print(
+            f"warning: {pairing.problems()}; evaluating the {len(pairing.pairs)} matched pair(s) only",
+            file=sys.stderr,
+        )
+    name = args.name or Path(args.pred).resolve().name
+    stems = [stem for stem, _, _ in pairing.pairs]
+    options = {
+        "thresholds": args.thresholds,
+        "max_dist": args.max_dist,
+        "thin": not args.no_thin,
+        "input_format": input_format,
+        "backend": "auto",
+    }
+
+    parts = []
+    start = time.perf_counter()
+    disable = args.no_progress or not sys.stderr.isatty()
+    with tqdm(total=len(pairing.pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
+        images = _read_boundary_pairs(pairing.pairs, input_format, gt_format)
+        for batch in _chunked(images, args.batch_size):
+            parts.append(_boundary_counts(batch, device, options))
+            progress.update(len(batch))
+    counts = BoundaryCounts(*(torch.cat([c[i] for c in parts]) for i in range(4)), thresholds=parts[0].thresholds)
+    summary = summarize_counts(counts)
+    summary = {key: ({k: v.cpu() for k, v in value.items()} if isinstance(value, dict) else value.cpu())
+               for key, value in summary.items()}  # fmt: skip
+    _sync(device)
+    elapsed = time.perf_counter() - start
+
+    count = len(stems)
+    if math.isnan(float(summary["r50"])):
+        print("warning: precision never reaches 0.5 on these images, so R50 (recall at precision 0.5) is nan",
+              file=sys.stderr)  # fmt: skip
+    rows = {name: scalar_row({key: summary[key] for key in ("ods", "ois", "ap", "r50")})}
+    print(format_table(rows, BOUNDARY_COLUMNS))
+    thin = "" if options["thin"] else ", no thinning"
+    print(
+        f"Evaluated {count} image(s) of {args.pred} ({input_format} maps) against {args.gt} ({gt_format}) with "
+        f"{args.thresholds} thresholds, max_dist {args.max_dist:g}{thin} on {device} in {elapsed:.2f} s."
+    )
+    if out_dir is not None:
+        paths = _write_bsr_files(out_dir, summary)
+        print(f"Wrote {', '.join(p.name for p in paths)} to {out_dir}")
+    if json_path is not None:
+        per = {key: value.tolist() for key, value in summary["per_image"].items()}
+        results = {key: value for key, value in summary.items() if key != "per_image"}
+        results["per_image"] = {stem: {key: per[key][i] for key in per} for i, stem in enumerate(stems)}
+        write_json(
+            json_path,
+            {
+                "segmetrics_version": __version__,
+                "task": "boundary",
+                "name": name,
+                "pred_dir": str(Path(args.pred).resolve()),
+                "gt_dir": str(Path(args.gt).resolve()),
+                "num_images": count,
+                "missing_predictions": pairing.missing,
+                "unmatched_predictions": pairing.unmatched,
+                "settings": {
+                    "device": str(device),
+                    "batch_size": args.batch_size,
+                    "allow_missing": args.allow_missing,
+                    "thresholds": args.thresholds,
+                    "max_dist": args.max_dist,
+                    "thin": options["thin"],
+                    "input_format": input_format,
+                    "gt_format": gt_format,
+                    "gt_description": _GT_FORMATS[gt_format],
+                    "unique_occurrence": "last",
+                    "backend": "auto",
+                    "reader": (
+                        "ucm2: scipy.io.loadmat(path)['ucm2'] as float64"
+                        if input_format == "ucm2"
+                        else "segmetrics_torch.io.read_gray (== cv2.imread(path, cv2.IMREAD_GRAYSCALE)), / 255"
+                    ),
+                },
+                "elapsed_s": elapsed,
+                "results": results,
+            },
+        )
+        print(f"Wrote {json_path}")
+    return 0
+
+
 # ------------------------------------------------------------------------------------------------------- parser
 
 
@@ -325,6 +606,54 @@ def _build_parser() -> argparse.ArgumentParser:
     sod.add_argument("--no-progress", action="store_true", help="no progress bar (it is off when stderr is no TTY)")
     sod.add_argument("--name", help="row name in the table and outputs (default: the prediction folder's name)")
     sod.set_defaults(handler=_run_evaluate_sod)
+
+    bdry = tasks.add_parser(
+        "boundary",
+        help="boundary maps: the BSDS500 boundary benchmark (ODS, OIS, AP, R50)",
+        description=(
+            "Evaluate boundary predictions against annotator boundaries, files paired by name (stem), as the BSDS500 "
+            "benchmark (BSR): per threshold the thinned machine boundaries are matched one-to-one with every "
+            "annotator's within max-dist; ODS, OIS, AP and R50 as collect_eval_bdry.m. Predictions are soft "
+            "boundary maps (8-bit images, read / 255) or BSR ucm2 .mat files (a variable `ucm2`, (2H+1)x(2W+1))."
+        ),
+    )
+    bdry.add_argument(
+        "--pred", required=True, metavar="DIR", help="folder of soft boundary maps (images) or of ucm2 .mat files"
+    )
+    bdry.add_argument(
+        "--gt",
+        required=True,
+        metavar="DIR",
+        help="folder of BSDS groundTruth .mat files, or of boundary images (one annotator each; boundary = value > 0)",
+    )
+    bdry.add_argument(
+        "--gt-labels",
+        action="store_true",
+        help="the ground-truth images are label maps; their boundaries are thin(seg2bmap(labels)) as BSDS's",
+    )
+    bdry.add_argument(
+        "--thresholds", type=_positive_int, default=99, metavar="N", help="number of thresholds (default: 99)"
+    )
+    bdry.add_argument(
+        "--max-dist",
+        type=_positive_float,
+        default=0.0075,
+        metavar="F",
+        help="match tolerance: fraction of the image diagonal (< 1) or pixels (>= 1) (default: 0.0075)",
+    )
+    bdry.add_argument("--no-thin", action="store_true", help="do not thin the thresholded maps (BSR thins them)")
+    bdry.add_argument(
+        "--out-dir", metavar="DIR", help="write BSR's eval_bdry.txt, eval_bdry_thr.txt, eval_bdry_img.txt there"
+    )
+    bdry.add_argument("--json", metavar="FILE", help="write every number (curves, per image) and metadata as JSON")
+    bdry.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto (default: cpu)")
+    bdry.add_argument("--batch-size", type=_positive_int, default=8, help="images per update (default: 8)")
+    bdry.add_argument(
+        "--allow-missing", action="store_true", help="evaluate the matched pairs when some files have no counterpart"
+    )
+    bdry.add_argument("--no-progress", action="store_true", help="no progress bar (it is off when stderr is no TTY)")
+    bdry.add_argument("--name", help="row name in the table and outputs (default: the prediction folder's name)")
+    bdry.set_defaults(handler=_run_evaluate_boundary)
     evaluate.set_defaults(handler=None, subparser=evaluate)
     return parser
 

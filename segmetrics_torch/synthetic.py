@@ -35,7 +35,14 @@ from typing import NamedTuple
 import numpy as np
 from scipy.ndimage import gaussian_filter
 
-__all__ = ["METHODS", "ForegroundDataset", "make_foreground_dataset", "write_foreground_dataset"]
+__all__ = [
+    "METHODS",
+    "BoundaryDataset",
+    "ForegroundDataset",
+    "make_boundary_dataset",
+    "make_foreground_dataset",
+    "write_foreground_dataset",
+]
 
 #: index of the image whose ground truth is empty (when the dataset has more than one image)
 EMPTY_INDEX = 1
@@ -262,3 +269,49 @@ def write_foreground_dataset(
         for name, image in zip(data.names, maps, strict=True):
             Image.fromarray(image).save(out / f"{name}.png")
     return data
+
+
+# ------------------------------------------------------------------------------------------------- boundaries
+
+
+class BoundaryDataset(NamedTuple):
+    """Synthetic boundary-benchmark data: soft maps (B, H, W) float64 in [0, 1] (multiples of 1/255), annotator
+    label maps (B, A, H, W) int64 and their boundary maps (B, A, H, W) bool (``thin(seg2bmap(labels))``)."""
+
+    preds: np.ndarray
+    segmentations: np.ndarray
+    boundaries: np.ndarray
+
+
+def _voronoi(rng: np.random.Generator, seeds: np.ndarray, size: tuple[int, int], jitter: float) -> np.ndarray:
+    yy, xx = _grid(size)
+    pts = seeds + rng.normal(0, jitter, seeds.shape)
+    d = (yy[..., None] - pts[:, 0]) ** 2 + (xx[..., None] - pts[:, 1]) ** 2
+    return d.argmin(-1).astype(np.int64)
+
+
+def make_boundary_dataset(
+    n: int = 4, size: tuple[int, int] = (64, 96), n_annotators: int = 3, *, n_regions: int = 8, seed: int = 0
+) -> BoundaryDataset:
+    """Voronoi partitions whose annotators jitter the seeds (as humans disagree), and a detector's soft map: the
+    blurred boundaries of one more jittered partition, with noise, quantised to 1/255 like a PNG.
+
+    The boundaries use the BSDS rule ``thin(seg2bmap(labels))`` (computed here with the package's own ops).
+    """
+    import torch
+
+    from .ops.morphology import seg2bmap, thin
+
+    rng = np.random.default_rng(seed)
+    h, w = size
+    preds = np.zeros((n, h, w))
+    segs = np.zeros((n, n_annotators, h, w), np.int64)
+    for i in range(n):
+        seeds = rng.uniform([0, 0], [h, w], (n_regions, 2))
+        for a in range(n_annotators):
+            segs[i, a] = _voronoi(rng, seeds, size, jitter=1.5)
+        machine = seg2bmap(torch.from_numpy(_voronoi(rng, seeds, size, jitter=2.0))).numpy().astype(float)
+        soft = gaussian_filter(machine, 1.0) + rng.normal(0, 0.03, (h, w)).clip(0)
+        preds[i] = np.round(255 * soft / soft.max()) / 255
+    bounds = thin(seg2bmap(torch.from_numpy(segs))).numpy()
+    return BoundaryDataset(preds, segs, bounds)
