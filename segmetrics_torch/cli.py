@@ -498,16 +498,19 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
             parts.append(_boundary_counts(batch, device, options))
             progress.update(len(batch))
     counts = BoundaryCounts(*(torch.cat([c[i] for c in parts]) for i in range(4)), thresholds=parts[0].thresholds)
-    summary = summarize_counts(counts)
-    summary = {key: ({k: v.cpu() for k, v in value.items()} if isinstance(value, dict) else value.cpu())
-               for key, value in summary.items()}  # fmt: skip
+    summary = {  # 0-d tensors and (K,) / (B,) curves, on the CPU
+        key: {k: v.cpu() for k, v in value.items()} if isinstance(value, dict) else value.cpu()
+        for key, value in summarize_counts(counts).items()
+    }
     _sync(device)
     elapsed = time.perf_counter() - start
 
     count = len(stems)
     if math.isnan(float(summary["r50"])):
-        print("warning: precision never reaches 0.5 on these images, so R50 (recall at precision 0.5) is nan",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "warning: precision never reaches 0.5 on these images, so R50 (recall at precision 0.5) is nan",
+            file=sys.stderr,
+        )
     rows = {name: scalar_row({key: summary[key] for key in ("ods", "ois", "ap", "r50")})}
     print(format_table(rows, BOUNDARY_COLUMNS))
     thin = "" if options["thin"] else ", no thinning"

@@ -15,7 +15,6 @@ from scipy.ndimage import gaussian_filter
 from segmetrics_torch.cli import BOUNDARY_COLUMNS, main
 from segmetrics_torch.functional.boundary import annotator_boundaries, boundary_pr
 from segmetrics_torch.io import read_bsds_ground_truth
-
 from tests.conftest import shared_path
 
 # two images of 40x50 and one of 36x44 (lists of mixed sizes reach the measure with --batch-size >= 2)
@@ -251,7 +250,8 @@ def test_gt_labels(tmp_path, capsys, data):
     )  # fmt: skip
     assert status == 0, err
     preds = [torch.from_numpy(data[stem]["soft"]) for stem in sorted(data)]
-    target = [annotator_boundaries(torch.from_numpy(data[stem]["labels"].astype(np.int64))[None]) for stem in sorted(data)]
+    labels_t = [torch.from_numpy(data[stem]["labels"].astype(np.int64)) for stem in sorted(data)]
+    target = [annotator_boundaries(t[None]) for t in labels_t]
     expected = boundary_pr(preds, target, thresholds=9, max_dist=2)
     report = json.loads(json_path.read_text())
     assert report["settings"]["gt_format"] == "labels"
@@ -376,8 +376,8 @@ def test_bsds_sample_matches_bsr(tmp_path, capsys, pred_dir, reference):
     ours = np.loadtxt(out_dir / "eval_bdry.txt")
     np.testing.assert_allclose(ours, bsr, rtol=0, atol=1e-3)
     np.testing.assert_allclose(_table_row(out)[:8], bsr, rtol=0, atol=1e-3 + 5e-5)
-    np.testing.assert_allclose(np.loadtxt(out_dir / "eval_bdry_thr.txt"), np.loadtxt(data_dir / reference /
-                               "eval_bdry_thr.txt"), rtol=0, atol=1e-3)  # fmt: skip
-    ours_img, bsr_img = np.loadtxt(out_dir / "eval_bdry_img.txt"), np.loadtxt(data_dir / reference / "eval_bdry_img.txt")
+    ours_thr, bsr_thr = (np.loadtxt(d / "eval_bdry_thr.txt") for d in (out_dir, data_dir / reference))
+    np.testing.assert_allclose(ours_thr, bsr_thr, rtol=0, atol=1e-3)
+    ours_img, bsr_img = (np.loadtxt(d / "eval_bdry_img.txt") for d in (out_dir, data_dir / reference))
     np.testing.assert_array_equal(ours_img[:, :2], bsr_img[:, :2])
     np.testing.assert_allclose(ours_img[:, 2:], bsr_img[:, 2:], rtol=0, atol=2e-3)

@@ -14,7 +14,19 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from segmetrics_torch import MAE, Dice, EMeasure, FMeasure, ForegroundMeasures, IoU, SMeasure, WeightedFMeasure
+from segmetrics_torch import (
+    MAE,
+    BoundaryPR,
+    Dice,
+    EMeasure,
+    FMeasure,
+    ForegroundMeasures,
+    IoU,
+    MorphologicalBoundaryF,
+    SMeasure,
+    WeightedFMeasure,
+)
+from segmetrics_torch.synthetic import make_boundary_dataset
 
 pytestmark = [pytest.mark.ddp, pytest.mark.slow]
 
@@ -30,6 +42,18 @@ def make_data():
     gts[3] = 0  # an empty ground truth
     preds = (torch.rand(8, 24, 37, generator=gen) * 255).to(torch.uint8)
     return preds, gts
+
+
+def boundary_metrics():
+    """(name, metric factory, preds, target) of the boundary family: integer-count states and sums."""
+    d = make_boundary_dataset(6, (36, 48), 2, seed=5)
+    preds, bounds = torch.from_numpy(d.preds), torch.from_numpy(d.boundaries)
+    masks = torch.from_numpy(d.segmentations[:, 0] == 0)
+    masks_gt = torch.from_numpy(d.segmentations[:, 1] == 0)
+    return [
+        ("bpr", lambda: BoundaryPR(thresholds=9, max_dist=2.5), preds, bounds),
+        ("mbf", MorphologicalBoundaryF, masks, masks_gt),
+    ]
 
 
 def _free_port() -> int:
@@ -53,6 +77,12 @@ def _worker(rank: int, world: int, port: int, out_path: str) -> None:
             mine = list(range(rank, preds.shape[0], world))
             metric.update(preds[mine[:1]], gts[mine[:1]])
             metric.update([preds[i] for i in mine[1:]], [gts[i] for i in mine[1:]])
+            results[name] = metric.compute()
+        for name, factory, preds_b, target_b in boundary_metrics():
+            metric = factory()
+            mine = list(range(rank, preds_b.shape[0], world))
+            metric.update(preds_b[mine[:1]], target_b[mine[:1]])
+            metric.update([preds_b[i] for i in mine[1:]], [target_b[i] for i in mine[1:]])
             results[name] = metric.compute()
         if rank == 0:
             torch.save({"world_size": dist.get_world_size(), "results": results}, out_path)
@@ -79,4 +109,8 @@ def test_two_process_gloo_equals_single_process(tmp_path):
     for name, cls in METRICS.items():
         single = cls()
         single.update(preds, gts)
+        _assert_equal(got["results"][name], single.compute())
+    for name, factory, preds_b, target_b in boundary_metrics():
+        single = factory()
+        single.update(preds_b, target_b)
         _assert_equal(got["results"][name], single.compute())

@@ -19,7 +19,7 @@ from tests.conftest import shared_path
 
 def _cost_and_check(machine, target, m1, m2, max_px):
     """Validate a matching (one-to-one, mutual, within tolerance) and return (cardinality, total cost)."""
-    h, w = machine.shape
+    w = machine.shape[1]
     m1, m2 = m1.numpy().ravel(), m2.numpy().ravel()
     on1, on2 = machine.ravel(), target.ravel()
     assert np.all(m1[~on1] == -1) and np.all(m2[~on2] == -1)
