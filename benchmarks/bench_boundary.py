@@ -71,7 +71,7 @@ def synthetic_image(seed: int | str, h: int = 321, w: int = 481, annotators: int
         segs.append(d.argmin(-1))
     gt = annotator_boundaries(torch.from_numpy(np.stack(segs))).numpy()
     soft = ndimage.gaussian_filter(gt.mean(0), 1.0) + rng.normal(0, 0.02, (h, w))
-    soft = np.round(np.clip(soft / soft.max(), 0, 1), 2)
+    soft = np.clip(soft / soft.max(), 0, 1)
     ucm2 = np.zeros((2 * h + 1, 2 * w + 1))
     ucm2[2::2, 2::2] = soft
     return ucm2, gt
@@ -154,12 +154,13 @@ def peer_counts(ucm2: np.ndarray, gt: np.ndarray, thr: np.ndarray) -> tuple[floa
     return wall, cpu, np.stack([np.asarray(a) for a in out]).astype(np.int64)
 
 
-def fmt_cmp(c: dict, thr: np.ndarray) -> str:
+def fmt_cmp(c: dict, thr: np.ndarray, indent: str) -> str:
     yes = {True: "yes", False: "NO"}
     return (
-        f"sumR identical: {yes[c['sum_r']]}, sumP identical: {yes[c['sum_p']]}; ours - peer: cntR in "
-        f"[{c['d_cnt_r'][0]}, {c['d_cnt_r'][1]}], cntP in [{c['d_cnt_p'][0]}, {c['d_cnt_p'][1]}]; "
-        f"max |dF| per threshold {c['max_df']:.1e} (t={thr[c['argmax_df']]:.2f})"
+        f"{indent}sumR identical: {yes[c['sum_r']]}, sumP identical: {yes[c['sum_p']]} (all 99 thresholds); "
+        f"max |dF| per threshold {c['max_df']:.1e} (t={thr[c['argmax_df']]:.2f})\n"
+        f"{indent}ours - peer: cntR in [{c['d_cnt_r'][0]}, {c['d_cnt_r'][1]}], "
+        f"cntP in [{c['d_cnt_p'][0]}, {c['d_cnt_p'][1]}]"
     )
 
 
@@ -202,16 +203,16 @@ def main() -> None:
     print(f"data: {data_label}; {N_THRESHOLDS} thresholds, max_dist {MAX_DIST}, thinning on")
     thr = np.linspace(1 / 100, 99 / 100, 99)  # the peer's thresholds
     ours_thr = default_thresholds(N_THRESHOLDS).numpy()  # MATLAB linspace
-    print(f"ours: warm-up call (numba compile) {warm_up(args.device):.1f} s, excluded")
+    print(f"ours: first (warm-up) call, numba compile or cache load: {warm_up(args.device):.1f} s, excluded")
 
     # ---- case 1: one image
     ucm2, gt = load(args.image)
     pb = ucm2[2::2, 2::2]
     same_maps = all(((pb >= a) == (pb >= b)).all() for a, b in zip(ours_thr, thr, strict=True))
     print(
-        f"\nCase 1: image {args.image}, {pb.shape[1]}x{pb.shape[0]}, {gt.shape[0]} annotators "
-        f"(thresholds: {int((ours_thr != thr).sum())} of 99 differ by rounding between MATLAB and numpy linspace; "
-        f"binarised maps identical at all: {'yes' if same_maps else 'NO'})"
+        f"\nCase 1: image {args.image}, {pb.shape[1]}x{pb.shape[0]}, {gt.shape[0]} annotators\n"
+        f"  thresholds: ours MATLAB linspace, peer np.linspace ({int((ours_thr != thr).sum())}/99 differ in the "
+        f"last bits); binarised maps identical: {'yes' if same_maps else 'NO'}"
     )
     runs = [run_ours([ucm2], [gt], args.device, 1) for _ in range(args.repeats)]
     ours_s = statistics.median(r[0] for r in runs)
@@ -223,7 +224,7 @@ def main() -> None:
         wall, cpu, counts = peer_cache[args.image]
         print(f"  peer: {wall:.1f} s/img wall, {cpu:.1f} s CPU (1 run)")
         print(f"  ratio peer/ours: {wall / ours_s:.0f}x")
-        print(f"  {fmt_cmp(compare(ours_counts, counts), thr)}")
+        print(fmt_cmp(compare(ours_counts, counts), thr, "  "))
 
     # ---- case 2: the whole sample
     data = [load(i) for i in ids]
@@ -251,7 +252,7 @@ def main() -> None:
             cpus.append(cpu)
             note = " (the case-1 run, reused)" if reused else ""
             print(f"  peer on {image_id}: {wall:.1f} s wall, {cpu:.1f} s CPU{note}")
-            print(f"    {fmt_cmp(compare(runs[0][1][:, j], counts), thr)}")
+            print(fmt_cmp(compare(runs[0][1][:, j], counts), thr, "    "))
         per_img = float(np.mean(walls))
         print(
             f"  peer: {per_img:.1f} s/img wall, {np.mean(cpus):.1f} s/img CPU, MEASURED ON {n_peer} IMAGE(S) "

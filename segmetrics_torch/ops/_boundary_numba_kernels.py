@@ -414,17 +414,19 @@ def level_counts(img, grids, n2s, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def soft_map_counts(pb, thresholds, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad, big):
+def soft_map_counts(pb, thresholds, tasks, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad,
+                    big):
     # pragma: no cover - compiled
     # Soft maps (B, H, W) float64 (padded to a common size; dims[b] = true (H, W)) at thresholds (K,): machine map
-    # `pb >= t`. Returns (3, B, K) int64 [cntR, cntP, sumP]. One parallel task per (image, threshold).
+    # `pb >= t`. Returns (3, B, K) int64 [cntR, cntP, sumP], filled for the (image, threshold) pairs of `tasks`
+    # (T, 2), one parallel task each.
     nb = pb.shape[0]
     nk = thresholds.shape[0]
     grids, n2s = gt_index_grids(gts, n_gt, dims, pad)
     out = np.zeros((3, nb, nk), np.int64)
-    for task in numba.prange(nb * nk):
-        b = task // nk
-        k = task % nk
+    for task in numba.prange(tasks.shape[0]):
+        b = tasks[task, 0]
+        k = tasks[task, 1]
         h = dims[b, 0]
         w = dims[b, 1]
         t = thresholds[k]

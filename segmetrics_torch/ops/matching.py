@@ -121,6 +121,27 @@ def correspond_pixels(machine: Tensor, target: Tensor, max_dist: float = 0.0075)
             torch.from_numpy(out2.reshape(h, w)).to(machine.device))
 
 
+def _distinct_levels(pb: np.ndarray, thresholds: np.ndarray, dims: np.ndarray) -> np.ndarray:
+    """(B, K) index of the first threshold giving the same machine map as threshold k (k itself if it is new).
+
+    With increasing thresholds, ``pb >= t[k]`` equals ``pb >= t[k-1]`` unless some pixel lies in ``[t[k-1], t[k])``;
+    ucm2 maps have few distinct values, so most of the 99 maps repeat (typically 25-50 are distinct) and their
+    counts are copied instead of recomputed. Unsorted thresholds are all computed.
+    """
+    nb, nk = dims.shape[0], len(thresholds)
+    rep = np.tile(np.arange(nk), (nb, 1))
+    if nk < 2 or not np.all(np.diff(thresholds) > 0):
+        return rep
+    for b, (h, w) in enumerate(dims):
+        # number of thresholds <= value, per pixel: level k is new iff some pixel has exactly k of them
+        below = np.bincount(np.searchsorted(thresholds, pb[b, :h, :w].ravel(), side="right"), minlength=nk + 1)
+        new = below[1:nk] > 0
+        for kk in range(1, nk):
+            if not new[kk - 1]:
+                rep[b, kk] = rep[b, kk - 1]
+    return rep
+
+
 def correspondence_counts(
     machine: np.ndarray,
     gts: np.ndarray,
@@ -162,7 +183,10 @@ def correspondence_counts(
     big = _big(int(off_cost.max()), int(dims.prod(1).max()))
     k = _kernels()
     if thresholds is not None:
-        return k.soft_map_counts(
-            machine, thresholds, dims, gts, n_gt, lut1, lut2, thin, off[0], off[1], off_cost, n_off, pad, big
+        rep = _distinct_levels(machine, thresholds, dims)
+        tasks = np.argwhere(rep == np.arange(len(thresholds)))
+        out = k.soft_map_counts(
+            machine, thresholds, tasks, dims, gts, n_gt, lut1, lut2, thin, off[0], off[1], off_cost, n_off, pad, big
         )
+        return np.take_along_axis(out, rep[None].repeat(3, 0), axis=2)
     return k.stack_counts(machine, dims, gts, n_gt, lut1, lut2, thin, off[0], off[1], off_cost, n_off, pad, big)

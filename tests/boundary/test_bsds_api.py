@@ -231,3 +231,19 @@ def test_bad_arguments():
             torch.zeros(1, 2, 8, 8, dtype=torch.bool), torch.zeros(1, 1, 8, 8, dtype=torch.bool), thresholds=3,
             input_format="stack",
         )  # fmt: skip
+
+
+def test_repeated_machine_maps_are_counted_once_with_identical_results(data):
+    """Few distinct values (as in ucm2): thresholds giving the same map share one evaluation; the counts equal those
+    of the torch path, which evaluates every threshold, and of an unsorted threshold list (no sharing)."""
+    preds, target, _ = data
+    coarse = torch.round(preds[:2] * 3) / 3  # values 0, 1/3, 2/3, 1
+    thr = default_thresholds(20)
+    a = boundary_pr_counts(coarse, target[:2], thresholds=thr, max_dist=MAX_DIST)
+    b = boundary_pr_counts(coarse, target[:2], thresholds=thr, max_dist=MAX_DIST, backend="torch")
+    perm = torch.randperm(20, generator=torch.Generator().manual_seed(0))
+    c = boundary_pr_counts(coarse, target[:2], thresholds=thr[perm], max_dist=MAX_DIST)
+    for f in ("cnt_r", "sum_r", "cnt_p", "sum_p"):
+        assert torch.equal(getattr(a, f), getattr(b, f))
+        assert torch.equal(getattr(a, f)[:, perm], getattr(c, f))
+    assert len(torch.unique(a.sum_p[0])) <= 4
