@@ -15,6 +15,7 @@ import torch
 from torch import Tensor
 
 __all__ = [
+    "as_binary_mask",
     "as_image_list",
     "check_image_stack",
     "check_positive_float",
@@ -30,6 +31,21 @@ def check_tensor(x: object, name: str) -> Tensor:
     return x
 
 
+
+
+def as_binary_mask(x: Tensor, name: str, validate_args: bool = True) -> Tensor:
+    """``x`` as a bool tensor: bool as is; integer / floating tensors must hold only 0 and 1 (checked when
+    ``validate_args``; this synchronises a CUDA device); complex dtypes are rejected."""
+    if x.dtype == torch.bool:
+        return x
+    if x.is_complex():
+        raise TypeError(f"Expected `{name}` to be bool or a {{0, 1}} tensor, but got dtype {x.dtype}.")
+    if validate_args and x.numel() and not bool(((x == 0) | (x == 1)).all()):
+        raise ValueError(
+            f"Expected `{name}` to be boolean (bool, or only 0 and 1), but it holds other values "
+            f"(range [{float(x.min()):g}, {float(x.max()):g}])."
+        )
+    return x != 0
 
 
 def check_positive_float(value: object, name: str) -> float:

@@ -18,9 +18,9 @@ from torch import Tensor
 from torchmetrics import Metric
 
 from .._checks import check_positive_float
-from ..functional.boundary.bsds import INPUT_FORMATS, boundary_pr_counts, default_thresholds
+from ..functional.boundary.bsds import boundary_pr_counts, check_input_format, default_thresholds
 from ..functional.boundary.morphological import morphological_boundary_f
-from ..functional.boundary.summary import boundary_summary, ois_counts
+from ..functional.boundary.summary import boundary_summary, check_unique_occurrence, ois_counts
 from ..ops.morphology import _check_backend
 
 __all__ = ["BoundaryPR", "MorphologicalBoundaryF"]
@@ -86,13 +86,8 @@ class BoundaryPR(Metric):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        if input_format not in INPUT_FORMATS:
-            raise ValueError(
-                f"Expected `input_format` to be one of {', '.join(map(repr, INPUT_FORMATS))}, "
-                f"but got {input_format!r}."
-            )
-        if unique_occurrence not in ("first", "last"):
-            raise ValueError(f"Expected `unique_occurrence` to be 'first' or 'last', but got {unique_occurrence!r}.")
+        check_input_format(input_format)
+        check_unique_occurrence(unique_occurrence)
         for name, value in (("thin", thin), ("validate_args", validate_args)):
             if not isinstance(value, bool):
                 raise TypeError(f"Expected argument `{name}` to be a bool, but got {value!r}.")

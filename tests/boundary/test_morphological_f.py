@@ -71,7 +71,7 @@ def test_bad_input():
     m = torch.zeros(2, 10, 10, dtype=torch.bool)
     with pytest.raises(ValueError, match="same shape"):
         morphological_boundary_f([m[0]], [m[0, :5]])
-    with pytest.raises(ValueError, match="binary"):
+    with pytest.raises(ValueError, match="boolean"):
         morphological_boundary_f(m.float() + 0.5, m)
     with pytest.raises(ValueError, match="bound_th"):
         MorphologicalBoundaryF(bound_th=0)

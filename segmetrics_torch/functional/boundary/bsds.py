@@ -36,7 +36,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..._checks import check_positive_float, check_probability_map, check_tensor
+from ..._checks import as_binary_mask, check_positive_float, check_probability_map, check_tensor
 from ...ops.matching import correspondence_counts
 from ...ops.morphology import resolve_backend, seg2bmap
 from ...ops.morphology import thin as thin_maps
@@ -84,7 +84,7 @@ def default_thresholds(thresholds: int | Sequence[float] | Tensor, input_format:
     return t
 
 
-def _check_format(input_format: str) -> None:
+def check_input_format(input_format: str) -> None:
     if input_format not in INPUT_FORMATS:
         raise ValueError(
             f"Expected `input_format` to be one of {', '.join(map(repr, INPUT_FORMATS))}, but got {input_format!r}."
@@ -111,19 +111,6 @@ def _as_list(x: object, name: str, ndim: int) -> list[Tensor]:
         if item.ndim != ndim:
             raise ValueError(f"Expected `{name}[{i}]` to have {ndim} dims, but got shape {tuple(item.shape)}.")
     return list(x)
-
-
-def _check_binary(x: Tensor, name: str, validate_args: bool) -> Tensor:
-    if x.is_complex():
-        raise TypeError(f"Expected `{name}` to be bool or a {{0, 1}} tensor, but got dtype {x.dtype}.")
-    if x.dtype == torch.bool:
-        return x
-    if validate_args and not bool(((x == 0) | (x == 1)).all()):
-        raise ValueError(
-            f"Expected `{name}` to be boolean (bool, or only 0 and 1), but it holds other values "
-            f"(range [{float(x.min()):g}, {float(x.max()):g}])."
-        )
-    return x != 0
 
 
 def _soft_map(x: Tensor, name: str, input_format: str, validate_args: bool) -> Tensor:
@@ -203,7 +190,7 @@ def boundary_pr_counts(
     Edge cases: an image without annotator boundary pixels has ``sumR = 0`` (R = 0 in the summaries); a level
     without machine pixels has ``sumP = 0`` (P = 0).
     """
-    _check_format(input_format)
+    check_input_format(input_format)
     check_positive_float(max_dist, "max_dist")
     levels = default_thresholds(thresholds, input_format)
     pred_list = _as_list(preds, "preds", 3 if input_format == "stack" else 2)
@@ -222,13 +209,13 @@ def boundary_pr_counts(
             raise ValueError(
                 f"Expected at least one annotator in `target[{i}]`, but got an empty stack {tuple(g.shape)}."
             )
-        gts.append(_check_binary(g, f"target[{i}]", validate_args))
+        gts.append(as_binary_mask(g, f"target[{i}]", validate_args))
 
     machine: list[Tensor] = []
     for i, x in enumerate(pred_list):
         name = f"preds[{i}]"
         if input_format == "stack":
-            m = _check_binary(x, name, validate_args)
+            m = as_binary_mask(x, name, validate_args)
             if m.shape[0] != levels.numel():
                 raise ValueError(
                     f"Expected `{name}` to hold {levels.numel()} levels (one per threshold), but got {m.shape[0]}."

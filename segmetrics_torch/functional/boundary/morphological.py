@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ..._checks import as_image_list, check_image_stack, check_positive_float, check_tensor
+from ..._checks import as_binary_mask, as_image_list, check_image_stack, check_positive_float, check_tensor
 from ...ops.morphology import dilate_disk, seg2bmap
 
 __all__ = ["boundary_radius", "morphological_boundary_f"]
@@ -28,16 +28,6 @@ __all__ = ["boundary_radius", "morphological_boundary_f"]
 def boundary_radius(bound_th: float, height: int, width: int) -> float:
     """DAVIS tolerance in pixels: ``ceil(bound_th * diagonal)`` for ``bound_th < 1``, else ``bound_th``."""
     return float(bound_th) if bound_th >= 1 else float(math.ceil(bound_th * math.hypot(height, width)))
-
-
-def _binary(x: Tensor, name: str, validate_args: bool) -> Tensor:
-    if x.dtype == torch.bool:
-        return x
-    if x.is_complex():
-        raise TypeError(f"Expected `{name}` to be a bool or {{0, 1}} mask, but got dtype {x.dtype}.")
-    if validate_args and not bool(((x == 0) | (x == 1)).all()):
-        raise ValueError(f"Expected `{name}` to be a binary mask (bool, or only 0 and 1), but it holds other values.")
-    return x != 0
 
 
 def _stack_f(preds: Tensor, target: Tensor, bound_th: float, backend: str) -> tuple[Tensor, Tensor, Tensor]:
@@ -108,8 +98,8 @@ def morphological_boundary_f(
                 f"Expected `preds[{i}]` and `target[{i}]` of the same shape, but got {tuple(p.shape)} and "
                 f"{tuple(t.shape)}."
             )
-    preds_b = [_binary(p, f"preds[{i}]", validate_args) for i, p in enumerate(pred_list)]
-    target_b = [_binary(t, f"target[{i}]", validate_args) for i, t in enumerate(target_list)]
+    preds_b = [as_binary_mask(p, f"preds[{i}]", validate_args) for i, p in enumerate(pred_list)]
+    target_b = [as_binary_mask(t, f"target[{i}]", validate_args) for i, t in enumerate(target_list)]
     # images of one size are evaluated together
     groups: dict[tuple[int, int], list[int]] = {}
     for i, p in enumerate(preds_b):

@@ -109,7 +109,7 @@ def _interp1(x: Tensor, y: Tensor, xq: Tensor) -> Tensor:
 
 def average_precision(r: Tensor, p: Tensor, *, unique_occurrence: str = "last") -> Tensor:
     """BSR ``Area_PR`` of a 1-D curve (see module doc); a 0-d float64 tensor."""
-    _check_occurrence(unique_occurrence)
+    check_unique_occurrence(unique_occurrence)
     ru, idx = _unique_index(r, unique_occurrence)
     if ru.numel() < 2:
         return torch.zeros((), dtype=torch.float64, device=r.device)
@@ -127,7 +127,7 @@ def recall_at_precision(r: Tensor, p: Tensor, precision: float = 0.5) -> Tensor:
     return _interp1(pu, r[idx], q.reshape(1))[0]
 
 
-def _check_occurrence(unique_occurrence: str) -> None:
+def check_unique_occurrence(unique_occurrence: str) -> None:
     if unique_occurrence not in ("first", "last"):
         raise ValueError(f"Expected `unique_occurrence` to be 'first' or 'last', but got {unique_occurrence!r}.")
 
@@ -154,7 +154,7 @@ def boundary_summary(
         ``{"ods": {"threshold", "recall", "precision", "f"}, "ois": {"recall", "precision", "f"}, "ap", "r50",
         "thresholds", "recall", "precision", "f"}``: 0-d float64 tensors and (K,) curves.
     """
-    _check_occurrence(unique_occurrence)
+    check_unique_occurrence(unique_occurrence)
     r, p, f = precision_recall_f(cnt_r, sum_r, cnt_p, sum_p)
     t, br, bp, bf = best_f_interpolated(thresholds, r, p)
     oir, oip, oif = precision_recall_f(*ois_counts.unbind(-1))
