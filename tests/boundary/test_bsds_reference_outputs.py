@@ -165,3 +165,17 @@ def test_pyedgeeval_on_bsr_images():
     np.testing.assert_allclose(r_o, r_t, atol=1e-3, rtol=0)
     np.testing.assert_allclose(p_o, p_t, atol=1e-3, rtol=0)
     np.testing.assert_allclose(2 * p_o * r_o / (p_o + r_o), 2 * p_t * r_t / (p_t + r_t), atol=1e-3, rtol=0)
+
+
+def test_summary_of_the_official_200_image_curve():
+    """ODS interpolation and AP from the official gPb-owt-ucm per-threshold curve (all 200 test images,
+    ``eval_bdry_thr.txt``) reproduce the official ``eval_bdry.txt`` to its printed precision."""
+    from segmetrics_torch.functional.boundary import average_precision, best_f_interpolated
+
+    base = shared_path("bsds_sample", "BSDS500", "ucm2", "test_eval")
+    thr = np.loadtxt(base / "eval_bdry_thr.txt")
+    official = np.loadtxt(base / "eval_bdry.txt")
+    r, p = torch.from_numpy(thr[:, 1]), torch.from_numpy(thr[:, 2])
+    ods = [float(x) for x in best_f_interpolated(torch.from_numpy(thr[:, 0]), r, p)]
+    np.testing.assert_allclose(ods, official[:4], atol=5e-7, rtol=0)
+    np.testing.assert_allclose(float(average_precision(r, p)), official[7], atol=5e-7, rtol=0)
