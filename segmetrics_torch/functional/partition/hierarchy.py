@@ -1,0 +1,259 @@
+"""Hierarchies of partitions (UCMs or stacks of segmentations) evaluated at every level in one batch.
+
+For a ``ucm2`` all levels come from one union-find sweep (:func:`segmetrics_torch.ops.hierarchy.ucm_hierarchy`) as
+merges of *atoms* (the finest regions), so the pixels are tabulated once per annotation (atoms x annotation regions)
+and every level's table is an aggregation of that small table: L levels cost little more than one. A ``"stack"`` of
+L label maps per image (e.g. BSR ``segs``) need not be nested and is tabulated pixel by pixel.
+
+Per level the results are those of :func:`.segmentation.partition_measures` plus the Berkeley region benchmark's
+covering counts (BSR ``evaluation_reg_image.m``): ``reg_cnt_r = sum_k sum_j |G_kj| max_i J``,
+``reg_sum_r = K N``, ``reg_cnt_p = sum_i |S_i| max_{k, j} J``, ``reg_sum_p = N``, and per image
+``reg_cnt_r_best = sum_k sum_j |G_kj| max_levels max_i J``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+from ..._checks import check_positive_float, check_tensor
+from ...ops.contingency import ContingencyTables, accumulate_tables, contingency_tables, pair_tables, relabel
+from ...ops.hierarchy import RULES, ucm_hierarchy
+from ..boundary.bsds import default_thresholds
+from .segmentation import _by_size, as_label_list, partition_fb
+from .tables import TABLE_MEASURES, _Slots, check_measures, measures_from_tables
+
+__all__ = ["HIERARCHY_FORMATS", "hierarchy_measures", "region_benchmark_counts"]
+
+HIERARCHY_FORMATS = ("ucm2", "stack")
+
+
+def _ucm_list(x: object, validate_args: bool) -> list[Tensor]:
+    if isinstance(x, Tensor):
+        if x.ndim != 3:
+            raise ValueError(f"Expected `preds` ucm2 maps of shape (B, 2H+1, 2W+1) or a list, got {tuple(x.shape)}.")
+        items = list(x.unbind(0))
+    elif isinstance(x, Sequence) and not isinstance(x, (str, bytes)):
+        items = list(x)
+    else:
+        raise TypeError(f"Expected `preds` to be a torch.Tensor or a list of tensors, but got {type(x).__name__}.")
+    if not items:
+        raise ValueError("Expected `preds` to hold at least one image, but got an empty batch.")
+    out = []
+    for i, u in enumerate(items):
+        check_tensor(u, f"preds[{i}]")
+        if u.ndim != 2 or u.shape[0] % 2 == 0 or u.shape[1] % 2 == 0 or min(u.shape) < 3:
+            raise ValueError(
+                f"Expected `preds[{i}]` to be a double-size ucm2 of odd shape (2H+1, 2W+1), but got {tuple(u.shape)}."
+            )
+        if u.is_complex():
+            raise TypeError(f"Expected `preds[{i}]` to be a real ucm2 map, but got dtype {u.dtype}.")
+        if validate_args and u.is_floating_point() and not bool(torch.isfinite(u).all()):
+            raise ValueError(f"Expected `preds[{i}]` to contain only finite values, but it contains NaN or inf.")
+        out.append(u)
+    return out
+
+
+def _coarsen(base: ContingencyTables, atom_labels: list[Tensor], level_regions: Tensor) -> ContingencyTables:
+    """Tables of every level from the atoms x annotations tables (one partition = one image's atom map)."""
+    dev = base.counts.device
+    n_img, n_lev = level_regions.shape
+    n_atoms = base.partition_regions
+    # the level-l label of every atom, all images in one flat tensor
+    flat = torch.cat([a.flatten() for a in atom_labels])
+    lab_start = torch.cumsum(n_atoms * n_lev, 0) - n_atoms * n_lev
+    atom_offset = torch.cumsum(n_atoms, 0) - n_atoms
+    img = base.table_partition[base.tables]
+    atom_local = base.rows - atom_offset[img]
+    levels = torch.arange(n_lev, device=dev)
+    rows_local = flat[lab_start[img][None] + levels[:, None] * n_atoms[img][None] + atom_local[None]]
+    p_image = torch.arange(n_img, device=dev).repeat_interleave(n_lev)
+    # base tables have one partition per image, so an annotation's image is its tables' partition
+    ann_image = torch.zeros(base.annotation_regions.numel(), dtype=torch.int64, device=dev).scatter_(
+        0, base.table_annotation, base.table_partition
+    )
+    t_part, t_ann = pair_tables(p_image, ann_image)
+    per_img = torch.bincount(base.table_partition, minlength=n_img)
+    base_start = torch.cumsum(per_img, 0) - per_img
+    new_start = torch.cumsum(per_img.repeat_interleave(n_lev), 0) - per_img.repeat_interleave(n_lev)
+    part = img[None] * n_lev + levels[:, None]
+    tables = new_start[part] + (base.tables - base_start[img])[None]
+    col_offset = torch.cumsum(base.annotation_regions, 0) - base.annotation_regions
+    cols_local = base.cols - col_offset[base.table_annotation[base.tables]]
+    return accumulate_tables(
+        tables.flatten(),
+        rows_local.flatten(),
+        cols_local.expand(n_lev, -1).flatten(),
+        base.counts.expand(n_lev, -1).flatten(),
+        t_part,
+        t_ann,
+        level_regions.flatten(),
+        base.annotation_regions,
+    )
+
+
+def region_benchmark_counts(ct: ContingencyTables, num_levels: int) -> dict[str, Tensor]:
+    """BSR region-benchmark covering counts per partition (see the module doc), partitions ordered image-major with
+    ``num_levels`` per image: (B, L) float64 ``reg_cnt_r, reg_sum_r, reg_cnt_p, reg_sum_p`` and (B,)
+    ``reg_cnt_r_best``."""
+    dev = ct.counts.device
+    n = ct.counts.double()
+    jac = n / (ct.row_sizes.double()[ct.rows] + ct.col_sizes.double()[ct.cols] - n)
+    n_part = ct.num_partitions
+
+    def per_partition(values: Tensor, owner: Tensor) -> Tensor:
+        return torch.zeros(n_part, dtype=torch.float64, device=dev).index_add_(0, owner, values)
+
+    cs = _Slots(ct, "col")
+    cnt_r = per_partition(cs.size.double() * cs.amax(jac), ct.table_partition[cs.table])
+    sum_r = per_partition(ct.num_pixels.double(), ct.table_partition)
+    best_row = torch.zeros(ct.row_sizes.numel(), dtype=torch.float64, device=dev).scatter_reduce_(
+        0, ct.rows, jac, reduce="amax", include_self=True
+    )
+    cnt_p = per_partition(ct.row_sizes.double() * best_row, ct.row_partition)
+    sum_p = per_partition(ct.row_sizes.double(), ct.row_partition)
+    best_col = torch.zeros(ct.col_sizes.numel(), dtype=torch.float64, device=dev).scatter_reduce_(
+        0, ct.cols, jac, reduce="amax", include_self=True
+    )
+    # each annotation belongs to one image: its tables' partitions are that image's levels
+    ann_part = torch.zeros(ct.annotation_regions.numel(), dtype=torch.int64, device=dev).scatter_reduce_(
+        0, ct.table_annotation, ct.table_partition, reduce="amax", include_self=False
+    )
+    ann_image = torch.div(ann_part, num_levels, rounding_mode="floor")
+    n_img = n_part // num_levels
+    best = torch.zeros(n_img, dtype=torch.float64, device=dev).index_add_(
+        0, ann_image[ct.col_annotation], ct.col_sizes.double() * best_col
+    )
+    shape = (n_img, num_levels)
+    return {
+        "reg_cnt_r": cnt_r.view(shape),
+        "reg_sum_r": sum_r.view(shape),
+        "reg_cnt_p": cnt_p.view(shape),
+        "reg_sum_p": sum_p.view(shape),
+        "reg_cnt_r_best": best,
+    }
+
+
+def hierarchy_measures(
+    preds: Tensor | Sequence[Tensor],
+    target: Tensor | Sequence[Tensor],
+    *,
+    input_format: str = "ucm2",
+    thresholds: int | Sequence[float] | Tensor = 99,
+    num_regions: Sequence[int] | Tensor | None = None,
+    rule: str = "seism",
+    measures: str | Sequence[str] | None = None,
+    region_benchmark: bool = True,
+    gamma_obj: float = 0.9,
+    gamma_part: float = 0.25,
+    beta: float = 0.1,
+    max_dist: float = 0.0075,
+    validate_args: bool = True,
+) -> dict[str, Tensor]:
+    """Partition measures of every level of each image's hierarchy.
+
+    Args:
+        preds: ``"ucm2"``: (B, 2H+1, 2W+1) double-size ultrametric contour maps or a list; ``"stack"``: (B, L, H, W)
+            label maps or a list of (L, H, W), one partition per level.
+        target: (B, K, H, W) human label maps or a list of (K_b, H, W).
+        input_format: "ucm2" or "stack".
+        thresholds: ucm2 levels: an int L gives MATLAB's ``linspace(1/(L+1), 1 - 1/(L+1), L)`` (99 -> 0.01 ... 0.99,
+            SEISM's gPb-UCM parameters and BSR's default), or the values; the partition at ``t`` is
+            ``gridbmap2seg(ucm2 > t)`` ("seism") or ``bwlabel(ucm2 <= t)`` ("bsr"), see ``rule``. For "stack", an int
+            L labels the levels 1..L.
+        num_regions: instead of thresholds, SEISM's "number of regions" parameters (ucm2 only): per image the
+            threshold is the n-th largest distinct non-zero ucm2 value (``read_one_ucm.m``), 0 if there are fewer.
+        rule: "seism" (4-connected, grid corners closed) or "bsr" (8-connected), see
+            :mod:`segmetrics_torch.ops.hierarchy`.
+        measures: keys of :func:`.segmentation.partition_measures` (default all; Fb is the costly one).
+        region_benchmark: also return the BSR region-benchmark covering counts (``reg_*``).
+        gamma_obj, gamma_part, beta, max_dist: as :func:`.segmentation.partition_measures`.
+
+    Returns:
+        dict of (B, L) tensors (float64; Fb counts int64) per key as :func:`.segmentation.partition_measures`, the
+        ``reg_*`` counts, ``regions`` (B, L) int64 region counts per level, and ``thresholds``: (L,) float64 or, with
+        ``num_regions``, (B, L) per image.
+    """
+    if input_format not in HIERARCHY_FORMATS:
+        raise ValueError(f"Expected `input_format` to be one of {HIERARCHY_FORMATS}, but got {input_format!r}.")
+    if rule not in RULES:
+        raise ValueError(f"Expected `rule` to be one of {RULES}, but got {rule!r}.")
+    keys = check_measures(measures)
+    check_positive_float(max_dist, "max_dist")
+    g_list = as_label_list(target, "target", 3, validate_args)
+    if input_format == "ucm2":
+        u_list = _ucm_list(preds, validate_args)
+        shapes = [((u.shape[0] - 1) // 2, (u.shape[1] - 1) // 2) for u in u_list]
+        if num_regions is not None:
+            from ...ops.hierarchy import region_count_thresholds
+
+            levels = torch.stack([region_count_thresholds(u, num_regions) for u in u_list]).cpu()
+        else:
+            levels = default_thresholds(thresholds, "soft")
+    else:
+        if num_regions is not None:
+            raise ValueError("`num_regions` applies to ucm2 input only.")
+        s_list = as_label_list(preds, "preds", 3, validate_args)
+        shapes = [tuple(s.shape[-2:]) for s in s_list]
+        levels = default_thresholds(thresholds, "stack")
+        for i, s in enumerate(s_list):
+            if s.shape[0] != levels.numel():
+                raise ValueError(f"Expected `preds[{i}]` to hold {levels.numel()} levels, but got {s.shape[0]}.")
+    if len(shapes) != len(g_list):
+        raise ValueError(
+            f"Expected `preds` and `target` to hold the same number of images, but got {len(shapes)} and "
+            f"{len(g_list)}."
+        )
+    for i, (s, g) in enumerate(zip(shapes, g_list, strict=True)):
+        if tuple(s) != tuple(g.shape[-2:]):
+            raise ValueError(
+                f"Expected `preds[{i}]` to describe {tuple(g.shape[-2:])} images like `target[{i}]`, "
+                f"but got {tuple(s)}."
+            )
+    n_lev = levels.shape[-1]
+    table_keys = tuple(k for k in keys if k in TABLE_MEASURES)
+    pieces: dict[str, list[tuple[list[int], Tensor]]] = {}
+    for idx in _by_size([tuple(s) for s in shapes]):
+        anns = [g_list[i] for i in idx]
+        values: dict[str, Tensor] = {}
+        if input_format == "ucm2":
+            lev = levels[idx] if levels.ndim == 2 else levels
+            h = ucm_hierarchy([u_list[i] for i in idx], lev, rule=rule)
+            atoms = torch.stack(h.atoms).flatten(1)
+            a_flat = torch.cat([a.flatten(1).to(atoms.device) for a in anns])
+            a_rel, a_regions = relabel(a_flat)
+            a_image = torch.repeat_interleave(
+                torch.arange(len(idx), device=atoms.device), torch.tensor([a.shape[0] for a in anns])
+            )
+            n_atoms = torch.tensor([a.shape[1] for a in h.atom_labels], device=atoms.device)
+            t_part, t_ann = pair_tables(torch.arange(len(idx), device=atoms.device), a_image)
+            base = contingency_tables(atoms, n_atoms, a_rel, a_regions, t_part, t_ann)
+            ct = _coarsen(base, h.atom_labels, h.level_regions)
+            values["regions"] = h.level_regions
+            parts = [h.partitions(b) for b in range(len(idx))] if "fb" in keys else None
+        else:
+            from .segmentation import partition_tables
+
+            parts = [s_list[i] for i in idx]
+            ct = partition_tables(parts, anns)
+            values["regions"] = ct.partition_regions.view(len(idx), n_lev)
+        if table_keys:
+            per = measures_from_tables(ct, table_keys, gamma_obj=gamma_obj, gamma_part=gamma_part, beta=beta)
+            values.update({k: v.view(len(idx), n_lev) for k, v in per.items()})
+        if region_benchmark:
+            values.update(region_benchmark_counts(ct, n_lev))
+        if "fb" in keys:
+            values.update(partition_fb(parts, anns, max_dist=max_dist))
+        for k, v in values.items():
+            pieces.setdefault(k, []).append((idx, v))
+    out: dict[str, Tensor] = {}
+    for k, parts_k in pieces.items():
+        first = parts_k[0][1]
+        full = torch.empty((len(shapes), *first.shape[1:]), dtype=first.dtype, device=first.device)
+        for idx, v in parts_k:
+            full[torch.tensor(idx, device=first.device)] = v.to(first.device)
+        out[k] = full
+    out["thresholds"] = levels.to(out["regions"].device)
+    return out

@@ -1,0 +1,223 @@
+"""Partition measures of label maps against several human label maps (SEISM), batched: the functional API.
+
+``preds`` are machine partitions, ``target`` the human partitions of the same image (BSDS500 has 4-9 per image).
+Everything but Fb derives from the contingency tables of :mod:`segmetrics_torch.ops.contingency` (see
+:mod:`.tables` for the formulas and the multi-annotator rules); Fb scores the partition's boundaries
+(``seg2bmap``) against the annotators' (``thin(seg2bmap)``) with the BSDS correspondence, as SEISM's ``eval_segm.m``.
+
+Labels: any integer values (negative, huge, non-contiguous); label 0 is an ordinary region (as SEISM). Floating
+tensors are accepted when every value is an integer; fractions, NaN and inf raise ``ValueError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import Tensor
+
+from ..._checks import check_positive_float, check_tensor
+from ...ops.contingency import ContingencyTables, contingency_tables, pair_tables, relabel
+from ..boundary.bsds import annotator_boundaries, boundary_pr_counts, segmentation_boundaries
+from .tables import TABLE_MEASURES, check_measures, measures_from_tables
+
+__all__ = [
+    "as_label_list",
+    "fb_precision_recall",
+    "partition_fb",
+    "partition_measures",
+    "partition_tables",
+]
+
+
+def _as_labels(x: Tensor, name: str, validate_args: bool) -> Tensor:
+    if x.dtype == torch.bool:
+        return x.long()
+    if x.is_complex():
+        raise TypeError(f"Expected `{name}` to hold integer labels, but got dtype {x.dtype}.")
+    if x.is_floating_point():
+        if validate_args:
+            if not bool(torch.isfinite(x).all()):
+                raise ValueError(f"Expected `{name}` to hold integer labels, but it contains NaN or inf.")
+            if not bool((x == torch.round(x)).all()):
+                raise ValueError(
+                    f"Expected `{name}` to hold integer labels, but it holds fractional values (dtype {x.dtype})."
+                )
+            if x.numel() and float(x.abs().max()) >= 2**53:
+                raise ValueError(f"Expected `{name}` labels below 2**53 in magnitude for a floating dtype.")
+        return x.long()
+    return x.long()
+
+
+def as_label_list(x: object, name: str, ndim: int, validate_args: bool = True) -> list[Tensor]:
+    """``x`` as a list of int64 label tensors with ``ndim`` dims each: a tensor with one more dim is split along its
+    first; a list/tuple is taken item by item. Empty batches, empty images and wrong dims raise ``ValueError``."""
+    if isinstance(x, Tensor):
+        if x.ndim != ndim + 1:
+            shape = "(B, H, W)" if ndim == 2 else "(B, K, H, W)"
+            raise ValueError(f"Expected `{name}` of shape {shape} or a list, but got shape {tuple(x.shape)}.")
+        items = list(x.unbind(0))
+    elif isinstance(x, Sequence) and not isinstance(x, (str, bytes)):
+        items = list(x)
+    else:
+        raise TypeError(f"Expected `{name}` to be a torch.Tensor or a list of tensors, but got {type(x).__name__}.")
+    if not items:
+        raise ValueError(f"Expected `{name}` to hold at least one image, but got an empty batch.")
+    out = []
+    for i, item in enumerate(items):
+        check_tensor(item, f"{name}[{i}]")
+        if item.ndim != ndim:
+            raise ValueError(f"Expected `{name}[{i}]` to have {ndim} dims, but got shape {tuple(item.shape)}.")
+        if item.shape[-1] == 0 or item.shape[-2] == 0 or (ndim == 3 and item.shape[0] == 0):
+            raise ValueError(f"Expected `{name}[{i}]` to be non-empty, but got shape {tuple(item.shape)}.")
+        out.append(_as_labels(item, f"{name}[{i}]", validate_args))
+    return out
+
+
+def _check_pairs(preds: list[Tensor], target: list[Tensor], level_dims: int) -> None:
+    if len(preds) != len(target):
+        raise ValueError(
+            f"Expected `preds` and `target` to hold the same number of images, but got {len(preds)} and {len(target)}."
+        )
+    for i, (p, g) in enumerate(zip(preds, target, strict=True)):
+        if p.shape[-2:] != g.shape[-2:]:
+            raise ValueError(
+                f"Expected `preds[{i}]` and `target[{i}]` to have the same image size, but got "
+                f"{tuple(p.shape[-2:])} and {tuple(g.shape[-2:])}."
+            )
+
+
+def partition_tables(partitions: list[Tensor], annotations: list[Tensor]) -> ContingencyTables:
+    """Tables of every partition against every annotation of its image.
+
+    Args:
+        partitions: list of P (L_b, H, W) int64 label stacks (one or several partitions per image b).
+        annotations: list of P (K_b, H, W) int64 annotation stacks, all images of one size H x W.
+    """
+    n = partitions[0].shape[-1] * partitions[0].shape[-2]
+    dev = partitions[0].device
+    p_flat = torch.cat([p.reshape(-1, n) for p in partitions])
+    a_flat = torch.cat([a.reshape(-1, n).to(dev) for a in annotations])
+    p_rel, p_regions = relabel(p_flat)
+    a_rel, a_regions = relabel(a_flat)
+    p_image = torch.repeat_interleave(
+        torch.arange(len(partitions), device=dev), torch.tensor([p.shape[0] for p in partitions], device=dev)
+    )
+    a_image = torch.repeat_interleave(
+        torch.arange(len(annotations), device=dev), torch.tensor([a.shape[0] for a in annotations], device=dev)
+    )
+    t_part, t_ann = pair_tables(p_image, a_image)
+    return contingency_tables(p_rel, p_regions, a_rel, a_regions, t_part, t_ann)
+
+
+def fb_precision_recall(
+    cnt_r: Tensor, sum_r: Tensor, cnt_p: Tensor, sum_p: Tensor
+) -> tuple[Tensor, Tensor, Tensor]:
+    """SEISM's (F, P, R) of boundary counts (``eval_segm.m``, ``gather_measure.m``): no annotator boundary pixel
+    (``sumR = 0``) gives R = 1, P = 0; no machine boundary pixel (``sumP = 0``) gives R = 0, P = 1; F = 0 when
+    P + R = 0."""
+    cnt_r, sum_r, cnt_p, sum_p = (v.double() for v in (cnt_r, sum_r, cnt_p, sum_p))
+    r = torch.where(sum_r > 0, cnt_r / sum_r.clamp_min(1), 1.0)
+    p = torch.where(sum_r > 0, cnt_p / sum_p.clamp_min(1), 0.0)
+    r = torch.where((sum_r > 0) & (sum_p == 0), 0.0, r)
+    p = torch.where((sum_r > 0) & (sum_p == 0), 1.0, p)
+    s = p + r
+    f = torch.where(s > 0, 2 * p * r / torch.where(s > 0, s, 1.0), 0.0)
+    return f, p, r
+
+
+def partition_fb(
+    partitions: list[Tensor], annotations: list[Tensor], *, max_dist: float = 0.0075
+) -> dict[str, Tensor]:
+    """Fb of each partition stack (L_b, H, W) against its annotations (K_b, H, W): (B, L) counts and (F, P, R)."""
+    levels = partitions[0].shape[0]
+    machine = [segmentation_boundaries(p) for p in partitions]
+    human = [annotator_boundaries(a) for a in annotations]
+    counts = boundary_pr_counts(
+        machine, human, thresholds=levels, max_dist=max_dist, thin=True, input_format="stack", validate_args=False
+    )
+    f, p, r = fb_precision_recall(counts.cnt_r, counts.sum_r, counts.cnt_p, counts.sum_p)
+    return {
+        "fb": f,
+        "fb_precision": p,
+        "fb_recall": r,
+        "fb_cnt_r": counts.cnt_r,
+        "fb_sum_r": counts.sum_r,
+        "fb_cnt_p": counts.cnt_p,
+        "fb_sum_p": counts.sum_p,
+    }
+
+
+def _by_size(shapes: list[tuple[int, int]]) -> list[list[int]]:
+    groups: dict[tuple[int, int], list[int]] = {}
+    for i, s in enumerate(shapes):
+        groups.setdefault(s, []).append(i)
+    return list(groups.values())
+
+
+def partition_measures(
+    preds: Tensor | Sequence[Tensor],
+    target: Tensor | Sequence[Tensor],
+    *,
+    measures: str | Sequence[str] | None = None,
+    gamma_obj: float = 0.9,
+    gamma_part: float = 0.25,
+    beta: float = 0.1,
+    max_dist: float = 0.0075,
+    validate_args: bool = True,
+) -> dict[str, Tensor]:
+    """SEISM's measures of each partition against its human partitions, all from one table per (image, annotator).
+
+    Args:
+        preds: (B, H, W) label maps or a list of (H, W) (sizes may differ between images).
+        target: (B, K, H, W) human label maps or a list of (K_b, H, W), K_b >= 1 annotators per image.
+        measures: keys to compute (default all): ``fb, fop, fr, pri, voi, nvoi, sc, ssc, dhd, sdhd, vd, bgm, bce,
+            gce, lce`` (formulas in :mod:`segmetrics_torch.functional.partition.tables`).
+        gamma_obj, gamma_part, beta: Fop constants (SEISM's code: 0.9, 0.25, 0.1; the CVPR'13 text: 0.95).
+        max_dist: Fb tolerance as a fraction of the diagonal (SEISM/BSDS500 0.0075; Pascal 0.01) or pixels (>= 1).
+        validate_args: check label values (fractions, NaN); synchronises a CUDA device.
+
+    Returns:
+        dict of (B,) float64 tensors on the input's device: every requested key; ``fop``, ``fr`` and ``fb`` also
+        ``<key>_precision`` and ``<key>_recall``; ``fb`` also the int64 counts ``fb_cnt_r, fb_sum_r, fb_cnt_p,
+        fb_sum_p``. Similarities are in [0, 1] (1 = identical partitions); ``voi`` is a distance in bits.
+
+    Example:
+        >>> import torch
+        >>> seg = torch.tensor([[0, 0, 1, 1], [0, 0, 1, 1]])
+        >>> out = partition_measures(seg[None], seg[None, None], measures=["voi", "pri", "ssc"])
+        >>> [round(float(out[k][0]), 6) for k in ("voi", "pri", "ssc")]
+        [0.0, 1.0, 1.0]
+    """
+    keys = check_measures(measures)
+    for name, value in (("gamma_obj", gamma_obj), ("gamma_part", gamma_part), ("beta", beta)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            raise ValueError(f"Expected `{name}` to be a number in [0, 1], but got {value!r}.")
+    check_positive_float(max_dist, "max_dist")
+    p_list = as_label_list(preds, "preds", 2, validate_args)
+    g_list = as_label_list(target, "target", 3, validate_args)
+    _check_pairs(p_list, g_list, 2)
+    table_keys = tuple(k for k in keys if k in TABLE_MEASURES)
+    results: dict[str, list[tuple[list[int], Tensor]]] = {}
+    for idx in _by_size([tuple(p.shape) for p in p_list]):
+        parts = [p_list[i][None] for i in idx]
+        anns = [g_list[i] for i in idx]
+        values: dict[str, Tensor] = {}
+        if table_keys:
+            values.update(
+                measures_from_tables(
+                    partition_tables(parts, anns), table_keys, gamma_obj=gamma_obj, gamma_part=gamma_part, beta=beta
+                )
+            )
+        if "fb" in keys:
+            values.update({k: v[:, 0] for k, v in partition_fb(parts, anns, max_dist=max_dist).items()})
+        for k, v in values.items():
+            results.setdefault(k, []).append((idx, v))
+    out = {}
+    for k, pieces in results.items():
+        first = pieces[0][1]
+        full = torch.empty(len(p_list), dtype=first.dtype, device=first.device)
+        for idx, v in pieces:
+            full[torch.tensor(idx, device=first.device)] = v
+        out[k] = full
+    return out

@@ -1,0 +1,245 @@
+"""Batched contingency (intersection) tables between partitions and annotations, the one intermediate of every
+partition measure.
+
+A *partition* is a label map of the machine segmentation; an *annotation* is a human label map. Every partition is
+compared with every annotation of its image: one table per (partition, annotation) pair, with ``n_ij`` the number of
+pixels in partition region ``i`` (row) and annotation region ``j`` (column), as SEISM's ``intersection_matrix``.
+
+Convention (SEISM ``src/misc/intersection_matrix.hpp``): labels are arbitrary integers; each map is relabelled
+``0..K-1`` in order of first appearance in a row-major scan, so label 0 is an ordinary region and the region order
+(which only Fop's tie rule can see) equals SEISM's. Tables are stored sparsely (only ``n_ij > 0``), all of them in
+one set of flat tensors, so every measure is a handful of scatter/gather ops over the whole batch:
+
+* entries ``counts, rows, cols, tables``: ``rows`` index all partition regions of the batch (``row_sizes`` = ``a_i``,
+  ``row_partition``), ``cols`` all annotation regions (``col_sizes`` = ``b_j``, ``col_annotation``); entries are
+  sorted by (table, row, column).
+* tables: ``table_partition``, ``table_annotation``, ``num_pixels``.
+
+Building runs on the input's device (``bincount`` over a dense per-table index when the tables are small enough,
+``unique`` otherwise); relabelling uses a compiled kernel for CPU tensors and sorting on other devices.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+import torch
+from torch import Tensor
+
+__all__ = [
+    "ContingencyTables",
+    "accumulate_tables",
+    "contingency_tables",
+    "pair_tables",
+    "relabel",
+]
+
+# The dense per-table index (sum over tables of K_S * K_G cells) is used up to this size; beyond, entries are
+# aggregated by sorting.
+_DENSE_CELLS = 2**25
+
+
+class ContingencyTables(NamedTuple):
+    """Sparse contingency tables of a batch; see the module doc. All tensors int64 on one device."""
+
+    counts: Tensor
+    rows: Tensor
+    cols: Tensor
+    tables: Tensor
+    row_sizes: Tensor
+    row_partition: Tensor
+    col_sizes: Tensor
+    col_annotation: Tensor
+    table_partition: Tensor
+    table_annotation: Tensor
+    num_pixels: Tensor
+    partition_regions: Tensor
+    annotation_regions: Tensor
+
+    @property
+    def num_tables(self) -> int:
+        return self.table_partition.numel()
+
+    @property
+    def num_partitions(self) -> int:
+        return self.partition_regions.numel()
+
+
+def relabel(labels: Tensor, *, backend: str = "auto") -> tuple[Tensor, Tensor]:
+    """Relabel each row of ``labels`` (M, N) to ``0..K-1`` in order of first appearance.
+
+    Args:
+        labels: (M, N) integer tensor, one flattened (row-major) label map per row.
+        backend: "numba" (compiled CPU kernel), "torch" (sort-based, any device) or "auto" (numba for CPU tensors).
+
+    Returns:
+        (labels int64 (M, N), region counts int64 (M,)) on the input's device.
+    """
+    if backend == "auto":
+        backend = "numba" if labels.device.type == "cpu" else "torch"
+    if backend not in ("numba", "torch"):
+        raise ValueError(f"Expected `backend` to be one of 'auto', 'numba', 'torch', but got {backend!r}.")
+    if labels.ndim != 2:
+        raise ValueError(f"Expected `labels` of shape (M, N), but got {tuple(labels.shape)}.")
+    if labels.shape[1] == 0:
+        raise ValueError("Expected non-empty label maps, but got N = 0 pixels.")
+    labels = labels.long()
+    if backend == "numba":
+        from ._partition_numba_kernels import relabel_maps
+
+        src = labels.cpu().contiguous().numpy()
+        out = np.empty_like(src)
+        counts = np.empty(src.shape[0], np.int64)
+        relabel_maps(src, out, counts)
+        return torch.from_numpy(out).to(labels.device), torch.from_numpy(counts).to(labels.device)
+    return _relabel_torch(labels)
+
+
+def _relabel_torch(labels: Tensor) -> tuple[Tensor, Tensor]:
+    m, n = labels.shape
+    values, perm = torch.sort(labels, dim=1, stable=True)
+    new = torch.ones_like(values, dtype=torch.bool)
+    new[:, 1:] = values[:, 1:] != values[:, :-1]
+    counts = new.sum(1)
+    run = torch.cumsum(new.flatten(), 0) - 1  # global run id, row by row
+    # stable sort: a run's first element holds the smallest position, i.e. the region's first appearance
+    first = perm.flatten()[new.flatten()]
+    run_map = torch.repeat_interleave(torch.arange(m, device=labels.device), counts)
+    order = torch.argsort(run_map * n + first)
+    rank = torch.empty_like(order)
+    offsets = torch.cumsum(counts, 0) - counts
+    rank[order] = torch.arange(order.numel(), device=labels.device) - offsets[run_map[order]]
+    out = torch.empty_like(labels)
+    out.scatter_(1, perm, rank[run].view(m, n))
+    return out, counts
+
+
+def pair_tables(partition_image: Tensor, annotation_image: Tensor) -> tuple[Tensor, Tensor]:
+    """All (partition, annotation) pairs of the same image, ordered by partition then annotation.
+
+    Args:
+        partition_image: (P,) image index of every partition (several partitions per image for hierarchies).
+        annotation_image: (A,) image index of every annotation, sorted.
+
+    Returns:
+        ``table_partition`` and ``table_annotation``, (T,) int64.
+    """
+    n_images = int(max(int(partition_image.max()), int(annotation_image.max()))) + 1
+    per_image = torch.bincount(annotation_image, minlength=n_images)
+    first = torch.cumsum(per_image, 0) - per_image
+    n_tab = per_image[partition_image]
+    table_partition = torch.repeat_interleave(torch.arange(partition_image.numel(), device=n_tab.device), n_tab)
+    within = torch.arange(table_partition.numel(), device=n_tab.device) - torch.repeat_interleave(
+        torch.cumsum(n_tab, 0) - n_tab, n_tab
+    )
+    table_annotation = first[partition_image[table_partition]] + within
+    return table_partition, table_annotation
+
+
+def accumulate_tables(
+    tables: Tensor,
+    rows_local: Tensor,
+    cols_local: Tensor,
+    weights: Tensor | None,
+    table_partition: Tensor,
+    table_annotation: Tensor,
+    partition_regions: Tensor,
+    annotation_regions: Tensor,
+) -> ContingencyTables:
+    """Aggregate (table, local row, local column, weight) items into :class:`ContingencyTables`.
+
+    ``weights=None`` counts each item once (items are pixels); otherwise items are pre-aggregated cells (a coarser
+    hierarchy level from a finer table). Local indices are in ``[0, K)`` of the table's partition / annotation.
+    """
+    device = tables.device
+    k_s = partition_regions[table_partition]
+    k_g = annotation_regions[table_annotation]
+    cells = k_s * k_g
+    cell_offset = torch.cumsum(cells, 0) - cells
+    flat = cell_offset[tables] + rows_local * k_g[tables] + cols_local
+    total = int(cells.sum())
+    if total <= _DENSE_CELLS:
+        dense = torch.bincount(flat, weights=None if weights is None else weights.double(), minlength=total)
+        idx = torch.nonzero(dense).flatten()
+        counts = dense[idx].round().long() if weights is not None else dense[idx]
+    else:
+        if weights is None:
+            idx, counts = torch.unique(flat, sorted=True, return_counts=True)
+        else:
+            idx, inverse = torch.unique(flat, sorted=True, return_inverse=True)
+            counts = torch.zeros(idx.numel(), dtype=torch.int64, device=device).index_add_(0, inverse, weights.long())
+    t = torch.searchsorted(cell_offset, idx, right=True) - 1
+    rem = idx - cell_offset[t]
+    r_local = torch.div(rem, k_g[t], rounding_mode="floor")
+    c_local = rem - r_local * k_g[t]
+    row_offset = torch.cumsum(partition_regions, 0) - partition_regions
+    col_offset = torch.cumsum(annotation_regions, 0) - annotation_regions
+    rows = row_offset[table_partition[t]] + r_local
+    cols = col_offset[table_annotation[t]] + c_local
+    n_rows = int(partition_regions.sum())
+    n_cols = int(annotation_regions.sum())
+    # every partition is compared with at least one annotation, so summing its first table's entries gives a_i
+    first_table = torch.full((partition_regions.numel(),), -1, dtype=torch.int64, device=device)
+    first_table.scatter_reduce_(
+        0, table_partition, torch.arange(table_partition.numel(), device=device), reduce="amin", include_self=False
+    )
+    on_first = t == first_table[table_partition[t]]
+    row_sizes = torch.zeros(n_rows, dtype=torch.int64, device=device).index_add_(0, rows[on_first], counts[on_first])
+    first_table_a = torch.full((annotation_regions.numel(),), -1, dtype=torch.int64, device=device)
+    first_table_a.scatter_reduce_(
+        0, table_annotation, torch.arange(table_annotation.numel(), device=device), reduce="amin", include_self=False
+    )
+    on_first_a = t == first_table_a[table_annotation[t]]
+    col_sizes = torch.zeros(n_cols, dtype=torch.int64, device=device).index_add_(
+        0, cols[on_first_a], counts[on_first_a]
+    )
+    num_pixels = torch.zeros(table_partition.numel(), dtype=torch.int64, device=device).index_add_(0, t, counts)
+    return ContingencyTables(
+        counts=counts,
+        rows=rows,
+        cols=cols,
+        tables=t,
+        row_sizes=row_sizes,
+        row_partition=torch.repeat_interleave(
+            torch.arange(partition_regions.numel(), device=device), partition_regions
+        ),
+        col_sizes=col_sizes,
+        col_annotation=torch.repeat_interleave(
+            torch.arange(annotation_regions.numel(), device=device), annotation_regions
+        ),
+        table_partition=table_partition,
+        table_annotation=table_annotation,
+        num_pixels=num_pixels,
+        partition_regions=partition_regions,
+        annotation_regions=annotation_regions,
+    )
+
+
+def contingency_tables(
+    partitions: Tensor,
+    partition_regions: Tensor,
+    annotations: Tensor,
+    annotation_regions: Tensor,
+    table_partition: Tensor,
+    table_annotation: Tensor,
+) -> ContingencyTables:
+    """Pixel-level tables of relabelled maps.
+
+    Args:
+        partitions: (P, N) int64 partitions relabelled ``0..K_S-1`` (see :func:`relabel`); all maps of the batch
+            flattened to the same N (images of one size).
+        partition_regions: (P,) region counts K_S.
+        annotations: (A, N) int64 relabelled annotations; ``annotation_regions`` (A,) their K_G.
+        table_partition, table_annotation: (T,) the pairs to tabulate (see :func:`pair_tables`).
+    """
+    n = partitions.shape[1]
+    if annotations.shape[1] != n:
+        raise ValueError(f"Expected partitions and annotations of {n} pixels, but got {annotations.shape[1]}.")
+    n_tab = table_partition.numel()
+    tables = torch.arange(n_tab, device=partitions.device).repeat_interleave(n)
+    rows_local = partitions[table_partition].flatten()
+    cols_local = annotations[table_annotation].flatten()
+    return accumulate_tables(
+        tables, rows_local, cols_local, None, table_partition, table_annotation, partition_regions, annotation_regions
+    )
