@@ -20,6 +20,7 @@ from .foreground import (
     s_measure,
     weighted_f_measure,
 )
+from .partition import hierarchy_measures, partition_measures
 
 __all__ = [
     "FOREGROUND_KEYS",
@@ -31,9 +32,11 @@ __all__ = [
     "e_measure",
     "f_measure",
     "foreground_measures",
+    "hierarchy_measures",
     "iou",
     "mae",
     "morphological_boundary_f",
+    "partition_measures",
     "precision_recall",
     "s_measure",
     "segmentation_boundaries",

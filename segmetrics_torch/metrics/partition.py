@@ -1,0 +1,380 @@
+"""torchmetrics ``Metric`` classes of the partition measures (SEISM) and of hierarchies (ODS/OIS/AP, BSR regions).
+
+Every state is a sum reduced with ``"sum"``: per measure the sum over images of its per-image value (Fop and Fr: of
+precision and recall, summarised as F of the means as SEISM's ``gather_measure.m``; Fb: the boundary counts), the
+sums at each image's own best level (OIS) and the image count. A dataset split across DDP processes therefore gives
+the single-process result up to the order of float64 additions.
+
+Conventions follow SEISM: similarities in [0, 1] with 1 for identical partitions (``dhd``, ``vd``, ``bgm`` and the
+consistency measures are ``1 - distance / N`` or ``1 - error``), except VoI, a distance in bits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch import Tensor
+from torchmetrics import Metric
+
+from .._checks import check_positive_float
+from ..functional.boundary.bsds import default_thresholds
+from ..functional.boundary.summary import check_unique_occurrence
+from ..functional.partition.hierarchy import HIERARCHY_FORMATS, hierarchy_measures
+from ..functional.partition.segmentation import partition_measures
+from ..functional.partition.summary import PR_MEASURES, hierarchy_state, state_shapes, summarize_hierarchy
+from ..functional.partition.tables import check_measures
+from ..ops.hierarchy import RULES
+
+__all__ = [
+    "BidirectionalConsistency",
+    "BipartiteGraphMatching",
+    "DirectionalHamming",
+    "GlobalConsistency",
+    "HierarchyMeasures",
+    "LocalConsistency",
+    "NormalizedVariationOfInformation",
+    "ObjectsAndPartsPR",
+    "PartitionBoundaryPR",
+    "PartitionMeasures",
+    "ProbabilisticRandIndex",
+    "RegionBenchmark",
+    "RegionPR",
+    "SegmentationCovering",
+    "VanDongen",
+    "VariationOfInformation",
+]
+
+
+def _check_fop_constants(gamma_obj: float, gamma_part: float, beta: float) -> None:
+    for name, value in (("gamma_obj", gamma_obj), ("gamma_part", gamma_part), ("beta", beta)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            raise ValueError(f"Expected `{name}` to be a number in [0, 1], but got {value!r}.")
+
+
+class _SummedStates(Metric):
+    """Adds the states of :func:`segmetrics_torch.functional.partition.summary.state_shapes`, all summed."""
+
+    is_differentiable = False
+    higher_is_better = True
+    full_state_update = False
+
+    def _add_states(self, measures: tuple[str, ...], levels: int, region_benchmark: bool) -> None:
+        self._state_names = []
+        for name, shape in state_shapes(measures, levels, region_benchmark).items():
+            dtype = torch.int64 if name.startswith("fb_") else torch.float64
+            self.add_state(name, default=torch.zeros(shape, dtype=dtype), dist_reduce_fx="sum")
+            self._state_names.append(name)
+
+    def _accumulate(self, state: dict[str, Tensor]) -> None:
+        for name in self._state_names:
+            current = getattr(self, name)
+            setattr(self, name, current + state[name].to(current.device, current.dtype))
+
+    def _states(self) -> dict[str, Tensor]:
+        return {name: getattr(self, name) for name in self._state_names}
+
+
+class PartitionMeasures(_SummedStates):
+    """Every SEISM measure of machine partitions against several human partitions, averaged over a dataset.
+
+    Per image, see :func:`segmetrics_torch.functional.partition_measures` (one contingency table per annotator
+    feeds all measures). Dataset values as SEISM's ``gather_measure.m``: the mean over images, except Fop and Fr
+    (F of the mean precision and mean recall) and Fb (boundary counts pooled over images).
+
+    Args:
+        measures: keys to compute (default all): fb, fop, fr, pri, voi, nvoi, sc, ssc, dhd, sdhd, vd, bgm, bce, gce,
+            lce.
+        gamma_obj, gamma_part, beta: Fop constants (SEISM's code 0.9, 0.25, 0.1; the CVPR'13 text 0.95 for gamma_obj).
+        max_dist: Fb tolerance, fraction of the diagonal (< 1) or pixels.
+        validate_args: check label values (synchronises CUDA).
+
+    ``update(preds, target)``: ``preds`` (B, H, W) integer label maps or a list; ``target`` (B, K, H, W) or a list
+    of (K_b, H, W) human label maps.
+
+    ``compute()``: dict of 0-d float64 tensors with the requested keys, plus ``<key>_precision`` and
+    ``<key>_recall`` for fb, fop and fr.
+
+    Example:
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1]]])
+        >>> metric = PartitionMeasures(measures=["pri", "voi"])
+        >>> metric.update(seg, seg[:, None])
+        >>> {k: round(float(v), 6) for k, v in metric.compute().items()}
+        {'pri': 1.0, 'voi': 0.0}
+    """
+
+    count: Tensor
+
+    def __init__(
+        self,
+        measures: str | Sequence[str] | None = None,
+        *,
+        gamma_obj: float = 0.9,
+        gamma_part: float = 0.25,
+        beta: float = 0.1,
+        max_dist: float = 0.0075,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.measures = check_measures(measures)
+        _check_fop_constants(gamma_obj, gamma_part, beta)
+        self.options = {
+            "gamma_obj": gamma_obj,
+            "gamma_part": gamma_part,
+            "beta": beta,
+            "max_dist": check_positive_float(max_dist, "max_dist"),
+            "validate_args": bool(validate_args),
+        }
+        self._add_states(self.measures, 1, False)
+
+    def update(self, preds: Tensor | Sequence[Tensor], target: Tensor | Sequence[Tensor]) -> None:
+        """Add a batch of images."""
+        values = partition_measures(preds, target, measures=self.measures, **self.options)
+        self._accumulate(hierarchy_state({k: v[:, None] for k, v in values.items()}, self.measures, False))
+
+    def compute(self) -> dict[str, Tensor]:
+        """Dataset values of the images seen so far."""
+        one = torch.ones(1, dtype=torch.float64, device=self.count.device)
+        summary = summarize_hierarchy(self._states(), one, self.measures, region_benchmark=False)
+        out: dict[str, Tensor] = {}
+        for m in self.measures:
+            out[m] = summary[m]["ods"]
+            if m in PR_MEASURES:
+                out[f"{m}_precision"] = summary[m]["ods_precision"]
+                out[f"{m}_recall"] = summary[m]["ods_recall"]
+        return out
+
+
+class _OneMeasure(PartitionMeasures):
+    _measure = ""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(measures=(self._measure,), **kwargs)
+
+    def compute(self) -> Tensor | dict[str, Tensor]:  # type: ignore[override]
+        res = super().compute()
+        if self._measure in PR_MEASURES:
+            return {"f": res[self._measure], "precision": res[f"{self._measure}_precision"],
+                    "recall": res[f"{self._measure}_recall"]}  # fmt: skip
+        return res[self._measure]
+
+
+class ObjectsAndPartsPR(_OneMeasure):
+    """Precision-recall for objects and parts, Fop (Pont-Tuset & Marques CVPR 2013; SEISM ``fop``). ``compute()``
+    returns ``{"f", "precision", "recall"}`` with F of the mean precision and recall. See :class:`PartitionMeasures`
+    for the arguments (``gamma_obj`` 0.9 as SEISM's code, 0.95 as the paper's text)."""
+
+    _measure = "fop"
+
+
+class RegionPR(_OneMeasure):
+    """Precision-recall for regions (pairs of pixels), Fr (Martin 2003; SEISM ``fr``): ``{"f", "precision",
+    "recall"}``."""
+
+    _measure = "fr"
+
+
+class PartitionBoundaryPR(_OneMeasure):
+    """Fb of partitions: their boundaries (``seg2bmap``) matched to the annotators' with the BSDS correspondence
+    (SEISM ``fb``), counts pooled over images: ``{"f", "precision", "recall"}``."""
+
+    _measure = "fb"
+
+
+class ProbabilisticRandIndex(_OneMeasure):
+    """Probabilistic Rand index (Unnikrishnan et al. 2007): the Rand index averaged over the annotators."""
+
+    _measure = "pri"
+
+
+class VariationOfInformation(_OneMeasure):
+    """Variation of information (Meila 2005) in bits, averaged over annotators; a distance (0 = identical)."""
+
+    higher_is_better = False
+    _measure = "voi"
+
+
+class NormalizedVariationOfInformation(_OneMeasure):
+    """SEISM's ``nvoi``: ``1 - VoI / (2 log2 max(K_S, K_G))`` per annotator, averaged (1 = identical)."""
+
+    _measure = "nvoi"
+
+
+class SegmentationCovering(_OneMeasure):
+    """Segmentation covering (Arbelaez et al. TPAMI 2011), averaged over annotators.
+
+    Args:
+        direction: ``"annotation"`` (default; SEISM ``ssc``, BSDS covering C(S -> {G}): each annotation region
+            weighted by its area and scored by its best-overlapping partition region) or ``"partition"`` (SEISM
+            ``sc``, C({G} -> S): summed over the partition's regions).
+    """
+
+    def __init__(self, direction: str = "annotation", **kwargs: Any) -> None:
+        if direction not in ("annotation", "partition"):
+            raise ValueError(f"Expected `direction` to be 'annotation' or 'partition', but got {direction!r}.")
+        self._measure = "ssc" if direction == "annotation" else "sc"
+        super().__init__(**kwargs)
+
+
+class DirectionalHamming(_OneMeasure):
+    """Directional Hamming distance (Huang & Dom 1995) as SEISM's similarity ``1 - D_H / N``, averaged.
+
+    Args:
+        direction: ``"partition_to_annotation"`` (default; SEISM ``dhd``, D_H(S => G) = N - sum_j max_i n_ij) or
+            ``"annotation_to_partition"`` (SEISM ``sdhd``).
+    """
+
+    def __init__(self, direction: str = "partition_to_annotation", **kwargs: Any) -> None:
+        options = {"partition_to_annotation": "dhd", "annotation_to_partition": "sdhd"}
+        if direction not in options:
+            raise ValueError(f"Expected `direction` to be one of {tuple(options)}, but got {direction!r}.")
+        self._measure = options[direction]
+        super().__init__(**kwargs)
+
+
+class VanDongen(_OneMeasure):
+    """Van Dongen distance (2000) as SEISM's similarity ``1 - d_vD / (2N)``, averaged over annotators."""
+
+    _measure = "vd"
+
+
+class BipartiteGraphMatching(_OneMeasure):
+    """Bipartite graph matching (Jiang et al. 2006): ``1 - (N - max one-to-one matched overlap) / N``, averaged;
+    the maximum-weight matching is solved exactly."""
+
+    _measure = "bgm"
+
+
+class BidirectionalConsistency(_OneMeasure):
+    """``1 - BCE`` (Martin 2001 bidirectional consistency error), averaged over annotators (SEISM ``bce``)."""
+
+    _measure = "bce"
+
+
+class GlobalConsistency(_OneMeasure):
+    """``1 - GCE`` (Martin et al. ICCV 2001 global consistency error), averaged over annotators (SEISM ``gce``)."""
+
+    _measure = "gce"
+
+
+class LocalConsistency(_OneMeasure):
+    """``1 - LCE`` (Martin et al. ICCV 2001 local consistency error), averaged over annotators (SEISM ``lce``)."""
+
+    _measure = "lce"
+
+
+class HierarchyMeasures(_SummedStates):
+    """Partition measures of hierarchies at L levels over a dataset: SEISM's ODS / OIS / AP and the Berkeley region
+    benchmark (covering, PRI, VoI as ``collect_eval_reg.m``).
+
+    Args:
+        thresholds: ucm2 thresholds (int L gives MATLAB ``linspace(1/(L+1), 1-1/(L+1), L)``, 99 -> 0.01..0.99) or,
+            for ``input_format="stack"``, an int number of levels.
+        num_regions: SEISM's "number of regions" parameters instead of thresholds (ucm2 only).
+        input_format: "ucm2" (double-size maps) or "stack" ((L, H, W) label maps per image).
+        rule: ucm2 partitions as SEISM ("seism": ``gridbmap2seg(ucm2 > t)``) or BSR ("bsr": ``bwlabel(ucm2 <= t)``).
+        measures: measure keys (default all but Fb, whose boundary matching dominates the cost; pass them explicitly
+            to include "fb").
+        region_benchmark: also accumulate the BSR covering counts.
+        unique_occurrence: AP duplicate-recall rule ("first": current MATLAB, as SEISM; "last": pre-R2013a).
+        gamma_obj, gamma_part, beta, max_dist, validate_args: as :class:`PartitionMeasures`.
+
+    ``compute()``: see :func:`segmetrics_torch.functional.partition.summary.summarize_hierarchy`; plus
+    ``parameters`` (L,), the thresholds or region counts.
+    """
+
+    count: Tensor
+
+    def __init__(
+        self,
+        thresholds: int | Sequence[float] | Tensor = 99,
+        *,
+        num_regions: Sequence[int] | Tensor | None = None,
+        input_format: str = "ucm2",
+        rule: str = "seism",
+        measures: str | Sequence[str] | None = None,
+        region_benchmark: bool = True,
+        unique_occurrence: str = "first",
+        gamma_obj: float = 0.9,
+        gamma_part: float = 0.25,
+        beta: float = 0.1,
+        max_dist: float = 0.0075,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if input_format not in HIERARCHY_FORMATS:
+            raise ValueError(f"Expected `input_format` to be one of {HIERARCHY_FORMATS}, but got {input_format!r}.")
+        if rule not in RULES:
+            raise ValueError(f"Expected `rule` to be one of {RULES}, but got {rule!r}.")
+        check_unique_occurrence(unique_occurrence)
+        _check_fop_constants(gamma_obj, gamma_part, beta)
+        self.measures = tuple(m for m in check_measures(None) if m != "fb") if measures is None else check_measures(
+            measures
+        )
+        if num_regions is not None:
+            if input_format != "ucm2":
+                raise ValueError("`num_regions` applies to ucm2 input only.")
+            regions = torch.as_tensor(num_regions)
+            if regions.ndim != 1 or regions.numel() == 0 or regions.is_floating_point() or bool((regions < 1).any()):
+                raise ValueError(f"Expected `num_regions` to be a list of positive ints, but got {num_regions!r}.")
+            self.parameters = regions.to(torch.float64)
+            self.thresholds = None
+        else:
+            self.parameters = default_thresholds(thresholds, "soft" if input_format == "ucm2" else "stack")
+            self.thresholds = self.parameters
+        self.num_regions = None if num_regions is None else torch.as_tensor(num_regions, dtype=torch.int64)
+        self.region_benchmark = bool(region_benchmark)
+        self.unique_occurrence = unique_occurrence
+        self.options = {
+            "input_format": input_format,
+            "rule": rule,
+            "gamma_obj": gamma_obj,
+            "gamma_part": gamma_part,
+            "beta": beta,
+            "max_dist": check_positive_float(max_dist, "max_dist"),
+            "validate_args": bool(validate_args),
+        }
+        self._add_states(self.measures, self.parameters.numel(), self.region_benchmark)
+
+    def update(self, preds: Tensor | Sequence[Tensor], target: Tensor | Sequence[Tensor]) -> None:
+        """Add a batch of hierarchies (ucm2 maps or level stacks) with their human partitions."""
+        if self.num_regions is not None:
+            values = hierarchy_measures(
+                preds, target, num_regions=self.num_regions, measures=self.measures,
+                region_benchmark=self.region_benchmark, **self.options,
+            )  # fmt: skip
+        else:
+            values = hierarchy_measures(
+                preds, target, thresholds=self.thresholds, measures=self.measures,
+                region_benchmark=self.region_benchmark, **self.options,
+            )  # fmt: skip
+        self._accumulate(hierarchy_state(values, self.measures, self.region_benchmark))
+
+    def compute(self) -> dict[str, Any]:
+        """ODS / OIS / AP per measure (and the region benchmark) of the images seen so far."""
+        params = self.parameters.to(self.count.device)
+        out: dict[str, Any] = summarize_hierarchy(
+            self._states(), params, self.measures, region_benchmark=self.region_benchmark,
+            unique_occurrence=self.unique_occurrence,
+        )  # fmt: skip
+        out["parameters"] = params
+        return out
+
+
+class RegionBenchmark(HierarchyMeasures):
+    """The Berkeley region benchmark (BSR ``regionBench``/``collect_eval_reg.m``): segmentation covering
+    ODS / OIS / Best and PRI / VoI ODS / OIS over thresholds of ucm2 maps (``bwlabel(ucm2 <= t)``, 8-connected) or
+    levels of segmentation stacks. ``compute()`` returns ``{"covering": {...}, "pri": {...}, "voi": {...},
+    "parameters"}`` (see :func:`segmetrics_torch.functional.partition.summary.summarize_hierarchy`)."""
+
+    def __init__(self, thresholds: int | Sequence[float] | Tensor = 99, *, input_format: str = "ucm2",
+                 rule: str = "bsr", **kwargs: Any) -> None:  # fmt: skip
+        super().__init__(thresholds, input_format=input_format, rule=rule, measures=("pri", "voi"),
+                         region_benchmark=True, **kwargs)  # fmt: skip
+
+    def compute(self) -> dict[str, Any]:
+        out = super().compute()
+        return {**out["region_benchmark"], "parameters": out["parameters"]}
