@@ -48,6 +48,16 @@ Conventions
   GT region is a single pixel. :func:`fr` then returns F = 0 (the C++ test ``prr + rer > 0`` is false for NaN).
 * BSR's region benchmark uses labels 1..K as array indices (label 0 is excluded from the covering, and is an error
   for RI / VoI); SEISM does not.
+
+Checked (``tests/reference/test_partition_reference.py``)
+--------------------------------------------------------
+* VoI = scikit-image ``variation_of_information`` summed; Fr = scikit-image ``adapted_rand_error`` (precision and
+  recall swapped, see :func:`fr`); RI = scikit-learn ``rand_score``; BGM = brute force; covering, Hamming and
+  consistency errors = mask / per-pixel definitions (random maps, 1e-9).
+* SEISM's published per-image gPb-UCM Fop (``gridbmap2seg(ucm2 > t)``) and QuadTree Fop
+  (:func:`seism_quadtree_partition`) to 5e-7 (the files' ``%f``); SEISM's gPb-UCM fb / fop PR summaries
+  character for character; BSR's bench/data region outputs (test_1, test_4, test_5) to every printed digit with
+  ``collect_eval_reg(..., round_like_files=True)``.
 """
 
 from __future__ import annotations
