@@ -21,8 +21,10 @@ from segmetrics_torch import (
     EMeasure,
     FMeasure,
     ForegroundMeasures,
+    HierarchyMeasures,
     IoU,
     MorphologicalBoundaryF,
+    PartitionMeasures,
     SMeasure,
     WeightedFMeasure,
 )
@@ -56,6 +58,22 @@ def boundary_metrics():
     ]
 
 
+def partition_metrics():
+    """(name, metric factory, preds, target) of the partition family: float64 sums, int64 Fb counts."""
+    gen = torch.Generator().manual_seed(11)
+    blocks = torch.randint(0, 5, (6, 4, 5), generator=gen)
+    segs = blocks.repeat_interleave(6, 1).repeat_interleave(7, 2)  # (6, 24, 35) blocky partitions
+    gts = torch.stack([segs, torch.randint(0, 3, (6, 24, 35), generator=gen)], 1)
+    gts[:, 1] = gts[:, 1].div(2, rounding_mode="floor") + segs * 3
+    ucm = torch.zeros(6, 49, 71, dtype=torch.float64)
+    ucm[:, 0::2, 1::2] = torch.rand(6, 25, 35, generator=gen, dtype=torch.float64)
+    ucm[:, 1::2, 0::2] = torch.rand(6, 24, 36, generator=gen, dtype=torch.float64)
+    return [
+        ("partition", lambda: PartitionMeasures(max_dist=2.0), segs, gts),
+        ("hierarchy", lambda: HierarchyMeasures(thresholds=7, measures=None), ucm, gts),
+    ]
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -78,7 +96,7 @@ def _worker(rank: int, world: int, port: int, out_path: str) -> None:
             metric.update(preds[mine[:1]], gts[mine[:1]])
             metric.update([preds[i] for i in mine[1:]], [gts[i] for i in mine[1:]])
             results[name] = metric.compute()
-        for name, factory, preds_b, target_b in boundary_metrics():
+        for name, factory, preds_b, target_b in boundary_metrics() + partition_metrics():
             metric = factory()
             mine = list(range(rank, preds_b.shape[0], world))
             metric.update(preds_b[mine[:1]], target_b[mine[:1]])
@@ -110,7 +128,7 @@ def test_two_process_gloo_equals_single_process(tmp_path):
         single = cls()
         single.update(preds, gts)
         _assert_equal(got["results"][name], single.compute())
-    for name, factory, preds_b, target_b in boundary_metrics():
+    for name, factory, preds_b, target_b in boundary_metrics() + partition_metrics():
         single = factory()
         single.update(preds_b, target_b)
         _assert_equal(got["results"][name], single.compute())
