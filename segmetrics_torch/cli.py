@@ -8,6 +8,9 @@ Usage::
     segmetrics evaluate boundary --pred DIR --gt DIR [--gt-labels] [--thresholds 99] [--max-dist 0.0075] [--no-thin]
                                  [--out-dir DIR] [--json FILE] [--device cpu] [--batch-size 8] [--allow-missing]
                                  [--no-progress] [--name NAME]
+    segmetrics evaluate partition --pred DIR --gt DIR [--measures LIST] [--thresholds 99 | --num-regions LIST]
+                                  [--rule seism|bsr] [--gamma-obj 0.9] [--max-dist 0.0075] [--json FILE]
+                                  [--device cpu] [--batch-size 8] [--allow-missing] [--no-progress] [--name NAME]
 
 Exit status: 0 on success; 2 for usage and input errors (a missing folder, unmatched files, unreadable or mismatched
 images, an unavailable device), reported as one ``error: ...`` line on stderr; 1 for unexpected errors (with the
@@ -17,8 +20,13 @@ traceback); 130 when interrupted. The table and a summary go to stdout, warnings
 ``ucm2`` .mat files, ground truth BSDS ``groundTruth`` .mat files or PNG boundary (or, with ``--gt-labels``, label)
 maps; ``--out-dir`` writes BSR's ``eval_bdry.txt``, ``eval_bdry_thr.txt`` and ``eval_bdry_img.txt``.
 
+``evaluate partition`` scores partitions with SEISM's measures: label-map images are flat partitions (one value per
+measure), BSR ``ucm2`` or ``segs`` .mat files hierarchies (ODS / OIS / AP per measure and the BSR region benchmark);
+ground truth BSDS ``groundTruth`` .mat files (their ``Segmentation``) or label-map images.
+
 This module only parses arguments and orchestrates: reading is :mod:`segmetrics_torch.io`, measures are
-:class:`segmetrics_torch.ForegroundMeasures` and :mod:`segmetrics_torch.functional.boundary`, tables and files are
+:class:`segmetrics_torch.ForegroundMeasures`, :mod:`segmetrics_torch.functional.boundary`,
+:class:`segmetrics_torch.PartitionMeasures` and :class:`segmetrics_torch.HierarchyMeasures`, tables and files are
 :mod:`segmetrics_torch.report`.
 """
 
@@ -70,6 +78,11 @@ _non_negative_int = _number(int, "a non-negative integer", lambda v: v >= 0)
 _positive_float = _number(float, "a positive number", lambda v: math.isfinite(v) and v > 0)
 
 
+def _split(convert):
+    """``"a,b"`` -> ``[convert("a"), convert("b")]`` (spaces around the items ignored)."""
+    return lambda text: [convert(item.strip()) for item in text.split(",")]
+
+
 def _device(name: str):
     """``"auto"`` -> CUDA when available, else CPU; otherwise a torch device that must be available."""
     import torch
@@ -100,6 +113,19 @@ def _check_output(path: str | None, option: str) -> Path | None:
     if not out.parent.is_dir():
         raise InputError(f"{option} {out}: the folder {out.parent} does not exist")
     return out
+
+
+def _check_pairing(pairing, args: argparse.Namespace) -> None:
+    """No common stem is an error; unmatched files are one too, or a warning with ``--allow-missing``."""
+    if not pairing.pairs:
+        raise InputError(f"no prediction in {args.pred} matches a ground truth in {args.gt} by file name (stem)")
+    if not pairing.complete:
+        if not args.allow_missing:
+            raise InputError(f"the folders do not match: {pairing.problems()} (use --allow-missing to skip them)")
+        print(
+            f"warning: {pairing.problems()}; evaluating the {len(pairing.pairs)} matched pair(s) only",
+            file=sys.stderr,
+        )
 
 
 def _sync(device) -> None:
@@ -228,15 +254,7 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
         pairing = find_pairs(args.pred, args.gt)
     except ValueError as error:
         raise InputError(str(error)) from None
-    if not pairing.pairs:
-        raise InputError(f"no prediction in {args.pred} matches a ground truth in {args.gt} by file name (stem)")
-    if not pairing.complete:
-        if not args.allow_missing:
-            raise InputError(f"the folders do not match: {pairing.problems()} (use --allow-missing to skip them)")
-        print(
-            f"warning: {pairing.problems()}; evaluating the {len(pairing.pairs)} matched pair(s) only",
-            file=sys.stderr,
-        )
+    _check_pairing(pairing, args)
     name = args.name or Path(args.pred).resolve().name
 
     metric = ForegroundMeasures().to(device)
@@ -390,24 +408,38 @@ def _chunked(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
         yield batch
 
 
-def _boundary_counts(batch: list[tuple[str, Any, Any]], device, options: dict[str, Any]):
-    """Per-image counts of a batch (list of tensors on ``device``); a ValueError is an input error naming the stem."""
+def _run_named(run, batch: list[tuple[str, Any, Any]], device):
+    """``run(preds, target)`` on a batch of ``(stem, pred, gt)`` arrays as lists of tensors on ``device``; a ValueError
+    becomes an input error naming the image at fault (found by running the images one by one)."""
     import torch
-
-    from .functional.boundary import boundary_pr_counts
 
     preds = [torch.from_numpy(pred).to(device) for _, pred, _ in batch]
     target = [torch.from_numpy(gt).to(device) for _, _, gt in batch]
     try:
-        return boundary_pr_counts(preds, target, **options)
+        return run(preds, target)
     except ValueError as error:
         if len(batch) > 1:  # the message names the index in the batch: find the image at fault
             for i, (stem, _, _) in enumerate(batch):
                 try:
-                    boundary_pr_counts(preds[i : i + 1], target[i : i + 1], **options)
+                    run(preds[i : i + 1], target[i : i + 1])
                 except ValueError as single:
                     raise InputError(f"{stem}: {single}") from None
         raise InputError(f"{', '.join(stem for stem, _, _ in batch)}: {error}") from None
+
+
+def _match_folders(args: argparse.Namespace):
+    """Pair ``--pred`` and ``--gt`` (images or .mat files) by stem: ``(pairing, pred kind, gt kind)``, kinds as
+    :func:`_folder_kind`."""
+    from .io import find_pairs, list_images
+
+    try:
+        pred_files = list_images(args.pred, BOUNDARY_EXTENSIONS, name="prediction folder")
+        gt_files = list_images(args.gt, BOUNDARY_EXTENSIONS, name="ground-truth folder")
+        pairing = find_pairs(args.pred, args.gt, BOUNDARY_EXTENSIONS)
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    pred_kind = _folder_kind(pred_files, args.pred, "prediction folder")
+    return pairing, pred_kind, _folder_kind(gt_files, args.gt, "ground-truth folder")
 
 
 def _write_bsr_files(out_dir: Path, summary: dict[str, Any]) -> list[Path]:
@@ -439,36 +471,21 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
     import torch
     from tqdm.auto import tqdm
 
-    from .functional.boundary import BoundaryCounts, summarize_counts
-    from .io import find_pairs, list_images
+    from .functional.boundary import BoundaryCounts, boundary_pr_counts, summarize_counts
     from .report import format_table, scalar_row, write_json
 
     device = _device(args.device)
     json_path = _check_output(args.json, "--json")
     out_dir = _check_out_dir(args.out_dir)
-    try:
-        pred_files = list_images(args.pred, BOUNDARY_EXTENSIONS, name="prediction folder")
-        gt_files = list_images(args.gt, BOUNDARY_EXTENSIONS, name="ground-truth folder")
-        pairing = find_pairs(args.pred, args.gt, BOUNDARY_EXTENSIONS)
-    except ValueError as error:
-        raise InputError(str(error)) from None
-    input_format = "ucm2" if _folder_kind(pred_files, args.pred, "prediction folder") == "mat" else "soft"
-    gt_format = _folder_kind(gt_files, args.gt, "ground-truth folder")
+    pairing, pred_kind, gt_format = _match_folders(args)
+    input_format = "ucm2" if pred_kind == "mat" else "soft"
     if gt_format == "mat" and args.gt_labels:
         raise InputError(
             f"--gt-labels is for label-map images, but {args.gt} holds BSDS .mat files (their `Boundaries` are used)"
         )
     if gt_format == "image":
         gt_format = "labels" if args.gt_labels else "boundaries"
-    if not pairing.pairs:
-        raise InputError(f"no prediction in {args.pred} matches a ground truth in {args.gt} by file name (stem)")
-    if not pairing.complete:
-        if not args.allow_missing:
-            raise InputError(f"the folders do not match: {pairing.problems()} (use --allow-missing to skip them)")
-        print(
-            f"warning: {pairing.problems()}; evaluating the {len(pairing.pairs)} matched pair(s) only",
-            file=sys.stderr,
-        )
+    _check_pairing(pairing, args)
     name = args.name or Path(args.pred).resolve().name
     stems = [stem for stem, _, _ in pairing.pairs]
     options = {
@@ -485,7 +502,7 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
     with tqdm(total=len(pairing.pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
         images = _read_boundary_pairs(pairing.pairs, input_format, gt_format)
         for batch in _chunked(images, args.batch_size):
-            parts.append(_boundary_counts(batch, device, options))
+            parts.append(_run_named(lambda p, g: boundary_pr_counts(p, g, **options), batch, device))
             progress.update(len(batch))
     counts = BoundaryCounts(*(torch.cat([c[i] for c in parts]) for i in range(4)), thresholds=parts[0].thresholds)
     summary = {  # 0-d tensors and (K,) / (B,) curves, on the CPU
@@ -543,6 +560,187 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
                         if input_format == "ucm2"
                         else "segmetrics_torch.io.read_gray (== cv2.imread(path, cv2.IMREAD_GRAYSCALE)), / 255"
                     ),
+                },
+                "elapsed_s": elapsed,
+                "results": results,
+            },
+        )
+        print(f"Wrote {json_path}")
+    return 0
+
+
+# ------------------------------------------------------------------------------------------ evaluate partition
+
+#: per-measure table of hierarchies (SEISM): (key of a ``compute()`` entry, header); AP for fb, fop and fr only
+HIERARCHY_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("ods_parameter", "ODS-T"),
+    ("ods", "ODS"),
+    ("ois", "OIS"),
+    ("ap", "AP"),
+)
+#: the region benchmark table (BSR eval_cover.txt / eval_RI_VOI.txt)
+REGION_COLUMNS: tuple[tuple[str, str], ...] = (*HIERARCHY_COLUMNS[:3], ("best", "Best"))
+
+_PREDICTION_FORMATS = {
+    "labels": "label-map images (one partition each)",
+    "ucm2": "BSR ucm2 .mat files (double-size hierarchies)",
+    "stack": "BSR segs .mat files (a cell of label maps, one per level)",
+}
+
+
+def _measure_name(key: str) -> str:
+    return {"fb": "Fb", "fop": "Fop", "fr": "Fr", "voi": "VoI", "nvoi": "NVoI"}.get(key, key.upper())
+
+
+def _hierarchy_format(path: Path) -> str:
+    """``"ucm2"`` or ``"stack"`` by the variables of the first prediction file."""
+    from .io import mat_variables
+
+    try:
+        names = mat_variables(path)
+    except (ValueError, OSError) as error:
+        raise InputError(str(error)) from None
+    for key, kind in (("ucm2", "ucm2"), ("segs", "stack")):
+        if key in names:
+            return kind
+    raise InputError(f"{path}: expected a variable `ucm2` (hierarchy) or `segs` (stack of label maps), found {names}")
+
+
+def _read_partition_pairs(pairs, input_format: str, gt_format: str) -> Iterator[tuple[str, Any, Any]]:
+    """Yield ``(stem, pred, gt)``: pred (H, W) int64 labels, (2H+1, 2W+1) float64 ucm2 or (L, H, W) int64 levels (L
+    that of the first file), gt (K, H, W) int64 annotations."""
+    from .io import read_bsds_ground_truth, read_labels, read_mat_array, read_segmentations
+
+    read = {"labels": read_labels, "ucm2": lambda path: read_mat_array(path, "ucm2"), "stack": read_segmentations}
+    first: tuple[Path, int] | None = None
+    for stem, pred_path, gt_path in pairs:
+        try:
+            pred = read[input_format](pred_path)
+            gt = read_bsds_ground_truth(gt_path).segmentations if gt_format == "mat" else read_labels(gt_path)[None]
+        except (ValueError, OSError) as error:
+            raise InputError(str(error) if stem in str(error) else f"{stem}: {error}") from None
+        h, w = gt.shape[-2:]
+        ucm2 = input_format == "ucm2"
+        if pred.ndim != (3 if input_format == "stack" else 2):
+            raise InputError(f"{stem}: {pred_path} holds an array of shape {pred.shape}, not a {input_format} map")
+        if pred.shape[-2:] != ((2 * h + 1, 2 * w + 1) if ucm2 else (h, w)):
+            need = f", which needs a double-size ucm2 of {2 * w + 1}x{2 * h + 1}" if ucm2 else ""
+            raise InputError(
+                f"{stem}: the prediction {pred_path} is {pred.shape[-1]}x{pred.shape[-2]} (WxH) but the ground truth "
+                f"{gt_path} is {w}x{h}{need}"
+            )
+        if input_format == "stack":
+            first = first or (pred_path, pred.shape[0])
+            if pred.shape[0] != first[1]:
+                raise InputError(
+                    f"{stem}: `segs` of {pred_path} holds {pred.shape[0]} levels but that of {first[0]} holds "
+                    f"{first[1]}; every hierarchy needs the same number of levels"
+                )
+        yield stem, pred, gt
+
+
+def _run_evaluate_partition(args: argparse.Namespace) -> int:
+    import itertools
+
+    import torch
+    from tqdm.auto import tqdm
+
+    from . import HierarchyMeasures, PartitionMeasures
+    from .functional.partition import hierarchy_state, partition_measures
+    from .report import format_table, scalar_row, write_json
+
+    device = _device(args.device)
+    json_path = _check_output(args.json, "--json")
+    pairing, pred_kind, gt_format = _match_folders(args)
+    gt_format = "mat" if gt_format == "mat" else "labels"
+    _check_pairing(pairing, args)
+    input_format = _hierarchy_format(pairing.pairs[0][1]) if pred_kind == "mat" else "labels"
+    hierarchy = input_format != "labels"
+    if input_format != "ucm2" and (args.thresholds is not None or args.num_regions is not None):
+        option = "--thresholds" if args.thresholds is not None else "--num-regions"
+        raise InputError(
+            f"{option} applies to ucm2 hierarchies only, but {args.pred} holds {_PREDICTION_FORMATS[input_format]}"
+        )
+    name = args.name or Path(args.pred).resolve().name
+    stems = [stem for stem, _, _ in pairing.pairs]
+    options = {"measures": args.measures, "gamma_obj": args.gamma_obj, "max_dist": args.max_dist}
+
+    per_image: list[dict[str, Any]] = []
+
+    class PerImage(PartitionMeasures):
+        """Keeps every image's values too (for --json), computed once."""
+
+        def update(self, preds, target) -> None:
+            values = partition_measures(preds, target, measures=self.measures, **self.options)
+            self._accumulate(hierarchy_state({k: v[:, None] for k, v in values.items()}, self.measures, False))
+            per_image.append(values)
+
+    start = time.perf_counter()
+    disable = args.no_progress or not sys.stderr.isatty()
+    with tqdm(total=len(pairing.pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
+        images = _read_partition_pairs(pairing.pairs, input_format, gt_format)
+        head = next(images)  # a `segs` stack: its depth is the number of levels
+        if hierarchy:
+            levels = head[1].shape[0] if input_format == "stack" else (args.thresholds or 99)
+            metric = HierarchyMeasures(
+                levels, num_regions=args.num_regions, input_format=input_format, rule=args.rule, **options
+            ).to(device)
+        else:
+            metric = PerImage(**options).to(device)
+        for batch in _chunked(itertools.chain([head], images), args.batch_size):
+            _run_named(metric.update, batch, device)
+            progress.update(len(batch))
+    results = metric.compute()
+    _sync(device)
+    elapsed = time.perf_counter() - start
+
+    if hierarchy:
+        rows = {_measure_name(m): scalar_row(results[m]) for m in metric.measures}
+        print(format_table(rows, HIERARCHY_COLUMNS, index_header="measure"))
+        region = {("Covering" if k == "covering" else _measure_name(k)): scalar_row(v)
+                  for k, v in results["region_benchmark"].items()}  # fmt: skip
+        print("\nRegion benchmark (BSR eval_cover.txt, eval_RI_VOI.txt):")
+        print(format_table(region, REGION_COLUMNS, index_header="measure"))
+        kind = "region counts" if args.num_regions else "levels" if input_format == "stack" else "thresholds"
+        setting = f" at {metric.parameters.numel()} {kind}" + (f", rule {args.rule}" if input_format == "ucm2" else "")
+        hierarchy_settings = {
+            "parameters": metric.parameters,
+            "parameter_kind": kind,
+            "region_benchmark": True,
+            "unique_occurrence": metric.unique_occurrence,
+        }
+    else:
+        rows = {name: scalar_row(results)}
+        print(format_table(rows, [(m, _measure_name(m)) for m in metric.measures]))
+        per = {k: torch.cat([values[k] for values in per_image]).tolist() for k in per_image[0]}
+        results = {**results, "per_image": {stem: {k: v[i] for k, v in per.items()} for i, stem in enumerate(stems)}}
+        setting, hierarchy_settings = "", {}
+    print(
+        f"Evaluated {len(stems)} image(s) of {args.pred} ({input_format}) against {args.gt} ({gt_format}){setting} "
+        f"on {device} in {elapsed:.2f} s."
+    )
+    if json_path is not None:
+        write_json(
+            json_path,
+            {
+                "segmetrics_version": __version__,
+                "task": "partition",
+                "name": name,
+                "pred_dir": str(Path(args.pred).resolve()),
+                "gt_dir": str(Path(args.gt).resolve()),
+                "num_images": len(stems),
+                "missing_predictions": pairing.missing,
+                "unmatched_predictions": pairing.unmatched,
+                "settings": {
+                    "device": str(device),
+                    "batch_size": args.batch_size,
+                    "allow_missing": args.allow_missing,
+                    "input_format": input_format,
+                    "input_description": _PREDICTION_FORMATS[input_format],
+                    "gt_format": gt_format,
+                    "measures": list(metric.measures),
+                    **metric.options,
+                    **hierarchy_settings,
                 },
                 "elapsed_s": elapsed,
                 "results": results,
@@ -647,6 +845,87 @@ def _build_parser() -> argparse.ArgumentParser:
     bdry.add_argument("--no-progress", action="store_true", help="no progress bar (it is off when stderr is no TTY)")
     bdry.add_argument("--name", help="row name in the table and outputs (default: the prediction folder's name)")
     bdry.set_defaults(handler=_run_evaluate_boundary)
+
+    from .functional.partition import MEASURES
+
+    part = tasks.add_parser(
+        "partition",
+        help="partitions and hierarchies: SEISM measures (Fop, PRI, VoI, covering, ...), ODS/OIS/AP, BSR regions",
+        description=(
+            "Evaluate machine partitions against human partitions, files paired by name (stem), with SEISM's "
+            "measures (Pont-Tuset & Marques). Label-map images are flat partitions: one value per measure (mean over "
+            "images; Fop, Fr: F of the mean precision and recall; Fb: pooled counts). BSR ucm2 .mat files (a "
+            "(2H+1)x(2W+1) `ucm2`) and BSR segs .mat files (a cell `segs` of label maps, one per level) are "
+            "hierarchies: ODS / OIS / AP per measure and the Berkeley region benchmark (covering ODS / OIS / Best, "
+            "PRI and VoI ODS / OIS, as collect_eval_reg.m)."
+        ),
+    )
+    part.add_argument(
+        "--pred",
+        required=True,
+        metavar="DIR",
+        help="folder of label-map images (8/16-bit gray, palette or RGB), of ucm2 .mat or of segs .mat files",
+    )
+    part.add_argument(
+        "--gt",
+        required=True,
+        metavar="DIR",
+        help="folder of BSDS groundTruth .mat files (their `Segmentation`s) or of label-map images (one annotator)",
+    )
+    part.add_argument(
+        "--measures",
+        type=_number(_split(str), f"comma-separated keys of {','.join(MEASURES)}", lambda v: set(v) <= set(MEASURES)),
+        metavar="LIST",
+        help=f"comma-separated, of {','.join(MEASURES)} (default: all for label maps; all but fb, whose boundary "
+        "matching is slow, for hierarchies)",
+    )  # fmt: skip
+    levels = part.add_mutually_exclusive_group()
+    levels.add_argument(
+        "--thresholds",
+        type=_number(
+            lambda t: int(t) if t.strip().isdigit() else _split(float)(t),
+            "a positive integer or comma-separated numbers",
+            lambda v: v >= 1 if isinstance(v, int) else all(map(math.isfinite, v)),
+        ),
+        metavar="N|LIST",
+        help="ucm2 only: N thresholds linspace(1/(N+1), 1-1/(N+1), N), or the values (default: 99)",
+    )
+    levels.add_argument(
+        "--num-regions",
+        type=_number(_split(int), "comma-separated positive integers", lambda v: min(v) >= 1),
+        metavar="LIST",
+        help="ucm2 only: SEISM's numbers of regions instead of thresholds",
+    )
+    part.add_argument(
+        "--rule",
+        choices=("seism", "bsr"),
+        default="seism",
+        help="ucm2 partitions: seism = gridbmap2seg(ucm2 > t), 4-connected; bsr = bwlabel(ucm2 <= t), 8-connected "
+        "(default: seism)",
+    )
+    part.add_argument(
+        "--gamma-obj",
+        type=_number(float, "a number in [0, 1]", lambda v: 0 <= v <= 1),
+        default=0.9,
+        metavar="F",
+        help="Fop object threshold (default: 0.9, SEISM's code; the CVPR'13 paper says 0.95)",
+    )
+    part.add_argument(
+        "--max-dist",
+        type=_positive_float,
+        default=0.0075,
+        metavar="F",
+        help="Fb match tolerance: fraction of the image diagonal (< 1) or pixels (>= 1) (default: 0.0075)",
+    )
+    part.add_argument("--json", metavar="FILE", help="write every number (curves, per image for label maps) as JSON")
+    part.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto (default: cpu)")
+    part.add_argument("--batch-size", type=_positive_int, default=8, help="images per update (default: 8)")
+    part.add_argument(
+        "--allow-missing", action="store_true", help="evaluate the matched pairs when some files have no counterpart"
+    )
+    part.add_argument("--no-progress", action="store_true", help="no progress bar (it is off when stderr is no TTY)")
+    part.add_argument("--name", help="row name in the table and outputs (default: the prediction folder's name)")
+    part.set_defaults(handler=_run_evaluate_partition)
     evaluate.set_defaults(handler=None, subparser=evaluate)
     return parser
 

@@ -31,9 +31,11 @@ __all__ = [
     "Pairing",
     "find_pairs",
     "list_images",
+    "mat_variables",
     "pair_by_stem",
     "read_bsds_ground_truth",
     "read_gray",
+    "read_labels",
     "read_mat_array",
     "read_segmentations",
 ]
@@ -116,6 +118,60 @@ def read_gray(path: str | Path) -> np.ndarray:
             return _rgb_to_gray(np.asarray(image), rule)
         except OSError as error:  # truncated or corrupt data surfaces on load
             raise ValueError(f"{path}: cannot decode the image ({error}).") from None
+
+
+def read_labels(path: str | Path) -> np.ndarray:
+    """Read a label-map image (one partition: a region label per pixel) as an (H, W) int64 array.
+
+    Values are kept, not converted to gray: 8-, 16- and 32-bit gray images give their values, palette images their
+    palette indices, colour images (RGB, RGBA; alpha ignored) one label per colour ``(R << 16) | (G << 8) | B``,
+    bilevel images 0 / 1, gray + alpha the gray channel, 32-bit float images their values (which must be integers).
+    The EXIF orientation is applied, as :func:`read_gray`.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        ValueError: the file is not a readable image, holds fractional or non-finite float values, 16-bit colour or
+            another mode (CMYK, ...) (the message names the file).
+    """
+    from PIL import Image, ImageOps, UnidentifiedImageError
+
+    path = Path(path)
+    try:
+        image = Image.open(path)
+    except FileNotFoundError:
+        raise
+    except (UnidentifiedImageError, OSError) as error:
+        raise ValueError(f"{path}: not a readable image ({error}).") from None
+    with image:
+        mode = image.mode
+        if mode in ("RGB", "RGBA") and _is_16bit(image):
+            raise ValueError(f"{path}: 16-bit colour label maps are not supported; save 16-bit labels as gray.")
+        try:
+            if image.getexif().get(0x0112, 1) in range(2, 9):
+                image = ImageOps.exif_transpose(image)
+            if mode in ("LA", "PA"):
+                image = image.getchannel(mode[0])
+            labels = np.asarray(image)
+        except OSError as error:
+            raise ValueError(f"{path}: cannot decode the image ({error}).") from None
+    if mode in ("RGB", "RGBA", "RGBX"):
+        rgb = labels[..., :3].astype(np.int64)
+        return (rgb[..., 0] << 16) | (rgb[..., 1] << 8) | rgb[..., 2]
+    if labels.ndim != 2:
+        raise ValueError(f"{path}: mode {mode!r} is not a label map; save labels as gray, palette or RGB images.")
+    _check_integer(labels, path)
+    return labels.astype(np.int64)
+
+
+def _check_integer(values: np.ndarray, path: Path | str, what: str = "labels") -> None:
+    """A ValueError naming ``path`` when a float array holds NaN, inf or fractions."""
+    if values.dtype.kind == "f":
+        bad = ~np.isfinite(values) | (values != np.round(values))
+        if bad.any():
+            raise ValueError(
+                f"{path}: {what} must be integers, but it holds {float(values[bad][0])!r} "
+                f"({int(bad.sum())} non-integer value(s))."
+            )
 
 
 def _unassociated_alpha(image) -> bool:
@@ -313,7 +369,26 @@ def read_segmentations(path: str | Path, key: str = "segs") -> np.ndarray:
     data = _loadmat(path)
     if key not in data:
         raise ValueError(f"{path}: expected a variable `{key}`, found {sorted(k for k in data if k[0] != '_')}.")
-    cell = data[key].ravel()
-    if cell.size == 0:
+    cell = data[key].ravel() if data[key].dtype == object else [data[key]]
+    if len(cell) == 0:
         raise ValueError(f"{path}: `{key}` holds no segmentation.")
-    return np.stack([np.asarray(c, dtype=np.int64) for c in cell])
+    levels = [np.asarray(c) for c in cell]
+    shapes = {level.shape for level in levels}
+    if len(shapes) != 1 or levels[0].ndim != 2:
+        raise ValueError(f"{path}: the cells of `{key}` must be 2-D label maps of one size, got {sorted(shapes)}.")
+    for level in levels:
+        _check_integer(level, path, f"`{key}`")
+    return np.stack(levels).astype(np.int64)
+
+
+def mat_variables(path: str | Path) -> list[str]:
+    """The names of the variables of a MATLAB v5 .mat file (without loading them)."""
+    import scipy.io
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"No such .mat file: {path}")
+    try:
+        return [name for name, _, _ in scipy.io.whosmat(str(path))]
+    except (ValueError, NotImplementedError) as err:
+        raise ValueError(f"Cannot read {path} as a MATLAB v5 .mat file: {err}") from err

@@ -256,3 +256,16 @@ def max_weight_matchings(entry_start, rows, cols, weights, n_rows, n_cols, out):
                     total += wgt[p]
                     break
         out[t] = total
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def dense_table_counts(parts, anns, table_partition, table_annotation, k_g, cell_offset, out):  # pragma: no cover
+    # out[cell_offset[t] + part * K_G + ann] += 1 for every pixel of every table (dense blocks never overlap)
+    n = parts.shape[1]
+    for t in numba.prange(table_partition.shape[0]):
+        p = parts[table_partition[t]]
+        a = anns[table_annotation[t]]
+        off = cell_offset[t]
+        kg = k_g[t]
+        for i in range(n):
+            out[off + p[i] * kg + a[i]] += 1

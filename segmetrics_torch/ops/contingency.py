@@ -137,6 +137,14 @@ def pair_tables(partition_image: Tensor, annotation_image: Tensor) -> tuple[Tens
     return table_partition, table_annotation
 
 
+def _cells(table_partition: Tensor, table_annotation: Tensor, partition_regions: Tensor,
+           annotation_regions: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Per table: the column count K_G, the offset of its dense block of K_S x K_G cells, and the total."""
+    k_g = annotation_regions[table_annotation]
+    cells = partition_regions[table_partition] * k_g
+    return k_g, torch.cumsum(cells, 0) - cells, cells.sum()
+
+
 def accumulate_tables(
     tables: Tensor,
     rows_local: Tensor,
@@ -152,23 +160,46 @@ def accumulate_tables(
     ``weights=None`` counts each item once (items are pixels); otherwise items are pre-aggregated cells (a coarser
     hierarchy level from a finer table). Local indices are in ``[0, K)`` of the table's partition / annotation.
     """
-    device = tables.device
-    k_s = partition_regions[table_partition]
-    k_g = annotation_regions[table_annotation]
-    cells = k_s * k_g
-    cell_offset = torch.cumsum(cells, 0) - cells
+    k_g, cell_offset, total = _cells(table_partition, table_annotation, partition_regions, annotation_regions)
     flat = cell_offset[tables] + rows_local * k_g[tables] + cols_local
-    total = int(cells.sum())
+    return _from_flat(flat, weights, int(total), table_partition, table_annotation, partition_regions,
+                      annotation_regions)  # fmt: skip
+
+
+def _from_flat(
+    flat: Tensor,
+    weights: Tensor | None,
+    total: int,
+    table_partition: Tensor,
+    table_annotation: Tensor,
+    partition_regions: Tensor,
+    annotation_regions: Tensor,
+) -> ContingencyTables:
+    device = flat.device
     if total <= _DENSE_CELLS:
         dense = torch.bincount(flat, weights=None if weights is None else weights.double(), minlength=total)
-        idx = torch.nonzero(dense).flatten()
-        counts = dense[idx].round().long() if weights is not None else dense[idx]
+        if weights is not None:
+            dense = dense.round().long()
+        return _from_dense(dense, table_partition, table_annotation, partition_regions, annotation_regions)
+    if weights is None:
+        idx, counts = torch.unique(flat, sorted=True, return_counts=True)
     else:
-        if weights is None:
-            idx, counts = torch.unique(flat, sorted=True, return_counts=True)
-        else:
-            idx, inverse = torch.unique(flat, sorted=True, return_inverse=True)
-            counts = torch.zeros(idx.numel(), dtype=torch.int64, device=device).index_add_(0, inverse, weights.long())
+        idx, inverse = torch.unique(flat, sorted=True, return_inverse=True)
+        counts = torch.zeros(idx.numel(), dtype=torch.int64, device=device).index_add_(0, inverse, weights.long())
+    return _from_cells(idx, counts, table_partition, table_annotation, partition_regions, annotation_regions)
+
+
+def _from_dense(dense: Tensor, table_partition: Tensor, table_annotation: Tensor, partition_regions: Tensor,
+                annotation_regions: Tensor) -> ContingencyTables:  # fmt: skip
+    idx = torch.nonzero(dense).flatten()
+    return _from_cells(idx, dense[idx], table_partition, table_annotation, partition_regions, annotation_regions)
+
+
+def _from_cells(idx: Tensor, counts: Tensor, table_partition: Tensor, table_annotation: Tensor,
+                partition_regions: Tensor, annotation_regions: Tensor) -> ContingencyTables:  # fmt: skip
+    """Tables from the non-zero cells: flat dense indices ``idx`` (sorted) and their counts."""
+    device = idx.device
+    k_g, cell_offset, _ = _cells(table_partition, table_annotation, partition_regions, annotation_regions)
     t = torch.searchsorted(cell_offset, idx, right=True) - 1
     rem = idx - cell_offset[t]
     r_local = torch.div(rem, k_g[t], rounding_mode="floor")
@@ -236,10 +267,17 @@ def contingency_tables(
     n = partitions.shape[1]
     if annotations.shape[1] != n:
         raise ValueError(f"Expected partitions and annotations of {n} pixels, but got {annotations.shape[1]}.")
-    n_tab = table_partition.numel()
-    tables = torch.arange(n_tab, device=partitions.device).repeat_interleave(n)
-    rows_local = partitions[table_partition].flatten()
-    cols_local = annotations[table_annotation].flatten()
-    return accumulate_tables(
-        tables, rows_local, cols_local, None, table_partition, table_annotation, partition_regions, annotation_regions
-    )
+    k_g, cell_offset, total = _cells(table_partition, table_annotation, partition_regions, annotation_regions)
+    if partitions.device.type == "cpu" and int(total) <= _DENSE_CELLS:
+        from ._partition_numba_kernels import dense_table_counts
+
+        dense = np.zeros(int(total), np.int64)
+        dense_table_counts(partitions.numpy(), annotations.numpy(), table_partition.numpy(), table_annotation.numpy(),
+                           k_g.numpy(), cell_offset.numpy(), dense)  # fmt: skip
+        return _from_dense(torch.from_numpy(dense), table_partition, table_annotation, partition_regions,
+                           annotation_regions)  # fmt: skip
+    # one (T, N) index, broadcast per table rather than gathered per pixel
+    flat = partitions[table_partition] * k_g[:, None] + cell_offset[:, None]
+    flat += annotations[table_annotation]
+    return _from_flat(flat.flatten(), None, int(total), table_partition, table_annotation, partition_regions,
+                      annotation_regions)  # fmt: skip

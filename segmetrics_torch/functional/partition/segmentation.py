@@ -87,6 +87,20 @@ def _check_pairs(preds: list[Tensor], target: list[Tensor], level_dims: int) -> 
             )
 
 
+def _relabel_stacks(stacks: list[Tensor], n: int, device: torch.device) -> tuple[Tensor, Tensor]:
+    """Relabel every map of every stack into one (M, N) tensor, without concatenating the inputs first."""
+    if len(stacks) == 1 or device.type != "cpu":
+        return relabel(torch.cat([s.reshape(-1, n).to(device) for s in stacks]))
+    sizes = [s.shape[0] for s in stacks]
+    out = torch.empty((sum(sizes), n), dtype=torch.int64)
+    counts = torch.empty(sum(sizes), dtype=torch.int64)
+    start = 0
+    for s, k in zip(stacks, sizes, strict=True):
+        out[start : start + k], counts[start : start + k] = relabel(s.reshape(k, n))
+        start += k
+    return out, counts
+
+
 def partition_tables(partitions: list[Tensor], annotations: list[Tensor]) -> ContingencyTables:
     """Tables of every partition against every annotation of its image.
 
@@ -96,10 +110,8 @@ def partition_tables(partitions: list[Tensor], annotations: list[Tensor]) -> Con
     """
     n = partitions[0].shape[-1] * partitions[0].shape[-2]
     dev = partitions[0].device
-    p_flat = torch.cat([p.reshape(-1, n) for p in partitions])
-    a_flat = torch.cat([a.reshape(-1, n).to(dev) for a in annotations])
-    p_rel, p_regions = relabel(p_flat)
-    a_rel, a_regions = relabel(a_flat)
+    p_rel, p_regions = _relabel_stacks(partitions, n, dev)
+    a_rel, a_regions = _relabel_stacks(annotations, n, dev)
     p_image = torch.repeat_interleave(
         torch.arange(len(partitions), device=dev), torch.tensor([p.shape[0] for p in partitions], device=dev)
     )
