@@ -66,6 +66,11 @@ class ContingencyTables(NamedTuple):
         return self.partition_regions.numel()
 
 
+def _check_backend(backend: str) -> None:
+    if backend not in ("auto", "numba", "torch"):
+        raise ValueError(f"Expected `backend` to be one of 'auto', 'numba', 'torch', but got {backend!r}.")
+
+
 def relabel(labels: Tensor, *, backend: str = "auto") -> tuple[Tensor, Tensor]:
     """Relabel each row of ``labels`` (M, N) to ``0..K-1`` in order of first appearance.
 
@@ -76,10 +81,9 @@ def relabel(labels: Tensor, *, backend: str = "auto") -> tuple[Tensor, Tensor]:
     Returns:
         (labels int64 (M, N), region counts int64 (M,)) on the input's device.
     """
+    _check_backend(backend)
     if backend == "auto":
         backend = "numba" if labels.device.type == "cpu" else "torch"
-    if backend not in ("numba", "torch"):
-        raise ValueError(f"Expected `backend` to be one of 'auto', 'numba', 'torch', but got {backend!r}.")
     if labels.ndim != 2:
         raise ValueError(f"Expected `labels` of shape (M, N), but got {tuple(labels.shape)}.")
     if labels.shape[1] == 0:
@@ -254,6 +258,8 @@ def contingency_tables(
     annotation_regions: Tensor,
     table_partition: Tensor,
     table_annotation: Tensor,
+    *,
+    backend: str = "auto",
 ) -> ContingencyTables:
     """Pixel-level tables of relabelled maps.
 
@@ -263,19 +269,24 @@ def contingency_tables(
         partition_regions: (P,) region counts K_S.
         annotations: (A, N) int64 relabelled annotations; ``annotation_regions`` (A,) their K_G.
         table_partition, table_annotation: (T,) the pairs to tabulate (see :func:`pair_tables`).
+        backend: "numba" (a compiled kernel counts each table into its dense block; CPU tensors), "torch" (one
+            ``bincount`` / ``unique`` over a (T, N) index on the input's device) or "auto" (numba on CPU).
     """
+    _check_backend(backend)
     n = partitions.shape[1]
     if annotations.shape[1] != n:
         raise ValueError(f"Expected partitions and annotations of {n} pixels, but got {annotations.shape[1]}.")
     k_g, cell_offset, total = _cells(table_partition, table_annotation, partition_regions, annotation_regions)
-    if partitions.device.type == "cpu" and int(total) <= _DENSE_CELLS:
+    if backend == "auto":
+        backend = "numba" if partitions.device.type == "cpu" else "torch"
+    if backend == "numba" and int(total) <= _DENSE_CELLS:
         from ._partition_numba_kernels import dense_table_counts
 
         dense = np.zeros(int(total), np.int64)
-        dense_table_counts(partitions.numpy(), annotations.numpy(), table_partition.numpy(), table_annotation.numpy(),
-                           k_g.numpy(), cell_offset.numpy(), dense)  # fmt: skip
-        return _from_dense(torch.from_numpy(dense), table_partition, table_annotation, partition_regions,
-                           annotation_regions)  # fmt: skip
+        args = (partitions, annotations, table_partition, table_annotation, k_g, cell_offset)
+        dense_table_counts(*(a.cpu().numpy() for a in args), dense)
+        return _from_dense(torch.from_numpy(dense).to(partitions.device), table_partition, table_annotation,
+                           partition_regions, annotation_regions)  # fmt: skip
     # one (T, N) index, broadcast per table rather than gathered per pixel
     flat = partitions[table_partition] * k_g[:, None] + cell_offset[:, None]
     flat += annotations[table_annotation]

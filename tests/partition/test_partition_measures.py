@@ -76,6 +76,20 @@ def test_tables_equal_reference_intersection_matrices(pair, sort_path):
     assert ct.row_sizes.tolist() == ref.intersection_matrix(seg, gts[0]).sum(1).tolist()
 
 
+@settings(max_examples=40)
+@given(label_maps(), label_maps())
+def test_torch_backend_tables_equal_the_kernel(pair_a, pair_b):
+    """The tensor path (the one CUDA takes) gives the same tables as the CPU kernel, for a batch of two images."""
+    parts = [torch.from_numpy(pair_a[0])[None], torch.from_numpy(pair_b[0])[None]]
+    anns = [torch.from_numpy(pair_a[1]), torch.from_numpy(pair_b[1])]
+    if parts[0].shape != parts[1].shape:
+        parts, anns = parts[:1], anns[:1]
+    kernel = partition_tables(parts, anns, backend="numba")
+    tensor = partition_tables(parts, anns, backend="torch")
+    for a, b in zip(kernel, tensor, strict=True):
+        assert torch.equal(a, b)
+
+
 def _reference_values(seg, gts, gamma_obj=0.9):
     return ref.partition_measures(seg, list(gts), gamma_obj=gamma_obj)
 

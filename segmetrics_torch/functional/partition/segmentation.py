@@ -87,10 +87,10 @@ def _check_pairs(preds: list[Tensor], target: list[Tensor], level_dims: int) -> 
             )
 
 
-def _relabel_stacks(stacks: list[Tensor], n: int, device: torch.device) -> tuple[Tensor, Tensor]:
+def _relabel_stacks(stacks: list[Tensor], n: int, device: torch.device, backend: str) -> tuple[Tensor, Tensor]:
     """Relabel every map of every stack into one (M, N) tensor, without concatenating the inputs first."""
-    if len(stacks) == 1 or device.type != "cpu":
-        return relabel(torch.cat([s.reshape(-1, n).to(device) for s in stacks]))
+    if len(stacks) == 1 or device.type != "cpu" or backend == "torch":
+        return relabel(torch.cat([s.reshape(-1, n).to(device) for s in stacks]), backend=backend)
     sizes = [s.shape[0] for s in stacks]
     out = torch.empty((sum(sizes), n), dtype=torch.int64)
     counts = torch.empty(sum(sizes), dtype=torch.int64)
@@ -101,17 +101,20 @@ def _relabel_stacks(stacks: list[Tensor], n: int, device: torch.device) -> tuple
     return out, counts
 
 
-def partition_tables(partitions: list[Tensor], annotations: list[Tensor]) -> ContingencyTables:
+def partition_tables(
+    partitions: list[Tensor], annotations: list[Tensor], *, backend: str = "auto"
+) -> ContingencyTables:
     """Tables of every partition against every annotation of its image.
 
     Args:
         partitions: list of P (L_b, H, W) int64 label stacks (one or several partitions per image b).
         annotations: list of P (K_b, H, W) int64 annotation stacks, all images of one size H x W.
+        backend: "auto", "numba" or "torch" (the GPU path, any device): see :func:`.contingency_tables`.
     """
     n = partitions[0].shape[-1] * partitions[0].shape[-2]
     dev = partitions[0].device
-    p_rel, p_regions = _relabel_stacks(partitions, n, dev)
-    a_rel, a_regions = _relabel_stacks(annotations, n, dev)
+    p_rel, p_regions = _relabel_stacks(partitions, n, dev, backend)
+    a_rel, a_regions = _relabel_stacks(annotations, n, dev, backend)
     p_image = torch.repeat_interleave(
         torch.arange(len(partitions), device=dev), torch.tensor([p.shape[0] for p in partitions], device=dev)
     )
@@ -119,7 +122,7 @@ def partition_tables(partitions: list[Tensor], annotations: list[Tensor]) -> Con
         torch.arange(len(annotations), device=dev), torch.tensor([a.shape[0] for a in annotations], device=dev)
     )
     t_part, t_ann = pair_tables(p_image, a_image)
-    return contingency_tables(p_rel, p_regions, a_rel, a_regions, t_part, t_ann)
+    return contingency_tables(p_rel, p_regions, a_rel, a_regions, t_part, t_ann, backend=backend)
 
 
 def fb_precision_recall(
