@@ -646,7 +646,7 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
     from . import HierarchyMeasures, PartitionMeasures
-    from .functional.partition import hierarchy_state, partition_measures
+    from .functional.partition import partition_measures
     from .report import format_table, scalar_row, write_json
 
     device = _device(args.device)
@@ -672,7 +672,7 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
 
         def update(self, preds, target) -> None:
             values = partition_measures(preds, target, measures=self.measures, **self.options)
-            self._accumulate(hierarchy_state({k: v[:, None] for k, v in values.items()}, self.measures, False))
+            self.update_values(values)
             per_image.append(values)
 
     start = time.perf_counter()

@@ -131,7 +131,14 @@ class PartitionMeasures(_SummedStates):
 
     def update(self, preds: Tensor | Sequence[Tensor], target: Tensor | Sequence[Tensor]) -> None:
         """Add a batch of images."""
-        values = partition_measures(preds, target, measures=self.measures, **self.options)
+        self.update_values(partition_measures(preds, target, measures=self.measures, **self.options))
+
+    def update_values(self, values: dict[str, Tensor]) -> None:
+        """Add per-image values already computed by :func:`segmetrics_torch.functional.partition_measures` with this
+        metric's measures and options (e.g. to keep them as well), instead of computing them again."""
+        missing = [k for k in self.measures if k not in values]
+        if missing:
+            raise ValueError(f"Expected per-image values for {missing}, but `values` has keys {sorted(values)}.")
         self._accumulate(hierarchy_state({k: v[:, None] for k, v in values.items()}, self.measures, False))
 
     def compute(self) -> dict[str, Tensor]:
