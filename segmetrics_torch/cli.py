@@ -753,6 +753,19 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------------------- parser
 
 
+def _add_run_options(command: argparse.ArgumentParser, batch_size: int) -> None:
+    """The options every folder-evaluating command shares."""
+    command.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto (default: cpu)")
+    command.add_argument(
+        "--batch-size", type=_positive_int, default=batch_size, help=f"images per update (default: {batch_size})"
+    )
+    command.add_argument(
+        "--allow-missing", action="store_true", help="evaluate the matched pairs when some files have no counterpart"
+    )
+    command.add_argument("--no-progress", action="store_true", help="no progress bar (it is off when stderr is no TTY)")
+    command.add_argument("--name", help="row name in the table and outputs (default: the prediction folder's name)")
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="segmetrics",
@@ -789,13 +802,7 @@ def _build_parser() -> argparse.ArgumentParser:
     sod.add_argument("--gt", required=True, metavar="DIR", help="folder of ground-truth masks")
     sod.add_argument("--json", metavar="FILE", help="write every number (curves included) and metadata as JSON")
     sod.add_argument("--csv", metavar="FILE", help="write one CSV row of the scalar measures")
-    sod.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto (default: cpu)")
-    sod.add_argument("--batch-size", type=_positive_int, default=16, help="images per update (default: 16)")
-    sod.add_argument(
-        "--allow-missing", action="store_true", help="evaluate the matched pairs when some files have no counterpart"
-    )
-    sod.add_argument("--no-progress", action="store_true", help="no progress bar (it is off when stderr is no TTY)")
-    sod.add_argument("--name", help="row name in the table and outputs (default: the prediction folder's name)")
+    _add_run_options(sod, batch_size=16)
     sod.set_defaults(handler=_run_evaluate_sod)
 
     bdry = tasks.add_parser(
@@ -837,13 +844,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "--out-dir", metavar="DIR", help="write BSR's eval_bdry.txt, eval_bdry_thr.txt, eval_bdry_img.txt there"
     )
     bdry.add_argument("--json", metavar="FILE", help="write every number (curves, per image) and metadata as JSON")
-    bdry.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto (default: cpu)")
-    bdry.add_argument("--batch-size", type=_positive_int, default=8, help="images per update (default: 8)")
-    bdry.add_argument(
-        "--allow-missing", action="store_true", help="evaluate the matched pairs when some files have no counterpart"
-    )
-    bdry.add_argument("--no-progress", action="store_true", help="no progress bar (it is off when stderr is no TTY)")
-    bdry.add_argument("--name", help="row name in the table and outputs (default: the prediction folder's name)")
+    _add_run_options(bdry, batch_size=8)
     bdry.set_defaults(handler=_run_evaluate_boundary)
 
     from .functional.partition import MEASURES
@@ -918,13 +919,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="Fb match tolerance: fraction of the image diagonal (< 1) or pixels (>= 1) (default: 0.0075)",
     )
     part.add_argument("--json", metavar="FILE", help="write every number (curves, per image for label maps) as JSON")
-    part.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto (default: cpu)")
-    part.add_argument("--batch-size", type=_positive_int, default=8, help="images per update (default: 8)")
-    part.add_argument(
-        "--allow-missing", action="store_true", help="evaluate the matched pairs when some files have no counterpart"
-    )
-    part.add_argument("--no-progress", action="store_true", help="no progress bar (it is off when stderr is no TTY)")
-    part.add_argument("--name", help="row name in the table and outputs (default: the prediction folder's name)")
+    _add_run_options(part, batch_size=8)
     part.set_defaults(handler=_run_evaluate_partition)
     evaluate.set_defaults(handler=None, subparser=evaluate)
     return parser

@@ -64,6 +64,19 @@ def _is_16bit(image) -> bool:
     return False
 
 
+def _open_image(path: Path):
+    """PIL image of ``path``; a file PIL cannot read raises ``ValueError`` naming it (a missing file stays
+    ``FileNotFoundError``)."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        return Image.open(path)
+    except FileNotFoundError:
+        raise
+    except (UnidentifiedImageError, OSError) as error:
+        raise ValueError(f"{path}: not a readable image ({error}).") from None
+
+
 def read_gray(path: str | Path) -> np.ndarray:
     """Read an image as an 8-bit grayscale array, equal to ``cv2.imread(path, cv2.IMREAD_GRAYSCALE)``.
 
@@ -79,15 +92,10 @@ def read_gray(path: str | Path) -> np.ndarray:
         FileNotFoundError: the file does not exist.
         ValueError: the file is not a readable image, or has 16/32-bit samples (the message names the file).
     """
-    from PIL import Image, ImageOps, UnidentifiedImageError
+    from PIL import ImageOps
 
     path = Path(path)
-    try:
-        image = Image.open(path)
-    except FileNotFoundError:
-        raise
-    except (UnidentifiedImageError, OSError) as error:
-        raise ValueError(f"{path}: not a readable image ({error}).") from None
+    image = _open_image(path)
     with image:
         mode = image.mode
         if mode.startswith("I") or mode == "F" or _is_16bit(image):
@@ -133,15 +141,10 @@ def read_labels(path: str | Path) -> np.ndarray:
         ValueError: the file is not a readable image, holds fractional or non-finite float values, 16-bit colour or
             another mode (CMYK, ...) (the message names the file).
     """
-    from PIL import Image, ImageOps, UnidentifiedImageError
+    from PIL import ImageOps
 
     path = Path(path)
-    try:
-        image = Image.open(path)
-    except FileNotFoundError:
-        raise
-    except (UnidentifiedImageError, OSError) as error:
-        raise ValueError(f"{path}: not a readable image ({error}).") from None
+    image = _open_image(path)
     with image:
         mode = image.mode
         if mode in ("RGB", "RGBA") and _is_16bit(image):

@@ -24,7 +24,7 @@ from ..functional.boundary.summary import check_unique_occurrence
 from ..functional.partition.hierarchy import HIERARCHY_FORMATS, hierarchy_measures
 from ..functional.partition.segmentation import partition_measures
 from ..functional.partition.summary import PR_MEASURES, hierarchy_state, state_shapes, summarize_hierarchy
-from ..functional.partition.tables import check_measures
+from ..functional.partition.tables import check_fop_constants, check_measures
 from ..ops.hierarchy import RULES
 
 __all__ = [
@@ -45,12 +45,6 @@ __all__ = [
     "VanDongen",
     "VariationOfInformation",
 ]
-
-
-def _check_fop_constants(gamma_obj: float, gamma_part: float, beta: float) -> None:
-    for name, value in (("gamma_obj", gamma_obj), ("gamma_part", gamma_part), ("beta", beta)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-            raise ValueError(f"Expected `{name}` to be a number in [0, 1], but got {value!r}.")
 
 
 class _SummedStates(Metric):
@@ -119,7 +113,7 @@ class PartitionMeasures(_SummedStates):
     ) -> None:
         super().__init__(**kwargs)
         self.measures = check_measures(measures)
-        _check_fop_constants(gamma_obj, gamma_part, beta)
+        check_fop_constants(gamma_obj, gamma_part, beta)
         self.options = {
             "gamma_obj": gamma_obj,
             "gamma_part": gamma_part,
@@ -317,7 +311,7 @@ class HierarchyMeasures(_SummedStates):
         if rule not in RULES:
             raise ValueError(f"Expected `rule` to be one of {RULES}, but got {rule!r}.")
         check_unique_occurrence(unique_occurrence)
-        _check_fop_constants(gamma_obj, gamma_part, beta)
+        check_fop_constants(gamma_obj, gamma_part, beta)
         self.measures = tuple(m for m in check_measures(None) if m != "fb") if measures is None else check_measures(
             measures
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._boundary_numba_kernels import min_cost_maximum_matching
+from ._boundary_numba_kernels import _find, min_cost_maximum_matching
 
 # A map whose label range is at most this many times its pixel count is relabelled through a lookup array; wider
 # ranges (huge or sparse label values) go through a sort.
@@ -63,18 +63,6 @@ def _relabel_one(x, out):  # pragma: no cover - compiled
 def relabel_maps(maps, out, counts):  # pragma: no cover - compiled
     for m in numba.prange(maps.shape[0]):
         counts[m] = _relabel_one(maps[m], out[m])
-
-
-@numba.njit(cache=True, nogil=True)
-def _find(parent, x):  # pragma: no cover - compiled
-    root = x
-    while parent[root] != root:
-        root = parent[root]
-    while parent[x] != root:
-        nxt = parent[x]
-        parent[x] = root
-        x = nxt
-    return root
 
 
 @numba.njit(cache=True, nogil=True)

@@ -22,8 +22,8 @@ from ..._checks import check_positive_float, check_tensor
 from ...ops.contingency import ContingencyTables, accumulate_tables, contingency_tables, pair_tables, relabel
 from ...ops.hierarchy import RULES, ucm_hierarchy
 from ..boundary.bsds import default_thresholds
-from .segmentation import _by_size, as_label_list, partition_fb
-from .tables import TABLE_MEASURES, _Slots, check_measures, measures_from_tables
+from .segmentation import _by_size, _reassemble, as_label_list, partition_fb
+from .tables import TABLE_MEASURES, _Slots, check_fop_constants, check_measures, measures_from_tables
 
 __all__ = ["HIERARCHY_FORMATS", "hierarchy_measures", "region_benchmark_counts"]
 
@@ -181,6 +181,7 @@ def hierarchy_measures(
     if rule not in RULES:
         raise ValueError(f"Expected `rule` to be one of {RULES}, but got {rule!r}.")
     keys = check_measures(measures)
+    check_fop_constants(gamma_obj, gamma_part, beta)
     check_positive_float(max_dist, "max_dist")
     g_list = as_label_list(target, "target", 3, validate_args)
     if input_format == "ucm2":
@@ -248,12 +249,6 @@ def hierarchy_measures(
             values.update(partition_fb(parts, anns, max_dist=max_dist))
         for k, v in values.items():
             pieces.setdefault(k, []).append((idx, v))
-    out: dict[str, Tensor] = {}
-    for k, parts_k in pieces.items():
-        first = parts_k[0][1]
-        full = torch.empty((len(shapes), *first.shape[1:]), dtype=first.dtype, device=first.device)
-        for idx, v in parts_k:
-            full[torch.tensor(idx, device=first.device)] = v.to(first.device)
-        out[k] = full
+    out = _reassemble(pieces, len(shapes))
     out["thresholds"] = levels.to(out["regions"].device)
     return out

@@ -19,7 +19,7 @@ from torch import Tensor
 from ..._checks import check_positive_float, check_tensor
 from ...ops.contingency import ContingencyTables, contingency_tables, pair_tables, relabel
 from ..boundary.bsds import annotator_boundaries, boundary_pr_counts, segmentation_boundaries
-from .tables import TABLE_MEASURES, check_measures, measures_from_tables
+from .tables import TABLE_MEASURES, check_fop_constants, check_measures, measures_from_tables
 
 __all__ = [
     "as_label_list",
@@ -170,6 +170,18 @@ def _by_size(shapes: list[tuple[int, int]]) -> list[list[int]]:
     return list(groups.values())
 
 
+def _reassemble(pieces: dict[str, list[tuple[list[int], Tensor]]], n: int) -> dict[str, Tensor]:
+    """Per key, the values of the size groups (image indices, (len(indices), ...) values) back in image order."""
+    out = {}
+    for key, parts in pieces.items():
+        first = parts[0][1]
+        full = torch.empty((n, *first.shape[1:]), dtype=first.dtype, device=first.device)
+        for idx, v in parts:
+            full[torch.tensor(idx, device=first.device)] = v.to(first.device)
+        out[key] = full
+    return out
+
+
 def partition_measures(
     preds: Tensor | Sequence[Tensor],
     target: Tensor | Sequence[Tensor],
@@ -205,9 +217,7 @@ def partition_measures(
         [0.0, 1.0, 1.0]
     """
     keys = check_measures(measures)
-    for name, value in (("gamma_obj", gamma_obj), ("gamma_part", gamma_part), ("beta", beta)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-            raise ValueError(f"Expected `{name}` to be a number in [0, 1], but got {value!r}.")
+    check_fop_constants(gamma_obj, gamma_part, beta)
     check_positive_float(max_dist, "max_dist")
     p_list = as_label_list(preds, "preds", 2, validate_args)
     g_list = as_label_list(target, "target", 3, validate_args)
@@ -228,11 +238,4 @@ def partition_measures(
             values.update({k: v[:, 0] for k, v in partition_fb(parts, anns, max_dist=max_dist).items()})
         for k, v in values.items():
             results.setdefault(k, []).append((idx, v))
-    out = {}
-    for k, pieces in results.items():
-        first = pieces[0][1]
-        full = torch.empty(len(p_list), dtype=first.dtype, device=first.device)
-        for idx, v in pieces:
-            full[torch.tensor(idx, device=first.device)] = v
-        out[k] = full
-    return out
+    return _reassemble(results, len(p_list))

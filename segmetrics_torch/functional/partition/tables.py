@@ -43,7 +43,7 @@ from torch import Tensor
 from ...ops.contingency import ContingencyTables
 from .fop import objects_and_parts
 
-__all__ = ["MEASURES", "TABLE_MEASURES", "check_measures", "measures_from_tables"]
+__all__ = ["MEASURES", "TABLE_MEASURES", "check_fop_constants", "check_measures", "measures_from_tables"]
 
 # Measures computed from the tables (Fb needs the boundary matching and is handled by the callers).
 TABLE_MEASURES = ("fop", "fr", "pri", "voi", "nvoi", "sc", "ssc", "dhd", "sdhd", "vd", "bgm", "bce", "gce", "lce")
@@ -61,6 +61,13 @@ def check_measures(measures) -> tuple[str, ...]:
     if bad or not measures:
         raise ValueError(f"Expected `measures` to name some of {MEASURES}, but got {measures!r}.")
     return measures
+
+
+def check_fop_constants(gamma_obj: float, gamma_part: float, beta: float) -> None:
+    """Raise ``ValueError`` unless each Fop constant is a number in [0, 1]."""
+    for name, value in (("gamma_obj", gamma_obj), ("gamma_part", gamma_part), ("beta", beta)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            raise ValueError(f"Expected `{name}` to be a number in [0, 1], but got {value!r}.")
 
 
 class _Slots:
