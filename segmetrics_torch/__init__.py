@@ -4,6 +4,7 @@ Metric classes (torchmetrics) are importable from the top level; their functiona
 :mod:`segmetrics_torch.functional` and the plain numpy oracles in :mod:`segmetrics_torch.reference`.
 """
 
+from .losses import EMeasureLoss, SoftFMeasureLoss, SoftIoULoss, WeightedFMeasureLoss
 from .metrics import (
     MAE,
     BidirectionalConsistency,
@@ -44,6 +45,7 @@ __all__ = [
     "Dice",
     "DirectionalHamming",
     "EMeasure",
+    "EMeasureLoss",
     "FMeasure",
     "ForegroundMeasures",
     "GlobalConsistency",
@@ -60,9 +62,12 @@ __all__ = [
     "RegionPR",
     "SMeasure",
     "SegmentationCovering",
+    "SoftFMeasureLoss",
+    "SoftIoULoss",
     "VanDongen",
     "VariationOfInformation",
     "WeightedFMeasure",
+    "WeightedFMeasureLoss",
     "__version__",
     "flatten_results",
 ]

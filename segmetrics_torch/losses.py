@@ -1,0 +1,223 @@
+r"""Differentiable losses from the foreground measures: ``1 - measure`` of a soft prediction, no thresholds.
+
+Each loss evaluates its measure's formula on the probability map ``p`` itself (Fan et al. 2018 suggest the E-measure
+as a training loss), so on a binary ``p`` it equals ``1 - `` the metric's per-image value:
+
+* :func:`e_measure_loss`: ``a = p - mean(p)``, ``c = g - mean(g)``, ``xi = 2ac / (a^2 + c^2 + eps)``,
+  ``E = sum((1 + xi)^2 / 4) / (N - 1 + eps)``; all-zero GT: ``sum(1 - p)``, all-one GT: ``sum(p)`` in place of the sum
+  (Fan's ``Enhancedmeasure.m``, as :func:`segmetrics_torch.functional.e_measure`). The ``N - 1`` normalisation makes
+  a perfect prediction score ``N / (N - 1)``, so the loss reaches ``-1 / (N - 1)``, not 0.
+* :func:`weighted_f_measure_loss`: Margolin et al.'s weighted F with the error ``E = |p - g|`` of the soft map;
+  the distance transform, its nearest-pixel indices and the importance ``B`` depend on the GT only and are computed
+  without gradient by the metric's exact ops; the Gaussian dependency term and ``min(E, EA)`` are differentiated.
+  Empty GT: the metric's value is 0, the loss is 1 with zero gradient.
+* :func:`soft_f_measure_loss`: ``TP = sum p g``, ``P = TP / sum p``, ``R = TP / sum g``,
+  ``F = (1 + beta^2) P R / (beta^2 P + R)`` (0 when ``TP = 0``), beta^2 = 0.3 as the SOD F-measure.
+* :func:`soft_iou_loss`: ``IoU = TP / (sum p + sum g - TP)``, 0 when the union is empty, as the metric.
+
+Parity caveat: the metrics binarise at the adaptive threshold ``min(2 mean(p), 1)``, which keeps a binary map as it
+is except an all-zero one (threshold 0 turns it all on); the losses use ``p`` as given.
+
+Inputs: ``preds`` (B, H, W) or (B, 1, H, W) probabilities in [0, 1] (apply the sigmoid first; no min-max stretch);
+``target`` of the same shape, bool / {0, 1} / uint8 (binarised ``> 128``). Precision: the loss is computed in
+float32 for half-precision inputs (float16 / bfloat16, e.g. under autocast, as torch's own losses do) and returned
+in that dtype; float32 and float64 inputs stay in their dtype. ``reduction``: ``"mean"`` (default), ``"sum"`` or
+``"none"`` (per image, (B,)).
+
+Gradients flow through these functions and the ``nn.Module`` forms; a Metric's ``update`` / ``compute`` never carry
+gradients (they accumulate detached statistics): train with a loss, log with a Metric.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+from ._checks import check_tensor
+from .functional.foreground.emeasure import EPS
+from .ops.distance import distance_transform_edt
+from .ops.filters import gaussian_blur_zero
+
+__all__ = [
+    "EMeasureLoss",
+    "SoftFMeasureLoss",
+    "SoftIoULoss",
+    "WeightedFMeasureLoss",
+    "e_measure_loss",
+    "soft_f_measure_loss",
+    "soft_iou_loss",
+    "weighted_f_measure_loss",
+]
+
+_REDUCTIONS = ("mean", "sum", "none")
+_LOG_HALF_OVER_5 = math.log(0.5) / 5
+
+
+def _prepare(preds: Tensor, target: Tensor, validate_args: bool) -> tuple[Tensor, Tensor, torch.dtype]:
+    check_tensor(preds, "preds")
+    check_tensor(target, "target")
+    if not preds.is_floating_point():
+        raise TypeError(f"Expected `preds` to be a floating tensor of probabilities, but got dtype {preds.dtype}.")
+    if preds.ndim == 4 and preds.shape[1] == 1:
+        preds = preds[:, 0]
+    if target.ndim == 4 and target.shape[1] == 1:
+        target = target[:, 0]
+    if preds.ndim != 3:
+        raise ValueError(f"Expected `preds` of shape (B, H, W) or (B, 1, H, W), but got {tuple(preds.shape)}.")
+    if preds.shape != target.shape:
+        raise ValueError(
+            f"Expected `preds` and `target` of the same shape, but got {tuple(preds.shape)} and {tuple(target.shape)}."
+        )
+    if preds.shape[0] == 0 or preds[0].numel() == 0:
+        raise ValueError(f"Expected a non-empty batch of non-empty maps, but got shape {tuple(preds.shape)}.")
+    if target.dtype == torch.uint8:
+        g = target > 128
+    elif target.dtype == torch.bool:
+        g = target
+    else:
+        if validate_args and not bool(((target == 0) | (target == 1)).all()):
+            raise ValueError("Expected `target` to be binary (bool, {0, 1}, or uint8 binarised > 128).")
+        g = target != 0
+    if validate_args:
+        with torch.no_grad():
+            if not bool(torch.isfinite(preds).all()):
+                raise ValueError("Expected `preds` to contain only finite values, but it contains NaN or inf.")
+            if float(preds.min()) < 0 or float(preds.max()) > 1:
+                raise ValueError("Expected `preds` to be probabilities in [0, 1]; apply a sigmoid first.")
+    out_dtype = preds.dtype
+    work = torch.promote_types(preds.dtype, torch.float32)
+    return preds.to(work), g, out_dtype
+
+
+def _reduce(values: Tensor, reduction: str, dtype: torch.dtype) -> Tensor:
+    if reduction == "mean":
+        values = values.mean()
+    elif reduction == "sum":
+        values = values.sum()
+    return values.to(dtype)
+
+
+def _check_reduction(reduction: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"Expected `reduction` to be one of {_REDUCTIONS}, but got {reduction!r}.")
+
+
+def e_measure_loss(preds: Tensor, target: Tensor, *, reduction: str = "mean", validate_args: bool = True) -> Tensor:
+    """``1 - E`` of the soft map (see the module doc); (B,) with ``reduction="none"``."""
+    _check_reduction(reduction)
+    p, g, dtype = _prepare(preds, target, validate_args)
+    gf = g.to(p.dtype)
+    n = p.shape[-1] * p.shape[-2]
+    a = p - p.mean(dim=(1, 2), keepdim=True)
+    c = gf - gf.mean(dim=(1, 2), keepdim=True)
+    xi = 2 * a * c / (a * a + c * c + EPS)
+    total = ((1 + xi) ** 2 / 4).sum(dim=(1, 2))
+    pos = gf.sum(dim=(1, 2))
+    pp = p.sum(dim=(1, 2))
+    total = torch.where(pos == 0, n - pp, torch.where(pos == n, pp, total))
+    return _reduce(1 - total / (n - 1 + EPS), reduction, dtype)
+
+
+def weighted_f_measure_loss(
+    preds: Tensor, target: Tensor, *, beta2: float = 1.0, reduction: str = "mean", validate_args: bool = True
+) -> Tensor:
+    """``1 - F^w_beta`` of the soft map (Margolin et al. CVPR 2014; see the module doc)."""
+    _check_reduction(reduction)
+    p, g, dtype = _prepare(preds, target, validate_args)
+    batch = p.shape[0]
+    with torch.no_grad():
+        dist, nearest = distance_transform_edt(g)
+        importance = torch.where(g, torch.ones_like(dist), 2 - torch.exp(_LOG_HALF_OVER_5 * dist)).to(p.dtype)
+        index = nearest.reshape(batch, -1).clamp(min=0)
+    gf = g.to(p.dtype)
+    err = torch.where(g, 1 - p, p)  # |p - g|, with a gradient at p == g too
+    err_t = err.reshape(batch, -1).gather(1, index).view_as(err)
+    err_a = gaussian_blur_zero(err_t, 7, 5.0)
+    ew = torch.where(g & (err_a < err), err_a, err) * importance
+    pos = gf.sum(dim=(1, 2))
+    ew_fg = (ew * gf).sum(dim=(1, 2))
+    fpw = ew.sum(dim=(1, 2)) - ew_fg
+    tpw = pos - ew_fg
+    recall = 1 - ew_fg / pos.clamp_min(1)
+    precision = tpw / (tpw + fpw + EPS)
+    q = (1 + beta2) * recall * precision / (recall + beta2 * precision + EPS)
+    return _reduce(1 - torch.where(pos == 0, torch.zeros_like(q), q), reduction, dtype)
+
+
+def soft_f_measure_loss(
+    preds: Tensor, target: Tensor, *, beta2: float = 0.3, reduction: str = "mean", validate_args: bool = True
+) -> Tensor:
+    """``1 - F_beta`` of soft counts (see the module doc)."""
+    _check_reduction(reduction)
+    p, g, dtype = _prepare(preds, target, validate_args)
+    gf = g.to(p.dtype)
+    tp = (p * gf).sum(dim=(1, 2))
+    precision = tp / p.sum(dim=(1, 2)).clamp_min(torch.finfo(p.dtype).tiny)
+    recall = tp / gf.sum(dim=(1, 2)).clamp_min(1)
+    den = (beta2 * precision + recall).clamp_min(torch.finfo(p.dtype).tiny)
+    f = torch.where(tp > 0, (1 + beta2) * precision * recall / den, torch.zeros_like(tp))
+    return _reduce(1 - f, reduction, dtype)
+
+
+def soft_iou_loss(preds: Tensor, target: Tensor, *, reduction: str = "mean", validate_args: bool = True) -> Tensor:
+    """``1 - IoU`` of soft counts (see the module doc)."""
+    _check_reduction(reduction)
+    p, g, dtype = _prepare(preds, target, validate_args)
+    gf = g.to(p.dtype)
+    tp = (p * gf).sum(dim=(1, 2))
+    union = p.sum(dim=(1, 2)) + gf.sum(dim=(1, 2)) - tp
+    iou = torch.where(union > 0, tp / union.clamp_min(torch.finfo(p.dtype).tiny), torch.zeros_like(tp))
+    return _reduce(1 - iou, reduction, dtype)
+
+
+class _Loss(nn.Module):
+    def __init__(self, reduction: str = "mean", validate_args: bool = True) -> None:
+        super().__init__()
+        _check_reduction(reduction)
+        self.reduction = reduction
+        self.validate_args = validate_args
+
+    def extra_repr(self) -> str:
+        return f"reduction={self.reduction!r}"
+
+
+class EMeasureLoss(_Loss):
+    """``1 - E-measure`` of a probability map (:func:`e_measure_loss`)."""
+
+    def forward(self, preds: Tensor, target: Tensor) -> Tensor:
+        return e_measure_loss(preds, target, reduction=self.reduction, validate_args=self.validate_args)
+
+
+class WeightedFMeasureLoss(_Loss):
+    """``1 - weighted F`` of a probability map (:func:`weighted_f_measure_loss`)."""
+
+    def __init__(self, beta2: float = 1.0, reduction: str = "mean", validate_args: bool = True) -> None:
+        super().__init__(reduction, validate_args)
+        self.beta2 = beta2
+
+    def forward(self, preds: Tensor, target: Tensor) -> Tensor:
+        return weighted_f_measure_loss(
+            preds, target, beta2=self.beta2, reduction=self.reduction, validate_args=self.validate_args
+        )
+
+
+class SoftFMeasureLoss(_Loss):
+    """``1 - F_beta`` of soft counts (:func:`soft_f_measure_loss`, beta^2 = 0.3 by default)."""
+
+    def __init__(self, beta2: float = 0.3, reduction: str = "mean", validate_args: bool = True) -> None:
+        super().__init__(reduction, validate_args)
+        self.beta2 = beta2
+
+    def forward(self, preds: Tensor, target: Tensor) -> Tensor:
+        return soft_f_measure_loss(
+            preds, target, beta2=self.beta2, reduction=self.reduction, validate_args=self.validate_args
+        )
+
+
+class SoftIoULoss(_Loss):
+    """``1 - IoU`` of soft counts (:func:`soft_iou_loss`)."""
+
+    def forward(self, preds: Tensor, target: Tensor) -> Tensor:
+        return soft_iou_loss(preds, target, reduction=self.reduction, validate_args=self.validate_args)
