@@ -1,0 +1,233 @@
+r"""Object proposals: the best overlap of every annotated object within the first N ranked proposals, for all N.
+
+Protocol of Pont-Tuset & Marques (PAMI 2016, §2.3) and the MCG benchmark code (``benchmark/src/segmented/
+eval_proposals.m``, ``eval_one.m``, ``aux/jaccard.m``, ``average_recall.m``):
+
+* Jaccard of proposal ``p`` and object ``g`` over the valid pixels (void pixels, e.g. Pascal's 255, excluded from
+  every count): ``J = |p ∩ g| / (|p ∩ g| + FP + FN)``, 0 when the denominator is 0.
+* For each N of a sweep (default :data:`MCG_PROPOSAL_COUNTS`: 10..100 step 5, 125..1000 step 25, 1500..6000 step
+  500, then all), each object's best J among the first ``min(N, P)`` proposals (ties: the first best proposal, as
+  MATLAB's ``max``). All N come from one running maximum over the ranked pool.
+* Summaries vs N (:func:`proposal_summary`): the mean best J over all objects (J_i, "jaccard_object"), its median,
+  recall ``mean(J > t)`` for t = 0.5, 0.7, 0.85 (strict), average recall ``mean over t in 0.5:0.05:0.95 of
+  mean(J >= t)``, and with class ids the class-averaged J_c (per class ``sum inter / (sum inter + sum FP + sum FN)``
+  of the best proposals, then the mean over classes). The x axis is the mean number of proposals per image,
+  ``mean min(N, P)``.
+
+The intersections of all proposals with all objects are one matrix product per chunk of proposals (exact integer
+counts in float32 up to 2^24 pixels per image), so memory is bounded by ``chunk_size`` proposals at a time.
+Proposals come as a dense (P, H, W) bool stack, a list of (H, W) masks, or an (H, W) label map of non-overlapping
+proposals (label ``i >= 1`` is the i-th ranked proposal, 0 none), whose intersections are one ``bincount``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import torch
+from torch import Tensor
+
+from .._checks import as_binary_mask, check_tensor
+
+__all__ = [
+    "AR_THRESHOLDS",
+    "MCG_PROPOSAL_COUNTS",
+    "RECALL_THRESHOLDS",
+    "ProposalOverlaps",
+    "best_overlaps",
+    "proposal_overlaps",
+    "proposal_summary",
+]
+
+MCG_PROPOSAL_COUNTS: tuple[int, ...] = (*range(10, 101, 5), *range(125, 1001, 25), *range(1500, 6001, 500), 100000)
+RECALL_THRESHOLDS = (0.5, 0.7, 0.85)
+AR_THRESHOLDS = tuple(round(0.5 + 0.05 * i, 2) for i in range(10))
+# Proposal pixels turned to float32 per chunk: 2^26 values (256 MiB) unless chunk_size is given.
+_CHUNK_VALUES = 2**26
+
+
+class ProposalOverlaps(NamedTuple):
+    """Counts of every (proposal, object) pair over the valid pixels: int64 (P, K) ``inter``, ``fp``, ``fn``."""
+
+    inter: Tensor
+    fp: Tensor
+    fn: Tensor
+
+    @property
+    def jaccard(self) -> Tensor:
+        den = self.inter + self.fp + self.fn
+        return torch.where(den > 0, self.inter.double() / den.clamp_min(1).double(), 0.0)
+
+
+def _check_objects(objects: Tensor, void: Tensor | None, validate_args: bool) -> tuple[Tensor, Tensor]:
+    check_tensor(objects, "objects")
+    if objects.ndim == 2:
+        objects = objects[None]
+    if objects.ndim != 3:
+        raise ValueError(f"Expected `objects` of shape (K, H, W), but got {tuple(objects.shape)}.")
+    if objects.shape[0] == 0:
+        raise ValueError("Expected at least one object in `objects`, but got an empty stack (K = 0).")
+    objects = as_binary_mask(objects, "objects", validate_args)
+    if void is None:
+        valid = torch.ones(objects.shape[1:], dtype=torch.bool, device=objects.device)
+    else:
+        check_tensor(void, "void")
+        if void.shape != objects.shape[1:]:
+            raise ValueError(f"Expected `void` of shape {tuple(objects.shape[1:])}, but got {tuple(void.shape)}.")
+        valid = ~as_binary_mask(void, "void", validate_args).to(objects.device)
+    return objects, valid
+
+
+def proposal_overlaps(
+    proposals: Tensor | Sequence[Tensor],
+    objects: Tensor,
+    *,
+    void: Tensor | None = None,
+    chunk_size: int | None = None,
+    validate_args: bool = True,
+) -> ProposalOverlaps:
+    """Intersection, false-positive and false-negative pixel counts of every proposal with every object.
+
+    Args:
+        proposals: (P, H, W) bool / {0, 1} ranked masks, a list of P (H, W) masks, or an (H, W) integer label map of
+            non-overlapping proposals (label i >= 1 = proposal i, ranked by label; P = max label).
+        objects: (K, H, W) ground-truth object masks, K >= 1.
+        void: optional (H, W) mask of pixels excluded from every count.
+        chunk_size: proposals converted to float per matrix product (default: 2^26 pixel values' worth).
+        validate_args: check that masks are binary (synchronises a CUDA device).
+
+    Returns:
+        :class:`ProposalOverlaps` of int64 (P, K) tensors on the objects' device.
+    """
+    objects, valid = _check_objects(objects, void, validate_args)
+    h, w = objects.shape[1:]
+    dev = objects.device
+    g = (objects & valid).flatten(1)
+    g_area = g.sum(1)
+    if isinstance(proposals, Tensor) and proposals.ndim == 2 and not proposals.dtype == torch.bool:
+        labels = proposals
+        if labels.is_floating_point() or labels.is_complex():
+            raise TypeError(f"Expected an integer proposal label map, but got dtype {labels.dtype}.")
+        if labels.shape != (h, w):
+            raise ValueError(f"Expected proposals of size {(h, w)} like `objects`, but got {tuple(labels.shape)}.")
+        if validate_args and labels.numel() and int(labels.min()) < 0:
+            raise ValueError("Expected proposal labels >= 0 (0 = no proposal), but got negative labels.")
+        n_prop = int(labels.max()) if labels.numel() else 0
+        if n_prop == 0:
+            raise ValueError("Expected at least one proposal, but the label map holds none (all 0).")
+        lab = labels.to(dev).flatten()[valid.flatten()]
+        gv = g[:, valid.flatten()]
+        # (label, object) counts in one bincount; label 0 (no proposal) dropped
+        key = lab[None, :] * g.shape[0] + torch.arange(g.shape[0], device=dev)[:, None]
+        inter = torch.bincount(key[gv], minlength=(n_prop + 1) * g.shape[0]).view(n_prop + 1, -1)[1:]
+        p_area = torch.bincount(lab, minlength=n_prop + 1)[1:]
+    else:
+        if isinstance(proposals, Tensor):
+            if proposals.ndim != 3:
+                raise ValueError(f"Expected proposals of shape (P, H, W) or an (H, W) label map, but got "
+                                 f"{tuple(proposals.shape)}.")  # fmt: skip
+            stack: Sequence[Tensor] = proposals
+        elif isinstance(proposals, Sequence) and not isinstance(proposals, (str, bytes)):
+            stack = proposals
+        else:
+            raise TypeError(
+                f"Expected `proposals` to be a tensor or a list of tensors, but got {type(proposals).__name__}."
+            )
+        n_prop = len(stack)
+        if n_prop == 0:
+            raise ValueError("Expected at least one proposal, but got an empty pool.")
+        step = chunk_size or max(1, _CHUNK_VALUES // max(1, h * w))
+        if isinstance(step, bool) or not isinstance(step, int) or step < 1:
+            raise ValueError(f"Expected `chunk_size` to be a positive int, but got {chunk_size!r}.")
+        gf = g.to(torch.float32).T.contiguous()  # (HW, K)
+        vf = valid.flatten().to(torch.float32)
+        inter_parts, area_parts = [], []
+        for lo in range(0, n_prop, step):
+            chunk = stack[lo : lo + step]
+            chunk = torch.stack(list(chunk)) if not isinstance(chunk, Tensor) else chunk
+            if chunk.shape[-2:] != (h, w):
+                raise ValueError(f"Expected proposals of size {(h, w)} like `objects`, but got "
+                                 f"{tuple(chunk.shape[-2:])}.")  # fmt: skip
+            m = as_binary_mask(chunk, "proposals", validate_args).to(dev).flatten(1).to(torch.float32)
+            inter_parts.append(torch.round(m @ gf).long())
+            area_parts.append(torch.round(m @ vf).long())
+        inter = torch.cat(inter_parts)
+        p_area = torch.cat(area_parts)
+    fp = p_area[:, None] - inter
+    fn = g_area[None, :] - inter
+    return ProposalOverlaps(inter.long(), fp.long(), fn.long())
+
+
+def best_overlaps(
+    overlaps: ProposalOverlaps, counts: Sequence[int] | Tensor = MCG_PROPOSAL_COUNTS
+) -> dict[str, Tensor]:
+    """Each object's best proposal among the first ``min(N, P)`` for every N, from one running maximum.
+
+    Returns:
+        ``jaccard`` (L, K) float64 best J, ``inter``, ``fp``, ``fn`` (L, K) int64 counts of the best proposal (the
+        first one reaching the maximum), ``num_proposals`` (L,) int64 ``min(N, P)``.
+    """
+    n = torch.as_tensor(counts, dtype=torch.int64, device=overlaps.inter.device).flatten()
+    if n.numel() == 0 or bool((n < 1).any()):
+        raise ValueError(f"Expected `counts` to be positive numbers of proposals, but got {counts!r}.")
+    j = overlaps.jaccard
+    p = j.shape[0]
+    running = torch.cummax(j, 0).values
+    # the first best proposal: the last position where the running maximum strictly increased
+    previous = torch.cat([torch.full_like(running[:1], -1.0), running[:-1]])
+    rows = torch.arange(p, device=j.device)[:, None].expand_as(j)
+    last_rise = torch.cummax(torch.where(j > previous, rows, torch.zeros_like(rows)), 0).values
+    take = (n.clamp(max=p) - 1)
+    best = last_rise[take]
+    cols = torch.arange(j.shape[1], device=j.device)[None].expand_as(best)
+    return {
+        "jaccard": running[take],
+        "inter": overlaps.inter[best, cols],
+        "fp": overlaps.fp[best, cols],
+        "fn": overlaps.fn[best, cols],
+        "num_proposals": take + 1,
+    }
+
+
+def proposal_summary(
+    best_jaccard: Tensor,
+    num_proposals: Tensor,
+    *,
+    inter: Tensor | None = None,
+    fp: Tensor | None = None,
+    fn: Tensor | None = None,
+    classes: Tensor | None = None,
+) -> dict[str, Tensor]:
+    """Curves vs N from the best overlaps of all objects of a dataset.
+
+    Args:
+        best_jaccard: (L, O) best J of every object (all images' objects concatenated).
+        num_proposals: (L, I) ``min(N, P)`` of every image (or (L,) already averaged).
+        inter, fp, fn, classes: (L, O) counts of the best proposals and (O,) class ids, for J_c.
+
+    Returns:
+        dict of (L,) float64: ``num_proposals`` (mean per image), ``jaccard_object`` (mean), ``jaccard_median``,
+        ``recall_50``, ``recall_70``, ``recall_85`` (strict >), ``average_recall``; ``jaccard_class`` with classes.
+    """
+    if best_jaccard.ndim != 2 or best_jaccard.shape[1] == 0:
+        raise ValueError(f"Expected (L, O) best overlaps with O >= 1 objects, but got {tuple(best_jaccard.shape)}.")
+    out = {
+        "num_proposals": num_proposals.double().mean(-1) if num_proposals.ndim == 2 else num_proposals.double(),
+        "jaccard_object": best_jaccard.mean(1),
+        # the median of an even count is the mean of the middle two (MATLAB / numpy), not torch's lower one
+        "jaccard_median": torch.quantile(best_jaccard, 0.5, dim=1),
+    }
+    for t in RECALL_THRESHOLDS:
+        out[f"recall_{round(t * 100)}"] = (best_jaccard > t).double().mean(1)
+    levels = torch.tensor(AR_THRESHOLDS, dtype=best_jaccard.dtype, device=best_jaccard.device)
+    out["average_recall"] = (best_jaccard[..., None] >= levels).double().mean(dim=(1, 2))
+    if classes is not None:
+        if inter is None or fp is None or fn is None:
+            raise ValueError("`classes` needs the best proposals' `inter`, `fp` and `fn` counts.")
+        ids, inverse = torch.unique(classes, return_inverse=True)
+        sums = [torch.zeros(best_jaccard.shape[0], ids.numel(), dtype=torch.float64, device=best_jaccard.device)
+                .index_add_(1, inverse, v.double()) for v in (inter, fp, fn)]  # fmt: skip
+        den = sums[0] + sums[1] + sums[2]
+        out["jaccard_class"] = torch.where(den > 0, sums[0] / den.clamp_min(1), 0.0).mean(1)
+    return out

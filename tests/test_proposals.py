@@ -1,0 +1,114 @@
+"""Object proposals: the batched path against the numpy oracle (ties, empty masks, void), the label-map input,
+chunking, summaries and bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from segmetrics_torch.functional.proposals import (
+    MCG_PROPOSAL_COUNTS,
+    best_overlaps,
+    proposal_overlaps,
+    proposal_summary,
+)
+from segmetrics_torch.reference import proposals as ref
+
+
+@st.composite
+def pools(draw):
+    h, w = draw(st.integers(2, 9)), draw(st.integers(2, 9))
+    p, k = draw(st.integers(1, 12)), draw(st.integers(1, 4))
+    rng = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
+    props = rng.random((p, h, w)) < rng.random()
+    if p > 2:
+        props[1] = props[0]  # a tie
+        props[2] = False  # an empty proposal
+    objs = rng.random((k, h, w)) < 0.4
+    void = rng.random((h, w)) < 0.2 if draw(st.booleans()) else None
+    return props, objs, void
+
+
+@settings(max_examples=80)
+@given(pools(), st.integers(1, 5))
+def test_best_overlaps_equal_the_numpy_oracle(pool, chunk):
+    props, objs, void = pool
+    counts = [1, 2, 3, 5, 8, 100000]
+    ov = proposal_overlaps(torch.from_numpy(props), torch.from_numpy(objs),
+                           void=None if void is None else torch.from_numpy(void), chunk_size=chunk)  # fmt: skip
+    got = best_overlaps(ov, counts)
+    expected = ref.best_overlaps(props, objs, counts, void)
+    for key in ("jaccard", "inter", "fp", "fn", "num_proposals"):
+        np.testing.assert_allclose(got[key].numpy(), expected[key], rtol=0, atol=1e-15, err_msg=key)
+
+
+@settings(max_examples=40)
+@given(pools())
+def test_label_map_and_list_inputs_equal_the_dense_stack(pool):
+    props, objs, void = pool
+    # non-overlapping proposals: a label map, proposal i = label i
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, len(props) + 1, objs.shape[1:])
+    labels[0, 0] = len(props)  # P = the largest label
+    dense = np.stack([labels == i for i in range(1, len(props) + 1)])
+    v = None if void is None else torch.from_numpy(void)
+    a = proposal_overlaps(torch.from_numpy(labels), torch.from_numpy(objs), void=v)
+    b = proposal_overlaps(torch.from_numpy(dense), torch.from_numpy(objs), void=v)
+    c = proposal_overlaps([torch.from_numpy(m) for m in dense], torch.from_numpy(objs), void=v, chunk_size=2)
+    for x, y, z in zip(a, b, c, strict=True):
+        assert torch.equal(x, y) and torch.equal(y, z)
+
+
+def test_summary_equals_the_numpy_oracle():
+    rng = np.random.default_rng(1)
+    best = rng.random((5, 37))
+    best[:, :4] = [0.5, 0.7, 0.85, 0.95]  # thresholds exactly: strict recall, >= for AR
+    inter, fp, fn = (rng.integers(0, 50, (5, 37)) for _ in range(3))
+    classes = rng.integers(0, 4, 37)
+    counts = {"inter": torch.from_numpy(inter), "fp": torch.from_numpy(fp), "fn": torch.from_numpy(fn)}
+    got = proposal_summary(torch.from_numpy(best), torch.ones(5, 3), classes=torch.from_numpy(classes), **counts)
+    expected = ref.proposal_summary(best, classes, inter, fp, fn)
+    for key, value in expected.items():
+        np.testing.assert_allclose(got[key].numpy(), value, rtol=0, atol=1e-12, err_msg=key)
+
+
+def test_default_counts_are_mcg_and_running_maximum_is_monotone():
+    assert MCG_PROPOSAL_COUNTS[:3] == (10, 15, 20) and 1000 in MCG_PROPOSAL_COUNTS and 6000 in MCG_PROPOSAL_COUNTS
+    rng = np.random.default_rng(2)
+    props = torch.from_numpy(rng.random((300, 12, 14)) < 0.3)
+    objs = torch.from_numpy(rng.random((3, 12, 14)) < 0.3)
+    got = best_overlaps(proposal_overlaps(props, objs))
+    assert bool((got["jaccard"][1:] >= got["jaccard"][:-1]).all())
+    assert got["num_proposals"][-1] == 300
+
+
+@pytest.mark.parametrize(
+    ("proposals", "objects", "error", "match"),
+    [
+        (torch.zeros(3, 4, 4, dtype=torch.bool), torch.zeros(1, 4, 5, dtype=torch.bool), ValueError, "size"),
+        (torch.full((3, 4, 4), 0.5), torch.zeros(1, 4, 4, dtype=torch.bool), ValueError, "boolean"),
+        (torch.zeros(0, 4, 4, dtype=torch.bool), torch.zeros(1, 4, 4, dtype=torch.bool), ValueError, "empty pool"),
+        ([], torch.zeros(1, 4, 4, dtype=torch.bool), ValueError, "empty pool"),
+        (torch.zeros(3, 4, 4, dtype=torch.bool), torch.zeros(0, 4, 4, dtype=torch.bool), ValueError, "one object"),
+        (torch.zeros(4, 4, dtype=torch.long), torch.zeros(1, 4, 4, dtype=torch.bool), ValueError, "at least one"),
+        (torch.zeros(4, 4), torch.zeros(1, 4, 4, dtype=torch.bool), TypeError, "integer"),
+    ],
+)
+def test_bad_input(proposals, objects, error, match):
+    with pytest.raises(error, match=match):
+        proposal_overlaps(proposals, objects)
+
+
+def test_void_pixels_are_excluded_and_empty_objects_score_zero():
+    obj = torch.zeros(1, 4, 4, dtype=torch.bool)
+    obj[0, :2] = True
+    prop = obj.clone()
+    prop[0, 3, 3] = True  # a false positive, inside the void
+    void = torch.zeros(4, 4, dtype=torch.bool)
+    void[3, 3] = True
+    assert float(proposal_overlaps(prop, obj, void=void).jaccard[0, 0]) == 1.0
+    empty = proposal_overlaps(torch.zeros(2, 4, 4, dtype=torch.bool), torch.zeros(1, 4, 4, dtype=torch.bool))
+    assert empty.jaccard.tolist() == [[0.0], [0.0]]
