@@ -25,6 +25,7 @@ from segmetrics_torch import (
     IoU,
     MorphologicalBoundaryF,
     PartitionMeasures,
+    ProposalRecall,
     SMeasure,
     WeightedFMeasure,
 )
@@ -74,6 +75,23 @@ def partition_metrics():
     ]
 
 
+def proposal_images():
+    """(pools, objects, voids, classes) of 6 images with pools of different sizes (the cat state grows unevenly)."""
+    gen = torch.Generator().manual_seed(13)
+    out = []
+    for i in range(6):
+        pool = torch.rand(5 + 3 * i, 14, 15, generator=gen) < 0.4
+        objs = torch.rand(1 + i % 3, 14, 15, generator=gen) < 0.4
+        out.append((pool, objs, torch.rand(14, 15, generator=gen) < 0.1, torch.arange(objs.shape[0]) % 2))
+    return out
+
+
+def _proposals(metric, images):
+    for pool, objs, void, classes in images:
+        metric.update(pool, objs, void, classes)
+    return metric.compute()
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -102,6 +120,7 @@ def _worker(rank: int, world: int, port: int, out_path: str) -> None:
             metric.update(preds_b[mine[:1]], target_b[mine[:1]])
             metric.update([preds_b[i] for i in mine[1:]], [target_b[i] for i in mine[1:]])
             results[name] = metric.compute()
+        results["proposals"] = _proposals(ProposalRecall([2, 5, 100], num_classes=2), proposal_images()[rank::world])
         if rank == 0:
             torch.save({"world_size": dist.get_world_size(), "results": results}, out_path)
     finally:
@@ -132,3 +151,5 @@ def test_two_process_gloo_equals_single_process(tmp_path):
         single = factory()
         single.update(preds_b, target_b)
         _assert_equal(got["results"][name], single.compute())
+    single = _proposals(ProposalRecall([2, 5, 100], num_classes=2), proposal_images())
+    _assert_equal(got["results"]["proposals"], single)

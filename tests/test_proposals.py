@@ -9,6 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from segmetrics_torch import ProposalRecall
 from segmetrics_torch.functional.proposals import (
     MCG_PROPOSAL_COUNTS,
     best_overlaps,
@@ -112,3 +113,28 @@ def test_void_pixels_are_excluded_and_empty_objects_score_zero():
     assert float(proposal_overlaps(prop, obj, void=void).jaccard[0, 0]) == 1.0
     empty = proposal_overlaps(torch.zeros(2, 4, 4, dtype=torch.bool), torch.zeros(1, 4, 4, dtype=torch.bool))
     assert empty.jaccard.tolist() == [[0.0], [0.0]]
+
+
+def test_metric_equals_the_oracle_summary_over_images():
+    rng = np.random.default_rng(7)
+    counts = [2, 5, 100000]
+    images = []
+    for p, k in ((7, 3), (4, 2), (9, 1)):
+        props = rng.random((p, 10, 12)) < 0.35
+        objs = rng.random((k, 10, 12)) < 0.35
+        void = rng.random((10, 12)) < 0.1
+        images.append((props, objs, void, rng.integers(0, 3, k)))
+    metric = ProposalRecall(counts, num_classes=3)
+    metric.update(*[torch.from_numpy(x) for x in images[0]])
+    metric.update([torch.from_numpy(im[0]) for im in images[1:]], [torch.from_numpy(im[1]) for im in images[1:]],
+                  [torch.from_numpy(im[2]) for im in images[1:]], [torch.from_numpy(im[3]) for im in images[1:]])
+    res = metric.compute()
+    per = [ref.best_overlaps(props, objs, counts, void) for props, objs, void, _ in images]
+    cat = {key: np.concatenate([b[key] for b in per], 1) for key in ("jaccard", "inter", "fp", "fn")}
+    classes = np.concatenate([im[3] for im in images])
+    expected = ref.proposal_summary(cat["jaccard"], classes, cat["inter"], cat["fp"], cat["fn"])
+    for key, value in expected.items():
+        np.testing.assert_allclose(res[key].numpy(), value, rtol=0, atol=1e-12, err_msg=key)
+    np.testing.assert_allclose(res["num_proposals"].numpy(), np.mean([b["num_proposals"] for b in per], 0))
+    with pytest.raises(ValueError, match="class ids"):
+        metric.update(torch.from_numpy(images[0][0]), torch.from_numpy(images[0][1]), classes=torch.tensor([0, 1, 5]))

@@ -30,6 +30,7 @@ from .partition import (
     VanDongen,
     VariationOfInformation,
 )
+from .proposals import ProposalRecall
 
 __all__ = [
     "MAE",
@@ -51,6 +52,7 @@ __all__ = [
     "PartitionBoundaryPR",
     "PartitionMeasures",
     "ProbabilisticRandIndex",
+    "ProposalRecall",
     "RegionBenchmark",
     "RegionPR",
     "SMeasure",
