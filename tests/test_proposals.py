@@ -59,8 +59,9 @@ def test_label_map_and_list_inputs_equal_the_dense_stack(pool):
     a = proposal_overlaps(torch.from_numpy(labels), torch.from_numpy(objs), void=v)
     b = proposal_overlaps(torch.from_numpy(dense), torch.from_numpy(objs), void=v)
     c = proposal_overlaps([torch.from_numpy(m) for m in dense], torch.from_numpy(objs), void=v, chunk_size=2)
-    for x, y, z in zip(a, b, c, strict=True):
-        assert torch.equal(x, y) and torch.equal(y, z)
+    d = proposal_overlaps(torch.from_numpy(dense), torch.from_numpy(objs), void=v, chunk_size=3, backend="torch")
+    for x, y, z, t in zip(a, b, c, d, strict=True):
+        assert torch.equal(x, y) and torch.equal(y, z) and torch.equal(z, t)
 
 
 def test_summary_equals_the_numpy_oracle():

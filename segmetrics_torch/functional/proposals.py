@@ -14,8 +14,10 @@ eval_proposals.m``, ``eval_one.m``, ``aux/jaccard.m``, ``average_recall.m``):
   of the best proposals, then the mean over classes). The x axis is the mean number of proposals per image,
   ``mean min(N, P)``.
 
-The intersections of all proposals with all objects are one matrix product per chunk of proposals (exact integer
-counts in float32 up to 2^24 pixels per image), so memory is bounded by ``chunk_size`` proposals at a time.
+The counts of all proposals with all objects need one pass over each proposal mask: on the CPU a compiled kernel
+counts each mask's pixels per *signature* (the set of objects containing the pixel, void apart) and a tiny integer
+product turns those into object counts; on other devices a float32 matrix product per chunk (exact integer counts
+up to 2^24 pixels per image). Either way at most ``chunk_size`` proposals are converted at a time.
 Proposals come as a dense (P, H, W) bool stack, a list of (H, W) masks, or an (H, W) label map of non-overlapping
 proposals (label ``i >= 1`` is the i-th ranked proposal, 0 none), whose intersections are one ``bincount``.
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -85,6 +88,7 @@ def proposal_overlaps(
     *,
     void: Tensor | None = None,
     chunk_size: int | None = None,
+    backend: str = "auto",
     validate_args: bool = True,
 ) -> ProposalOverlaps:
     """Intersection, false-positive and false-negative pixel counts of every proposal with every object.
@@ -94,12 +98,16 @@ def proposal_overlaps(
             non-overlapping proposals (label i >= 1 = proposal i, ranked by label; P = max label).
         objects: (K, H, W) ground-truth object masks, K >= 1.
         void: optional (H, W) mask of pixels excluded from every count.
-        chunk_size: proposals converted to float per matrix product (default: 2^26 pixel values' worth).
+        chunk_size: proposals converted at a time (default: 2^26 pixel values' worth).
+        backend: "numba" (the CPU signature kernel), "torch" (float32 matrix products on the objects' device; the
+            GPU path) or "auto" (numba for CPU tensors).
         validate_args: check that masks are binary (synchronises a CUDA device).
 
     Returns:
         :class:`ProposalOverlaps` of int64 (P, K) tensors on the objects' device.
     """
+    if backend not in ("auto", "numba", "torch"):
+        raise ValueError(f"Expected `backend` to be 'auto', 'numba' or 'torch', but got {backend!r}.")
     objects, valid = _check_objects(objects, void, validate_args)
     h, w = objects.shape[1:]
     dev = objects.device
@@ -140,8 +148,25 @@ def proposal_overlaps(
         step = chunk_size or max(1, _CHUNK_VALUES // max(1, h * w))
         if isinstance(step, bool) or not isinstance(step, int) or step < 1:
             raise ValueError(f"Expected `chunk_size` to be a positive int, but got {chunk_size!r}.")
-        gf = g.to(torch.float32).T.contiguous()  # (HW, K)
-        vf = valid.flatten().to(torch.float32)
+        if backend == "auto":
+            backend = "numba" if dev.type == "cpu" else "torch"
+        if backend == "numba":
+            # pixels grouped by signature (the objects containing them; void apart): each proposal's counts per
+            # signature come from one pass over its bool mask, and the object counts from a tiny product
+            member = torch.cat([g, (~valid).flatten()[None]])  # (K + 1, HW)
+            if member.shape[0] <= 62:  # pack each pixel's memberships into one int64
+                bits = torch.ones(member.shape[0], dtype=torch.int64).bitwise_left_shift_(
+                    torch.arange(member.shape[0], dtype=torch.int64))
+                keys, signature = torch.unique((member.long() * bits[:, None]).sum(0), return_inverse=True)
+                sig_values = (keys[:, None] & bits[None]) != 0  # (S, K + 1)
+            else:
+                sig_values, signature = torch.unique(member.T, dim=0, return_inverse=True)
+            to_objects = sig_values[:, :-1].long()  # (S, K)
+            counted = ~sig_values[:, -1]  # signatures of valid pixels
+            sig_np = signature.numpy()
+        else:
+            gf = g.to(torch.float32).T.contiguous()  # (HW, K)
+            vf = valid.flatten().to(torch.float32)
         inter_parts, area_parts = [], []
         for lo in range(0, n_prop, step):
             chunk = stack[lo : lo + step]
@@ -149,9 +174,19 @@ def proposal_overlaps(
             if chunk.shape[-2:] != (h, w):
                 raise ValueError(f"Expected proposals of size {(h, w)} like `objects`, but got "
                                  f"{tuple(chunk.shape[-2:])}.")  # fmt: skip
-            m = as_binary_mask(chunk, "proposals", validate_args).to(dev).flatten(1).to(torch.float32)
-            inter_parts.append(torch.round(m @ gf).long())
-            area_parts.append(torch.round(m @ vf).long())
+            m = as_binary_mask(chunk, "proposals", validate_args).to(dev).flatten(1)
+            if backend == "numba":
+                from ..ops._partition_numba_kernels import signature_counts
+
+                per_sig = np.zeros((m.shape[0], sig_values.shape[0]), np.int64)
+                signature_counts(m.contiguous().numpy().view(np.uint8), sig_np, sig_values.shape[0], per_sig)
+                per_sig = torch.from_numpy(per_sig)
+                inter_parts.append(per_sig @ to_objects)
+                area_parts.append(per_sig[:, counted].sum(1))
+            else:
+                mf = m.to(torch.float32)
+                inter_parts.append(torch.round(mf @ gf).long())
+                area_parts.append(torch.round(mf @ vf).long())
         inter = torch.cat(inter_parts)
         p_area = torch.cat(area_parts)
     fp = p_area[:, None] - inter

@@ -257,3 +257,15 @@ def dense_table_counts(parts, anns, table_partition, table_annotation, k_g, cell
         kg = k_g[t]
         for i in range(n):
             out[off + p[i] * kg + a[i]] += 1
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def signature_counts(masks, signature, n_signatures, out):  # pragma: no cover - compiled
+    # out[p, s] = number of pixels of mask p whose signature (e.g. which objects contain them) is s: one pass over
+    # the uint8 masks, no float copy
+    for p in numba.prange(masks.shape[0]):
+        row = masks[p]
+        acc = np.zeros(n_signatures, np.int64)
+        for i in range(row.shape[0]):
+            acc[signature[i]] += row[i]
+        out[p] = acc
