@@ -245,7 +245,7 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
 
     from . import ForegroundMeasures
     from .io import find_pairs
-    from .report import SOD_COLUMNS, format_table, scalar_row, write_csv, write_json
+    from .report import SOD_COLUMNS, format_table, scalar_row, write_csv
 
     device = _device(args.device)
     json_path = _check_output(args.json, "--json")
@@ -273,30 +273,23 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
     count = int(metric.count)
     print(f"Evaluated {count} image(s) of {args.pred} against {args.gt} on {device} in {elapsed:.2f} s.")
     if json_path is not None:
-        write_json(
+        _write_report(
             json_path,
-            {
-                "segmetrics_version": __version__,
-                "task": "sod",
-                "name": name,
-                "pred_dir": str(Path(args.pred).resolve()),
-                "gt_dir": str(Path(args.gt).resolve()),
-                "num_images": count,
-                "missing_predictions": pairing.missing,
-                "unmatched_predictions": pairing.unmatched,
-                "settings": {
-                    "device": str(device),
-                    "batch_size": args.batch_size,
-                    "allow_missing": args.allow_missing,
-                    "normalize": metric.normalize,
-                    **metric.settings,
-                    "reader": "segmetrics_torch.io.read_gray (== cv2.imread(path, cv2.IMREAD_GRAYSCALE))",
-                    "gt_binarisation": "> 128",
-                },
-                "curve_convention": CURVE_CONVENTION,
-                "elapsed_s": elapsed,
-                "results": results,
+            "sod",
+            name,
+            args,
+            device,
+            count,
+            pairing,
+            settings={
+                "normalize": metric.normalize,
+                **metric.settings,
+                "reader": "segmetrics_torch.io.read_gray (== cv2.imread(path, cv2.IMREAD_GRAYSCALE))",
+                "gt_binarisation": "> 128",
             },
+            extra={"curve_convention": CURVE_CONVENTION},
+            elapsed=elapsed,
+            results=results,
         )
         print(f"Wrote {json_path}")
     if csv_path is not None:
@@ -346,6 +339,47 @@ def _folder_kind(files: dict[str, Path], folder: str, what: str) -> str:
     raise InputError(
         f"the {what} {folder} mixes .mat files ({_names(mats)}) and images ({_names(images)}); "
         "keep one format per folder"
+    )
+
+
+def _write_report(
+    json_path: Path,
+    task: str,
+    name: str,
+    args: argparse.Namespace,
+    device,
+    count: int,
+    pairing,
+    *,
+    settings: dict[str, Any],
+    elapsed: float,
+    results: Any,
+    extra: dict[str, Any] | None = None,
+) -> None:
+    """The JSON report every evaluate command writes: provenance, folders, pairing, settings, then the results."""
+    from .report import write_json
+
+    write_json(
+        json_path,
+        {
+            "segmetrics_version": __version__,
+            "task": task,
+            "name": name,
+            "pred_dir": str(Path(args.pred).resolve()),
+            "gt_dir": str(Path(args.gt).resolve()),
+            "num_images": count,
+            "missing_predictions": pairing.missing,
+            "unmatched_predictions": pairing.unmatched,
+            "settings": {
+                "device": str(device),
+                "batch_size": args.batch_size,
+                "allow_missing": args.allow_missing,
+                **settings,
+            },
+            **(extra or {}),
+            "elapsed_s": elapsed,
+            "results": results,
+        },
     )
 
 
@@ -472,7 +506,7 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
     from .functional.boundary import BoundaryCounts, boundary_pr_counts, summarize_counts
-    from .report import format_table, scalar_row, write_json
+    from .report import format_table, scalar_row
 
     device = _device(args.device)
     json_path = _check_output(args.json, "--json")
@@ -532,38 +566,31 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
         per = {key: value.tolist() for key, value in summary["per_image"].items()}
         results = {key: value for key, value in summary.items() if key != "per_image"}
         results["per_image"] = {stem: {key: per[key][i] for key in per} for i, stem in enumerate(stems)}
-        write_json(
+        _write_report(
             json_path,
-            {
-                "segmetrics_version": __version__,
-                "task": "boundary",
-                "name": name,
-                "pred_dir": str(Path(args.pred).resolve()),
-                "gt_dir": str(Path(args.gt).resolve()),
-                "num_images": count,
-                "missing_predictions": pairing.missing,
-                "unmatched_predictions": pairing.unmatched,
-                "settings": {
-                    "device": str(device),
-                    "batch_size": args.batch_size,
-                    "allow_missing": args.allow_missing,
-                    "thresholds": args.thresholds,
-                    "max_dist": args.max_dist,
-                    "thin": options["thin"],
-                    "input_format": input_format,
-                    "gt_format": gt_format,
-                    "gt_description": _GT_FORMATS[gt_format],
-                    "unique_occurrence": "last",
-                    "backend": "auto",
-                    "reader": (
-                        "ucm2: scipy.io.loadmat(path)['ucm2'] as float64"
-                        if input_format == "ucm2"
-                        else "segmetrics_torch.io.read_gray (== cv2.imread(path, cv2.IMREAD_GRAYSCALE)), / 255"
-                    ),
-                },
-                "elapsed_s": elapsed,
-                "results": results,
+            "boundary",
+            name,
+            args,
+            device,
+            count,
+            pairing,
+            settings={
+                "thresholds": args.thresholds,
+                "max_dist": args.max_dist,
+                "thin": options["thin"],
+                "input_format": input_format,
+                "gt_format": gt_format,
+                "gt_description": _GT_FORMATS[gt_format],
+                "unique_occurrence": "last",
+                "backend": "auto",
+                "reader": (
+                    "ucm2: scipy.io.loadmat(path)['ucm2'] as float64"
+                    if input_format == "ucm2"
+                    else "segmetrics_torch.io.read_gray (== cv2.imread(path, cv2.IMREAD_GRAYSCALE)), / 255"
+                ),
             },
+            elapsed=elapsed,
+            results=results,
         )
         print(f"Wrote {json_path}")
     return 0
@@ -647,7 +674,7 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
 
     from . import HierarchyMeasures, PartitionMeasures
     from .functional.partition import partition_measures
-    from .report import format_table, scalar_row, write_json
+    from .report import format_table, scalar_row
 
     device = _device(args.device)
     json_path = _check_output(args.json, "--json")
@@ -720,31 +747,24 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
         f"on {device} in {elapsed:.2f} s."
     )
     if json_path is not None:
-        write_json(
+        _write_report(
             json_path,
-            {
-                "segmetrics_version": __version__,
-                "task": "partition",
-                "name": name,
-                "pred_dir": str(Path(args.pred).resolve()),
-                "gt_dir": str(Path(args.gt).resolve()),
-                "num_images": len(stems),
-                "missing_predictions": pairing.missing,
-                "unmatched_predictions": pairing.unmatched,
-                "settings": {
-                    "device": str(device),
-                    "batch_size": args.batch_size,
-                    "allow_missing": args.allow_missing,
-                    "input_format": input_format,
-                    "input_description": _PREDICTION_FORMATS[input_format],
-                    "gt_format": gt_format,
-                    "measures": list(metric.measures),
-                    **metric.options,
-                    **hierarchy_settings,
-                },
-                "elapsed_s": elapsed,
-                "results": results,
+            "partition",
+            name,
+            args,
+            device,
+            len(stems),
+            pairing,
+            settings={
+                "input_format": input_format,
+                "input_description": _PREDICTION_FORMATS[input_format],
+                "gt_format": gt_format,
+                "measures": list(metric.measures),
+                **metric.options,
+                **hierarchy_settings,
             },
+            elapsed=elapsed,
+            results=results,
         )
         print(f"Wrote {json_path}")
     return 0
