@@ -29,6 +29,7 @@ from torch import Tensor
 
 __all__ = [
     "ContingencyTables",
+    "TableSlots",
     "accumulate_tables",
     "contingency_tables",
     "pair_tables",
@@ -64,6 +65,44 @@ class ContingencyTables(NamedTuple):
     @property
     def num_partitions(self) -> int:
         return self.partition_regions.numel()
+
+
+class TableSlots:
+    """Per-table copies of one side's regions: slot (t, i) for every region i of table t's partition (``side="row"``)
+    or annotation (``side="col"``), so that reductions "over the other side within one table" (a region's best
+    overlap in one annotation, an annotation region's class in one table) are scatter-reductions into slots.
+
+    Attributes: ``count`` slots; per slot its ``table``, global ``region`` and region ``size``; per entry of the
+    tables its slot ``of_entry``.
+    """
+
+    def __init__(self, ct: ContingencyTables, side: str) -> None:
+        if side == "row":
+            owner, regions, index, sizes = ct.table_partition, ct.partition_regions, ct.rows, ct.row_sizes
+        elif side == "col":
+            owner, regions, index, sizes = ct.table_annotation, ct.annotation_regions, ct.cols, ct.col_sizes
+        else:
+            raise ValueError(f"Expected `side` to be 'row' or 'col', but got {side!r}.")
+        offset = torch.cumsum(regions, 0) - regions
+        per_table = regions[owner]
+        start = torch.cumsum(per_table, 0) - per_table
+        self.count = int(per_table.sum())
+        self.table = torch.repeat_interleave(torch.arange(owner.numel(), device=owner.device), per_table)
+        local = torch.arange(self.count, device=owner.device) - start[self.table]
+        self.region = offset[owner[self.table]] + local
+        self.size = sizes[self.region]
+        self.of_entry = start[ct.tables] + index - offset[owner[ct.tables]]
+        self.num_tables = owner.numel()
+
+    def amax(self, values: Tensor) -> Tensor:
+        """Per slot the maximum of the entries' ``values`` (0 for a slot without entries)."""
+        out = torch.zeros(self.count, dtype=values.dtype, device=values.device)
+        return out.scatter_reduce_(0, self.of_entry, values, reduce="amax", include_self=True)
+
+    def per_table(self, values: Tensor) -> Tensor:
+        """Per table the sum of the slots' ``values``."""
+        out = torch.zeros(self.num_tables, dtype=values.dtype, device=values.device)
+        return out.index_add_(0, self.table, values)
 
 
 def _check_backend(backend: str) -> None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ...ops.contingency import ContingencyTables
+from ...ops.contingency import ContingencyTables, TableSlots
 
 __all__ = ["AREA_PERCENTILE", "candidates", "objects_and_parts"]
 
@@ -95,13 +95,8 @@ def objects_and_parts(
     )
 
     # annotation regions are classified per table: slot (table, region)
-    col_offset = torch.cumsum(ct.annotation_regions, 0) - ct.annotation_regions
-    per_table = ct.annotation_regions[ct.table_annotation]
-    slot_start = torch.cumsum(per_table, 0) - per_table
-    n_slots = int(per_table.sum())
-    slot_table = torch.repeat_interleave(torch.arange(ct.num_tables, device=dev), per_table)
-    slot_col = col_offset[ct.table_annotation[slot_table]] + torch.arange(n_slots, device=dev) - slot_start[slot_table]
-    slot = slot_start[ct.tables] + ct.cols - col_offset[ct.table_annotation[ct.tables]]
+    cs = TableSlots(ct, "col")
+    slot, n_slots = cs.of_entry, cs.count
     fired = rule1 | rule3
     last = torch.full((n_slots,), -1, dtype=torch.int64, device=dev).scatter_reduce_(
         0, slot[fired], ct.rows[fired], reduce="amax", include_self=True
@@ -112,7 +107,7 @@ def objects_and_parts(
     frag_slot = torch.zeros(n_slots, dtype=torch.float64, device=dev).index_add_(
         0, slot, torch.where(hi_s & ~hi_g, og, 0.0)
     )
-    cand_slot = cand_col[slot_col]
+    cand_slot = cand_col[cs.region]
 
     def per_partition(values: Tensor, owner: Tensor) -> Tensor:
         return torch.zeros(n_parts, dtype=torch.float64, device=dev).index_add_(0, owner, values.double())
@@ -126,7 +121,7 @@ def objects_and_parts(
     )
     precision = num_s / per_partition(cand_row, ct.row_partition)
 
-    slot_partition = ct.table_partition[slot_table]
+    slot_partition = ct.table_partition[cs.table]
     unclassified_slot = cand_slot & ~obj_slot & ~part_slot
     num_g = (
         per_partition(obj_slot, slot_partition)

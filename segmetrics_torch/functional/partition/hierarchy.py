@@ -19,11 +19,18 @@ import torch
 from torch import Tensor
 
 from ..._checks import check_positive_float, check_tensor
-from ...ops.contingency import ContingencyTables, accumulate_tables, contingency_tables, pair_tables, relabel
+from ...ops.contingency import (
+    ContingencyTables,
+    TableSlots,
+    accumulate_tables,
+    contingency_tables,
+    pair_tables,
+    relabel,
+)
 from ...ops.hierarchy import RULES, ucm_hierarchy
 from ..boundary.bsds import default_thresholds
 from .segmentation import _by_size, _reassemble, as_label_list, partition_fb
-from .tables import TABLE_MEASURES, _Slots, check_fop_constants, check_measures, measures_from_tables
+from .tables import TABLE_MEASURES, check_fop_constants, check_measures, measures_from_tables
 
 __all__ = ["HIERARCHY_FORMATS", "hierarchy_measures", "region_benchmark_counts"]
 
@@ -106,7 +113,7 @@ def region_benchmark_counts(ct: ContingencyTables, num_levels: int) -> dict[str,
     def per_partition(values: Tensor, owner: Tensor) -> Tensor:
         return torch.zeros(n_part, dtype=torch.float64, device=dev).index_add_(0, owner, values)
 
-    cs = _Slots(ct, "col")
+    cs = TableSlots(ct, "col")
     cnt_r = per_partition(cs.size.double() * cs.amax(jac), ct.table_partition[cs.table])
     sum_r = per_partition(ct.num_pixels.double(), ct.table_partition)
     best_row = torch.zeros(ct.row_sizes.numel(), dtype=torch.float64, device=dev).scatter_reduce_(

@@ -40,7 +40,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ...ops.contingency import ContingencyTables
+from ...ops.contingency import ContingencyTables, TableSlots
 from .fop import objects_and_parts
 
 __all__ = ["MEASURES", "TABLE_MEASURES", "check_fop_constants", "check_measures", "measures_from_tables"]
@@ -68,30 +68,6 @@ def check_fop_constants(gamma_obj: float, gamma_part: float, beta: float) -> Non
     for name, value in (("gamma_obj", gamma_obj), ("gamma_part", gamma_part), ("beta", beta)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
             raise ValueError(f"Expected `{name}` to be a number in [0, 1], but got {value!r}.")
-
-
-class _Slots:
-    """Per-table copies of the regions: slot (t, i) for every partition region i of table t's partition (and the
-    same for annotation regions), so that maxima "over the other side within one table" are scatter-reductions."""
-
-    def __init__(self, ct: ContingencyTables, side: str) -> None:
-        if side == "row":
-            owner, regions, index, sizes = ct.table_partition, ct.partition_regions, ct.rows, ct.row_sizes
-        else:
-            owner, regions, index, sizes = ct.table_annotation, ct.annotation_regions, ct.cols, ct.col_sizes
-        offset = torch.cumsum(regions, 0) - regions
-        per_table = regions[owner]
-        start = torch.cumsum(per_table, 0) - per_table
-        self.count = int(per_table.sum())
-        self.table = torch.repeat_interleave(torch.arange(owner.numel(), device=owner.device), per_table)
-        local = torch.arange(self.count, device=owner.device) - start[self.table]
-        self.region = offset[owner[self.table]] + local
-        self.size = sizes[self.region]
-        self.of_entry = start[ct.tables] + index - offset[owner[ct.tables]]
-
-    def amax(self, values: Tensor) -> Tensor:
-        out = torch.zeros(self.count, dtype=values.dtype, device=values.device)
-        return out.scatter_reduce_(0, self.of_entry, values, reduce="amax", include_self=True)
 
 
 def _table_sum(ct: ContingencyTables, values: Tensor) -> Tensor:
@@ -204,23 +180,17 @@ def measures_from_tables(
     if need_rows or need_cols:
         jac = n / (a + b - n)
         if need_rows:
-            rs = _Slots(ct, "row")
+            rs = TableSlots(ct, "row")
             if "sc" in want:
-                cov = torch.zeros(ct.num_tables, dtype=torch.float64, device=n.device).index_add_(
-                    0, rs.table, rs.size.double() * rs.amax(jac)
-                )
-                out["sc"] = _annotator_mean(ct, cov / big_n)
+                out["sc"] = _annotator_mean(ct, rs.per_table(rs.size.double() * rs.amax(jac)) / big_n)
             if want & {"sdhd", "vd"}:
-                sdhd = 1 - _annotator_mean(ct, 1 - _table_sum_slots(ct, rs, rs.amax(n)) / big_n)
+                sdhd = 1 - _annotator_mean(ct, 1 - rs.per_table(rs.amax(n)) / big_n)
         if need_cols:
-            cs = _Slots(ct, "col")
+            cs = TableSlots(ct, "col")
             if "ssc" in want:
-                cov = torch.zeros(ct.num_tables, dtype=torch.float64, device=n.device).index_add_(
-                    0, cs.table, cs.size.double() * cs.amax(jac)
-                )
-                out["ssc"] = _annotator_mean(ct, cov / big_n)
+                out["ssc"] = _annotator_mean(ct, cs.per_table(cs.size.double() * cs.amax(jac)) / big_n)
             if want & {"dhd", "vd"}:
-                dhd = 1 - _annotator_mean(ct, 1 - _table_sum_slots(ct, cs, cs.amax(n)) / big_n)
+                dhd = 1 - _annotator_mean(ct, 1 - cs.per_table(cs.amax(n)) / big_n)
         if "dhd" in want:
             out["dhd"] = dhd
         if "sdhd" in want:
@@ -241,7 +211,3 @@ def measures_from_tables(
         if "lce" in want:
             out["lce"] = 1 - _annotator_mean(ct, _table_sum(ct, torch.minimum(err_b, err_a)) / big_n)
     return out
-
-
-def _table_sum_slots(ct: ContingencyTables, slots: _Slots, values: Tensor) -> Tensor:
-    return torch.zeros(ct.num_tables, dtype=values.dtype, device=values.device).index_add_(0, slots.table, values)
