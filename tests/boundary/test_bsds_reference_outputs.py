@@ -143,7 +143,12 @@ def test_seism_fb_per_image(gpb_ucm2, thr):
 
 def test_pyedgeeval_on_bsr_images():
     """pyEdgeEval's evaluate_boundaries_threshold_multiple_gts on two BSR bench images: sumR/sumP identical, cntR at
-    least as large (maximum matching), R/P/F within 1e-3 over the pair."""
+    least as large (maximum matching), R/P/F within 2e-3 over the pair.
+
+    pyEdgeEval's matcher (BSR's CSA) is randomised and seeded from the clock at import (``Random::reseed(0)``), so
+    its counts change from run to run: over 15 runs its R on these images moved by up to 1.1e-3 relative to ours.
+    The tolerance is therefore 2e-3 (the per-image tolerance against the official MATLAB files); the 1e-3 parity
+    with the official summary is tested on the published outputs above."""
     from pyEdgeEval.common.binary_label import evaluate_boundaries as ped
     ids = BENCH_IDS[:2]
     thr = np.linspace(1 / 6, 5 / 6, 5)
@@ -162,9 +167,9 @@ def test_pyedgeeval_on_bsr_images():
     assert (ours.cnt_r.numpy() >= t_cnt_r).all()
     r_o, p_o = ours.cnt_r.sum(0).numpy() / t_sum_r.sum(0), ours.cnt_p.sum(0).numpy() / t_sum_p.sum(0)
     r_t, p_t = t_cnt_r.sum(0) / t_sum_r.sum(0), t_cnt_p.sum(0) / t_sum_p.sum(0)
-    np.testing.assert_allclose(r_o, r_t, atol=1e-3, rtol=0)
-    np.testing.assert_allclose(p_o, p_t, atol=1e-3, rtol=0)
-    np.testing.assert_allclose(2 * p_o * r_o / (p_o + r_o), 2 * p_t * r_t / (p_t + r_t), atol=1e-3, rtol=0)
+    np.testing.assert_allclose(r_o, r_t, atol=2e-3, rtol=0)
+    np.testing.assert_allclose(p_o, p_t, atol=2e-3, rtol=0)
+    np.testing.assert_allclose(2 * p_o * r_o / (p_o + r_o), 2 * p_t * r_t / (p_t + r_t), atol=2e-3, rtol=0)
 
 
 def test_summary_of_the_official_200_image_curve():
