@@ -10,9 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from segmetrics_torch import ProposalRecall
+from segmetrics_torch.functional.boundary import morphological_boundary_f
 from segmetrics_torch.functional.proposals import (
     MCG_PROPOSAL_COUNTS,
+    best_boundary_f,
     best_overlaps,
+    boundary_summary,
+    proposal_boundary_overlaps,
     proposal_overlaps,
     proposal_summary,
 )
@@ -139,3 +143,86 @@ def test_metric_equals_the_oracle_summary_over_images():
     np.testing.assert_allclose(res["num_proposals"].numpy(), np.mean([b["num_proposals"] for b in per], 0))
     with pytest.raises(ValueError, match="class ids"):
         metric.update(torch.from_numpy(images[0][0]), torch.from_numpy(images[0][1]), classes=torch.tensor([0, 1, 5]))
+
+
+@settings(max_examples=60)
+@given(pools(), st.integers(1, 5), st.sampled_from([1.0, 2.0, 2.5, 0.2]))
+def test_best_boundary_f_equals_the_numpy_oracle(pool, chunk, bound_th):
+    props, objs, void = pool
+    counts = [1, 2, 3, 5, 8, 100000]
+    v = None if void is None else torch.from_numpy(void)
+    expected = ref.best_boundary_f(props, objs, counts, void, bound_th)
+    for backend in ("numba", "torch"):
+        bc = proposal_boundary_overlaps(torch.from_numpy(props), torch.from_numpy(objs), void=v, bound_th=bound_th,
+                                        chunk_size=chunk, backend=backend)  # fmt: skip
+        got = best_boundary_f(bc, counts)
+        for key in ("f", "precision", "recall", "num_proposals"):
+            np.testing.assert_allclose(got[key].numpy(), expected[key], rtol=0, atol=1e-15, err_msg=key)
+
+
+def _blobs(rng, n, h, w):
+    """Discs and rectangles: masks with long smooth boundaries, as real proposals have."""
+    yy, xx = np.mgrid[:h, :w]
+    out = np.zeros((n, h, w), bool)
+    for i in range(n):
+        cy, cx, r = rng.integers(0, h), rng.integers(0, w), rng.integers(3, max(4, h // 2))
+        out[i] = (yy - cy) ** 2 + (xx - cx) ** 2 <= r * r if i % 2 else (abs(yy - cy) <= r) & (abs(xx - cx) <= r // 2)
+    return out
+
+
+def test_boundary_f_of_every_pair_equals_morphological_boundary_f():
+    """Without void, every (proposal, object) F equals the DAVIS f_boundary of the two masks, on a label-map pool,
+    a dense pool and both backends, at the default 0.8 % of the diagonal (here 2 px)."""
+    rng = np.random.default_rng(3)
+    h, w = 61, 83
+    objs = torch.from_numpy(_blobs(rng, 4, h, w))
+    labels = torch.from_numpy(rng.integers(0, 6, (h // 4 + 1, w // 4 + 1))).repeat_interleave(4, 0)
+    labels = labels.repeat_interleave(4, 1)[:h, :w].contiguous()
+    dense = torch.stack([labels == i for i in range(1, int(labels.max()) + 1)])
+    pool = torch.cat([dense, torch.from_numpy(_blobs(rng, 30, h, w))])
+    expected = torch.stack(
+        [morphological_boundary_f(pool, objs[k : k + 1].expand_as(pool))["f"] for k in range(len(objs))], 1
+    )
+    for backend in ("numba", "torch"):
+        assert torch.equal(proposal_boundary_overlaps(pool, objs, backend=backend).f, expected)
+    from_labels = proposal_boundary_overlaps(labels, objs, chunk_size=2)
+    assert torch.equal(from_labels.f, expected[: len(dense)])
+
+
+def test_boundary_summary_and_metric_equal_the_oracle():
+    rng = np.random.default_rng(11)
+    counts = [1, 3, 100000]
+    images = []
+    for p, k in ((6, 2), (3, 3), (8, 1)):
+        props, objs = _blobs(rng, p, 20, 24), _blobs(rng, k, 20, 24)
+        images.append((props, objs, rng.random((20, 24)) < 0.1, rng.integers(0, 2, k)))
+    metric = ProposalRecall(counts, num_classes=2, boundary=True, bound_th=1.5)
+    for props, objs, void, classes in images:
+        metric.update(*(torch.from_numpy(x) for x in (props, objs, void, classes)))
+    res = metric.compute()
+    best = np.concatenate([ref.best_boundary_f(p, o, counts, v, 1.5)["f"] for p, o, v, _ in images], 1)
+    classes = np.concatenate([im[3] for im in images])
+    expected = ref.boundary_summary(best, classes)
+    functional = boundary_summary(torch.from_numpy(best), torch.ones(3), classes=torch.from_numpy(classes))
+    assert set(expected) <= set(res) and set(expected) == set(functional) - {"num_proposals"}
+    for key, value in expected.items():
+        np.testing.assert_allclose(res[key].numpy(), value, rtol=0, atol=1e-12, err_msg=key)
+        np.testing.assert_allclose(functional[key].numpy(), value, rtol=0, atol=1e-12, err_msg=key)
+    # the Jaccard curves are unchanged by the boundary option
+    plain = ProposalRecall(counts, num_classes=2)
+    for props, objs, void, classes in images:
+        plain.update(*(torch.from_numpy(x) for x in (props, objs, void, classes)))
+    for key, value in plain.compute().items():
+        assert torch.equal(res[key], value), key
+
+
+def test_boundary_bad_input():
+    objs = torch.zeros(1, 4, 4, dtype=torch.bool)
+    with pytest.raises(ValueError, match="bound_th"):
+        proposal_boundary_overlaps(torch.zeros(2, 4, 4, dtype=torch.bool), objs, bound_th=0)
+    with pytest.raises(ValueError, match="empty pool"):
+        proposal_boundary_overlaps([], objs)
+    with pytest.raises(ValueError, match="size"):
+        proposal_boundary_overlaps(torch.zeros(2, 4, 5, dtype=torch.bool), objs)
+    with pytest.raises(TypeError, match="boundary"):
+        ProposalRecall([1], boundary="yes")

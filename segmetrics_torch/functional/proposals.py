@@ -24,21 +24,26 @@ proposals (label ``i >= 1`` is the i-th ranked proposal, 0 none), whose intersec
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple
+import math
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from .._checks import as_binary_mask, check_tensor
+from .._checks import as_binary_mask, check_positive_float, check_tensor
 
 __all__ = [
     "AR_THRESHOLDS",
     "MCG_PROPOSAL_COUNTS",
     "RECALL_THRESHOLDS",
+    "ProposalBoundaryCounts",
     "ProposalOverlaps",
+    "best_boundary_f",
     "best_overlaps",
+    "boundary_summary",
+    "proposal_boundary_overlaps",
     "proposal_overlaps",
     "proposal_summary",
 ]
@@ -63,6 +68,36 @@ class ProposalOverlaps(NamedTuple):
         return torch.where(den > 0, self.inter.double() / den.clamp_min(1).double(), 0.0)
 
 
+class ProposalBoundaryCounts(NamedTuple):
+    """Morphological boundary-F counts of every (proposal, object) pair (DAVIS ``f_boundary``), int64:
+    ``fg_match`` (P, K) proposal boundary pixels within the tolerance of the object's boundary, ``fg_count`` (P,)
+    proposal boundary pixels, ``gt_match`` (P, K) object boundary pixels within the tolerance of the proposal's
+    boundary, ``gt_count`` (K,) object boundary pixels."""
+
+    fg_match: Tensor
+    fg_count: Tensor
+    gt_match: Tensor
+    gt_count: Tensor
+
+    def precision_recall_f(self) -> tuple[Tensor, Tensor, Tensor]:
+        """(P, K) float64 precision, recall and F with DAVIS' cases: no proposal boundary but an object boundary ->
+        (P, R) = (1, 0); a proposal boundary but no object boundary -> (0, 1); neither -> (1, 1); F = 0 at P + R = 0."""
+        n_fg = self.fg_count[:, None].double().expand_as(self.fg_match)
+        n_gt = self.gt_count[None, :].double().expand_as(self.gt_match)
+        no_fg, no_gt = n_fg == 0, n_gt == 0
+        precision = torch.where(no_fg, 1.0, self.fg_match.double() / n_fg.clamp_min(1))
+        precision = torch.where(~no_fg & no_gt, 0.0, precision)
+        recall = torch.where(no_gt, 1.0, self.gt_match.double() / n_gt.clamp_min(1))
+        recall = torch.where(no_fg & ~no_gt, 0.0, recall)
+        total = precision + recall
+        f = torch.where(total == 0, 0.0, 2 * precision * recall / torch.where(total == 0, 1.0, total))
+        return precision, recall, f
+
+    @property
+    def f(self) -> Tensor:
+        return self.precision_recall_f()[2]
+
+
 def _check_objects(objects: Tensor, void: Tensor | None, validate_args: bool) -> tuple[Tensor, Tensor]:
     check_tensor(objects, "objects")
     if objects.ndim == 2:
@@ -80,6 +115,71 @@ def _check_objects(objects: Tensor, void: Tensor | None, validate_args: bool) ->
             raise ValueError(f"Expected `void` of shape {tuple(objects.shape[1:])}, but got {tuple(void.shape)}.")
         valid = ~as_binary_mask(void, "void", validate_args).to(objects.device)
     return objects, valid
+
+
+def _pool(proposals: Tensor | Sequence[Tensor], h: int, w: int, validate_args: bool) -> tuple[str, Any, int]:
+    """``("labels", (H, W) map, P)`` or ``("stack", (P, H, W) tensor or list, P)``, with the pool's checks."""
+    if isinstance(proposals, Tensor) and proposals.ndim == 2 and not proposals.dtype == torch.bool:
+        labels = proposals
+        if labels.is_floating_point() or labels.is_complex():
+            raise TypeError(f"Expected an integer proposal label map, but got dtype {labels.dtype}.")
+        if labels.shape != (h, w):
+            raise ValueError(f"Expected proposals of size {(h, w)} like `objects`, but got {tuple(labels.shape)}.")
+        if validate_args and labels.numel() and int(labels.min()) < 0:
+            raise ValueError("Expected proposal labels >= 0 (0 = no proposal), but got negative labels.")
+        n_prop = int(labels.max()) if labels.numel() else 0
+        if n_prop == 0:
+            raise ValueError("Expected at least one proposal, but the label map holds none (all 0).")
+        return "labels", labels, n_prop
+    if isinstance(proposals, Tensor):
+        if proposals.ndim != 3:
+            raise ValueError(f"Expected proposals of shape (P, H, W) or an (H, W) label map, but got "
+                             f"{tuple(proposals.shape)}.")  # fmt: skip
+    elif not isinstance(proposals, Sequence) or isinstance(proposals, (str, bytes)):
+        raise TypeError(
+            f"Expected `proposals` to be a tensor or a list of tensors, but got {type(proposals).__name__}."
+        )
+    if len(proposals) == 0:
+        raise ValueError("Expected at least one proposal, but got an empty pool.")
+    return "stack", proposals, len(proposals)
+
+
+def _chunks(kind: str, pool: Any, n_prop: int, shape: tuple[int, int], device: torch.device, chunk_size: int | None,
+            validate_args: bool) -> Iterator[Tensor]:  # fmt: skip
+    """The pool as (C, H, W) bool chunks on ``device``, at most ``chunk_size`` proposals converted at a time."""
+    h, w = shape
+    step = chunk_size or max(1, _CHUNK_VALUES // max(1, h * w))
+    if isinstance(step, bool) or not isinstance(step, int) or step < 1:
+        raise ValueError(f"Expected `chunk_size` to be a positive int, but got {chunk_size!r}.")
+    for lo in range(0, n_prop, step):
+        if kind == "labels":
+            ids = torch.arange(lo + 1, min(lo + step, n_prop) + 1, device=pool.device)
+            yield (pool[None] == ids[:, None, None]).to(device)
+            continue
+        chunk = pool[lo : lo + step]
+        chunk = torch.stack(list(chunk)) if not isinstance(chunk, Tensor) else chunk
+        if chunk.shape[-2:] != (h, w):
+            raise ValueError(f"Expected proposals of size {(h, w)} like `objects`, but got {tuple(chunk.shape[-2:])}.")
+        yield as_binary_mask(chunk, "proposals", validate_args).to(device)
+
+
+def _signatures(member: Tensor) -> tuple[Tensor, Tensor]:
+    """Group pixels by their column of the (M, HW) bool ``member``: ``(values (S, M) bool, signature (HW,))``."""
+    if member.shape[0] <= 62:  # pack each pixel's memberships into one int64
+        bits = torch.ones(member.shape[0], dtype=torch.int64).bitwise_left_shift_(
+            torch.arange(member.shape[0], dtype=torch.int64))
+        keys, signature = torch.unique((member.long() * bits[:, None]).sum(0), return_inverse=True)
+        return (keys[:, None] & bits[None]) != 0, signature
+    values, signature = torch.unique(member.T, dim=0, return_inverse=True)
+    return values, signature
+
+
+def _backend(backend: str, device: torch.device) -> str:
+    if backend not in ("auto", "numba", "torch"):
+        raise ValueError(f"Expected `backend` to be 'auto', 'numba' or 'torch', but got {backend!r}.")
+    if backend == "auto":
+        return "numba" if device.type == "cpu" else "torch"
+    return backend
 
 
 def proposal_overlaps(
@@ -106,75 +206,34 @@ def proposal_overlaps(
     Returns:
         :class:`ProposalOverlaps` of int64 (P, K) tensors on the objects' device.
     """
-    if backend not in ("auto", "numba", "torch"):
-        raise ValueError(f"Expected `backend` to be 'auto', 'numba' or 'torch', but got {backend!r}.")
     objects, valid = _check_objects(objects, void, validate_args)
+    backend = _backend(backend, objects.device)
     h, w = objects.shape[1:]
     dev = objects.device
     g = (objects & valid).flatten(1)
     g_area = g.sum(1)
-    if isinstance(proposals, Tensor) and proposals.ndim == 2 and not proposals.dtype == torch.bool:
-        labels = proposals
-        if labels.is_floating_point() or labels.is_complex():
-            raise TypeError(f"Expected an integer proposal label map, but got dtype {labels.dtype}.")
-        if labels.shape != (h, w):
-            raise ValueError(f"Expected proposals of size {(h, w)} like `objects`, but got {tuple(labels.shape)}.")
-        if validate_args and labels.numel() and int(labels.min()) < 0:
-            raise ValueError("Expected proposal labels >= 0 (0 = no proposal), but got negative labels.")
-        n_prop = int(labels.max()) if labels.numel() else 0
-        if n_prop == 0:
-            raise ValueError("Expected at least one proposal, but the label map holds none (all 0).")
-        lab = labels.to(dev).flatten()[valid.flatten()]
+    kind, pool, n_prop = _pool(proposals, h, w, validate_args)
+    if kind == "labels":
+        lab = pool.to(dev).flatten()[valid.flatten()]
         gv = g[:, valid.flatten()]
         # (label, object) counts in one bincount; label 0 (no proposal) dropped
         key = lab[None, :] * g.shape[0] + torch.arange(g.shape[0], device=dev)[:, None]
         inter = torch.bincount(key[gv], minlength=(n_prop + 1) * g.shape[0]).view(n_prop + 1, -1)[1:]
         p_area = torch.bincount(lab, minlength=n_prop + 1)[1:]
     else:
-        if isinstance(proposals, Tensor):
-            if proposals.ndim != 3:
-                raise ValueError(f"Expected proposals of shape (P, H, W) or an (H, W) label map, but got "
-                                 f"{tuple(proposals.shape)}.")  # fmt: skip
-            stack: Sequence[Tensor] = proposals
-        elif isinstance(proposals, Sequence) and not isinstance(proposals, (str, bytes)):
-            stack = proposals
-        else:
-            raise TypeError(
-                f"Expected `proposals` to be a tensor or a list of tensors, but got {type(proposals).__name__}."
-            )
-        n_prop = len(stack)
-        if n_prop == 0:
-            raise ValueError("Expected at least one proposal, but got an empty pool.")
-        step = chunk_size or max(1, _CHUNK_VALUES // max(1, h * w))
-        if isinstance(step, bool) or not isinstance(step, int) or step < 1:
-            raise ValueError(f"Expected `chunk_size` to be a positive int, but got {chunk_size!r}.")
-        if backend == "auto":
-            backend = "numba" if dev.type == "cpu" else "torch"
         if backend == "numba":
             # pixels grouped by signature (the objects containing them; void apart): each proposal's counts per
             # signature come from one pass over its bool mask, and the object counts from a tiny product
-            member = torch.cat([g, (~valid).flatten()[None]])  # (K + 1, HW)
-            if member.shape[0] <= 62:  # pack each pixel's memberships into one int64
-                bits = torch.ones(member.shape[0], dtype=torch.int64).bitwise_left_shift_(
-                    torch.arange(member.shape[0], dtype=torch.int64))
-                keys, signature = torch.unique((member.long() * bits[:, None]).sum(0), return_inverse=True)
-                sig_values = (keys[:, None] & bits[None]) != 0  # (S, K + 1)
-            else:
-                sig_values, signature = torch.unique(member.T, dim=0, return_inverse=True)
-            to_objects = sig_values[:, :-1].long()  # (S, K)
+            sig_values, signature = _signatures(torch.cat([g, (~valid).flatten()[None]]))  # (S, K + 1), (HW,)
+            to_objects = sig_values[:, :-1].long()
             counted = ~sig_values[:, -1]  # signatures of valid pixels
             sig_np = signature.numpy()
         else:
             gf = g.to(torch.float32).T.contiguous()  # (HW, K)
             vf = valid.flatten().to(torch.float32)
         inter_parts, area_parts = [], []
-        for lo in range(0, n_prop, step):
-            chunk = stack[lo : lo + step]
-            chunk = torch.stack(list(chunk)) if not isinstance(chunk, Tensor) else chunk
-            if chunk.shape[-2:] != (h, w):
-                raise ValueError(f"Expected proposals of size {(h, w)} like `objects`, but got "
-                                 f"{tuple(chunk.shape[-2:])}.")  # fmt: skip
-            m = as_binary_mask(chunk, "proposals", validate_args).to(dev).flatten(1)
+        for chunk in _chunks(kind, pool, n_prop, (h, w), dev, chunk_size, validate_args):
+            m = chunk.flatten(1)
             if backend == "numba":
                 from ..ops._partition_numba_kernels import signature_counts
 
@@ -194,35 +253,151 @@ def proposal_overlaps(
     return ProposalOverlaps(inter.long(), fp.long(), fn.long())
 
 
+def proposal_boundary_overlaps(
+    proposals: Tensor | Sequence[Tensor],
+    objects: Tensor,
+    *,
+    void: Tensor | None = None,
+    bound_th: float = 0.008,
+    chunk_size: int | None = None,
+    backend: str = "auto",
+    validate_args: bool = True,
+) -> ProposalBoundaryCounts:
+    """Morphological boundary-F counts (DAVIS ``f_boundary``) of every proposal with every object.
+
+    Boundaries are ``seg2bmap`` of each full mask, matched within the disk of radius
+    :func:`~segmetrics_torch.functional.boundary.boundary_radius` ``(bound_th, H, W)``; with ``void``, boundary
+    pixels lying on void pixels are left out of the four counts (the dilations still start from every boundary
+    pixel). Without void pixels the F of a pair equals :func:`~segmetrics_torch.functional.boundary.
+    morphological_boundary_f` of the two masks.
+
+    Args:
+        proposals, objects, void, chunk_size, validate_args: as :func:`proposal_overlaps`.
+        bound_th: tolerance, a fraction of the image diagonal (< 1; DAVIS 0.008) or pixels (>= 1).
+        backend: "numba" (a CPU kernel stamping the disk around each proposal's boundary pixels), "torch" (disk
+            dilation by the exact distance transform and float32 products per chunk; the GPU path) or "auto".
+
+    Returns:
+        :class:`ProposalBoundaryCounts` on the objects' device.
+    """
+    from ..ops.morphology import dilate_disk, seg2bmap
+    from .boundary.morphological import boundary_radius
+
+    check_positive_float(bound_th, "bound_th")
+    objects, valid = _check_objects(objects, void, validate_args)
+    backend = _backend(backend, objects.device)
+    h, w = objects.shape[1:]
+    dev = objects.device
+    radius = boundary_radius(bound_th, h, w)
+    kind, pool, n_prop = _pool(proposals, h, w, validate_args)
+    gt_b = seg2bmap(objects)
+    gt_dil = dilate_disk(gt_b, radius)
+    gt_bv = (gt_b & valid).flatten(1)  # (K, HW)
+    gt_count = gt_bv.sum(1)
+    fg_parts, match_parts, count_parts = [], [], []
+    if backend == "numba":
+        from ..ops._partition_numba_kernels import mask_boundary_counts
+
+        sig_values, signature = _signatures(gt_dil.flatten(1))  # (S, K)
+        sig_np = signature.view(h, w).numpy()
+        obj_idx, pix = gt_bv.nonzero(as_tuple=True)
+        r = math.floor(radius)
+        yy, xx = torch.meshgrid(torch.arange(-r, r + 1), torch.arange(-r, r + 1), indexing="ij")
+        inside = (yy**2 + xx**2) <= radius**2
+        off_y, off_x = yy[inside].numpy(), xx[inside].numpy()
+        valid_np = valid.numpy().view(np.uint8)
+    else:
+        gt_dil_f = gt_dil.flatten(1).to(torch.float32).T.contiguous()  # (HW, K)
+        gt_bv_f = gt_bv.to(torch.float32).T.contiguous()
+    for chunk in _chunks(kind, pool, n_prop, (h, w), dev, chunk_size, validate_args):
+        if backend == "numba":
+            c = chunk.shape[0]
+            per_sig = np.zeros((c, sig_values.shape[0]), np.int64)
+            match = np.zeros((c, objects.shape[0]), np.int64)
+            count = np.zeros(c, np.int64)
+            mask_boundary_counts(chunk.contiguous().numpy().view(np.uint8), valid_np, sig_np, sig_values.shape[0],
+                                 pix.numpy(), obj_idx.numpy(), off_y, off_x, per_sig, match, count)  # fmt: skip
+            fg_parts.append(torch.from_numpy(per_sig) @ sig_values.long())
+            match_parts.append(torch.from_numpy(match))
+            count_parts.append(torch.from_numpy(count))
+        else:
+            fg_b = seg2bmap(chunk)
+            fg_dil = dilate_disk(fg_b, radius).flatten(1).to(torch.float32)
+            fg_bv = (fg_b & valid).flatten(1)
+            fg_parts.append(torch.round(fg_bv.to(torch.float32) @ gt_dil_f).long())
+            match_parts.append(torch.round(fg_dil @ gt_bv_f).long())
+            count_parts.append(fg_bv.sum(1))
+    return ProposalBoundaryCounts(torch.cat(fg_parts), torch.cat(count_parts), torch.cat(match_parts), gt_count)
+
+
+def _running_best(score: Tensor, counts: Sequence[int] | Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Best (P, K) ``score`` per object among the first ``min(N, P)`` proposals for every N: ``(values (L, K),
+    proposal index (L, K) of the first best, min(N, P) (L,))``, from one running maximum."""
+    n = torch.as_tensor(counts, dtype=torch.int64, device=score.device).flatten()
+    if n.numel() == 0 or bool((n < 1).any()):
+        raise ValueError(f"Expected `counts` to be positive numbers of proposals, but got {counts!r}.")
+    p = score.shape[0]
+    running = torch.cummax(score, 0).values
+    # the first best proposal: the last position where the running maximum strictly increased
+    previous = torch.cat([torch.full_like(running[:1], -1.0), running[:-1]])
+    rows = torch.arange(p, device=score.device)[:, None].expand_as(score)
+    last_rise = torch.cummax(torch.where(score > previous, rows, torch.zeros_like(rows)), 0).values
+    take = n.clamp(max=p) - 1
+    return running[take], last_rise[take], take + 1
+
+
 def best_overlaps(
     overlaps: ProposalOverlaps, counts: Sequence[int] | Tensor = MCG_PROPOSAL_COUNTS
 ) -> dict[str, Tensor]:
-    """Each object's best proposal among the first ``min(N, P)`` for every N, from one running maximum.
+    """Each object's best proposal by Jaccard among the first ``min(N, P)`` for every N (ties: the first best).
 
     Returns:
         ``jaccard`` (L, K) float64 best J, ``inter``, ``fp``, ``fn`` (L, K) int64 counts of the best proposal (the
         first one reaching the maximum), ``num_proposals`` (L,) int64 ``min(N, P)``.
     """
-    n = torch.as_tensor(counts, dtype=torch.int64, device=overlaps.inter.device).flatten()
-    if n.numel() == 0 or bool((n < 1).any()):
-        raise ValueError(f"Expected `counts` to be positive numbers of proposals, but got {counts!r}.")
-    j = overlaps.jaccard
-    p = j.shape[0]
-    running = torch.cummax(j, 0).values
-    # the first best proposal: the last position where the running maximum strictly increased
-    previous = torch.cat([torch.full_like(running[:1], -1.0), running[:-1]])
-    rows = torch.arange(p, device=j.device)[:, None].expand_as(j)
-    last_rise = torch.cummax(torch.where(j > previous, rows, torch.zeros_like(rows)), 0).values
-    take = (n.clamp(max=p) - 1)
-    best = last_rise[take]
-    cols = torch.arange(j.shape[1], device=j.device)[None].expand_as(best)
+    values, best, num = _running_best(overlaps.jaccard, counts)
+    cols = torch.arange(values.shape[1], device=values.device)[None].expand_as(best)
     return {
-        "jaccard": running[take],
+        "jaccard": values,
         "inter": overlaps.inter[best, cols],
         "fp": overlaps.fp[best, cols],
         "fn": overlaps.fn[best, cols],
-        "num_proposals": take + 1,
+        "num_proposals": num,
     }
+
+
+def best_boundary_f(
+    counts_f: ProposalBoundaryCounts, counts: Sequence[int] | Tensor = MCG_PROPOSAL_COUNTS
+) -> dict[str, Tensor]:
+    """Each object's best proposal by morphological boundary F among the first ``min(N, P)`` (ties: the first best).
+
+    Returns:
+        ``f``, ``precision``, ``recall`` (L, K) float64 of the best proposal, ``num_proposals`` (L,) int64.
+    """
+    precision, recall, f = counts_f.precision_recall_f()
+    values, best, num = _running_best(f, counts)
+    cols = torch.arange(values.shape[1], device=values.device)[None].expand_as(best)
+    return {"f": values, "precision": precision[best, cols], "recall": recall[best, cols], "num_proposals": num}
+
+
+def _curves(best: Tensor, prefix: str, value: str) -> dict[str, Tensor]:
+    """Mean, median, recall at the strict thresholds and average recall of (L, O) best values."""
+    if best.ndim != 2 or best.shape[1] == 0:
+        raise ValueError(f"Expected (L, O) best overlaps with O >= 1 objects, but got {tuple(best.shape)}.")
+    out = {
+        f"{prefix}{value}_object": best.mean(1),
+        # the median of an even count is the mean of the middle two (MATLAB / numpy), not torch's lower one
+        f"{prefix}{value}_median": torch.quantile(best, 0.5, dim=1),
+    }
+    for t in RECALL_THRESHOLDS:
+        out[f"{prefix}recall_{round(t * 100)}"] = (best > t).double().mean(1)
+    levels = torch.tensor(AR_THRESHOLDS, dtype=best.dtype, device=best.device)
+    out[f"{prefix}average_recall"] = (best[..., None] >= levels).double().mean(dim=(1, 2))
+    return out
+
+
+def _mean_per_image(num_proposals: Tensor) -> Tensor:
+    return num_proposals.double().mean(-1) if num_proposals.ndim == 2 else num_proposals.double()
 
 
 def proposal_summary(
@@ -234,7 +409,7 @@ def proposal_summary(
     fn: Tensor | None = None,
     classes: Tensor | None = None,
 ) -> dict[str, Tensor]:
-    """Curves vs N from the best overlaps of all objects of a dataset.
+    """Curves vs N from the best overlaps (Jaccard) of all objects of a dataset.
 
     Args:
         best_jaccard: (L, O) best J of every object (all images' objects concatenated).
@@ -245,18 +420,7 @@ def proposal_summary(
         dict of (L,) float64: ``num_proposals`` (mean per image), ``jaccard_object`` (mean), ``jaccard_median``,
         ``recall_50``, ``recall_70``, ``recall_85`` (strict >), ``average_recall``; ``jaccard_class`` with classes.
     """
-    if best_jaccard.ndim != 2 or best_jaccard.shape[1] == 0:
-        raise ValueError(f"Expected (L, O) best overlaps with O >= 1 objects, but got {tuple(best_jaccard.shape)}.")
-    out = {
-        "num_proposals": num_proposals.double().mean(-1) if num_proposals.ndim == 2 else num_proposals.double(),
-        "jaccard_object": best_jaccard.mean(1),
-        # the median of an even count is the mean of the middle two (MATLAB / numpy), not torch's lower one
-        "jaccard_median": torch.quantile(best_jaccard, 0.5, dim=1),
-    }
-    for t in RECALL_THRESHOLDS:
-        out[f"recall_{round(t * 100)}"] = (best_jaccard > t).double().mean(1)
-    levels = torch.tensor(AR_THRESHOLDS, dtype=best_jaccard.dtype, device=best_jaccard.device)
-    out["average_recall"] = (best_jaccard[..., None] >= levels).double().mean(dim=(1, 2))
+    out = {"num_proposals": _mean_per_image(num_proposals), **_curves(best_jaccard, "", "jaccard")}
     if classes is not None:
         if inter is None or fp is None or fn is None:
             raise ValueError("`classes` needs the best proposals' `inter`, `fp` and `fn` counts.")
@@ -265,4 +429,25 @@ def proposal_summary(
                 .index_add_(1, inverse, v.double()) for v in (inter, fp, fn)]  # fmt: skip
         den = sums[0] + sums[1] + sums[2]
         out["jaccard_class"] = torch.where(den > 0, sums[0] / den.clamp_min(1), 0.0).mean(1)
+    return out
+
+
+def boundary_summary(
+    best_f: Tensor, num_proposals: Tensor, *, classes: Tensor | None = None
+) -> dict[str, Tensor]:
+    """Curves vs N from the best morphological boundary F of all objects: the Jaccard summaries with F in place of J.
+
+    Returns:
+        dict of (L,) float64: ``num_proposals``, ``boundary_f_object`` (mean), ``boundary_f_median``,
+        ``boundary_recall_50/70/85`` (F > t), ``boundary_average_recall`` (mean over t in 0.5:0.05:0.95 of F >= t);
+        with classes ``boundary_f_class``, the mean over classes of each class's mean best F (F is no ratio of
+        pooled counts, unlike J_c).
+    """
+    out = {"num_proposals": _mean_per_image(num_proposals), **_curves(best_f, "boundary_", "f")}
+    if classes is not None:
+        ids, inverse = torch.unique(classes, return_inverse=True)
+        sums = torch.zeros(best_f.shape[0], ids.numel(), dtype=torch.float64, device=best_f.device)
+        sums.index_add_(1, inverse, best_f.double())
+        sizes = torch.bincount(inverse, minlength=ids.numel()).double()
+        out["boundary_f_class"] = (sums / sizes).mean(1)
     return out

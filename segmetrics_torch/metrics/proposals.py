@@ -3,8 +3,9 @@
 
 States: per N the sum of the objects' best J, the counts of objects above each recall / average-recall threshold,
 the summed ``min(N, P)`` and, with ``num_classes``, the per-class sums of the best proposals' intersection, FP and FN
-(all reduced with ``"sum"``); the median needs every object's best J, kept in a ``"cat"`` list state (O x L
-float64 values; documented as the one state that grows with the dataset).
+(all reduced with ``"sum"``); with ``boundary=True`` the same sums for the best morphological boundary F (per class:
+the sum of the objects' best F). The medians need every object's best value, kept in ``"cat"`` list states (O x L
+float64 values each; documented as the states that grow with the dataset).
 """
 
 from __future__ import annotations
@@ -17,11 +18,14 @@ from torch import Tensor
 from torchmetrics import Metric
 from torchmetrics.utilities import dim_zero_cat
 
+from .._checks import check_positive_float
 from ..functional.proposals import (
     AR_THRESHOLDS,
     MCG_PROPOSAL_COUNTS,
     RECALL_THRESHOLDS,
+    best_boundary_f,
     best_overlaps,
+    proposal_boundary_overlaps,
     proposal_overlaps,
 )
 
@@ -35,6 +39,9 @@ class ProposalRecall(Metric):
         counts: the numbers of proposals N (default the MCG sweep 10..6000 and all).
         num_classes: number of object classes (ids 0..C-1) for the class-averaged J_c; None to skip it.
         chunk_size: proposals per matrix product (memory bound), see :func:`proposal_overlaps`.
+        boundary: also the boundary-based curves (best morphological boundary F per object, DAVIS ``f_boundary``;
+            :func:`~segmetrics_torch.functional.proposals.proposal_boundary_overlaps`).
+        bound_th: the boundary tolerance, a fraction of the diagonal (< 1; DAVIS 0.008) or pixels (>= 1).
         validate_args: check binary masks and class ids (synchronises CUDA).
 
     ``update(proposals, objects, void=None, classes=None)``: one image (its ranked pool, (K, H, W) objects, optional
@@ -42,7 +49,9 @@ class ProposalRecall(Metric):
 
     ``compute()``: dict of (L,) float64 curves ``num_proposals`` (mean per image), ``jaccard_object``,
     ``jaccard_median``, ``recall_50``, ``recall_70``, ``recall_85``, ``average_recall`` (and ``jaccard_class``),
-    plus ``counts`` (L,).
+    plus ``counts`` (L,); with ``boundary=True`` also ``boundary_f_object``, ``boundary_f_median``,
+    ``boundary_recall_50/70/85``, ``boundary_average_recall`` (and ``boundary_f_class``, the mean over classes of
+    the class's mean best F), as :func:`~segmetrics_torch.functional.proposals.boundary_summary`.
     """
 
     is_differentiable = False
@@ -55,6 +64,8 @@ class ProposalRecall(Metric):
         *,
         num_classes: int | None = None,
         chunk_size: int | None = None,
+        boundary: bool = False,
+        bound_th: float = 0.008,
         validate_args: bool = True,
         **kwargs: Any,
     ) -> None:
@@ -68,32 +79,42 @@ class ProposalRecall(Metric):
         self.num_classes = num_classes
         self.chunk_size = chunk_size
         self.validate_args = validate_args
+        if not isinstance(boundary, bool):
+            raise TypeError(f"Expected `boundary` to be a bool, but got {type(boundary).__name__}.")
+        check_positive_float(bound_th, "bound_th")
+        self.boundary = boundary
+        self.bound_th = bound_th
         n = self.counts.numel()
-        self.add_state("jaccard_sum", torch.zeros(n, dtype=torch.float64), dist_reduce_fx="sum")
-        self.add_state("recall_hits", torch.zeros(len(RECALL_THRESHOLDS), n, dtype=torch.float64), dist_reduce_fx="sum")
-        self.add_state("ar_hits", torch.zeros(n, dtype=torch.float64), dist_reduce_fx="sum")
         self.add_state("proposals_sum", torch.zeros(n, dtype=torch.float64), dist_reduce_fx="sum")
         self.add_state("objects", torch.zeros((), dtype=torch.float64), dist_reduce_fx="sum")
         self.add_state("images", torch.zeros((), dtype=torch.float64), dist_reduce_fx="sum")
         if num_classes is not None:
             self.add_state("class_counts", torch.zeros(num_classes, 3, n, dtype=torch.float64), dist_reduce_fx="sum")
             self.add_state("class_objects", torch.zeros(num_classes, dtype=torch.float64), dist_reduce_fx="sum")
-        self.add_state("best", default=[], dist_reduce_fx="cat")
+        for prefix in ("", "boundary_") if boundary else ("",):
+            self.add_state(f"{prefix}value_sum", torch.zeros(n, dtype=torch.float64), dist_reduce_fx="sum")
+            self.add_state(f"{prefix}recall_hits", torch.zeros(len(RECALL_THRESHOLDS), n, dtype=torch.float64),
+                           dist_reduce_fx="sum")  # fmt: skip
+            self.add_state(f"{prefix}ar_hits", torch.zeros(n, dtype=torch.float64), dist_reduce_fx="sum")
+            self.add_state(f"{prefix}best", default=[], dist_reduce_fx="cat")
+        if boundary and num_classes is not None:
+            self.add_state("class_f_sum", torch.zeros(num_classes, n, dtype=torch.float64), dist_reduce_fx="sum")
+
+    def _accumulate(self, prefix: str, best: Tensor) -> None:
+        """Add the (L, K) best values of one image to the sums of ``prefix`` ("" Jaccard, "boundary_" F)."""
+        getattr(self, f"{prefix}value_sum").add_(best.sum(1))
+        hits = getattr(self, f"{prefix}recall_hits")
+        for i, t in enumerate(RECALL_THRESHOLDS):
+            hits[i] += (best > t).double().sum(1)
+        levels = torch.tensor(AR_THRESHOLDS, dtype=torch.float64, device=best.device)
+        getattr(self, f"{prefix}ar_hits").add_((best[..., None] >= levels).double().mean(-1).sum(1))
+        getattr(self, f"{prefix}best").append(best.T.contiguous())
 
     def _update_one(self, proposals, objects: Tensor, void, classes) -> None:
         ov = proposal_overlaps(proposals, objects, void=void, chunk_size=self.chunk_size,
                                validate_args=self.validate_args)  # fmt: skip
         best = best_overlaps(ov, self.counts.to(ov.inter.device))
-        j = best["jaccard"].to(self.jaccard_sum.device)  # (L, K)
-        self.jaccard_sum += j.sum(1)
-        for i, t in enumerate(RECALL_THRESHOLDS):
-            self.recall_hits[i] += (j > t).double().sum(1)
-        levels = torch.tensor(AR_THRESHOLDS, dtype=torch.float64, device=j.device)
-        self.ar_hits += (j[..., None] >= levels).double().mean(-1).sum(1)
-        self.proposals_sum += best["num_proposals"].to(j.device, torch.float64)
-        self.objects += j.shape[1]
-        self.images += 1
-        self.best.append(j.T.contiguous())
+        j = best["jaccard"].to(self.value_sum.device)  # (L, K)
         if self.num_classes is not None:
             if classes is None:
                 raise ValueError("Expected `classes` (K,) class ids: this metric was built with `num_classes`.")
@@ -102,9 +123,21 @@ class ProposalRecall(Metric):
                 raise ValueError(f"Expected {j.shape[1]} class ids (one per object), but got {classes.numel()}.")
             if self.validate_args and (bool((classes < 0).any()) or bool((classes >= self.num_classes).any())):
                 raise ValueError(f"Expected class ids in [0, {self.num_classes}), but got {classes.tolist()}.")
+        if self.boundary:
+            bc = proposal_boundary_overlaps(proposals, objects, void=void, bound_th=self.bound_th,
+                                            chunk_size=self.chunk_size, validate_args=self.validate_args)  # fmt: skip
+            f = best_boundary_f(bc, self.counts.to(bc.fg_match.device))["f"].to(j.device)
+            self._accumulate("boundary_", f)
+        self._accumulate("", j)
+        self.proposals_sum += best["num_proposals"].to(j.device, torch.float64)
+        self.objects += j.shape[1]
+        self.images += 1
+        if self.num_classes is not None:
             self.class_objects.index_add_(0, classes, torch.ones_like(classes, dtype=torch.float64))
             for c, key in enumerate(("inter", "fp", "fn")):
                 self.class_counts[:, c].index_add_(0, classes, best[key].to(j.device, torch.float64).T)
+            if self.boundary:
+                self.class_f_sum.index_add_(0, classes, f.T)
 
     def update(self, proposals, objects, void=None, classes=None) -> None:
         """Add one image, or lists of images (pools, objects, voids, class ids)."""
@@ -121,20 +154,19 @@ class ProposalRecall(Metric):
         """The curves vs N of the images seen so far."""
         if float(self.objects) == 0:
             raise ValueError("No objects were evaluated: the proposal curves of an empty dataset are undefined.")
-        best = dim_zero_cat(self.best)  # (O, L)
-        out = {
-            "counts": self.counts.to(best.device),
-            "num_proposals": self.proposals_sum / self.images,
-            "jaccard_object": self.jaccard_sum / self.objects,
-            "jaccard_median": torch.quantile(best, 0.5, dim=0),
-            "average_recall": self.ar_hits / self.objects,
-        }
-        for i, t in enumerate(RECALL_THRESHOLDS):
-            out[f"recall_{round(t * 100)}"] = self.recall_hits[i] / self.objects
+        out = {"counts": self.counts.to(self.value_sum.device), "num_proposals": self.proposals_sum / self.images}
+        for prefix, value in (("", "jaccard"), ("boundary_", "f")) if self.boundary else (("", "jaccard"),):
+            best = dim_zero_cat(getattr(self, f"{prefix}best"))  # (O, L)
+            out[f"{prefix}{value}_object"] = getattr(self, f"{prefix}value_sum") / self.objects
+            out[f"{prefix}{value}_median"] = torch.quantile(best, 0.5, dim=0)
+            for i, t in enumerate(RECALL_THRESHOLDS):
+                out[f"{prefix}recall_{round(t * 100)}"] = getattr(self, f"{prefix}recall_hits")[i] / self.objects
+            out[f"{prefix}average_recall"] = getattr(self, f"{prefix}ar_hits") / self.objects
         if self.num_classes is not None:
+            present = self.class_objects > 0  # the means run over the classes that have objects
             inter, fp, fn = self.class_counts.unbind(1)
             den = inter + fp + fn
-            present = self.class_objects > 0  # the mean runs over the classes that have objects
-            jc = torch.where(den > 0, inter / den.clamp_min(1), 0.0)
-            out["jaccard_class"] = jc[present].mean(0)
+            out["jaccard_class"] = torch.where(den > 0, inter / den.clamp_min(1), 0.0)[present].mean(0)
+            if self.boundary:
+                out["boundary_f_class"] = (self.class_f_sum[present] / self.class_objects[present, None]).mean(0)
         return out

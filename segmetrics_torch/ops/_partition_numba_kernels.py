@@ -269,3 +269,46 @@ def signature_counts(masks, signature, n_signatures, out):  # pragma: no cover -
         for i in range(row.shape[0]):
             acc[signature[i]] += row[i]
         out[p] = acc
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def mask_boundary_counts(
+    masks, valid, dil_signature, n_signatures, gt_pixels, gt_objects, off_y, off_x, fg_per_sig, gt_match, fg_count
+):  # pragma: no cover - compiled
+    # For each (H, W) uint8 mask p: its seg2bmap boundary b_p; fg_count[p] = |b_p & valid|; fg_per_sig[p, s] = number
+    # of those pixels whose signature (which objects' dilated boundaries contain them) is s; gt_match[p, k] = number
+    # of valid boundary pixels of object k (gt_pixels, flat, with their object gt_objects) inside b_p dilated by the
+    # disk (off_y, off_x). The dilation is stamped around b_p's pixels only: the cost follows the boundary length.
+    c, h, w = masks.shape
+    n_obj = gt_match.shape[1]
+    for p in numba.prange(c):
+        m = masks[p]
+        dil = np.zeros(h * w, np.uint8)
+        acc = np.zeros(n_signatures, np.int64)
+        count = 0
+        for i in range(h):
+            for j in range(w):
+                v = m[i, j]
+                if i + 1 < h:
+                    if j + 1 < w:
+                        on = v != m[i, j + 1] or v != m[i + 1, j] or v != m[i + 1, j + 1]
+                    else:
+                        on = v != m[i + 1, j]
+                else:
+                    on = j + 1 < w and v != m[i, j + 1]
+                if not on:
+                    continue
+                if valid[i, j]:
+                    count += 1
+                    acc[dil_signature[i, j]] += 1
+                for t in range(off_y.shape[0]):
+                    y = i + off_y[t]
+                    x = j + off_x[t]
+                    if y >= 0 and y < h and x >= 0 and x < w:
+                        dil[y * w + x] = 1
+        hits = np.zeros(n_obj, np.int64)
+        for q in range(gt_pixels.shape[0]):
+            hits[gt_objects[q]] += dil[gt_pixels[q]]
+        fg_per_sig[p] = acc
+        gt_match[p] = hits
+        fg_count[p] = count

@@ -1,11 +1,22 @@
 """Plain numpy oracle of the object-proposal evaluation (MCG ``eval_proposals.m`` / ``eval_one.m`` /
-``jaccard.m`` / ``average_recall.m``), one proposal and one N at a time. Depends on numpy only."""
+``jaccard.m`` / ``average_recall.m``), one proposal and one N at a time, and its boundary variant (DAVIS
+``f_boundary.m`` per pair, boundary pixels on void left out of the counts). Depends on numpy and scipy only."""
 
 from __future__ import annotations
 
 import numpy as np
+from scipy import ndimage
 
-__all__ = ["best_overlaps", "jaccard_counts", "proposal_summary"]
+from .boundary import seg2bmap
+
+__all__ = [
+    "best_boundary_f",
+    "best_overlaps",
+    "boundary_counts",
+    "boundary_summary",
+    "jaccard_counts",
+    "proposal_summary",
+]
 
 
 def jaccard_counts(proposal: np.ndarray, obj: np.ndarray, valid: np.ndarray) -> tuple[int, int, int, float]:
@@ -57,4 +68,56 @@ def proposal_summary(best: np.ndarray, classes: np.ndarray | None = None, inter=
             den = i + f + n
             per_class.append(np.where(den > 0, i / np.where(den > 0, den, 1), 0.0))
         out["jaccard_class"] = np.mean(per_class, axis=0)
+    return out
+
+
+def boundary_counts(
+    proposal: np.ndarray, obj: np.ndarray, valid: np.ndarray, bound_th: float = 0.008
+) -> tuple[float, float, float]:
+    """(F, precision, recall) of one proposal and one object as DAVIS ``f_boundary``, counting only the boundary
+    pixels on valid pixels (boundaries and dilations come from the full masks)."""
+    h, w = obj.shape
+    radius = bound_th if bound_th >= 1 else np.ceil(bound_th * np.sqrt(h * h + w * w))
+    r = int(np.floor(radius))
+    yy, xx = np.mgrid[-r : r + 1, -r : r + 1]
+    disk = xx**2 + yy**2 <= radius**2
+    fg_b = seg2bmap(np.asarray(proposal, bool))
+    gt_b = seg2bmap(np.asarray(obj, bool))
+    fg_dil = ndimage.binary_dilation(fg_b, structure=disk)
+    gt_dil = ndimage.binary_dilation(gt_b, structure=disk)
+    n_fg, n_gt = int((fg_b & valid).sum()), int((gt_b & valid).sum())
+    if n_fg == 0 and n_gt > 0:
+        precision, recall = 1.0, 0.0
+    elif n_fg > 0 and n_gt == 0:
+        precision, recall = 0.0, 1.0
+    elif n_fg == 0 and n_gt == 0:
+        precision, recall = 1.0, 1.0
+    else:
+        precision = (fg_b & valid & gt_dil).sum() / n_fg
+        recall = (gt_b & valid & fg_dil).sum() / n_gt
+    f = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+    return float(f), float(precision), float(recall)
+
+
+def best_boundary_f(
+    proposals: np.ndarray, objects: np.ndarray, counts, void: np.ndarray | None = None, bound_th: float = 0.008
+) -> dict:
+    """For each N: each object's best boundary F among the first min(N, P) proposals (first best on ties)."""
+    valid = np.ones(objects.shape[1:], bool) if void is None else ~void.astype(bool)
+    table = np.array([[boundary_counts(p, g, valid, bound_th) for g in objects] for p in proposals])  # (P, K, 3)
+    out = {key: np.zeros((len(counts), len(objects))) for key in ("f", "precision", "recall")}
+    out["num_proposals"] = np.array([min(n, len(proposals)) for n in counts])
+    for li, m in enumerate(out["num_proposals"]):
+        for k in range(len(objects)):
+            best = int(np.argmax(table[:m, k, 0]))
+            out["f"][li, k], out["precision"][li, k], out["recall"][li, k] = table[best, k]
+    return out
+
+
+def boundary_summary(best: np.ndarray, classes: np.ndarray | None = None) -> dict:
+    """The Jaccard curves with the best boundary F; per class the mean best F, then the mean over classes."""
+    base = proposal_summary(best)
+    out = {f"boundary_{k.replace('jaccard', 'f')}": v for k, v in base.items()}
+    if classes is not None:
+        out["boundary_f_class"] = np.mean([best[:, classes == c].mean(1) for c in np.unique(classes)], axis=0)
     return out
