@@ -11,6 +11,9 @@ Usage::
     segmetrics evaluate partition --pred DIR --gt DIR [--measures LIST] [--thresholds 99 | --num-regions LIST]
                                   [--rule seism|bsr] [--gamma-obj 0.9] [--max-dist 0.0075] [--json FILE]
                                   [--device cpu] [--batch-size 8] [--allow-missing] [--no-progress] [--name NAME]
+    segmetrics evaluate proposals --pred DIR --gt DIR [--gt-classes DIR] [--counts LIST] [--boundary]
+                                  [--bound-th 0.008] [--void-label 255] [--chunk-size P] [--json FILE] [--plot FILE]
+                                  [--device cpu] [--allow-missing] [--no-progress] [--name NAME]
 
 Exit status: 0 on success; 2 for usage and input errors (a missing folder, unmatched files, unreadable or mismatched
 images, an unavailable device), reported as one ``error: ...`` line on stderr; 1 for unexpected errors (with the
@@ -23,6 +26,10 @@ maps; ``--out-dir`` writes BSR's ``eval_bdry.txt``, ``eval_bdry_thr.txt`` and ``
 ``evaluate partition`` scores partitions with SEISM's measures: label-map images are flat partitions (one value per
 measure), BSR ``ucm2`` or ``segs`` .mat files hierarchies (ODS / OIS / AP per measure and the BSR region benchmark);
 ground truth BSDS ``groundTruth`` .mat files (their ``Segmentation``) or label-map images.
+
+``evaluate proposals`` scores ranked pools of object proposals (.npz mask stacks or label images) against annotated
+objects (instance label images with a void label, or .npz) with the MCG protocol, and ``--plot`` draws the recall
+curves against the number of proposals.
 
 This module only parses arguments and orchestrates: reading is :mod:`segmetrics_torch.io`, measures are
 :class:`segmetrics_torch.ForegroundMeasures`, :mod:`segmetrics_torch.functional.boundary`,
@@ -770,6 +777,142 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
     return 0
 
 
+PROPOSAL_TABLE_N = (10, 100, 1000)
+
+
+def _read_proposal_pairs(pairs, classes: dict[str, Path] | None, void_label: int | None):
+    """Yield ``(stem, pool, ObjectAnnotation)``: pool (P, H, W) bool or an (H, W) label map, checked for size."""
+    from .io import read_objects, read_proposals
+
+    for stem, pred_path, gt_path in pairs:
+        try:
+            pool = read_proposals(pred_path)
+            class_path = None if classes is None else classes.get(stem)
+            if classes is not None and class_path is None:
+                raise ValueError(f"no class image named {stem} in the --gt-classes folder")
+            gt = read_objects(gt_path, void_label=void_label, class_path=class_path)
+        except (ValueError, OSError) as error:
+            raise InputError(str(error) if stem in str(error) else f"{stem}: {error}") from None
+        h, w = gt.objects.shape[1:]
+        if pool.shape[-2:] != (h, w):
+            raise InputError(
+                f"{stem}: the proposals {pred_path} are {pool.shape[-1]}x{pool.shape[-2]} (WxH) but the objects "
+                f"{gt_path} are {w}x{h}"
+            )
+        yield stem, pool, gt
+
+
+def _run_evaluate_proposals(args: argparse.Namespace) -> int:
+    import itertools
+
+    import torch
+    from tqdm.auto import tqdm
+
+    from . import ProposalRecall
+    from .functional.proposals import MCG_PROPOSAL_COUNTS
+    from .io import PROPOSAL_EXTENSIONS, find_pairs, list_images
+    from .report import format_table
+
+    device = _device(args.device)
+    json_path = _check_output(args.json, "--json")
+    plot_path = _check_output(args.plot, "--plot")
+    if plot_path is not None:
+        if plot_path.suffix.lower() not in (".png", ".pdf", ".svg"):
+            raise InputError(f"--plot {plot_path}: give a .png, .pdf or .svg file name")
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise InputError("--plot needs matplotlib: pip install 'segmetrics-torch[plot]'") from None
+    try:
+        pairing = find_pairs(args.pred, args.gt, PROPOSAL_EXTENSIONS)
+        classes = None if args.gt_classes is None else list_images(args.gt_classes, name="class folder")
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    _check_pairing(pairing, args)
+    counts = sorted(set(args.counts or MCG_PROPOSAL_COUNTS))
+    void_label = None if args.void_label < 0 else args.void_label
+    name = args.name or Path(args.pred).resolve().name
+    per_image: dict[str, dict[str, Any]] = {}
+    start = time.perf_counter()
+    disable = args.no_progress or not sys.stderr.isatty()
+    with tqdm(total=len(pairing.pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
+        images = _read_proposal_pairs(pairing.pairs, classes, void_label)
+        head = next(images)
+        with_classes = head[2].classes is not None  # J_c when the annotations carry classes
+        metric = ProposalRecall(
+            counts, num_classes=args.num_classes if with_classes else None, chunk_size=args.chunk_size,
+            boundary=args.boundary, bound_th=args.bound_th,
+        ).to(device)  # fmt: skip
+        for stem, pool, gt in itertools.chain([head], images):
+            if (gt.classes is not None) != with_classes:
+                raise InputError(f"{stem}: some annotations carry class ids and others do not")
+            if with_classes and int(gt.classes.max()) >= args.num_classes:
+                raise InputError(f"{stem}: class id {int(gt.classes.max())} >= --num-classes {args.num_classes}")
+            arrays = [None if x is None else torch.from_numpy(x).to(device)
+                      for x in (pool, gt.objects, gt.void, gt.classes)]  # fmt: skip
+            try:
+                metric.update(*arrays)
+            except ValueError as error:
+                raise InputError(f"{stem}: {error}") from None
+            per_image[stem] = {
+                "num_proposals": int(pool.max()) if pool.ndim == 2 else pool.shape[0],
+                "num_objects": gt.objects.shape[0],
+                # each object's best J (F) within the largest N
+                "best_jaccard": metric.best[-1][:, -1].tolist(),
+            }
+            if args.boundary:
+                per_image[stem]["best_boundary_f"] = metric.boundary_best[-1][:, -1].tolist()
+            progress.update(1)
+    results = metric.compute()
+    _sync(device)
+    elapsed = time.perf_counter() - start
+
+    n = results["counts"].tolist()
+    shown = sorted({i for i, c in enumerate(n) if c in PROPOSAL_TABLE_N} | {len(n) - 1})
+    columns = [("num_proposals", "#prop"), ("jaccard_object", "J_i"), ("jaccard_median", "median J"),
+               ("recall_50", "R@.5"), ("recall_70", "R@.7"), ("recall_85", "R@.85"), ("average_recall", "AR")]
+    if "jaccard_class" in results:
+        columns.insert(2, ("jaccard_class", "J_c"))
+    if args.boundary:
+        columns += [("boundary_f_object", "F_i"), ("boundary_recall_50", "F R@.5"), ("boundary_average_recall", "F AR")]
+    rows = {f"N={n[i]}": {k: float(results[k][i]) for k, _ in columns} for i in shown}
+    print(format_table(rows, columns, index_header=name))
+    print(
+        f"Evaluated {len(per_image)} image(s), {int(metric.objects)} object(s), of {args.pred} against {args.gt} on "
+        f"{device} in {elapsed:.2f} s (#prop: mean proposals per image within N)."
+    )
+    if plot_path is not None:
+        from .plots import plot_proposal_recall
+
+        plot_proposal_recall({name: results}, plot_path, title=name)
+        print(f"Wrote {plot_path}")
+    if json_path is not None:
+        _write_report(
+            json_path,
+            "proposals",
+            name,
+            args,
+            device,
+            len(per_image),
+            pairing,
+            settings={
+                "counts": n,
+                "boundary": args.boundary,
+                "bound_th": args.bound_th,
+                "void_label": void_label,
+                "gt_classes_dir": None if args.gt_classes is None else str(Path(args.gt_classes).resolve()),
+                "num_classes": metric.num_classes,
+                "chunk_size": args.chunk_size,
+                "protocol": "MCG eval_proposals.m: best J per object within the first N proposals; recall strict >, "
+                "average recall >= over 0.5:0.05:0.95; x = mean min(N, P) per image",
+            },
+            elapsed=elapsed,
+            results={**results, "per_image": per_image},
+        )
+        print(f"Wrote {json_path}")
+    return 0
+
+
 # ------------------------------------------------------------------------------------------------------- parser
 
 
@@ -941,6 +1084,63 @@ def _build_parser() -> argparse.ArgumentParser:
     part.add_argument("--json", metavar="FILE", help="write every number (curves, per image for label maps) as JSON")
     _add_run_options(part, batch_size=8)
     part.set_defaults(handler=_run_evaluate_partition)
+    prop = tasks.add_parser(
+        "proposals",
+        help="object proposals: best overlap per object vs the number of proposals (MCG protocol), J and boundary F",
+        description=(
+            "Evaluate ranked pools of object proposals against annotated objects, files paired by name (stem), with "
+            "the MCG benchmark protocol (Pont-Tuset & Marques, PAMI 2016): each object's best Jaccard within the "
+            "first N proposals for every N, then per N the mean and median best J, recall at J > 0.5 / 0.7 / 0.85, "
+            "average recall over 0.5:0.05:0.95 and, with classes, the class-averaged J_c; with --boundary the same "
+            "with the morphological boundary F (DAVIS f_boundary)."
+        ),
+    )
+    prop.add_argument(
+        "--pred",
+        required=True,
+        metavar="DIR",
+        help="one file per image: .npz with `masks` (P, H, W) ranked binary masks or `labels` (H, W), or a label image "
+        "(8/16-bit PNG) of non-overlapping proposals (label i = rank i, 0 = none)",
+    )
+    prop.add_argument(
+        "--gt",
+        required=True,
+        metavar="DIR",
+        help="one file per image: an instance label image (Pascal SegmentationObject: 0 background, each other label "
+        "an object, --void-label void) or .npz with `objects` (K, H, W) and optional `void` (H, W), `classes` (K,)",
+    )
+    prop.add_argument("--gt-classes", metavar="DIR", help="class label images (Pascal SegmentationClass), for J_c")
+    prop.add_argument(
+        "--num-classes", type=_positive_int, default=256, metavar="C", help="class ids are 0..C-1 (default: 256)"
+    )
+    prop.add_argument(
+        "--void-label",
+        type=int,
+        default=255,
+        metavar="V",
+        help="label of void pixels in instance images, excluded from every count (default: 255; -1 for none)",
+    )
+    prop.add_argument(
+        "--counts",
+        type=_number(_split(int), "comma-separated positive integers", lambda v: min(v) >= 1),
+        metavar="LIST",
+        help="numbers of proposals N (default: MCG's 10..100 step 5, 125..1000 step 25, 1500..6000 step 500, all)",
+    )
+    prop.add_argument("--boundary", action="store_true", help="also the morphological boundary F curves")
+    prop.add_argument(
+        "--bound-th",
+        type=_positive_float,
+        default=0.008,
+        metavar="F",
+        help="boundary tolerance: fraction of the image diagonal (< 1) or pixels (>= 1) (default: 0.008, DAVIS)",
+    )
+    prop.add_argument(
+        "--chunk-size", type=_positive_int, metavar="P", help="proposals converted at a time (memory bound)"
+    )
+    prop.add_argument("--json", metavar="FILE", help="write every curve, the settings and per-image best J as JSON")
+    prop.add_argument("--plot", metavar="FILE", help="write the recall-vs-number-of-proposals figure (.png/.pdf/.svg)")
+    _add_run_options(prop, batch_size=1)
+    prop.set_defaults(handler=_run_evaluate_proposals)
     evaluate.set_defaults(handler=None, subparser=evaluate)
     return parser
 

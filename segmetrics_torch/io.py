@@ -27,7 +27,9 @@ import numpy as np
 
 __all__ = [
     "IMAGE_EXTENSIONS",
+    "PROPOSAL_EXTENSIONS",
     "BSDSGroundTruth",
+    "ObjectAnnotation",
     "Pairing",
     "find_pairs",
     "list_images",
@@ -37,10 +39,14 @@ __all__ = [
     "read_gray",
     "read_labels",
     "read_mat_array",
+    "read_objects",
+    "read_proposals",
     "read_segmentations",
 ]
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
+#: files of object-proposal pools and object annotations: numpy archives and lossless label images
+PROPOSAL_EXTENSIONS = (".npz", ".png", ".bmp", ".tif", ".tiff")
 
 #: how many names an error message lists before "... and N more"
 _MAX_LISTED = 10
@@ -395,3 +401,140 @@ def mat_variables(path: str | Path) -> list[str]:
         return [name for name, _, _ in scipy.io.whosmat(str(path))]
     except (ValueError, NotImplementedError) as err:
         raise ValueError(f"Cannot read {path} as a MATLAB v5 .mat file: {err}") from err
+
+
+# ------------------------------------------------------------------------------------- object proposals
+
+
+def _npz(path: Path) -> dict[str, np.ndarray]:
+    if not path.is_file():
+        raise FileNotFoundError(f"No such file: {path}")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {key: data[key] for key in data.files}
+    except (ValueError, OSError, EOFError) as error:
+        raise ValueError(f"{path}: cannot read it as a numpy .npz archive ({error}).") from None
+
+
+def read_proposals(path: str | Path) -> np.ndarray:
+    """Read one image's ranked pool of object proposals.
+
+    Formats:
+        * ``.npz`` with ``masks``: a (P, H, W) stack of binary masks (bool or integers 0 / 1), ranked by index;
+        * ``.npz`` with ``labels``, or a label image (8/16-bit PNG, TIFF, BMP; :func:`read_labels`): an (H, W) map of
+          non-overlapping proposals, label i >= 1 being the i-th ranked proposal and 0 no proposal.
+
+    Returns:
+        (P, H, W) bool masks or an (H, W) int64 label map, as :func:`segmetrics_torch.functional.proposals.
+        proposal_overlaps` takes them.
+
+    Raises:
+        ValueError: unreadable file, missing key, wrong dimensions, non-binary masks, negative or fractional labels.
+    """
+    path = Path(path)
+    if path.suffix.lower() != ".npz":
+        labels = read_labels(path)
+    else:
+        data = _npz(path)
+        if "masks" in data:
+            masks = data["masks"]
+            if masks.ndim != 3:
+                raise ValueError(f"{path}: `masks` must be a (P, H, W) stack, but has shape {masks.shape}.")
+            if masks.dtype != bool:
+                if masks.dtype.kind not in "iuf" or not np.isin(masks, (0, 1)).all():
+                    raise ValueError(f"{path}: `masks` must be binary (bool or 0 / 1), but holds other values.")
+                masks = masks.astype(bool)
+            if masks.shape[0] == 0:
+                raise ValueError(f"{path}: `masks` holds no proposal (P = 0).")
+            return masks
+        if "labels" not in data:
+            raise ValueError(f"{path}: expected an array `masks` (P, H, W) or `labels` (H, W), found {sorted(data)}.")
+        labels = data["labels"]
+        if labels.ndim != 2:
+            raise ValueError(f"{path}: `labels` must be an (H, W) label map, but has shape {labels.shape}.")
+        _check_integer(labels, path, "`labels`")
+        if labels.dtype.kind not in "iuf":
+            raise ValueError(f"{path}: `labels` must hold integers, not {labels.dtype}.")
+        labels = labels.astype(np.int64)
+    if labels.size and labels.min() < 0:
+        raise ValueError(f"{path}: proposal labels must be >= 0 (0 = no proposal), but it holds {int(labels.min())}.")
+    if not labels.any():
+        raise ValueError(f"{path}: the label map holds no proposal (every label is 0).")
+    return labels
+
+
+@dataclass(frozen=True)
+class ObjectAnnotation:
+    """The annotated objects of one image: (K, H, W) bool ``objects``, optional (H, W) bool ``void`` and (K,) int64
+    ``classes``."""
+
+    objects: np.ndarray
+    void: np.ndarray | None = None
+    classes: np.ndarray | None = None
+
+
+def read_objects(
+    path: str | Path, *, void_label: int | None = 255, class_path: str | Path | None = None
+) -> ObjectAnnotation:
+    """Read one image's ground-truth objects.
+
+    Formats:
+        * an instance label image (Pascal VOC ``SegmentationObject``: 8-bit palette PNG): every label other than 0
+          (background) and ``void_label`` is one object, in increasing label order; ``void_label`` pixels are void;
+        * ``.npz`` with ``objects`` (K, H, W) binary masks and optional ``void`` (H, W) and ``classes`` (K,).
+
+    Args:
+        path: the file.
+        void_label: label of void pixels in label images (Pascal 255); None for none.
+        class_path: optional class label image (Pascal ``SegmentationClass``) of the same size: each object's class is
+            the most frequent class label over its pixels (in Pascal each object has one class).
+
+    Raises:
+        ValueError: unreadable file, no object, wrong shapes, non-binary masks, class ids that are not one
+            non-negative integer per object.
+    """
+    path = Path(path)
+    void = classes = None
+    if path.suffix.lower() == ".npz":
+        data = _npz(path)
+        if "objects" not in data:
+            raise ValueError(f"{path}: expected an array `objects` (K, H, W), found {sorted(data)}.")
+        objects = data["objects"]
+        if objects.ndim != 3 or objects.shape[0] == 0:
+            raise ValueError(f"{path}: `objects` must be a (K, H, W) stack with K >= 1, but has shape {objects.shape}.")
+        if objects.dtype != bool and (objects.dtype.kind not in "iuf" or not np.isin(objects, (0, 1)).all()):
+            raise ValueError(f"{path}: `objects` must be binary (bool or 0 / 1), but holds other values.")
+        objects = objects.astype(bool)
+        if "void" in data:
+            void = data["void"]
+            if void.shape != objects.shape[1:] or (void.dtype != bool and not np.isin(void, (0, 1)).all()):
+                raise ValueError(f"{path}: `void` must be a binary (H, W) = {objects.shape[1:]} mask.")
+            void = void.astype(bool)
+        if "classes" in data:
+            classes = data["classes"].ravel()
+            _check_integer(classes, path, "`classes`")
+            if classes.shape != (objects.shape[0],) or classes.dtype.kind not in "iuf" or (classes < 0).any():
+                raise ValueError(f"{path}: `classes` must hold one non-negative integer per object "
+                                 f"({objects.shape[0]}), but got {classes.tolist()}.")  # fmt: skip
+            classes = classes.astype(np.int64)
+    else:
+        labels = read_labels(path)
+        ids = np.unique(labels)
+        ids = ids[(ids != 0) & (ids != void_label)] if void_label is not None else ids[ids != 0]
+        if ids.size == 0:
+            raise ValueError(f"{path}: the instance label map holds no object (only background 0 and void).")
+        objects = labels[None] == ids[:, None, None]
+        if void_label is not None:
+            void = labels == void_label
+    if class_path is not None:
+        if classes is not None:
+            raise ValueError(f"{path} holds `classes` already; do not give a class image too.")
+        class_map = read_labels(class_path)
+        if class_map.shape != objects.shape[1:]:
+            raise ValueError(
+                f"{class_path}: the class map is {class_map.shape} but the objects are {objects.shape[1:]}."
+            )
+        if class_map.min() < 0:
+            raise ValueError(f"{class_path}: class labels must be >= 0.")
+        classes = np.array([np.bincount(class_map[o]).argmax() if o.any() else 0 for o in objects], dtype=np.int64)
+    return ObjectAnnotation(objects, void, classes)
