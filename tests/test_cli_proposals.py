@@ -146,3 +146,22 @@ def test_missing_pool_and_empty_label_image(tmp_path, capsys):
     Image.fromarray(np.zeros((H, W), np.uint8)).save(tmp_path / "pred" / "b.png")
     assert main(args) == 2
     assert "holds no proposal" in capsys.readouterr().err
+
+
+def test_figure_of_several_methods(tmp_path):
+    from segmetrics_torch.plots import plot_proposal_recall
+
+    rng = np.random.default_rng(4)
+    objs = torch.from_numpy(_discs(rng, 3))
+    results = {}
+    for name, n in (("small pool", 8), ("large pool", 60)):
+        metric = ProposalRecall([1, 2, 5, 10, 50, 100], boundary=True, bound_th=2)
+        metric.update(torch.from_numpy(_discs(rng, n)), objs)
+        results[name] = metric.compute()
+    path = plot_proposal_recall(results, tmp_path / "two.pdf", title="two methods")
+    assert path.read_bytes()[:5] == b"%PDF-" and path.stat().st_size > 5_000
+    with pytest.raises(ValueError, match="at least one method"):
+        plot_proposal_recall({}, tmp_path / "none.png")
+    without = {k: v for k, v in results["large pool"].items() if k != "boundary_f_object"}
+    with pytest.raises(ValueError, match="boundary_f_object"):
+        plot_proposal_recall({"a": results["small pool"], "b": without}, tmp_path / "x.png", boundary=True)
