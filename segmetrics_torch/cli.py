@@ -14,6 +14,9 @@ Usage::
     segmetrics evaluate proposals --pred DIR --gt DIR [--gt-classes DIR] [--counts LIST] [--boundary]
                                   [--bound-th 0.008] [--void-label 255] [--chunk-size P] [--json FILE] [--plot FILE]
                                   [--device cpu] [--allow-missing] [--no-progress] [--name NAME]
+    segmetrics meta partition --gt DIR [--ucm DIR] [--measures LIST] [--seed 0] [--json FILE]
+    segmetrics meta foreground (--demo | --pred DIR [--pred DIR ...] --gt DIR) [--measures LIST] [--seed 0]
+                               [--json FILE]          (meta-measures: see segmetrics_torch._cli_meta)
 
 Exit status: 0 on success; 2 for usage and input errors (a missing folder, unmatched files, unreadable or mismatched
 images, an unavailable device), reported as one ``error: ...`` line on stderr; 1 for unexpected errors (with the
@@ -44,11 +47,12 @@ import math
 import sys
 import time
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .evaluation import BOUNDARY_EXTENSIONS, GT_FORMATS, PREDICTION_FORMATS, InputError, check_pairing
 
 __all__ = ["main"]
 
@@ -56,10 +60,6 @@ CURVE_CONVENTION = (
     "entry i of every 256-point curve binarises the (min-max normalised) map at trunc(255 * p) >= 255 - i, "
     "i.e. thresholds in descending order, as PySODMetrics 1.6.2"
 )
-
-
-class InputError(Exception):
-    """A problem with the user's input or environment: reported as one ``error:`` line, exit status 2."""
 
 
 # ------------------------------------------------------------------------------------------------------ helpers
@@ -124,15 +124,7 @@ def _check_output(path: str | None, option: str) -> Path | None:
 
 def _check_pairing(pairing, args: argparse.Namespace) -> None:
     """No common stem is an error; unmatched files are one too, or a warning with ``--allow-missing``."""
-    if not pairing.pairs:
-        raise InputError(f"no prediction in {args.pred} matches a ground truth in {args.gt} by file name (stem)")
-    if not pairing.complete:
-        if not args.allow_missing:
-            raise InputError(f"the folders do not match: {pairing.problems()} (use --allow-missing to skip them)")
-        print(
-            f"warning: {pairing.problems()}; evaluating the {len(pairing.pairs)} matched pair(s) only",
-            file=sys.stderr,
-        )
+    check_pairing(pairing, args.pred, args.gt, args.allow_missing)
 
 
 def _sync(device) -> None:
@@ -191,66 +183,10 @@ def _run_demo(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------------ evaluate sod
 
 
-def _read_pairs(pairs, progress) -> Iterator[tuple[str, Any, Any]]:
-    from .io import read_gray
-
-    for stem, pred_path, gt_path in pairs:
-        try:
-            pred, gt = read_gray(pred_path), read_gray(gt_path)
-        except (ValueError, OSError) as error:
-            raise InputError(str(error)) from None
-        if pred.shape != gt.shape:
-            raise InputError(
-                f"{stem}: the prediction {pred_path} is {pred.shape[1]}x{pred.shape[0]} (WxH) but the ground truth "
-                f"{gt_path} is {gt.shape[1]}x{gt.shape[0]}; resize the prediction to the ground truth"
-            )
-        progress.update(1)
-        yield stem, pred, gt
-
-
-def _batches(images: Iterator[tuple[str, Any, Any]], batch_size: int, device):
-    """Group same-size images into (B, H, W) batches; holds at most ~4 batches of images of mixed sizes.
-
-    Yields ``(preds, target)``: stacked tensors for a full group of one size, or lists of (H, W) tensors when the
-    pending images of several sizes are flushed together (the metric groups them by size itself).
-    """
-    import numpy as np
-    import torch
-
-    pending: dict[tuple[int, int], list[tuple[Any, Any]]] = {}
-    held = 0
-    for _, pred, gt in images:
-        group = pending.setdefault(pred.shape, [])
-        group.append((pred, gt))
-        held += 1
-        if len(group) == batch_size:
-            del pending[pred.shape]
-            held -= batch_size
-            preds = torch.from_numpy(np.stack([p for p, _ in group])).to(device)
-            target = torch.from_numpy(np.stack([g for _, g in group])).to(device)
-            yield preds, target
-        elif held >= 4 * batch_size:
-            yield _as_lists(pending, device)
-            pending.clear()
-            held = 0
-    if pending:
-        yield _as_lists(pending, device)
-
-
-def _as_lists(pending, device):
-    import torch
-
-    items = [item for group in pending.values() for item in group]
-    return (
-        [torch.from_numpy(p).to(device) for p, _ in items],
-        [torch.from_numpy(g).to(device) for _, g in items],
-    )
-
-
 def _run_evaluate_sod(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
-    from . import ForegroundMeasures
+    from .evaluation import evaluate_sod
     from .io import find_pairs
     from .report import SOD_COLUMNS, format_table, scalar_row, write_csv
 
@@ -264,15 +200,12 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
     _check_pairing(pairing, args)
     name = args.name or Path(args.pred).resolve().name
 
-    metric = ForegroundMeasures().to(device)
     start = time.perf_counter()
     disable = args.no_progress or not sys.stderr.isatty()
     with tqdm(total=len(pairing.pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
-        images = _read_pairs(pairing.pairs, progress)
-        for preds, target in _batches(images, args.batch_size, device):
-            metric.update(preds, target)
-    results = metric.compute()
-    _sync(device)
+        results, metric = evaluate_sod(
+            pairing.pairs, device=device, batch_size=args.batch_size, workers=args.workers, progress=progress
+        )
     elapsed = time.perf_counter() - start
 
     rows = {name: scalar_row(results)}
@@ -319,34 +252,6 @@ BOUNDARY_COLUMNS: tuple[tuple[str, str], ...] = (
     ("ap", "AP"),
     ("r50", "R50"),
 )
-
-#: what ``evaluate boundary`` lists in its folders: images, and .mat files (BSR ``ucm2`` / BSDS ``groundTruth``)
-BOUNDARY_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".mat")
-
-_GT_FORMATS = {
-    "mat": "BSDS groundTruth .mat files (their `Boundaries`, one map per annotator)",
-    "boundaries": "boundary images (one annotator; boundary = pixel value > 0)",
-    "labels": "label-map images (one annotator; boundaries = thin(seg2bmap(labels)), as BSDS `Boundaries`)",
-}
-
-
-def _names(paths: Sequence[Path], shown: int = 3) -> str:
-    names = ", ".join(p.name for p in paths[:shown])
-    return names if len(paths) <= shown else f"{names} ... and {len(paths) - shown} more"
-
-
-def _folder_kind(files: dict[str, Path], folder: str, what: str) -> str:
-    """``"mat"`` when every listed file of a folder is a .mat file, ``"image"`` when none is; a mix is an error."""
-    mats = [path for path in files.values() if path.suffix.lower() == ".mat"]
-    if not mats:
-        return "image"
-    if len(mats) == len(files):
-        return "mat"
-    images = [path for path in files.values() if path.suffix.lower() != ".mat"]
-    raise InputError(
-        f"the {what} {folder} mixes .mat files ({_names(mats)}) and images ({_names(images)}); "
-        "keep one format per folder"
-    )
 
 
 def _write_report(
@@ -402,85 +307,12 @@ def _check_out_dir(path: str | None) -> Path | None:
     return out
 
 
-def _read_boundary_pairs(pairs, input_format: str, gt_format: str) -> Iterator[tuple[str, Any, Any]]:
-    """Yield ``(stem, pred, gt)``: pred (H, W) uint8 or (2H+1, 2W+1) float64 ucm2, gt (A, H, W) bool arrays."""
-    import numpy as np
-    import torch
-
-    from .functional.boundary import annotator_boundaries
-    from .io import read_bsds_ground_truth, read_gray, read_mat_array
-
-    for stem, pred_path, gt_path in pairs:
-        try:
-            pred = read_mat_array(pred_path, "ucm2") if input_format == "ucm2" else read_gray(pred_path)
-            if gt_format == "mat":
-                gt = read_bsds_ground_truth(gt_path).boundaries
-            elif gt_format == "labels":
-                labels = torch.from_numpy(read_gray(gt_path).astype(np.int64))
-                gt = annotator_boundaries(labels[None]).numpy()
-            else:
-                gt = read_gray(gt_path)[None] > 0
-        except (ValueError, OSError) as error:
-            raise InputError(str(error)) from None
-        if pred.ndim != 2:
-            raise InputError(f"{stem}: `ucm2` in {pred_path} is not a 2-D array (shape {pred.shape})")
-        h, w = gt.shape[-2:]
-        if input_format == "ucm2" and pred.shape != (2 * h + 1, 2 * w + 1):
-            raise InputError(
-                f"{stem}: the ucm2 {pred_path} is {pred.shape[1]}x{pred.shape[0]} (WxH) but the ground truth "
-                f"{gt_path} is {w}x{h}, which needs a double-size ucm2 of {2 * w + 1}x{2 * h + 1}"
-            )
-        if input_format == "soft" and pred.shape != (h, w):
-            raise InputError(
-                f"{stem}: the prediction {pred_path} is {pred.shape[1]}x{pred.shape[0]} (WxH) but the ground truth "
-                f"{gt_path} is {w}x{h}; resize the prediction to the ground truth"
-            )
-        yield stem, pred, gt
-
-
-def _chunked(items: Iterator[Any], size: int) -> Iterator[list[Any]]:
-    batch: list[Any] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def _run_named(run, batch: list[tuple[str, Any, Any]], device):
-    """``run(preds, target)`` on a batch of ``(stem, pred, gt)`` arrays as lists of tensors on ``device``; a ValueError
-    becomes an input error naming the image at fault (found by running the images one by one)."""
-    import torch
-
-    preds = [torch.from_numpy(pred).to(device) for _, pred, _ in batch]
-    target = [torch.from_numpy(gt).to(device) for _, _, gt in batch]
-    try:
-        return run(preds, target)
-    except ValueError as error:
-        if len(batch) > 1:  # the message names the index in the batch: find the image at fault
-            for i, (stem, _, _) in enumerate(batch):
-                try:
-                    run(preds[i : i + 1], target[i : i + 1])
-                except ValueError as single:
-                    raise InputError(f"{stem}: {single}") from None
-        raise InputError(f"{', '.join(stem for stem, _, _ in batch)}: {error}") from None
-
-
 def _match_folders(args: argparse.Namespace):
-    """Pair ``--pred`` and ``--gt`` (images or .mat files) by stem: ``(pairing, pred kind, gt kind)``, kinds as
-    :func:`_folder_kind`."""
-    from .io import find_pairs, list_images
+    """Pair ``--pred`` and ``--gt`` (images or .mat files) by stem: ``(pairing, pred kind, gt kind)``, kinds
+    ``"image"`` / ``"mat"``."""
+    from .evaluation import match_folders
 
-    try:
-        pred_files = list_images(args.pred, BOUNDARY_EXTENSIONS, name="prediction folder")
-        gt_files = list_images(args.gt, BOUNDARY_EXTENSIONS, name="ground-truth folder")
-        pairing = find_pairs(args.pred, args.gt, BOUNDARY_EXTENSIONS)
-    except ValueError as error:
-        raise InputError(str(error)) from None
-    pred_kind = _folder_kind(pred_files, args.pred, "prediction folder")
-    return pairing, pred_kind, _folder_kind(gt_files, args.gt, "ground-truth folder")
+    return match_folders(args.pred, args.gt, BOUNDARY_EXTENSIONS)
 
 
 def _write_bsr_files(out_dir: Path, summary: dict[str, Any]) -> list[Path]:
@@ -509,48 +341,28 @@ def _write_bsr_files(out_dir: Path, summary: dict[str, Any]) -> list[Path]:
 
 
 def _run_evaluate_boundary(args: argparse.Namespace) -> int:
-    import torch
     from tqdm.auto import tqdm
 
-    from .functional.boundary import BoundaryCounts, boundary_pr_counts, summarize_counts
+    from .evaluation import boundary_formats, boundary_report, evaluate_boundary
     from .report import format_table, scalar_row
 
     device = _device(args.device)
     json_path = _check_output(args.json, "--json")
     out_dir = _check_out_dir(args.out_dir)
-    pairing, pred_kind, gt_format = _match_folders(args)
-    input_format = "ucm2" if pred_kind == "mat" else "soft"
-    if gt_format == "mat" and args.gt_labels:
-        raise InputError(
-            f"--gt-labels is for label-map images, but {args.gt} holds BSDS .mat files (their `Boundaries` are used)"
-        )
-    if gt_format == "image":
-        gt_format = "labels" if args.gt_labels else "boundaries"
+    pairing, pred_kind, gt_kind = _match_folders(args)
+    input_format, gt_format = boundary_formats(pred_kind, gt_kind, args.gt_labels, args.gt)
     _check_pairing(pairing, args)
     name = args.name or Path(args.pred).resolve().name
     stems = [stem for stem, _, _ in pairing.pairs]
-    options = {
-        "thresholds": args.thresholds,
-        "max_dist": args.max_dist,
-        "thin": not args.no_thin,
-        "input_format": input_format,
-        "backend": "auto",
-    }
+    options = {"thresholds": args.thresholds, "max_dist": args.max_dist, "thin": not args.no_thin}
 
-    parts = []
     start = time.perf_counter()
     disable = args.no_progress or not sys.stderr.isatty()
     with tqdm(total=len(pairing.pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
-        images = _read_boundary_pairs(pairing.pairs, input_format, gt_format)
-        for batch in _chunked(images, args.batch_size):
-            parts.append(_run_named(lambda p, g: boundary_pr_counts(p, g, **options), batch, device))
-            progress.update(len(batch))
-    counts = BoundaryCounts(*(torch.cat([c[i] for c in parts]) for i in range(4)), thresholds=parts[0].thresholds)
-    summary = {  # 0-d tensors and (K,) / (B,) curves, on the CPU
-        key: {k: v.cpu() for k, v in value.items()} if isinstance(value, dict) else value.cpu()
-        for key, value in summarize_counts(counts).items()
-    }
-    _sync(device)
+        summary = evaluate_boundary(  # 0-d tensors and (K,) / (B,) curves, on the CPU
+            pairing.pairs, input_format=input_format, gt_format=gt_format, **options, device=device,
+            batch_size=args.batch_size, workers=args.workers, progress=progress,
+        )  # fmt: skip
     elapsed = time.perf_counter() - start
 
     count = len(stems)
@@ -570,9 +382,7 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
         paths = _write_bsr_files(out_dir, summary)
         print(f"Wrote {', '.join(p.name for p in paths)} to {out_dir}")
     if json_path is not None:
-        per = {key: value.tolist() for key, value in summary["per_image"].items()}
-        results = {key: value for key, value in summary.items() if key != "per_image"}
-        results["per_image"] = {stem: {key: per[key][i] for key in per} for i, stem in enumerate(stems)}
+        results = boundary_report(summary, stems)
         _write_report(
             json_path,
             "boundary",
@@ -587,7 +397,7 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
                 "thin": options["thin"],
                 "input_format": input_format,
                 "gt_format": gt_format,
-                "gt_description": _GT_FORMATS[gt_format],
+                "gt_description": GT_FORMATS[gt_format],
                 "unique_occurrence": "last",
                 "backend": "auto",
                 "reader": (
@@ -615,117 +425,40 @@ HIERARCHY_COLUMNS: tuple[tuple[str, str], ...] = (
 #: the region benchmark table (BSR eval_cover.txt / eval_RI_VOI.txt)
 REGION_COLUMNS: tuple[tuple[str, str], ...] = (*HIERARCHY_COLUMNS[:3], ("best", "Best"))
 
-_PREDICTION_FORMATS = {
-    "labels": "label-map images (one partition each)",
-    "ucm2": "BSR ucm2 .mat files (double-size hierarchies)",
-    "stack": "BSR segs .mat files (a cell of label maps, one per level)",
-}
-
 
 def _measure_name(key: str) -> str:
     return {"fb": "Fb", "fop": "Fop", "fr": "Fr", "voi": "VoI", "nvoi": "NVoI"}.get(key, key.upper())
 
 
-def _hierarchy_format(path: Path) -> str:
-    """``"ucm2"`` or ``"stack"`` by the variables of the first prediction file."""
-    from .io import mat_variables
-
-    try:
-        names = mat_variables(path)
-    except (ValueError, OSError) as error:
-        raise InputError(str(error)) from None
-    for key, kind in (("ucm2", "ucm2"), ("segs", "stack")):
-        if key in names:
-            return kind
-    raise InputError(f"{path}: expected a variable `ucm2` (hierarchy) or `segs` (stack of label maps), found {names}")
-
-
-def _read_partition_pairs(pairs, input_format: str, gt_format: str) -> Iterator[tuple[str, Any, Any]]:
-    """Yield ``(stem, pred, gt)``: pred (H, W) int64 labels, (2H+1, 2W+1) float64 ucm2 or (L, H, W) int64 levels (L
-    that of the first file), gt (K, H, W) int64 annotations."""
-    from .io import read_bsds_ground_truth, read_labels, read_mat_array, read_segmentations
-
-    read = {"labels": read_labels, "ucm2": lambda path: read_mat_array(path, "ucm2"), "stack": read_segmentations}
-    first: tuple[Path, int] | None = None
-    for stem, pred_path, gt_path in pairs:
-        try:
-            pred = read[input_format](pred_path)
-            gt = read_bsds_ground_truth(gt_path).segmentations if gt_format == "mat" else read_labels(gt_path)[None]
-        except (ValueError, OSError) as error:
-            raise InputError(str(error) if stem in str(error) else f"{stem}: {error}") from None
-        h, w = gt.shape[-2:]
-        ucm2 = input_format == "ucm2"
-        if pred.ndim != (3 if input_format == "stack" else 2):
-            raise InputError(f"{stem}: {pred_path} holds an array of shape {pred.shape}, not a {input_format} map")
-        if pred.shape[-2:] != ((2 * h + 1, 2 * w + 1) if ucm2 else (h, w)):
-            need = f", which needs a double-size ucm2 of {2 * w + 1}x{2 * h + 1}" if ucm2 else ""
-            raise InputError(
-                f"{stem}: the prediction {pred_path} is {pred.shape[-1]}x{pred.shape[-2]} (WxH) but the ground truth "
-                f"{gt_path} is {w}x{h}{need}"
-            )
-        if input_format == "stack":
-            first = first or (pred_path, pred.shape[0])
-            if pred.shape[0] != first[1]:
-                raise InputError(
-                    f"{stem}: `segs` of {pred_path} holds {pred.shape[0]} levels but that of {first[0]} holds "
-                    f"{first[1]}; every hierarchy needs the same number of levels"
-                )
-        yield stem, pred, gt
-
-
 def _run_evaluate_partition(args: argparse.Namespace) -> int:
-    import itertools
-
-    import torch
     from tqdm.auto import tqdm
 
-    from . import HierarchyMeasures, PartitionMeasures
-    from .functional.partition import partition_measures
+    from .evaluation import evaluate_partition, partition_formats
     from .report import format_table, scalar_row
 
     device = _device(args.device)
     json_path = _check_output(args.json, "--json")
-    pairing, pred_kind, gt_format = _match_folders(args)
-    gt_format = "mat" if gt_format == "mat" else "labels"
+    pairing, pred_kind, gt_kind = _match_folders(args)
     _check_pairing(pairing, args)
-    input_format = _hierarchy_format(pairing.pairs[0][1]) if pred_kind == "mat" else "labels"
+    input_format, gt_format = partition_formats(pairing, pred_kind, gt_kind)
     hierarchy = input_format != "labels"
     if input_format != "ucm2" and (args.thresholds is not None or args.num_regions is not None):
         option = "--thresholds" if args.thresholds is not None else "--num-regions"
         raise InputError(
-            f"{option} applies to ucm2 hierarchies only, but {args.pred} holds {_PREDICTION_FORMATS[input_format]}"
+            f"{option} applies to ucm2 hierarchies only, but {args.pred} holds {PREDICTION_FORMATS[input_format]}"
         )
     name = args.name or Path(args.pred).resolve().name
     stems = [stem for stem, _, _ in pairing.pairs]
     options = {"measures": args.measures, "gamma_obj": args.gamma_obj, "max_dist": args.max_dist}
 
-    per_image: list[dict[str, Any]] = []
-
-    class PerImage(PartitionMeasures):
-        """Keeps every image's values too (for --json), computed once."""
-
-        def update(self, preds, target) -> None:
-            values = partition_measures(preds, target, measures=self.measures, **self.options)
-            self.update_values(values)
-            per_image.append(values)
-
     start = time.perf_counter()
     disable = args.no_progress or not sys.stderr.isatty()
     with tqdm(total=len(pairing.pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
-        images = _read_partition_pairs(pairing.pairs, input_format, gt_format)
-        head = next(images)  # a `segs` stack: its depth is the number of levels
-        if hierarchy:
-            levels = head[1].shape[0] if input_format == "stack" else (args.thresholds or 99)
-            metric = HierarchyMeasures(
-                levels, num_regions=args.num_regions, input_format=input_format, rule=args.rule, **options
-            ).to(device)
-        else:
-            metric = PerImage(**options).to(device)
-        for batch in _chunked(itertools.chain([head], images), args.batch_size):
-            _run_named(metric.update, batch, device)
-            progress.update(len(batch))
-    results = metric.compute()
-    _sync(device)
+        results, metric = evaluate_partition(
+            pairing.pairs, input_format=input_format, gt_format=gt_format, **options, thresholds=args.thresholds,
+            num_regions=args.num_regions, rule=args.rule, device=device, batch_size=args.batch_size,
+            workers=args.workers, progress=progress,
+        )  # fmt: skip
     elapsed = time.perf_counter() - start
 
     if hierarchy:
@@ -746,8 +479,6 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
     else:
         rows = {name: scalar_row(results)}
         print(format_table(rows, [(m, _measure_name(m)) for m in metric.measures]))
-        per = {k: torch.cat([values[k] for values in per_image]).tolist() for k in per_image[0]}
-        results = {**results, "per_image": {stem: {k: v[i] for k, v in per.items()} for i, stem in enumerate(stems)}}
         setting, hierarchy_settings = "", {}
     print(
         f"Evaluated {len(stems)} image(s) of {args.pred} ({input_format}) against {args.gt} ({gt_format}){setting} "
@@ -764,7 +495,7 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
             pairing,
             settings={
                 "input_format": input_format,
-                "input_description": _PREDICTION_FORMATS[input_format],
+                "input_description": PREDICTION_FORMATS[input_format],
                 "gt_format": gt_format,
                 "measures": list(metric.measures),
                 **metric.options,
@@ -929,6 +660,19 @@ def _add_run_options(command: argparse.ArgumentParser, batch_size: int) -> None:
     command.add_argument("--name", help="row name in the table and outputs (default: the prediction folder's name)")
 
 
+def _add_workers_option(command: argparse.ArgumentParser) -> None:
+    from .evaluation import default_workers
+
+    command.add_argument(
+        "--workers",
+        type=_non_negative_int,
+        default=default_workers(),
+        metavar="N",
+        help=f"processes decoding the files while the measures run; 0 decodes in the main process (default: "
+        f"{default_workers()}, the cores but one, at most 4)",
+    )
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="segmetrics",
@@ -966,6 +710,7 @@ def _build_parser() -> argparse.ArgumentParser:
     sod.add_argument("--json", metavar="FILE", help="write every number (curves included) and metadata as JSON")
     sod.add_argument("--csv", metavar="FILE", help="write one CSV row of the scalar measures")
     _add_run_options(sod, batch_size=16)
+    _add_workers_option(sod)
     sod.set_defaults(handler=_run_evaluate_sod)
 
     bdry = tasks.add_parser(
@@ -1008,6 +753,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     bdry.add_argument("--json", metavar="FILE", help="write every number (curves, per image) and metadata as JSON")
     _add_run_options(bdry, batch_size=8)
+    _add_workers_option(bdry)
     bdry.set_defaults(handler=_run_evaluate_boundary)
 
     from .functional.partition import MEASURES
@@ -1083,6 +829,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     part.add_argument("--json", metavar="FILE", help="write every number (curves, per image for label maps) as JSON")
     _add_run_options(part, batch_size=8)
+    _add_workers_option(part)
     part.set_defaults(handler=_run_evaluate_partition)
     prop = tasks.add_parser(
         "proposals",
@@ -1142,6 +889,10 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_run_options(prop, batch_size=1)
     prop.set_defaults(handler=_run_evaluate_proposals)
     evaluate.set_defaults(handler=None, subparser=evaluate)
+
+    from ._cli_meta import add_meta_parser
+
+    add_meta_parser(commands, _positive_int, _non_negative_int, _positive_float)
     return parser
 
 

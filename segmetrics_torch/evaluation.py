@@ -1,0 +1,669 @@
+"""Evaluating folders of predictions: the family cores shared by every ``segmetrics evaluate`` command.
+
+Each family has one core that takes matched file pairs and returns what the commands report, computed by the
+library's own measures (nothing here re-implements a measure):
+
+* :func:`evaluate_sod`: :class:`~segmetrics_torch.ForegroundMeasures` over grayscale maps (``compute()`` as is);
+* :func:`evaluate_boundary`: :func:`~segmetrics_torch.functional.boundary.boundary_pr_counts` per batch, then
+  :func:`~segmetrics_torch.functional.boundary.summarize_counts` (BSR ``collect_eval_bdry.m``);
+* :func:`evaluate_partition`: :class:`~segmetrics_torch.PartitionMeasures` (label maps) or
+  :class:`~segmetrics_torch.HierarchyMeasures` (ucm2 / segs hierarchies).
+
+Images are decoded by :func:`decode_pairs`, in worker processes when ``workers > 0`` (decoding a PNG costs about as
+much as evaluating it on CPU, so a second core decoding while the first evaluates nearly halves the wall time), in
+the order of the pairs whatever the number of workers. The runner of many methods x datasets, its cache and its
+configuration file live in :mod:`segmetrics_torch.suite`.
+
+Reading conventions (documented for users in the README, "Evaluation reports"):
+
+* grayscale maps: :func:`segmetrics_torch.io.read_gray` (``== cv2.imread(path, cv2.IMREAD_GRAYSCALE)``: colour
+  images become OpenCV's luma, see :mod:`segmetrics_torch.io`), plus 16-bit grayscale PNG/TIFF as OpenCV reads
+  them without ``IMREAD_ANYDEPTH``: the high byte ``v >> 8``. A 16-bit image whose values all lie below 256 (a mask
+  saved as 0/1 or 0/255 in 16 bits) would become all zero that way and is an error instead.
+* ``resize``: a grayscale prediction whose size differs from its ground truth is an error unless resizing is
+  allowed; it is then resized to the ground truth's size exactly as PySODEvalToolkit does,
+  ``cv2.resize(pred, (W, H), interpolation=cv2.INTER_LINEAR)`` (:func:`resize_linear`, bit-exact).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "BOUNDARY_EXTENSIONS",
+    "InputError",
+    "boundary_formats",
+    "boundary_report",
+    "check_pairing",
+    "decode_pairs",
+    "default_workers",
+    "evaluate_boundary",
+    "evaluate_partition",
+    "evaluate_sod",
+    "hierarchy_format",
+    "match_folders",
+    "partition_formats",
+    "read_gray_map",
+    "resize_linear",
+]
+
+
+class InputError(Exception):
+    """A problem with the user's input or environment: reported as one ``error:`` line, exit status 2."""
+
+
+#: what the boundary and partition commands list in their folders: images and .mat files (ucm2, segs, groundTruth)
+BOUNDARY_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".mat")
+
+PREDICTION_FORMATS = {
+    "labels": "label-map images (one partition each)",
+    "ucm2": "BSR ucm2 .mat files (double-size hierarchies)",
+    "stack": "BSR segs .mat files (a cell of label maps, one per level)",
+}
+
+GT_FORMATS = {
+    "mat": "BSDS groundTruth .mat files (their `Boundaries`, one map per annotator)",
+    "boundaries": "boundary images (one annotator; boundary = pixel value > 0)",
+    "labels": "label-map images (one annotator; boundaries = thin(seg2bmap(labels)), as BSDS `Boundaries`)",
+}
+
+# ------------------------------------------------------------------------------------------------------ reading
+
+
+def read_gray_map(path: str | Path) -> np.ndarray:
+    """:func:`segmetrics_torch.io.read_gray`, plus 16-bit grayscale images read as OpenCV does (the high byte).
+
+    ``cv2.imread(path, cv2.IMREAD_GRAYSCALE)`` on a 16-bit grayscale PNG returns ``v >> 8`` (libpng's
+    ``png_set_strip_16``); tested against OpenCV. An image whose 16-bit values are all below 256 would turn all
+    black that way (a 0/1 or 0/255 mask saved in 16 bits), so it raises ``ValueError`` instead of evaluating
+    silently against an empty map. 16-bit colour images stay an error (:func:`read_gray`).
+    """
+    from PIL import Image
+
+    from .io import read_gray
+
+    path = Path(path)
+    try:
+        return read_gray(path)
+    except ValueError as error:
+        if "16-bit images are not supported" not in str(error):
+            raise
+    with Image.open(path) as image:
+        if image.mode not in ("I;16", "I;16B", "I;16L", "I") or image.getbands() != ("I",):
+            raise ValueError(
+                f"{path}: only 8-bit images and 16-bit grayscale images are supported (mode {image.mode!r})."
+            )
+        values = np.asarray(image)
+    if values.dtype.kind == "f" or values.min() < 0 or values.max() > 65535:
+        raise ValueError(f"{path}: expected 16-bit grayscale values 0..65535, found {values.min()}..{values.max()}.")
+    if values.max() < 256:
+        raise ValueError(
+            f"{path}: a 16-bit image whose values all lie below 256 (max {int(values.max())}) would be all black as "
+            "cv2.imread reads it (the high byte); save it as an 8-bit image."
+        )
+    return (values.astype(np.uint32) >> 8).astype(np.uint8)
+
+
+def _linear_taps(src: int, dst: int, clamp: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """OpenCV's INTER_LINEAR taps: source indices and 11-bit fixed-point weights of each output coordinate."""
+    scale = 1.0 / (dst / src)  # cv2 computes scale_x = 1 / inv_scale_x in double
+    f = ((np.arange(dst, dtype=np.float64) + 0.5) * scale - 0.5).astype(np.float32)
+    s = np.floor(f).astype(np.int64)
+    f = (f - s.astype(np.float32)).astype(np.float32)
+    if clamp:  # along x cv2 clamps the coordinate at the borders; along y only the row indices (see below)
+        low, high = s < 0, s >= src - 1
+        f[low | high] = 0
+        s[low] = 0
+        s[high] = src - 1
+    w1 = np.rint(f * np.float32(2048)).astype(np.int64)  # saturate_cast<short>(fx * INTER_RESIZE_COEF_SCALE)
+    w0 = np.rint((np.float32(1) - f) * np.float32(2048)).astype(np.int64)
+    return np.clip(s, 0, src - 1), np.clip(s + 1, 0, src - 1), w0, w1
+
+
+def resize_linear(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """Resize an (H, W) uint8 map to ``size = (h, w)`` exactly as ``cv2.resize(image, (w, h), cv2.INTER_LINEAR)``.
+
+    PySODEvalToolkit resizes a prediction to its ground truth this way. OpenCV's 8-bit path: half-pixel centres
+    ``x = (dx + 0.5) * W / w - 0.5``, weights rounded to 1/2048, a horizontal pass in integers, then the vertical
+    pass of its SIMD kernel: ``(((H0 >> 4) * b0 >> 16) + ((H1 >> 4) * b1 >> 16) + 2) >> 2``. Bit-exact against
+    OpenCV 4.x on random sizes (``tests/test_suite.py``); no antialiasing when shrinking (as OpenCV).
+    """
+    h, w = size
+    if image.shape == (h, w):
+        return image
+    sy0, sy1, b0, b1 = _linear_taps(image.shape[0], h, clamp=False)
+    sx0, sx1, a0, a1 = _linear_taps(image.shape[1], w, clamp=True)
+    src = image.astype(np.int64)
+    rows0, rows1 = src[sy0], src[sy1]
+    h0 = rows0[:, sx0] * a0 + rows0[:, sx1] * a1
+    h1 = rows1[:, sx0] * a0 + rows1[:, sx1] * a1
+    out = (((h0 >> 4) * b0[:, None]) >> 16) + (((h1 >> 4) * b1[:, None]) >> 16)
+    return np.clip((out + 2) >> 2, 0, 255).astype(np.uint8)
+
+
+@dataclass(frozen=True)
+class DecodeTask:
+    """One pair to read: ``family`` ("sod", "boundary", "partition"), the files, and how to read them.
+
+    ``resize``: None when the caller offers no resizing (the size error then says so), else whether to resize a
+    grayscale prediction to its ground truth.
+    """
+
+    family: str
+    stem: str
+    pred_path: Path
+    gt_path: Path
+    input_format: str = "soft"
+    gt_format: str = "image"
+    resize: bool | None = None
+
+
+def _size_error(task: DecodeTask, pred_shape: tuple[int, ...], gt_shape: tuple[int, ...]) -> InputError:
+    hint = "; resize the prediction to the ground truth"
+    if task.resize is False:
+        hint += " or pass --resize (cv2 INTER_LINEAR, as PySODEvalToolkit)"
+    return InputError(
+        f"{task.stem}: the prediction {task.pred_path} is {pred_shape[-1]}x{pred_shape[-2]} (WxH) but the ground "
+        f"truth {task.gt_path} is {gt_shape[-1]}x{gt_shape[-2]}{hint}"
+    )
+
+
+def _decode_sod(task: DecodeTask) -> tuple[np.ndarray, np.ndarray]:
+    pred, gt = read_gray_map(task.pred_path), read_gray_map(task.gt_path)
+    if pred.shape != gt.shape:
+        if not task.resize:
+            raise _size_error(task, pred.shape, gt.shape)
+        pred = resize_linear(pred, gt.shape)
+    return pred, gt
+
+
+def _decode_boundary(task: DecodeTask) -> tuple[np.ndarray, np.ndarray]:
+    """pred (H, W) uint8 or (2H+1, 2W+1) float64 ucm2; gt (A, H, W) bool, or (1, H, W) int64 labels for "labels"
+    (their boundaries are drawn in the main process: workers never run torch, whose thread pools a fork leaves
+    unusable)."""
+    from .io import read_bsds_ground_truth, read_labels, read_mat_array
+
+    ucm2 = task.input_format == "ucm2"
+    pred = read_mat_array(task.pred_path, "ucm2") if ucm2 else read_gray_map(task.pred_path)
+    if task.gt_format == "mat":
+        gt = read_bsds_ground_truth(task.gt_path).boundaries
+    elif task.gt_format == "labels":
+        gt = read_labels(task.gt_path)[None]
+    else:
+        gt = read_gray_map(task.gt_path)[None] > 0
+    if pred.ndim != 2:
+        raise InputError(f"{task.stem}: `ucm2` in {task.pred_path} is not a 2-D array (shape {pred.shape})")
+    h, w = gt.shape[-2:]
+    if ucm2 and pred.shape != (2 * h + 1, 2 * w + 1):
+        raise InputError(
+            f"{task.stem}: the ucm2 {task.pred_path} is {pred.shape[1]}x{pred.shape[0]} (WxH) but the ground truth "
+            f"{task.gt_path} is {w}x{h}, which needs a double-size ucm2 of {2 * w + 1}x{2 * h + 1}"
+        )
+    if not ucm2 and pred.shape != (h, w):
+        if not task.resize:
+            raise _size_error(task, pred.shape, gt.shape)
+        pred = resize_linear(pred, (h, w))
+    return pred, gt
+
+
+def _decode_partition(task: DecodeTask) -> tuple[np.ndarray, np.ndarray]:
+    """pred (H, W) int64 labels, (2H+1, 2W+1) float64 ucm2 or (L, H, W) int64 levels; gt (K, H, W) int64."""
+    from .io import read_bsds_ground_truth, read_labels, read_mat_array, read_segmentations
+
+    fmt = task.input_format
+    readers = {"labels": read_labels, "ucm2": lambda p: read_mat_array(p, "ucm2"), "stack": read_segmentations}
+    pred = readers[fmt](task.pred_path)
+    gt = (
+        read_bsds_ground_truth(task.gt_path).segmentations
+        if task.gt_format == "mat"
+        else read_labels(task.gt_path)[None]
+    )
+    h, w = gt.shape[-2:]
+    ucm2 = fmt == "ucm2"
+    if pred.ndim != (3 if fmt == "stack" else 2):
+        raise InputError(f"{task.stem}: {task.pred_path} holds an array of shape {pred.shape}, not a {fmt} map")
+    if pred.shape[-2:] != ((2 * h + 1, 2 * w + 1) if ucm2 else (h, w)):
+        need = f", which needs a double-size ucm2 of {2 * w + 1}x{2 * h + 1}" if ucm2 else ""
+        raise InputError(
+            f"{task.stem}: the prediction {task.pred_path} is {pred.shape[-1]}x{pred.shape[-2]} (WxH) but the ground "
+            f"truth {task.gt_path} is {w}x{h}{need}"
+        )
+    return pred, gt
+
+
+_DECODERS: dict[str, Callable[[DecodeTask], tuple[Any, Any]]] = {
+    "sod": _decode_sod,
+    "boundary": _decode_boundary,
+    "partition": _decode_partition,
+}
+
+
+def _decode(task: DecodeTask) -> tuple[str, Any, Any]:
+    """``(stem, pred, gt)`` arrays; every reading problem becomes an :class:`InputError` naming the file."""
+    try:
+        pred, gt = _DECODERS[task.family](task)
+    except InputError:
+        raise
+    except (ValueError, OSError) as error:
+        message = str(error)
+        names = (task.stem, task.pred_path.name, task.gt_path.name)
+        raise InputError(message if any(n in message for n in names) else f"{task.stem}: {message}") from None
+    return task.stem, pred, gt
+
+
+def _decode_chunk(tasks: list[DecodeTask]) -> list[tuple[str, Any, Any]]:
+    return [_decode(task) for task in tasks]
+
+
+def _pool_context():
+    # fork: workers start in milliseconds and need no re-import; they only run PIL / numpy / scipy.io, never torch
+    # (whose threads a fork does not copy). Elsewhere (macOS, Windows) the platform's default, spawn.
+    if sys.platform.startswith("linux"):
+        return multiprocessing.get_context("fork")
+    return None
+
+
+def decode_pairs(tasks: Sequence[DecodeTask], workers: int = 0, *, chunk: int = 8) -> Iterator[tuple[str, Any, Any]]:
+    """Yield ``(stem, pred, gt)`` of every task, in order, decoded by ``workers`` processes (0: in this process).
+
+    At most ``4 * workers`` chunks of ``chunk`` pairs are in flight, so memory stays bounded however large the
+    dataset. The first failing pair raises its :class:`InputError` here (the remaining work is cancelled).
+    """
+    if workers <= 0 or len(tasks) <= chunk:
+        for task in tasks:
+            yield _decode(task)
+        return
+    chunks = iter([list(tasks[i : i + chunk]) for i in range(0, len(tasks), chunk)])
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context())
+    try:
+        pending = deque(pool.submit(_decode_chunk, c) for c, _ in zip(chunks, range(4 * workers), strict=False))
+        while pending:
+            done = pending.popleft().result()
+            following = next(chunks, None)
+            if following is not None:
+                pending.append(pool.submit(_decode_chunk, following))
+            yield from done
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+# ------------------------------------------------------------------------------------------------ pairing folders
+
+
+def _names(paths: Sequence[Path], shown: int = 3) -> str:
+    names = ", ".join(p.name for p in paths[:shown])
+    return names if len(paths) <= shown else f"{names} ... and {len(paths) - shown} more"
+
+
+def _folder_kind(files: dict[str, Path], folder: str | Path, what: str) -> str:
+    """``"mat"`` when every listed file of a folder is a .mat file, ``"image"`` when none is; a mix is an error."""
+    mats = [path for path in files.values() if path.suffix.lower() == ".mat"]
+    if not mats:
+        return "image"
+    if len(mats) == len(files):
+        return "mat"
+    images = [path for path in files.values() if path.suffix.lower() != ".mat"]
+    raise InputError(
+        f"the {what} {folder} mixes .mat files ({_names(mats)}) and images ({_names(images)}); "
+        "keep one format per folder"
+    )
+
+
+def match_folders(pred_dir: str | Path, gt_dir: str | Path, exts: Sequence[str] = BOUNDARY_EXTENSIONS):
+    """Pair two folders (images or .mat files) by stem: ``(pairing, pred kind, gt kind)``, kinds ``"image"`` /
+    ``"mat"`` (a folder mixing both is an error)."""
+    from .io import find_pairs, list_images
+
+    try:
+        pred_files = list_images(pred_dir, exts, name="prediction folder")
+        gt_files = list_images(gt_dir, exts, name="ground-truth folder")
+        pairing = find_pairs(pred_dir, gt_dir, exts)
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    pred_kind = _folder_kind(pred_files, pred_dir, "prediction folder")
+    return pairing, pred_kind, _folder_kind(gt_files, gt_dir, "ground-truth folder")
+
+
+def check_pairing(
+    pairing,
+    pred_dir: str | Path,
+    gt_dir: str | Path,
+    allow_missing: bool,
+    *,
+    option: str = "--allow-missing",
+    warn: Callable[[str], None] | None = None,
+) -> None:
+    """No common stem is an error; unmatched files are one too, or a warning when ``allow_missing``."""
+    if not pairing.pairs:
+        raise InputError(f"no prediction in {pred_dir} matches a ground truth in {gt_dir} by file name (stem)")
+    if not pairing.complete:
+        if not allow_missing:
+            raise InputError(f"the folders do not match: {pairing.problems()} (use {option} to skip them)")
+        (warn or _warn)(f"warning: {pairing.problems()}; evaluating the {len(pairing.pairs)} matched pair(s) only")
+
+
+def _warn(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def boundary_formats(pred_kind: str, gt_kind: str, gt_labels: bool, gt_dir: str | Path) -> tuple[str, str]:
+    """``(input_format, gt_format)`` of the boundary benchmark from the folder kinds: ucm2 .mat or soft maps; BSDS
+    .mat, label images (``gt_labels``) or boundary images."""
+    if gt_kind == "mat" and gt_labels:
+        raise InputError(
+            f"--gt-labels is for label-map images, but {gt_dir} holds BSDS .mat files (their `Boundaries` are used)"
+        )
+    gt_format = "mat" if gt_kind == "mat" else "labels" if gt_labels else "boundaries"
+    return ("ucm2" if pred_kind == "mat" else "soft"), gt_format
+
+
+def hierarchy_format(path: Path) -> str:
+    """``"ucm2"`` or ``"stack"`` by the variables of a prediction .mat file."""
+    from .io import mat_variables
+
+    try:
+        names = mat_variables(path)
+    except (ValueError, OSError) as error:
+        raise InputError(str(error)) from None
+    for key, kind in (("ucm2", "ucm2"), ("segs", "stack")):
+        if key in names:
+            return kind
+    raise InputError(f"{path}: expected a variable `ucm2` (hierarchy) or `segs` (stack of label maps), found {names}")
+
+
+def partition_formats(pairing, pred_kind: str, gt_kind: str) -> tuple[str, str]:
+    """``(input_format, gt_format)`` of the partition family: label images, ucm2 or segs .mat (by the variables of
+    the first prediction); BSDS .mat or label images."""
+    input_format = hierarchy_format(pairing.pairs[0][1]) if pred_kind == "mat" else "labels"
+    return input_format, ("mat" if gt_kind == "mat" else "labels")
+
+
+# --------------------------------------------------------------------------------------------------- running
+
+
+def _counted(images: Iterable[tuple[str, Any, Any]], progress) -> Iterator[tuple[str, Any, Any]]:
+    for item in images:
+        if progress is not None:
+            progress.update(1)
+        yield item
+
+
+def _chunked(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _batches(images: Iterable[tuple[str, Any, Any]], batch_size: int, device):
+    """Group same-size images into (B, H, W) batches; holds at most ~4 batches of images of mixed sizes.
+
+    Yields ``(preds, target)``: stacked tensors for a full group of one size, or lists of (H, W) tensors when the
+    pending images of several sizes are flushed together (the metric groups them by size itself).
+    """
+    import torch
+
+    pending: dict[tuple[int, int], list[tuple[Any, Any]]] = {}
+    held = 0
+    for _, pred, gt in images:
+        group = pending.setdefault(pred.shape, [])
+        group.append((pred, gt))
+        held += 1
+        if len(group) == batch_size:
+            del pending[pred.shape]
+            held -= batch_size
+            preds = torch.from_numpy(np.stack([p for p, _ in group])).to(device)
+            target = torch.from_numpy(np.stack([g for _, g in group])).to(device)
+            yield preds, target
+        elif held >= 4 * batch_size:
+            yield _as_lists(pending, device)
+            pending.clear()
+            held = 0
+    if pending:
+        yield _as_lists(pending, device)
+
+
+def _as_lists(pending, device):
+    import torch
+
+    items = [item for group in pending.values() for item in group]
+    return (
+        [torch.from_numpy(p).to(device) for p, _ in items],
+        [torch.from_numpy(g).to(device) for _, g in items],
+    )
+
+
+def run_named(run: Callable[[Any, Any], Any], batch: list[tuple[str, Any, Any]], device):
+    """``run(preds, target)`` on a batch of ``(stem, pred, gt)`` arrays as lists of tensors on ``device``; a
+    ValueError becomes an :class:`InputError` naming the image at fault (found by running the images one by one)."""
+    import torch
+
+    preds = [torch.from_numpy(pred).to(device) for _, pred, _ in batch]
+    target = [torch.from_numpy(gt).to(device) for _, _, gt in batch]
+    try:
+        return run(preds, target)
+    except ValueError as error:
+        if len(batch) > 1:  # the message names the index in the batch: find the image at fault
+            for i, (stem, _, _) in enumerate(batch):
+                try:
+                    run(preds[i : i + 1], target[i : i + 1])
+                except ValueError as single:
+                    raise InputError(f"{stem}: {single}") from None
+        raise InputError(f"{', '.join(stem for stem, _, _ in batch)}: {error}") from None
+
+
+def sync(device) -> None:
+    """Wait for a CUDA device, so that timings and results are complete."""
+    if getattr(device, "type", str(device)) == "cuda":
+        import torch
+
+        torch.cuda.synchronize(device)
+
+
+def _tasks(pairs, family: str, **formats: Any) -> list[DecodeTask]:
+    return [DecodeTask(family, stem, Path(pred), Path(gt), **formats) for stem, pred, gt in pairs]
+
+
+def evaluate_sod(
+    pairs: Sequence[tuple[str, Path, Path]],
+    *,
+    device="cpu",
+    batch_size: int = 16,
+    workers: int = 0,
+    resize: bool | None = None,
+    progress=None,
+):
+    """Every foreground measure of a dataset (:class:`~segmetrics_torch.ForegroundMeasures`, PySODMetrics-exact).
+
+    Args:
+        pairs: ``(stem, pred_path, gt_path)``; maps read by :func:`read_gray_map`, ground truth binarised ``> 128``.
+        device: where the measures run.
+        batch_size: images per update (same-size images are stacked).
+        workers: decoding processes (0: decode in this process).
+        resize: resize predictions of another size to their ground truth (:func:`resize_linear`); None: error
+            without a ``--resize`` hint.
+        progress: an object with ``update(n)`` (a tqdm bar), or None.
+
+    Returns:
+        ``(results, metric)``: ``metric.compute()`` (nested dict of tensors, curves included) and the metric (its
+        ``count``, ``settings``, ``normalize``).
+    """
+    from . import ForegroundMeasures
+
+    metric = ForegroundMeasures().to(device)
+    images = _counted(decode_pairs(_tasks(pairs, "sod", resize=resize), workers), progress)
+    for preds, target in _batches(images, batch_size, device):
+        metric.update(preds, target)
+    results = metric.compute()
+    sync(device)
+    return results, metric
+
+
+def evaluate_boundary(
+    pairs: Sequence[tuple[str, Path, Path]],
+    *,
+    input_format: str,
+    gt_format: str,
+    thresholds: int = 99,
+    max_dist: float = 0.0075,
+    thin: bool = True,
+    device="cpu",
+    batch_size: int = 8,
+    workers: int = 0,
+    resize: bool | None = None,
+    progress=None,
+) -> dict[str, Any]:
+    """The BSDS boundary benchmark of a dataset: counts per image and threshold, summarised as BSR.
+
+    Args:
+        pairs: ``(stem, pred_path, gt_path)``.
+        input_format: "soft" (8-bit maps, read / 255) or "ucm2" (.mat).
+        gt_format: "mat" (BSDS groundTruth), "boundaries" (boundary images) or "labels" (label images).
+        thresholds, max_dist, thin: as :func:`~segmetrics_torch.functional.boundary.boundary_pr_counts`.
+        device, batch_size, workers, resize, progress: as :func:`evaluate_sod` (``resize``: soft maps only).
+
+    Returns:
+        :func:`~segmetrics_torch.functional.boundary.summarize_counts` with every tensor on the CPU.
+    """
+    import torch
+
+    from .functional.boundary import BoundaryCounts, annotator_boundaries, boundary_pr_counts, summarize_counts
+
+    options = {"thresholds": thresholds, "max_dist": max_dist, "thin": thin, "input_format": input_format,
+               "backend": "auto"}  # fmt: skip
+    tasks = _tasks(pairs, "boundary", input_format=input_format, gt_format=gt_format, resize=resize)
+    images = decode_pairs(tasks, workers)
+    if gt_format == "labels":
+        images = ((stem, pred, annotator_boundaries(torch.from_numpy(gt)).numpy()) for stem, pred, gt in images)
+    parts = []
+    for batch in _chunked(images, batch_size):
+        parts.append(run_named(lambda p, g: boundary_pr_counts(p, g, **options), batch, device))
+        if progress is not None:
+            progress.update(len(batch))
+    counts = BoundaryCounts(*(torch.cat([c[i] for c in parts]) for i in range(4)), thresholds=parts[0].thresholds)
+    summary = {
+        key: {k: v.cpu() for k, v in value.items()} if isinstance(value, dict) else value.cpu()
+        for key, value in summarize_counts(counts).items()
+    }
+    sync(device)
+    return summary
+
+
+def boundary_report(summary: dict[str, Any], stems: Sequence[str]) -> dict[str, Any]:
+    """The boundary ``results`` of a JSON report: the summary with the per-image bests keyed by stem."""
+    per = {key: value.tolist() for key, value in summary["per_image"].items()}
+    results = {key: value for key, value in summary.items() if key != "per_image"}
+    results["per_image"] = {stem: {key: per[key][i] for key in per} for i, stem in enumerate(stems)}
+    return results
+
+
+def evaluate_partition(
+    pairs: Sequence[tuple[str, Path, Path]],
+    *,
+    input_format: str,
+    gt_format: str,
+    measures: Sequence[str] | None = None,
+    thresholds: int | Sequence[float] | None = None,
+    num_regions: Sequence[int] | None = None,
+    rule: str = "seism",
+    gamma_obj: float = 0.9,
+    max_dist: float = 0.0075,
+    device="cpu",
+    batch_size: int = 8,
+    workers: int = 0,
+    progress=None,
+):
+    """SEISM's measures of a dataset of partitions (label maps) or hierarchies (ucm2, segs).
+
+    Args:
+        pairs: ``(stem, pred_path, gt_path)``.
+        input_format: "labels", "ucm2" or "stack" (:func:`partition_formats`).
+        gt_format: "mat" (BSDS groundTruth ``Segmentation``) or "labels" (label images).
+        measures, gamma_obj, max_dist: as :class:`~segmetrics_torch.PartitionMeasures`.
+        thresholds, num_regions, rule: ucm2 hierarchies only, as :class:`~segmetrics_torch.HierarchyMeasures`
+            (``thresholds`` None: 99).
+        device, batch_size, workers, progress: as :func:`evaluate_sod`.
+
+    Returns:
+        ``(results, metric)``: ``compute()`` of :class:`~segmetrics_torch.HierarchyMeasures`, or for label maps that
+        of :class:`~segmetrics_torch.PartitionMeasures` plus ``per_image`` (``{stem: {measure: value}}``).
+    """
+    import itertools
+
+    import torch
+
+    from . import HierarchyMeasures, PartitionMeasures
+    from .functional.partition import partition_measures
+
+    hierarchy = input_format != "labels"
+    if input_format != "ucm2" and (thresholds is not None or num_regions is not None):
+        option = "--thresholds" if thresholds is not None else "--num-regions"
+        raise InputError(f"{option} applies to ucm2 hierarchies only, but the predictions are "
+                         f"{PREDICTION_FORMATS[input_format]}")  # fmt: skip
+    options = {"measures": measures, "gamma_obj": gamma_obj, "max_dist": max_dist}
+    per_image: list[dict[str, Any]] = []
+
+    class PerImage(PartitionMeasures):
+        """Keeps every image's values too (for the report), computed once."""
+
+        def update(self, preds, target) -> None:
+            values = partition_measures(preds, target, measures=self.measures, **self.options)
+            self.update_values(values)
+            per_image.append(values)
+
+    tasks = _tasks(pairs, "partition", input_format=input_format, gt_format=gt_format)
+    images = decode_pairs(tasks, workers)
+    if input_format == "stack":
+        images = _check_depth(images, {stem: Path(pred) for stem, pred, _ in pairs})
+    head = next(images)  # a `segs` stack: its depth is the number of levels
+    if hierarchy:
+        levels = head[1].shape[0] if input_format == "stack" else (thresholds or 99)
+        hierarchy_options = {"num_regions": num_regions, "input_format": input_format, "rule": rule}
+        metric = HierarchyMeasures(levels, **hierarchy_options, **options).to(device)
+    else:
+        metric = PerImage(**options).to(device)
+    for batch in _chunked(itertools.chain([head], images), batch_size):
+        run_named(metric.update, batch, device)
+        if progress is not None:
+            progress.update(len(batch))
+    results = metric.compute()
+    sync(device)
+    if not hierarchy:
+        stems = [stem for stem, _, _ in pairs]
+        per = {k: torch.cat([values[k] for values in per_image]).tolist() for k in per_image[0]}
+        results = {**results, "per_image": {stem: {k: v[i] for k, v in per.items()} for i, stem in enumerate(stems)}}
+    return results, metric
+
+
+def _check_depth(images: Iterator[tuple[str, Any, Any]], paths: dict[str, Path]) -> Iterator[tuple[str, Any, Any]]:
+    """Every `segs` stack must have the depth of the first (the levels are the columns of one curve)."""
+    first: tuple[Path, int] | None = None
+    for stem, pred, gt in images:
+        first = first or (paths[stem], pred.shape[0])
+        if pred.shape[0] != first[1]:
+            raise InputError(
+                f"{stem}: `segs` of {paths[stem]} holds {pred.shape[0]} levels but that of {first[0]} holds "
+                f"{first[1]}; every hierarchy needs the same number of levels"
+            )
+        yield stem, pred, gt
+
+
+def default_workers() -> int:
+    """Decoding processes by default: the cores but one (the measures run in the main process), at most 4."""
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(0, min(4, cores - 1))
