@@ -465,9 +465,10 @@ def sihd(
     *,
     num_bins: int = 30,
     max_different: int | None = None,
+    ordered: bool = True,
     seed: int = 0,
     batch_size: int = 64,
-) -> SIHDResult:
+) -> SIHDResult | dict[str, SIHDResult]:
     """Swapped-image human discrimination of a partition measure (CVPR 2013 §4.1; Martin's coherence test of
     BSDS300): can the measure tell whether two human partitions come from the same image?
 
@@ -475,57 +476,99 @@ def sihd(
     against annotation ``b != a`` of the same image as the (single) ground truth; a different-image pair scores
     annotation ``b`` of image ``j`` against annotation ``a`` of image ``i != j``, brought to image ``i``'s size with
     :func:`.baselines.match_size` (rotated when portrait vs landscape, as BSDS500's two sizes). SEISM ships no code
-    for the pairing; whether the paper used ordered pairs is not verified.
+    for the pairing; whether the paper used ordered pairs is not verified. With ordered pairs a measure and its
+    mirror (``dhd``/``sdhd``, ``sc``/``ssc``) see the same values and get the same SIHD; CVPR 2013 Table 2 reports
+    different values for them, so the paper scored each pair in one direction or against several annotations.
+    ``ordered=False`` scores each unordered pair once (annotation ``b`` against ``a`` for ``a < b``; the partition
+    from image ``j`` against the ground truth of ``i`` for ``i < j``).
 
     Args:
-        measure: a partition measure (see :func:`as_measure`), e.g. ``"fb"``, ``"fop"``, ``"voi"``.
+        measure: a partition measure (see :func:`as_measure`), e.g. ``"fb"``, ``"fop"``, ``"voi"``; or a list of
+            names of :data:`PARTITION_MEASURES`, all computed from one pass over the pairs (then a dict is returned).
         annotations: (B, K, H, W) or a list of B (K_b, H_b, W_b) human label maps; images with one annotation give
             no same-image pair. B >= 2.
         num_bins: SEISM's 30.
         max_different: score a seeded random sample of this many different-image pairs (all when None).
+        ordered: both directions of every pair (default) or one.
         seed: seeds that sample.
         batch_size: pairs per measure call.
+
+    Returns:
+        :class:`SIHDResult`, or {name: :class:`SIHDResult`} for a list of names.
     """
-    m = as_measure(measure)
+    multi = isinstance(measure, (list, tuple))
+    if multi:
+        names = list(measure)
+        bad = [n for n in names if n not in PARTITION_MEASURES]
+        if bad or not names:
+            raise ValueError(f"Expected a list of names of {sorted(PARTITION_MEASURES)}, but got {names!r}.")
+
+        def score_all(preds: Any, target: Any) -> dict[str, Tensor]:
+            from ..functional.partition import partition_measures
+
+            out = partition_measures(preds, target, measures=names)
+            return {k: out[k].detach().double().cpu() for k in names}
+
+    else:
+        m = as_measure(measure)
+        names = [m.name]
+
+        def score_all(preds: Any, target: Any) -> dict[str, Tensor]:
+            return {m.name: m(preds, target)}
+
     items = _annotation_list(annotations, "annotations")
     if len(items) < 2:
         raise ValueError(f"Expected `annotations` of at least 2 images, but got {len(items)}.")
-    same_pairs = [
-        (i, a, i, b) for i, t in enumerate(items) for a in range(t.shape[0]) for b in range(t.shape[0]) if a != b
-    ]
-    flat = [(i, a) for i, t in enumerate(items) for a in range(t.shape[0])]
-    n = len(flat)
-    if max_different is not None:
-        if isinstance(max_different, bool) or not isinstance(max_different, int) or max_different < 1:
-            raise ValueError(f"Expected `max_different` to be a positive int or None, but got {max_different!r}.")
-    rng = np.random.default_rng(_seed(seed))
-    all_diff = n * n - sum(t.shape[0] ** 2 for t in items)
-    if max_different is None or max_different >= all_diff:
-        diff_pairs = [(i, a, j, b) for (i, a) in flat for (j, b) in flat if i != j]
-    else:  # sample ordered (gt, partition) index pairs without replacement among the different-image ones
-        chosen: set[tuple[int, int]] = set()
-        while len(chosen) < max_different:
-            for x, y in rng.integers(0, n, size=(2 * max_different, 2)).tolist():
-                if flat[x][0] != flat[y][0]:
-                    chosen.add((x, y))
-                    if len(chosen) == max_different:
-                        break
-        diff_pairs = [(*flat[x], *flat[y]) for x, y in sorted(chosen)]
-    if not same_pairs:
-        raise ValueError("Expected some image with at least 2 annotations (same-image pairs), but found none.")
+    same_pairs, diff_pairs = _human_pairs(items, max_different, seed, bool(ordered))
 
-    def scores(pairs: list[tuple[int, int, int, int]]) -> Tensor:
-        # pairs (gt image, gt annotation, partition image, partition annotation); grouped by size for batching
-        out = torch.empty(len(pairs), dtype=torch.float64)
+    def scores(pairs: list[tuple[int, int, int, int]]) -> dict[str, Tensor]:
+        # pairs (gt image, gt annotation, partition image, partition annotation), batched by image size
+        out = {k: torch.empty(len(pairs), dtype=torch.float64) for k in names}
         order = sorted(range(len(pairs)), key=lambda k: tuple(items[pairs[k][0]].shape[-2:]))
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
             preds = [match_size(items[pairs[k][2]][pairs[k][3]], tuple(items[pairs[k][0]].shape[-2:])) for k in chunk]
             target = [items[pairs[k][0]][pairs[k][1]][None] for k in chunk]
-            out[torch.tensor(chunk)] = m(_batch(preds), _batch(target))
+            for k, v in score_all(_batch(preds), _batch(target)).items():
+                out[k][torch.tensor(chunk)] = v
         return out
 
-    return sihd_from_values(scores(same_pairs), scores(diff_pairs), num_bins=num_bins, measure=m.name)
+    same, diff = scores(same_pairs), scores(diff_pairs)
+    results = {k: sihd_from_values(same[k], diff[k], num_bins=num_bins, measure=k) for k in names}
+    return results if multi else results[names[0]]
+
+
+def _human_pairs(
+    items: list[Tensor], max_different: int | None, seed: int, ordered: bool = True
+) -> tuple[list[tuple[int, int, int, int]], list[tuple[int, int, int, int]]]:
+    """Same-image and different-image ordered pairs (gt image, gt annotation, partition image, annotation)."""
+    same_pairs = [
+        (i, a, i, b)
+        for i, t in enumerate(items)
+        for a in range(t.shape[0])
+        for b in range(t.shape[0])
+        if (a != b if ordered else a < b)
+    ]
+    if not same_pairs:
+        raise ValueError("Expected some image with at least 2 annotations (same-image pairs), but found none.")
+    if max_different is not None and (
+        isinstance(max_different, bool) or not isinstance(max_different, int) or max_different < 1
+    ):
+        raise ValueError(f"Expected `max_different` to be a positive int or None, but got {max_different!r}.")
+    rng = np.random.default_rng(_seed(seed))
+    flat = [(i, a) for i, t in enumerate(items) for a in range(t.shape[0])]
+    n = len(flat)
+    all_diff = (n * n - sum(t.shape[0] ** 2 for t in items)) // (1 if ordered else 2)
+    if max_different is None or max_different >= all_diff:
+        return same_pairs, [(i, a, j, b) for (i, a) in flat for (j, b) in flat if (i != j if ordered else i < j)]
+    chosen: set[tuple[int, int]] = set()  # sampled without replacement among the different-image pairs
+    while len(chosen) < max_different:
+        for x, y in rng.integers(0, n, size=(2 * max_different, 2)).tolist():
+            if flat[x][0] != flat[y][0] and (ordered or flat[x][0] < flat[y][0]):
+                chosen.add((x, y))
+                if len(chosen) == max_different:
+                    break
+    return same_pairs, [(*flat[x], *flat[y]) for x, y in sorted(chosen)]
 
 
 def _seed(seed: object) -> int:

@@ -1,0 +1,337 @@
+"""``segmetrics meta``: the meta-measure tests of :mod:`segmetrics_torch.meta` on a dataset folder, as a table.
+
+Usage::
+
+    segmetrics meta partition --gt DIR [--ucm DIR] [--measures LIST] [--max-different N] [--unordered]
+                              [--pairing all|random]
+                              [--seed 0] [--json FILE]
+    segmetrics meta foreground (--demo [--n 24] | --pred DIR [--pred DIR ...] --gt DIR) [--measures LIST]
+                               [--noise-maps 4] [--radius 5] [--pairing all|random] [--seed 0] [--json FILE]
+
+``meta partition`` reads BSDS ``groundTruth`` .mat files (their ``Segmentation``): SIHD on every ordered pair of human
+partitions. With ``--ucm`` (BSR ``ucm2`` .mat files of a state-of-the-art method, paired by file name), each measure
+picks its own Optimal Dataset Scale (SEISM's rule) for the method over 99 thresholds, for SEISM's quadtree and for our
+seeded random hierarchy over SEISM's QuadTree parameters (2 ... 800 regions); then SABD (method vs each baseline) and
+SISD (method on its image vs on every other image), and CVPR 2013 Table 2's "global" rate, the mean of SIHD,
+SABD (quadtree) and SISD.
+
+``meta foreground`` scores one or more methods' foreground maps (each ``--pred`` folder one method) or the synthetic
+demo data (``segmetrics demo``'s three methods): error rates of the generic-map (centred Gaussian and centred
+circle), noise and ground-truth-switch tests, and 1 - Spearman rho under dilated / eroded ground truth.
+
+Registered on the ``segmetrics`` parser by :func:`add_meta_parser`; input problems raise ``cli.InputError``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_meta_parser"]
+
+# SEISM parameters/QuadTree.txt: the quadtree's (and our random hierarchy's) numbers of regions
+QUADTREE_PARAMETERS = (2, 3, 4, 8, 16, 20, 32, 40, 50, 64, 80, 128, 160, 256, 320, 400, 800)
+# CVPR 2013 Table 2's measures, in its order (SEISM keys)
+TABLE2_MEASURES = ("fb", "fop", "voi", "ssc", "vd", "dhd", "bce", "bgm", "pri", "sc", "fr", "sdhd")
+FOREGROUND_DEFAULT = (
+    "e_adaptive",
+    "e_mean",
+    "e_max",
+    "weighted_f",
+    "f_adaptive",
+    "f_mean",
+    "f_max",
+    "mae",
+    "s_measure",
+)
+
+
+def _input_error(message: str) -> Exception:
+    from .cli import InputError
+
+    return InputError(message)
+
+
+def _measure_list(text: str, known: dict) -> list[str]:
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [n for n in names if n not in known]
+    if bad or not names:
+        raise _input_error(f"--measures: expected names from {sorted(known)}, got {text!r}")
+    return names
+
+
+def _mat_files(folder: str, what: str) -> dict[str, Path]:
+    from .io import list_images
+
+    try:
+        return list_images(folder, (".mat",), name=what)
+    except (ValueError, FileNotFoundError) as error:
+        raise _input_error(str(error)) from None
+
+
+def _pct(value: float) -> float:
+    return 100 * value
+
+
+def _ods_index(values: dict, measure: str, parameters) -> int:
+    """The level of the Optimal Dataset Scale of ``measure`` (SEISM ``general_ods.m``; min for voi)."""
+    import torch
+
+    from .functional.partition import hierarchy_state, summarize_hierarchy
+
+    state = hierarchy_state(values, (measure,), False)
+    ods = summarize_hierarchy(state, torch.as_tensor(parameters), (measure,), region_benchmark=False)
+    return int(torch.nonzero(torch.as_tensor(parameters) == ods[measure]["ods_parameter"])[0, 0])
+
+
+def _run_meta_partition(args: argparse.Namespace) -> int:
+    import torch
+
+    from .functional.partition import hierarchy_measures
+    from .io import read_bsds_ground_truth, read_mat_array
+    from .meta import (
+        grid_oversegmentation,
+        quadtree_partition,
+        random_hierarchy_ucm,
+        sabd,
+        sihd,
+        sisd,
+    )
+    from .meta.metameasures import PARTITION_MEASURES
+    from .ops.hierarchy import gridbmap2seg
+    from .report import format_table, write_json
+
+    measures = _measure_list(args.measures, PARTITION_MEASURES)
+    gt_files = _mat_files(args.gt, "ground-truth folder")
+    stems = sorted(gt_files)
+    try:
+        annotations = [torch.from_numpy(read_bsds_ground_truth(gt_files[s]).segmentations) for s in stems]
+    except ValueError as error:
+        raise _input_error(str(error)) from None
+    if len(annotations) < 2:
+        raise _input_error(f"--gt: the meta-measures need at least 2 images, found {len(annotations)}")
+    start = time.perf_counter()
+    rows: dict[str, dict[str, float]] = {m: {} for m in measures}
+    report: dict[str, Any] = {"images": stems, "measures": {m: {} for m in measures}}
+    try:
+        human = sihd(
+            measures, annotations, max_different=args.max_different, ordered=not args.unordered, seed=args.seed
+        )
+    except ValueError as error:
+        raise _input_error(f"SIHD: {error}") from None
+    for m in measures:
+        rows[m]["sihd"] = _pct(human[m].rate)
+        report["measures"][m]["sihd"] = {
+            k: getattr(human[m], k)
+            for k in ("rate", "threshold", "same_correct", "same_total", "different_correct", "different_total")
+        }
+    ods_rows: dict[str, dict[str, float]] = {}
+    if args.ucm:
+        ucm_files = _mat_files(args.ucm, "ucm2 folder")
+        missing = [s for s in stems if s not in ucm_files]
+        if missing:
+            raise _input_error(f"--ucm: no ucm2 file for {missing[:5]} (files are paired by name)")
+        try:
+            ucms = [torch.from_numpy(read_mat_array(ucm_files[s], "ucm2")).double() for s in stems]
+        except ValueError as error:
+            raise _input_error(str(error)) from None
+        sizes = [tuple(a.shape[-2:]) for a in annotations]
+        soa_values = hierarchy_measures(ucms, annotations, measures=measures, region_benchmark=False)
+        thresholds = soa_values["thresholds"]
+        quad = [torch.stack([quadtree_partition(h, w, n) for n in QUADTREE_PARAMETERS]) for h, w in sizes]
+        quad_values = hierarchy_measures(quad, annotations, input_format="stack", measures=measures,
+                                         thresholds=len(QUADTREE_PARAMETERS), region_benchmark=False)  # fmt: skip
+        random_ucms = [random_hierarchy_ucm(grid_oversegmentation(h, w), seed=args.seed) for h, w in sizes]
+        rand_values = hierarchy_measures(random_ucms, annotations, num_regions=list(QUADTREE_PARAMETERS),
+                                         measures=measures, region_benchmark=False)  # fmt: skip
+        for m in measures:
+            t = _ods_index(soa_values, m, thresholds)
+            levels = torch.arange(1, len(QUADTREE_PARAMETERS) + 1, dtype=torch.float64)
+            q, r = _ods_index(quad_values, m, levels), _ods_index(rand_values, m, levels)
+            soa = [gridbmap2seg(u > thresholds[t]) for u in ucms]
+            base_q = [s[q] for s in quad]
+            base_r = [gridbmap2seg(u > th[r]) for u, th in zip(random_ucms, rand_values["thresholds"], strict=True)]
+            results = {
+                "sabd_quadtree": sabd(m, soa, base_q, annotations),
+                "sabd_random": sabd(m, soa, base_r, annotations),
+                "sisd": sisd(m, soa, annotations, pairing=args.pairing, seed=args.seed),
+            }
+            for key, res in results.items():
+                rows[m][key] = _pct(res.rate)
+                report["measures"][m][key] = {k: getattr(res, k) for k in ("rate", "count", "total", "ties")}
+            rows[m]["global"] = (rows[m]["sihd"] + rows[m]["sabd_quadtree"] + rows[m]["sisd"]) / 3
+            ods_rows[m] = {
+                "soa_threshold": float(thresholds[t]),
+                "quadtree_regions": float(QUADTREE_PARAMETERS[q]),
+                "random_regions": float(QUADTREE_PARAMETERS[r]),
+            }
+            report["measures"][m]["ods"] = ods_rows[m]
+    elapsed = time.perf_counter() - start
+    columns = [("sihd", "SIHD")]
+    if args.ucm:
+        columns += [("sabd_quadtree", "SABD(quadtree)"), ("sabd_random", "SABD(random)"), ("sisd", "SISD"),
+                    ("global", "Global")]  # fmt: skip
+    print(format_table(rows, columns, digits=1, index_header="measure"))
+    n_pairs = human[measures[0]]
+    print(
+        f"% correct. SIHD over {n_pairs.same_total} same-image and {n_pairs.different_total} different-image "
+        f"{'unordered' if args.unordered else 'ordered'} "
+        f"pairs of the {sum(a.shape[0] for a in annotations)} human partitions of {len(stems)} images."
+    )
+    if args.ucm:
+        print(
+            f"SABD/SISD: {Path(args.ucm).name} vs SEISM's quadtree and the random hierarchy (seed {args.seed}), each "
+            f"at its ODS for the measure; SISD pairing '{args.pairing}'; Global = mean of SIHD, SABD(quadtree), SISD."
+        )
+        ods_columns = [("soa_threshold", "ODS threshold"), ("quadtree_regions", "quadtree regions"),
+                       ("random_regions", "random regions")]  # fmt: skip
+        print(format_table(ods_rows, ods_columns, digits=2, index_header="measure"))
+    print(f"Computed in {elapsed:.1f} s.")
+    if args.json:
+        write_json(args.json, report)
+    return 0
+
+
+def _read_foreground(args: argparse.Namespace):
+    import numpy as np
+    import torch
+
+    from .io import pair_by_stem, read_gray
+
+    if args.demo:
+        from .synthetic import make_foreground_dataset
+
+        data = make_foreground_dataset(n=args.n, size=(240, 320), seed=args.seed)
+        gt = [torch.from_numpy(g) for g in data.gt]
+        return {m: [torch.from_numpy(p) for p in v] for m, v in data.preds.items()}, gt, data.names
+    if not args.pred or not args.gt:
+        raise _input_error("give --demo, or --gt DIR and at least one --pred DIR")
+    try:
+        pairs = {Path(p).name: {stem: (pp, gp) for stem, pp, gp in pair_by_stem(p, args.gt, allow_missing=True)}
+                 for p in args.pred}  # fmt: skip
+    except (ValueError, FileNotFoundError) as error:
+        raise _input_error(str(error)) from None
+    if len(pairs) != len(args.pred):
+        raise _input_error("--pred: two prediction folders have the same name")
+    stems = sorted(set.intersection(*(set(v) for v in pairs.values())))
+    if len(stems) < 2:
+        raise _input_error("the prediction folders share fewer than 2 images with the ground truth")
+    first = next(iter(pairs.values()))
+    try:
+        gt = [torch.from_numpy(np.ascontiguousarray(read_gray(first[s][1]))) for s in stems]
+        preds = {
+            m: [torch.from_numpy(np.ascontiguousarray(read_gray(v[s][0]))) for s in stems] for m, v in pairs.items()
+        }
+    except (ValueError, FileNotFoundError) as error:
+        raise _input_error(str(error)) from None
+    for m, maps in preds.items():
+        for s, p, g in zip(stems, maps, gt, strict=True):
+            if p.shape != g.shape:
+                raise _input_error(f"{m}/{s}: prediction {tuple(p.shape)} and ground truth {tuple(g.shape)} differ")
+    return preds, gt, stems
+
+
+def _run_meta_foreground(args: argparse.Namespace) -> int:
+    from .meta import annotation_error_test, generic_map_test, gt_switch_test, noise_test
+    from .meta.metameasures import FOREGROUND_MEASURES
+    from .report import format_table, write_json
+
+    measures = _measure_list(args.measures, FOREGROUND_MEASURES)
+    preds, gt, names = _read_foreground(args)
+    start = time.perf_counter()
+    rows: dict[str, dict[str, float]] = {}
+    report: dict[str, Any] = {"images": list(names), "methods": list(preds), "measures": {}}
+    for m in measures:
+        results = {
+            "generic_gaussian": generic_map_test(m, preds, gt, generic="gaussian"),
+            "generic_circle": generic_map_test(m, preds, gt, generic="circle"),
+            "noise": noise_test(m, preds, gt, num_maps=args.noise_maps, seed=args.seed),
+            "gt_switch": gt_switch_test(m, preds, gt, pairing=args.pairing, seed=args.seed),
+        }
+        annotation = {}
+        if len(preds) >= 2:
+            annotation = {
+                op: annotation_error_test(m, preds, gt, operation=op, radius=args.radius) for op in ("dilate", "erode")
+            }
+        rows[m] = {k: _pct(v.rate) for k, v in results.items()}
+        rows[m].update({f"annotation_{op}": v.rate for op, v in annotation.items()})
+        report["measures"][m] = {k: {a: getattr(v, a) for a in ("rate", "count", "total", "ties")}
+                                 for k, v in results.items()}  # fmt: skip
+        report["measures"][m].update(
+            {
+                f"annotation_{op}": {"rate": v.rate, "images": v.images, "skipped": v.skipped}
+                for op, v in annotation.items()
+            }
+        )
+    elapsed = time.perf_counter() - start
+    columns = [("generic_gaussian", "generic(Gauss)"), ("generic_circle", "generic(circle)"), ("noise", "noise"),
+               ("gt_switch", "GT switch")]  # fmt: skip
+    print(format_table(rows, columns, digits=1, index_header="measure"))
+    print(
+        f"% errors (lower is better) over {len(gt)} images and the methods {', '.join(preds)} (their mean score per "
+        f"image for generic and noise; every (method, image, other image) for the GT switch, pairing "
+        f"'{args.pairing}'); {args.noise_maps} noise map(s) per image, seed {args.seed}."
+    )
+    if len(preds) >= 2:
+        print(format_table(rows, [("annotation_dilate", "1-rho(dilate)"), ("annotation_erode", "1-rho(erode)")],
+                           digits=4, index_header="measure"))  # fmt: skip
+        print(f"Annotation errors: mean over images of 1 - Spearman rho of the methods' ranking, ground truth "
+              f"dilated / eroded by a disk of radius {args.radius} px (0 = ranking unchanged).")  # fmt: skip
+    print(f"Computed in {elapsed:.1f} s.")
+    if args.json:
+        write_json(args.json, report)
+    return 0
+
+
+def add_meta_parser(commands: Any, positive_int, non_negative_int, positive_float) -> None:
+    """Register ``meta partition`` and ``meta foreground`` on the ``segmetrics`` sub-command set."""
+    from .meta.metameasures import FOREGROUND_MEASURES, PARTITION_MEASURES
+
+    meta = commands.add_parser(
+        "meta",
+        help="meta-measures: how well each measure tells good results from bad ones (SIHD, SABD, SISD, ...)",
+        description="Run the meta-measure tests of segmetrics_torch.meta on a dataset and print a table.",
+    )
+    tests = meta.add_subparsers(dest="family", metavar="FAMILY")
+    part = tests.add_parser(
+        "partition",
+        help="SIHD, SABD (quadtree and random hierarchy) and SISD of partition measures (Pont-Tuset & Marques 2013)",
+        description=(
+            "SIHD from BSDS groundTruth .mat files; with --ucm, SABD and SISD of the ucm2 hierarchies at each "
+            "measure's ODS. Measures: " + ", ".join(PARTITION_MEASURES)
+        ),
+    )
+    part.add_argument("--gt", required=True, metavar="DIR", help="folder of BSDS groundTruth .mat files")
+    part.add_argument("--ucm", metavar="DIR", help="folder of ucm2 .mat files of a method (enables SABD and SISD)")
+    part.add_argument("--measures", default=",".join(TABLE2_MEASURES),
+                      help="comma-separated SEISM keys (default: CVPR 2013 Table 2's, in its order)")  # fmt: skip
+    part.add_argument("--max-different", type=positive_int, metavar="N",
+                      help="SIHD: a seeded sample of N different-image pairs (default: all)")  # fmt: skip
+    part.add_argument("--unordered", action="store_true",
+                      help="SIHD: score each pair of human partitions in one direction (default: both)")  # fmt: skip
+    part.add_argument("--pairing", choices=("all", "random"), default="all",
+                      help="SISD: every other image (default) or one seeded random other image")  # fmt: skip
+    part.add_argument("--seed", type=non_negative_int, default=0, help="random seed (default: 0)")
+    part.add_argument("--json", metavar="FILE", help="write the rates with their counts as JSON")
+    part.set_defaults(handler=_run_meta_partition)
+
+    fg = tests.add_parser(
+        "foreground",
+        help="generic-map, noise, GT-switch and annotation-error tests of foreground measures",
+        description="Meta-measures of foreground-map measures. Measures: " + ", ".join(FOREGROUND_MEASURES),
+    )
+    fg.add_argument("--demo", action="store_true", help="use the synthetic demo data (segmetrics demo's)")
+    fg.add_argument("--n", type=positive_int, default=24, help="--demo: number of images (default: 24)")
+    fg.add_argument("--pred", action="append", metavar="DIR", help="a method's prediction folder (repeatable)")
+    fg.add_argument("--gt", metavar="DIR", help="folder of ground-truth masks")
+    fg.add_argument("--measures", default=",".join(FOREGROUND_DEFAULT), help="comma-separated measure names")
+    fg.add_argument("--noise-maps", type=positive_int, default=4, help="noise maps per image (default: 4)")
+    fg.add_argument("--radius", type=positive_float, default=5.0, help="perturbation disk radius (default: 5)")
+    fg.add_argument("--pairing", choices=("all", "random"), default="all",
+                    help="GT switch: every other image (default) or one seeded random other image")  # fmt: skip
+    fg.add_argument("--seed", type=non_negative_int, default=0, help="random seed (default: 0)")
+    fg.add_argument("--json", metavar="FILE", help="write the rates with their counts as JSON")
+    fg.set_defaults(handler=_run_meta_foreground)
+    meta.set_defaults(handler=None, subparser=meta)
