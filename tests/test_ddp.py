@@ -86,6 +86,11 @@ def proposal_images():
     return out
 
 
+def proposal_metric() -> ProposalRecall:
+    """Jaccard and boundary-F curves with classes: sum states and the cat states of the medians."""
+    return ProposalRecall([2, 5, 100], num_classes=2, boundary=True, bound_th=2)
+
+
 def _proposals(metric, images):
     for pool, objs, void, classes in images:
         metric.update(pool, objs, void, classes)
@@ -120,7 +125,7 @@ def _worker(rank: int, world: int, port: int, out_path: str) -> None:
             metric.update(preds_b[mine[:1]], target_b[mine[:1]])
             metric.update([preds_b[i] for i in mine[1:]], [target_b[i] for i in mine[1:]])
             results[name] = metric.compute()
-        results["proposals"] = _proposals(ProposalRecall([2, 5, 100], num_classes=2, boundary=True, bound_th=2), proposal_images()[rank::world])
+        results["proposals"] = _proposals(proposal_metric(), proposal_images()[rank::world])
         if rank == 0:
             torch.save({"world_size": dist.get_world_size(), "results": results}, out_path)
     finally:
@@ -151,5 +156,5 @@ def test_two_process_gloo_equals_single_process(tmp_path):
         single = factory()
         single.update(preds_b, target_b)
         _assert_equal(got["results"][name], single.compute())
-    single = _proposals(ProposalRecall([2, 5, 100], num_classes=2, boundary=True, bound_th=2), proposal_images())
+    single = _proposals(proposal_metric(), proposal_images())
     _assert_equal(got["results"]["proposals"], single)
