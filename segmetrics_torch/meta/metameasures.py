@@ -388,6 +388,11 @@ def _intersection(left: np.ndarray, median_left: float, right: np.ndarray, centr
     if index == 0 or index >= left.size:
         raise ValueError("SIHD: the PDFs do not cross after the median (SEISM's pdf_intersection.m fails here too).")
     x1, x2, y1, y2 = right[index - 1], right[index], left[index - 1], left[index]
+    if x2 - x1 - y2 + y1 == 0:  # MATLAB: 0/0 = NaN, and NaN thresholds make SIHD_error.m report no error at all
+        raise ValueError(
+            "SIHD: the PDFs are both empty around the lower median (too few distinct values for 30 bins); SEISM's "
+            "pdf_intersection.m returns a NaN threshold here."
+        )
     return float(centres[index - 1] + (y1 - x1) / (x2 - x1 - y2 + y1) * (centres[index] - centres[index - 1]))
 
 
