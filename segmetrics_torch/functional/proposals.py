@@ -306,6 +306,7 @@ def proposal_boundary_overlaps(
         inside = (yy**2 + xx**2) <= radius**2
         off_y, off_x = yy[inside].numpy(), xx[inside].numpy()
         valid_np = valid.numpy().view(np.uint8)
+        near_np = gt_dil.any(0).numpy().view(np.uint8)
     else:
         gt_dil_f = gt_dil.flatten(1).to(torch.float32).T.contiguous()  # (HW, K)
         gt_bv_f = gt_bv.to(torch.float32).T.contiguous()
@@ -315,8 +316,9 @@ def proposal_boundary_overlaps(
             per_sig = np.zeros((c, sig_values.shape[0]), np.int64)
             match = np.zeros((c, objects.shape[0]), np.int64)
             count = np.zeros(c, np.int64)
-            mask_boundary_counts(chunk.contiguous().numpy().view(np.uint8), valid_np, sig_np, sig_values.shape[0],
-                                 pix.numpy(), obj_idx.numpy(), off_y, off_x, per_sig, match, count)  # fmt: skip
+            mask_boundary_counts(chunk.contiguous().numpy().view(np.uint8), valid_np, near_np, sig_np,
+                                 sig_values.shape[0], pix.numpy(), obj_idx.numpy(), off_y, off_x, per_sig, match,
+                                 count)  # fmt: skip
             fg_parts.append(torch.from_numpy(per_sig) @ sig_values.long())
             match_parts.append(torch.from_numpy(match))
             count_parts.append(torch.from_numpy(count))
