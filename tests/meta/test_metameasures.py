@@ -101,7 +101,6 @@ def test_sihd_sampling_is_seeded():
     assert not torch.equal(a.different, c.different)
 
 
-@pytest.mark.slow
 def test_sihd_on_bsds_sample_separates_human_pairs():
     from segmetrics_torch.io import read_bsds_ground_truth
 
