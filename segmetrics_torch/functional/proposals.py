@@ -227,7 +227,7 @@ def proposal_overlaps(
             sig_values, signature = _signatures(torch.cat([g, (~valid).flatten()[None]]))  # (S, K + 1), (HW,)
             to_objects = sig_values[:, :-1].long()
             counted = ~sig_values[:, -1]  # signatures of valid pixels
-            sig_np = signature.numpy()
+            sig_np = signature.view(h, w).numpy()
         else:
             gf = g.to(torch.float32).T.contiguous()  # (HW, K)
             vf = valid.flatten().to(torch.float32)
@@ -238,7 +238,7 @@ def proposal_overlaps(
                 from ..ops._partition_numba_kernels import signature_counts
 
                 per_sig = np.zeros((m.shape[0], sig_values.shape[0]), np.int64)
-                signature_counts(m.contiguous().numpy().view(np.uint8), sig_np, sig_values.shape[0], per_sig)
+                signature_counts(chunk.contiguous().numpy().view(np.uint8), sig_np, sig_values.shape[0], per_sig)
                 per_sig = torch.from_numpy(per_sig)
                 inter_parts.append(per_sig @ to_objects)
                 area_parts.append(per_sig[:, counted].sum(1))

@@ -261,13 +261,19 @@ def dense_table_counts(parts, anns, table_partition, table_annotation, k_g, cell
 
 @numba.njit(cache=True, nogil=True, parallel=True)
 def signature_counts(masks, signature, n_signatures, out):  # pragma: no cover - compiled
-    # out[p, s] = number of pixels of mask p whose signature (e.g. which objects contain them) is s: one pass over
-    # the uint8 masks, no float copy
-    for p in numba.prange(masks.shape[0]):
-        row = masks[p]
+    # out[p, s] = number of pixels of the (H, W) uint8 mask p whose signature (e.g. which objects contain them) is s:
+    # one pass over the bool masks, no float copy; rows without any pixel are skipped after a vectorised test
+    c, h, w = masks.shape
+    for p in numba.prange(c):
+        m = masks[p]
         acc = np.zeros(n_signatures, np.int64)
-        for i in range(row.shape[0]):
-            acc[signature[i]] += row[i]
+        for i in range(h):
+            row_any = np.uint8(0)
+            for j in range(w):
+                row_any |= m[i, j]
+            if row_any:
+                for j in range(w):
+                    acc[signature[i, j]] += m[i, j]
         out[p] = acc
 
 
