@@ -644,6 +644,15 @@ def _run_evaluate_proposals(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------------------------------------ evaluation report
+
+
+def _run_evaluate_suite(args: argparse.Namespace) -> int:
+    from .suite import run_from_args
+
+    return run_from_args(args, _device)
+
+
 # ------------------------------------------------------------------------------------------------------- parser
 
 
@@ -693,8 +702,16 @@ def _build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(handler=_run_demo)
 
     evaluate = commands.add_parser(
-        "evaluate", help="evaluate a folder of predictions", description="Evaluate a folder of predictions."
+        "evaluate",
+        help="evaluate a folder of predictions, or many methods x datasets into a report (--config)",
+        description="Evaluate a folder of predictions (TASK), or many methods x datasets into an evaluation report: "
+        "tables (terminal, Markdown, LaTeX, CSV), JSON and figures, cached per (dataset, method, settings). "
+        "Exit status: 0 success, 2 usage or input error (one `error:` line; no report file written), 1 unexpected "
+        "error, 130 interrupted (finished evaluations stay cached).",
     )
+    from .suite import add_suite_arguments
+
+    add_suite_arguments(evaluate, _positive_int, _non_negative_int)
     tasks = evaluate.add_subparsers(dest="task", metavar="TASK")
     sod = tasks.add_parser(
         "sod",
@@ -888,7 +905,7 @@ def _build_parser() -> argparse.ArgumentParser:
     prop.add_argument("--plot", metavar="FILE", help="write the recall-vs-number-of-proposals figure (.png/.pdf/.svg)")
     _add_run_options(prop, batch_size=1)
     prop.set_defaults(handler=_run_evaluate_proposals)
-    evaluate.set_defaults(handler=None, subparser=evaluate)
+    evaluate.set_defaults(handler=_run_evaluate_suite, subparser=evaluate)
 
     from ._cli_meta import add_meta_parser
 

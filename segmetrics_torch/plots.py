@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["plot_proposal_recall"]
+__all__ = ["plot_pr_curves", "plot_proposal_recall", "plot_threshold_curves"]
 
 #: the panels of :func:`plot_proposal_recall`: (result key without prefix, y label)
 PROPOSAL_PANELS: tuple[tuple[str, str], ...] = (
@@ -107,3 +107,126 @@ def plot_proposal_recall(
     plt.close(fig)
     return out
 
+
+#: line styles after the 10 colours of the default cycle, so up to 40 methods stay distinguishable
+_STYLES = ("-", "--", "-.", ":")
+
+
+def _style(i: int) -> dict[str, Any]:
+    return {"color": f"C{i % 10}", "ls": _STYLES[(i // 10) % len(_STYLES)], "lw": 1.5}
+
+
+def _paper_rc() -> dict[str, Any]:
+    # serif text at the size of a two-column paper's figure; light grid as PySODEvalToolkit and the BSDS plots
+    return {"font.family": "serif", "font.size": 9, "legend.fontsize": 7.5, "axes.grid": True, "grid.alpha": 0.3,
+            "pdf.fonttype": 42}  # fmt: skip
+
+
+def _save_figure(fig, path: str | Path) -> Path:
+    path = Path(path)
+    # no creation date in PDFs: the same results give the same bytes
+    metadata = {"CreationDate": None} if path.suffix.lower() == ".pdf" else None
+    fig.savefig(path, dpi=200, bbox_inches="tight", metadata=metadata)
+    return path
+
+
+def _ordered(curves: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, str, Mapping[str, Any]]]:
+    """Methods with their colour index (order of ``curves``), listed best summary value first as in papers."""
+    items = [(i, name, c) for i, (name, c) in enumerate(curves.items())]
+    return sorted(items, key=lambda item: -np.nan_to_num(float(item[2]["value"]), nan=-np.inf))
+
+
+def plot_pr_curves(
+    curves: Mapping[str, Mapping[str, Any]],
+    path: str | Path,
+    *,
+    summary: str = "maxF",
+    title: str | None = None,
+    iso_f: bool = False,
+) -> Path:
+    """Precision-recall curves, one line per method, the summary value (ODS / max F) in the legend.
+
+    Args:
+        curves: ``{method: {"recall": (K,), "precision": (K,), "value": float}}`` (tensors, arrays or lists), with
+            an optional ``"point": (recall, precision)`` drawn as a dot on the line (the BSDS ODS point).
+        path: output file; the suffix picks the format (``.png``, ``.pdf``, ``.svg``).
+        summary: the name of ``value`` in the legend (``"maxF"``, ``"ODS"``).
+        title: axes title.
+        iso_f: draw the iso-F contours F = 0.1 .. 0.9 as the BSDS benchmark's plots do.
+
+    Returns:
+        The written path. Legend entries are sorted by ``value``, best first; NaN values go last.
+    """
+    if not curves:
+        raise ValueError("Expected at least one method in `curves`, but got none.")
+    plt = _pyplot()
+    with plt.rc_context(_paper_rc()):
+        fig, ax = plt.subplots(figsize=(3.6, 3.4))
+        if iso_f:
+            r = np.linspace(0.01, 1, 200)
+            for f in np.arange(0.1, 1.0, 0.1):
+                p = f * r / (2 * r - f)
+                ok = (p > 0) & (p <= 1)
+                ax.plot(r[ok], p[ok], color="#6a9f58", lw=0.6, ls=":", zorder=0)
+                ax.annotate(f"{f:.1f}", (r[ok][-1], p[ok][-1]), fontsize=6, color="#6a9f58", xytext=(1, -6),
+                            textcoords="offset points")  # fmt: skip
+        for i, name, c in _ordered(curves):
+            recall, precision = _array(c["recall"]), _array(c["precision"])
+            if recall.shape != precision.shape:
+                raise ValueError(f"{name}: `recall` {recall.shape} and `precision` {precision.shape} differ in shape.")
+            style = _style(i)
+            ax.plot(recall, precision, label=f"{name} [{summary}={float(c['value']):.3f}]", **style)
+            if c.get("point") is not None:
+                ax.plot(*(float(v) for v in c["point"]), "o", color=style["color"], ms=4)
+        ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="Recall", ylabel="Precision", aspect="equal")
+        if title:
+            ax.set_title(title)
+        ax.legend(loc="lower left")
+        out = _save_figure(fig, path)
+        plt.close(fig)
+    return out
+
+
+def plot_threshold_curves(
+    curves: Mapping[str, Mapping[str, Any]],
+    path: str | Path,
+    *,
+    ylabel: str,
+    summary: str = "max",
+    xlabel: str = "Threshold",
+    xlim: tuple[float, float] | None = None,
+    title: str | None = None,
+) -> Path:
+    """A measure against the binarisation threshold (F- or E-measure curves), one line per method.
+
+    Args:
+        curves: ``{method: {"thresholds": (K,), "values": (K,), "value": float}}``; ``value`` (e.g. max F) goes in
+            the legend.
+        path: output file; the suffix picks the format.
+        ylabel: the measure's name on the y axis.
+        summary: the name of ``value`` in the legend.
+        xlabel, xlim: the x axis (default limits: the thresholds' range).
+        title: axes title.
+
+    Returns:
+        The written path.
+    """
+    if not curves:
+        raise ValueError("Expected at least one method in `curves`, but got none.")
+    plt = _pyplot()
+    with plt.rc_context(_paper_rc()):
+        fig, ax = plt.subplots(figsize=(3.8, 3.0))
+        low, high = np.inf, -np.inf
+        for i, name, c in _ordered(curves):
+            x, y = _array(c["thresholds"]), _array(c["values"])
+            if x.shape != y.shape:
+                raise ValueError(f"{name}: `thresholds` {x.shape} and `values` {y.shape} differ in shape.")
+            low, high = min(low, float(x.min())), max(high, float(x.max()))
+            ax.plot(x, y, label=f"{name} [{summary}={float(c['value']):.3f}]", **_style(i))
+        ax.set(xlim=xlim or (low, high), xlabel=xlabel, ylabel=ylabel)
+        if title:
+            ax.set_title(title)
+        ax.legend(loc="lower center")
+        out = _save_figure(fig, path)
+        plt.close(fig)
+    return out

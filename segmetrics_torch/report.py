@@ -21,6 +21,9 @@ import torch
 
 __all__ = [
     "SOD_COLUMNS",
+    "best_rows",
+    "format_latex_table",
+    "format_markdown_table",
     "format_table",
     "scalar_row",
     "to_jsonable",
@@ -169,3 +172,109 @@ def write_csv(path: str | Path, rows: Mapping[str, Mapping[str, Any]], index_hea
         writer.writerow([index_header, *keys])
         for name, values in rows.items():
             writer.writerow([name, *(str(values[k]) if k in values else "" for k in keys)])
+
+
+def _columns(columns: Sequence[str | tuple[str, str]]) -> list[tuple[str, str]]:
+    return [(c, c) if isinstance(c, str) else (c[0], c[1]) for c in columns]
+
+
+def best_rows(
+    rows: Mapping[str, Mapping[str, float | None]],
+    columns: Sequence[str | tuple[str, str]],
+    *,
+    lower_is_better: Sequence[str] = (),
+    digits: int = 4,
+) -> dict[str, set[str]]:
+    """The rows holding the best value of each column, compared as printed (rounded to ``digits``), ties all best.
+
+    Args:
+        rows: ``{row name: {column key: value}}``; absent, None and NaN values never win.
+        columns: column keys or ``(key, header)`` pairs.
+        lower_is_better: keys where the smallest value is best (e.g. ``"mae"``, ``"voi"``); else the largest.
+        digits: decimals shown; values equal at that precision tie.
+
+    Returns:
+        ``{column key: {row names}}`` (an empty set when no row has a number); no marks with fewer than two rows.
+    """
+    best: dict[str, set[str]] = {}
+    for key, _ in _columns(columns):
+        values = {name: round(float(v[key]), digits) for name, v in rows.items()
+                  if v.get(key) is not None and not math.isnan(float(v[key]))}  # fmt: skip
+        if len(rows) < 2 or not values:
+            best[key] = set()
+            continue
+        target = min(values.values()) if key in lower_is_better else max(values.values())
+        best[key] = {name for name, value in values.items() if value == target}
+    return best
+
+
+def format_markdown_table(
+    rows: Mapping[str, Mapping[str, float | None]],
+    columns: Sequence[str | tuple[str, str]],
+    *,
+    lower_is_better: Sequence[str] = (),
+    digits: int = 4,
+    index_header: str = "method",
+) -> str:
+    """A GitHub-flavoured Markdown table, rows x columns, the best value of each column in **bold**.
+
+    Headers of lower-is-better columns get a down arrow (e.g. ``MAE ↓``), the others an up arrow. Absent values
+    print as ``-``, NaN / None as ``nan``. See :func:`best_rows` for the ranking.
+    """
+    cols = _columns(columns)
+    best = best_rows(rows, cols, lower_is_better=lower_is_better, digits=digits)
+    arrow = {key: " ↓" if key in lower_is_better else " ↑" for key, _ in cols}
+    lines = [
+        "| " + " | ".join([index_header, *(f"{h}{arrow[k]}" for k, h in cols)]) + " |",
+        "|" + "---|" + "---:|" * len(cols),
+    ]
+    for name, values in rows.items():
+        cells = []
+        for key, _ in cols:
+            text = _format_number(values[key], digits) if key in values else "-"
+            cells.append(f"**{text}**" if name in best[key] else text)
+        lines.append("| " + " | ".join([name.replace("|", "\\|"), *cells]) + " |")
+    return "\n".join(lines)
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}  # fmt: skip
+
+
+def _latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def format_latex_table(
+    rows: Mapping[str, Mapping[str, float | None]],
+    columns: Sequence[str | tuple[str, str]],
+    *,
+    lower_is_better: Sequence[str] = (),
+    digits: int = 3,
+    caption: str | None = None,
+    label: str | None = None,
+    index_header: str = "Method",
+) -> str:
+    """A LaTeX ``table`` (booktabs rules), rows x columns, the best value of each column in ``\\textbf``.
+
+    Needs ``\\usepackage{booktabs}``. Headers carry ``$\\downarrow$`` / ``$\\uparrow$``; names and headers are
+    escaped; absent values print as ``-``, NaN / None as ``nan``. Published tables usually show 3 decimals (default).
+    """
+    cols = _columns(columns)
+    best = best_rows(rows, cols, lower_is_better=lower_is_better, digits=digits)
+    arrow = {key: r"$\downarrow$" if key in lower_is_better else r"$\uparrow$" for key, _ in cols}
+    header = " & ".join([_latex_escape(index_header), *(f"{_latex_escape(h)} {arrow[k]}" for k, h in cols)])
+    lines = [r"\begin{table}[t]", r"\centering"]
+    if caption:
+        lines.append(rf"\caption{{{_latex_escape(caption)}}}")
+    if label:
+        lines.append(rf"\label{{{label}}}")
+    lines += [rf"\begin{{tabular}}{{l{'c' * len(cols)}}}", r"\toprule", header + r" \\", r"\midrule"]
+    for name, values in rows.items():
+        cells = []
+        for key, _ in cols:
+            text = _format_number(values[key], digits) if key in values else "-"
+            cells.append(rf"\textbf{{{text}}}" if name in best[key] else text)
+        lines.append(" & ".join([_latex_escape(name), *cells]) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    return "\n".join(lines)

@@ -1,0 +1,896 @@
+"""Evaluation reports of many methods x datasets: ``segmetrics evaluate --config eval.yaml``.
+
+A run evaluates every (dataset, family, method) combination of a configuration with the family cores of
+:mod:`segmetrics_torch.evaluation` (the code behind ``segmetrics evaluate sod|boundary|partition``), caches each
+result, and writes a report: a terminal table, Markdown / LaTeX / CSV tables (methods x measures per dataset, the
+best value of each column marked), one JSON file with every number and curve, and figures (PR curves, F- and
+E-measure against the threshold) as PNG and PDF.
+
+Order of work, so that bad input costs nothing and leaves nothing half-written:
+
+1. the configuration is checked, every folder listed and paired, every format decided (any problem: one
+   :class:`~segmetrics_torch.evaluation.InputError`, before any image is read);
+2. each combination is taken from the cache or computed (progress bar per combination); a computed result is
+   written to the cache at once (atomically), so an interrupted run resumes where it stopped;
+3. the report is rendered into a temporary folder inside the output folder and its files are then moved into place
+   (``os.replace``, atomic per file): a failure before that point writes no output file.
+
+Cache: one JSON file per combination, named by the SHA-256 of its fingerprint: the package version, dataset,
+method and family names, the measure settings (the family's options, input formats, ``resize``), the device type
+(CUDA may differ from the CPU kernel in the last bits on exact ties) and the file list, each pair as names, sizes
+and modification times in nanoseconds (``cache_check: stat``, the default: a re-run costs one ``stat`` per file) or
+the SHA-256 of the files' bytes (``cache_check: content``: reads every file, robust to tools that restore
+modification times). The batch size and the number of workers are not part of it (they do not change results). An
+entry holds the fingerprint and a checksum of its results; an entry that cannot be parsed, has another key or a
+wrong checksum (a partial or corrupt file) is reported and recomputed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import json
+import math
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .evaluation import (
+    BOUNDARY_EXTENSIONS,
+    InputError,
+    boundary_formats,
+    boundary_report,
+    check_pairing,
+    default_workers,
+    evaluate_boundary,
+    evaluate_partition,
+    evaluate_sod,
+    match_folders,
+    partition_formats,
+)
+
+__all__ = [
+    "FAMILIES",
+    "Dataset",
+    "Method",
+    "ResultCache",
+    "SuiteConfig",
+    "add_suite_arguments",
+    "config_from_mapping",
+    "load_config",
+    "run_suite",
+]
+
+#: the families a configuration can name
+FAMILIES = ("sod", "boundary", "partition")
+
+#: default images per update of each family (as its ``evaluate`` subcommand)
+BATCH_SIZES = {"sod": 16, "boundary": 8, "partition": 8}
+
+FIGURE_FORMATS = ("png", "pdf", "svg")
+
+CACHE_FORMAT = "segmetrics-cache/1"
+
+_TOP_KEYS = {
+    "datasets",
+    "methods",
+    "families",
+    "options",
+    "output",
+    "cache",
+    "cache_check",
+    "device",
+    "batch_size",
+    "workers",
+    "skip_missing",
+    "resize",
+    "figures",
+}
+
+
+# --------------------------------------------------------------------------------------------------- configuration
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A ground-truth folder and the families evaluated on it (``gt_labels``: boundary GT images are label maps)."""
+
+    name: str
+    gt: Path
+    families: tuple[str, ...]
+    gt_labels: bool = False
+
+
+@dataclass(frozen=True)
+class Method:
+    """A method's predictions: a folder template (``{dataset}``, ``{family}`` replaced) or, per dataset, a folder or
+    ``{family: folder}``; a dataset the mapping does not name is not evaluated for this method."""
+
+    name: str
+    preds: str | Mapping[str, str | Mapping[str, str]]
+    base: Path = Path()
+
+    def folder(self, dataset: str, family: str) -> Path | None:
+        if isinstance(self.preds, str):
+            template = self.preds
+        else:
+            entry = self.preds.get(dataset)
+            template = entry.get(family) if isinstance(entry, Mapping) else entry
+            if template is None:
+                return None
+        return self.base / template.replace("{dataset}", dataset).replace("{family}", family)
+
+
+@dataclass
+class SuiteConfig:
+    """A checked configuration (see the README, "Evaluation reports", for the file format)."""
+
+    datasets: list[Dataset]
+    methods: list[Method]
+    output: Path
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cache: Path | None = None
+    cache_check: str = "stat"
+    device: str = "cpu"
+    batch_size: int | None = None
+    workers: int = field(default_factory=default_workers)
+    skip_missing: bool = False
+    resize: bool = False
+    figures: tuple[str, ...] = ("png", "pdf")
+    progress: bool = True
+    source: str = "configuration"
+
+
+def _where(source: str, path: str) -> str:
+    return f"{source}: {path}" if path else source
+
+
+def _expect(ok: bool, source: str, path: str, expected: str, value: Any) -> None:
+    if not ok:
+        raise InputError(f"{_where(source, path)}: expected {expected}, got {value!r}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_family_options(family: str, options: Any, source: str, path: str) -> dict[str, Any]:
+    """The measure options of one family, checked; defaults filled in (those of its ``evaluate`` subcommand)."""
+    from .functional.partition import MEASURES
+
+    _expect(isinstance(options, Mapping), source, path, "a mapping of options", options)
+    allowed: dict[str, tuple[Callable[[Any], bool], str]] = {
+        "sod": {},
+        "boundary": {
+            "thresholds": (lambda v: _is_int(v) and v >= 1, "a positive integer"),
+            "max_dist": (lambda v: _is_number(v) and v > 0, "a positive number"),
+            "thin": (lambda v: isinstance(v, bool), "true or false"),
+        },
+        "partition": {
+            "measures": (
+                lambda v: isinstance(v, list) and v and all(m in MEASURES for m in v),
+                f"a list of some of {', '.join(MEASURES)}",
+            ),
+            "thresholds": (
+                lambda v: (_is_int(v) and v >= 1) or (isinstance(v, list) and v and all(map(_is_number, v))),
+                "a positive integer or a list of numbers",
+            ),
+            "num_regions": (
+                lambda v: isinstance(v, list) and v and all(_is_int(n) and n >= 1 for n in v),
+                "a list of positive integers",
+            ),
+            "rule": (lambda v: v in ("seism", "bsr"), "seism or bsr"),
+            "gamma_obj": (lambda v: _is_number(v) and 0 <= v <= 1, "a number in [0, 1]"),
+            "max_dist": (lambda v: _is_number(v) and v > 0, "a positive number"),
+        },
+    }[family]
+    for key, value in options.items():
+        if key not in allowed:
+            known = ", ".join(allowed) or "none"
+            raise InputError(f"{_where(source, f'{path}.{key}')}: unknown option of {family} (known: {known})")
+        check, expected = allowed[key]
+        _expect(check(value), source, f"{path}.{key}", expected, value)
+    if family == "partition" and "thresholds" in options and "num_regions" in options:
+        raise InputError(f"{_where(source, path)}: give thresholds or num_regions, not both")
+    defaults = {
+        "sod": {},
+        "boundary": {"thresholds": 99, "max_dist": 0.0075, "thin": True},
+        "partition": {
+            "measures": None,
+            "thresholds": None,
+            "num_regions": None,
+            "rule": "seism",
+            "gamma_obj": 0.9,
+            "max_dist": 0.0075,
+        },
+    }[family]
+    return {**defaults, **options}
+
+
+def _families(value: Any, source: str, path: str) -> tuple[str, ...]:
+    families = [value] if isinstance(value, str) else value
+    _expect(
+        isinstance(families, list) and families and all(f in FAMILIES for f in families),
+        source,
+        path,
+        f"one or a list of {', '.join(FAMILIES)}",
+        value,
+    )
+    return tuple(dict.fromkeys(families))
+
+
+def config_from_mapping(data: Any, base: str | Path = ".", source: str = "configuration") -> SuiteConfig:
+    """Check a parsed configuration (a mapping, as read from YAML or JSON) and resolve its paths against ``base``.
+
+    Raises:
+        InputError: naming the file and the entry at fault (``eval.yaml: datasets.ECSSD.gt: ...``).
+    """
+    base = Path(base)
+    _expect(isinstance(data, Mapping), source, "", "a mapping with `datasets` and `methods`", type(data).__name__)
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        raise InputError(
+            f"{source}: unknown key(s) {', '.join(map(str, unknown))} (known: {', '.join(sorted(_TOP_KEYS))})"
+        )
+    for key in ("datasets", "methods"):
+        _expect(
+            isinstance(data.get(key), Mapping) and data[key], source, key, "a non-empty mapping of names", data.get(key)
+        )
+    default_families = _families(data["families"], source, "families") if "families" in data else None
+
+    datasets = []
+    for name, entry in data["datasets"].items():
+        path = f"datasets.{name}"
+        if isinstance(entry, str):
+            entry = {"gt": entry}
+        _expect(
+            isinstance(entry, Mapping) and isinstance(entry.get("gt"), str),
+            source,
+            path,
+            "a folder path or a mapping with `gt`",
+            entry,
+        )
+        extra = sorted(set(entry) - {"gt", "family", "families", "gt_labels"})
+        if extra:
+            raise InputError(
+                f"{_where(source, path)}: unknown key(s) {', '.join(extra)} (known: gt, families, gt_labels)"
+            )
+        families = entry.get("families", entry.get("family"))
+        if families is None:
+            if default_families is None:
+                raise InputError(f"{_where(source, path)}: name its `families` (or give top-level `families`)")
+            families = default_families
+        else:
+            families = _families(families, source, f"{path}.families")
+        gt_labels = entry.get("gt_labels", False)
+        _expect(isinstance(gt_labels, bool), source, f"{path}.gt_labels", "true or false", gt_labels)
+        datasets.append(Dataset(str(name), base / entry["gt"], families, gt_labels))
+
+    methods = []
+    for name, entry in data["methods"].items():
+        path = f"methods.{name}"
+        ok = isinstance(entry, str) or (
+            isinstance(entry, Mapping)
+            and all(
+                isinstance(v, str) or (isinstance(v, Mapping) and all(isinstance(f, str) for f in v.values()))
+                for v in entry.values()
+            )
+        )
+        _expect(ok, source, path, "a folder template or a mapping {dataset: folder or {family: folder}}", entry)
+        if isinstance(entry, Mapping):
+            for dataset, value in entry.items():
+                if dataset not in data["datasets"]:
+                    raise InputError(f"{_where(source, f'{path}.{dataset}')}: no dataset of that name")
+                if isinstance(value, Mapping) and set(value) - set(FAMILIES):
+                    raise InputError(
+                        f"{_where(source, f'{path}.{dataset}')}: keys must be families ({', '.join(FAMILIES)})"
+                    )
+        methods.append(Method(str(name), entry, base))
+
+    options_in = data.get("options", {})
+    _expect(isinstance(options_in, Mapping), source, "options", "a mapping {family: options}", options_in)
+    for family in options_in:
+        if family not in FAMILIES:
+            raise InputError(f"{_where(source, f'options.{family}')}: not a family ({', '.join(FAMILIES)})")
+    options = {f: _check_family_options(f, options_in.get(f) or {}, source, f"options.{f}") for f in FAMILIES}
+
+    config = SuiteConfig(datasets, methods, base / str(data.get("output", "segmetrics-report")), options, source=source)
+    cache = data.get("cache", True)
+    _expect(isinstance(cache, (bool, str)), source, "cache", "true, false or a folder", cache)
+    config.cache = (config.output / "cache") if cache is True else (base / cache if isinstance(cache, str) else None)
+    for key, check, expected in (
+        ("cache_check", lambda v: v in ("stat", "content"), "stat or content"),
+        ("device", lambda v: isinstance(v, str), "cpu, cuda, cuda:N or auto"),
+        ("batch_size", lambda v: _is_int(v) and v >= 1, "a positive integer"),
+        ("workers", lambda v: _is_int(v) and v >= 0, "a non-negative integer"),
+        ("skip_missing", lambda v: isinstance(v, bool), "true or false"),
+        ("resize", lambda v: isinstance(v, bool), "true or false"),
+    ):
+        if key in data:
+            _expect(check(data[key]), source, key, expected, data[key])
+            setattr(config, key, data[key])
+    if "figures" in data:
+        config.figures = _figure_formats(data["figures"], source)
+    return config
+
+
+def _figure_formats(value: Any, source: str = "--figures") -> tuple[str, ...]:
+    if value is False or value in ("none", []):
+        return ()
+    formats = [value] if isinstance(value, str) else value
+    _expect(
+        isinstance(formats, list) and all(f in FIGURE_FORMATS for f in formats),
+        source,
+        "figures" if source != "--figures" else "",
+        f"false or a list of {', '.join(FIGURE_FORMATS)}",
+        value,
+    )
+    return tuple(dict.fromkeys(formats))
+
+
+def load_config(path: str | Path) -> SuiteConfig:
+    """Read a YAML (``.yaml``/``.yml``) or JSON configuration; relative paths are relative to its folder."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"the configuration {path} {'is not a file' if path.exists() else 'does not exist'}")
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise InputError(f"{path}: not valid JSON ({error})") from None
+    else:
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            raise InputError(f"{path}: not valid YAML ({' '.join(str(error).split())})") from None
+    return config_from_mapping(data, path.parent, str(path))
+
+
+# --------------------------------------------------------------------------------------------------------- cache
+
+
+def _canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, allow_nan=False, separators=(",", ":"))
+
+
+class ResultCache:
+    """One JSON file per (dataset, method, family, settings, files) fingerprint, written atomically."""
+
+    def __init__(self, root: Path, warn: Callable[[str], None] | None = None) -> None:
+        self.root = Path(root)
+        self.warn = warn or (lambda message: print(message, file=sys.stderr))
+
+    def path(self, key: str) -> Path:
+        return self.root / f"{key}.json"
+
+    def load(self, key: str) -> dict[str, Any] | None:
+        """The cached record of ``key``; None when absent, or when corrupt or partial (reported, then rebuilt)."""
+        path = self.path(key)
+        if not path.is_file():
+            return None
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))
+            problem = (
+                "not a cache entry"
+                if not isinstance(entry, dict) or entry.get("format") != CACHE_FORMAT
+                else "its key differs from its name"
+                if entry.get("key") != key
+                else "its checksum does not match its results"
+                if hashlib.sha256(_canonical(entry["record"]).encode()).hexdigest() != entry.get("checksum")
+                else None
+            )
+        except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+            problem = f"unreadable ({type(error).__name__}: {error})"
+        if problem is not None:
+            self.warn(f"warning: the cache entry {path} is corrupt or partial ({problem}); recomputing it")
+            return None
+        return entry["record"]
+
+    def store(self, key: str, record: dict[str, Any], fingerprint: dict[str, Any]) -> Path:
+        """Write the entry to a temporary file in the cache folder, flush it to disk, then rename it into place."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        entry = {
+            "format": CACHE_FORMAT,
+            "key": key,
+            "checksum": hashlib.sha256(_canonical(record).encode()).hexdigest(),
+            "fingerprint": fingerprint,
+            "record": record,
+        }
+        handle, temp = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".tmp", dir=self.root)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as f:
+                f.write(json.dumps(entry, allow_nan=False))
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(temp, self.path(key))
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise
+        return self.path(key)
+
+
+def _file_id(path: Path, check: str) -> list[Any]:
+    if check == "content":
+        digest = hashlib.sha256()
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        return [path.name, digest.hexdigest()]
+    stat = path.stat()
+    return [path.name, stat.st_size, stat.st_mtime_ns]
+
+
+# ---------------------------------------------------------------------------------------------------- planning
+
+
+@dataclass
+class Job:
+    """One (dataset, family, method) combination, planned: its pairs, formats, settings and cache key."""
+
+    dataset: Dataset
+    family: str
+    method: str
+    pred_dir: Path
+    pairing: Any
+    input_format: str
+    gt_format: str
+    settings: dict[str, Any]
+    key: str = ""
+    fingerprint: dict[str, Any] = field(default_factory=dict)
+
+
+@functools.cache
+def _sod_settings() -> dict[str, Any]:
+    from . import ForegroundMeasures
+
+    metric = ForegroundMeasures()
+    return {
+        "normalize": metric.normalize,
+        **metric.settings,
+        "gt_binarisation": "> 128",
+        "reader": "cv2.imread(path, IMREAD_GRAYSCALE) (segmetrics_torch.evaluation.read_gray_map)",
+    }
+
+
+def _plan(config: SuiteConfig, warn: Callable[[str], None], device_type: str) -> tuple[list[Job], list[str]]:
+    """Every combination, checked and paired before anything is computed; also the skipped ones (as sentences)."""
+    jobs, skipped = [], []
+    for dataset in config.datasets:
+        if not dataset.gt.is_dir():
+            what = "is not a folder" if dataset.gt.exists() else "does not exist"
+            raise InputError(f"dataset {dataset.name}: the ground-truth folder {dataset.gt} {what}")
+        for family in dataset.families:
+            for method in config.methods:
+                pred_dir = method.folder(dataset.name, family)
+                label = f"{dataset.name} / {family} / {method.name}"
+                if pred_dir is None:
+                    skipped.append(f"{label}: no prediction folder given")
+                    continue
+                if not pred_dir.is_dir():
+                    message = f"{label}: the prediction folder {pred_dir} does not exist"
+                    if not config.skip_missing:
+                        raise InputError(f"{message} (use --skip-missing to leave it out)")
+                    warn(f"warning: {message}; skipped")
+                    skipped.append(f"{label}: no folder {pred_dir}")
+                    continue
+                try:
+                    jobs.append(_plan_job(config, dataset, family, method.name, pred_dir, label, warn, device_type))
+                except InputError as error:
+                    raise InputError(f"{label}: {error}") from None
+    if not jobs:
+        raise InputError("nothing to evaluate: no method has predictions for any dataset")
+    return jobs, skipped
+
+
+def _plan_job(
+    config: SuiteConfig,
+    dataset: Dataset,
+    family: str,
+    method: str,
+    pred_dir: Path,
+    label: str,
+    warn: Callable[[str], None],
+    device_type: str,
+) -> Job:
+    from . import __version__
+    from .io import find_pairs
+
+    try:
+        if family == "sod":
+            pairing, pred_kind, gt_kind = find_pairs(pred_dir, dataset.gt), "image", "image"
+        else:
+            pairing, pred_kind, gt_kind = match_folders(pred_dir, dataset.gt, BOUNDARY_EXTENSIONS)
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    check_pairing(
+        pairing,
+        pred_dir,
+        dataset.gt,
+        config.skip_missing,
+        option="--skip-missing",
+        warn=lambda message: warn(f"warning: {label}: {message.removeprefix('warning: ')}"),
+    )
+    options = dict(config.options[family])
+    if family == "sod":
+        input_format = gt_format = "gray"
+        settings = {**_sod_settings(), "resize": config.resize}
+    elif family == "boundary":
+        input_format, gt_format = boundary_formats(pred_kind, gt_kind, dataset.gt_labels, dataset.gt)
+        resize = config.resize and input_format == "soft"
+        settings = {**options, "input_format": input_format, "gt_format": gt_format, "resize": resize}
+    else:
+        input_format, gt_format = partition_formats(pairing, pred_kind, gt_kind)
+        given = [key for key in ("thresholds", "num_regions") if options[key] is not None]
+        if input_format != "ucm2" and given:
+            raise InputError(
+                f"options.partition.{given[0]} applies to ucm2 hierarchies only, but {pred_dir} holds "
+                f"{input_format} predictions"
+            )
+        settings = {**options, "input_format": input_format, "gt_format": gt_format}
+    job = Job(dataset, family, method, pred_dir, pairing, input_format, gt_format, settings)
+    check = config.cache_check
+    files = [[stem, *_file_id(Path(p), check), *_file_id(Path(g), check)] for stem, p, g in pairing.pairs]
+    job.fingerprint = {"segmetrics_version": __version__, "dataset": dataset.name, "method": method, "family": family,
+                       "settings": settings, "device": device_type, "cache_check": check, "files": files}  # fmt: skip
+    job.key = hashlib.sha256(_canonical(job.fingerprint).encode()).hexdigest()
+    return job
+
+
+# ----------------------------------------------------------------------------------------------------- running
+
+
+def _compute(job: Job, config: SuiteConfig, device, progress) -> dict[str, Any]:
+    """Run the family core on the job's pairs; the record that goes into the cache and the JSON report."""
+    from .report import to_jsonable
+
+    pairs = job.pairing.pairs
+    batch_size = config.batch_size or BATCH_SIZES[job.family]
+    run = {"device": device, "batch_size": batch_size, "workers": config.workers, "progress": progress}
+    options = dict(config.options[job.family])
+    derived: dict[str, Any] = {}
+    start = time.perf_counter()
+    if job.family == "sod":
+        results, _ = evaluate_sod(pairs, resize=config.resize, **run)
+    elif job.family == "boundary":
+        summary = evaluate_boundary(
+            pairs, input_format=job.input_format, gt_format=job.gt_format, **options, resize=config.resize, **run
+        )
+        results = boundary_report(summary, [stem for stem, _, _ in pairs])
+    else:
+        results, metric = evaluate_partition(
+            pairs, input_format=job.input_format, gt_format=job.gt_format, **options, **run
+        )
+        derived = {"measures": list(metric.measures)}
+        if job.input_format != "labels":
+            derived.update(parameters=metric.parameters, unique_occurrence=metric.unique_occurrence)
+    elapsed = time.perf_counter() - start
+    return to_jsonable(
+        {
+            "dataset": job.dataset.name,
+            "method": job.method,
+            "family": job.family,
+            "pred_dir": str(job.pred_dir.resolve()),
+            "gt_dir": str(job.dataset.gt.resolve()),
+            "num_images": len(pairs),
+            "missing_predictions": job.pairing.missing,
+            "unmatched_predictions": job.pairing.unmatched,
+            "settings": {**job.settings, **derived},
+            "device": str(device),
+            "elapsed_s": elapsed,
+            "results": results,
+        }
+    )
+
+
+@dataclass
+class SuiteResult:
+    """What a run produced: ``records[dataset][family][method]``, where each came from, the files written."""
+
+    records: dict[str, dict[str, dict[str, dict[str, Any]]]]
+    computed: list[str]
+    cached: list[str]
+    skipped: list[str]
+    written: list[Path]
+    tables: str
+
+
+def run_suite(
+    config: SuiteConfig,
+    *,
+    device=None,
+    out: Callable[[str], None] = print,
+    warn: Callable[[str], None] | None = None,
+) -> SuiteResult:
+    """Evaluate a configuration and write its report (see the module doc for the order of work).
+
+    Args:
+        config: the checked configuration.
+        device: a torch device (default: ``config.device``, which must then be "cpu" or a valid torch name).
+        out: where the tables and the summary go (stdout).
+        warn: where warnings go (default: stderr).
+
+    Returns:
+        The records, which combinations were computed / taken from the cache / skipped, and the written files.
+    """
+    import torch
+    from tqdm.auto import tqdm
+
+    warn = warn or (lambda message: print(message, file=sys.stderr))
+    device = torch.device(config.device) if device is None else device
+    _check_output_folder(config)
+    if config.figures:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise InputError(
+                "figures need matplotlib: pip install 'segmetrics-torch[plot]' (or --figures none)"
+            ) from None
+    jobs, skipped = _plan(config, warn, device.type)
+    cache = ResultCache(config.cache, warn) if config.cache is not None else None
+    records: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
+    computed, cached = [], []
+    show = config.progress and sys.stderr.isatty()
+    start = time.perf_counter()
+    try:
+        for job in jobs:
+            label = f"{job.dataset.name} / {job.family} / {job.method}"
+            record = cache.load(job.key) if cache is not None else None
+            if record is None:
+                with tqdm(
+                    total=len(job.pairing.pairs), desc=label, unit="img", file=sys.stderr, disable=not show, leave=True
+                ) as progress:
+                    try:
+                        record = _compute(job, config, device, progress)
+                    except InputError as error:
+                        raise InputError(f"{label}: {error}") from None
+                if cache is not None:
+                    cache.store(job.key, record, job.fingerprint)
+                computed.append(label)
+            else:
+                cached.append(label)
+            records.setdefault(job.dataset.name, {}).setdefault(job.family, {})[job.method] = record
+    except KeyboardInterrupt:
+        if cache is not None and computed:
+            warn(f"note: {len(computed)} finished evaluation(s) are cached in {cache.root}; run again to resume")
+        raise
+    elapsed = time.perf_counter() - start
+
+    from .suite_report import render_report
+
+    files, tables = render_report(records, config)
+    written = _write_atomically(config.output, files)
+    out(tables)
+    out("")
+    cache_note = f" ({len(cached)} from the cache in {cache.root})" if cache is not None and cached else ""
+    out(
+        f"Evaluated {len(jobs)} (dataset, family, method) combination(s) on {device}: {len(computed)} computed"
+        f"{cache_note}, in {elapsed:.2f} s."
+    )
+    for line in skipped:
+        out(f"Not evaluated: {line}")
+    out(
+        f"Wrote {len(written)} file(s) to {config.output}: results.json, tables.md, tables.tex, csv/"
+        + (", figures/" if any(p.parent.name == "figures" for p in written) else "")
+    )
+    return SuiteResult(records, computed, cached, skipped, written, tables)
+
+
+def _check_output_folder(config: SuiteConfig) -> None:
+    out = config.output
+    if out.exists() and not out.is_dir():
+        raise InputError(f"the output {out} is a file; give a folder")
+    if not out.exists() and not out.parent.is_dir():
+        raise InputError(f"the output folder {out}: its parent {out.parent} does not exist")
+    if config.cache is not None and config.cache.exists() and not config.cache.is_dir():
+        raise InputError(f"the cache {config.cache} is a file; give a folder")
+
+
+def _write_atomically(folder: Path, files: Mapping[str, Callable[[Path], None]]) -> list[Path]:
+    """Render every file into a temporary folder inside ``folder``, then move them into place (``os.replace``)."""
+    folder.mkdir(exist_ok=True)
+    temp = Path(tempfile.mkdtemp(prefix=".segmetrics-report-", dir=folder))
+    try:
+        for relative, write in files.items():
+            target = temp / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write(target)
+        written = []
+        for relative in files:
+            final = folder / relative
+            final.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(temp / relative, final)
+            written.append(final)
+        return written
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------------------------- command line
+
+
+def add_suite_arguments(evaluate: argparse.ArgumentParser, positive_int, non_negative_int) -> None:
+    """The options of ``segmetrics evaluate`` itself (the many-methods run); dests start with ``suite_``."""
+    group = evaluate.add_argument_group(
+        "evaluation report (many methods x datasets)",
+        "segmetrics evaluate --config eval.yaml [options], or for one dataset: segmetrics evaluate --gt DIR --pred "
+        "[NAME=]DIR [--pred [NAME=]DIR ...] --family sod|boundary|partition [options]. Command-line options override "
+        "the file's.",
+    )
+    group.add_argument("--config", dest="suite_config", metavar="FILE", help="YAML or JSON configuration")
+    group.add_argument("--gt", dest="suite_gt", metavar="DIR", help="one dataset: its ground-truth folder")
+    group.add_argument(
+        "--pred",
+        dest="suite_pred",
+        action="append",
+        metavar="[NAME=]DIR",
+        help="one dataset: a method's prediction folder (repeat for each method)",
+    )
+    group.add_argument(
+        "--family",
+        dest="suite_family",
+        metavar="LIST",
+        help=f"one dataset: families, comma-separated ({', '.join(FAMILIES)}; default: sod)",
+    )
+    group.add_argument(
+        "--dataset",
+        dest="suite_dataset",
+        metavar="NAME",
+        help="one dataset: its name (default: the ground-truth folder's parent name)",
+    )
+    group.add_argument(
+        "--gt-labels",
+        dest="suite_gt_labels",
+        action="store_true",
+        help="one dataset: boundary ground truth images are label maps",
+    )
+    group.add_argument(
+        "--output",
+        dest="suite_output",
+        metavar="DIR",
+        help="report folder (default: the file's `output`, else ./segmetrics-report)",
+    )
+    group.add_argument("--device", dest="suite_device", metavar="NAME", help="cpu, cuda, cuda:N or auto")
+    group.add_argument(
+        "--batch-size",
+        dest="suite_batch_size",
+        type=positive_int,
+        metavar="N",
+        help="images per update (default: sod 16, boundary / partition 8)",
+    )
+    group.add_argument(
+        "--workers",
+        dest="suite_workers",
+        type=non_negative_int,
+        metavar="N",
+        help=f"decoding processes (default: {default_workers()}, the cores but one, at most 4)",
+    )
+    group.add_argument(
+        "--skip-missing",
+        dest="suite_skip_missing",
+        action="store_true",
+        default=None,
+        help="evaluate matched pairs when files have no counterpart, and leave out missing folders "
+        "(listed as warnings); the default is an error",
+    )
+    group.add_argument(
+        "--resize",
+        dest="suite_resize",
+        action="store_true",
+        default=None,
+        help="resize predictions of another size to their ground truth (cv2.resize INTER_LINEAR, as "
+        "PySODEvalToolkit); the default is an error",
+    )
+    group.add_argument("--cache", dest="suite_cache", metavar="DIR", help="cache folder (default: OUTPUT/cache)")
+    group.add_argument("--no-cache", dest="suite_no_cache", action="store_true", help="neither read nor write a cache")
+    group.add_argument(
+        "--cache-check",
+        dest="suite_cache_check",
+        choices=("stat", "content"),
+        help="how files are recognised: stat = names, sizes, mtimes (default); content = SHA-256",
+    )
+    group.add_argument(
+        "--figures",
+        dest="suite_figures",
+        metavar="LIST",
+        help="figure formats, comma-separated of png,pdf,svg, or none (default: png,pdf)",
+    )
+    group.add_argument("--no-progress", dest="suite_no_progress", action="store_true", help="no progress bars")
+
+
+def _pred_argument(text: str) -> tuple[str, str]:
+    name, sep, folder = text.partition("=")
+    if not sep:
+        folder = text
+        name = Path(text).resolve().name
+    if not name or not folder:
+        raise InputError(f"--pred {text!r}: expected DIR or NAME=DIR")
+    return name, folder
+
+
+def config_from_args(args: argparse.Namespace) -> SuiteConfig:
+    """The configuration of ``segmetrics evaluate`` options: the file's (``--config``) or one dataset's, then the
+    command-line overrides."""
+    single = args.suite_gt is not None or args.suite_pred or args.suite_family or args.suite_dataset
+    if args.suite_config is not None and single:
+        raise InputError("give --config, or --gt/--pred/--family for one dataset, not both")
+    if args.suite_config is not None:
+        config = load_config(args.suite_config)
+    else:
+        if args.suite_gt is None or not args.suite_pred:
+            raise InputError("one dataset needs --gt DIR and at least one --pred [NAME=]DIR (or give --config FILE)")
+        families = (args.suite_family or "sod").split(",")
+        gt = Path(args.suite_gt)
+        name = args.suite_dataset or gt.resolve().parent.name or gt.resolve().name
+        methods: dict[str, str] = {}
+        for text in args.suite_pred:
+            method, folder = _pred_argument(text)
+            if method in methods:
+                raise InputError(f"--pred: two methods are named {method!r}; name them: --pred NAME=DIR")
+            methods[method] = str(Path(folder).resolve())
+        data = {
+            "datasets": {
+                name: {
+                    "gt": str(gt.resolve()),
+                    "families": [f.strip() for f in families],
+                    "gt_labels": bool(args.suite_gt_labels),
+                }
+            },
+            "methods": methods,
+            "output": "segmetrics-report",
+        }
+        config = config_from_mapping(data, Path.cwd(), "command line")
+    for option, attribute in (
+        ("suite_device", "device"),
+        ("suite_batch_size", "batch_size"),
+        ("suite_workers", "workers"),
+        ("suite_skip_missing", "skip_missing"),
+        ("suite_resize", "resize"),
+        ("suite_cache_check", "cache_check"),
+    ):
+        value = getattr(args, option)
+        if value is not None:
+            setattr(config, attribute, value)
+    if args.suite_output is not None:
+        cache_default = config.cache == config.output / "cache"
+        config.output = Path(args.suite_output)
+        if cache_default:
+            config.cache = config.output / "cache"
+    if args.suite_cache is not None:
+        config.cache = Path(args.suite_cache)
+    if args.suite_no_cache:
+        config.cache = None
+    if args.suite_figures is not None:
+        value = args.suite_figures.strip()
+        config.figures = _figure_formats("none" if value == "none" else [f.strip() for f in value.split(",")])
+    config.progress = not args.suite_no_progress
+    return config
+
+
+def run_from_args(args: argparse.Namespace, resolve_device: Callable[[str], Any]) -> int:
+    """The ``segmetrics evaluate`` handler without a subcommand: help when no option is given, else a run."""
+    if args.suite_config is None and args.suite_gt is None and not args.suite_pred:
+        args.subparser.print_help(sys.stderr)
+        return 2
+    config = config_from_args(args)
+    run_suite(config, device=resolve_device(config.device))
+    return 0
+
+
+def slug(name: str) -> str:
+    """A file-name-safe form of a dataset / family name."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "unnamed"

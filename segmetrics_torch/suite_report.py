@@ -1,0 +1,224 @@
+"""The files of an evaluation report (``segmetrics evaluate --config``): which columns and curves each family shows.
+
+Given the records of a run (``records[dataset][family][method]``, plain JSON-ready results as cached), this module
+decides the table columns (and which are lower-is-better) and the curves of each family, and returns one writer per
+output file; :mod:`segmetrics_torch.suite` runs them into a temporary folder and moves the files into place.
+Formatting is :mod:`segmetrics_torch.report`, figures :mod:`segmetrics_torch.plots`.
+
+Tables (methods x measures, one per dataset and family):
+
+* sod: MAE, S-measure, weighted F, adaptive / mean / max F, adaptive / mean / max E, mean IoU, mean Dice (MAE lower
+  is better);
+* boundary: ODS, OIS (F), AP, R50 of the BSDS benchmark;
+* partition: flat partitions one column per measure; hierarchies ODS / OIS (and AP for Fb, Fop, Fr) per measure and
+  the BSR covering ODS / OIS / Best (VoI lower is better).
+
+Figures (one line per method, legend sorted best first with the summary value): sod PR curves (max F), F- and
+E-measure against the threshold 0..255 (max F, max E); boundary PR curves with iso-F contours and the ODS point,
+F against the threshold (ODS); hierarchies the PR curves of Fb / Fop / Fr (ODS).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["measure_name", "render_report", "table_columns"]
+
+BOUNDARY_SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("ods/f", "ODS"),
+    ("ois/f", "OIS"),
+    ("ap", "AP"),
+    ("r50", "R50"),
+)
+_PR_MEASURES = ("fb", "fop", "fr")
+_FAMILY_TITLES = {
+    "sod": "foreground maps",
+    "boundary": "boundaries (BSDS benchmark)",
+    "partition": "partitions (SEISM measures)",
+}
+
+
+def measure_name(key: str) -> str:
+    """Display name of a partition measure key (``fop`` -> ``Fop``, ``voi`` -> ``VoI``, ``pri`` -> ``PRI``)."""
+    return {"fb": "Fb", "fop": "Fop", "fr": "Fr", "voi": "VoI", "nvoi": "NVoI"}.get(key, key.upper())
+
+
+def flat_scalars(results: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
+    """``{"f_measure/max": 0.91, ...}``: every number of a plain result, None (JSON's NaN) as NaN; lists (curves) and
+    ``per_image`` left out."""
+    out: dict[str, float] = {}
+    for key, value in results.items():
+        name = f"{prefix}{key}"
+        if key == "per_image" or isinstance(value, list):
+            continue
+        if isinstance(value, Mapping):
+            out.update(flat_scalars(value, f"{name}/"))
+        elif value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+            out[name] = math.nan if value is None else float(value)
+    return out
+
+
+def table_columns(family: str, records: Mapping[str, Mapping[str, Any]]) -> tuple[list[tuple[str, str]], list[str]]:
+    """``(columns, lower_is_better)`` of a family's table over the methods' records (union, in order)."""
+    from .report import SOD_COLUMNS
+
+    if family == "sod":
+        return list(SOD_COLUMNS), ["mae"]
+    if family == "boundary":
+        return list(BOUNDARY_SUMMARY_COLUMNS), []
+    columns: dict[str, str] = {}
+    for record in records.values():
+        settings = record["settings"]
+        for m in settings["measures"]:
+            if settings["input_format"] == "labels":
+                columns[m] = measure_name(m)
+            else:
+                for part in ("ods", "ois", "ap") if m in _PR_MEASURES else ("ods", "ois"):
+                    columns[f"{m}/{part}"] = f"{measure_name(m)} {part.upper()}"
+        if settings["input_format"] != "labels":
+            for part in ("ods", "ois", "best"):
+                columns[f"region_benchmark/covering/{part}"] = f"Cov {part.upper() if part != 'best' else 'Best'}"
+    lower = [key for key in columns if key == "voi" or key.startswith("voi/")]
+    return list(columns.items()), lower
+
+
+def _pr_curves(records: Mapping[str, Mapping[str, Any]], family: str, measure: str | None = None) -> dict[str, Any]:
+    curves = {}
+    for method, record in records.items():
+        res = record["results"]
+        if family == "sod":
+            f = res["f_measure"]
+            curves[method] = {"recall": f["recall"], "precision": f["precision"], "value": f["max"]}
+        elif family == "boundary":
+            ods = res["ods"]
+            curves[method] = {
+                "recall": res["recall"],
+                "precision": res["precision"],
+                "value": ods["f"],
+                "point": (ods["recall"], ods["precision"]),
+            }
+        elif measure in res:
+            m = res[measure]
+            curves[method] = {
+                "recall": m["recall"],
+                "precision": m["precision"],
+                "value": m["ods"],
+                "point": (m["ods_recall"], m["ods_precision"]),
+            }
+    return curves
+
+
+def _threshold_curves(records: Mapping[str, Mapping[str, Any]], family: str, key: str) -> dict[str, Any]:
+    curves = {}
+    for method, record in records.items():
+        res = record["results"]
+        if family == "sod":  # entry i binarises at trunc(255 p) >= 255 - i
+            values = res[key]["curve"]
+            curves[method] = {"thresholds": 255 - np.arange(len(values)), "values": values, "value": res[key]["max"]}
+        else:
+            curves[method] = {"thresholds": res["thresholds"], "values": res["f"], "value": res["ods"]["f"]}
+    return curves
+
+
+def _figures(dataset: str, family: str, records: Mapping[str, Mapping[str, Any]]) -> dict[str, Callable[[Path], Any]]:
+    """``{file stem: draw(path)}`` of one dataset and family."""
+    from .plots import plot_pr_curves, plot_threshold_curves
+    from .suite import slug
+
+    stem = f"{slug(dataset)}_{family}"
+    figures: dict[str, Callable[[Path], Any]] = {}
+    if family == "sod":
+        pr = _pr_curves(records, family)
+        figures[f"{stem}_pr"] = lambda p: plot_pr_curves(pr, p, summary="maxF", title=f"{dataset}: PR curves")
+        for key, label, short in (("f_measure", "F-measure", "maxF"), ("e_measure", "E-measure", "maxE")):
+            curves = _threshold_curves(records, family, key)
+            figures[f"{stem}_{key.split('_')[0]}measure"] = lambda p, curves=curves, label=label, short=short: (
+                plot_threshold_curves(
+                    curves, p, ylabel=label, summary=short, xlim=(0, 255), title=f"{dataset}: {label} curves"
+                )
+            )
+    elif family == "boundary":
+        pr = _pr_curves(records, family)
+        f = _threshold_curves(records, family, "f")
+        figures[f"{stem}_pr"] = lambda p: plot_pr_curves(
+            pr, p, summary="ODS", iso_f=True, title=f"{dataset}: boundaries"
+        )
+        figures[f"{stem}_fmeasure"] = lambda p: plot_threshold_curves(
+            f, p, ylabel="F-measure", summary="ODS", title=f"{dataset}: boundary F"
+        )
+    else:
+        for m in _PR_MEASURES:
+            curves = _pr_curves(records, family, m)
+            if curves:
+                figures[f"{stem}_{m}_pr"] = lambda p, curves=curves, m=m: plot_pr_curves(
+                    curves, p, summary="ODS", iso_f=True, title=f"{dataset}: {measure_name(m)}"
+                )
+    return figures
+
+
+def render_report(
+    records: Mapping[str, Mapping[str, Mapping[str, Mapping[str, Any]]]], config
+) -> tuple[dict[str, Callable[[Path], None]], str]:
+    """``({relative path: write(path)}, terminal tables)`` of a run's records."""
+    from . import __version__
+    from .report import format_latex_table, format_markdown_table, format_table, write_csv, write_json
+    from .suite import slug
+
+    files: dict[str, Callable[[Path], None]] = {}
+    terminal, markdown, latex = [], ["# Evaluation report", ""], []
+    for dataset, families in records.items():
+        for family, by_method in families.items():
+            columns, lower = table_columns(family, by_method)
+            rows = {method: flat_scalars(record["results"]) for method, record in by_method.items()}
+            counts = sorted({record["num_images"] for record in by_method.values()})
+            images = " / ".join(map(str, counts))
+            title = f"{dataset}: {_FAMILY_TITLES[family]}, {images} image(s)"
+            terminal.append(f"{title}\n{format_table(rows, columns)}")
+            figures = _figures(dataset, family, by_method) if config.figures else {}
+            markdown += [
+                f"## {title}",
+                "",
+                format_markdown_table(rows, columns, lower_is_better=lower),
+                "",
+                "Best value of each column in bold; ↑ higher is better, ↓ lower is better.",
+                "",
+            ]
+            if "png" in config.figures:
+                markdown += [f"![{name}](figures/{name}.png)" for name in figures] + [""]
+            latex.append(
+                format_latex_table(
+                    rows, columns, lower_is_better=lower, caption=title, label=f"tab:{slug(dataset)}-{family}"
+                )
+            )
+            csv_rows = {m: {"num_images": by_method[m]["num_images"], **values} for m, values in rows.items()}
+            files[f"csv/{slug(dataset)}_{family}.csv"] = lambda p, csv_rows=csv_rows: write_csv(p, csv_rows)
+            for name, draw in figures.items():
+                for fmt in config.figures:
+                    files[f"figures/{name}.{fmt}"] = draw
+    report = {
+        "segmetrics_version": __version__,
+        "generated_by": "segmetrics evaluate",
+        "config": {
+            "source": config.source,
+            "datasets": {
+                d.name: {"gt": str(d.gt.resolve()), "families": list(d.families), "gt_labels": d.gt_labels}
+                for d in config.datasets
+            },
+            "methods": {m.name: m.preds for m in config.methods},
+            "options": config.options,
+            "resize": config.resize,
+            "skip_missing": config.skip_missing,
+            "cache_check": config.cache_check,
+        },
+        "results": records,
+    }
+    files["results.json"] = lambda p: write_json(p, report)
+    files["tables.md"] = lambda p: p.write_text("\n".join(markdown), encoding="utf-8")
+    preamble = "% needs \\usepackage{booktabs}; generated by segmetrics evaluate\n"
+    files["tables.tex"] = lambda p: p.write_text(preamble + "\n\n".join(latex) + "\n", encoding="utf-8")
+    return files, "\n\n".join(terminal)
