@@ -40,11 +40,14 @@ import numpy as np
 
 __all__ = [
     "BOUNDARY_EXTENSIONS",
+    "DecodeStream",
+    "DecodeTask",
     "InputError",
     "boundary_formats",
     "boundary_report",
     "check_pairing",
     "decode_pairs",
+    "decode_tasks",
     "default_workers",
     "evaluate_boundary",
     "evaluate_partition",
@@ -54,6 +57,7 @@ __all__ = [
     "partition_formats",
     "read_gray_map",
     "resize_linear",
+    "worker_pool_context",
 ]
 
 
@@ -264,7 +268,7 @@ def _decode_chunk(tasks: list[DecodeTask]) -> list[tuple[str, Any, Any]]:
     return [_decode(task) for task in tasks]
 
 
-def _pool_context():
+def worker_pool_context():
     # fork: workers start in milliseconds and need no re-import; they only run PIL / numpy / scipy.io, never torch
     # (whose threads a fork does not copy). Elsewhere (macOS, Windows) the platform's default, spawn.
     if sys.platform.startswith("linux"):
@@ -272,28 +276,95 @@ def _pool_context():
     return None
 
 
-def decode_pairs(tasks: Sequence[DecodeTask], workers: int = 0, *, chunk: int = 8) -> Iterator[tuple[str, Any, Any]]:
-    """Yield ``(stem, pred, gt)`` of every task, in order, decoded by ``workers`` processes (0: in this process).
+#: decoded bytes per pixel of a pair, by family (sod: two uint8 maps; boundary: a map and up to ~8 bool annotator
+#: maps or a float64 ucm2; partition: int64 labels and annotations), to bound the memory of prefetched pairs
+_BYTES_PER_PIXEL = {"sod": 2, "boundary": 48, "partition": 96}
 
-    At most ``4 * workers`` chunks of ``chunk`` pairs are in flight, so memory stays bounded however large the
-    dataset. The first failing pair raises its :class:`InputError` here (the remaining work is cancelled).
+
+def _pair_bytes(task: DecodeTask) -> int:
+    """Decoded size of a pair, estimated from the header of its ground truth (481 x 321 for .mat files)."""
+    from PIL import Image
+
+    pixels = 481 * 321
+    if task.gt_path.suffix.lower() != ".mat":
+        try:
+            with Image.open(task.gt_path) as image:
+                pixels = image.width * image.height
+        except (OSError, ValueError):
+            pass  # the decoder reports it, naming the file
+    return _BYTES_PER_PIXEL[task.family] * pixels
+
+
+class DecodeStream:
+    """The decoded ``(stem, pred, gt)`` of ``tasks``, in order; with workers, decoding starts at construction.
+
+    Chunks of ``chunk`` pairs go to worker processes; at most ``max(4 * workers, window)`` chunks are in flight,
+    where ``window`` holds about ``memory`` bytes of decoded pairs (:data:`_BYTES_PER_PIXEL`): work queued while the
+    main process is busy (importing torch, evaluating) is done meanwhile, and memory stays bounded however large the
+    dataset. Iterate once; the first failing pair raises its :class:`InputError` (the remaining work is cancelled).
+
+    Args:
+        tasks: the pairs to read.
+        workers: processes (0 or a handful of pairs: decode in this process, lazily).
+        chunk: pairs per work item.
+        memory: bytes of decoded pairs to queue ahead (default 512 MiB).
+        pool: a ``ProcessPoolExecutor`` to use (kept open), instead of one of its own (shut down when done).
     """
-    if workers <= 0 or len(tasks) <= chunk:
-        for task in tasks:
-            yield _decode(task)
-        return
-    chunks = iter([list(tasks[i : i + chunk]) for i in range(0, len(tasks), chunk)])
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context())
-    try:
-        pending = deque(pool.submit(_decode_chunk, c) for c, _ in zip(chunks, range(4 * workers), strict=False))
-        while pending:
-            done = pending.popleft().result()
-            following = next(chunks, None)
-            if following is not None:
-                pending.append(pool.submit(_decode_chunk, following))
-            yield from done
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+
+    def __init__(
+        self,
+        tasks: Sequence[DecodeTask],
+        workers: int = 0,
+        *,
+        chunk: int = 8,
+        memory: int = 512 << 20,
+        pool: ProcessPoolExecutor | None = None,
+    ) -> None:
+        self.tasks = list(tasks)
+        self._pool = None
+        self._pending: deque = deque()
+        if workers <= 0 or len(self.tasks) <= chunk:
+            return
+        self._own = pool is None
+        self._pool = pool or ProcessPoolExecutor(max_workers=workers, mp_context=worker_pool_context())
+        self._chunks = iter([self.tasks[i : i + chunk] for i in range(0, len(self.tasks), chunk)])
+        window = max(4 * workers, memory // max(1, _pair_bytes(self.tasks[0]) * chunk))
+        for c, _ in zip(self._chunks, range(window), strict=False):
+            self._pending.append(self._pool.submit(_decode_chunk, c))
+
+    def __iter__(self) -> Iterator[tuple[str, Any, Any]]:
+        if self._pool is None:
+            for task in self.tasks:
+                yield _decode(task)
+            return
+        try:
+            while self._pending:
+                done = self._pending.popleft().result()
+                following = next(self._chunks, None)
+                if following is not None:
+                    self._pending.append(self._pool.submit(_decode_chunk, following))
+                yield from done
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Cancel the queued work; shut the pool down if it is this stream's own."""
+        for future in self._pending:
+            future.cancel()
+        self._pending.clear()
+        if self._pool is not None and self._own:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool = None
+
+
+def decode_pairs(tasks: Sequence[DecodeTask], workers: int = 0, *, chunk: int = 8) -> Iterator[tuple[str, Any, Any]]:
+    """Yield ``(stem, pred, gt)`` of every task, in order, decoded by ``workers`` processes (:class:`DecodeStream`)."""
+    return iter(DecodeStream(tasks, workers, chunk=chunk))
+
+
+def decode_tasks(pairs: Sequence[tuple[str, Path, Path]], family: str, **formats: Any) -> list[DecodeTask]:
+    """The :class:`DecodeTask` of every pair of a family (``formats``: input_format, gt_format, resize)."""
+    return [DecodeTask(family, stem, Path(pred), Path(gt), **formats) for stem, pred, gt in pairs]
 
 
 # ------------------------------------------------------------------------------------------------ pairing folders
@@ -473,10 +544,6 @@ def sync(device) -> None:
         torch.cuda.synchronize(device)
 
 
-def _tasks(pairs, family: str, **formats: Any) -> list[DecodeTask]:
-    return [DecodeTask(family, stem, Path(pred), Path(gt), **formats) for stem, pred, gt in pairs]
-
-
 def evaluate_sod(
     pairs: Sequence[tuple[str, Path, Path]],
     *,
@@ -485,6 +552,7 @@ def evaluate_sod(
     workers: int = 0,
     resize: bool | None = None,
     progress=None,
+    images: Iterable[tuple[str, Any, Any]] | None = None,
 ):
     """Every foreground measure of a dataset (:class:`~segmetrics_torch.ForegroundMeasures`, PySODMetrics-exact).
 
@@ -496,6 +564,8 @@ def evaluate_sod(
         resize: resize predictions of another size to their ground truth (:func:`resize_linear`); None: error
             without a ``--resize`` hint.
         progress: an object with ``update(n)`` (a tqdm bar), or None.
+        images: the decoded pairs, already streaming (:class:`DecodeStream` of :func:`decode_tasks`), instead of
+            decoding ``pairs`` here.
 
     Returns:
         ``(results, metric)``: ``metric.compute()`` (nested dict of tensors, curves included) and the metric (its
@@ -504,7 +574,9 @@ def evaluate_sod(
     from . import ForegroundMeasures
 
     metric = ForegroundMeasures().to(device)
-    images = _counted(decode_pairs(_tasks(pairs, "sod", resize=resize), workers), progress)
+    if images is None:
+        images = decode_pairs(decode_tasks(pairs, "sod", resize=resize), workers)
+    images = _counted(images, progress)
     for preds, target in _batches(images, batch_size, device):
         metric.update(preds, target)
     results = metric.compute()
@@ -525,6 +597,7 @@ def evaluate_boundary(
     workers: int = 0,
     resize: bool | None = None,
     progress=None,
+    images: Iterable[tuple[str, Any, Any]] | None = None,
 ) -> dict[str, Any]:
     """The BSDS boundary benchmark of a dataset: counts per image and threshold, summarised as BSR.
 
@@ -533,7 +606,7 @@ def evaluate_boundary(
         input_format: "soft" (8-bit maps, read / 255) or "ucm2" (.mat).
         gt_format: "mat" (BSDS groundTruth), "boundaries" (boundary images) or "labels" (label images).
         thresholds, max_dist, thin: as :func:`~segmetrics_torch.functional.boundary.boundary_pr_counts`.
-        device, batch_size, workers, resize, progress: as :func:`evaluate_sod` (``resize``: soft maps only).
+        device, batch_size, workers, resize, progress, images: as :func:`evaluate_sod` (``resize``: soft maps only).
 
     Returns:
         :func:`~segmetrics_torch.functional.boundary.summarize_counts` with every tensor on the CPU.
@@ -544,8 +617,9 @@ def evaluate_boundary(
 
     options = {"thresholds": thresholds, "max_dist": max_dist, "thin": thin, "input_format": input_format,
                "backend": "auto"}  # fmt: skip
-    tasks = _tasks(pairs, "boundary", input_format=input_format, gt_format=gt_format, resize=resize)
-    images = decode_pairs(tasks, workers)
+    if images is None:
+        tasks = decode_tasks(pairs, "boundary", input_format=input_format, gt_format=gt_format, resize=resize)
+        images = decode_pairs(tasks, workers)
     if gt_format == "labels":
         images = ((stem, pred, annotator_boundaries(torch.from_numpy(gt)).numpy()) for stem, pred, gt in images)
     parts = []
@@ -585,6 +659,7 @@ def evaluate_partition(
     batch_size: int = 8,
     workers: int = 0,
     progress=None,
+    images: Iterable[tuple[str, Any, Any]] | None = None,
 ):
     """SEISM's measures of a dataset of partitions (label maps) or hierarchies (ucm2, segs).
 
@@ -595,7 +670,7 @@ def evaluate_partition(
         measures, gamma_obj, max_dist: as :class:`~segmetrics_torch.PartitionMeasures`.
         thresholds, num_regions, rule: ucm2 hierarchies only, as :class:`~segmetrics_torch.HierarchyMeasures`
             (``thresholds`` None: 99).
-        device, batch_size, workers, progress: as :func:`evaluate_sod`.
+        device, batch_size, workers, progress, images: as :func:`evaluate_sod`.
 
     Returns:
         ``(results, metric)``: ``compute()`` of :class:`~segmetrics_torch.HierarchyMeasures`, or for label maps that
@@ -624,8 +699,9 @@ def evaluate_partition(
             self.update_values(values)
             per_image.append(values)
 
-    tasks = _tasks(pairs, "partition", input_format=input_format, gt_format=gt_format)
-    images = decode_pairs(tasks, workers)
+    if images is None:
+        images = decode_pairs(decode_tasks(pairs, "partition", input_format=input_format, gt_format=gt_format), workers)
+    images = iter(images)
     if input_format == "stack":
         images = _check_depth(images, {stem: Path(pred) for stem, pred, _ in pairs})
     head = next(images)  # a `segs` stack: its depth is the number of levels

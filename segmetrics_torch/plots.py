@@ -7,7 +7,7 @@ matplotlib is imported lazily with the non-interactive Agg backend, so nothing h
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -122,12 +122,14 @@ def _paper_rc() -> dict[str, Any]:
             "pdf.fonttype": 42}  # fmt: skip
 
 
-def _save_figure(fig, path: str | Path) -> Path:
-    path = Path(path)
-    # no creation date in PDFs: the same results give the same bytes
-    metadata = {"CreationDate": None} if path.suffix.lower() == ".pdf" else None
-    fig.savefig(path, dpi=200, bbox_inches="tight", metadata=metadata)
-    return path
+def _save_figure(fig, path: str | Path | Sequence[str | Path]) -> Path | list[Path]:
+    """Save to one path, or to several (one drawing, e.g. PNG and PDF); returns what it was given, as paths."""
+    paths = [Path(path)] if isinstance(path, (str, Path)) else [Path(p) for p in path]
+    for p in paths:
+        # no creation date in PDFs: the same results give the same bytes
+        metadata = {"CreationDate": None} if p.suffix.lower() == ".pdf" else None
+        fig.savefig(p, dpi=200, bbox_inches="tight", metadata=metadata)
+    return paths[0] if isinstance(path, (str, Path)) else paths
 
 
 def _ordered(curves: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, str, Mapping[str, Any]]]:
@@ -138,7 +140,7 @@ def _ordered(curves: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, str, Ma
 
 def plot_pr_curves(
     curves: Mapping[str, Mapping[str, Any]],
-    path: str | Path,
+    path: str | Path | Sequence[str | Path],
     *,
     summary: str = "maxF",
     title: str | None = None,
@@ -149,13 +151,14 @@ def plot_pr_curves(
     Args:
         curves: ``{method: {"recall": (K,), "precision": (K,), "value": float}}`` (tensors, arrays or lists), with
             an optional ``"point": (recall, precision)`` drawn as a dot on the line (the BSDS ODS point).
-        path: output file; the suffix picks the format (``.png``, ``.pdf``, ``.svg``).
+        path: output file, or several (the figure is drawn once); the suffix picks the format (``.png``, ``.pdf``,
+            ``.svg``).
         summary: the name of ``value`` in the legend (``"maxF"``, ``"ODS"``).
         title: axes title.
         iso_f: draw the iso-F contours F = 0.1 .. 0.9 as the BSDS benchmark's plots do.
 
     Returns:
-        The written path. Legend entries are sorted by ``value``, best first; NaN values go last.
+        The written path(s). Legend entries are sorted by ``value``, best first; NaN values go last.
     """
     if not curves:
         raise ValueError("Expected at least one method in `curves`, but got none.")
@@ -189,7 +192,7 @@ def plot_pr_curves(
 
 def plot_threshold_curves(
     curves: Mapping[str, Mapping[str, Any]],
-    path: str | Path,
+    path: str | Path | Sequence[str | Path],
     *,
     ylabel: str,
     summary: str = "max",
@@ -202,14 +205,14 @@ def plot_threshold_curves(
     Args:
         curves: ``{method: {"thresholds": (K,), "values": (K,), "value": float}}``; ``value`` (e.g. max F) goes in
             the legend.
-        path: output file; the suffix picks the format.
+        path: output file(s), as :func:`plot_pr_curves`.
         ylabel: the measure's name on the y axis.
         summary: the name of ``value`` in the legend.
         xlabel, xlim: the x axis (default limits: the thresholds' range).
         title: axes title.
 
     Returns:
-        The written path.
+        The written path(s).
     """
     if not curves:
         raise ValueError("Expected at least one method in `curves`, but got none.")

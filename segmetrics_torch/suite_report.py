@@ -198,8 +198,13 @@ def render_report(
             csv_rows = {m: {"num_images": by_method[m]["num_images"], **values} for m, values in rows.items()}
             files[f"csv/{slug(dataset)}_{family}.csv"] = lambda p, csv_rows=csv_rows: write_csv(p, csv_rows)
             for name, draw in figures.items():
-                for fmt in config.figures:
-                    files[f"figures/{name}.{fmt}"] = draw
+                # drawn once: the first format's writer saves every format; the others are then already there
+                formats = list(config.figures)
+                files[f"figures/{name}.{formats[0]}"] = lambda p, draw=draw, formats=formats: draw(
+                    [p.with_suffix(f".{fmt}") for fmt in formats]
+                )
+                for fmt in formats[1:]:
+                    files[f"figures/{name}.{fmt}"] = lambda p: None
     report = {
         "segmetrics_version": __version__,
         "generated_by": "segmetrics evaluate",

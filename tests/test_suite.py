@@ -450,3 +450,20 @@ def test_best_marks_ties_lower_is_better_and_nan():
     tex = format_latex_table(rows, columns, lower_is_better=["mae"], caption="50% of DS_1")
     assert r"c\_d & \textbf{0.040} & \textbf{0.900} & - \\" in tex and r"\caption{50\% of DS\_1}" in tex
     assert best_rows({"only": {"mae": 1.0}}, ["mae"]) == {"mae": set()}
+
+
+def test_sod_settings_constant_matches_the_metric():
+    """Planning uses a constant (no torch import); it must be ForegroundMeasures' defaults."""
+    metric = ForegroundMeasures()
+    expected = {"normalize": metric.normalize, **metric.settings}
+    assert {k: suite_module.SOD_SETTINGS[k] for k in expected} == expected
+
+
+def test_cli_imports_no_torch_before_planning():
+    """The package imports its classes lazily: the command starts its decoding workers before torch is loaded."""
+    import subprocess
+    import sys
+
+    code = "import sys, segmetrics_torch.cli, segmetrics_torch.suite; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
