@@ -56,6 +56,11 @@ from .evaluation import BOUNDARY_EXTENSIONS, GT_FORMATS, PREDICTION_FORMATS, Inp
 
 __all__ = ["main"]
 
+#: the keys of segmetrics_torch.functional.partition.MEASURES, spelled out so that the evaluate parsers import no
+#: torch (evaluation runs start their decoding workers before it loads); tests/test_suite.py checks they agree
+PARTITION_MEASURES = ("fb", "fop", "fr", "pri", "voi", "nvoi", "sc", "ssc", "dhd", "sdhd", "vd", "bgm", "bce", "gce",
+                      "lce")  # fmt: skip
+
 CURVE_CONVENTION = (
     "entry i of every 256-point curve binarises the (min-max normalised) map at trunc(255 * p) >= 255 - i, "
     "i.e. thresholds in descending order, as PySODMetrics 1.6.2"
@@ -773,7 +778,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_workers_option(bdry)
     bdry.set_defaults(handler=_run_evaluate_boundary)
 
-    from .functional.partition import MEASURES
+    MEASURES = PARTITION_MEASURES
 
     part = tasks.add_parser(
         "partition",
@@ -923,14 +928,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         The exit status: 0 ok, 2 usage or input error, 1 unexpected error, 130 interrupted. ``--help`` and argparse's
         own usage errors raise ``SystemExit`` (0 and 2) as usual.
     """
-    parser = _build_parser()
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()  # building the parser imports torch (~1 s): no garbage worth collecting meanwhile
+    try:
+        parser = _build_parser()
+    finally:
+        if enabled:
+            gc.enable()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:
         (getattr(args, "subparser", None) or parser).print_help(sys.stderr)
         return 2
     try:
-        return handler(args)
+        status = handler(args)
+        if argv is None:
+            # run as a program: freeze the heap, so that the interpreter's final collections skip the millions of
+            # objects of torch, numba and matplotlib (~0.5 s at exit); never in-process (tests), where it would
+            # keep garbage alive
+            gc.freeze()
+        return status
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

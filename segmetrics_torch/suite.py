@@ -55,9 +55,9 @@ from .evaluation import (
     evaluate_boundary,
     evaluate_partition,
     evaluate_sod,
+    load_measures,
     match_folders,
     partition_formats,
-    worker_pool_context,
 )
 
 __all__ = [
@@ -640,7 +640,7 @@ def run_suite(
 
     Planning (listing, pairing, fingerprints, cache look-ups) imports no torch. The decoding workers start on the
     first combination to compute before torch and the measures are imported (~2.5 s on CPU), so that they decode
-    meanwhile; one pool of workers serves every combination.
+    meanwhile.
 
     Args:
         config: the checked configuration.
@@ -669,19 +669,18 @@ def run_suite(
     found = {job.key: cache.load(job.key) for job in jobs} if cache is not None else {}
     todo = [job for job in jobs if found.get(job.key) is None]
     computed, cached = [], []
-    pool = None
-    if todo and config.workers > 0:
-        from concurrent.futures import ProcessPoolExecutor
-
-        pool = ProcessPoolExecutor(max_workers=config.workers, mp_context=worker_pool_context())
     streams = {}
     start = time.perf_counter()
     try:
         if todo:
             first = todo[0]
-            streams[first.key] = DecodeStream(_tasks(first, config.resize), config.workers, pool=pool)
+            streams[first.key] = DecodeStream(_tasks(first, config.resize), config.workers)
+        loading = time.perf_counter()
+        if todo:
+            load_measures()  # torch and the measures load while the workers decode
         if device is None:
-            device = _resolve(config.device, resolve_device)  # imports torch while the workers decode
+            device = _resolve(config.device, resolve_device)
+        loading = time.perf_counter() - loading
         from tqdm.auto import tqdm
 
         show = config.progress and sys.stderr.isatty()
@@ -689,9 +688,7 @@ def run_suite(
             label = f"{job.dataset.name} / {job.family} / {job.method}"
             record = found.get(job.key)
             if record is None:
-                stream = streams.pop(job.key, None) or DecodeStream(
-                    _tasks(job, config.resize), config.workers, pool=pool
-                )
+                stream = streams.pop(job.key, None) or DecodeStream(_tasks(job, config.resize), config.workers)
                 with tqdm(
                     total=len(job.pairing.pairs), desc=label, unit="img", file=sys.stderr, disable=not show, leave=True
                 ) as progress:
@@ -714,8 +711,6 @@ def run_suite(
     finally:
         for stream in streams.values():
             stream.close()
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
     elapsed = time.perf_counter() - start
 
     from .suite_report import render_report
@@ -727,7 +722,7 @@ def run_suite(
     cache_note = f" ({len(cached)} from the cache in {cache.root})" if cache is not None and cached else ""
     out(
         f"Evaluated {len(jobs)} (dataset, family, method) combination(s) on {device}: {len(computed)} computed"
-        f"{cache_note}, in {elapsed:.2f} s."
+        f"{cache_note}, in {elapsed:.2f} s ({loading:.2f} s of it loading torch and the measures)."
     )
     for line in skipped:
         out(f"Not evaluated: {line}")

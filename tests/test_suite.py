@@ -467,3 +467,10 @@ def test_cli_imports_no_torch_before_planning():
     code = "import sys, segmetrics_torch.cli, segmetrics_torch.suite; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_cli_partition_measure_names_match_the_library():
+    from segmetrics_torch.cli import PARTITION_MEASURES
+    from segmetrics_torch.functional.partition import MEASURES
+
+    assert PARTITION_MEASURES == MEASURES
