@@ -516,35 +516,10 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
 PROPOSAL_TABLE_N = (10, 100, 1000)
 
 
-def _read_proposal_pairs(pairs, classes: dict[str, Path] | None, void_label: int | None):
-    """Yield ``(stem, pool, ObjectAnnotation)``: pool (P, H, W) bool or an (H, W) label map, checked for size."""
-    from .io import read_objects, read_proposals
-
-    for stem, pred_path, gt_path in pairs:
-        try:
-            pool = read_proposals(pred_path)
-            class_path = None if classes is None else classes.get(stem)
-            if classes is not None and class_path is None:
-                raise ValueError(f"no class image named {stem} in the --gt-classes folder")
-            gt = read_objects(gt_path, void_label=void_label, class_path=class_path)
-        except (ValueError, OSError) as error:
-            raise InputError(str(error) if stem in str(error) else f"{stem}: {error}") from None
-        h, w = gt.objects.shape[1:]
-        if pool.shape[-2:] != (h, w):
-            raise InputError(
-                f"{stem}: the proposals {pred_path} are {pool.shape[-1]}x{pool.shape[-2]} (WxH) but the objects "
-                f"{gt_path} are {w}x{h}"
-            )
-        yield stem, pool, gt
-
-
 def _run_evaluate_proposals(args: argparse.Namespace) -> int:
-    import itertools
-
-    import torch
     from tqdm.auto import tqdm
 
-    from . import ProposalRecall
+    from .evaluation import evaluate_proposals
     from .functional.proposals import MCG_PROPOSAL_COUNTS
     from .io import PROPOSAL_EXTENSIONS, find_pairs, list_images
     from .report import format_table
@@ -568,39 +543,14 @@ def _run_evaluate_proposals(args: argparse.Namespace) -> int:
     counts = sorted(set(args.counts or MCG_PROPOSAL_COUNTS))
     void_label = None if args.void_label < 0 else args.void_label
     name = args.name or Path(args.pred).resolve().name
-    per_image: dict[str, dict[str, Any]] = {}
     start = time.perf_counter()
     disable = args.no_progress or not sys.stderr.isatty()
     with tqdm(total=len(pairing.pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
-        images = _read_proposal_pairs(pairing.pairs, classes, void_label)
-        head = next(images)
-        with_classes = head[2].classes is not None  # J_c when the annotations carry classes
-        metric = ProposalRecall(
-            counts, num_classes=args.num_classes if with_classes else None, chunk_size=args.chunk_size,
-            boundary=args.boundary, bound_th=args.bound_th,
-        ).to(device)  # fmt: skip
-        for stem, pool, gt in itertools.chain([head], images):
-            if (gt.classes is not None) != with_classes:
-                raise InputError(f"{stem}: some annotations carry class ids and others do not")
-            if with_classes and int(gt.classes.max()) >= args.num_classes:
-                raise InputError(f"{stem}: class id {int(gt.classes.max())} >= --num-classes {args.num_classes}")
-            arrays = [None if x is None else torch.from_numpy(x).to(device)
-                      for x in (pool, gt.objects, gt.void, gt.classes)]  # fmt: skip
-            try:
-                metric.update(*arrays)
-            except ValueError as error:
-                raise InputError(f"{stem}: {error}") from None
-            per_image[stem] = {
-                "num_proposals": int(pool.max()) if pool.ndim == 2 else pool.shape[0],
-                "num_objects": gt.objects.shape[0],
-                # each object's best J (F) within the largest N
-                "best_jaccard": metric.best[-1][:, -1].tolist(),
-            }
-            if args.boundary:
-                per_image[stem]["best_boundary_f"] = metric.boundary_best[-1][:, -1].tolist()
-            progress.update(1)
-    results = metric.compute()
-    _sync(device)
+        results, per_image, metric = evaluate_proposals(
+            pairing.pairs, counts=counts, classes=classes, void_label=void_label, num_classes=args.num_classes,
+            chunk_size=args.chunk_size, boundary=args.boundary, bound_th=args.bound_th, device=device,
+            progress=progress,
+        )  # fmt: skip
     elapsed = time.perf_counter() - start
 
     n = results["counts"].tolist()

@@ -54,6 +54,7 @@ from .evaluation import (
     default_workers,
     evaluate_boundary,
     evaluate_partition,
+    evaluate_proposals,
     evaluate_sod,
     load_measures,
     match_folders,
@@ -73,10 +74,10 @@ __all__ = [
 ]
 
 #: the families a configuration can name
-FAMILIES = ("sod", "boundary", "partition")
+FAMILIES = ("sod", "boundary", "partition", "proposals")
 
 #: default images per update of each family (as its ``evaluate`` subcommand)
-BATCH_SIZES = {"sod": 16, "boundary": 8, "partition": 8}
+BATCH_SIZES = {"sod": 16, "boundary": 8, "partition": 8, "proposals": 1}
 
 FIGURE_FORMATS = ("png", "pdf", "svg")
 
@@ -104,12 +105,14 @@ _TOP_KEYS = {
 
 @dataclass(frozen=True)
 class Dataset:
-    """A ground-truth folder and the families evaluated on it (``gt_labels``: boundary GT images are label maps)."""
+    """A ground-truth folder and the families evaluated on it (``gt_labels``: boundary GT images are label maps;
+    ``gt_classes``: class images of the proposal family's objects, for J_c)."""
 
     name: str
     gt: Path
     families: tuple[str, ...]
     gt_labels: bool = False
+    gt_classes: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -198,6 +201,17 @@ def _check_family_options(family: str, options: Any, source: str, path: str) -> 
             "gamma_obj": (lambda v: _is_number(v) and 0 <= v <= 1, "a number in [0, 1]"),
             "max_dist": (lambda v: _is_number(v) and v > 0, "a positive number"),
         },
+        "proposals": {
+            "counts": (
+                lambda v: isinstance(v, list) and v and all(_is_int(n) and n >= 1 for n in v),
+                "a list of positive integers",
+            ),
+            "num_classes": (lambda v: _is_int(v) and v >= 1, "a positive integer"),
+            "chunk_size": (lambda v: v is None or (_is_int(v) and v >= 1), "a positive integer"),
+            "boundary": (lambda v: isinstance(v, bool), "true or false"),
+            "bound_th": (lambda v: _is_number(v) and v > 0, "a positive number"),
+            "void_label": (lambda v: v is None or (_is_int(v) and v >= 0), "a label >= 0 or null"),
+        },
     }[family]
     for key, value in options.items():
         if key not in allowed:
@@ -217,6 +231,15 @@ def _check_family_options(family: str, options: Any, source: str, path: str) -> 
             "rule": "seism",
             "gamma_obj": 0.9,
             "max_dist": 0.0075,
+        },
+        # counts None: MCG's numbers of proposals (segmetrics_torch.functional.proposals.MCG_PROPOSAL_COUNTS)
+        "proposals": {
+            "counts": None,
+            "num_classes": 256,
+            "chunk_size": None,
+            "boundary": False,
+            "bound_th": 0.008,
+            "void_label": 255,
         },
     }[family]
     return {**defaults, **options}
@@ -265,10 +288,11 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
             "a folder path or a mapping with `gt`",
             entry,
         )
-        extra = sorted(set(entry) - {"gt", "family", "families", "gt_labels"})
+        extra = sorted(set(entry) - {"gt", "family", "families", "gt_labels", "gt_classes"})
         if extra:
             raise InputError(
-                f"{_where(source, path)}: unknown key(s) {', '.join(extra)} (known: gt, families, gt_labels)"
+                f"{_where(source, path)}: unknown key(s) {', '.join(extra)} "
+                "(known: gt, families, gt_labels, gt_classes)"
             )
         families = entry.get("families", entry.get("family"))
         if families is None:
@@ -279,7 +303,10 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
             families = _families(families, source, f"{path}.families")
         gt_labels = entry.get("gt_labels", False)
         _expect(isinstance(gt_labels, bool), source, f"{path}.gt_labels", "true or false", gt_labels)
-        datasets.append(Dataset(str(name), base / entry["gt"], families, gt_labels))
+        classes = entry.get("gt_classes")
+        _expect(classes is None or isinstance(classes, str), source, f"{path}.gt_classes", "a folder path", classes)
+        classes = None if classes is None else base / classes
+        datasets.append(Dataset(str(name), base / entry["gt"], families, gt_labels, classes))
 
     methods = []
     for name, entry in data["methods"].items():
@@ -427,6 +454,15 @@ class ResultCache:
         return self.path(key)
 
 
+def _class_images(folder: Path) -> dict[str, Path]:
+    from .io import list_images
+
+    try:
+        return list_images(folder, name="gt_classes folder")
+    except ValueError as error:
+        raise InputError(str(error)) from None
+
+
 def _file_id(path: Path, check: str) -> list[Any]:
     if check == "content":
         digest = hashlib.sha256()
@@ -455,6 +491,7 @@ class Job:
     settings: dict[str, Any]
     key: str = ""
     fingerprint: dict[str, Any] = field(default_factory=dict)
+    classes: dict[str, Path] | None = None
 
 
 #: the settings of :class:`~segmetrics_torch.ForegroundMeasures` as the sod family runs it (its defaults; a test
@@ -517,6 +554,10 @@ def _plan_job(
     try:
         if family == "sod":
             pairing, pred_kind, gt_kind = find_pairs(pred_dir, dataset.gt), "image", "image"
+        elif family == "proposals":
+            from .io import PROPOSAL_EXTENSIONS
+
+            pairing, pred_kind, gt_kind = find_pairs(pred_dir, dataset.gt, PROPOSAL_EXTENSIONS), "pool", "objects"
         else:
             pairing, pred_kind, gt_kind = match_folders(pred_dir, dataset.gt, BOUNDARY_EXTENSIONS)
     except ValueError as error:
@@ -537,6 +578,9 @@ def _plan_job(
         input_format, gt_format = boundary_formats(pred_kind, gt_kind, dataset.gt_labels, dataset.gt)
         resize = config.resize and input_format == "soft"
         settings = {**options, "input_format": input_format, "gt_format": gt_format, "resize": resize}
+    elif family == "proposals":
+        input_format, gt_format = "pool", "objects"
+        settings = {**options, "gt_classes": None if dataset.gt_classes is None else str(dataset.gt_classes)}
     else:
         input_format, gt_format = partition_formats(pairing, pred_kind, gt_kind)
         given = [key for key in ("thresholds", "num_regions") if options[key] is not None]
@@ -549,6 +593,9 @@ def _plan_job(
     job = Job(dataset, family, method, pred_dir, pairing, input_format, gt_format, settings)
     check = config.cache_check
     files = [[stem, *_file_id(Path(p), check), *_file_id(Path(g), check)] for stem, p, g in pairing.pairs]
+    if family == "proposals" and dataset.gt_classes is not None:
+        job.classes = _class_images(dataset.gt_classes)
+        files += [["class", stem, *_file_id(path, check)] for stem, path in job.classes.items()]
     job.fingerprint = {"segmetrics_version": __version__, "dataset": dataset.name, "method": method, "family": family,
                        "settings": settings, "device": device_type, "cache_check": check, "files": files}  # fmt: skip
     job.key = hashlib.sha256(_canonical(job.fingerprint).encode()).hexdigest()
@@ -575,6 +622,15 @@ def _compute(job: Job, config: SuiteConfig, device, progress, images) -> dict[st
             pairs, input_format=job.input_format, gt_format=job.gt_format, **options, resize=config.resize, **run
         )
         results = boundary_report(summary, [stem for stem, _, _ in pairs])
+    elif job.family == "proposals":
+        from .functional.proposals import MCG_PROPOSAL_COUNTS
+
+        options["counts"] = sorted(set(options["counts"] or MCG_PROPOSAL_COUNTS))
+        results, per_image, metric = evaluate_proposals(
+            pairs, classes=job.classes, device=device, progress=progress, class_option="gt_classes", **options
+        )
+        results = {**results, "per_image": per_image}
+        derived = {"counts": options["counts"], "num_classes": metric.num_classes}
     else:
         results, metric = evaluate_partition(
             pairs, input_format=job.input_format, gt_format=job.gt_format, **options, **run
@@ -618,6 +674,11 @@ def _device_type(name: str) -> str | None:
     if name == "auto":
         return None
     return name.split(":")[0]
+
+
+def _stream(job: Job, config: SuiteConfig) -> DecodeStream | None:
+    """The decoding of a job's pairs, started (proposal pools are read by the family core itself)."""
+    return None if job.family == "proposals" else DecodeStream(_tasks(job, config.resize), config.workers)
 
 
 def _tasks(job: Job, resize: bool) -> list[DecodeTask]:
@@ -674,7 +735,7 @@ def run_suite(
     try:
         if todo:
             first = todo[0]
-            streams[first.key] = DecodeStream(_tasks(first, config.resize), config.workers)
+            streams[first.key] = _stream(first, config)
         loading = time.perf_counter()
         if todo:
             load_measures()  # torch and the measures load while the workers decode
@@ -688,7 +749,7 @@ def run_suite(
             label = f"{job.dataset.name} / {job.family} / {job.method}"
             record = found.get(job.key)
             if record is None:
-                stream = streams.pop(job.key, None) or DecodeStream(_tasks(job, config.resize), config.workers)
+                stream = streams.pop(job.key) if job.key in streams else _stream(job, config)
                 with tqdm(
                     total=len(job.pairing.pairs), desc=label, unit="img", file=sys.stderr, disable=not show, leave=True
                 ) as progress:
@@ -697,7 +758,8 @@ def run_suite(
                     except InputError as error:
                         raise InputError(f"{label}: {error}") from None
                     finally:
-                        stream.close()
+                        if stream is not None:
+                            stream.close()
                 if cache is not None:
                     cache.store(job.key, record, job.fingerprint)
                 computed.append(label)
@@ -710,7 +772,8 @@ def run_suite(
         raise
     finally:
         for stream in streams.values():
-            stream.close()
+            if stream is not None:
+                stream.close()
     elapsed = time.perf_counter() - start
 
     from .suite_report import render_report

@@ -36,10 +36,15 @@ BOUNDARY_SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = (
     ("r50", "R50"),
 )
 _PR_MEASURES = ("fb", "fop", "fr")
+#: proposal columns: (result key, header) read at the largest N (AR also at N = 100 and 1000 when evaluated)
+PROPOSAL_SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = (("jaccard_object", "J_i"), ("jaccard_class", "J_c"),
+                                                         ("recall_50", "R@.5"), ("recall_70", "R@.7"),
+                                                         ("average_recall", "AR"))  # fmt: skip
 _FAMILY_TITLES = {
     "sod": "foreground maps",
     "boundary": "boundaries (BSDS benchmark)",
     "partition": "partitions (SEISM measures)",
+    "proposals": "object proposals (MCG protocol)",
 }
 
 
@@ -71,6 +76,12 @@ def table_columns(family: str, records: Mapping[str, Mapping[str, Any]]) -> tupl
         return list(SOD_COLUMNS), ["mae"]
     if family == "boundary":
         return list(BOUNDARY_SUMMARY_COLUMNS), []
+    if family == "proposals":
+        counts = {n for record in records.values() for n in record["results"]["counts"]}
+        columns = [(f"average_recall@{n}", f"AR@{n}") for n in (100, 1000) if n in counts]
+        with_classes = any("jaccard_class" in record["results"] for record in records.values())
+        columns += [(k, h) for k, h in PROPOSAL_SUMMARY_COLUMNS if k != "jaccard_class" or with_classes]
+        return columns, []
     columns: dict[str, str] = {}
     for record in records.values():
         settings = record["settings"]
@@ -85,6 +96,22 @@ def table_columns(family: str, records: Mapping[str, Mapping[str, Any]]) -> tupl
                 columns[f"region_benchmark/covering/{part}"] = f"Cov {part.upper() if part != 'best' else 'Best'}"
     lower = [key for key in columns if key == "voi" or key.startswith("voi/")]
     return list(columns.items()), lower
+
+
+def table_row(family: str, results: Mapping[str, Any]) -> dict[str, float]:
+    """The numbers of one method's table row: every scalar, and for proposals the curves' values at the largest N
+    (``average_recall@N`` at N = 100 and 1000)."""
+    if family != "proposals":
+        return flat_scalars(results)
+    row = {}
+    for key, _ in PROPOSAL_SUMMARY_COLUMNS:
+        if key in results:
+            row[key] = math.nan if results[key][-1] is None else float(results[key][-1])
+    for i, n in enumerate(results["counts"]):
+        if n in (100, 1000):
+            value = results["average_recall"][i]
+            row[f"average_recall@{n}"] = math.nan if value is None else float(value)
+    return row
 
 
 def _pr_curves(records: Mapping[str, Mapping[str, Any]], family: str, measure: str | None = None) -> dict[str, Any]:
@@ -151,6 +178,16 @@ def _figures(dataset: str, family: str, records: Mapping[str, Mapping[str, Any]]
         figures[f"{stem}_fmeasure"] = lambda p: plot_threshold_curves(
             f, p, ylabel="F-measure", summary="ODS", title=f"{dataset}: boundary F"
         )
+    elif family == "proposals":
+        from .plots import plot_proposal_recall
+
+        results = {method: record["results"] for method, record in records.items()}
+
+        def draw(paths: list[Path]) -> None:
+            for p in paths:  # plot_proposal_recall takes one path
+                plot_proposal_recall(results, p, title=f"{dataset}: object proposals")
+
+        figures[f"{stem}_recall"] = draw
     else:
         for m in _PR_MEASURES:
             curves = _pr_curves(records, family, m)
@@ -174,7 +211,7 @@ def render_report(
     for dataset, families in records.items():
         for family, by_method in families.items():
             columns, lower = table_columns(family, by_method)
-            rows = {method: flat_scalars(record["results"]) for method, record in by_method.items()}
+            rows = {method: table_row(family, record["results"]) for method, record in by_method.items()}
             counts = sorted({record["num_images"] for record in by_method.values()})
             images = " / ".join(map(str, counts))
             title = f"{dataset}: {_FAMILY_TITLES[family]}, {images} image(s)"

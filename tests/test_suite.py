@@ -474,3 +474,52 @@ def test_cli_partition_measure_names_match_the_library():
     from segmetrics_torch.functional.partition import MEASURES
 
     assert PARTITION_MEASURES == MEASURES
+
+
+def test_proposals_family(tmp_path, capsys):
+    """Two proposal methods on one dataset: the JSON equals ProposalRecall, AR@100 in the table, the figure."""
+    from segmetrics_torch import ProposalRecall
+    from segmetrics_torch.io import read_objects, read_proposals
+
+    rng = np.random.default_rng(7)
+    yy, xx = np.mgrid[:40, :56]
+
+    def discs(n):
+        c, r = rng.integers(0, (40, 56), (n, 2)), rng.integers(3, 12, n)
+        return np.stack([(yy - a) ** 2 + (xx - b) ** 2 <= q * q for (a, b), q in zip(c, r, strict=True)])
+
+    for folder in ("gt", "cls", "m1", "m2"):
+        (tmp_path / folder).mkdir()
+    for i in range(3):
+        inst, cls = np.zeros((40, 56), np.uint8), np.zeros((40, 56), np.uint8)
+        for k, disc in enumerate(discs(3), start=1):
+            inst[disc], cls[disc] = k, 1 + k % 2
+        Image.fromarray(inst).save(tmp_path / "gt" / f"im{i}.png")
+        Image.fromarray(cls).save(tmp_path / "cls" / f"im{i}.png")
+        np.savez_compressed(tmp_path / "m1" / f"im{i}.npz", masks=discs(150))
+        np.savez_compressed(tmp_path / "m2" / f"im{i}.npz", masks=discs(20))
+    config = {
+        "datasets": {"VOC-toy": {"gt": "gt", "gt_classes": "cls", "families": "proposals"}},
+        "methods": {"M1": "m1", "M2": "m2"},
+        "options": {"proposals": {"counts": [1, 10, 100, 1000], "num_classes": 3}},
+        "output": "rep",
+        "figures": ["png"],
+    }
+    (tmp_path / "eval.json").write_text(json.dumps(config))
+    status, _out, err = _run(capsys, "--config", str(tmp_path / "eval.json"))
+    assert status == 0, err
+    records = json.loads((tmp_path / "rep" / "results.json").read_text())["results"]["VOC-toy"]["proposals"]
+    for method in ("M1", "M2"):
+        metric = ProposalRecall([1, 10, 100, 1000], num_classes=3)
+        for i in range(3):
+            pool = read_proposals(tmp_path / method.lower() / f"im{i}.npz")
+            gt = read_objects(tmp_path / "gt" / f"im{i}.png", class_path=tmp_path / "cls" / f"im{i}.png")
+            metric.update(
+                *(None if x is None else torch.from_numpy(x) for x in (pool, gt.objects, gt.void, gt.classes))
+            )
+        got = dict(records[method]["results"])
+        assert set(got.pop("per_image")) == {"im0", "im1", "im2"}
+        _assert_equal_leaves(got, to_jsonable(metric.compute()))
+    tables = (tmp_path / "rep" / "tables.md").read_text()
+    assert "AR@100 ↑" in tables and "AR@1000 ↑" in tables and "J_c" in tables and "| M1 | **" in tables
+    assert (tmp_path / "rep" / "figures" / "VOC-toy_proposals_recall.png").stat().st_size > 10_000
