@@ -3,6 +3,10 @@
 Usage::
 
     segmetrics demo [--n 24] [--device auto] [--seed 0]
+    segmetrics evaluate --config eval.yaml [--output DIR] [--device cpu] [--workers N] [--skip-missing] [--resize]
+                        [--no-cache | --cache DIR] [--figures png,pdf|none]     (many methods x datasets: a report;
+                                                                                 see segmetrics_torch.suite)
+    segmetrics evaluate --gt DIR --pred [NAME=]DIR [--pred ...] [--family sod|boundary|partition|proposals] [...]
     segmetrics evaluate sod --pred DIR --gt DIR [--json FILE] [--csv FILE] [--device cpu] [--batch-size 16]
                             [--allow-missing] [--no-progress] [--name NAME]
     segmetrics evaluate boundary --pred DIR --gt DIR [--gt-labels] [--thresholds 99] [--max-dist 0.0075] [--no-thin]

@@ -1,10 +1,10 @@
 """Evaluation reports of many methods x datasets: ``segmetrics evaluate --config eval.yaml``.
 
 A run evaluates every (dataset, family, method) combination of a configuration with the family cores of
-:mod:`segmetrics_torch.evaluation` (the code behind ``segmetrics evaluate sod|boundary|partition``), caches each
-result, and writes a report: a terminal table, Markdown / LaTeX / CSV tables (methods x measures per dataset, the
-best value of each column marked), one JSON file with every number and curve, and figures (PR curves, F- and
-E-measure against the threshold) as PNG and PDF.
+:mod:`segmetrics_torch.evaluation` (the code behind ``segmetrics evaluate sod|boundary|partition|proposals``),
+caches each result, and writes a report: a terminal table, Markdown / LaTeX / CSV tables (methods x measures per
+dataset, the best value of each column marked), one JSON file with every number and curve, and figures (PR curves,
+F- and E-measure against the threshold, proposal recall) as PNG and PDF.
 
 Order of work, so that bad input costs nothing and leaves nothing half-written:
 

@@ -12,10 +12,13 @@ Tables (methods x measures, one per dataset and family):
 * boundary: ODS, OIS (F), AP, R50 of the BSDS benchmark;
 * partition: flat partitions one column per measure; hierarchies ODS / OIS (and AP for Fb, Fop, Fr) per measure and
   the BSR covering ODS / OIS / Best (VoI lower is better).
+* proposals: AR at N = 100 and 1000 (when evaluated), then at the largest N the mean best J per object (J_i), the
+  class-averaged J_c (with class images), recall at J > 0.5 and 0.7, and AR.
 
 Figures (one line per method, legend sorted best first with the summary value): sod PR curves (max F), F- and
 E-measure against the threshold 0..255 (max F, max E); boundary PR curves with iso-F contours and the ODS point,
-F against the threshold (ODS); hierarchies the PR curves of Fb / Fop / Fr (ODS).
+F against the threshold (ODS); hierarchies the PR curves of Fb / Fop / Fr (ODS); proposals recall and AR against
+the number of proposals (:func:`segmetrics_torch.plots.plot_proposal_recall`).
 """
 
 from __future__ import annotations

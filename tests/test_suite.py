@@ -523,3 +523,13 @@ def test_proposals_family(tmp_path, capsys):
     tables = (tmp_path / "rep" / "tables.md").read_text()
     assert "AR@100 ↑" in tables and "AR@1000 ↑" in tables and "J_c" in tables and "| M1 | **" in tables
     assert (tmp_path / "rep" / "figures" / "VOC-toy_proposals_recall.png").stat().st_size > 10_000
+
+
+def test_example_configuration_parses():
+    config = suite_module.load_config(Path(__file__).resolve().parents[1] / "examples" / "eval.yaml")
+    assert [d.name for d in config.datasets] == ["ECSSD", "DUTS-TE", "BSDS500", "VOC2012-val"]
+    assert [m.name for m in config.methods] == ["MyNet", "U2Net", "gPb-owt-ucm", "MCG"]
+    assert config.datasets[2].families == ("boundary", "partition") and config.workers == 3
+    assert config.methods[2].folder("BSDS500", "partition").name == "ucm2"
+    assert config.methods[2].folder("ECSSD", "sod") is None
+    assert config.options["partition"]["measures"] == ["fop", "fb", "voi", "pri", "ssc"]
