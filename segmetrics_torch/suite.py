@@ -845,8 +845,8 @@ def add_suite_arguments(evaluate: argparse.ArgumentParser, positive_int, non_neg
     group = evaluate.add_argument_group(
         "evaluation report (many methods x datasets)",
         "segmetrics evaluate --config eval.yaml [options], or for one dataset: segmetrics evaluate --gt DIR --pred "
-        "[NAME=]DIR [--pred [NAME=]DIR ...] --family sod|boundary|partition [options]. Command-line options override "
-        "the file's.",
+        "[NAME=]DIR [--pred [NAME=]DIR ...] --family sod|boundary|partition|proposals [options]. Command-line "
+        "options override the file's.",
     )
     group.add_argument("--config", dest="suite_config", metavar="FILE", help="YAML or JSON configuration")
     group.add_argument("--gt", dest="suite_gt", metavar="DIR", help="one dataset: its ground-truth folder")
