@@ -3,7 +3,8 @@
 Each family has one core that takes matched file pairs and returns what the commands report, computed by the
 library's own measures (nothing here re-implements a measure):
 
-* :func:`evaluate_sod`: :class:`~segmetrics_torch.ForegroundMeasures` over grayscale maps (``compute()`` as is);
+* :func:`evaluate_sod`: :class:`~segmetrics_torch.ForegroundMeasures`' sums and ``compute()`` over grayscale maps
+  (as the torchmetrics-free ``ForegroundSums``);
 * :func:`evaluate_boundary`: :func:`~segmetrics_torch.functional.boundary.boundary_pr_counts` per batch, then
   :func:`~segmetrics_torch.functional.boundary.summarize_counts` (BSR ``collect_eval_bdry.m``);
 * :func:`evaluate_partition`: :class:`~segmetrics_torch.PartitionMeasures` (label maps) or
@@ -617,7 +618,8 @@ def evaluate_sod(
     progress=None,
     images: Iterable[tuple[str, Any, Any]] | None = None,
 ):
-    """Every foreground measure of a dataset (:class:`~segmetrics_torch.ForegroundMeasures`, PySODMetrics-exact).
+    """Every foreground measure of a dataset, PySODMetrics-exact: the sums and ``compute()`` of
+    :class:`~segmetrics_torch.ForegroundMeasures` in ``functional.foreground.suite.ForegroundSums``.
 
     Args:
         pairs: ``(stem, pred_path, gt_path)``; maps read by :func:`read_gray_map`, ground truth binarised ``> 128``.
@@ -631,12 +633,13 @@ def evaluate_sod(
             decoding ``pairs`` here.
 
     Returns:
-        ``(results, metric)``: ``metric.compute()`` (nested dict of tensors, curves included) and the metric (its
-        ``count``, ``settings``, ``normalize``).
+        ``(results, metric)``: ``metric.compute()`` (nested dict of tensors, curves included) and the accumulator
+        (its ``count``, ``settings``, ``normalize``).
     """
-    from . import ForegroundMeasures
+    # the Metric's sums without torchmetrics, whose import alone costs about a second of a command's run
+    from .functional.foreground.suite import ForegroundSums
 
-    metric = ForegroundMeasures().to(device)
+    metric = ForegroundSums(device=device)
     if images is None:
         images = decode_pairs(decode_tasks(pairs, "sod", resize=resize), workers)
     images = _counted(images, progress)
@@ -801,7 +804,8 @@ def _check_depth(images: Iterator[tuple[str, Any, Any]], paths: dict[str, Path])
 
 
 def load_measures() -> None:
-    """Import torch and the measures (~2.5 s on CPU: torch, torchmetrics, numba) with the cyclic GC paused.
+    """Import torch and the foreground measures' functional core (~1.3 s on CPU: torch, numba; torchmetrics, another
+    second, is left to the families whose cores use Metric classes) with the cyclic GC paused.
 
     Imports allocate millions of objects and no garbage worth collecting; pausing the collector during them saves
     ~15 % of the import time. The collector's previous state is restored.
@@ -813,7 +817,7 @@ def load_measures() -> None:
     try:
         import torch  # noqa: F401
 
-        from . import ForegroundMeasures  # noqa: F401  (torchmetrics, the foreground kernels)
+        from .functional.foreground import suite  # noqa: F401  (the foreground kernels)
     finally:
         if enabled:
             gc.enable()

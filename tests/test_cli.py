@@ -247,7 +247,9 @@ def test_evaluate_unexpected_error_exit_1(dataset, monkeypatch, capsys):
     def boom(self, preds, target):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(ForegroundMeasures, "update", boom)
+    from segmetrics_torch.functional.foreground.suite import ForegroundSums
+
+    monkeypatch.setattr(ForegroundSums, "update", boom)
     assert main(["evaluate", "sod", "--pred", str(root / "good"), "--gt", str(root / "gt"), "--no-progress"]) == 1
     err = capsys.readouterr().err
     assert "Traceback" in err and "error: unexpected RuntimeError: boom" in err

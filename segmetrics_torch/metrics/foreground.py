@@ -24,7 +24,7 @@ from ..functional.foreground._prepare import MeasureOptions, run_per_image
 from ..functional.foreground.emeasure import e_from_counts
 from ..functional.foreground.overlap import f_from_counts, overlap_from_counts
 from ..functional.foreground.smeasure import check_s_options
-from ..functional.foreground.suite import derive_all, suite_options
+from ..functional.foreground.suite import SUITE_CURVES, SUITE_SCALARS, derive_all, suite_options, summarize_foreground
 from ..functional.foreground.weighted_fmeasure import check_edt_backend
 from ..ops.thresholds import NUM_THRESHOLDS
 
@@ -297,18 +297,8 @@ class ForegroundMeasures(_ForegroundMetric):
             :func:`segmetrics_torch.functional.foreground_measures`.
     """
 
-    _scalars = (
-        "mae",
-        "s_measure",
-        "weighted_f_measure",
-        "f_adaptive",
-        "e_adaptive",
-        "precision_adaptive",
-        "recall_adaptive",
-        "iou_adaptive",
-        "dice_adaptive",
-    )
-    _curves = ("f_curve", "precision_curve", "recall_curve", "e_curve", "iou_curve", "dice_curve")
+    _scalars = SUITE_SCALARS
+    _curves = SUITE_CURVES
 
     def __init__(
         self,
@@ -335,20 +325,7 @@ class ForegroundMeasures(_ForegroundMetric):
         return derive_all(values, self.beta2)
 
     def compute(self) -> dict[str, Any]:
-        f = self._curve_summary("f_curve", "f_adaptive")
-        f["precision"] = self._mean("precision_curve")
-        f["recall"] = self._mean("recall_curve")
-        return {
-            "mae": self._mean("mae"),
-            "s_measure": self._mean("s_measure"),
-            "weighted_f_measure": self._mean("weighted_f_measure"),
-            "f_measure": f,
-            "e_measure": self._curve_summary("e_curve", "e_adaptive"),
-            "iou": self._curve_summary("iou_curve", "iou_adaptive"),
-            "dice": self._curve_summary("dice_curve", "dice_adaptive"),
-            "precision": self._mean("precision_adaptive"),
-            "recall": self._mean("recall_adaptive"),
-        }
+        return summarize_foreground(self._mean)
 
 
 def flatten_results(results: dict[str, Any], prefix: str = "", *, curves: bool = False) -> dict[str, Tensor]:
