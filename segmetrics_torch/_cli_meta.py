@@ -285,9 +285,16 @@ def _run_meta_foreground(args: argparse.Namespace) -> int:
     return 0
 
 
+#: the measure names of :mod:`segmetrics_torch.meta.metameasures`' registries, spelt out so that building the parser
+#: imports no torch (every ``segmetrics`` command builds it; a test keeps the lists equal)
+PARTITION_MEASURES = ("fb", "fop", "fr", "pri", "voi", "nvoi", "sc", "ssc", "dhd", "sdhd", "vd", "bgm", "bce", "gce",
+                      "lce")  # fmt: skip
+FOREGROUND_MEASURES = ("mae", "s_measure", "weighted_f", "f_adaptive", "f_mean", "f_max", "e_adaptive", "e_mean",
+                       "e_max")  # fmt: skip
+
+
 def add_meta_parser(commands: Any, positive_int, non_negative_int, positive_float) -> None:
     """Register ``meta partition`` and ``meta foreground`` on the ``segmetrics`` sub-command set."""
-    from .meta.metameasures import FOREGROUND_MEASURES, PARTITION_MEASURES
 
     meta = commands.add_parser(
         "meta",

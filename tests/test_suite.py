@@ -476,6 +476,22 @@ def test_cli_partition_measure_names_match_the_library():
     assert PARTITION_MEASURES == MEASURES
 
 
+def test_meta_parser_names_match_the_registries_and_parsing_imports_no_torch():
+    import subprocess
+    import sys
+
+    from segmetrics_torch import _cli_meta
+    from segmetrics_torch.meta.metameasures import FOREGROUND_MEASURES, PARTITION_MEASURES
+
+    assert _cli_meta.PARTITION_MEASURES == tuple(PARTITION_MEASURES)
+    assert _cli_meta.FOREGROUND_MEASURES == tuple(FOREGROUND_MEASURES)
+    # decoding workers start before torch loads only if building the parser does not load it
+    code = ("import sys; from segmetrics_torch.cli import _build_parser; _build_parser(); "
+            "print('torch' in sys.modules, 'torchmetrics' in sys.modules)")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "False"]
+
+
 def test_proposals_family(tmp_path, capsys):
     """Two proposal methods on one dataset: the JSON equals ProposalRecall, AR@100 in the table, the figure."""
     from segmetrics_torch import ProposalRecall
