@@ -416,6 +416,13 @@ def _npz(path: Path) -> dict[str, np.ndarray]:
         raise ValueError(f"{path}: cannot read it as a numpy .npz archive ({error}).") from None
 
 
+def _binary(array: np.ndarray, path: Path, what: str) -> np.ndarray:
+    """``array`` as bool, or a ValueError naming ``path`` when it holds values other than 0 / 1."""
+    if array.dtype != bool and (array.dtype.kind not in "iuf" or not np.isin(array, (0, 1)).all()):
+        raise ValueError(f"{path}: {what} must be binary (bool or 0 / 1), but holds other values.")
+    return array.astype(bool, copy=False)
+
+
 def read_proposals(path: str | Path) -> np.ndarray:
     """Read one image's ranked pool of object proposals.
 
@@ -440,10 +447,7 @@ def read_proposals(path: str | Path) -> np.ndarray:
             masks = data["masks"]
             if masks.ndim != 3:
                 raise ValueError(f"{path}: `masks` must be a (P, H, W) stack, but has shape {masks.shape}.")
-            if masks.dtype != bool:
-                if masks.dtype.kind not in "iuf" or not np.isin(masks, (0, 1)).all():
-                    raise ValueError(f"{path}: `masks` must be binary (bool or 0 / 1), but holds other values.")
-                masks = masks.astype(bool)
+            masks = _binary(masks, path, "`masks`")
             if masks.shape[0] == 0:
                 raise ValueError(f"{path}: `masks` holds no proposal (P = 0).")
             return masks
@@ -502,14 +506,12 @@ def read_objects(
         objects = data["objects"]
         if objects.ndim != 3 or objects.shape[0] == 0:
             raise ValueError(f"{path}: `objects` must be a (K, H, W) stack with K >= 1, but has shape {objects.shape}.")
-        if objects.dtype != bool and (objects.dtype.kind not in "iuf" or not np.isin(objects, (0, 1)).all()):
-            raise ValueError(f"{path}: `objects` must be binary (bool or 0 / 1), but holds other values.")
-        objects = objects.astype(bool)
+        objects = _binary(objects, path, "`objects`")
         if "void" in data:
             void = data["void"]
-            if void.shape != objects.shape[1:] or (void.dtype != bool and not np.isin(void, (0, 1)).all()):
+            if void.shape != objects.shape[1:]:
                 raise ValueError(f"{path}: `void` must be a binary (H, W) = {objects.shape[1:]} mask.")
-            void = void.astype(bool)
+            void = _binary(void, path, "`void`")
         if "classes" in data:
             classes = data["classes"].ravel()
             _check_integer(classes, path, "`classes`")

@@ -82,15 +82,11 @@ class ProposalBoundaryCounts(NamedTuple):
     def precision_recall_f(self) -> tuple[Tensor, Tensor, Tensor]:
         """(P, K) float64 precision, recall and F with DAVIS' cases: no proposal boundary but an object boundary ->
         (P, R) = (1, 0); a proposal boundary but no object boundary -> (0, 1); neither -> (1, 1); F = 0 at P + R = 0."""
-        n_fg = self.fg_count[:, None].double().expand_as(self.fg_match)
-        n_gt = self.gt_count[None, :].double().expand_as(self.gt_match)
-        no_fg, no_gt = n_fg == 0, n_gt == 0
-        precision = torch.where(no_fg, 1.0, self.fg_match.double() / n_fg.clamp_min(1))
-        precision = torch.where(~no_fg & no_gt, 0.0, precision)
-        recall = torch.where(no_gt, 1.0, self.gt_match.double() / n_gt.clamp_min(1))
-        recall = torch.where(no_fg & ~no_gt, 0.0, recall)
-        total = precision + recall
-        f = torch.where(total == 0, 0.0, 2 * precision * recall / torch.where(total == 0, 1.0, total))
+        from .boundary.morphological import boundary_f_from_counts
+
+        f, precision, recall = boundary_f_from_counts(
+            self.fg_match, self.fg_count[:, None], self.gt_match, self.gt_count[None, :]
+        )
         return precision, recall, f
 
     @property

@@ -22,7 +22,7 @@ from torch import Tensor
 from ..._checks import as_binary_mask, as_image_list, check_image_stack, check_positive_float, check_tensor
 from ...ops.morphology import dilate_disk, seg2bmap
 
-__all__ = ["boundary_radius", "morphological_boundary_f"]
+__all__ = ["boundary_f_from_counts", "boundary_radius", "morphological_boundary_f"]
 
 
 def boundary_radius(bound_th: float, height: int, width: int) -> float:
@@ -37,10 +37,20 @@ def _stack_f(preds: Tensor, target: Tensor, bound_th: float, backend: str) -> tu
     gt_b = seg2bmap(target)
     fg_dil = dilate_disk(fg_b, radius, backend=backend)
     gt_dil = dilate_disk(gt_b, radius, backend=backend)
-    n_fg = fg_b.sum(dim=(-2, -1)).to(torch.float64)
-    n_gt = gt_b.sum(dim=(-2, -1)).to(torch.float64)
-    fg_match = (fg_b & gt_dil).sum(dim=(-2, -1)).to(torch.float64)
-    gt_match = (gt_b & fg_dil).sum(dim=(-2, -1)).to(torch.float64)
+    return boundary_f_from_counts(
+        (fg_b & gt_dil).sum(dim=(-2, -1)), fg_b.sum(dim=(-2, -1)), (gt_b & fg_dil).sum(dim=(-2, -1)),
+        gt_b.sum(dim=(-2, -1)),
+    )  # fmt: skip
+
+
+def boundary_f_from_counts(
+    fg_match: Tensor, n_fg: Tensor, gt_match: Tensor, n_gt: Tensor
+) -> tuple[Tensor, Tensor, Tensor]:
+    """``(F, precision, recall)`` in float64 from matched and total boundary pixel counts (broadcast), with DAVIS'
+    cases: no predicted boundary but a GT one -> (P, R) = (1, 0); a predicted one but none in the GT -> (0, 1);
+    neither -> (1, 1); F = 0 when P + R = 0."""
+    counts = torch.broadcast_tensors(fg_match, n_fg, gt_match, n_gt)
+    fg_match, n_fg, gt_match, n_gt = (x.to(torch.float64) for x in counts)
     no_fg, no_gt = n_fg == 0, n_gt == 0
     precision = torch.where(no_fg, 1.0, fg_match / n_fg.clamp_min(1))
     precision = torch.where(~no_fg & no_gt, 0.0, precision)
