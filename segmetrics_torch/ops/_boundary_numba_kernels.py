@@ -88,13 +88,24 @@ def thin_padded(img, lut1, lut2):  # pragma: no cover - compiled
     return ys[:n].copy(), xs[:n].copy()
 
 
+@numba.njit(cache=True, nogil=True)
+def _padded_binary(m, h, w):  # pragma: no cover - compiled
+    # m[:h, :w] as a {0, 1} uint8 image with a one-pixel zero border: any non-zero value is "on", so that the
+    # neighbour code stays below 256 (the size of the thinning tables) whatever values arrive
+    img = np.zeros((h + 2, w + 2), np.uint8)
+    for y in range(h):
+        for x in range(w):
+            if m[y, x]:
+                img[y + 1, x + 1] = 1
+    return img
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
 def thin_batch(stack, lut1, lut2):  # pragma: no cover - compiled
     # Thin every (H, W) map of a (N, H, W) uint8 stack in place.
     n, h, w = stack.shape
     for i in numba.prange(n):
-        img = np.zeros((h + 2, w + 2), np.uint8)
-        img[1:-1, 1:-1] = stack[i]
+        img = _padded_binary(stack[i], h, w)
         thin_padded(img, lut1, lut2)
         stack[i] = img[1:-1, 1:-1]
 
@@ -455,8 +466,7 @@ def stack_counts(maps, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off
         k = task % nk
         h = dims[b, 0]
         w = dims[b, 1]
-        img = np.zeros((h + 2, w + 2), np.uint8)
-        img[1 : h + 1, 1 : w + 1] = maps[b, k, :h, :w]
+        img = _padded_binary(maps[b, k], h, w)
         level_counts(
             img, grids[b], n2s[b], n_gt[b], lut1, lut2, do_thin,
             off_dy[b], off_dx[b], off_cost[b], n_off[b], pad, big, out, b, k,

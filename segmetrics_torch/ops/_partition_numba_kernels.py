@@ -255,8 +255,12 @@ def dense_table_counts(parts, anns, table_partition, table_annotation, k_g, cell
         a = anns[table_annotation[t]]
         off = cell_offset[t]
         kg = k_g[t]
+        end = out.shape[0]
         for i in range(n):
-            out[off + p[i] * kg + a[i]] += 1
+            # indices are relabelled region numbers; the test keeps memory safe should a caller pass anything else
+            j = off + p[i] * kg + a[i]
+            if a[i] >= 0 and a[i] < kg and j >= off and j < end:
+                out[j] += 1
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
@@ -273,7 +277,9 @@ def signature_counts(masks, signature, n_signatures, out):  # pragma: no cover -
                 row_any |= m[i, j]
             if row_any:
                 for j in range(w):
-                    acc[signature[i, j]] += m[i, j]
+                    s = signature[i, j]
+                    if s >= 0 and s < n_signatures:  # memory safety whatever arrives
+                        acc[s] += m[i, j]
         out[p] = acc
 
 
@@ -327,7 +333,9 @@ def mask_boundary_counts(
                     continue
                 if valid[i, j]:
                     count += 1
-                    acc[dil_signature[i, j]] += 1
+                    s = dil_signature[i, j]
+                    if s >= 0 and s < n_signatures:  # memory safety whatever arrives
+                        acc[s] += 1
                 if not near[i, j]:
                     continue
                 for t in range(off_y.shape[0]):
@@ -337,7 +345,10 @@ def mask_boundary_counts(
                         dil[y * w + x] = 1
         hits = np.zeros(n_obj, np.int64)
         for q in range(gt_pixels.shape[0]):
-            hits[gt_objects[q]] += dil[gt_pixels[q]]
+            o = gt_objects[q]
+            px = gt_pixels[q]
+            if o >= 0 and o < n_obj and px >= 0 and px < h * w:  # memory safety whatever arrives
+                hits[o] += dil[px]
         fg_per_sig[p] = acc
         gt_match[p] = hits
         fg_count[p] = count

@@ -55,7 +55,10 @@ def threshold_counts(p: Tensor, g: Tensor) -> BinaryCounts:
         :class:`BinaryCounts` with ``tp`` and ``pp`` of shape (B, 256), descending thresholds.
     """
     batch = p.shape[0]
-    bins = (p * 255).to(torch.int64)  # truncation toward zero, as numpy's astype(np.uint8) on [0, 255]
+    # truncation toward zero, as numpy's astype(np.uint8) on [0, 255]. A map outside [0, 1] (only reachable with
+    # validate_args=False) is clamped to the end bins (NaN to bin 0), as the CPU kernel does, so that it cannot spill
+    # into another image's or the other class's bins
+    bins = (p * 255).nan_to_num_(nan=0.0, posinf=255.0, neginf=0.0).clamp_(0, 255).to(torch.int64)
     key = bins + g.to(torch.int64) * 256 + torch.arange(batch, device=p.device).view(-1, 1, 1) * 512
     hist = torch.bincount(key.reshape(-1), minlength=batch * 512).view(batch, 2, 256)
     cum = hist.flip(-1).cumsum(-1).to(torch.float64)  # [:, :, i] = number of pixels with bin >= 255 - i

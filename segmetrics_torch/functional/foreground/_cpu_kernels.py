@@ -115,6 +115,18 @@ def pairwise_sum(a, start, n):  # pragma: no cover - compiled
 
 
 @numba.njit(**_JIT)
+def _bin(v):  # pragma: no cover - compiled
+    # trunc(255 v), as numpy's astype(np.uint8) on [0, 1]; clamped to the 256 bins so that values outside [0, 1]
+    # (possible with validate_args=False and normalize=False) or NaN can never index outside the histogram
+    s = v * 255.0
+    if not s >= 0.0:  # negative or NaN
+        return 0
+    if s >= 255.0:
+        return 255
+    return int(s)
+
+
+@numba.njit(**_JIT)
 def _value(raw, y, x, scale, lo, span, stretch):  # pragma: no cover - compiled
     # the tensor path's prepare_maps: raw / scale, then (p - lo) / (hi - lo) in float64
     v = raw[y, x] / scale
@@ -166,7 +178,7 @@ def _image(raw, g, dist, index, scale, normalize, alpha, skip_empty, wf_beta2, k
     for y in range(h):
         for x in range(w):
             v = _value(raw, y, x, scale, lo, span, stretch)
-            b = int(v * 255)  # truncation, as numpy's astype(np.uint8)
+            b = _bin(v)
             flat[y * w + x] = v
             if g[y, x]:
                 hist[1, b] += 1
