@@ -163,16 +163,19 @@ def _edt_torch(mask: Tensor, chunk_size: int | None = None) -> tuple[Tensor, Ten
     index = gy.gather(1, col).mul_(w).add_(col)
     # d2 >= big only when every column lacks a feature, i.e. the image is empty (all its rows are).
     empty = d2 >= big
-    dist = d2.to(torch.float64)  # exact: squared distances are far below 2**53
-    if dist.device.type == "cpu":
-        # torch's vectorised CPU sqrt is not correctly rounded (1 ulp off on ~1 % of integers); numpy's is, like
-        # CUDA's double sqrt and scipy, so the distances are bitwise identical to the reference.
-        dist = torch.from_numpy(np.sqrt(dist.numpy()))
-    else:
-        dist.sqrt_()
+    dist = _exact_sqrt(d2.to(torch.float64))  # exact: squared distances are far below 2**53
     dist.masked_fill_(empty, float("inf"))
     index.masked_fill_(empty, -1)
     return dist.view(b, h, w), index.view(b, h, w)
+
+
+def _exact_sqrt(d2: Tensor) -> Tensor:
+    """Correctly rounded float64 square root, in place where the device allows."""
+    if d2.device.type == "cpu":
+        # torch's vectorised CPU sqrt is not correctly rounded (1 ulp off on ~1 % of integers); numpy's is, like
+        # CUDA's double sqrt and scipy, so the distances are bitwise identical to the reference.
+        return torch.from_numpy(np.sqrt(d2.numpy()))
+    return d2.sqrt_()
 
 
 # --------------------------------------------------------------------------------------------------------- numba
