@@ -9,6 +9,7 @@ them off.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
@@ -17,18 +18,31 @@ from torch import Tensor
 __all__ = [
     "as_binary_mask",
     "as_image_list",
+    "as_unit_map",
     "check_image_stack",
     "check_positive_float",
     "check_probability_map",
     "check_tensor",
+    "check_tolerance",
 ]
 
 
 def check_tensor(x: object, name: str) -> Tensor:
-    """Return ``x`` if it is a tensor, else raise ``TypeError`` naming the argument."""
+    """Return ``x`` detached from any autograd graph if it is a tensor with values, else raise naming the argument.
+
+    Evaluation measures are called on model outputs in training loops: like torchmetrics' functional metrics they
+    compute on the detached values (the number equals the detached input's). The losses, which keep the graph, use
+    their input rather than this return value. A tensor on the ``meta`` device has a shape but no values: it is a
+    ``ValueError``, not an internal error later.
+    """
     if not isinstance(x, Tensor):
         raise TypeError(f"Expected `{name}` to be a torch.Tensor, but got {type(x).__name__}.")
-    return x
+    if x.is_meta:
+        raise ValueError(
+            f"Expected `{name}` to hold values, but got a tensor on the 'meta' device (a shape without data); "
+            "move it to 'cpu' or 'cuda' first."
+        )
+    return x.detach()
 
 
 
@@ -49,9 +63,26 @@ def as_binary_mask(x: Tensor, name: str, validate_args: bool = True) -> Tensor:
 
 
 def check_positive_float(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or value != value:
-        raise ValueError(f"Expected argument `{name}` to be a positive number, but got {value!r}.")
+    """``value`` as a float if it is a finite number > 0 (not a bool), else ``ValueError`` naming the argument."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        raise ValueError(f"Expected argument `{name}` to be a finite positive number, but got {value!r}.")
     return float(value)
+
+
+def check_tolerance(pixels: float, value: float, name: str, height: int, width: int) -> float:
+    """Return the tolerance ``pixels`` (from argument ``name`` = ``value``) unless it exceeds the image diagonal.
+
+    A match radius beyond the diagonal means nothing (every pixel is within reach of every other) and would size the
+    offset tables by it (``max_dist=1e6`` asked for terabytes): a ``ValueError`` naming the argument instead.
+    """
+    diagonal = math.hypot(height, width)
+    if pixels > diagonal:
+        raise ValueError(
+            f"Expected `{name}` to give a tolerance within the image diagonal ({diagonal:.1f} px for a "
+            f"{height}x{width} image), but got {value!r} ({pixels:g} px). Values below 1 are fractions of the "
+            "diagonal, values from 1 on are pixels."
+        )
+    return pixels
 
 
 def check_probability_map(x: Tensor, name: str) -> None:
@@ -64,6 +95,24 @@ def check_probability_map(x: Tensor, name: str) -> None:
             f"Expected floating `{name}` to lie in [0, 1], but got values in [{lo:g}, {hi:g}]. "
             "Pass uint8 maps (0..255) or divide by 255 first."
         )
+
+
+def as_unit_map(x: Tensor, name: str, validate_args: bool = True) -> Tensor:
+    """A soft map or ucm2 as float64 in [0, 1]: the one reading of such inputs in the package.
+
+    * uint8 is divided by 255 (an 8-bit PNG or ucm2 image, as BSR's ``imread`` / ``double(.)/255``);
+    * floating maps are taken as they are and must be finite and in [0, 1] (checked when ``validate_args``; this
+      synchronises a CUDA device): a negative value or one above 1 is an error, not a level outside every threshold;
+    * any other dtype (bool, other integers, complex) is a ``TypeError``: a bool map is a single level, which the
+      soft-map and ucm2 formats do not describe (pass ``x.double()`` if that is meant).
+    """
+    if x.dtype == torch.uint8:
+        return x.to(torch.float64) / 255
+    if not x.is_floating_point():
+        raise TypeError(f"Expected `{name}` to be floating in [0, 1] or uint8 (0..255), but got dtype {x.dtype}.")
+    if validate_args:
+        check_probability_map(x, name)
+    return x.to(torch.float64)
 
 
 def check_image_stack(x: Tensor, name: str) -> Tensor:
@@ -92,7 +141,7 @@ def as_image_list(x: object, name: str) -> list[Tensor] | None:
         raise ValueError(f"Expected `{name}` to hold at least one image, but got an empty list.")
     out = []
     for i, item in enumerate(x):
-        check_tensor(item, f"{name}[{i}]")
+        item = check_tensor(item, f"{name}[{i}]")
         if item.ndim == 3 and item.shape[0] == 1:
             item = item[0]
         if item.ndim != 2:

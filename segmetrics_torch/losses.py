@@ -35,7 +35,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from ._checks import check_tensor
+from ._checks import check_positive_float, check_tensor
 from .functional.foreground.emeasure import EPS
 from .ops.distance import distance_transform_edt
 from .ops.filters import gaussian_blur_zero
@@ -125,6 +125,7 @@ def weighted_f_measure_loss(
 ) -> Tensor:
     """``1 - F^w_beta`` of the soft map (Margolin et al. CVPR 2014; see the module doc)."""
     _check_reduction(reduction)
+    beta2 = check_positive_float(beta2, "beta2")
     p, g, dtype = _prepare(preds, target, validate_args)
     batch = p.shape[0]
     with torch.no_grad():
@@ -151,6 +152,7 @@ def soft_f_measure_loss(
 ) -> Tensor:
     """``1 - F_beta`` of soft counts (see the module doc)."""
     _check_reduction(reduction)
+    beta2 = check_positive_float(beta2, "beta2")
     p, g, dtype = _prepare(preds, target, validate_args)
     gf = g.to(p.dtype)
     tp = (p * gf).sum(dim=(1, 2))
@@ -176,6 +178,8 @@ class _Loss(nn.Module):
     def __init__(self, reduction: str = "mean", validate_args: bool = True) -> None:
         super().__init__()
         _check_reduction(reduction)
+        if not isinstance(validate_args, bool):
+            raise TypeError(f"Expected argument `validate_args` to be a bool, but got {validate_args!r}.")
         self.reduction = reduction
         self.validate_args = validate_args
 
@@ -195,7 +199,7 @@ class WeightedFMeasureLoss(_Loss):
 
     def __init__(self, beta2: float = 1.0, reduction: str = "mean", validate_args: bool = True) -> None:
         super().__init__(reduction, validate_args)
-        self.beta2 = beta2
+        self.beta2 = check_positive_float(beta2, "beta2")
 
     def forward(self, preds: Tensor, target: Tensor) -> Tensor:
         return weighted_f_measure_loss(
@@ -208,7 +212,7 @@ class SoftFMeasureLoss(_Loss):
 
     def __init__(self, beta2: float = 0.3, reduction: str = "mean", validate_args: bool = True) -> None:
         super().__init__(reduction, validate_args)
-        self.beta2 = beta2
+        self.beta2 = check_positive_float(beta2, "beta2")
 
     def forward(self, preds: Tensor, target: Tensor) -> Tensor:
         return soft_f_measure_loss(

@@ -95,7 +95,7 @@ class ProposalBoundaryCounts(NamedTuple):
 
 
 def _check_objects(objects: Tensor, void: Tensor | None, validate_args: bool) -> tuple[Tensor, Tensor]:
-    check_tensor(objects, "objects")
+    objects = check_tensor(objects, "objects")
     if objects.ndim == 2:
         objects = objects[None]
     if objects.ndim != 3:
@@ -106,11 +106,15 @@ def _check_objects(objects: Tensor, void: Tensor | None, validate_args: bool) ->
     if void is None:
         valid = torch.ones(objects.shape[1:], dtype=torch.bool, device=objects.device)
     else:
-        check_tensor(void, "void")
+        void = check_tensor(void, "void")
         if void.shape != objects.shape[1:]:
             raise ValueError(f"Expected `void` of shape {tuple(objects.shape[1:])}, but got {tuple(void.shape)}.")
         valid = ~as_binary_mask(void, "void", validate_args).to(objects.device)
     return objects, valid
+
+
+#: ranks a label map may name beyond its pixel count (necessarily empty proposals, e.g. fully covered ones)
+_SPARE_RANKS = 1024
 
 
 def _pool(proposals: Tensor | Sequence[Tensor], h: int, w: int, validate_args: bool) -> tuple[str, Any, int]:
@@ -126,6 +130,14 @@ def _pool(proposals: Tensor | Sequence[Tensor], h: int, w: int, validate_args: b
         n_prop = int(labels.max()) if labels.numel() else 0
         if n_prop == 0:
             raise ValueError("Expected at least one proposal, but the label map holds none (all 0).")
+        if n_prop > h * w + _SPARE_RANKS:
+            # a label is a rank: a map holds at most H*W non-empty proposals, so a maximum far beyond the pixel count
+            # names mostly empty ones, and evaluating them would loop and allocate by the label's value (2**40)
+            raise ValueError(
+                f"Expected proposal labels to be ranks 1..P with P at most the pixel count {h * w} of a {h}x{w} label "
+                f"map (+ {_SPARE_RANKS}), but got a maximum label of {n_prop}. Renumber the proposals 1, 2, ... in "
+                "rank order."
+            )
         return "labels", labels, n_prop
     if isinstance(proposals, Tensor):
         if proposals.ndim != 3:
@@ -144,7 +156,7 @@ def _chunks(kind: str, pool: Any, n_prop: int, shape: tuple[int, int], device: t
             validate_args: bool) -> Iterator[Tensor]:  # fmt: skip
     """The pool as (C, H, W) bool chunks on ``device``, at most ``chunk_size`` proposals converted at a time."""
     h, w = shape
-    step = chunk_size or max(1, _CHUNK_VALUES // max(1, h * w))
+    step = max(1, _CHUNK_VALUES // max(1, h * w)) if chunk_size is None else chunk_size
     if isinstance(step, bool) or not isinstance(step, int) or step < 1:
         raise ValueError(f"Expected `chunk_size` to be a positive int, but got {chunk_size!r}.")
     for lo in range(0, n_prop, step):

@@ -18,12 +18,20 @@ from torch import Tensor
 from torchmetrics import Metric
 
 from .._checks import check_positive_float
-from ..functional.boundary.bsds import boundary_pr_counts, check_input_format, default_thresholds
+from ..functional.boundary.bsds import boundary_pr_counts, check_input_format, default_thresholds, warn_if_r50_nan
 from ..functional.boundary.morphological import morphological_boundary_f
 from ..functional.boundary.summary import boundary_summary, check_unique_occurrence, ois_counts
 from ..ops.morphology import _check_backend
 
 __all__ = ["BoundaryPR", "MorphologicalBoundaryF"]
+
+
+def _all_nan(res: Any) -> Any:
+    """The same nested results with every value NaN (the thresholds, which are settings, stay)."""
+    return {
+        k: v if k == "thresholds" else _all_nan(v) if isinstance(v, dict) else torch.full_like(v, math.nan)
+        for k, v in res.items()
+    }
 
 
 class BoundaryPR(Metric):
@@ -125,12 +133,15 @@ class BoundaryPR(Metric):
             self.cnt_r, self.sum_r, self.cnt_p, self.sum_p, self.levels.to(self.cnt_r.device), self.ois,
             unique_occurrence=self.unique_occurrence,
         )  # fmt: skip
-        if math.isnan(float(res["r50"])):
+        if int(self.count) == 0:
+            # no image: every summary is undefined (the sums are 0, which would read as ODS = OIS = AP = 0)
             warnings.warn(
-                "BoundaryPR: precision never reaches 0.5 on this dataset, so R50 (recall at precision 0.5) is NaN.",
+                "BoundaryPR.compute() saw no image (no update() since construction or reset()): its values are NaN.",
                 RuntimeWarning,
                 stacklevel=2,
             )
+            return _all_nan(res)
+        warn_if_r50_nan(res, "BoundaryPR", stacklevel=2)
         return res
 
     def plot(self, val=None, ax=None):

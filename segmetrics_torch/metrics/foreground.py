@@ -42,6 +42,16 @@ __all__ = [
 _F64 = torch.float64
 
 
+def warn_s_measure_nan(what: str, images: str) -> None:
+    """The S-measure's documented NaN (an empty region quadrant), announced where a Metric returns it."""
+    warnings.warn(
+        f"{what} is NaN: {images} the ground-truth centroid on the last row or column, which leaves an empty region "
+        "quadrant (PySODMetrics returns NaN there too). Use empty_quadrant='skip' to drop the zero-weight quadrant.",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+
+
 class _ForegroundMetric(Metric):
     """Shared machinery: input preparation, per-image evaluation, sum states, summaries of curves."""
 
@@ -159,13 +169,7 @@ class SMeasure(_ForegroundMetric):
         value = self._mean("sm")
         nan_images = int(self.sm_is_nan_sum)
         if nan_images:
-            warnings.warn(
-                f"SMeasure is NaN: {nan_images} image(s) have the ground-truth centroid on the last row or column, "
-                "which leaves an empty region quadrant (PySODMetrics returns NaN there too). Use "
-                "empty_quadrant='skip' to drop the zero-weight quadrant.",
-                RuntimeWarning,
-                stacklevel=2,
-            )
+            warn_s_measure_nan("SMeasure", f"{nan_images} image(s) have")
         return value
 
 
@@ -325,7 +329,10 @@ class ForegroundMeasures(_ForegroundMetric):
         return derive_all(values, self.beta2)
 
     def compute(self) -> dict[str, Any]:
-        return summarize_foreground(self._mean)
+        res = summarize_foreground(self._mean)
+        if int(self.count) and bool(torch.isnan(res["s_measure"])):
+            warn_s_measure_nan("ForegroundMeasures: s_measure", "at least one image has")
+        return res
 
 
 def flatten_results(results: dict[str, Any], prefix: str = "", *, curves: bool = False) -> dict[str, Tensor]:

@@ -21,7 +21,7 @@ from torchmetrics import Metric
 from .._checks import check_positive_float
 from ..functional.boundary.bsds import default_thresholds
 from ..functional.boundary.summary import check_unique_occurrence
-from ..functional.partition.hierarchy import HIERARCHY_FORMATS, hierarchy_measures
+from ..functional.partition.hierarchy import HIERARCHY_FORMATS, check_num_regions, hierarchy_measures
 from ..functional.partition.segmentation import partition_measures
 from ..functional.partition.summary import PR_MEASURES, hierarchy_state, state_shapes, summarize_hierarchy
 from ..functional.partition.tables import check_fop_constants, check_measures
@@ -318,15 +318,13 @@ class HierarchyMeasures(_SummedStates):
         if num_regions is not None:
             if input_format != "ucm2":
                 raise ValueError("`num_regions` applies to ucm2 input only.")
-            regions = torch.as_tensor(num_regions)
-            if regions.ndim != 1 or regions.numel() == 0 or regions.is_floating_point() or bool((regions < 1).any()):
-                raise ValueError(f"Expected `num_regions` to be a list of positive ints, but got {num_regions!r}.")
+            regions = check_num_regions(num_regions)
             self.parameters = regions.to(torch.float64)
             self.thresholds = None
         else:
             self.parameters = default_thresholds(thresholds, "soft" if input_format == "ucm2" else "stack")
             self.thresholds = self.parameters
-        self.num_regions = None if num_regions is None else torch.as_tensor(num_regions, dtype=torch.int64)
+        self.num_regions = None if num_regions is None else check_num_regions(num_regions)
         self.region_benchmark = bool(region_benchmark)
         self.unique_occurrence = unique_occurrence
         self.options = {

@@ -70,9 +70,19 @@ class ProposalRecall(Metric):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.counts = torch.as_tensor(counts, dtype=torch.int64).flatten()
-        if self.counts.numel() == 0 or bool((self.counts < 1).any()):
-            raise ValueError(f"Expected `counts` to be positive numbers of proposals, but got {counts!r}.")
+        raw = torch.as_tensor(counts).flatten()
+        if (
+            raw.numel() == 0
+            or raw.dtype == torch.bool
+            or raw.is_complex()
+            or (raw.is_floating_point() and not bool((torch.isfinite(raw) & (raw == raw.floor())).all()))
+            or bool((raw < 1).any())
+        ):
+            raise ValueError(f"Expected `counts` to be positive whole numbers of proposals, but got {counts!r}.")
+        self.counts = raw.to(torch.int64)
+        if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int)
+                                       or chunk_size < 1):  # fmt: skip
+            raise ValueError(f"Expected `chunk_size` to be a positive int or None, but got {chunk_size!r}.")
         if num_classes is not None and (isinstance(num_classes, bool) or not isinstance(num_classes, int)
                                         or num_classes < 1):  # fmt: skip
             raise ValueError(f"Expected `num_classes` to be a positive int or None, but got {num_classes!r}.")

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from segmetrics_torch._checks import check_positive_float, check_tensor
+from segmetrics_torch._checks import check_positive_float, check_tensor, check_tolerance
 from segmetrics_torch.ops.morphology import thinning_luts
 
 __all__ = ["correspond_pixels", "correspondence_counts", "max_dist_pixels", "offsets_within"]
@@ -37,7 +37,8 @@ __all__ = ["correspond_pixels", "correspondence_counts", "max_dist_pixels", "off
 
 def max_dist_pixels(max_dist: float, height: int, width: int) -> float:
     """Tolerance in pixels: ``max_dist * sqrt(H^2 + W^2)`` when ``max_dist < 1`` (BSR), else ``max_dist`` pixels."""
-    return max_dist * math.hypot(height, width) if max_dist < 1 else float(max_dist)
+    pixels = max_dist * math.hypot(height, width) if max_dist < 1 else float(max_dist)
+    return check_tolerance(pixels, max_dist, "max_dist", height, width)
 
 
 @functools.lru_cache(maxsize=64)

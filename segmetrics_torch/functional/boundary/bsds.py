@@ -29,14 +29,16 @@ maps, bool or {0, 1}.
 
 from __future__ import annotations
 
+import math
+import warnings
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from ..._checks import as_binary_mask, check_positive_float, check_probability_map, check_tensor
+from ..._checks import as_binary_mask, as_unit_map, check_positive_float, check_tensor
 from ...ops.matching import correspondence_counts
 from ...ops.morphology import resolve_backend, seg2bmap
 from ...ops.morphology import thin as thin_maps
@@ -101,27 +103,24 @@ def _as_list(x: object, name: str, ndim: int) -> list[Tensor]:
             )
         if x.shape[0] == 0:
             raise ValueError(f"Expected `{name}` to hold at least one image, but got an empty batch.")
-        return list(x.unbind(0))
-    if not isinstance(x, Sequence) or isinstance(x, (str, bytes)):
+        x = list(check_tensor(x, name).unbind(0))
+    elif not isinstance(x, Sequence) or isinstance(x, (str, bytes)):
         raise TypeError(f"Expected `{name}` to be a torch.Tensor or a list of tensors, but got {type(x).__name__}.")
     if len(x) == 0:
         raise ValueError(f"Expected `{name}` to hold at least one image, but got an empty list.")
+    items = []
     for i, item in enumerate(x):
-        check_tensor(item, f"{name}[{i}]")
+        item = check_tensor(item, f"{name}[{i}]")
         if item.ndim != ndim:
             raise ValueError(f"Expected `{name}[{i}]` to have {ndim} dims, but got shape {tuple(item.shape)}.")
-    return list(x)
+        if item.shape[-1] == 0 or item.shape[-2] == 0:
+            raise ValueError(f"Expected `{name}[{i}]` to be a non-empty image, but got shape {tuple(item.shape)}.")
+        items.append(item)
+    return items
 
 
 def _soft_map(x: Tensor, name: str, input_format: str, validate_args: bool) -> Tensor:
-    if x.dtype == torch.uint8:
-        p = x.to(torch.float64) / 255
-    elif x.is_floating_point():
-        if validate_args:
-            check_probability_map(x, name)
-        p = x.to(torch.float64)
-    else:
-        raise TypeError(f"Expected `{name}` to be floating in [0, 1] or uint8 (0..255), but got dtype {x.dtype}.")
+    p = as_unit_map(x, name, validate_args)
     if input_format == "ucm2":
         h2, w2 = p.shape[-2:]
         if h2 < 3 or w2 < 3 or h2 % 2 == 0 or w2 % 2 == 0:
@@ -309,7 +308,19 @@ def boundary_pr(
         preds, target, thresholds=thresholds, max_dist=max_dist, thin=thin, input_format=input_format,
         backend=backend, validate_args=validate_args,
     )
-    return summarize_counts(counts, unique_occurrence=unique_occurrence)
+    res = summarize_counts(counts, unique_occurrence=unique_occurrence)
+    warn_if_r50_nan(res, "boundary_pr", stacklevel=3)
+    return res
+
+
+def warn_if_r50_nan(res: dict[str, Any], who: str, stacklevel: int) -> None:
+    """The documented warning of a NaN R50 (precision never reaches 0.5): no NaN leaves the package unannounced."""
+    if math.isnan(float(res["r50"])):
+        warnings.warn(
+            f"{who}: precision never reaches 0.5 on this dataset, so R50 (recall at precision 0.5) is NaN.",
+            RuntimeWarning,
+            stacklevel=stacklevel + 1,
+        )
 
 
 def summarize_counts(counts: BoundaryCounts, *, unique_occurrence: str = "last") -> dict[str, object]:

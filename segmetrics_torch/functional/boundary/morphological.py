@@ -19,7 +19,14 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ..._checks import as_binary_mask, as_image_list, check_image_stack, check_positive_float, check_tensor
+from ..._checks import (
+    as_binary_mask,
+    as_image_list,
+    check_image_stack,
+    check_positive_float,
+    check_tensor,
+    check_tolerance,
+)
 from ...ops.morphology import dilate_disk, seg2bmap
 
 __all__ = ["boundary_f_from_counts", "boundary_radius", "morphological_boundary_f"]
@@ -27,7 +34,8 @@ __all__ = ["boundary_f_from_counts", "boundary_radius", "morphological_boundary_
 
 def boundary_radius(bound_th: float, height: int, width: int) -> float:
     """DAVIS tolerance in pixels: ``ceil(bound_th * diagonal)`` for ``bound_th < 1``, else ``bound_th``."""
-    return float(bound_th) if bound_th >= 1 else float(math.ceil(bound_th * math.hypot(height, width)))
+    pixels = float(bound_th) if bound_th >= 1 else float(math.ceil(bound_th * math.hypot(height, width)))
+    return check_tolerance(pixels, bound_th, "bound_th", height, width)
 
 
 def _stack_f(preds: Tensor, target: Tensor, bound_th: float, backend: str) -> tuple[Tensor, Tensor, Tensor]:
@@ -93,10 +101,8 @@ def morphological_boundary_f(
     if (pred_list is None) != (target_list is None):
         raise TypeError("Expected `preds` and `target` to be both tensors or both lists of tensors.")
     if pred_list is None:
-        check_tensor(preds, "preds")
-        check_tensor(target, "target")
-        pred_list = list(check_image_stack(preds, "preds"))  # type: ignore[arg-type]
-        target_list = list(check_image_stack(target, "target"))  # type: ignore[arg-type]
+        pred_list = list(check_image_stack(check_tensor(preds, "preds"), "preds"))
+        target_list = list(check_image_stack(check_tensor(target, "target"), "target"))
     assert target_list is not None
     if len(pred_list) != len(target_list):
         raise ValueError(

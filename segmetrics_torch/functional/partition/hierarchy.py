@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ..._checks import check_positive_float, check_tensor
+from ..._checks import as_unit_map, check_positive_float, check_tensor
 from ...ops.contingency import (
     ContingencyTables,
     TableSlots,
@@ -37,6 +37,28 @@ __all__ = ["HIERARCHY_FORMATS", "hierarchy_measures", "region_benchmark_counts"]
 HIERARCHY_FORMATS = ("ucm2", "stack")
 
 
+def check_num_regions(num_regions: object) -> Tensor:
+    """SEISM's "number of regions" parameters as a (L,) int64 tensor: whole numbers >= 1, at least one.
+
+    Raises:
+        ValueError: an empty list, a fraction, zero, a negative count, a bool or a non-numeric value.
+    """
+    try:
+        regions = torch.as_tensor(num_regions).flatten()
+    except (TypeError, ValueError, RuntimeError):
+        regions = None
+    if (
+        regions is None
+        or regions.numel() == 0
+        or regions.dtype == torch.bool
+        or regions.is_complex()
+        or (regions.is_floating_point() and not bool((torch.isfinite(regions) & (regions == regions.floor())).all()))
+        or bool((regions < 1).any())
+    ):
+        raise ValueError(f"Expected `num_regions` to be a list of positive whole numbers, but got {num_regions!r}.")
+    return regions.to(torch.int64)
+
+
 def _ucm_list(x: object, validate_args: bool) -> list[Tensor]:
     if isinstance(x, Tensor):
         if x.ndim != 3:
@@ -50,16 +72,12 @@ def _ucm_list(x: object, validate_args: bool) -> list[Tensor]:
         raise ValueError("Expected `preds` to hold at least one image, but got an empty batch.")
     out = []
     for i, u in enumerate(items):
-        check_tensor(u, f"preds[{i}]")
+        u = check_tensor(u, f"preds[{i}]")
         if u.ndim != 2 or u.shape[0] % 2 == 0 or u.shape[1] % 2 == 0 or min(u.shape) < 3:
             raise ValueError(
                 f"Expected `preds[{i}]` to be a double-size ucm2 of odd shape (2H+1, 2W+1), but got {tuple(u.shape)}."
             )
-        if u.is_complex():
-            raise TypeError(f"Expected `preds[{i}]` to be a real ucm2 map, but got dtype {u.dtype}.")
-        if validate_args and u.is_floating_point() and not bool(torch.isfinite(u).all()):
-            raise ValueError(f"Expected `preds[{i}]` to contain only finite values, but it contains NaN or inf.")
-        out.append(u)
+        out.append(as_unit_map(u, f"preds[{i}]", validate_args))
     return out
 
 
@@ -197,7 +215,8 @@ def hierarchy_measures(
         if num_regions is not None:
             from ...ops.hierarchy import region_count_thresholds
 
-            levels = torch.stack([region_count_thresholds(u, num_regions) for u in u_list]).cpu()
+            regions = check_num_regions(num_regions)
+            levels = torch.stack([region_count_thresholds(u, regions) for u in u_list]).cpu()
         else:
             levels = default_thresholds(thresholds, "soft")
     else:

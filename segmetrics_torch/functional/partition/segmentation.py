@@ -65,7 +65,7 @@ def as_label_list(x: object, name: str, ndim: int, validate_args: bool = True) -
         raise ValueError(f"Expected `{name}` to hold at least one image, but got an empty batch.")
     out = []
     for i, item in enumerate(items):
-        check_tensor(item, f"{name}[{i}]")
+        item = check_tensor(item, f"{name}[{i}]")
         if item.ndim != ndim:
             raise ValueError(f"Expected `{name}[{i}]` to have {ndim} dims, but got shape {tuple(item.shape)}.")
         if item.shape[-1] == 0 or item.shape[-2] == 0 or (ndim == 3 and item.shape[0] == 0):
