@@ -114,7 +114,16 @@ class BoundaryPR(Metric):
         self.add_state("count", default=torch.zeros((), dtype=torch.int64), dist_reduce_fx="sum")
 
     def update(self, preds: Tensor | Sequence[Tensor], target: Tensor | Sequence[Tensor]) -> None:
-        """Add a batch of images (see the class doc for the formats)."""
+        """Add a batch of images (see the class doc for the formats).
+
+        Host synchronisation (by design; the foreground family's update has none): the correspondence of machine and
+        human boundary pixels is an exact least-cost maximum matching solved by a compiled CPU kernel, so the
+        thresholded maps and the annotator maps are copied to the host (``.cpu().numpy()`` in
+        ``ops.matching.correspondence_counts``) together with the tolerance tables sized from the image dimensions;
+        the per-image counts come back as one (3, B, K) tensor. Thinning runs in the same kernel (or, with
+        ``backend="torch"``, on the device with one sync per thinning iteration for its stopping rule). With
+        ``validate_args=True`` the value checks (range, NaN, binary annotators) also synchronise once per batch.
+        """
         c = boundary_pr_counts(
             preds, target, thresholds=self.levels, max_dist=self.max_dist, thin=self.thin,
             input_format=self.input_format, backend=self.backend, validate_args=self.validate_args,
@@ -189,7 +198,11 @@ class MorphologicalBoundaryF(Metric):
         self.add_state("count", default=torch.zeros((), dtype=torch.int64), dist_reduce_fx="sum")
 
     def update(self, preds: Tensor | Sequence[Tensor], target: Tensor | Sequence[Tensor]) -> None:
-        """Add binary masks: (B, H, W) / (B, 1, H, W) tensors or lists of (H, W) masks."""
+        """Add binary masks: (B, H, W) / (B, 1, H, W) tensors or lists of (H, W) masks.
+
+        Host synchronisation: none in the dilation and counting of the torch path beyond the binary-mask value check
+        of ``validate_args=True`` (one per batch); the ``"numba"`` backend copies the masks to the host.
+        """
         values = morphological_boundary_f(
             preds, target, bound_th=self.bound_th, backend=self.backend, validate_args=self.validate_args
         )

@@ -124,7 +124,15 @@ class PartitionMeasures(_SummedStates):
         self._add_states(self.measures, 1, False)
 
     def update(self, preds: Tensor | Sequence[Tensor], target: Tensor | Sequence[Tensor]) -> None:
-        """Add a batch of images."""
+        """Add a batch of images.
+
+        Host synchronisation (by design): the contingency tables are sparse, so their sizes are read on the host
+        (``int(...)`` of region counts and table sizes in ``ops.contingency``, ``torch.unique`` of the cell index on
+        non-CPU devices); relabelling sorts on the device but reads the region counts; BGM (a maximum-weight
+        matching) and Fop's candidate rules run in compiled CPU kernels on copies of the tables (``.cpu().numpy()`` in
+        ``functional.partition.tables`` / ``fop``); Fb copies boundary maps to the host for the correspondence
+        kernel, as :class:`BoundaryPR`. The label-value checks of ``validate_args=True`` synchronise once per batch.
+        """
         self.update_values(partition_measures(preds, target, measures=self.measures, **self.options))
 
     def update_values(self, values: dict[str, Tensor]) -> None:
@@ -339,7 +347,12 @@ class HierarchyMeasures(_SummedStates):
         self._add_states(self.measures, self.parameters.numel(), self.region_benchmark)
 
     def update(self, preds: Tensor | Sequence[Tensor], target: Tensor | Sequence[Tensor]) -> None:
-        """Add a batch of hierarchies (ucm2 maps or level stacks) with their human partitions."""
+        """Add a batch of hierarchies (ucm2 maps or level stacks) with their human partitions.
+
+        Host synchronisation (by design): a ucm2's levels come from one union-find sweep in a compiled CPU kernel
+        (the ucm2 is copied to the host in ``ops.hierarchy``); ``num_regions`` reads the distinct ucm2 values
+        (``torch.unique``); the tables and their measures synchronise as :meth:`PartitionMeasures.update` does.
+        """
         if self.num_regions is not None:
             values = hierarchy_measures(
                 preds, target, num_regions=self.num_regions, measures=self.measures,

@@ -150,7 +150,13 @@ class ProposalRecall(Metric):
                 self.class_f_sum.index_add_(0, classes, f.T)
 
     def update(self, proposals, objects, void=None, classes=None) -> None:
-        """Add one image, or lists of images (pools, objects, voids, class ids)."""
+        """Add one image, or lists of images (pools, objects, voids, class ids).
+
+        Host synchronisation (by design): a label-map pool's proposal count is its maximum label (``int(max)``);
+        the objects' pixel signatures come from ``torch.unique``; the CPU kernels (and the boundary variant's
+        boundary scan) read copies of the masks on the host; class ids are checked against ``num_classes`` on the
+        host when ``validate_args=True``.
+        """
         if isinstance(objects, Tensor):
             self._update_one(proposals, objects, void, classes)
             return
