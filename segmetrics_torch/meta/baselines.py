@@ -39,7 +39,11 @@ __all__ = [
 
 
 def quadtree_ucm(height: int, width: int) -> Tensor:
-    """SEISM's quadtree ``grid_ucm`` for an image of ``height`` x ``width`` pixels: a (2H+1, 2W+1) float64 grid.
+    """SEISM's quadtree ``grid_ucm`` for an image of ``height`` x ``width`` pixels: a (2H+1, 2W+1) float64 ucm2.
+
+    SEISM numbers the cut segments 1, 2, ... (coarser cuts get larger numbers); here they are divided by the largest
+    number so that the result is a ucm2 in [0, 1] as the hierarchy and boundary families read it (the order of the
+    levels, and so every partition it describes, is SEISM's).
 
     Sizes below 32 pixels per axis give repeated cuts (as in SEISM); BSDS images are 321 x 481 or 481 x 321.
     """
@@ -78,7 +82,7 @@ def quadtree_ucm(height: int, width: int) -> Tensor:
     g[:, -1] = g[:, -2]
     g[0, :] = g[1, :]
     g[-1, :] = g[-2, :]
-    return torch.from_numpy(g)
+    return torch.from_numpy(g / g.max())
 
 
 def quadtree_partition(height: int, width: int, num_regions: int, *, portrait: bool = True) -> Tensor:
