@@ -80,7 +80,12 @@ def default_thresholds(thresholds: int | Sequence[float] | Tensor, input_format:
         if input_format == "stack":
             return torch.arange(1, thresholds + 1, dtype=torch.float64)
         return matlab_linspace(1 / (thresholds + 1), 1 - 1 / (thresholds + 1), thresholds)
-    t = torch.as_tensor(thresholds, dtype=torch.float64).cpu()
+    try:
+        t = torch.as_tensor(thresholds, dtype=torch.float64).cpu()
+    except (TypeError, ValueError, RuntimeError) as err:  # a string, None, ragged lists: not numbers
+        raise TypeError(
+            f"Expected `thresholds` to be a positive int or a 1-D sequence of numbers, but got {thresholds!r}."
+        ) from err
     if t.ndim != 1 or t.numel() == 0 or not bool(torch.isfinite(t).all()):
         raise ValueError(f"Expected `thresholds` to be a non-empty 1-D sequence of finite values, but got {t}.")
     return t
@@ -191,6 +196,9 @@ def boundary_pr_counts(
     """
     check_input_format(input_format)
     check_positive_float(max_dist, "max_dist")
+    for name, flag in (("thin", thin), ("validate_args", validate_args)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"Expected argument `{name}` to be a bool, but got {flag!r}.")
     levels = default_thresholds(thresholds, input_format)
     pred_list = _as_list(preds, "preds", 3 if input_format == "stack" else 2)
     target_list = _as_list(target, "target", 3)
