@@ -19,6 +19,7 @@ __all__ = [
     "as_binary_mask",
     "as_image_list",
     "as_unit_map",
+    "check_bool",
     "check_image_stack",
     "check_positive_float",
     "check_probability_map",
@@ -60,6 +61,13 @@ def as_binary_mask(x: Tensor, name: str, validate_args: bool = True) -> Tensor:
             f"(range [{float(x.min()):g}, {float(x.max()):g}])."
         )
     return x != 0
+
+
+def check_bool(value: object, name: str) -> bool:
+    """``value`` if it is a bool, else ``TypeError`` naming the argument (``bool("no")`` is True: no coercion)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"Expected argument `{name}` to be a bool, but got {value!r}.")
+    return value
 
 
 def check_positive_float(value: object, name: str) -> float:

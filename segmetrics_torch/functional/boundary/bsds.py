@@ -38,7 +38,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..._checks import as_binary_mask, as_unit_map, check_positive_float, check_tensor
+from ..._checks import as_binary_mask, as_unit_map, check_bool, check_positive_float, check_tensor
 from ...ops.matching import correspondence_counts
 from ...ops.morphology import resolve_backend, seg2bmap
 from ...ops.morphology import thin as thin_maps
@@ -196,9 +196,8 @@ def boundary_pr_counts(
     """
     check_input_format(input_format)
     check_positive_float(max_dist, "max_dist")
-    for name, flag in (("thin", thin), ("validate_args", validate_args)):
-        if not isinstance(flag, bool):
-            raise TypeError(f"Expected argument `{name}` to be a bool, but got {flag!r}.")
+    check_bool(thin, "thin")
+    check_bool(validate_args, "validate_args")
     levels = default_thresholds(thresholds, input_format)
     pred_list = _as_list(preds, "preds", 3 if input_format == "stack" else 2)
     target_list = _as_list(target, "target", 3)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ..._checks import as_unit_map, check_positive_float, check_tensor
+from ..._checks import as_unit_map, check_bool, check_positive_float, check_tensor
 from ...ops.contingency import (
     ContingencyTables,
     TableSlots,
@@ -208,6 +208,8 @@ def hierarchy_measures(
     keys = check_measures(measures)
     check_fop_constants(gamma_obj, gamma_part, beta)
     check_positive_float(max_dist, "max_dist")
+    check_bool(region_benchmark, "region_benchmark")
+    check_bool(validate_args, "validate_args")
     g_list = as_label_list(target, "target", 3, validate_args)
     if input_format == "ucm2":
         u_list = _ucm_list(preds, validate_args)
