@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -23,6 +25,7 @@ def _gt(b: int = 2, h: int = 8, w: int = 12) -> torch.Tensor:
 
 
 PB, GT = _pb(), _gt()
+DIAGONAL = math.hypot(8, 12)
 MASK = torch.zeros(2, 8, 12, dtype=torch.bool)
 MASK[:, 2:6, 3:9] = True
 
@@ -104,8 +107,9 @@ CASES = [
     raises("counts-max-dist-zero", lambda: _counts(PB, GT, max_dist=0), ValueError, r"`max_dist` to be a finite pos"),
     raises("counts-max-dist-nan", lambda: _counts(PB, GT, max_dist=float("nan")), ValueError, r"`max_dist`"),
     raises("counts-max-dist-bool", lambda: _counts(PB, GT, max_dist=True), ValueError, r"`max_dist`"),
-    raises("counts-max-dist-huge", lambda: _counts(PB, GT, max_dist=1e6), ValueError,
-           r"`max_dist` to give a tolerance within the image diagonal"),
+    # a tolerance beyond the diagonal reaches what the diagonal reaches: capped there, the same counts
+    value("counts-max-dist-huge", lambda: _counts(PB, GT, max_dist=1e6),
+          _same_counts(lambda: _counts(PB, GT, max_dist=DIAGONAL))),
     raises("counts-thresholds-zero", lambda: boundary_pr_counts(PB, GT, thresholds=0), ValueError,
            r"`thresholds` to be a positive int"),
     raises("counts-thresholds-bool", lambda: boundary_pr_counts(PB, GT, thresholds=True), TypeError, r"`thresholds`"),
@@ -136,8 +140,8 @@ CASES = [
            r"same number of images"),
     raises("BoundaryPR-update-meta", lambda: metric_run(BoundaryPR, [(PB, meta(GT))], thresholds=5), ValueError,
            r"`target` to hold values"),
-    raises("BoundaryPR-update-max-dist-huge", lambda: metric_run(BoundaryPR, [(PB, GT)], max_dist=500.0), ValueError,
-           r"`max_dist` to give a tolerance within the image diagonal"),
+    value("BoundaryPR-update-max-dist-huge", lambda: _ods(metric_run(BoundaryPR, [(PB, GT)], max_dist=500.0)),
+          close(lambda: _ods(metric_run(BoundaryPR, [(PB, GT)], max_dist=DIAGONAL)))),
     value("BoundaryPR-compute-before-update", lambda: BoundaryPR(thresholds=5).compute(),
           lambda out: torch.isnan(torch.as_tensor(_ods(out))), warns=r"saw no image", nan_ok=True),
     value("BoundaryPR-requires-grad", lambda: _ods(metric_run(BoundaryPR, [(grad(PB), GT)], thresholds=5)),
@@ -152,8 +156,8 @@ CASES = [
     raises("mbf-zero-size", lambda: morphological_boundary_f(MASK[:, :0], MASK[:, :0]), ValueError, r"`preds` to have"),
     raises("mbf-empty-batch", lambda: morphological_boundary_f(MASK[:0], MASK[:0]), ValueError, r"at least one image"),
     raises("mbf-bound-th-zero", lambda: morphological_boundary_f(MASK, MASK, bound_th=0), ValueError, r"`bound_th`"),
-    raises("mbf-bound-th-huge", lambda: morphological_boundary_f(MASK, MASK, bound_th=1e9), ValueError,
-           r"`bound_th` to give a tolerance within the image diagonal"),
+    value("mbf-bound-th-huge", lambda: morphological_boundary_f(MASK, ~MASK, bound_th=1e9),
+          close(lambda: morphological_boundary_f(MASK, ~MASK, bound_th=DIAGONAL))),
     raises("mbf-meta", lambda: morphological_boundary_f(meta(MASK), MASK), ValueError, r"`preds` to hold values"),
     value("mbf-empty-both", lambda: morphological_boundary_f(torch.zeros_like(MASK), torch.zeros_like(MASK))["f"],
           close(torch.ones(2, dtype=torch.float64))),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -89,8 +91,8 @@ CASES = [
     raises("chunk-size-float", lambda: _ov(POOL, chunk_size=1.5), ValueError, r"`chunk_size`"),
     raises("backend-choice", lambda: _ov(POOL, backend="cuda"), ValueError, r"`backend` to be 'auto', 'numba'"),
     raises("bound-th-negative", lambda: proposal_boundary_overlaps(POOL, OBJ, bound_th=-1), ValueError, r"`bound_th`"),
-    raises("bound-th-huge", lambda: proposal_boundary_overlaps(POOL, OBJ, bound_th=1e6), ValueError,
-           r"`bound_th` to give a tolerance within the image diagonal"),
+    value("bound-th-huge", lambda: proposal_boundary_overlaps(POOL, OBJ, bound_th=1e6)._asdict(),
+          close(lambda: proposal_boundary_overlaps(POOL, OBJ, bound_th=math.hypot(8, 12))._asdict())),
     # ---- valid edge inputs: equal outcomes
     value("labels-equal-stack", lambda: _ov(LAB), close(lambda: _ov(POOL[:2]))),
     value("list-equal-stack", lambda: _ov(list(POOL)), close(lambda: _ov(POOL))),
