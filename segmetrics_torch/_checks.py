@@ -18,6 +18,7 @@ from torch import Tensor
 __all__ = [
     "as_binary_mask",
     "as_image_list",
+    "as_ucm2",
     "as_unit_map",
     "check_bool",
     "check_image_stack",
@@ -117,6 +118,23 @@ def as_unit_map(x: Tensor, name: str, validate_args: bool = True) -> Tensor:
     if validate_args:
         check_probability_map(x, name)
     return x.to(torch.float64)
+
+
+def as_ucm2(x: Tensor, name: str, validate_args: bool = True) -> Tensor:
+    """A ucm2 as float64 in [0, 1]: the one ucm2 rule of the package, used by the boundary and hierarchy families.
+
+    The shape is the double-size grid of Arbelaez et al., (..., 2H+1, 2W+1) with H, W >= 1 (``ValueError``
+    otherwise); the values are read by :func:`as_unit_map` (uint8 / 255 as BSR's ``double(imread(.)) / 255``,
+    floats finite in [0, 1], other dtypes a ``TypeError``), so a uint8 ucm2 and its float64 ``/ 255`` twin give the
+    same numbers in every function that takes a ucm2.
+    """
+    h2, w2 = x.shape[-2:] if x.ndim >= 2 else (0, 0)
+    if x.ndim < 2 or h2 < 3 or w2 < 3 or h2 % 2 == 0 or w2 % 2 == 0:
+        raise ValueError(
+            f"Expected `{name}` to be a double-size ucm2 of odd shape (2H+1, 2W+1) with H, W >= 1, but got shape "
+            f"{tuple(x.shape)}."
+        )
+    return as_unit_map(x, name, validate_args)
 
 
 def check_image_stack(x: Tensor, name: str) -> Tensor:

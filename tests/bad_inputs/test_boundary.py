@@ -74,7 +74,7 @@ CASES = [
     raises("counts-no-annotator", lambda: _counts(PB, GT[:, :0]), ValueError, r"at least one annotator in `target\[0\]`"),
     raises("counts-list-item-ndim", lambda: _counts([PB], [GT[0]]), ValueError, r"`preds\[0\]` to have 2 dims"),
     raises("counts-ucm2-even", lambda: _counts(PB, GT, input_format="ucm2"), ValueError,
-           r"`preds\[0\]` to be a double-size ucm2 grid of shape \(2H\+1, 2W\+1\)"),
+           r"`preds\[0\]` to be a double-size ucm2 of odd shape \(2H\+1, 2W\+1\)"),
     raises("counts-stack-levels", lambda: boundary_pr_counts(_stack_levels(3), GT, thresholds=5, input_format="stack"),
            ValueError, r"`preds\[0\]` to hold 5 levels"),
     # ---- dtypes and values

@@ -38,7 +38,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..._checks import as_binary_mask, as_unit_map, check_bool, check_positive_float, check_tensor
+from ..._checks import as_binary_mask, as_ucm2, as_unit_map, check_bool, check_positive_float, check_tensor
 from ...ops.matching import correspondence_counts
 from ...ops.morphology import resolve_backend, seg2bmap
 from ...ops.morphology import thin as thin_maps
@@ -125,15 +125,9 @@ def _as_list(x: object, name: str, ndim: int) -> list[Tensor]:
 
 
 def _soft_map(x: Tensor, name: str, input_format: str, validate_args: bool) -> Tensor:
-    p = as_unit_map(x, name, validate_args)
     if input_format == "ucm2":
-        h2, w2 = p.shape[-2:]
-        if h2 < 3 or w2 < 3 or h2 % 2 == 0 or w2 % 2 == 0:
-            raise ValueError(
-                f"Expected `{name}` to be a double-size ucm2 grid of shape (2H+1, 2W+1), but got {tuple(p.shape)}."
-            )
-        p = p[..., 2::2, 2::2]
-    return p
+        return as_ucm2(x, name, validate_args)[..., 2::2, 2::2]
+    return as_unit_map(x, name, validate_args)
 
 
 def _pad_stack(items: list[Tensor], shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
