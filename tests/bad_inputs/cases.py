@@ -39,8 +39,15 @@ def raises(id: str, call: Callable[[], Any], error: type[Exception], match: str)
     return Case(id, call, error=error, match=match)
 
 
-def value(id: str, call: Callable[[], Any], check: Callable[[Any], None] | None = None, *,
-          warns: str | None = None, category: type[Warning] = RuntimeWarning, nan_ok: bool = False) -> Case:  # fmt: skip
+def value(
+    id: str,
+    call: Callable[[], Any],
+    check: Callable[[Any], None] | None = None,
+    *,
+    warns: str | None = None,
+    category: type[Warning] = RuntimeWarning,
+    nan_ok: bool = False,
+) -> Case:
     return Case(id, call, check=check, warns=warns, category=category, nan_ok=nan_ok)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 import torch
 
@@ -64,8 +63,12 @@ CASES = [
     raises("mae-zero-height", lambda: mae(P[:, :0], G[:, :0]), ValueError, r"`preds` to have non-empty images"),
     raises("mae-empty-list", lambda: mae([], []), ValueError, r"`preds` to hold at least one image.*empty list"),
     raises("mae-list-length", lambda: mae([P[0], P[1]], [G[0]]), ValueError, r"as many `target` as `preds` images"),
-    raises("mae-list-size-mismatch", lambda: mae([P[0]], [G[0, :4]]), ValueError,
-           r"`preds\[0\]` and `target\[0\]` to have the same shape"),
+    raises(
+        "mae-list-size-mismatch",
+        lambda: mae([P[0]], [G[0, :4]]),
+        ValueError,
+        r"`preds\[0\]` and `target\[0\]` to have the same shape",
+    ),
     raises("mae-list-zero-size", lambda: mae([P[0, :0]], [G[0, :0]]), ValueError, r"`preds\[0\]` to be a non-empty"),
     raises("mae-list-3d-item", lambda: mae([P], [G]), ValueError, r"`preds\[0\]` of shape \(H, W\) or \(1, H, W\)"),
     # ---- dtypes and values
@@ -80,45 +83,82 @@ CASES = [
     raises("mae-target-int-2", lambda: mae(P, (G > 0).long() * 2), ValueError, r"`target` of dtype torch.int64"),
     raises("mae-list-nan", lambda: mae([_nan_p()[0]], [G[0]]), ValueError, r"`preds\[0\.\.\]` to contain only finite"),
     # validate_args=False: no value check, a defined outcome (PySODMetrics' arithmetic on what arrives)
-    value("mae-above-1-unvalidated-kernel-equals-tensor-path", lambda: mae(P * 2, G, validate_args=False, normalize=False),
-          close(lambda: (P * 2 - (G > 128).double()).abs().mean((1, 2)))),
-    value("mae-target-float-unvalidated", lambda: mae(P, G / 255 * 0.7, validate_args=False),
-          close(lambda: mae(P, G))),  # non-binary targets binarise > 0.5
+    value(
+        "mae-above-1-unvalidated-kernel-equals-tensor-path",
+        lambda: mae(P * 2, G, validate_args=False, normalize=False),
+        close(lambda: (P * 2 - (G > 128).double()).abs().mean((1, 2))),
+    ),
+    value(
+        "mae-target-float-unvalidated", lambda: mae(P, G / 255 * 0.7, validate_args=False), close(lambda: mae(P, G))
+    ),  # non-binary targets binarise > 0.5
     raises("mae-meta", lambda: mae(meta(P), meta(G)), ValueError, r"`preds` to hold values.*'meta' device"),
     raises("mae-meta-target", lambda: mae(P, meta(G)), ValueError, r"`target` to hold values.*'meta'"),
-    raises("mae-device-mismatch-meta-list", lambda: mae([P[0], meta(P[1])], [G[0], G[1]]), ValueError,
-           r"`preds\[1\]` to hold values"),
+    raises(
+        "mae-device-mismatch-meta-list",
+        lambda: mae([P[0], meta(P[1])], [G[0], G[1]]),
+        ValueError,
+        r"`preds\[1\]` to hold values",
+    ),
     # ---- valid edge inputs with documented values
     value("mae-requires-grad", lambda: mae(grad(P), G), close(lambda: mae(P, G))),
     value("mae-bool-preds", lambda: mae(G > 0, G), close(torch.zeros(2, dtype=torch.float64))),
-    value("mae-uint8-preds", lambda: mae((P * 255).to(torch.uint8), G, normalize=False),
-          close(lambda: mae((P * 255).to(torch.uint8).double() / 255, G, normalize=False))),
+    value(
+        "mae-uint8-preds",
+        lambda: mae((P * 255).to(torch.uint8), G, normalize=False),
+        close(lambda: mae((P * 255).to(torch.uint8).double() / 255, G, normalize=False)),
+    ),
     value("mae-4d-single-channel", lambda: mae(P[:, None], G[:, None]), close(lambda: mae(P, G))),
-    value("mae-non-contiguous", lambda: mae(P.transpose(1, 2), G.transpose(1, 2)),
-          close(lambda: mae(P.transpose(1, 2).contiguous(), G.transpose(1, 2).contiguous()))),
-    value("mae-list-mixed-dtypes", lambda: mae([P[0], (P[1] * 255).to(torch.uint8)], [G[0], G[1] > 0]),
-          close(lambda: torch.cat([mae(P[:1], G[:1]), mae((P[1:] * 255).to(torch.uint8), G[1:])]))),
-    value("mae-list-sizes", lambda: mae([P[0], P[1, :5]], [G[0], G[1, :5]]),
-          close(lambda: torch.cat([mae(P[:1], G[:1]), mae(P[1:, :5], G[1:, :5])]))),
-    value("mae-one-pixel", lambda: mae(torch.ones(1, 1, 1), torch.ones(1, 1, 1, dtype=torch.bool)),
-          close(torch.zeros(1, dtype=torch.float64))),
-    value("s-empty-gt-constant", lambda: s_measure(torch.zeros(1, 8, 12), torch.zeros(1, 8, 12, dtype=torch.bool)),
-          close(torch.ones(1, dtype=torch.float64))),
-    value("s-full-gt", lambda: s_measure(torch.ones(1, 8, 12), torch.ones(1, 8, 12, dtype=torch.bool)),
-          close(torch.ones(1, dtype=torch.float64))),
+    value(
+        "mae-non-contiguous",
+        lambda: mae(P.transpose(1, 2), G.transpose(1, 2)),
+        close(lambda: mae(P.transpose(1, 2).contiguous(), G.transpose(1, 2).contiguous())),
+    ),
+    value(
+        "mae-list-mixed-dtypes",
+        lambda: mae([P[0], (P[1] * 255).to(torch.uint8)], [G[0], G[1] > 0]),
+        close(lambda: torch.cat([mae(P[:1], G[:1]), mae((P[1:] * 255).to(torch.uint8), G[1:])])),
+    ),
+    value(
+        "mae-list-sizes",
+        lambda: mae([P[0], P[1, :5]], [G[0], G[1, :5]]),
+        close(lambda: torch.cat([mae(P[:1], G[:1]), mae(P[1:, :5], G[1:, :5])])),
+    ),
+    value(
+        "mae-one-pixel",
+        lambda: mae(torch.ones(1, 1, 1), torch.ones(1, 1, 1, dtype=torch.bool)),
+        close(torch.zeros(1, dtype=torch.float64)),
+    ),
+    value(
+        "s-empty-gt-constant",
+        lambda: s_measure(torch.zeros(1, 8, 12), torch.zeros(1, 8, 12, dtype=torch.bool)),
+        close(torch.ones(1, dtype=torch.float64)),
+    ),
+    value(
+        "s-full-gt",
+        lambda: s_measure(torch.ones(1, 8, 12), torch.ones(1, 8, 12, dtype=torch.bool)),
+        close(torch.ones(1, dtype=torch.float64)),
+    ),
     value("f-empty-gt", lambda: f_measure(P, torch.zeros_like(G))["adaptive"], close(torch.zeros(2))),
     value("e-constant-map", lambda: e_measure(torch.full((2, 8, 12), 0.5), G), lambda out: _all_finite(out)),
     value("wf-empty-gt", lambda: weighted_f_measure(P, torch.zeros_like(G)), close(torch.zeros(2))),
-    value("iou-huge-values-uint8", lambda: iou(torch.full((2, 8, 12), 255, dtype=torch.uint8), G),
-          lambda out: _all_finite(out)),
+    value(
+        "iou-huge-values-uint8",
+        lambda: iou(torch.full((2, 8, 12), 255, dtype=torch.uint8), G),
+        lambda out: _all_finite(out),
+    ),
     value("pr-all", lambda: precision_recall(P, G), lambda out: _all_finite(out)),
-    value("dice-one-pixel", lambda: dice(torch.ones(1, 1, 1), torch.ones(1, 1, 1)),
-          lambda out: _all_finite(out)),
+    value("dice-one-pixel", lambda: dice(torch.ones(1, 1, 1), torch.ones(1, 1, 1)), lambda out: _all_finite(out)),
     # S-measure's documented NaN: the GT centroid on the last row leaves an empty quadrant (PySODMetrics too)
-    value("s-empty-quadrant-nan", lambda: s_measure(P[:1, :3, :3], torch.tensor([[[0, 0, 0], [0, 0, 0], [0, 0, 1]]])),
-          lambda out: torch.isnan(out).all(), nan_ok=True),
-    value("s-empty-quadrant-skip", lambda: s_measure(P[:1, :3, :3], torch.tensor([[[0, 0, 0], [0, 0, 0], [0, 0, 1]]]),
-                                                     empty_quadrant="skip")),
+    value(
+        "s-empty-quadrant-nan",
+        lambda: s_measure(P[:1, :3, :3], torch.tensor([[[0, 0, 0], [0, 0, 0], [0, 0, 1]]])),
+        lambda out: torch.isnan(out).all(),
+        nan_ok=True,
+    ),
+    value(
+        "s-empty-quadrant-skip",
+        lambda: s_measure(P[:1, :3, :3], torch.tensor([[[0, 0, 0], [0, 0, 0], [0, 0, 1]]]), empty_quadrant="skip"),
+    ),
     # ---- options
     raises("f-beta2-zero", lambda: f_measure(P, G, beta2=0), ValueError, r"`beta2` to be a finite positive"),
     raises("f-beta2-negative", lambda: f_measure(P, G, beta2=-1.0), ValueError, r"`beta2` to be a finite positive"),
@@ -129,8 +169,12 @@ CASES = [
     raises("s-alpha-above-1", lambda: s_measure(P, G, alpha=1.5), ValueError, r"`alpha` to be a number in \[0, 1\]"),
     raises("s-alpha-nan", lambda: s_measure(P, G, alpha=float("nan")), ValueError, r"`alpha` to be a number"),
     raises("s-alpha-none", lambda: s_measure(P, G, alpha=None), ValueError, r"`alpha`"),
-    raises("s-empty-quadrant-choice", lambda: s_measure(P, G, empty_quadrant="zero"), ValueError,
-           r"`empty_quadrant` to be 'nan' or 'skip'"),
+    raises(
+        "s-empty-quadrant-choice",
+        lambda: s_measure(P, G, empty_quadrant="zero"),
+        ValueError,
+        r"`empty_quadrant` to be 'nan' or 'skip'",
+    ),
     raises("wf-beta2-zero", lambda: weighted_f_measure(P, G, beta2=0.0), ValueError, r"`beta2`"),
     raises("wf-edt-backend", lambda: weighted_f_measure(P, G, edt_backend="scipy"), ValueError, r"`edt_backend`"),
     raises("suite-wf-beta2", lambda: foreground_measures(P, G, wf_beta2=-2), ValueError, r"`wf_beta2`"),
@@ -150,16 +194,33 @@ CASES = [
     raises("MAE-update-nan", lambda: metric_run(MAE, [(_nan_p(), G)]), ValueError, r"`preds`.*finite"),
     raises("IoU-update-shape", lambda: metric_run(IoU, [(P, G[:1])]), ValueError, r"`preds` and `target`"),
     raises("EMeasure-update-meta", lambda: metric_run(EMeasure, [(meta(P), G)]), ValueError, r"`preds` to hold"),
-    raises("SMeasure-update-empty-list", lambda: metric_run(SMeasure, [([], [])]), ValueError,
-           r"`preds` to hold at least one image"),
+    raises(
+        "SMeasure-update-empty-list",
+        lambda: metric_run(SMeasure, [([], [])]),
+        ValueError,
+        r"`preds` to hold at least one image",
+    ),
     value("MAE-update-requires-grad", lambda: metric_run(MAE, [(grad(P), G)]), close(lambda: mae(P, G).mean())),
-    value("MAE-compute-before-update", lambda: MAE().compute(), lambda out: torch.isnan(out),
-          warns=r"compute.*called before the ..update", category=UserWarning, nan_ok=True),  # torchmetrics' warning
-    value("SMeasure-nan-warns", lambda: metric_run(SMeasure, [(P[:1, :3, :3], torch.tensor([[[0, 0, 0], [0, 0, 0],
-                                                                                          [0, 0, 1]]]))]),
-          lambda out: torch.isnan(out), warns=r"SMeasure is NaN: 1 image", nan_ok=True),
-    value("ForegroundMeasures-list-sizes", lambda: metric_run(ForegroundMeasures, [([P[0], P[1, :5]], [G[0], G[1, :5]])]),
-          lambda out: None),
+    value(
+        "MAE-compute-before-update",
+        lambda: MAE().compute(),
+        lambda out: torch.isnan(out),
+        warns=r"compute.*called before the ..update",
+        category=UserWarning,
+        nan_ok=True,
+    ),  # torchmetrics' warning
+    value(
+        "SMeasure-nan-warns",
+        lambda: metric_run(SMeasure, [(P[:1, :3, :3], torch.tensor([[[0, 0, 0], [0, 0, 0], [0, 0, 1]]]))]),
+        lambda out: torch.isnan(out),
+        warns=r"SMeasure is NaN: 1 image",
+        nan_ok=True,
+    ),
+    value(
+        "ForegroundMeasures-list-sizes",
+        lambda: metric_run(ForegroundMeasures, [([P[0], P[1, :5]], [G[0], G[1, :5]])]),
+        lambda out: None,
+    ),
     value("MAE-numpy-free-uint8", lambda: metric_run(MAE, [(G.clone(), G)]), close(torch.tensor(0.0))),
 ]
 

@@ -41,18 +41,32 @@ for key, fn in LOSSES.items():
         raises(f"{key}-preds-none", lambda fn=fn: fn(None, G), TypeError, r"`preds` to be a torch.Tensor"),
         raises(f"{key}-preds-numpy", lambda fn=fn: fn(P.numpy(), G), TypeError, r"`preds` to be a torch.Tensor"),
         raises(f"{key}-target-list", lambda fn=fn: fn(P, list(G)), TypeError, r"`target` to be a torch.Tensor"),
-        raises(f"{key}-preds-uint8", lambda fn=fn: fn((P * 255).to(torch.uint8), G), TypeError,
-               r"`preds` to be a floating tensor of probabilities"),
+        raises(
+            f"{key}-preds-uint8",
+            lambda fn=fn: fn((P * 255).to(torch.uint8), G),
+            TypeError,
+            r"`preds` to be a floating tensor of probabilities",
+        ),
         raises(f"{key}-preds-complex", lambda fn=fn: fn(P.to(torch.complex64), G), TypeError, r"`preds` to be a float"),
-        raises(f"{key}-target-complex", lambda fn=fn: fn(P, G.to(torch.complex64)), TypeError,
-               r"`target` to be bool, uint8 or a \{0, 1\}"),
-        raises(f"{key}-2d", lambda fn=fn: fn(P[0], G[0]), ValueError, r"`preds` of shape \(B, H, W\) or \(B, 1, H, W\)"),
+        raises(
+            f"{key}-target-complex",
+            lambda fn=fn: fn(P, G.to(torch.complex64)),
+            TypeError,
+            r"`target` to be bool, uint8 or a \{0, 1\}",
+        ),
+        raises(
+            f"{key}-2d", lambda fn=fn: fn(P[0], G[0]), ValueError, r"`preds` of shape \(B, H, W\) or \(B, 1, H, W\)"
+        ),
         raises(f"{key}-shape", lambda fn=fn: fn(P, G[:, :4]), ValueError, r"`preds` and `target` of the same shape"),
         raises(f"{key}-batch", lambda fn=fn: fn(P, G[:1]), ValueError, r"`preds` and `target` of the same shape"),
         raises(f"{key}-empty-batch", lambda fn=fn: fn(P[:0], G[:0]), ValueError, r"`preds` to hold at least one"),
         raises(f"{key}-zero-size", lambda fn=fn: fn(P[:, :0], G[:, :0]), ValueError, r"`preds` to have non-empty"),
-        raises(f"{key}-nan", lambda fn=fn: fn(P.masked_fill(P > 0.9, float("nan")), G), ValueError,
-               r"`preds` to contain only finite values"),
+        raises(
+            f"{key}-nan",
+            lambda fn=fn: fn(P.masked_fill(P > 0.9, float("nan")), G),
+            ValueError,
+            r"`preds` to contain only finite values",
+        ),
         raises(f"{key}-above-1", lambda fn=fn: fn(P * 3, G), ValueError, r"`preds` to be probabilities in \[0, 1\]"),
         raises(f"{key}-target-values", lambda fn=fn: fn(P, G.long() * 2), ValueError, r"`target` to be binary"),
         raises(f"{key}-meta", lambda fn=fn: fn(meta(P), G), ValueError, r"`preds` to hold values.*'meta'"),
@@ -65,16 +79,25 @@ for key, fn in LOSSES.items():
         value(f"{key}-4d", lambda fn=fn: fn(P[:, None], G[:, None]), close(lambda fn=fn: fn(P, G))),
         value(f"{key}-uint8-target", lambda fn=fn: fn(P, G.to(torch.uint8) * 255), close(lambda fn=fn: fn(P, G))),
         value(f"{key}-float16", lambda fn=fn: fn(P.half(), G).dtype, lambda out: out == torch.float16),
-        value(f"{key}-non-contiguous", lambda fn=fn: fn(P.transpose(1, 2), G.transpose(1, 2)),
-              close(lambda fn=fn: fn(P.transpose(1, 2).contiguous(), G.transpose(1, 2).contiguous()))),
+        value(
+            f"{key}-non-contiguous",
+            lambda fn=fn: fn(P.transpose(1, 2), G.transpose(1, 2)),
+            close(lambda fn=fn: fn(P.transpose(1, 2).contiguous(), G.transpose(1, 2).contiguous())),
+        ),
         # losses keep the graph: a finite gradient, and the value equals the detached input's
         value(f"{key}-requires-grad", lambda fn=fn: _grad_of(fn, P, G), _finite),
-        value(f"{key}-requires-grad-value", lambda fn=fn: fn(P.clone().requires_grad_(), G).detach(),
-              close(lambda fn=fn: fn(P, G))),
+        value(
+            f"{key}-requires-grad-value",
+            lambda fn=fn: fn(P.clone().requires_grad_(), G).detach(),
+            close(lambda fn=fn: fn(P, G)),
+        ),
         # validate_args=False: no value check; out-of-range probabilities go through the formula, non-binary
         # targets read as `target != 0`
-        value(f"{key}-target-unvalidated", lambda fn=fn: fn(P, G.double() * 0.7, validate_args=False),
-              close(lambda fn=fn: fn(P, G))),
+        value(
+            f"{key}-target-unvalidated",
+            lambda fn=fn: fn(P, G.double() * 0.7, validate_args=False),
+            close(lambda fn=fn: fn(P, G)),
+        ),
     ]
 for key, fn in (("wf", weighted_f_measure_loss), ("f", soft_f_measure_loss)):
     CASES += [

@@ -94,13 +94,23 @@ BAD = {
     "above-1": (ValueError, r"floating `preds\[0\]` to lie in \[0, 1\]", lambda: UF * 2),
     "nan": (ValueError, r"`preds\[0\]` to contain only finite values", lambda: UF.masked_fill(U8 == 101, float("nan"))),
     "inf": (ValueError, r"`preds\[1\]` to contain only finite values", lambda: UF.masked_fill(U8 == 37, float("inf"))),
-    "bool": (TypeError, r"`preds\[0\]` to be floating in \[0, 1\] or uint8 \(0..255\), but got dtype torch.bool",
-             lambda: U8 > 0),
+    "bool": (
+        TypeError,
+        r"`preds\[0\]` to be floating in \[0, 1\] or uint8 \(0..255\), but got dtype torch.bool",
+        lambda: U8 > 0,
+    ),
     "int16": (TypeError, r"`preds\[0\]` to be floating in \[0, 1\] or uint8.*torch.int16", lambda: U8.to(torch.int16)),
     "int64": (TypeError, r"`preds\[0\]` to be floating in \[0, 1\] or uint8.*torch.int64", lambda: U8.long()),
-    "complex": (TypeError, r"`preds\[0\]` to be floating in \[0, 1\] or uint8.*complex", lambda: UF.to(torch.complex64)),
-    "even-shape": (ValueError, r"`preds\[0\]` to be a double-size ucm2 of odd shape \(2H\+1, 2W\+1\)",
-                   lambda: UF[:, 1:, :]),
+    "complex": (
+        TypeError,
+        r"`preds\[0\]` to be floating in \[0, 1\] or uint8.*complex",
+        lambda: UF.to(torch.complex64),
+    ),
+    "even-shape": (
+        ValueError,
+        r"`preds\[0\]` to be a double-size ucm2 of odd shape \(2H\+1, 2W\+1\)",
+        lambda: UF[:, 1:, :],
+    ),
     "too-small": (ValueError, r"`preds\[0\]` to be a double-size ucm2 of odd shape", lambda: UF[:, :1, :1]),
 }
 
