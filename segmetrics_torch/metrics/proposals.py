@@ -52,7 +52,7 @@ def _class_ids(classes: object, num_objects: int, num_classes: int, device: torc
         raise ValueError(f"Expected `classes` to hold {num_objects} class ids (one per object), but got {raw.numel()}.")
     raw = raw.long()
     if raw.numel() and (int(raw.min()) < 0 or int(raw.max()) >= num_classes):
-        raise ValueError(f"Expected `classes` ids in [0, {num_classes}), but got {raw.tolist()}.")
+        raise ValueError(f"Expected `classes` to hold class ids in [0, {num_classes}), but got {raw.tolist()}.")
     return raw
 
 

@@ -202,13 +202,13 @@ CASES = [
         "Recall-update-classes-range",
         lambda: _recall([(POOL, OBJ, None, [0, 3])], num_classes=3),
         ValueError,
-        r"`classes` ids in \[0, 3\)",
+        r"`classes` to hold class ids in \[0, 3\)",
     ),
     raises(
         "Recall-update-classes-range-unvalidated",
         lambda: _recall([(POOL, OBJ, None, [0, -1])], num_classes=3, validate_args=False),
         ValueError,
-        r"`classes` ids in \[0, 3\)",
+        r"`classes` to hold class ids in \[0, 3\)",
     ),
     raises(
         "Recall-update-classes-fraction",
