@@ -328,7 +328,7 @@ def match_size(x: Tensor, size: tuple[int, int]) -> Tensor:
     """``x`` (..., h, w) brought to ``size`` = (H, W) for a swapped-image comparison: unchanged when the sizes agree;
     rotated by 90 degrees counter-clockwise (MATLAB ``imrotate(x, 90)``, SEISM's rule for a portrait result on a
     landscape image) when (h, w) = (W, H); otherwise nearest-neighbour resampling (pixel centres, no new labels)."""
-    x = check_tensor(x, "x")
+    check_tensor(x, "x")  # validation only: equal sizes return `x` itself
     if x.ndim < 2:
         raise ValueError(f"Expected `x` of shape (..., h, w), but got shape {tuple(x.shape)}.")
     if (
