@@ -103,6 +103,8 @@ def _check_objects(objects: Tensor, void: Tensor | None, validate_args: bool) ->
         raise ValueError(f"Expected `objects` of shape (K, H, W), but got {tuple(objects.shape)}.")
     if objects.shape[0] == 0:
         raise ValueError("Expected at least one object in `objects`, but got an empty stack (K = 0).")
+    if objects.shape[1] == 0 or objects.shape[2] == 0:
+        raise ValueError(f"Expected `objects` to have non-empty images, but got shape {tuple(objects.shape)}.")
     objects = as_binary_mask(objects, "objects", validate_args)
     if void is None:
         valid = torch.ones(objects.shape[1:], dtype=torch.bool, device=objects.device)
