@@ -129,6 +129,13 @@ CASES = [
     raises("sihd-batch-size", lambda: sihd("voi", ANN, batch_size=0), ValueError, r"`batch_size` to be a positive"),
     raises("sihd-meta", lambda: sihd("voi", meta(ANN)), ValueError, r"to hold values"),
     raises("sihd-fraction-labels", lambda: sihd("voi", ANN * 0.5), ValueError, r"to hold integer labels"),
+    # identical human partitions: SEISM's pdf_intersection.m stops ("Case not thought"), so do we, clearly
+    raises(
+        "sihd-identical-annotations",
+        lambda: sihd("voi", torch.zeros(3, 2, 4, 4, dtype=torch.int64)),
+        ValueError,
+        r"SIHD: both PDFs have the same median bin",
+    ),
     # ---- sabd / sisd
     raises("sabd-lengths", lambda: sabd("voi", SEG[:2], BASE, ANN), ValueError, r"`soa` to hold 3 images"),
     raises("sabd-baseline-lengths", lambda: sabd("voi", SEG, BASE[:1], ANN), ValueError, r"`baseline` to hold 3"),

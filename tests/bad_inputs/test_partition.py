@@ -235,6 +235,13 @@ CASES = [
         _same(lambda: _hm(S[:, None], GT, input_format="stack", thresholds=1), ("pri", "voi")),
     ),
     value("hm-num-regions-beyond", lambda: _hm(U, GT, num_regions=[1, 1000])["regions"], lambda out: None),
+    value(
+        "hm-one-pixel-ucm",
+        lambda: hierarchy_measures(torch.zeros(1, 3, 3), torch.zeros(1, 1, 1, 1), thresholds=3, measures=["voi", "fb"])[
+            "voi"
+        ],
+        close(torch.zeros(1, 3, dtype=torch.float64)),
+    ),
     # ---- HierarchyMeasures / RegionBenchmark
     raises("HierarchyMeasures-thresholds", lambda: HierarchyMeasures(thresholds=-4), ValueError, r"`thresholds`"),
     raises("HierarchyMeasures-num-regions", lambda: HierarchyMeasures(num_regions=[0]), ValueError, r"`num_regions`"),

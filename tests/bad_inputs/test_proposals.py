@@ -240,6 +240,13 @@ CASES = [
         TypeError,
         r"`classes` to be \(K,\) integer class ids",
     ),
+    value(
+        "Recall-boundary-one-object",
+        lambda: _recall([(torch.arange(12).view(3, 4) + 1, torch.ones(1, 3, 4, dtype=torch.bool))], boundary=True)[
+            "boundary_f_object"
+        ],
+        close(torch.zeros(3, dtype=torch.float64)),
+    ),
     value("Recall-labels-equal-stack", lambda: _recall([(LAB, OBJ)]), close(lambda: _recall([(POOL[:2], OBJ)]))),
     value(
         "Recall-classes-float-whole",
