@@ -18,7 +18,9 @@ from torch import Tensor
 __all__ = [
     "as_binary_mask",
     "as_image_list",
+    "as_ucm2",
     "as_unit_map",
+    "check_bool",
     "check_image_stack",
     "check_positive_float",
     "check_probability_map",
@@ -62,6 +64,13 @@ def as_binary_mask(x: Tensor, name: str, validate_args: bool = True) -> Tensor:
     return x != 0
 
 
+def check_bool(value: object, name: str) -> bool:
+    """``value`` if it is a bool, else ``TypeError`` naming the argument (``bool("no")`` is True: no coercion)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"Expected argument `{name}` to be a bool, but got {value!r}.")
+    return value
+
+
 def check_positive_float(value: object, name: str) -> float:
     """``value`` as a float if it is a finite number > 0 (not a bool), else ``ValueError`` naming the argument."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
@@ -70,19 +79,15 @@ def check_positive_float(value: object, name: str) -> float:
 
 
 def check_tolerance(pixels: float, value: float, name: str, height: int, width: int) -> float:
-    """Return the tolerance ``pixels`` (from argument ``name`` = ``value``) unless it exceeds the image diagonal.
+    """The tolerance ``pixels`` (from argument ``name`` = ``value``), capped at the image diagonal.
 
-    A match radius beyond the diagonal means nothing (every pixel is within reach of every other) and would size the
-    offset tables by it (``max_dist=1e6`` asked for terabytes): a ``ValueError`` naming the argument instead.
+    Two pixels of an H x W image are at most ``hypot(H - 1, W - 1) < hypot(H, W)`` apart, so a radius beyond the
+    diagonal reaches exactly the pixels the diagonal reaches: the cap changes no count, no match and no dilation, and
+    keeps the offset tables sized by the image (``max_dist=1e6`` asked for terabytes). A fixed pixel tolerance thus
+    also works on an image smaller than it (``bound_th=3`` on a 2x2 mask, as the DAVIS code).
     """
-    diagonal = math.hypot(height, width)
-    if pixels > diagonal:
-        raise ValueError(
-            f"Expected `{name}` to give a tolerance within the image diagonal ({diagonal:.1f} px for a "
-            f"{height}x{width} image), but got {value!r} ({pixels:g} px). Values below 1 are fractions of the "
-            "diagonal, values from 1 on are pixels."
-        )
-    return pixels
+    del value, name  # kept for the callers' signature: a cap, not an error
+    return min(pixels, math.hypot(height, width))
 
 
 def check_probability_map(x: Tensor, name: str) -> None:
@@ -113,6 +118,23 @@ def as_unit_map(x: Tensor, name: str, validate_args: bool = True) -> Tensor:
     if validate_args:
         check_probability_map(x, name)
     return x.to(torch.float64)
+
+
+def as_ucm2(x: Tensor, name: str, validate_args: bool = True) -> Tensor:
+    """A ucm2 as float64 in [0, 1]: the one ucm2 rule of the package, used by the boundary and hierarchy families.
+
+    The shape is the double-size grid of Arbelaez et al., (..., 2H+1, 2W+1) with H, W >= 1 (``ValueError``
+    otherwise); the values are read by :func:`as_unit_map` (uint8 / 255 as BSR's ``double(imread(.)) / 255``,
+    floats finite in [0, 1], other dtypes a ``TypeError``), so a uint8 ucm2 and its float64 ``/ 255`` twin give the
+    same numbers in every function that takes a ucm2.
+    """
+    h2, w2 = x.shape[-2:] if x.ndim >= 2 else (0, 0)
+    if x.ndim < 2 or h2 < 3 or w2 < 3 or h2 % 2 == 0 or w2 % 2 == 0:
+        raise ValueError(
+            f"Expected `{name}` to be a double-size ucm2 of odd shape (2H+1, 2W+1) with H, W >= 1, but got shape "
+            f"{tuple(x.shape)}."
+        )
+    return as_unit_map(x, name, validate_args)
 
 
 def check_image_stack(x: Tensor, name: str) -> Tensor:

@@ -35,7 +35,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from ._checks import check_positive_float, check_tensor
+from ._checks import check_bool, check_image_stack, check_positive_float, check_tensor
 from .functional.foreground.emeasure import EPS
 from .ops.distance import distance_transform_edt
 from .ops.filters import gaussian_blur_zero
@@ -56,22 +56,20 @@ _LOG_HALF_OVER_5 = math.log(0.5) / 5
 
 
 def _prepare(preds: Tensor, target: Tensor, validate_args: bool) -> tuple[Tensor, Tensor, torch.dtype]:
-    check_tensor(preds, "preds")
-    check_tensor(target, "target")
+    check_tensor(preds, "preds")  # the losses keep the graph: `preds` itself is used, not the detached copy
+    target = check_tensor(target, "target")
+    check_bool(validate_args, "validate_args")
     if not preds.is_floating_point():
         raise TypeError(f"Expected `preds` to be a floating tensor of probabilities, but got dtype {preds.dtype}.")
-    if preds.ndim == 4 and preds.shape[1] == 1:
-        preds = preds[:, 0]
+    if target.is_complex():
+        raise TypeError(f"Expected `target` to be bool, uint8 or a {{0, 1}} tensor, but got dtype {target.dtype}.")
+    preds = check_image_stack(preds, "preds")
     if target.ndim == 4 and target.shape[1] == 1:
         target = target[:, 0]
-    if preds.ndim != 3:
-        raise ValueError(f"Expected `preds` of shape (B, H, W) or (B, 1, H, W), but got {tuple(preds.shape)}.")
     if preds.shape != target.shape:
         raise ValueError(
             f"Expected `preds` and `target` of the same shape, but got {tuple(preds.shape)} and {tuple(target.shape)}."
         )
-    if preds.shape[0] == 0 or preds[0].numel() == 0:
-        raise ValueError(f"Expected a non-empty batch of non-empty maps, but got shape {tuple(preds.shape)}.")
     if target.dtype == torch.uint8:
         g = target > 128
     elif target.dtype == torch.bool:

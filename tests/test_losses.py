@@ -127,7 +127,7 @@ def test_reductions_and_modules():
         (torch.full((1, 2, 2), float("nan")), torch.zeros(1, 2, 2, dtype=torch.bool), ValueError, "NaN"),
         (torch.zeros(1, 2, 2, dtype=torch.long), torch.zeros(1, 2, 2, dtype=torch.bool), TypeError, "floating"),
         (torch.rand(1, 2, 2), torch.full((1, 2, 2), 0.5), ValueError, "binary"),
-        (torch.rand(0, 2, 2), torch.zeros(0, 2, 2, dtype=torch.bool), ValueError, "non-empty"),
+        (torch.rand(0, 2, 2), torch.zeros(0, 2, 2, dtype=torch.bool), ValueError, "at least one image"),
     ],
 )
 def test_bad_input(preds, target, error, match):

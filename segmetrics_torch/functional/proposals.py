@@ -43,6 +43,7 @@ __all__ = [
     "best_boundary_f",
     "best_overlaps",
     "boundary_summary",
+    "check_counts",
     "proposal_boundary_overlaps",
     "proposal_overlaps",
     "proposal_summary",
@@ -102,6 +103,8 @@ def _check_objects(objects: Tensor, void: Tensor | None, validate_args: bool) ->
         raise ValueError(f"Expected `objects` of shape (K, H, W), but got {tuple(objects.shape)}.")
     if objects.shape[0] == 0:
         raise ValueError("Expected at least one object in `objects`, but got an empty stack (K = 0).")
+    if objects.shape[1] == 0 or objects.shape[2] == 0:
+        raise ValueError(f"Expected `objects` to have non-empty images, but got shape {tuple(objects.shape)}.")
     objects = as_binary_mask(objects, "objects", validate_args)
     if void is None:
         valid = torch.ones(objects.shape[1:], dtype=torch.bool, device=objects.device)
@@ -118,18 +121,27 @@ _SPARE_RANKS = 1024
 
 
 def _pool(proposals: Tensor | Sequence[Tensor], h: int, w: int, validate_args: bool) -> tuple[str, Any, int]:
-    """``("labels", (H, W) map, P)`` or ``("stack", (P, H, W) tensor or list, P)``, with the pool's checks."""
+    """``("labels", (H, W) map, P)`` or ``("stack", (P, H, W) tensor or list, P)``, with the pool's checks.
+
+    Shapes and types are checked here, before any chunk is built: a list of masks of the wrong size is a
+    ``ValueError`` naming the mask, not an error of ``torch.stack`` later.
+    """
     if isinstance(proposals, Tensor) and proposals.ndim == 2 and not proposals.dtype == torch.bool:
-        labels = proposals
+        labels = check_tensor(proposals, "proposals")
         if labels.is_floating_point() or labels.is_complex():
-            raise TypeError(f"Expected an integer proposal label map, but got dtype {labels.dtype}.")
+            raise TypeError(
+                f"Expected `proposals` as a label map to be an integer tensor, but got dtype {labels.dtype}."
+            )
         if labels.shape != (h, w):
-            raise ValueError(f"Expected proposals of size {(h, w)} like `objects`, but got {tuple(labels.shape)}.")
-        if validate_args and labels.numel() and int(labels.min()) < 0:
-            raise ValueError("Expected proposal labels >= 0 (0 = no proposal), but got negative labels.")
-        n_prop = int(labels.max()) if labels.numel() else 0
+            raise ValueError(f"Expected `proposals` of size {(h, w)} like `objects`, but got {tuple(labels.shape)}.")
+        # one reduction reads both ends: the maximum is needed anyway (P), so the minimum costs no extra sync and
+        # negative labels, which would index outside the counts, are rejected whatever ``validate_args``
+        lo, hi = torch.aminmax(labels)
+        if int(lo) < 0:
+            raise ValueError(f"Expected `proposals` labels >= 0 (0 = no proposal), but got a minimum of {int(lo)}.")
+        n_prop = int(hi)
         if n_prop == 0:
-            raise ValueError("Expected at least one proposal, but the label map holds none (all 0).")
+            raise ValueError("Expected at least one proposal in `proposals`, but the label map holds none (all 0).")
         if n_prop > h * w + _SPARE_RANKS:
             # a label is a rank: a map holds at most H*W non-empty proposals, so a maximum far beyond the pixel count
             # names mostly empty ones, and evaluating them would loop and allocate by the label's value (2**40)
@@ -140,15 +152,26 @@ def _pool(proposals: Tensor | Sequence[Tensor], h: int, w: int, validate_args: b
             )
         return "labels", labels, n_prop
     if isinstance(proposals, Tensor):
+        proposals = check_tensor(proposals, "proposals")
         if proposals.ndim != 3:
-            raise ValueError(f"Expected proposals of shape (P, H, W) or an (H, W) label map, but got "
+            raise ValueError(f"Expected `proposals` of shape (P, H, W) or an (H, W) label map, but got "
                              f"{tuple(proposals.shape)}.")  # fmt: skip
+        if proposals.shape[1:] != (h, w):
+            raise ValueError(f"Expected `proposals` of size {(h, w)} like `objects`, but got "
+                             f"{tuple(proposals.shape[1:])}.")  # fmt: skip
     elif not isinstance(proposals, Sequence) or isinstance(proposals, (str, bytes)):
         raise TypeError(
             f"Expected `proposals` to be a tensor or a list of tensors, but got {type(proposals).__name__}."
         )
+    else:
+        items = [check_tensor(m, f"proposals[{i}]") for i, m in enumerate(proposals)]
+        for i, m in enumerate(items):
+            if m.shape != (h, w):
+                raise ValueError(f"Expected `proposals[{i}]` to be an (H, W) mask of size {(h, w)} like `objects`, "
+                                 f"but got shape {tuple(m.shape)}.")  # fmt: skip
+        proposals = items
     if len(proposals) == 0:
-        raise ValueError("Expected at least one proposal, but got an empty pool.")
+        raise ValueError("Expected at least one proposal in `proposals`, but got an empty pool.")
     return "stack", proposals, len(proposals)
 
 
@@ -165,9 +188,8 @@ def _chunks(kind: str, pool: Any, n_prop: int, shape: tuple[int, int], device: t
             yield (pool[None] == ids[:, None, None]).to(device)
             continue
         chunk = pool[lo : lo + step]
-        chunk = torch.stack(list(chunk)) if not isinstance(chunk, Tensor) else chunk
-        if chunk.shape[-2:] != (h, w):
-            raise ValueError(f"Expected proposals of size {(h, w)} like `objects`, but got {tuple(chunk.shape[-2:])}.")
+        chunk = torch.stack([as_binary_mask(m, f"proposals[{lo + i}]", validate_args).to(device)
+                             for i, m in enumerate(chunk)]) if not isinstance(chunk, Tensor) else chunk  # fmt: skip
         yield as_binary_mask(chunk, "proposals", validate_args).to(device)
 
 
@@ -340,12 +362,28 @@ def proposal_boundary_overlaps(
     return ProposalBoundaryCounts(torch.cat(fg_parts), torch.cat(count_parts), torch.cat(match_parts), gt_count)
 
 
+def check_counts(counts: object) -> Tensor:
+    """The N of a proposal sweep as a (L,) int64 tensor: whole numbers >= 1, at least one (``ValueError`` else)."""
+    try:
+        raw = torch.as_tensor(counts).flatten()
+    except (TypeError, ValueError, RuntimeError):
+        raw = None
+    if (
+        raw is None
+        or raw.numel() == 0
+        or raw.dtype == torch.bool
+        or raw.is_complex()
+        or (raw.is_floating_point() and not bool((torch.isfinite(raw) & (raw == raw.floor())).all()))
+        or bool((raw < 1).any())
+    ):
+        raise ValueError(f"Expected `counts` to be positive whole numbers of proposals, but got {counts!r}.")
+    return raw.to(torch.int64)
+
+
 def _running_best(score: Tensor, counts: Sequence[int] | Tensor) -> tuple[Tensor, Tensor, Tensor]:
     """Best (P, K) ``score`` per object among the first ``min(N, P)`` proposals for every N: ``(values (L, K),
     proposal index (L, K) of the first best, min(N, P) (L,))``, from one running maximum."""
-    n = torch.as_tensor(counts, dtype=torch.int64, device=score.device).flatten()
-    if n.numel() == 0 or bool((n < 1).any()):
-        raise ValueError(f"Expected `counts` to be positive numbers of proposals, but got {counts!r}.")
+    n = check_counts(counts).to(score.device)
     p = score.shape[0]
     running = torch.cummax(score, 0).values
     # the first best proposal: the last position where the running maximum strictly increased

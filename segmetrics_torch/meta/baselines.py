@@ -15,10 +15,14 @@ has none). Every random baseline takes a non-negative ``seed`` and is a determin
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 import numpy as np
 import torch
 from torch import Tensor
 
+from .._checks import as_binary_mask, check_tensor
 from ..functional.boundary.summary import matlab_linspace
 from ..ops.hierarchy import gridbmap2seg
 
@@ -97,6 +101,7 @@ def quadtree_partition(height: int, width: int, num_regions: int, *, portrait: b
     """
     if isinstance(num_regions, bool) or not isinstance(num_regions, int) or num_regions < 1:
         raise ValueError(f"Expected `num_regions` to be a positive int, but got {num_regions!r}.")
+    height, width = _check_int(height, "height", 2), _check_int(width, "width", 2)  # named before any swap
     rotate = portrait and height < width
     grid = quadtree_ucm(width, height) if rotate else quadtree_ucm(height, width)
     values = torch.unique(grid)
@@ -327,6 +332,16 @@ def match_size(x: Tensor, size: tuple[int, int]) -> Tensor:
     """``x`` (..., h, w) brought to ``size`` = (H, W) for a swapped-image comparison: unchanged when the sizes agree;
     rotated by 90 degrees counter-clockwise (MATLAB ``imrotate(x, 90)``, SEISM's rule for a portrait result on a
     landscape image) when (h, w) = (W, H); otherwise nearest-neighbour resampling (pixel centres, no new labels)."""
+    check_tensor(x, "x")  # validation only: equal sizes return `x` itself
+    if x.ndim < 2:
+        raise ValueError(f"Expected `x` of shape (..., h, w), but got shape {tuple(x.shape)}.")
+    if (
+        not isinstance(size, Sequence)
+        or isinstance(size, (str, bytes))
+        or len(size) != 2
+        or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1 for v in size)
+    ):
+        raise ValueError(f"Expected `size` to be two positive ints (H, W), but got {size!r}.")
     h, w = x.shape[-2:]
     H, W = int(size[0]), int(size[1])
     if (h, w) == (H, W):
@@ -361,13 +376,13 @@ def perturb_ground_truth(target: Tensor, *, operation: str = "dilate", radius: f
 
     if operation not in PERTURBATIONS:
         raise ValueError(f"Expected `operation` to be one of {PERTURBATIONS}, but got {operation!r}.")
-    if isinstance(radius, bool) or not isinstance(radius, (int, float)) or not radius > 0:
-        raise ValueError(f"Expected `radius` to be a number > 0, but got {radius!r}.")
-    if not isinstance(target, Tensor):
-        raise TypeError(f"Expected `target` to be a torch.Tensor, but got {type(target).__name__}.")
+    if isinstance(radius, bool) or not isinstance(radius, (int, float)) or not 0 < radius < math.inf:
+        raise ValueError(f"Expected `radius` to be a finite number > 0, but got {radius!r}.")
+    target = check_tensor(target, "target")
     if target.ndim not in (2, 3):
         raise ValueError(f"Expected `target` of shape (B, H, W) or (H, W), but got shape {tuple(target.shape)}.")
-    mask = target > 128 if target.dtype == torch.uint8 else target.bool()
+    # uint8 as an 8-bit image (> 128); other dtypes must be {0, 1}: 0.5 is no mask, not "True"
+    mask = target > 128 if target.dtype == torch.uint8 else as_binary_mask(target, "target")
     batch = mask if mask.ndim == 3 else mask[None]
     out = dilate_disk(batch, radius) if operation == "dilate" else ~dilate_disk(~batch, radius)
     return out if mask.ndim == 3 else out[0]

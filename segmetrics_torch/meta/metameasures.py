@@ -50,6 +50,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from .._checks import check_bool
 from ..functional.boundary.summary import matlab_linspace
 from .baselines import (
     centered_circle_map,
@@ -168,11 +169,13 @@ def as_measure(
     """
     if isinstance(measure, Measure):
         return measure
+    if higher_is_better is not None:
+        check_bool(higher_is_better, "higher_is_better")
     if isinstance(measure, str):
         for registry in (PARTITION_MEASURES, FOREGROUND_MEASURES):
             if measure in registry:
                 fn, hib, _ = registry[measure]
-                return Measure(name or measure, fn, hib if higher_is_better is None else bool(higher_is_better))
+                return Measure(name or measure, fn, hib if higher_is_better is None else higher_is_better)
         known = sorted(PARTITION_MEASURES) + sorted(FOREGROUND_MEASURES)
         raise ValueError(f"Expected `measure` to name one of {known}, but got {measure!r}.")
     from torchmetrics import Metric
@@ -230,8 +233,15 @@ def _batch(items: list[Tensor]) -> Tensor | list[Tensor]:
     return items
 
 
+def _check_batch_size(batch_size: object) -> int:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"Expected `batch_size` to be a positive int, but got {batch_size!r}.")
+    return int(batch_size)
+
+
 def _evaluate(measure: Measure, preds: list[Tensor], target: list[Tensor], batch_size: int) -> Tensor:
     """Per-image values of aligned lists, in chunks of ``batch_size`` (float64, CPU)."""
+    batch_size = _check_batch_size(batch_size)
     out = [
         measure(_batch(preds[i : i + batch_size]), _batch(target[i : i + batch_size]))
         for i in range(0, len(preds), batch_size)
@@ -417,8 +427,13 @@ def sihd_from_values(
     """
     if isinstance(num_bins, bool) or not isinstance(num_bins, int) or num_bins < 3:
         raise ValueError(f"Expected `num_bins` to be an int >= 3, but got {num_bins!r}.")
-    s = torch.as_tensor(same, dtype=torch.float64).flatten().cpu()
-    d = torch.as_tensor(different, dtype=torch.float64).flatten().cpu()
+    values = {}
+    for name, raw in (("same", same), ("different", different)):
+        try:
+            values[name] = torch.as_tensor(raw, dtype=torch.float64).flatten().cpu()
+        except (TypeError, ValueError, RuntimeError) as err:
+            raise TypeError(f"Expected `{name}` to be a tensor or a sequence of numbers, but got {raw!r}.") from err
+    s, d = values["same"], values["different"]
     for name, v in (("same", s), ("different", d)):
         if v.numel() == 0 or not bool(torch.isfinite(v).all()):
             raise ValueError(f"Expected `{name}` to hold at least one value, all finite, but got {v.numel()} values.")
@@ -521,10 +536,11 @@ def sihd(
         def score_all(preds: Any, target: Any) -> dict[str, Tensor]:
             return {m.name: m(preds, target)}
 
+    batch_size = _check_batch_size(batch_size)
     items = _annotation_list(annotations, "annotations")
     if len(items) < 2:
         raise ValueError(f"Expected `annotations` of at least 2 images, but got {len(items)}.")
-    same_pairs, diff_pairs = _human_pairs(items, max_different, seed, bool(ordered))
+    same_pairs, diff_pairs = _human_pairs(items, max_different, seed, check_bool(ordered, "ordered"))
 
     def scores(pairs: list[tuple[int, int, int, int]]) -> dict[str, Tensor]:
         # pairs (gt image, gt annotation, partition image, partition annotation), batched by image size
@@ -754,6 +770,7 @@ def noise_test(
     see the same noise. The noise parameters of the paper are not verified here (ours: N(0.5, 0.25^2) clipped).
     """
     m = as_measure(measure)
+    check_bool(binary, "binary")
     gts = _items(target)
     methods = _methods(preds, "preds")
     _check_lengths(len(gts), **methods)

@@ -18,7 +18,7 @@ import torch
 from torch import Tensor
 from torchmetrics import Metric
 
-from .._checks import check_positive_float
+from .._checks import check_bool, check_positive_float
 from ..functional.boundary.bsds import default_thresholds
 from ..functional.boundary.summary import check_unique_occurrence
 from ..functional.partition.hierarchy import HIERARCHY_FORMATS, check_num_regions, hierarchy_measures
@@ -119,7 +119,7 @@ class PartitionMeasures(_SummedStates):
             "gamma_part": gamma_part,
             "beta": beta,
             "max_dist": check_positive_float(max_dist, "max_dist"),
-            "validate_args": bool(validate_args),
+            "validate_args": check_bool(validate_args, "validate_args"),
         }
         self._add_states(self.measures, 1, False)
 
@@ -333,7 +333,7 @@ class HierarchyMeasures(_SummedStates):
             self.parameters = default_thresholds(thresholds, "soft" if input_format == "ucm2" else "stack")
             self.thresholds = self.parameters
         self.num_regions = None if num_regions is None else check_num_regions(num_regions)
-        self.region_benchmark = bool(region_benchmark)
+        self.region_benchmark = check_bool(region_benchmark, "region_benchmark")
         self.unique_occurrence = unique_occurrence
         self.options = {
             "input_format": input_format,
@@ -342,7 +342,7 @@ class HierarchyMeasures(_SummedStates):
             "gamma_part": gamma_part,
             "beta": beta,
             "max_dist": check_positive_float(max_dist, "max_dist"),
-            "validate_args": bool(validate_args),
+            "validate_args": check_bool(validate_args, "validate_args"),
         }
         self._add_states(self.measures, self.parameters.numel(), self.region_benchmark)
 

@@ -18,18 +18,42 @@ from torch import Tensor
 from torchmetrics import Metric
 from torchmetrics.utilities import dim_zero_cat
 
-from .._checks import check_positive_float
+from .._checks import check_bool, check_positive_float
 from ..functional.proposals import (
     AR_THRESHOLDS,
     MCG_PROPOSAL_COUNTS,
     RECALL_THRESHOLDS,
     best_boundary_f,
     best_overlaps,
+    check_counts,
     proposal_boundary_overlaps,
     proposal_overlaps,
 )
 
 __all__ = ["ProposalRecall"]
+
+
+def _length(x: object) -> object:
+    return len(x) if isinstance(x, Sequence) else "n/a"
+
+
+def _class_ids(classes: object, num_objects: int, num_classes: int, device: torch.device) -> Tensor:
+    """``classes`` as (K,) int64 ids in [0, num_classes): whole numbers, one per object (checked whatever
+    ``validate_args``: an id outside the range would index outside the class states)."""
+    try:
+        raw = torch.as_tensor(classes, device=device).flatten()
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise TypeError(f"Expected `classes` to be (K,) integer class ids, but got {classes!r}.") from err
+    if raw.dtype == torch.bool or raw.is_complex() or (
+        raw.is_floating_point() and not bool((torch.isfinite(raw) & (raw == raw.floor())).all())
+    ):
+        raise ValueError(f"Expected `classes` to be whole-number class ids, but got {classes!r}.")
+    if raw.numel() != num_objects:
+        raise ValueError(f"Expected `classes` to hold {num_objects} class ids (one per object), but got {raw.numel()}.")
+    raw = raw.long()
+    if raw.numel() and (int(raw.min()) < 0 or int(raw.max()) >= num_classes):
+        raise ValueError(f"Expected `classes` to hold class ids in [0, {num_classes}), but got {raw.tolist()}.")
+    return raw
 
 
 class ProposalRecall(Metric):
@@ -70,16 +94,7 @@ class ProposalRecall(Metric):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        raw = torch.as_tensor(counts).flatten()
-        if (
-            raw.numel() == 0
-            or raw.dtype == torch.bool
-            or raw.is_complex()
-            or (raw.is_floating_point() and not bool((torch.isfinite(raw) & (raw == raw.floor())).all()))
-            or bool((raw < 1).any())
-        ):
-            raise ValueError(f"Expected `counts` to be positive whole numbers of proposals, but got {counts!r}.")
-        self.counts = raw.to(torch.int64)
+        self.counts = check_counts(counts)
         if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int)
                                        or chunk_size < 1):  # fmt: skip
             raise ValueError(f"Expected `chunk_size` to be a positive int or None, but got {chunk_size!r}.")
@@ -88,7 +103,7 @@ class ProposalRecall(Metric):
             raise ValueError(f"Expected `num_classes` to be a positive int or None, but got {num_classes!r}.")
         self.num_classes = num_classes
         self.chunk_size = chunk_size
-        self.validate_args = validate_args
+        self.validate_args = check_bool(validate_args, "validate_args")
         if not isinstance(boundary, bool):
             raise TypeError(f"Expected `boundary` to be a bool, but got {type(boundary).__name__}.")
         check_positive_float(bound_th, "bound_th")
@@ -128,11 +143,7 @@ class ProposalRecall(Metric):
         if self.num_classes is not None:
             if classes is None:
                 raise ValueError("Expected `classes` (K,) class ids: this metric was built with `num_classes`.")
-            classes = torch.as_tensor(classes, device=j.device).long().flatten()
-            if classes.numel() != j.shape[1]:
-                raise ValueError(f"Expected {j.shape[1]} class ids (one per object), but got {classes.numel()}.")
-            if self.validate_args and (bool((classes < 0).any()) or bool((classes >= self.num_classes).any())):
-                raise ValueError(f"Expected class ids in [0, {self.num_classes}), but got {classes.tolist()}.")
+            classes = _class_ids(classes, j.shape[1], self.num_classes, j.device)
         if self.boundary:
             bc = proposal_boundary_overlaps(proposals, objects, void=void, bound_th=self.bound_th,
                                             chunk_size=self.chunk_size, validate_args=self.validate_args)  # fmt: skip
@@ -160,8 +171,16 @@ class ProposalRecall(Metric):
         if isinstance(objects, Tensor):
             self._update_one(proposals, objects, void, classes)
             return
+        if not isinstance(objects, Sequence) or isinstance(objects, (str, bytes)):
+            raise TypeError(
+                f"Expected `objects` to be a tensor or a list of tensors, but got {type(objects).__name__}."
+            )
         if not isinstance(proposals, Sequence) or len(proposals) != len(objects):
             raise ValueError("Expected `proposals` and `objects` lists of the same length (one entry per image).")
+        for name, extra in (("void", void), ("classes", classes)):
+            if extra is not None and (not isinstance(extra, Sequence) or len(extra) != len(objects)):
+                raise ValueError(f"Expected `{name}` to be a list with one entry per image ({len(objects)}) like "
+                                 f"`objects`, but got {type(extra).__name__} of length {_length(extra)}.")  # fmt: skip
         for i in range(len(objects)):
             self._update_one(proposals[i], objects[i], None if void is None else void[i],
                              None if classes is None else classes[i])  # fmt: skip

@@ -38,7 +38,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..._checks import as_binary_mask, as_unit_map, check_positive_float, check_tensor
+from ..._checks import as_binary_mask, as_ucm2, as_unit_map, check_bool, check_positive_float, check_tensor
 from ...ops.matching import correspondence_counts
 from ...ops.morphology import resolve_backend, seg2bmap
 from ...ops.morphology import thin as thin_maps
@@ -80,7 +80,12 @@ def default_thresholds(thresholds: int | Sequence[float] | Tensor, input_format:
         if input_format == "stack":
             return torch.arange(1, thresholds + 1, dtype=torch.float64)
         return matlab_linspace(1 / (thresholds + 1), 1 - 1 / (thresholds + 1), thresholds)
-    t = torch.as_tensor(thresholds, dtype=torch.float64).cpu()
+    try:
+        t = torch.as_tensor(thresholds, dtype=torch.float64).cpu()
+    except (TypeError, ValueError, RuntimeError) as err:  # a string, None, ragged lists: not numbers
+        raise TypeError(
+            f"Expected `thresholds` to be a positive int or a 1-D sequence of numbers, but got {thresholds!r}."
+        ) from err
     if t.ndim != 1 or t.numel() == 0 or not bool(torch.isfinite(t).all()):
         raise ValueError(f"Expected `thresholds` to be a non-empty 1-D sequence of finite values, but got {t}.")
     return t
@@ -120,15 +125,9 @@ def _as_list(x: object, name: str, ndim: int) -> list[Tensor]:
 
 
 def _soft_map(x: Tensor, name: str, input_format: str, validate_args: bool) -> Tensor:
-    p = as_unit_map(x, name, validate_args)
     if input_format == "ucm2":
-        h2, w2 = p.shape[-2:]
-        if h2 < 3 or w2 < 3 or h2 % 2 == 0 or w2 % 2 == 0:
-            raise ValueError(
-                f"Expected `{name}` to be a double-size ucm2 grid of shape (2H+1, 2W+1), but got {tuple(p.shape)}."
-            )
-        p = p[..., 2::2, 2::2]
-    return p
+        return as_ucm2(x, name, validate_args)[..., 2::2, 2::2]
+    return as_unit_map(x, name, validate_args)
 
 
 def _pad_stack(items: list[Tensor], shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
@@ -191,6 +190,8 @@ def boundary_pr_counts(
     """
     check_input_format(input_format)
     check_positive_float(max_dist, "max_dist")
+    check_bool(thin, "thin")
+    check_bool(validate_args, "validate_args")
     levels = default_thresholds(thresholds, input_format)
     pred_list = _as_list(preds, "preds", 3 if input_format == "stack" else 2)
     target_list = _as_list(target, "target", 3)

@@ -184,13 +184,13 @@ def _image(raw, g, dist, index, scale, normalize, alpha, skip_empty, wf_beta2, k
                 hist[1, b] += 1
                 pos += 1
                 sum_fg += v
-                sum_abs += 1 - v
+                sum_abs += abs(1 - v)  # == 1 - v in [0, 1]; |p - g| as the tensor path beyond it (unvalidated)
                 row_sum += y
                 col_sum += x
             else:
                 hist[0, b] += 1
                 sum_bg += 1 - v
-                sum_abs += v
+                sum_abs += abs(v)
     mean_p = pairwise_sum(flat, 0, n) / n
     thr = min(2 * mean_p, 1.0)
     out[MAE] = sum_abs / n

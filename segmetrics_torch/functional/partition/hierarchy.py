@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ..._checks import as_unit_map, check_positive_float, check_tensor
+from ..._checks import as_ucm2, check_bool, check_positive_float, check_tensor
 from ...ops.contingency import (
     ContingencyTables,
     TableSlots,
@@ -73,11 +73,9 @@ def _ucm_list(x: object, validate_args: bool) -> list[Tensor]:
     out = []
     for i, u in enumerate(items):
         u = check_tensor(u, f"preds[{i}]")
-        if u.ndim != 2 or u.shape[0] % 2 == 0 or u.shape[1] % 2 == 0 or min(u.shape) < 3:
-            raise ValueError(
-                f"Expected `preds[{i}]` to be a double-size ucm2 of odd shape (2H+1, 2W+1), but got {tuple(u.shape)}."
-            )
-        out.append(as_unit_map(u, f"preds[{i}]", validate_args))
+        if u.ndim != 2:
+            raise ValueError(f"Expected `preds[{i}]` to be a (2H+1, 2W+1) ucm2, but got shape {tuple(u.shape)}.")
+        out.append(as_ucm2(u, f"preds[{i}]", validate_args))
     return out
 
 
@@ -208,6 +206,8 @@ def hierarchy_measures(
     keys = check_measures(measures)
     check_fop_constants(gamma_obj, gamma_part, beta)
     check_positive_float(max_dist, "max_dist")
+    check_bool(region_benchmark, "region_benchmark")
+    check_bool(validate_args, "validate_args")
     g_list = as_label_list(target, "target", 3, validate_args)
     if input_format == "ucm2":
         u_list = _ucm_list(preds, validate_args)

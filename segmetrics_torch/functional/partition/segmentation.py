@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ..._checks import check_positive_float, check_tensor
+from ..._checks import check_bool, check_positive_float, check_tensor
 from ...ops.contingency import ContingencyTables, contingency_tables, pair_tables, relabel
 from ..boundary.bsds import annotator_boundaries, boundary_pr_counts, segmentation_boundaries
 from .tables import TABLE_MEASURES, check_fop_constants, check_measures, measures_from_tables
@@ -219,6 +219,7 @@ def partition_measures(
     keys = check_measures(measures)
     check_fop_constants(gamma_obj, gamma_part, beta)
     check_positive_float(max_dist, "max_dist")
+    check_bool(validate_args, "validate_args")
     p_list = as_label_list(preds, "preds", 2, validate_args)
     g_list = as_label_list(target, "target", 3, validate_args)
     _check_pairs(p_list, g_list, 2)

@@ -35,6 +35,7 @@ region a single pixel), ``Rr = 1`` likewise for G; ``RI = 1`` for a one-pixel im
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
 import torch
@@ -56,6 +57,8 @@ def check_measures(measures) -> tuple[str, ...]:
         return MEASURES
     if isinstance(measures, str):
         measures = (measures,)
+    if not isinstance(measures, Iterable):
+        raise TypeError(f"Expected `measures` to be a measure name or a list of names, but got {measures!r}.")
     measures = tuple(measures)
     bad = [m for m in measures if m not in MEASURES]
     if bad or not measures:
