@@ -43,7 +43,7 @@ print("ok")
 
 THINNING = """
 import numpy as np
-from segmetrics_torch.ops import _boundary_numba_kernels as k
+from segmetrics_torch.ops._kernels import correspondence as k
 from segmetrics_torch.ops.morphology import thinning_luts
 lut1, lut2 = thinning_luts()
 rng = np.random.default_rng(0)
@@ -72,7 +72,7 @@ print("ok")
 
 TABLES = """
 import numpy as np
-from segmetrics_torch.ops import _partition_numba_kernels as k
+from segmetrics_torch.ops._kernels import labels as k
 n = 50
 parts = np.full((1, n), 10**9, np.int64); parts[0, :5] = -7      # region numbers far outside the table
 anns = np.full((1, n), -(10**9), np.int64); anns[0, 5:9] = 3

@@ -231,7 +231,7 @@ def proposal_overlaps(
         for chunk in _chunks(kind, pool, n_prop, (h, w), dev, chunk_size, validate_args):
             m = chunk.flatten(1)
             if backend == "numba":
-                from ..ops._partition_numba_kernels import signature_counts
+                from ..ops._kernels.labels import signature_counts
 
                 per_sig = np.zeros((m.shape[0], sig_values.shape[0]), np.int64)
                 signature_counts(chunk.contiguous().numpy().view(np.uint8), sig_np, sig_values.shape[0], per_sig)
@@ -292,7 +292,7 @@ def proposal_boundary_overlaps(
     gt_count = gt_bv.sum(1)
     fg_parts, match_parts, count_parts = [], [], []
     if backend == "numba":
-        from ..ops._partition_numba_kernels import mask_boundary_counts
+        from ..ops._kernels.labels import mask_boundary_counts
 
         sig_values, signature = _signatures(gt_dil.flatten(1))  # (S, K)
         sig_np = signature.view(h, w).numpy()

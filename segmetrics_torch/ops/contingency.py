@@ -129,7 +129,7 @@ def relabel(labels: Tensor, *, backend: str = "auto") -> tuple[Tensor, Tensor]:
         raise ValueError("Expected non-empty label maps, but got N = 0 pixels.")
     labels = labels.long()
     if backend == "numba":
-        from ._partition_numba_kernels import relabel_maps
+        from ._kernels.labels import relabel_maps
 
         src = labels.cpu().contiguous().numpy()
         out = np.empty_like(src)
@@ -319,7 +319,7 @@ def contingency_tables(
     if backend == "auto":
         backend = "numba" if partitions.device.type == "cpu" else "torch"
     if backend == "numba" and int(total) <= _DENSE_CELLS:
-        from ._partition_numba_kernels import dense_table_counts
+        from ._kernels.labels import dense_table_counts
 
         dense = np.zeros(int(total), np.int64)
         args = (partitions, annotations, table_partition, table_annotation, k_g, cell_offset)

@@ -222,6 +222,6 @@ def _edt_numba(mask: Tensor, strategy: str | None = None) -> tuple[Tensor, Tenso
 @functools.cache
 def _numba_kernels() -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
     """Compile (or load from numba's on-disk cache) the kernels; numba is imported only here."""
-    from . import _edt_numba_kernels as k
+    from ._kernels import edt as k
 
     return k.per_image, k.column_blocks, k.row_blocks

@@ -67,7 +67,7 @@ def ucm_hierarchy(ucm2: Sequence[Tensor], thresholds: Tensor, *, rule: str = "se
     Returns:
         :class:`Hierarchy` on the device of ``ucm2[0]``. Runs in a compiled CPU kernel (union-find is sequential).
     """
-    from ._partition_numba_kernels import hierarchy_atoms, hierarchy_levels
+    from ._kernels.labels import hierarchy_atoms, hierarchy_levels
 
     _check_rule(rule)
     device = ucm2[0].device

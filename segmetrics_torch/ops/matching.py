@@ -15,7 +15,7 @@ then least total distance", on a random sparse outlier graph whose result change
 0-6 pixels short of the maximum). Which machine pixels are matched (``cntP`` after the OR over annotators) follows
 the nearest-first preference. ``sumR`` and ``sumP`` never depend on the matching.
 
-The compiled kernel is in :mod:`segmetrics_torch.ops._boundary_numba_kernels`; the matching is sequential by nature,
+The compiled kernel is in :mod:`segmetrics_torch.ops._kernels.correspondence`; the matching is sequential by nature,
 so it always runs on the CPU (thresholding and thinning can run on the GPU, see
 :func:`segmetrics_torch.functional.boundary.boundary_pr_counts`).
 """
@@ -68,9 +68,9 @@ def _big(max_cost: int, n_pixels: int) -> int:
 
 
 def _kernels():
-    from segmetrics_torch.ops import _boundary_numba_kernels
+    from ._kernels import correspondence
 
-    return _boundary_numba_kernels
+    return correspondence
 
 
 def correspond_pixels(machine: Tensor, target: Tensor, max_dist: float = 0.0075) -> tuple[Tensor, Tensor]:

@@ -107,7 +107,7 @@ def thin(mask: Tensor, *, backend: str = "auto") -> Tensor:
 
 
 def _thin_numba(flat: Tensor) -> Tensor:
-    from segmetrics_torch.ops import _boundary_numba_kernels as kernels
+    from ._kernels import correspondence as kernels
 
     lut1, lut2 = thinning_luts()
     stack = np.ascontiguousarray(flat.cpu().numpy().astype(np.uint8))

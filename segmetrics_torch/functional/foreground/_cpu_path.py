@@ -1,4 +1,4 @@
-"""Shared intermediates of a block of CPU maps from the compiled kernel of :mod:`._cpu_kernels`."""
+"""Shared intermediates of a block of CPU maps from the compiled kernel (`ops/_kernels/foreground.py`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ._prepare import MeasureOptions
 
 @functools.cache
 def _importance():
-    from ._cpu_kernels import importance_table
+    from ...ops._kernels.foreground import importance_table
 
     return importance_table()
 
@@ -24,7 +24,7 @@ def kernel_values(preds: Tensor, g: Tensor, normalize: bool, options: MeasureOpt
     """As :func:`._tensor_path.tensor_values`, from raw (unprepared) CPU ``preds`` and bool ground truth ``g``."""
     import numba
 
-    from . import _cpu_kernels as kernels
+    from ...ops._kernels import foreground as kernels
 
     if preds.dtype == torch.uint8:
         raw, scale = preds.contiguous().numpy(), 255.0

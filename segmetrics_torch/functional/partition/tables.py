@@ -91,7 +91,7 @@ def _xlogx(x: Tensor) -> Tensor:
 
 def bgm_weights(ct: ContingencyTables) -> Tensor:
     """(T,) maximum total ``n_ij`` of a one-to-one matching of regions per table (exact; compiled CPU kernel)."""
-    from ...ops._partition_numba_kernels import max_weight_matchings
+    from ...ops._kernels.labels import max_weight_matchings
 
     tables = ct.tables.cpu().numpy()
     start = np.searchsorted(tables, np.arange(ct.num_tables + 1)).astype(np.int64)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ._boundary_numba_kernels import _find, min_cost_maximum_matching
+from .correspondence import _find, min_cost_maximum_matching
 
 # A map whose label range is at most this many times its pixel count is relabelled through a lookup array; wider
 # ranges (huge or sparse label values) go through a sort.

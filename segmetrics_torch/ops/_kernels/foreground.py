@@ -16,7 +16,7 @@ import math
 import numba
 import numpy as np
 
-from ...ops._edt_numba_kernels import column_scan, row_envelope
+from .edt import column_scan, row_envelope
 
 EPS = 2.220446049250313e-16
 LOG_HALF_OVER_5 = math.log(0.5) / 5
