@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ..._checks import as_binary_mask, as_image_list, check_image_stack, check_positive_float, check_tensor
+from ..._checks import Backend, as_binary_mask, as_image_list, check_image_stack, check_positive_float, check_tensor
 from ...ops.morphology import dilate_disk, seg2bmap
 
 __all__ = ["boundary_f_from_counts", "boundary_radius", "morphological_boundary_f"]
@@ -30,7 +30,7 @@ def boundary_radius(bound_th: float, height: int, width: int) -> float:
     return float(bound_th) if bound_th >= 1 else float(math.ceil(bound_th * math.hypot(height, width)))
 
 
-def _stack_f(preds: Tensor, target: Tensor, bound_th: float, backend: str) -> tuple[Tensor, Tensor, Tensor]:
+def _stack_f(preds: Tensor, target: Tensor, bound_th: float, backend: Backend) -> tuple[Tensor, Tensor, Tensor]:
     h, w = preds.shape[-2:]
     radius = boundary_radius(bound_th, h, w)
     fg_b = seg2bmap(preds)
@@ -66,7 +66,7 @@ def morphological_boundary_f(
     target: Tensor | Sequence[Tensor],
     *,
     bound_th: float = 0.008,
-    backend: str = "auto",
+    backend: Backend = "auto",
     validate_args: bool = True,
 ) -> dict[str, Tensor]:
     """Per-image boundary F, precision and recall of binary masks, as DAVIS ``f_boundary`` (see module doc).

@@ -1,5 +1,7 @@
 """Compiled CPU kernel of the foreground measures (numba; imported only for CPU tensors).
 
+Behind :func:`segmetrics_torch.ops.foreground.foreground_statistics`.
+
 Why: on a CPU, the tensor path runs ~100 float64 elementwise operations per image, each a full pass over memory;
 this kernel reads every image in three fused passes (plus the weighted F's blur), ~10x less memory traffic, and
 runs images in parallel. It computes exactly the quantities of the tensor path, with the same operations in the same
@@ -16,10 +18,9 @@ import math
 import numba
 import numpy as np
 
+from ..._constants import EPS, LOG_HALF_OVER_5
 from .edt import column_scan, row_envelope
 
-EPS = 2.220446049250313e-16
-LOG_HALF_OVER_5 = math.log(0.5) / 5
 #: squared distances covered by the importance table (distances below ~362 px)
 IMPORTANCE_TABLE = 1 << 17
 
