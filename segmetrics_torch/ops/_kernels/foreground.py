@@ -331,7 +331,7 @@ def foreground_kernel(raw, g, dist, index, scale, normalize, alpha, skip_empty, 
     """Per-image histograms (B, 2, 256) and values (B, 6): MAE, SM, WFM, TP_A, PP_A, POS (see the module doc).
 
     With ``do_wfm``, the distance transform of the ground truth is ``dist``/``index`` when they are (B, H, W), and
-    is otherwise computed here, image by image, with the kernels of ``ops.distance`` into per-task scratch that stays
+    is otherwise computed here, image by image, with the kernels of :mod:`.edt` into per-task scratch that stays
     in cache (a batch-sized result would cost 16 bytes of fresh memory per pixel). ``importance[k]`` is the
     weight ``2 - 0.5^(sqrt(k) / 5)`` of a background pixel at squared distance ``k`` (a table: ``exp`` per pixel
     would be the kernel's largest cost), computed with ``exp`` beyond the table.
