@@ -10,23 +10,46 @@ them off.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Literal, TypeVar, get_args
 
 import torch
 from torch import Tensor
 
 __all__ = [
+    "BACKENDS",
+    "Backend",
     "as_binary_mask",
     "as_image_list",
     "as_ucm2",
     "as_unit_map",
     "check_bool",
+    "check_choice",
     "check_image_stack",
     "check_positive_float",
     "check_probability_map",
     "check_tensor",
     "check_tolerance",
 ]
+
+
+#: where an op with a compiled CPU kernel and a tensor path runs: "numba" (the kernel; CPU), "torch" (tensor code on the
+#: input's device, the CUDA path) or "auto" (numba for CPU tensors, torch otherwise)
+Backend = Literal["auto", "numba", "torch"]
+BACKENDS: tuple[str, ...] = get_args(Backend)
+
+_C = TypeVar("_C", bound=str)
+
+
+def check_choice(value: object, name: str, choices: Iterable[_C]) -> _C:
+    """Return ``value`` if it is one of the strings ``choices``, else raise ``ValueError`` naming the argument.
+
+    ``choices`` is a tuple of strings or a ``Literal[...]`` type's ``get_args``; the message lists them in order.
+    """
+    options = tuple(choices)
+    if isinstance(value, str) and value in options:
+        return value  # type: ignore[return-value]
+    raise ValueError(f"Expected `{name}` to be one of {', '.join(map(repr, options))}, but got {value!r}.")
 
 
 def check_tensor(x: object, name: str) -> Tensor:
@@ -45,8 +68,6 @@ def check_tensor(x: object, name: str) -> Tensor:
             "move it to 'cpu' or 'cuda' first."
         )
     return x.detach()
-
-
 
 
 def as_binary_mask(x: Tensor, name: str, validate_args: bool = True) -> Tensor:

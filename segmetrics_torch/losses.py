@@ -30,13 +30,13 @@ gradients (they accumulate detached statistics): train with a loss, log with a M
 
 from __future__ import annotations
 
-import math
+from typing import Literal, get_args
 
 import torch
 from torch import Tensor, nn
 
-from ._checks import check_bool, check_image_stack, check_positive_float, check_tensor
-from .functional.foreground.emeasure import EPS
+from ._checks import check_bool, check_choice, check_image_stack, check_positive_float, check_tensor
+from ._constants import EPS, LOG_HALF_OVER_5
 from .ops.distance import distance_transform_edt
 from .ops.filters import gaussian_blur_zero
 
@@ -51,8 +51,8 @@ __all__ = [
     "weighted_f_measure_loss",
 ]
 
-_REDUCTIONS = ("mean", "sum", "none")
-_LOG_HALF_OVER_5 = math.log(0.5) / 5
+#: how per-image losses are reduced: their mean, their sum, or none (a (B,) tensor)
+Reduction = Literal["mean", "sum", "none"]
 
 
 def _prepare(preds: Tensor, target: Tensor, validate_args: bool) -> tuple[Tensor, Tensor, torch.dtype]:
@@ -89,7 +89,7 @@ def _prepare(preds: Tensor, target: Tensor, validate_args: bool) -> tuple[Tensor
     return preds.to(work), g, out_dtype
 
 
-def _reduce(values: Tensor, reduction: str, dtype: torch.dtype) -> Tensor:
+def _reduce(values: Tensor, reduction: Reduction, dtype: torch.dtype) -> Tensor:
     if reduction == "mean":
         values = values.mean()
     elif reduction == "sum":
@@ -97,12 +97,13 @@ def _reduce(values: Tensor, reduction: str, dtype: torch.dtype) -> Tensor:
     return values.to(dtype)
 
 
-def _check_reduction(reduction: str) -> None:
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"Expected `reduction` to be one of {_REDUCTIONS}, but got {reduction!r}.")
+def _check_reduction(reduction: object) -> None:
+    check_choice(reduction, "reduction", get_args(Reduction))
 
 
-def e_measure_loss(preds: Tensor, target: Tensor, *, reduction: str = "mean", validate_args: bool = True) -> Tensor:
+def e_measure_loss(
+    preds: Tensor, target: Tensor, *, reduction: Reduction = "mean", validate_args: bool = True
+) -> Tensor:
     """``1 - E`` of the soft map (see the module doc); (B,) with ``reduction="none"``."""
     _check_reduction(reduction)
     p, g, dtype = _prepare(preds, target, validate_args)
@@ -119,7 +120,7 @@ def e_measure_loss(preds: Tensor, target: Tensor, *, reduction: str = "mean", va
 
 
 def weighted_f_measure_loss(
-    preds: Tensor, target: Tensor, *, beta2: float = 1.0, reduction: str = "mean", validate_args: bool = True
+    preds: Tensor, target: Tensor, *, beta2: float = 1.0, reduction: Reduction = "mean", validate_args: bool = True
 ) -> Tensor:
     """``1 - F^w_beta`` of the soft map (Margolin et al. CVPR 2014; see the module doc)."""
     _check_reduction(reduction)
@@ -128,7 +129,7 @@ def weighted_f_measure_loss(
     batch = p.shape[0]
     with torch.no_grad():
         dist, nearest = distance_transform_edt(g)
-        importance = torch.where(g, torch.ones_like(dist), 2 - torch.exp(_LOG_HALF_OVER_5 * dist)).to(p.dtype)
+        importance = torch.where(g, torch.ones_like(dist), 2 - torch.exp(LOG_HALF_OVER_5 * dist)).to(p.dtype)
         index = nearest.reshape(batch, -1).clamp(min=0)
     gf = g.to(p.dtype)
     err = torch.where(g, 1 - p, p)  # |p - g|, with a gradient at p == g too
@@ -146,7 +147,7 @@ def weighted_f_measure_loss(
 
 
 def soft_f_measure_loss(
-    preds: Tensor, target: Tensor, *, beta2: float = 0.3, reduction: str = "mean", validate_args: bool = True
+    preds: Tensor, target: Tensor, *, beta2: float = 0.3, reduction: Reduction = "mean", validate_args: bool = True
 ) -> Tensor:
     """``1 - F_beta`` of soft counts (see the module doc)."""
     _check_reduction(reduction)
@@ -161,7 +162,9 @@ def soft_f_measure_loss(
     return _reduce(1 - f, reduction, dtype)
 
 
-def soft_iou_loss(preds: Tensor, target: Tensor, *, reduction: str = "mean", validate_args: bool = True) -> Tensor:
+def soft_iou_loss(
+    preds: Tensor, target: Tensor, *, reduction: Reduction = "mean", validate_args: bool = True
+) -> Tensor:
     """``1 - IoU`` of soft counts (see the module doc)."""
     _check_reduction(reduction)
     p, g, dtype = _prepare(preds, target, validate_args)
@@ -173,7 +176,7 @@ def soft_iou_loss(preds: Tensor, target: Tensor, *, reduction: str = "mean", val
 
 
 class _Loss(nn.Module):
-    def __init__(self, reduction: str = "mean", validate_args: bool = True) -> None:
+    def __init__(self, reduction: Reduction = "mean", validate_args: bool = True) -> None:
         super().__init__()
         _check_reduction(reduction)
         if not isinstance(validate_args, bool):
@@ -195,7 +198,7 @@ class EMeasureLoss(_Loss):
 class WeightedFMeasureLoss(_Loss):
     """``1 - weighted F`` of a probability map (:func:`weighted_f_measure_loss`)."""
 
-    def __init__(self, beta2: float = 1.0, reduction: str = "mean", validate_args: bool = True) -> None:
+    def __init__(self, beta2: float = 1.0, reduction: Reduction = "mean", validate_args: bool = True) -> None:
         super().__init__(reduction, validate_args)
         self.beta2 = check_positive_float(beta2, "beta2")
 
@@ -208,7 +211,7 @@ class WeightedFMeasureLoss(_Loss):
 class SoftFMeasureLoss(_Loss):
     """``1 - F_beta`` of soft counts (:func:`soft_f_measure_loss`, beta^2 = 0.3 by default)."""
 
-    def __init__(self, beta2: float = 0.3, reduction: str = "mean", validate_args: bool = True) -> None:
+    def __init__(self, beta2: float = 0.3, reduction: Reduction = "mean", validate_args: bool = True) -> None:
         super().__init__(reduction, validate_args)
         self.beta2 = check_positive_float(beta2, "beta2")
 

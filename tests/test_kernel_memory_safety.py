@@ -43,7 +43,7 @@ print("ok")
 
 THINNING = """
 import numpy as np
-from segmetrics_torch.ops import _boundary_numba_kernels as k
+from segmetrics_torch.ops._kernels import thinning as k
 from segmetrics_torch.ops.morphology import thinning_luts
 lut1, lut2 = thinning_luts()
 rng = np.random.default_rng(0)
@@ -72,7 +72,8 @@ print("ok")
 
 TABLES = """
 import numpy as np
-from segmetrics_torch.ops import _partition_numba_kernels as k
+from segmetrics_torch.ops._kernels import tables as k
+from segmetrics_torch.ops._kernels.labels import relabel_maps
 n = 50
 parts = np.full((1, n), 10**9, np.int64); parts[0, :5] = -7      # region numbers far outside the table
 anns = np.full((1, n), -(10**9), np.int64); anns[0, 5:9] = 3
@@ -87,7 +88,7 @@ k.signature_counts(masks, sig, 3, per)
 assert per[:, 1].tolist() == [1, 1] and per.sum() == 2
 labels = np.array([[np.iinfo(np.int64).min, np.iinfo(np.int64).max, 0, -1, 2**62, 2**62]], np.int64)
 out = np.empty_like(labels); counts = np.empty(1, np.int64)
-k.relabel_maps(labels, out, counts)
+relabel_maps(labels, out, counts)
 assert out.tolist() == [[0, 1, 2, 3, 4, 4]] and counts.tolist() == [5]
 m = np.zeros((1, 8, 8), np.uint8); m[0, 2:6, 2:6] = 1
 valid = np.ones((8, 8), np.bool_); near = np.ones((8, 8), np.bool_)

@@ -15,8 +15,8 @@ from segmetrics_torch.functional.proposals import (
     MCG_PROPOSAL_COUNTS,
     best_boundary_f,
     best_overlaps,
-    boundary_summary,
     proposal_boundary_overlaps,
+    proposal_boundary_summary,
     proposal_overlaps,
     proposal_summary,
 )
@@ -202,8 +202,8 @@ def test_boundary_summary_and_metric_equal_the_oracle():
     res = metric.compute()
     best = np.concatenate([ref.best_boundary_f(p, o, counts, v, 1.5)["f"] for p, o, v, _ in images], 1)
     classes = np.concatenate([im[3] for im in images])
-    expected = ref.boundary_summary(best, classes)
-    functional = boundary_summary(torch.from_numpy(best), torch.ones(3), classes=torch.from_numpy(classes))
+    expected = ref.proposal_boundary_summary(best, classes)
+    functional = proposal_boundary_summary(torch.from_numpy(best), torch.ones(3), classes=torch.from_numpy(classes))
     assert set(expected) <= set(res) and set(expected) == set(functional) - {"num_proposals"}
     for key, value in expected.items():
         np.testing.assert_allclose(res[key].numpy(), value, rtol=0, atol=1e-12, err_msg=key)

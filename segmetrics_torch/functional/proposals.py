@@ -28,11 +28,11 @@ import math
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
-import numpy as np
 import torch
 from torch import Tensor
 
-from .._checks import as_binary_mask, check_positive_float, check_tensor
+from .._checks import BACKENDS, Backend, as_binary_mask, check_choice, check_positive_float, check_tensor
+from ..ops.masks import boundary_match_counts, signature_counts
 
 __all__ = [
     "AR_THRESHOLDS",
@@ -42,9 +42,9 @@ __all__ = [
     "ProposalOverlaps",
     "best_boundary_f",
     "best_overlaps",
-    "boundary_summary",
     "check_counts",
     "proposal_boundary_overlaps",
+    "proposal_boundary_summary",
     "proposal_overlaps",
     "proposal_summary",
 ]
@@ -204,9 +204,8 @@ def _signatures(member: Tensor) -> tuple[Tensor, Tensor]:
     return values, signature
 
 
-def _backend(backend: str, device: torch.device) -> str:
-    if backend not in ("auto", "numba", "torch"):
-        raise ValueError(f"Expected `backend` to be 'auto', 'numba' or 'torch', but got {backend!r}.")
+def _backend(backend: Backend, device: torch.device) -> Backend:
+    check_choice(backend, "backend", BACKENDS)
     if backend == "auto":
         return "numba" if device.type == "cpu" else "torch"
     return backend
@@ -218,7 +217,7 @@ def proposal_overlaps(
     *,
     void: Tensor | None = None,
     chunk_size: int | None = None,
-    backend: str = "auto",
+    backend: Backend = "auto",
     validate_args: bool = True,
 ) -> ProposalOverlaps:
     """Intersection, false-positive and false-negative pixel counts of every proposal with every object.
@@ -257,7 +256,7 @@ def proposal_overlaps(
             sig_values, signature = _signatures(torch.cat([g, (~valid).flatten()[None]]))  # (S, K + 1), (HW,)
             to_objects = sig_values[:, :-1].long()
             counted = ~sig_values[:, -1]  # signatures of valid pixels
-            sig_np = signature.view(h, w).numpy()
+            signature = signature.view(h, w)
         else:
             gf = g.to(torch.float32).T.contiguous()  # (HW, K)
             vf = valid.flatten().to(torch.float32)
@@ -265,11 +264,7 @@ def proposal_overlaps(
         for chunk in _chunks(kind, pool, n_prop, (h, w), dev, chunk_size, validate_args):
             m = chunk.flatten(1)
             if backend == "numba":
-                from ..ops._partition_numba_kernels import signature_counts
-
-                per_sig = np.zeros((m.shape[0], sig_values.shape[0]), np.int64)
-                signature_counts(chunk.contiguous().numpy().view(np.uint8), sig_np, sig_values.shape[0], per_sig)
-                per_sig = torch.from_numpy(per_sig)
+                per_sig = signature_counts(chunk, signature, sig_values.shape[0])
                 inter_parts.append(per_sig @ to_objects)
                 area_parts.append(per_sig[:, counted].sum(1))
             else:
@@ -290,7 +285,7 @@ def proposal_boundary_overlaps(
     void: Tensor | None = None,
     bound_th: float = 0.008,
     chunk_size: int | None = None,
-    backend: str = "auto",
+    backend: Backend = "auto",
     validate_args: bool = True,
 ) -> ProposalBoundaryCounts:
     """Morphological boundary-F counts (DAVIS ``f_boundary``) of every proposal with every object.
@@ -326,32 +321,25 @@ def proposal_boundary_overlaps(
     gt_count = gt_bv.sum(1)
     fg_parts, match_parts, count_parts = [], [], []
     if backend == "numba":
-        from ..ops._partition_numba_kernels import mask_boundary_counts
-
         sig_values, signature = _signatures(gt_dil.flatten(1))  # (S, K)
-        sig_np = signature.view(h, w).numpy()
+        signature = signature.view(h, w)
         obj_idx, pix = gt_bv.nonzero(as_tuple=True)
         r = math.floor(radius)
         yy, xx = torch.meshgrid(torch.arange(-r, r + 1), torch.arange(-r, r + 1), indexing="ij")
         inside = (yy**2 + xx**2) <= radius**2
-        off_y, off_x = yy[inside].numpy(), xx[inside].numpy()
-        valid_np = valid.numpy().view(np.uint8)
-        near_np = gt_dil.any(0).numpy().view(np.uint8)
+        off_y, off_x = yy[inside], xx[inside]
+        near = gt_dil.any(0)
     else:
         gt_dil_f = gt_dil.flatten(1).to(torch.float32).T.contiguous()  # (HW, K)
         gt_bv_f = gt_bv.to(torch.float32).T.contiguous()
     for chunk in _chunks(kind, pool, n_prop, (h, w), dev, chunk_size, validate_args):
         if backend == "numba":
-            c = chunk.shape[0]
-            per_sig = np.zeros((c, sig_values.shape[0]), np.int64)
-            match = np.zeros((c, objects.shape[0]), np.int64)
-            count = np.zeros(c, np.int64)
-            mask_boundary_counts(chunk.contiguous().numpy().view(np.uint8), valid_np, near_np, sig_np,
-                                 sig_values.shape[0], pix.numpy(), obj_idx.numpy(), off_y, off_x, per_sig, match,
-                                 count)  # fmt: skip
-            fg_parts.append(torch.from_numpy(per_sig) @ sig_values.long())
-            match_parts.append(torch.from_numpy(match))
-            count_parts.append(torch.from_numpy(count))
+            per_sig, match, count = boundary_match_counts(
+                chunk, valid, near, signature, sig_values.shape[0], pix, obj_idx, objects.shape[0], off_y, off_x
+            )
+            fg_parts.append(per_sig @ sig_values.long())
+            match_parts.append(match)
+            count_parts.append(count)
         else:
             fg_b = seg2bmap(chunk)
             fg_dil = dilate_disk(fg_b, radius).flatten(1).to(torch.float32)
@@ -480,7 +468,7 @@ def proposal_summary(
     return out
 
 
-def boundary_summary(
+def proposal_boundary_summary(
     best_f: Tensor, num_proposals: Tensor, *, classes: Tensor | None = None
 ) -> dict[str, Tensor]:
     """Curves vs N from the best morphological boundary F of all objects: the Jaccard summaries with F in place of J.

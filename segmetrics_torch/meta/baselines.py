@@ -17,17 +17,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Literal, get_args
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from .._checks import as_binary_mask, check_tensor
+from .._checks import as_binary_mask, check_choice, check_tensor
 from ..functional.boundary.summary import matlab_linspace
 from ..ops.hierarchy import gridbmap2seg
 
 __all__ = [
     "PERTURBATIONS",
+    "Perturbation",
     "centered_circle_map",
     "centered_gaussian_map",
     "gaussian_noise_maps",
@@ -353,10 +355,12 @@ def match_size(x: Tensor, size: tuple[int, int]) -> Tensor:
     return x[..., rows[:, None], cols[None, :]]
 
 
-PERTURBATIONS = ("dilate", "erode")
+#: the annotation errors of :func:`perturb_ground_truth`
+Perturbation = Literal["dilate", "erode"]
+PERTURBATIONS: tuple[str, ...] = get_args(Perturbation)
 
 
-def perturb_ground_truth(target: Tensor, *, operation: str = "dilate", radius: float = 5.0) -> Tensor:
+def perturb_ground_truth(target: Tensor, *, operation: Perturbation = "dilate", radius: float = 5.0) -> Tensor:
     """Morphologically perturbed binary ground truth (Margolin et al.'s "annotation errors" meta-measure):
     dilation or erosion by the disk ``u^2 + v^2 <= radius^2``, exact at any radius (distance transform).
 
@@ -374,8 +378,7 @@ def perturb_ground_truth(target: Tensor, *, operation: str = "dilate", radius: f
     """
     from ..ops.morphology import dilate_disk
 
-    if operation not in PERTURBATIONS:
-        raise ValueError(f"Expected `operation` to be one of {PERTURBATIONS}, but got {operation!r}.")
+    check_choice(operation, "operation", PERTURBATIONS)
     if isinstance(radius, bool) or not isinstance(radius, (int, float)) or not 0 < radius < math.inf:
         raise ValueError(f"Expected `radius` to be a finite number > 0, but got {radius!r}.")
     target = check_tensor(target, "target")

@@ -44,15 +44,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from .._checks import check_bool
+from .._checks import check_bool, check_choice
 from ..functional.boundary.summary import matlab_linspace
 from .baselines import (
+    Perturbation,
     centered_circle_map,
     centered_gaussian_map,
     gaussian_noise_maps,
@@ -688,7 +689,9 @@ def sisd(
 # ----------------------------------------------------------------------------------------- foreground tests
 
 
-COMPARE = ("mean", "each")
+#: what a noise / generic map is compared with: the per-image mean state-of-the-art score, or each map
+Compare = Literal["mean", "each"]
+COMPARE: tuple[str, ...] = get_args(Compare)
 
 
 def _soa_scores(m: Measure, methods: dict[str, list[Tensor]], gts: list[Tensor], batch_size: int) -> Tensor:
@@ -696,10 +699,9 @@ def _soa_scores(m: Measure, methods: dict[str, list[Tensor]], gts: list[Tensor],
     return torch.stack([_evaluate(m, maps, gts, batch_size) for maps in methods.values()])
 
 
-def _against(m: Measure, soa: Tensor, other: Tensor, compare: str, test: str) -> RateResult:
+def _against(m: Measure, soa: Tensor, other: Tensor, compare: Compare, test: str) -> RateResult:
     """Errors where ``other`` (R, B) beats the SoA (M, B): against the per-image mean SoA score or every map."""
-    if compare not in COMPARE:
-        raise ValueError(f"Expected `compare` to be one of {COMPARE}, but got {compare!r}.")
+    check_choice(compare, "compare", COMPARE)
     ref = soa.mean(0, keepdim=True) if compare == "mean" else soa
     good = ref[:, None, :].expand(ref.shape[0], other.shape[0], -1).flatten()
     bad = other[None, :, :].expand(ref.shape[0], -1, -1).flatten()
@@ -712,7 +714,7 @@ def generic_map_test(
     target: Any,
     *,
     generic: str | Tensor = "gaussian",
-    compare: str = "mean",
+    compare: Compare = "mean",
     batch_size: int = 16,
 ) -> RateResult:
     """State-of-the-art vs generic map (Margolin et al. CVPR 2014; Fan et al. ICCV 2017, IJCAI 2018): a measure
@@ -760,7 +762,7 @@ def noise_test(
     std: float = 0.25,
     binary: bool = False,
     seed: int = 0,
-    compare: str = "mean",
+    compare: Compare = "mean",
     batch_size: int = 16,
 ) -> RateResult:
     """State-of-the-art vs random Gaussian noise (Fan et al., IJCAI 2018 §4): the error rate is the fraction of
@@ -841,7 +843,7 @@ def annotation_error_test(
     preds: Any,
     target: Any,
     *,
-    operation: str = "dilate",
+    operation: Perturbation = "dilate",
     radius: float = 5.0,
     batch_size: int = 16,
 ) -> AnnotationErrorResult:

@@ -17,11 +17,16 @@ import torch
 from torch import Tensor
 from torchmetrics import Metric
 
-from .._checks import check_positive_float
-from ..functional.boundary.bsds import boundary_pr_counts, check_input_format, default_thresholds, warn_if_r50_nan
+from .._checks import BACKENDS, Backend, check_choice, check_positive_float
+from ..functional.boundary.bsds import (
+    InputFormat,
+    boundary_pr_counts,
+    check_input_format,
+    default_thresholds,
+    warn_if_r50_nan,
+)
 from ..functional.boundary.morphological import morphological_boundary_f
-from ..functional.boundary.summary import boundary_summary, check_unique_occurrence, ois_counts
-from ..ops.morphology import _check_backend
+from ..functional.boundary.summary import UniqueOccurrence, boundary_summary, check_unique_occurrence, ois_counts
 
 __all__ = ["BoundaryPR", "MorphologicalBoundaryF"]
 
@@ -87,9 +92,9 @@ class BoundaryPR(Metric):
         *,
         max_dist: float = 0.0075,
         thin: bool = True,
-        input_format: str = "soft",
-        unique_occurrence: str = "last",
-        backend: str = "auto",
+        input_format: InputFormat = "soft",
+        unique_occurrence: UniqueOccurrence = "last",
+        backend: Backend = "auto",
         validate_args: bool = True,
         **kwargs: Any,
     ) -> None:
@@ -99,7 +104,7 @@ class BoundaryPR(Metric):
         for name, value in (("thin", thin), ("validate_args", validate_args)):
             if not isinstance(value, bool):
                 raise TypeError(f"Expected argument `{name}` to be a bool, but got {value!r}.")
-        _check_backend(backend)
+        check_choice(backend, "backend", BACKENDS)
         self.max_dist = check_positive_float(max_dist, "max_dist")
         self.levels = default_thresholds(thresholds, input_format)
         self.thin = thin
@@ -184,11 +189,11 @@ class MorphologicalBoundaryF(Metric):
     count: Tensor
 
     def __init__(
-        self, *, bound_th: float = 0.008, backend: str = "auto", validate_args: bool = True, **kwargs: Any
+        self, *, bound_th: float = 0.008, backend: Backend = "auto", validate_args: bool = True, **kwargs: Any
     ) -> None:
         super().__init__(**kwargs)
         self.bound_th = check_positive_float(bound_th, "bound_th")
-        _check_backend(backend)
+        check_choice(backend, "backend", BACKENDS)
         if not isinstance(validate_args, bool):
             raise TypeError(f"Expected argument `validate_args` to be a bool, but got {validate_args!r}.")
         self.backend = backend

@@ -20,7 +20,13 @@ from torch import Tensor
 from torchmetrics import Metric
 
 from .._checks import check_positive_float
-from ..functional.foreground._prepare import MeasureOptions, run_per_image
+from ..functional.foreground._intermediates import (
+    EdtBackend,
+    EmptyQuadrant,
+    ForegroundIntermediates,
+    MeasureOptions,
+    run_per_image,
+)
 from ..functional.foreground.emeasure import e_from_counts
 from ..functional.foreground.overlap import f_from_counts, overlap_from_counts
 from ..functional.foreground.smeasure import check_s_options
@@ -37,6 +43,7 @@ __all__ = [
     "IoU",
     "SMeasure",
     "WeightedFMeasure",
+    "flatten_results",
 ]
 
 _F64 = torch.float64
@@ -85,7 +92,7 @@ class _ForegroundMetric(Metric):
     #: what the shared pass computes besides counts and MAE (subclasses set S-measure / weighted-F options)
     _options = MeasureOptions()
 
-    def _derive(self, values: dict) -> dict[str, Tensor]:
+    def _derive(self, values: ForegroundIntermediates) -> dict[str, Tensor]:
         """Per-image values of the states' names from the shared intermediates of a block."""
         raise NotImplementedError
 
@@ -132,8 +139,8 @@ class MAE(_ForegroundMetric):
     higher_is_better = False
     _scalars = ("mae",)
 
-    def _derive(self, values):
-        return {"mae": values["mae"]}
+    def _derive(self, values: ForegroundIntermediates) -> dict[str, Tensor]:
+        return {"mae": values.mae}
 
     def compute(self) -> Tensor:
         return self._mean("mae")
@@ -154,15 +161,16 @@ class SMeasure(_ForegroundMetric):
 
     _scalars = ("sm", "sm_is_nan")
 
-    def __init__(self, *, alpha: float = 0.5, empty_quadrant: str = "nan", **kwargs: Any) -> None:
+    def __init__(self, *, alpha: float = 0.5, empty_quadrant: EmptyQuadrant = "nan", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         check_s_options(alpha, empty_quadrant)
         self.alpha = float(alpha)
         self.empty_quadrant = empty_quadrant
         self._options = MeasureOptions(s_measure=True, alpha=self.alpha, empty_quadrant=empty_quadrant)
 
-    def _derive(self, values):
-        sm = values["sm"]
+    def _derive(self, values: ForegroundIntermediates) -> dict[str, Tensor]:
+        sm = values.s_measure
+        assert sm is not None
         return {"sm": sm, "sm_is_nan": torch.isnan(sm).to(sm.dtype)}
 
     def compute(self) -> Tensor:
@@ -185,15 +193,16 @@ class WeightedFMeasure(_ForegroundMetric):
 
     _scalars = ("wfm",)
 
-    def __init__(self, *, beta2: float = 1.0, edt_backend: str = "auto", **kwargs: Any) -> None:
+    def __init__(self, *, beta2: float = 1.0, edt_backend: EdtBackend = "auto", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.beta2 = check_positive_float(beta2, "beta2")
         check_edt_backend(edt_backend)
         self.edt_backend = edt_backend
         self._options = MeasureOptions(weighted_f=True, wf_beta2=self.beta2, edt_backend=edt_backend)
 
-    def _derive(self, values):
-        return {"wfm": values["wfm"]}
+    def _derive(self, values: ForegroundIntermediates) -> dict[str, Tensor]:
+        assert values.weighted_f_measure is not None
+        return {"wfm": values.weighted_f_measure}
 
     def compute(self) -> Tensor:
         return self._mean("wfm")
@@ -216,10 +225,10 @@ class FMeasure(_ForegroundMetric):
         super().__init__(**kwargs)
         self.beta2 = check_positive_float(beta2, "beta2")
 
-    def _derive(self, values):
-        c = f_from_counts(values["curve"], self.beta2)
+    def _derive(self, values: ForegroundIntermediates) -> dict[str, Tensor]:
+        c = f_from_counts(values.curve, self.beta2)
         return {
-            "f_adaptive": f_from_counts(values["adaptive"], self.beta2)["f"],
+            "f_adaptive": f_from_counts(values.adaptive, self.beta2)["f"],
             "f_curve": c["f"],
             "precision_curve": c["precision"],
             "recall_curve": c["recall"],
@@ -243,8 +252,8 @@ class EMeasure(_ForegroundMetric):
     _scalars = ("e_adaptive",)
     _curves = ("e_curve",)
 
-    def _derive(self, values):
-        return {"e_adaptive": e_from_counts(values["adaptive"]), "e_curve": e_from_counts(values["curve"])}
+    def _derive(self, values: ForegroundIntermediates) -> dict[str, Tensor]:
+        return {"e_adaptive": e_from_counts(values.adaptive), "e_curve": e_from_counts(values.curve)}
 
     def compute(self) -> dict[str, Tensor]:
         return self._curve_summary("e_curve", "e_adaptive")
@@ -253,10 +262,10 @@ class EMeasure(_ForegroundMetric):
 class _OverlapMetric(_ForegroundMetric):
     _key = ""
 
-    def _derive(self, values):
+    def _derive(self, values: ForegroundIntermediates) -> dict[str, Tensor]:
         return {
-            f"{self._key}_adaptive": overlap_from_counts(values["adaptive"])[self._key],
-            f"{self._key}_curve": overlap_from_counts(values["curve"])[self._key],
+            f"{self._key}_adaptive": overlap_from_counts(values.adaptive)[self._key],
+            f"{self._key}_curve": overlap_from_counts(values.curve)[self._key],
         }
 
     def compute(self) -> dict[str, Tensor]:
@@ -310,8 +319,8 @@ class ForegroundMeasures(_ForegroundMetric):
         beta2: float = 0.3,
         wf_beta2: float = 1.0,
         alpha: float = 0.5,
-        empty_quadrant: str = "nan",
-        edt_backend: str = "auto",
+        empty_quadrant: EmptyQuadrant = "nan",
+        edt_backend: EdtBackend = "auto",
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -325,7 +334,7 @@ class ForegroundMeasures(_ForegroundMetric):
         return {"beta2": self.beta2, "wf_beta2": o.wf_beta2, "alpha": o.alpha, "empty_quadrant": o.empty_quadrant,
                 "edt_backend": o.edt_backend}  # fmt: skip
 
-    def _derive(self, values):
+    def _derive(self, values: ForegroundIntermediates) -> dict[str, Tensor]:
         return derive_all(values, self.beta2)
 
     def compute(self) -> dict[str, Any]:

@@ -12,20 +12,20 @@ consistency measures are ``1 - distance / N`` or ``1 - error``), except VoI, a d
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from torch import Tensor
 from torchmetrics import Metric
 
-from .._checks import check_bool, check_positive_float
+from .._checks import check_bool, check_choice, check_positive_float
 from ..functional.boundary.bsds import default_thresholds
-from ..functional.boundary.summary import check_unique_occurrence
-from ..functional.partition.hierarchy import HIERARCHY_FORMATS, check_num_regions, hierarchy_measures
+from ..functional.boundary.summary import UniqueOccurrence, check_unique_occurrence
+from ..functional.partition.hierarchy import HIERARCHY_FORMATS, HierarchyFormat, check_num_regions, hierarchy_measures
 from ..functional.partition.segmentation import partition_measures
 from ..functional.partition.summary import PR_MEASURES, hierarchy_state, state_shapes, summarize_hierarchy
 from ..functional.partition.tables import check_fop_constants, check_measures
-from ..ops.hierarchy import RULES
+from ..ops.hierarchy import RULES, Rule
 
 __all__ = [
     "BidirectionalConsistency",
@@ -220,9 +220,8 @@ class SegmentationCovering(_OneMeasure):
             ``sc``, C({G} -> S): summed over the partition's regions).
     """
 
-    def __init__(self, direction: str = "annotation", **kwargs: Any) -> None:
-        if direction not in ("annotation", "partition"):
-            raise ValueError(f"Expected `direction` to be 'annotation' or 'partition', but got {direction!r}.")
+    def __init__(self, direction: Literal["annotation", "partition"] = "annotation", **kwargs: Any) -> None:
+        check_choice(direction, "direction", ("annotation", "partition"))
         self._measure = "ssc" if direction == "annotation" else "sc"
         super().__init__(**kwargs)
 
@@ -235,10 +234,13 @@ class DirectionalHamming(_OneMeasure):
             ``"annotation_to_partition"`` (SEISM ``sdhd``).
     """
 
-    def __init__(self, direction: str = "partition_to_annotation", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        direction: Literal["partition_to_annotation", "annotation_to_partition"] = "partition_to_annotation",
+        **kwargs: Any,
+    ) -> None:
         options = {"partition_to_annotation": "dhd", "annotation_to_partition": "sdhd"}
-        if direction not in options:
-            raise ValueError(f"Expected `direction` to be one of {tuple(options)}, but got {direction!r}.")
+        check_choice(direction, "direction", options)
         self._measure = options[direction]
         super().__init__(**kwargs)
 
@@ -301,11 +303,11 @@ class HierarchyMeasures(_SummedStates):
         thresholds: int | Sequence[float] | Tensor = 99,
         *,
         num_regions: Sequence[int] | Tensor | None = None,
-        input_format: str = "ucm2",
-        rule: str = "seism",
+        input_format: HierarchyFormat = "ucm2",
+        rule: Rule = "seism",
         measures: str | Sequence[str] | None = None,
         region_benchmark: bool = True,
-        unique_occurrence: str = "first",
+        unique_occurrence: UniqueOccurrence = "first",
         gamma_obj: float = 0.9,
         gamma_part: float = 0.25,
         beta: float = 0.1,
@@ -314,10 +316,8 @@ class HierarchyMeasures(_SummedStates):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        if input_format not in HIERARCHY_FORMATS:
-            raise ValueError(f"Expected `input_format` to be one of {HIERARCHY_FORMATS}, but got {input_format!r}.")
-        if rule not in RULES:
-            raise ValueError(f"Expected `rule` to be one of {RULES}, but got {rule!r}.")
+        check_choice(input_format, "input_format", HIERARCHY_FORMATS)
+        check_choice(rule, "rule", RULES)
         check_unique_occurrence(unique_occurrence)
         check_fop_constants(gamma_obj, gamma_part, beta)
         self.measures = tuple(m for m in check_measures(None) if m != "fb") if measures is None else check_measures(
@@ -382,8 +382,8 @@ class RegionBenchmark(HierarchyMeasures):
     levels of segmentation stacks. ``compute()`` returns ``{"covering": {...}, "pri": {...}, "voi": {...},
     "parameters"}`` (see :func:`segmetrics_torch.functional.partition.summary.summarize_hierarchy`)."""
 
-    def __init__(self, thresholds: int | Sequence[float] | Tensor = 99, *, input_format: str = "ucm2",
-                 rule: str = "bsr", **kwargs: Any) -> None:  # fmt: skip
+    def __init__(self, thresholds: int | Sequence[float] | Tensor = 99, *, input_format: HierarchyFormat = "ucm2",
+                 rule: Rule = "bsr", **kwargs: Any) -> None:  # fmt: skip
         super().__init__(thresholds, input_format=input_format, rule=rule, measures=("pri", "voi"),
                          region_benchmark=True, **kwargs)  # fmt: skip
 

@@ -75,7 +75,7 @@ class ProposalRecall(Metric):
     ``jaccard_median``, ``recall_50``, ``recall_70``, ``recall_85``, ``average_recall`` (and ``jaccard_class``),
     plus ``counts`` (L,); with ``boundary=True`` also ``boundary_f_object``, ``boundary_f_median``,
     ``boundary_recall_50/70/85``, ``boundary_average_recall`` (and ``boundary_f_class``, the mean over classes of
-    the class's mean best F), as :func:`~segmetrics_torch.functional.proposals.boundary_summary`.
+    the class's mean best F), as :func:`~segmetrics_torch.functional.proposals.proposal_boundary_summary`.
     """
 
     is_differentiable = False

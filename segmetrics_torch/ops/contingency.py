@@ -21,17 +21,20 @@ Building runs on the input's device (``bincount`` over a dense per-table index w
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 import torch
 from torch import Tensor
+
+from segmetrics_torch._checks import BACKENDS, Backend, check_choice
 
 __all__ = [
     "ContingencyTables",
     "TableSlots",
     "accumulate_tables",
     "contingency_tables",
+    "max_matching_weights",
     "pair_tables",
     "relabel",
 ]
@@ -76,13 +79,12 @@ class TableSlots:
     tables its slot ``of_entry``.
     """
 
-    def __init__(self, ct: ContingencyTables, side: str) -> None:
+    def __init__(self, ct: ContingencyTables, side: Literal["row", "col"]) -> None:
+        check_choice(side, "side", ("row", "col"))
         if side == "row":
             owner, regions, index, sizes = ct.table_partition, ct.partition_regions, ct.rows, ct.row_sizes
-        elif side == "col":
-            owner, regions, index, sizes = ct.table_annotation, ct.annotation_regions, ct.cols, ct.col_sizes
         else:
-            raise ValueError(f"Expected `side` to be 'row' or 'col', but got {side!r}.")
+            owner, regions, index, sizes = ct.table_annotation, ct.annotation_regions, ct.cols, ct.col_sizes
         offset = torch.cumsum(regions, 0) - regions
         per_table = regions[owner]
         start = torch.cumsum(per_table, 0) - per_table
@@ -105,12 +107,7 @@ class TableSlots:
         return out.index_add_(0, self.table, values)
 
 
-def _check_backend(backend: str) -> None:
-    if backend not in ("auto", "numba", "torch"):
-        raise ValueError(f"Expected `backend` to be one of 'auto', 'numba', 'torch', but got {backend!r}.")
-
-
-def relabel(labels: Tensor, *, backend: str = "auto") -> tuple[Tensor, Tensor]:
+def relabel(labels: Tensor, *, backend: Backend = "auto") -> tuple[Tensor, Tensor]:
     """Relabel each row of ``labels`` (M, N) to ``0..K-1`` in order of first appearance.
 
     Args:
@@ -120,7 +117,7 @@ def relabel(labels: Tensor, *, backend: str = "auto") -> tuple[Tensor, Tensor]:
     Returns:
         (labels int64 (M, N), region counts int64 (M,)) on the input's device.
     """
-    _check_backend(backend)
+    check_choice(backend, "backend", BACKENDS)
     if backend == "auto":
         backend = "numba" if labels.device.type == "cpu" else "torch"
     if labels.ndim != 2:
@@ -129,7 +126,7 @@ def relabel(labels: Tensor, *, backend: str = "auto") -> tuple[Tensor, Tensor]:
         raise ValueError("Expected non-empty label maps, but got N = 0 pixels.")
     labels = labels.long()
     if backend == "numba":
-        from ._partition_numba_kernels import relabel_maps
+        from ._kernels.labels import relabel_maps
 
         src = labels.cpu().contiguous().numpy()
         out = np.empty_like(src)
@@ -298,7 +295,7 @@ def contingency_tables(
     table_partition: Tensor,
     table_annotation: Tensor,
     *,
-    backend: str = "auto",
+    backend: Backend = "auto",
 ) -> ContingencyTables:
     """Pixel-level tables of relabelled maps.
 
@@ -311,7 +308,7 @@ def contingency_tables(
         backend: "numba" (a compiled kernel counts each table into its dense block; CPU tensors), "torch" (one
             ``bincount`` / ``unique`` over a (T, N) index on the input's device) or "auto" (numba on CPU).
     """
-    _check_backend(backend)
+    check_choice(backend, "backend", BACKENDS)
     n = partitions.shape[1]
     if annotations.shape[1] != n:
         raise ValueError(f"Expected partitions and annotations of {n} pixels, but got {annotations.shape[1]}.")
@@ -319,7 +316,7 @@ def contingency_tables(
     if backend == "auto":
         backend = "numba" if partitions.device.type == "cpu" else "torch"
     if backend == "numba" and int(total) <= _DENSE_CELLS:
-        from ._partition_numba_kernels import dense_table_counts
+        from ._kernels.tables import dense_table_counts
 
         dense = np.zeros(int(total), np.int64)
         args = (partitions, annotations, table_partition, table_annotation, k_g, cell_offset)
@@ -331,3 +328,34 @@ def contingency_tables(
     flat += annotations[table_annotation]
     return _from_flat(flat.flatten(), None, int(total), table_partition, table_annotation, partition_regions,
                       annotation_regions)  # fmt: skip
+
+
+def max_matching_weights(ct: ContingencyTables) -> Tensor:
+    """Per table, the maximum total count ``sum n_ij`` of a one-to-one matching of its rows and columns (exact).
+
+    A maximum-weight bipartite matching (no cardinality constraint) of every table, solved by the compiled CPU
+    assignment kernel as a least-cost assignment of the smaller side (cost ``W - n_ij``, ``W`` the table's largest
+    count, and ``W`` for staying unmatched). Sequential by nature: tables are copied to the host and the (T,) int64
+    result back to ``ct``'s device.
+    """
+    if not isinstance(ct, ContingencyTables):
+        raise TypeError(f"Expected `ct` to be ContingencyTables, but got {type(ct).__name__}.")
+    from ._kernels.tables import max_weight_matchings
+
+    tables = ct.tables.cpu().numpy()
+    start = np.searchsorted(tables, np.arange(ct.num_tables + 1)).astype(np.int64)
+    row_off = (torch.cumsum(ct.partition_regions, 0) - ct.partition_regions)[ct.table_partition]
+    col_off = (torch.cumsum(ct.annotation_regions, 0) - ct.annotation_regions)[ct.table_annotation]
+    rows = (ct.rows - row_off[ct.tables]).cpu().numpy()
+    cols = (ct.cols - col_off[ct.tables]).cpu().numpy()
+    out = np.zeros(ct.num_tables, np.int64)
+    max_weight_matchings(
+        start,
+        rows,
+        cols,
+        ct.counts.cpu().numpy(),
+        ct.partition_regions[ct.table_partition].cpu().numpy(),
+        ct.annotation_regions[ct.table_annotation].cpu().numpy(),
+        out,
+    )
+    return torch.from_numpy(out).to(ct.counts.device)

@@ -22,11 +22,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from segmetrics_torch._checks import check_tensor
+from segmetrics_torch._checks import BACKENDS, Backend, check_choice, check_tensor
 
 __all__ = ["distance_transform_edt"]
 
-_BACKENDS = ("auto", "torch", "numba")
 # Bound on the (rows, W, W) int64 temporary of the brute-force row pass of the torch kernel.
 _TORCH_TEMP_BYTES = 256 * 2**20
 # Blocks of columns (column pass) / rows (row pass) per parallel task of the numba kernel: large enough to amortise
@@ -36,7 +35,7 @@ _NUMBA_ROW_BLOCK = 16
 
 
 def distance_transform_edt(
-    mask: Tensor, *, backend: str = "auto", chunk_size: int | None = None
+    mask: Tensor, *, backend: Backend = "auto", chunk_size: int | None = None
 ) -> tuple[Tensor, Tensor]:
     """Exact Euclidean distance from every pixel to the nearest ``True`` pixel of its image, with its index.
 
@@ -94,8 +93,7 @@ def distance_transform_edt(
         raise ValueError(
             f"Expected `mask` to be a bool tensor of shape (B, H, W) or (H, W), but got shape {tuple(mask.shape)}."
         )
-    if backend not in _BACKENDS:
-        raise ValueError(f"Expected `backend` to be one of {', '.join(map(repr, _BACKENDS))}, but got {backend!r}.")
+    check_choice(backend, "backend", BACKENDS)
     if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1):
         raise ValueError(f"Expected `chunk_size` to be a positive int or None, but got {chunk_size!r}.")
 
@@ -225,6 +223,6 @@ def _edt_numba(mask: Tensor, strategy: str | None = None) -> tuple[Tensor, Tenso
 @functools.cache
 def _numba_kernels() -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
     """Compile (or load from numba's on-disk cache) the kernels; numba is imported only here."""
-    from . import _edt_numba_kernels as k
+    from ._kernels import edt as k
 
     return k.per_image, k.column_blocks, k.row_blocks

@@ -22,15 +22,19 @@ appearance in a row-major scan (SEISM's relabelling).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Literal, NamedTuple, get_args
 
 import numpy as np
 import torch
 from torch import Tensor
 
-__all__ = ["RULES", "Hierarchy", "gridbmap2seg", "region_count_thresholds", "ucm_hierarchy"]
+from segmetrics_torch._checks import check_choice
 
-RULES = ("seism", "bsr")
+__all__ = ["RULES", "Hierarchy", "Rule", "gridbmap2seg", "region_count_thresholds", "ucm_hierarchy"]
+
+#: the partition of a ucm2 at a threshold: SEISM's 4-connected ``gridbmap2seg`` or BSR's 8-connected ``bwlabel``
+Rule = Literal["seism", "bsr"]
+RULES: tuple[str, ...] = get_args(Rule)
 
 
 class Hierarchy(NamedTuple):
@@ -51,12 +55,7 @@ class Hierarchy(NamedTuple):
         return self.atom_labels[index][:, self.atoms[index]]
 
 
-def _check_rule(rule: str) -> None:
-    if rule not in RULES:
-        raise ValueError(f"Expected `rule` to be one of {RULES}, but got {rule!r}.")
-
-
-def ucm_hierarchy(ucm2: Sequence[Tensor], thresholds: Tensor, *, rule: str = "seism") -> Hierarchy:
+def ucm_hierarchy(ucm2: Sequence[Tensor], thresholds: Tensor, *, rule: Rule = "seism") -> Hierarchy:
     """Partitions of each ``ucm2`` at every threshold (see the module doc for ``rule``).
 
     Args:
@@ -67,9 +66,9 @@ def ucm_hierarchy(ucm2: Sequence[Tensor], thresholds: Tensor, *, rule: str = "se
     Returns:
         :class:`Hierarchy` on the device of ``ucm2[0]``. Runs in a compiled CPU kernel (union-find is sequential).
     """
-    from ._partition_numba_kernels import hierarchy_atoms, hierarchy_levels
+    from ._kernels.labels import hierarchy_atoms, hierarchy_levels
 
-    _check_rule(rule)
+    check_choice(rule, "rule", RULES)
     device = ucm2[0].device
     thr = thresholds.detach().to("cpu", torch.float64).numpy()
     thr = np.broadcast_to(thr, (len(ucm2), thr.shape[-1]))
@@ -95,7 +94,7 @@ def ucm_hierarchy(ucm2: Sequence[Tensor], thresholds: Tensor, *, rule: str = "se
     return Hierarchy(atom_maps, atom_labels, torch.from_numpy(counts).to(device))
 
 
-def gridbmap2seg(grid: Tensor, *, rule: str = "seism") -> Tensor:
+def gridbmap2seg(grid: Tensor, *, rule: Rule = "seism") -> Tensor:
     """The partition of one (2H+1, 2W+1) boolean boundary grid (SEISM ``gridbmap2seg``; ``rule="bsr"`` labels the
     non-boundary cells 8-connected). Labels are numbered 0.. by first appearance."""
     if grid.ndim != 2 or grid.shape[0] % 2 == 0 or grid.shape[1] % 2 == 0 or min(grid.shape) < 3:

@@ -1,22 +1,27 @@
-"""Boundary pixel correspondence of the BSDS benchmark: a deterministic maximum one-to-one matching.
+"""Boundary pixel correspondence of the BSDS benchmark: an exact, deterministic least-cost maximum matching.
 
 Rule (the same for every backend, device and run):
 
 1. Candidates. A machine pixel ``p`` and a ground-truth pixel ``q`` may be paired iff
-   ``|p - q|^2 <= max_dist_px^2`` (Euclidean, as BSR's ``correspondPixels``).
-2. Nearest first. Candidate pairs are visited in increasing order of (squared distance, raster index of ``p``,
-   raster index of ``q``), raster index = ``row * W + col``; a pair is kept when both pixels are still free.
-3. Maximum cardinality. Hopcroft-Karp phases augment the greedy matching until no augmenting path is left (Berge),
-   visiting free machine pixels in raster order and each pixel's candidates nearest first.
+   ``|p - q|^2 <= max_dist_px^2`` (Euclidean, as BSR's ``correspondPixels``); the cost of the pair is
+   ``rint(100 |p - q|)``, hundredths of a pixel (BSR's integer edge weights), see :func:`offsets_within`.
+2. Most matches, then least cost. Among all one-to-one matchings of the candidate graph of *maximum cardinality*,
+   one of *least total cost* is taken, exactly: the Hungarian method with shortest augmenting paths (sparse
+   Dijkstra with Johnson potentials) on the graph extended by one private "stay unmatched" column per pixel whose
+   cost exceeds any total real cost, so that cardinality comes first. Each connected component of the candidate
+   graph is solved from its side with fewer pixels (an optimum all the same, with cheaper searches).
+3. Ties. Optimal matchings are not unique; the solver adds pixels in raster order (``row * W + col``) and, among
+   equally short paths, prefers a free partner, then the smaller index, so the matching is deterministic.
 
-The result is a *maximum* matching: its size (the number of matched GT pixels, ``cntR``) is the maximum over all
-one-to-one matchings within the tolerance, which is what the official CSA assignment approximates ("most matches,
-then least total distance", on a random sparse outlier graph whose result changes from run to run and is typically
-0-6 pixels short of the maximum). Which machine pixels are matched (``cntP`` after the OR over annotators) follows
-the nearest-first preference. ``sumR`` and ``sumP`` never depend on the matching.
+The matching is therefore *maximum*: its size (the number of matched GT pixels, ``cntR``) is the maximum over all
+one-to-one matchings within the tolerance. This is what the official CSA assignment approximates ("most matches, then
+least total distance") on a random sparse outlier graph, whose result changes from run to run and is typically 0-6
+pixels short of the maximum. Which machine pixels are matched (``cntP`` after the OR over annotators) follows the
+least-cost choice and the tie rule. ``sumR`` and ``sumP`` never depend on the matching.
 
-The compiled kernel is in :mod:`segmetrics_torch.ops._boundary_numba_kernels`; the matching is sequential by nature,
-so it always runs on the CPU (thresholding and thinning can run on the GPU, see
+The compiled kernels are :mod:`segmetrics_torch.ops._kernels.correspondence` (graph, counts) and
+:mod:`segmetrics_torch.ops._kernels.assignment` (the solver); the matching is sequential by nature, so it always runs
+on the CPU (thresholding and thinning can run on the GPU, see
 :func:`segmetrics_torch.functional.boundary.boundary_pr_counts`).
 """
 
@@ -69,9 +74,9 @@ def _big(max_cost: int, n_pixels: int) -> int:
 
 
 def _kernels():
-    from segmetrics_torch.ops import _boundary_numba_kernels
+    from ._kernels import correspondence
 
-    return _boundary_numba_kernels
+    return correspondence
 
 
 def correspond_pixels(machine: Tensor, target: Tensor, max_dist: float = 0.0075) -> tuple[Tensor, Tensor]:

@@ -18,12 +18,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from segmetrics_torch._checks import check_tensor
+from segmetrics_torch._checks import BACKENDS, Backend, check_choice, check_tensor
 from segmetrics_torch.ops.distance import _numba_available, distance_transform_edt
 
 __all__ = ["dilate_disk", "seg2bmap", "thin", "thinning_luts"]
-
-_BACKENDS = ("auto", "torch", "numba")
 
 # Neighbour k of the 8-bit neighbourhood code, counted counter-clockwise from East: (dy, dx).
 NEIGHBOURS = ((0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1), (1, 0), (1, 1))
@@ -61,14 +59,9 @@ def thinning_luts() -> tuple[np.ndarray, np.ndarray]:
     return lut1, lut2
 
 
-def _check_backend(backend: str) -> None:
-    if backend not in _BACKENDS:
-        raise ValueError(f"Expected `backend` to be one of {', '.join(map(repr, _BACKENDS))}, but got {backend!r}.")
-
-
-def resolve_backend(backend: str, device: torch.device) -> str:
-    """``"auto"`` -> ``"numba"`` for CPU tensors (when numba imports), ``"torch"`` otherwise."""
-    _check_backend(backend)
+def resolve_backend(backend: Backend, device: torch.device) -> Backend:
+    """Check ``backend``; ``"auto"`` -> ``"numba"`` for CPU tensors (when numba imports), ``"torch"`` otherwise."""
+    check_choice(backend, "backend", BACKENDS)
     if backend == "auto":
         return "numba" if device.type == "cpu" and _numba_available() else "torch"
     if backend == "numba" and not _numba_available():
@@ -76,7 +69,7 @@ def resolve_backend(backend: str, device: torch.device) -> str:
     return backend
 
 
-def thin(mask: Tensor, *, backend: str = "auto") -> Tensor:
+def thin(mask: Tensor, *, backend: Backend = "auto") -> Tensor:
     """Thin binary maps to one-pixel-wide curves (``skimage.morphology.thin`` / ``bwmorph(bw, 'thin', Inf)``).
 
     Args:
@@ -107,7 +100,7 @@ def thin(mask: Tensor, *, backend: str = "auto") -> Tensor:
 
 
 def _thin_numba(flat: Tensor) -> Tensor:
-    from segmetrics_torch.ops import _boundary_numba_kernels as kernels
+    from ._kernels import thinning as kernels
 
     lut1, lut2 = thinning_luts()
     stack = np.ascontiguousarray(flat.cpu().numpy().astype(np.uint8))
@@ -162,7 +155,7 @@ def seg2bmap(labels: Tensor) -> Tensor:
     return out
 
 
-def dilate_disk(mask: Tensor, radius: float, *, backend: str = "auto") -> Tensor:
+def dilate_disk(mask: Tensor, radius: float, *, backend: Backend = "auto") -> Tensor:
     """Binary dilation of (B, H, W) maps by the disk ``{(u, v): u^2 + v^2 <= radius^2}`` (zero outside the image).
 
     Computed exactly from the Euclidean distance transform (a pixel is on iff its nearest on pixel lies within

@@ -13,8 +13,8 @@ __all__ = [
     "best_boundary_f",
     "best_overlaps",
     "boundary_counts",
-    "boundary_summary",
     "jaccard_counts",
+    "proposal_boundary_summary",
     "proposal_summary",
 ]
 
@@ -114,7 +114,7 @@ def best_boundary_f(
     return out
 
 
-def boundary_summary(best: np.ndarray, classes: np.ndarray | None = None) -> dict:
+def proposal_boundary_summary(best: np.ndarray, classes: np.ndarray | None = None) -> dict:
     """The Jaccard curves with the best boundary F; per class the mean best F, then the mean over classes."""
     base = proposal_summary(best)
     out = {f"boundary_{k.replace('jaccard', 'f')}": v for k, v in base.items()}

@@ -166,13 +166,13 @@ ADAPTIVE_KEYS = {k for k in KEYS if k.endswith("adaptive")}
 
 def tensor_path(fn, *args, **kwargs):
     """Run ``fn`` with the tensor path on CPU tensors (the code CUDA runs) instead of the compiled CPU kernel."""
-    from segmetrics_torch.functional.foreground import _prepare
+    from segmetrics_torch.functional.foreground import _intermediates
 
-    _prepare.CPU_KERNEL = False
+    _intermediates.CPU_KERNEL = False
     try:
         return fn(*args, **kwargs)
     finally:
-        _prepare.CPU_KERNEL = True
+        _intermediates.CPU_KERNEL = True
 
 
 @settings(max_examples=120)

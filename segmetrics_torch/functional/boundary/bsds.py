@@ -32,21 +32,38 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple, get_args
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from ..._checks import as_binary_mask, as_ucm2, as_unit_map, check_bool, check_positive_float, check_tensor
+from ..._checks import (
+    Backend,
+    as_binary_mask,
+    as_ucm2,
+    as_unit_map,
+    check_bool,
+    check_choice,
+    check_positive_float,
+    check_tensor,
+)
 from ...ops.matching import correspondence_counts
 from ...ops.morphology import resolve_backend, seg2bmap
 from ...ops.morphology import thin as thin_maps
-from .summary import best_f_interpolated, boundary_summary, matlab_linspace, ois_counts, precision_recall_f
+from .summary import (
+    UniqueOccurrence,
+    best_f_interpolated,
+    boundary_summary,
+    matlab_linspace,
+    ois_counts,
+    precision_recall_f,
+)
 
 __all__ = [
     "INPUT_FORMATS",
     "BoundaryCounts",
+    "InputFormat",
     "annotator_boundaries",
     "boundary_pr",
     "boundary_pr_counts",
@@ -55,7 +72,9 @@ __all__ = [
     "summarize_counts",
 ]
 
-INPUT_FORMATS = ("soft", "ucm2", "stack")
+#: the machine maps of the boundary benchmark: soft maps, ucm2 grids, or stacks of binary maps per level
+InputFormat = Literal["soft", "ucm2", "stack"]
+INPUT_FORMATS: tuple[str, ...] = get_args(InputFormat)
 # Bound on the annotator index grids the kernel builds per call (4 bytes per padded pixel per annotator).
 _GRID_BYTES = 256 * 2**20
 
@@ -70,7 +89,7 @@ class BoundaryCounts(NamedTuple):
     thresholds: Tensor
 
 
-def default_thresholds(thresholds: int | Sequence[float] | Tensor, input_format: str = "soft") -> Tensor:
+def default_thresholds(thresholds: int | Sequence[float] | Tensor, input_format: InputFormat = "soft") -> Tensor:
     """Level values as float64: MATLAB ``linspace(1/(K+1), 1-1/(K+1), K)`` for an int K (``1..K`` for "stack")."""
     if isinstance(thresholds, bool):
         raise TypeError(f"Expected `thresholds` to be a positive int or a 1-D sequence, but got {thresholds!r}.")
@@ -91,11 +110,8 @@ def default_thresholds(thresholds: int | Sequence[float] | Tensor, input_format:
     return t
 
 
-def check_input_format(input_format: str) -> None:
-    if input_format not in INPUT_FORMATS:
-        raise ValueError(
-            f"Expected `input_format` to be one of {', '.join(map(repr, INPUT_FORMATS))}, but got {input_format!r}."
-        )
+def check_input_format(input_format: object) -> None:
+    check_choice(input_format, "input_format", INPUT_FORMATS)
 
 
 def _as_list(x: object, name: str, ndim: int) -> list[Tensor]:
@@ -124,7 +140,7 @@ def _as_list(x: object, name: str, ndim: int) -> list[Tensor]:
     return items
 
 
-def _soft_map(x: Tensor, name: str, input_format: str, validate_args: bool) -> Tensor:
+def _soft_map(x: Tensor, name: str, input_format: InputFormat, validate_args: bool) -> Tensor:
     if input_format == "ucm2":
         return as_ucm2(x, name, validate_args)[..., 2::2, 2::2]
     return as_unit_map(x, name, validate_args)
@@ -137,7 +153,7 @@ def _pad_stack(items: list[Tensor], shape: tuple[int, ...], dtype: np.dtype) -> 
     return out
 
 
-def annotator_boundaries(segmentations: Tensor, *, backend: str = "auto") -> Tensor:
+def annotator_boundaries(segmentations: Tensor, *, backend: Backend = "auto") -> Tensor:
     """Ground-truth boundary maps from annotators' label maps: ``thin(seg2bmap(seg))`` (== BSDS ``Boundaries``).
 
     Args:
@@ -164,8 +180,8 @@ def boundary_pr_counts(
     thresholds: int | Sequence[float] | Tensor = 99,
     max_dist: float = 0.0075,
     thin: bool = True,
-    input_format: str = "soft",
-    backend: str = "auto",
+    input_format: InputFormat = "soft",
+    backend: Backend = "auto",
     validate_args: bool = True,
 ) -> BoundaryCounts:
     """Per image and threshold correspondence counts ``cntR, sumR, cntP, sumP`` (BSR ``*_ev1.txt``).
@@ -281,9 +297,9 @@ def boundary_pr(
     thresholds: int | Sequence[float] | Tensor = 99,
     max_dist: float = 0.0075,
     thin: bool = True,
-    input_format: str = "soft",
-    unique_occurrence: str = "last",
-    backend: str = "auto",
+    input_format: InputFormat = "soft",
+    unique_occurrence: UniqueOccurrence = "last",
+    backend: Backend = "auto",
     validate_args: bool = True,
 ) -> dict[str, object]:
     """The BSDS boundary benchmark over a batch taken as the dataset: ODS, OIS, AP, R50, the PR curve, per image.
@@ -324,7 +340,7 @@ def warn_if_r50_nan(res: dict[str, Any], who: str, stacklevel: int) -> None:
         )
 
 
-def summarize_counts(counts: BoundaryCounts, *, unique_occurrence: str = "last") -> dict[str, object]:
+def summarize_counts(counts: BoundaryCounts, *, unique_occurrence: UniqueOccurrence = "last") -> dict[str, object]:
     """Dataset summary (and per-image bests) of per-image :class:`BoundaryCounts`, as ``collect_eval_bdry.m``."""
     cr, sr, cp, sp, levels = counts
     res = boundary_summary(

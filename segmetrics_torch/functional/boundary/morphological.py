@@ -20,6 +20,7 @@ import torch
 from torch import Tensor
 
 from ..._checks import (
+    Backend,
     as_binary_mask,
     as_image_list,
     check_image_stack,
@@ -38,7 +39,7 @@ def boundary_radius(bound_th: float, height: int, width: int) -> float:
     return check_tolerance(pixels, bound_th, "bound_th", height, width)
 
 
-def _stack_f(preds: Tensor, target: Tensor, bound_th: float, backend: str) -> tuple[Tensor, Tensor, Tensor]:
+def _stack_f(preds: Tensor, target: Tensor, bound_th: float, backend: Backend) -> tuple[Tensor, Tensor, Tensor]:
     h, w = preds.shape[-2:]
     radius = boundary_radius(bound_th, h, w)
     fg_b = seg2bmap(preds)
@@ -74,7 +75,7 @@ def morphological_boundary_f(
     target: Tensor | Sequence[Tensor],
     *,
     bound_th: float = 0.008,
-    backend: str = "auto",
+    backend: Backend = "auto",
     validate_args: bool = True,
 ) -> dict[str, Tensor]:
     """Per-image boundary F, precision and recall of binary masks, as DAVIS ``f_boundary`` (see module doc).

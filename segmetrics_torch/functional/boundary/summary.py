@@ -18,10 +18,15 @@ Conventions (BSR, Arbelaez et al. TPAMI 2011; ``bench/benchmarks/collect_eval_bd
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import torch
 from torch import Tensor
 
+from ..._checks import check_choice
+
 __all__ = [
+    "UniqueOccurrence",
     "average_precision",
     "best_f_interpolated",
     "boundary_summary",
@@ -30,6 +35,9 @@ __all__ = [
     "precision_recall_f",
     "recall_at_precision",
 ]
+
+#: which of equal recall values AP keeps (see the module doc)
+UniqueOccurrence = Literal["first", "last"]
 
 
 def matlab_linspace(start: float, stop: float, num: int, *, dtype: torch.dtype = torch.float64) -> Tensor:
@@ -107,7 +115,7 @@ def _interp1(x: Tensor, y: Tensor, xq: Tensor) -> Tensor:
     return torch.where((xq < x[0]) | (xq > x[-1]), torch.full_like(out, float("nan")), out)
 
 
-def average_precision(r: Tensor, p: Tensor, *, unique_occurrence: str = "last") -> Tensor:
+def average_precision(r: Tensor, p: Tensor, *, unique_occurrence: UniqueOccurrence = "last") -> Tensor:
     """BSR ``Area_PR`` of a 1-D curve (see module doc); a 0-d float64 tensor."""
     check_unique_occurrence(unique_occurrence)
     ru, idx = _unique_index(r, unique_occurrence)
@@ -127,9 +135,8 @@ def recall_at_precision(r: Tensor, p: Tensor, precision: float = 0.5) -> Tensor:
     return _interp1(pu, r[idx], q.reshape(1))[0]
 
 
-def check_unique_occurrence(unique_occurrence: str) -> None:
-    if unique_occurrence not in ("first", "last"):
-        raise ValueError(f"Expected `unique_occurrence` to be 'first' or 'last', but got {unique_occurrence!r}.")
+def check_unique_occurrence(unique_occurrence: object) -> None:
+    check_choice(unique_occurrence, "unique_occurrence", get_args(UniqueOccurrence))
 
 
 def boundary_summary(
@@ -140,7 +147,7 @@ def boundary_summary(
     thresholds: Tensor,
     ois_counts: Tensor,
     *,
-    unique_occurrence: str = "last",
+    unique_occurrence: UniqueOccurrence = "last",
 ) -> dict[str, object]:
     """ODS / OIS / AP / R50 and the PR curve from dataset counts.
 

@@ -1,22 +1,126 @@
-"""Shared intermediates of a block of prepared maps, computed with tensor operations (any device; the CUDA path)."""
+"""The tensor path of the foreground measures: per-image values of prepared maps with tensor operations (any device;
+the CUDA path, and the CPU path when the compiled kernel is switched off).
+
+Inputs are prepared maps (:func:`._prepare.prepare_maps`): ``p`` (B, H, W) float64 in [0, 1] and ``g`` (B, H, W) bool.
+The formulas, references and edge cases are documented with each measure (:mod:`.mae`, :mod:`.overlap`,
+:mod:`.smeasure`, :mod:`.weighted_fmeasure`); :func:`segmetrics_torch.ops.foreground.foreground_statistics`
+computes the same quantities in one fused CPU pass.
+"""
 
 from __future__ import annotations
 
+import torch
 from torch import Tensor
 
-from ._prepare import MeasureOptions
-from .mae import mae_of_maps
-from .overlap import all_counts
-from .smeasure import s_measure_of_maps
-from .weighted_fmeasure import weighted_f_measure_of_maps
+from ..._constants import EPS, LOG_HALF_OVER_5
+from ...ops.distance import distance_transform_edt
+from ...ops.filters import gaussian_blur_zero
+from ...ops.thresholds import BinaryCounts, adaptive_threshold, binary_counts, threshold_counts
+
+__all__ = ["all_counts", "mae_of_maps", "s_measure_of_maps", "weighted_f_measure_of_maps"]
 
 
-def tensor_values(p: Tensor, g: Tensor, options: MeasureOptions) -> dict:
-    """Counts, MAE and (as ``options`` asks) S-measure and weighted F of prepared (B, H, W) maps."""
-    adaptive, curve = all_counts(p, g)
-    values = {"adaptive": adaptive, "curve": curve, "mae": mae_of_maps(p, g)}
-    if options.s_measure:
-        values["sm"] = s_measure_of_maps(p, g, options.alpha, options.empty_quadrant)
-    if options.weighted_f:
-        values["wfm"] = weighted_f_measure_of_maps(p, g, options.wf_beta2, options.edt_backend)
-    return values
+def mae_of_maps(p: Tensor, g: Tensor) -> Tensor:
+    """``mean |p - g|`` per image of prepared maps, shape (B,)."""
+    return (p - g.to(p.dtype)).abs().mean(dim=(1, 2))
+
+
+def all_counts(p: Tensor, g: Tensor) -> tuple[BinaryCounts, BinaryCounts]:
+    """The adaptive-threshold counts and the 256-threshold curve counts of prepared maps."""
+    return binary_counts(p, g, adaptive_threshold(p)), threshold_counts(p, g)
+
+
+def _object_score(x: Tensor, mask: Tensor) -> Tensor:
+    """``s(x[mask])`` per image: ``2 m / (m^2 + 1 + std + eps)`` with the ddof=1 standard deviation."""
+    n = mask.sum(dim=(1, 2)).to(x.dtype)
+    mean = (x * mask).sum(dim=(1, 2)) / n
+    var = (((x - mean.view(-1, 1, 1)) ** 2) * mask).sum(dim=(1, 2)) / (n - 1)
+    std = torch.where(n > 1, var.sqrt(), torch.zeros_like(var))
+    return 2 * mean / (mean * mean + 1 + std + EPS)
+
+
+def _region_score(p: Tensor, g: Tensor, empty_quadrant: str) -> Tensor:
+    batch, height, width = p.shape
+    device = p.device
+    rows = torch.arange(height, device=device)
+    cols = torch.arange(width, device=device)
+    count = g.sum(dim=(1, 2))
+    # exact integer coordinate sums, then one float64 division: what numpy's mean of argwhere computes
+    row_sum = (g.sum(dim=2) * rows).sum(dim=1)
+    col_sum = (g.sum(dim=1) * cols).sum(dim=1)
+    safe = count.clamp(min=1).to(torch.float64)
+    cy = torch.round(row_sum.to(torch.float64) / safe).to(torch.int64) + 1
+    cx = torch.round(col_sum.to(torch.float64) / safe).to(torch.int64) + 1
+
+    n_pix = float(height * width)
+    # integer products, then a float64 division: the reference's Python-int arithmetic
+    w_lt = (cx * cy).to(torch.float64) / n_pix
+    w_rt = (cy * (width - cx)).to(torch.float64) / n_pix
+    w_lb = ((height - cy) * cx).to(torch.float64) / n_pix
+    weights = torch.stack([w_lt, w_rt, w_lb, 1 - w_lt - w_rt - w_lb], dim=1)  # (B, 4)
+    sizes = torch.stack([cy * cx, cy * (width - cx), (height - cy) * cx, (height - cy) * (width - cx)], dim=1)
+    n = sizes.to(torch.float64)
+
+    # quadrant of every pixel: 0 LT, 1 RT, 2 LB, 3 RB; key addresses (image, quadrant)
+    quad = (rows.view(1, -1, 1) >= cy.view(-1, 1, 1)).to(torch.int64) * 2 + (
+        cols.view(1, 1, -1) >= cx.view(-1, 1, 1)
+    ).to(torch.int64)
+    key = (quad + 4 * torch.arange(batch, device=device).view(-1, 1, 1)).reshape(-1)
+
+    # shift by each quadrant's first pixel so that constant quadrants have exactly zero spread
+    first_r = torch.stack([torch.zeros_like(cy), torch.zeros_like(cy), cy, cy], dim=1).clamp(max=height - 1)
+    first_c = torch.stack([torch.zeros_like(cx), cx, torch.zeros_like(cx), cx], dim=1).clamp(max=width - 1)
+    origin = p.reshape(batch, -1).gather(1, first_r * width + first_c)  # (B, 4)
+    d = p.reshape(-1) - origin.reshape(-1)[key]
+    gf = g.reshape(-1).to(torch.float64)
+    slots = batch * 4
+    mean_d = torch.bincount(key, weights=d, minlength=slots).view(batch, 4) / n
+    mean_y = torch.bincount(key, weights=gf, minlength=slots).view(batch, 4) / n
+    dc = d - mean_d.reshape(-1)[key]
+    yc = gf - mean_y.reshape(-1)[key]
+    den = n - 1 + EPS
+    sx, sy, sxy = (
+        torch.bincount(key, weights=w, minlength=slots).view(batch, 4) / den for w in (dc * dc, yc * yc, dc * yc)
+    )
+    mean_x = origin + mean_d
+    alpha = 4 * mean_x * mean_y * sxy
+    beta = (mean_x * mean_x + mean_y * mean_y) * (sx + sy)
+    ssim = torch.where(
+        alpha != 0, alpha / (beta + EPS), torch.where(beta == 0, torch.ones_like(beta), torch.zeros_like(beta))
+    )
+    score = weights * ssim
+    if empty_quadrant == "skip":
+        score = torch.where(sizes == 0, torch.zeros_like(score), score)
+    return score.sum(dim=1)
+
+
+def s_measure_of_maps(p: Tensor, g: Tensor, alpha: float = 0.5, empty_quadrant: str = "nan") -> Tensor:
+    """S-measure per image of prepared maps ``p`` (float64) and ``g`` (bool), shape (B,)."""
+    y = g.sum(dim=(1, 2)).to(torch.float64) / (p.shape[1] * p.shape[2])
+    mean_p = p.mean(dim=(1, 2))
+    obj = y * _object_score(p, g) + (1 - y) * _object_score(1 - p, ~g)
+    region = _region_score(p, g, empty_quadrant)
+    combined = torch.clamp(obj * alpha + region * (1 - alpha), min=0)
+    return torch.where(y == 0, 1 - mean_p, torch.where(y == 1, mean_p, combined))
+
+
+def weighted_f_measure_of_maps(p: Tensor, g: Tensor, beta2: float = 1.0, edt_backend: str = "auto") -> Tensor:
+    """Weighted F per image of prepared maps ``p`` (float64) and ``g`` (bool), shape (B,)."""
+    batch = p.shape[0]
+    dist, nearest = distance_transform_edt(g, backend=edt_backend)
+    gf = g.to(p.dtype)
+    err = (p - gf).abs()
+    # nearest is -1 only on images without ground truth, whose score is forced to 0 below
+    err_t = err.reshape(batch, -1).gather(1, nearest.reshape(batch, -1).clamp(min=0)).view_as(err)
+    err_a = gaussian_blur_zero(err_t, 7, 5.0)
+    min_e = torch.where(g & (err_a < err), err_a, err)
+    importance = torch.where(g, torch.ones_like(dist), 2 - torch.exp(LOG_HALF_OVER_5 * dist))
+    ew = min_e * importance
+    pos = gf.sum(dim=(1, 2))
+    ew_fg = (ew * gf).sum(dim=(1, 2))
+    fpw = ew.sum(dim=(1, 2)) - ew_fg
+    tpw = pos - ew_fg
+    recall = 1 - ew_fg / pos
+    precision = tpw / (tpw + fpw + EPS)
+    q = (1 + beta2) * recall * precision / (recall + beta2 * precision + EPS)
+    return torch.where(pos == 0, torch.zeros_like(q), q)

@@ -21,12 +21,11 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from ..._constants import EPS
 from ...ops.thresholds import BinaryCounts
-from ._prepare import run_per_image
+from ._intermediates import ForegroundIntermediates, run_per_image
 
-__all__ = ["EPS", "e_from_counts", "e_measure"]
-
-EPS = 2.220446049250313e-16  # numpy.spacing(1) == MATLAB eps
+__all__ = ["e_from_counts", "e_measure"]
 
 
 def _phi(a: Tensor, c: Tensor) -> Tensor:
@@ -69,7 +68,7 @@ def e_measure(preds, target, *, normalize: bool = True, validate_args: bool = Tr
         1.066667
     """
 
-    def fn(values: dict) -> dict[str, Tensor]:
-        return {"adaptive": e_from_counts(values["adaptive"]), "curve": e_from_counts(values["curve"])}
+    def fn(values: ForegroundIntermediates) -> dict[str, Tensor]:
+        return {"adaptive": e_from_counts(values.adaptive), "curve": e_from_counts(values.curve)}
 
     return run_per_image(fn, preds, target, normalize=normalize, validate_args=validate_args)

@@ -4,14 +4,9 @@ from __future__ import annotations
 
 from torch import Tensor
 
-from ._prepare import run_per_image
+from ._intermediates import ForegroundIntermediates, run_per_image
 
-__all__ = ["mae", "mae_of_maps"]
-
-
-def mae_of_maps(p: Tensor, g: Tensor) -> Tensor:
-    """``mean |p - g|`` per image of prepared maps, shape (B,)."""
-    return (p - g.to(p.dtype)).abs().mean(dim=(1, 2))
+__all__ = ["mae"]
 
 
 def mae(preds, target, *, normalize: bool = True, validate_args: bool = True) -> Tensor:
@@ -35,6 +30,7 @@ def mae(preds, target, *, normalize: bool = True, validate_args: bool = True) ->
         >>> float(mae(torch.zeros(1, 2, 2), target)[0])
         0.25
     """
-    return run_per_image(lambda v: {"mae": v["mae"]}, preds, target, normalize=normalize, validate_args=validate_args)[
-        "mae"
-    ]
+    def fn(values: ForegroundIntermediates) -> dict[str, Tensor]:
+        return {"mae": values.mae}
+
+    return run_per_image(fn, preds, target, normalize=normalize, validate_args=validate_args)["mae"]

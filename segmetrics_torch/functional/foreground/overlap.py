@@ -15,8 +15,8 @@ import torch
 from torch import Tensor
 
 from ..._checks import check_positive_float
-from ...ops.thresholds import BinaryCounts, adaptive_threshold, binary_counts, threshold_counts
-from ._prepare import run_per_image
+from ...ops.thresholds import BinaryCounts
+from ._intermediates import ForegroundIntermediates, run_per_image
 
 __all__ = ["dice", "f_measure", "iou", "precision_recall"]
 
@@ -50,11 +50,6 @@ def overlap_from_counts(counts: BinaryCounts) -> dict[str, Tensor]:
         "precision": safe_divide(tp, tp + fp),
         "recall": safe_divide(tp, tp + fn),
     }
-
-
-def all_counts(p: Tensor, g: Tensor) -> tuple[BinaryCounts, BinaryCounts]:
-    """The adaptive-threshold counts and the 256-threshold curve counts of prepared maps."""
-    return binary_counts(p, g, adaptive_threshold(p)), threshold_counts(p, g)
 
 
 def f_measure(
@@ -94,19 +89,19 @@ def f_measure(
     """
     beta2 = check_positive_float(beta2, "beta2")
 
-    def fn(values: dict) -> dict[str, Tensor]:
-        c = f_from_counts(values["curve"], beta2)
-        a = f_from_counts(values["adaptive"], beta2)
+    def fn(values: ForegroundIntermediates) -> dict[str, Tensor]:
+        c = f_from_counts(values.curve, beta2)
+        a = f_from_counts(values.adaptive, beta2)
         return {"adaptive": a["f"], "curve": c["f"], "precision": c["precision"], "recall": c["recall"]}
 
     return run_per_image(fn, preds, target, normalize=normalize, validate_args=validate_args)
 
 
 def _overlap_measure(name: str, preds, target, normalize: bool, validate_args: bool) -> dict[str, Tensor]:
-    def fn(values: dict) -> dict[str, Tensor]:
+    def fn(values: ForegroundIntermediates) -> dict[str, Tensor]:
         return {
-            "adaptive": overlap_from_counts(values["adaptive"])[name],
-            "curve": overlap_from_counts(values["curve"])[name],
+            "adaptive": overlap_from_counts(values.adaptive)[name],
+            "curve": overlap_from_counts(values.curve)[name],
         }
 
     return run_per_image(fn, preds, target, normalize=normalize, validate_args=validate_args)
@@ -142,8 +137,8 @@ def precision_recall(preds, target, *, normalize: bool = True, validate_args: bo
         dict with ``adaptive_precision``, ``adaptive_recall`` (B,) and ``precision``, ``recall`` (B, 256).
     """
 
-    def fn(values: dict) -> dict[str, Tensor]:
-        a, c = overlap_from_counts(values["adaptive"]), overlap_from_counts(values["curve"])
+    def fn(values: ForegroundIntermediates) -> dict[str, Tensor]:
+        a, c = overlap_from_counts(values.adaptive), overlap_from_counts(values.curve)
         return {
             "adaptive_precision": a["precision"],
             "adaptive_recall": a["recall"],

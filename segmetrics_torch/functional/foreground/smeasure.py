@@ -30,95 +30,21 @@ Edge cases:
 
 from __future__ import annotations
 
-import torch
+from typing import get_args
+
 from torch import Tensor
 
-from ._prepare import MeasureOptions, run_per_image
-from .emeasure import EPS
+from ..._checks import check_choice
+from ._intermediates import EmptyQuadrant, ForegroundIntermediates, MeasureOptions, run_per_image
 
-__all__ = ["s_measure", "s_measure_of_maps"]
-
-
-def _object_score(x: Tensor, mask: Tensor) -> Tensor:
-    """``s(x[mask])`` per image: ``2 m / (m^2 + 1 + std + eps)`` with the ddof=1 standard deviation."""
-    n = mask.sum(dim=(1, 2)).to(x.dtype)
-    mean = (x * mask).sum(dim=(1, 2)) / n
-    var = (((x - mean.view(-1, 1, 1)) ** 2) * mask).sum(dim=(1, 2)) / (n - 1)
-    std = torch.where(n > 1, var.sqrt(), torch.zeros_like(var))
-    return 2 * mean / (mean * mean + 1 + std + EPS)
-
-
-def _region_score(p: Tensor, g: Tensor, empty_quadrant: str) -> Tensor:
-    batch, height, width = p.shape
-    device = p.device
-    rows = torch.arange(height, device=device)
-    cols = torch.arange(width, device=device)
-    count = g.sum(dim=(1, 2))
-    # exact integer coordinate sums, then one float64 division: what numpy's mean of argwhere computes
-    row_sum = (g.sum(dim=2) * rows).sum(dim=1)
-    col_sum = (g.sum(dim=1) * cols).sum(dim=1)
-    safe = count.clamp(min=1).to(torch.float64)
-    cy = torch.round(row_sum.to(torch.float64) / safe).to(torch.int64) + 1
-    cx = torch.round(col_sum.to(torch.float64) / safe).to(torch.int64) + 1
-
-    n_pix = float(height * width)
-    # integer products, then a float64 division: the reference's Python-int arithmetic
-    w_lt = (cx * cy).to(torch.float64) / n_pix
-    w_rt = (cy * (width - cx)).to(torch.float64) / n_pix
-    w_lb = ((height - cy) * cx).to(torch.float64) / n_pix
-    weights = torch.stack([w_lt, w_rt, w_lb, 1 - w_lt - w_rt - w_lb], dim=1)  # (B, 4)
-    sizes = torch.stack([cy * cx, cy * (width - cx), (height - cy) * cx, (height - cy) * (width - cx)], dim=1)
-    n = sizes.to(torch.float64)
-
-    # quadrant of every pixel: 0 LT, 1 RT, 2 LB, 3 RB; key addresses (image, quadrant)
-    quad = (rows.view(1, -1, 1) >= cy.view(-1, 1, 1)).to(torch.int64) * 2 + (
-        cols.view(1, 1, -1) >= cx.view(-1, 1, 1)
-    ).to(torch.int64)
-    key = (quad + 4 * torch.arange(batch, device=device).view(-1, 1, 1)).reshape(-1)
-
-    # shift by each quadrant's first pixel so that constant quadrants have exactly zero spread
-    first_r = torch.stack([torch.zeros_like(cy), torch.zeros_like(cy), cy, cy], dim=1).clamp(max=height - 1)
-    first_c = torch.stack([torch.zeros_like(cx), cx, torch.zeros_like(cx), cx], dim=1).clamp(max=width - 1)
-    origin = p.reshape(batch, -1).gather(1, first_r * width + first_c)  # (B, 4)
-    d = p.reshape(-1) - origin.reshape(-1)[key]
-    gf = g.reshape(-1).to(torch.float64)
-    slots = batch * 4
-    mean_d = torch.bincount(key, weights=d, minlength=slots).view(batch, 4) / n
-    mean_y = torch.bincount(key, weights=gf, minlength=slots).view(batch, 4) / n
-    dc = d - mean_d.reshape(-1)[key]
-    yc = gf - mean_y.reshape(-1)[key]
-    den = n - 1 + EPS
-    sx, sy, sxy = (
-        torch.bincount(key, weights=w, minlength=slots).view(batch, 4) / den for w in (dc * dc, yc * yc, dc * yc)
-    )
-    mean_x = origin + mean_d
-    alpha = 4 * mean_x * mean_y * sxy
-    beta = (mean_x * mean_x + mean_y * mean_y) * (sx + sy)
-    ssim = torch.where(
-        alpha != 0, alpha / (beta + EPS), torch.where(beta == 0, torch.ones_like(beta), torch.zeros_like(beta))
-    )
-    score = weights * ssim
-    if empty_quadrant == "skip":
-        score = torch.where(sizes == 0, torch.zeros_like(score), score)
-    return score.sum(dim=1)
+__all__ = ["s_measure"]
 
 
 def check_s_options(alpha: object, empty_quadrant: object) -> None:
     """Validate the S-measure's ``alpha`` (in [0, 1]) and ``empty_quadrant`` ("nan" or "skip")."""
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 <= alpha <= 1:
         raise ValueError(f"Expected argument `alpha` to be a number in [0, 1], but got {alpha!r}.")
-    if empty_quadrant not in ("nan", "skip"):
-        raise ValueError(f"Expected argument `empty_quadrant` to be 'nan' or 'skip', but got {empty_quadrant!r}.")
-
-
-def s_measure_of_maps(p: Tensor, g: Tensor, alpha: float = 0.5, empty_quadrant: str = "nan") -> Tensor:
-    """S-measure per image of prepared maps ``p`` (float64) and ``g`` (bool), shape (B,)."""
-    y = g.sum(dim=(1, 2)).to(torch.float64) / (p.shape[1] * p.shape[2])
-    mean_p = p.mean(dim=(1, 2))
-    obj = y * _object_score(p, g) + (1 - y) * _object_score(1 - p, ~g)
-    region = _region_score(p, g, empty_quadrant)
-    combined = torch.clamp(obj * alpha + region * (1 - alpha), min=0)
-    return torch.where(y == 0, 1 - mean_p, torch.where(y == 1, mean_p, combined))
+    check_choice(empty_quadrant, "empty_quadrant", get_args(EmptyQuadrant))
 
 
 def s_measure(
@@ -126,7 +52,7 @@ def s_measure(
     target,
     *,
     alpha: float = 0.5,
-    empty_quadrant: str = "nan",
+    empty_quadrant: EmptyQuadrant = "nan",
     normalize: bool = True,
     validate_args: bool = True,
 ) -> Tensor:
@@ -151,6 +77,11 @@ def s_measure(
     """
     check_s_options(alpha, empty_quadrant)
     options = MeasureOptions(s_measure=True, alpha=float(alpha), empty_quadrant=empty_quadrant)
-    return run_per_image(
-        lambda v: {"sm": v["sm"]}, preds, target, normalize=normalize, validate_args=validate_args, options=options
-    )["sm"]
+
+    def fn(values: ForegroundIntermediates) -> dict[str, Tensor]:
+        assert values.s_measure is not None
+        return {"s_measure": values.s_measure}
+
+    return run_per_image(fn, preds, target, normalize=normalize, validate_args=validate_args, options=options)[
+        "s_measure"
+    ]

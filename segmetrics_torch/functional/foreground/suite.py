@@ -13,7 +13,7 @@ import torch
 from torch import Tensor
 
 from ..._checks import check_positive_float
-from ._prepare import MeasureOptions, run_per_image
+from ._intermediates import EdtBackend, EmptyQuadrant, ForegroundIntermediates, MeasureOptions, run_per_image
 from .emeasure import e_from_counts
 from .overlap import f_from_counts, overlap_from_counts
 from .smeasure import check_s_options
@@ -41,7 +41,7 @@ FOREGROUND_KEYS = {
 
 
 def suite_options(
-    alpha: float, empty_quadrant: str, wf_beta2: float, edt_backend: str
+    alpha: float, empty_quadrant: EmptyQuadrant, wf_beta2: float, edt_backend: EdtBackend
 ) -> MeasureOptions:
     """Validated options of the whole suite (S-measure and weighted F included)."""
     check_s_options(alpha, empty_quadrant)
@@ -52,15 +52,19 @@ def suite_options(
     )  # fmt: skip
 
 
-def derive_all(values: dict, beta2: float = 0.3) -> dict[str, Tensor]:
-    """Every foreground measure per image from the shared intermediates (keys and shapes in ``FOREGROUND_KEYS``)."""
-    adaptive, curve = values["adaptive"], values["curve"]
+def derive_all(values: ForegroundIntermediates, beta2: float = 0.3) -> dict[str, Tensor]:
+    """Every foreground measure per image from the shared intermediates (keys and shapes in ``FOREGROUND_KEYS``).
+
+    ``values`` must hold the S-measure and the weighted F (the options of :func:`suite_options`).
+    """
+    adaptive, curve = values.adaptive, values.curve
+    assert values.s_measure is not None and values.weighted_f_measure is not None
     f_curve, f_adaptive = f_from_counts(curve, beta2), f_from_counts(adaptive, beta2)
     o_curve, o_adaptive = overlap_from_counts(curve), overlap_from_counts(adaptive)
     return {
-        "mae": values["mae"],
-        "s_measure": values["sm"],
-        "weighted_f_measure": values["wfm"],
+        "mae": values.mae,
+        "s_measure": values.s_measure,
+        "weighted_f_measure": values.weighted_f_measure,
         "f_adaptive": f_adaptive["f"],
         "f_curve": f_curve["f"],
         "precision_curve": f_curve["precision"],
@@ -83,8 +87,8 @@ def foreground_measures(
     beta2: float = 0.3,
     wf_beta2: float = 1.0,
     alpha: float = 0.5,
-    empty_quadrant: str = "nan",
-    edt_backend: str = "auto",
+    empty_quadrant: EmptyQuadrant = "nan",
+    edt_backend: EdtBackend = "auto",
     normalize: bool = True,
     validate_args: bool = True,
 ) -> dict[str, Tensor]:
@@ -157,8 +161,8 @@ class ForegroundSums:
         beta2: float = 0.3,
         wf_beta2: float = 1.0,
         alpha: float = 0.5,
-        empty_quadrant: str = "nan",
-        edt_backend: str = "auto",
+        empty_quadrant: EmptyQuadrant = "nan",
+        edt_backend: EdtBackend = "auto",
         normalize: bool = True,
         validate_args: bool = True,
         device: torch.device | str = "cpu",

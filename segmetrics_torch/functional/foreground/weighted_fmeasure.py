@@ -19,47 +19,19 @@ default (reflect) border changes results by up to 0.4 near image borders.
 
 from __future__ import annotations
 
-import math
+from typing import get_args
 
-import torch
 from torch import Tensor
 
-from ..._checks import check_positive_float
-from ...ops.distance import distance_transform_edt
-from ...ops.filters import gaussian_blur_zero
-from ._prepare import MeasureOptions, run_per_image
-from .emeasure import EPS
+from ..._checks import check_choice, check_positive_float
+from ._intermediates import EdtBackend, ForegroundIntermediates, MeasureOptions, run_per_image
 
-__all__ = ["weighted_f_measure", "weighted_f_measure_of_maps"]
-
-_LOG_HALF_OVER_5 = math.log(0.5) / 5
+__all__ = ["weighted_f_measure"]
 
 
 def check_edt_backend(edt_backend: object) -> None:
-    if edt_backend not in ("auto", "torch", "numba"):
-        raise ValueError(f"Expected argument `edt_backend` to be 'auto', 'torch' or 'numba', but got {edt_backend!r}.")
-
-
-def weighted_f_measure_of_maps(p: Tensor, g: Tensor, beta2: float = 1.0, edt_backend: str = "auto") -> Tensor:
-    """Weighted F per image of prepared maps ``p`` (float64) and ``g`` (bool), shape (B,)."""
-    batch = p.shape[0]
-    dist, nearest = distance_transform_edt(g, backend=edt_backend)
-    gf = g.to(p.dtype)
-    err = (p - gf).abs()
-    # nearest is -1 only on images without ground truth, whose score is forced to 0 below
-    err_t = err.reshape(batch, -1).gather(1, nearest.reshape(batch, -1).clamp(min=0)).view_as(err)
-    err_a = gaussian_blur_zero(err_t, 7, 5.0)
-    min_e = torch.where(g & (err_a < err), err_a, err)
-    importance = torch.where(g, torch.ones_like(dist), 2 - torch.exp(_LOG_HALF_OVER_5 * dist))
-    ew = min_e * importance
-    pos = gf.sum(dim=(1, 2))
-    ew_fg = (ew * gf).sum(dim=(1, 2))
-    fpw = ew.sum(dim=(1, 2)) - ew_fg
-    tpw = pos - ew_fg
-    recall = 1 - ew_fg / pos
-    precision = tpw / (tpw + fpw + EPS)
-    q = (1 + beta2) * recall * precision / (recall + beta2 * precision + EPS)
-    return torch.where(pos == 0, torch.zeros_like(q), q)
+    """Validate the distance-transform backend ("auto", "numba" or "torch")."""
+    check_choice(edt_backend, "edt_backend", get_args(EdtBackend))
 
 
 def weighted_f_measure(
@@ -67,7 +39,7 @@ def weighted_f_measure(
     target,
     *,
     beta2: float = 1.0,
-    edt_backend: str = "auto",
+    edt_backend: EdtBackend = "auto",
     normalize: bool = True,
     validate_args: bool = True,
 ) -> Tensor:
@@ -97,6 +69,11 @@ def weighted_f_measure(
     beta2 = check_positive_float(beta2, "beta2")
     check_edt_backend(edt_backend)
     options = MeasureOptions(weighted_f=True, wf_beta2=beta2, edt_backend=edt_backend)
-    return run_per_image(
-        lambda v: {"wfm": v["wfm"]}, preds, target, normalize=normalize, validate_args=validate_args, options=options
-    )["wfm"]
+
+    def fn(values: ForegroundIntermediates) -> dict[str, Tensor]:
+        assert values.weighted_f_measure is not None
+        return {"weighted_f_measure": values.weighted_f_measure}
+
+    return run_per_image(fn, preds, target, normalize=normalize, validate_args=validate_args, options=options)[
+        "weighted_f_measure"
+    ]

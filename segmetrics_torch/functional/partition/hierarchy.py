@@ -14,11 +14,12 @@ covering counts (BSR ``evaluation_reg_image.m``): ``reg_cnt_r = sum_k sum_j |G_k
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal, get_args
 
 import torch
 from torch import Tensor
 
-from ..._checks import as_ucm2, check_bool, check_positive_float, check_tensor
+from ..._checks import as_ucm2, check_bool, check_choice, check_positive_float, check_tensor
 from ...ops.contingency import (
     ContingencyTables,
     TableSlots,
@@ -27,14 +28,16 @@ from ...ops.contingency import (
     pair_tables,
     relabel,
 )
-from ...ops.hierarchy import RULES, ucm_hierarchy
+from ...ops.hierarchy import RULES, Rule, ucm_hierarchy
 from ..boundary.bsds import default_thresholds
 from .segmentation import _by_size, _reassemble, as_label_list, partition_fb
 from .tables import TABLE_MEASURES, check_fop_constants, check_measures, measures_from_tables
 
-__all__ = ["HIERARCHY_FORMATS", "hierarchy_measures", "region_benchmark_counts"]
+__all__ = ["HIERARCHY_FORMATS", "HierarchyFormat", "hierarchy_measures", "region_benchmark_counts"]
 
-HIERARCHY_FORMATS = ("ucm2", "stack")
+#: hierarchies as ucm2 grids (thresholded) or as stacks of label maps (one per level)
+HierarchyFormat = Literal["ucm2", "stack"]
+HIERARCHY_FORMATS: tuple[str, ...] = get_args(HierarchyFormat)
 
 
 def check_num_regions(num_regions: object) -> Tensor:
@@ -163,10 +166,10 @@ def hierarchy_measures(
     preds: Tensor | Sequence[Tensor],
     target: Tensor | Sequence[Tensor],
     *,
-    input_format: str = "ucm2",
+    input_format: HierarchyFormat = "ucm2",
     thresholds: int | Sequence[float] | Tensor = 99,
     num_regions: Sequence[int] | Tensor | None = None,
-    rule: str = "seism",
+    rule: Rule = "seism",
     measures: str | Sequence[str] | None = None,
     region_benchmark: bool = True,
     gamma_obj: float = 0.9,
@@ -199,10 +202,8 @@ def hierarchy_measures(
         ``reg_*`` counts, ``regions`` (B, L) int64 region counts per level, and ``thresholds``: (L,) float64 or, with
         ``num_regions``, (B, L) per image.
     """
-    if input_format not in HIERARCHY_FORMATS:
-        raise ValueError(f"Expected `input_format` to be one of {HIERARCHY_FORMATS}, but got {input_format!r}.")
-    if rule not in RULES:
-        raise ValueError(f"Expected `rule` to be one of {RULES}, but got {rule!r}.")
+    check_choice(input_format, "input_format", HIERARCHY_FORMATS)
+    check_choice(rule, "rule", RULES)
     keys = check_measures(measures)
     check_fop_constants(gamma_obj, gamma_part, beta)
     check_positive_float(max_dist, "max_dist")

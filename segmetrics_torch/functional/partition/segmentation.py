@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ..._checks import check_bool, check_positive_float, check_tensor
+from ..._checks import Backend, check_bool, check_positive_float, check_tensor
 from ...ops.contingency import ContingencyTables, contingency_tables, pair_tables, relabel
 from ..boundary.bsds import annotator_boundaries, boundary_pr_counts, segmentation_boundaries
 from .tables import TABLE_MEASURES, check_fop_constants, check_measures, measures_from_tables
@@ -87,7 +87,7 @@ def _check_pairs(preds: list[Tensor], target: list[Tensor], level_dims: int) -> 
             )
 
 
-def _relabel_stacks(stacks: list[Tensor], n: int, device: torch.device, backend: str) -> tuple[Tensor, Tensor]:
+def _relabel_stacks(stacks: list[Tensor], n: int, device: torch.device, backend: Backend) -> tuple[Tensor, Tensor]:
     """Relabel every map of every stack into one (M, N) tensor, without concatenating the inputs first."""
     if len(stacks) == 1 or device.type != "cpu" or backend == "torch":
         return relabel(torch.cat([s.reshape(-1, n).to(device) for s in stacks]), backend=backend)
@@ -102,7 +102,7 @@ def _relabel_stacks(stacks: list[Tensor], n: int, device: torch.device, backend:
 
 
 def partition_tables(
-    partitions: list[Tensor], annotations: list[Tensor], *, backend: str = "auto"
+    partitions: list[Tensor], annotations: list[Tensor], *, backend: Backend = "auto"
 ) -> ContingencyTables:
     """Tables of every partition against every annotation of its image.
 

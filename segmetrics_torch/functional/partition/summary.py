@@ -25,7 +25,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ..boundary.summary import average_precision, check_unique_occurrence
+from ..boundary.summary import UniqueOccurrence, average_precision, check_unique_occurrence
 from .segmentation import fb_precision_recall
 from .tables import MEASURES
 
@@ -110,7 +110,7 @@ def summarize_hierarchy(
     measures: tuple[str, ...],
     *,
     region_benchmark: bool = True,
-    unique_occurrence: str = "first",
+    unique_occurrence: UniqueOccurrence = "first",
 ) -> dict[str, dict[str, Tensor]]:
     """Dataset summaries from summed states.
 

@@ -37,11 +37,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-import numpy as np
 import torch
 from torch import Tensor
 
-from ...ops.contingency import ContingencyTables, TableSlots
+from ...ops.contingency import ContingencyTables, TableSlots, max_matching_weights
 from .fop import objects_and_parts
 
 __all__ = ["MEASURES", "TABLE_MEASURES", "check_fop_constants", "check_measures", "measures_from_tables"]
@@ -94,25 +93,7 @@ def _xlogx(x: Tensor) -> Tensor:
 
 def bgm_weights(ct: ContingencyTables) -> Tensor:
     """(T,) maximum total ``n_ij`` of a one-to-one matching of regions per table (exact; compiled CPU kernel)."""
-    from ...ops._partition_numba_kernels import max_weight_matchings
-
-    tables = ct.tables.cpu().numpy()
-    start = np.searchsorted(tables, np.arange(ct.num_tables + 1)).astype(np.int64)
-    row_off = (torch.cumsum(ct.partition_regions, 0) - ct.partition_regions)[ct.table_partition]
-    col_off = (torch.cumsum(ct.annotation_regions, 0) - ct.annotation_regions)[ct.table_annotation]
-    rows = (ct.rows - row_off[ct.tables]).cpu().numpy()
-    cols = (ct.cols - col_off[ct.tables]).cpu().numpy()
-    out = np.zeros(ct.num_tables, np.int64)
-    max_weight_matchings(
-        start,
-        rows,
-        cols,
-        ct.counts.cpu().numpy(),
-        ct.partition_regions[ct.table_partition].cpu().numpy(),
-        ct.annotation_regions[ct.table_annotation].cpu().numpy(),
-        out,
-    )
-    return torch.from_numpy(out).to(ct.counts.device)
+    return max_matching_weights(ct)
 
 
 def measures_from_tables(

@@ -1,5 +1,7 @@
 """Compiled CPU kernel of the foreground measures (numba; imported only for CPU tensors).
 
+Behind :func:`segmetrics_torch.ops.foreground.foreground_statistics`.
+
 Why: on a CPU, the tensor path runs ~100 float64 elementwise operations per image, each a full pass over memory;
 this kernel reads every image in three fused passes (plus the weighted F's blur), ~10x less memory traffic, and
 runs images in parallel. It computes exactly the quantities of the tensor path, with the same operations in the same
@@ -16,10 +18,9 @@ import math
 import numba
 import numpy as np
 
-from ...ops._edt_numba_kernels import column_scan, row_envelope
+from ..._constants import EPS, LOG_HALF_OVER_5
+from .edt import column_scan, row_envelope
 
-EPS = 2.220446049250313e-16
-LOG_HALF_OVER_5 = math.log(0.5) / 5
 #: squared distances covered by the importance table (distances below ~362 px)
 IMPORTANCE_TABLE = 1 << 17
 
@@ -330,7 +331,7 @@ def foreground_kernel(raw, g, dist, index, scale, normalize, alpha, skip_empty, 
     """Per-image histograms (B, 2, 256) and values (B, 6): MAE, SM, WFM, TP_A, PP_A, POS (see the module doc).
 
     With ``do_wfm``, the distance transform of the ground truth is ``dist``/``index`` when they are (B, H, W), and
-    is otherwise computed here, image by image, with the kernels of ``ops.distance`` into per-task scratch that stays
+    is otherwise computed here, image by image, with the kernels of :mod:`.edt` into per-task scratch that stays
     in cache (a batch-sized result would cost 16 bytes of fresh memory per pixel). ``importance[k]`` is the
     weight ``2 - 0.5^(sqrt(k) / 5)`` of a background pixel at squared distance ``k`` (a table: ``exp`` per pixel
     would be the kernel's largest cost), computed with ``exp`` beyond the table.

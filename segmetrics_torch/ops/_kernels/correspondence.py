@@ -1,0 +1,223 @@
+"""Compiled boundary correspondence of the BSDS benchmark: per (image, level) matched-pixel counts.
+
+Behind :func:`segmetrics_torch.ops.matching.correspondence_counts` and
+:func:`segmetrics_torch.ops.matching.correspond_pixels`, which document the rule. Every machine map is (optionally)
+thinned, its pixels are matched one-to-one with each annotator's within the tolerance by the exact assignment of
+:mod:`.assignment`, and the matches are counted. Images are handled through padded uint8 buffers (see
+:mod:`.thinning`).
+"""
+
+import numba
+import numpy as np
+
+from .assignment import min_cost_maximum_matching
+from .thinning import foreground_coords, padded_binary, thin_padded
+from .unionfind import find
+
+
+@numba.njit(cache=True, nogil=True)
+def build_adjacency(my, mx, gidx, off_dy, off_dx, off_cost, n_off, pad):  # pragma: no cover - compiled
+    # CSR lists of the GT pixels within the tolerance of each machine pixel with the cost of each pair, every list
+    # ordered by (squared distance, GT row, GT column) because the offsets are. `gidx` is the GT index grid padded
+    # by `pad` pixels of -1 on every side; (my, mx) are unpadded coordinates.
+    n1 = my.shape[0]
+    start = np.zeros(n1 + 1, np.int64)
+    for i in range(n1):
+        y = my[i] + pad
+        x = mx[i] + pad
+        c = 0
+        for o in range(n_off):
+            if gidx[y + off_dy[o], x + off_dx[o]] >= 0:
+                c += 1
+        start[i + 1] = start[i] + c
+    adj = np.empty(start[n1], np.int32)
+    cost = np.empty(start[n1], np.int64)
+    for i in range(n1):
+        y = my[i] + pad
+        x = mx[i] + pad
+        p = start[i]
+        for o in range(n_off):
+            j = gidx[y + off_dy[o], x + off_dx[o]]
+            if j >= 0:
+                adj[p] = j
+                cost[p] = off_cost[o]
+                p += 1
+    return start, adj, cost
+
+
+@numba.njit(cache=True, nogil=True)
+def transpose_adjacency(start, adj, cost, n2):  # pragma: no cover - compiled
+    # The same bipartite graph listed from the other side (lists in increasing machine index).
+    n1 = start.shape[0] - 1
+    t_start = np.zeros(n2 + 1, np.int64)
+    for p in range(start[n1]):
+        t_start[adj[p] + 1] += 1
+    for j in range(n2):
+        t_start[j + 1] += t_start[j]
+    fill = t_start[:-1].copy()
+    t_adj = np.empty(start[n1], np.int32)
+    t_cost = np.empty(start[n1], np.int64)
+    for i in range(n1):
+        for p in range(start[i], start[i + 1]):
+            j = adj[p]
+            t_adj[fill[j]] = i
+            t_cost[fill[j]] = cost[p]
+            fill[j] += 1
+    return t_start, t_adj, t_cost
+
+
+@numba.njit(cache=True, nogil=True)
+def row_sides(start, adj, n2):  # pragma: no cover - compiled
+    # For every connected component of the candidate graph, solve from its side with fewer pixels: rows that must
+    # end unmatched are the expensive searches (they explore their whole component), and there are at most
+    # (rows - matches) of them. Returns use-as-rows flags for the machine pixels and for the GT pixels.
+    n1 = start.shape[0] - 1
+    parent = np.arange(n1 + n2)
+    for i in range(n1):
+        for p in range(start[i], start[i + 1]):
+            a = find(parent, i)
+            b = find(parent, n1 + adj[p])
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    count1 = np.zeros(n1 + n2, np.int64)
+    count2 = np.zeros(n1 + n2, np.int64)
+    has_edge2 = np.zeros(n2, np.bool_)
+    for i in range(n1):
+        if start[i + 1] > start[i]:
+            count1[find(parent, i)] += 1
+        for p in range(start[i], start[i + 1]):
+            has_edge2[adj[p]] = True
+    for j in range(n2):
+        if has_edge2[j]:
+            count2[find(parent, n1 + j)] += 1
+    use1 = np.zeros(n1, np.bool_)
+    use2 = np.zeros(n2, np.bool_)
+    for i in range(n1):
+        r = find(parent, i)
+        use1[i] = count1[r] <= count2[r]
+    for j in range(n2):
+        r = find(parent, n1 + j)
+        use2[j] = count1[r] > count2[r]
+    return use1, use2
+
+
+@numba.njit(cache=True, nogil=True)
+def correspond(my, mx, gidx, n2, off_dy, off_dx, off_cost, n_off, pad, big):  # pragma: no cover - compiled
+    # One-to-one matching between machine pixels (my, mx) and the GT pixels of the index grid `gidx`: maximum
+    # cardinality, then least total cost (see min_cost_maximum_matching). Returns the partner arrays
+    # (-1 = unmatched) of the machine and the GT pixels.
+    start, adj, cost = build_adjacency(my, mx, gidx, off_dy, off_dx, off_cost, n_off, pad)
+    n1 = my.shape[0]
+    use1, use2 = row_sides(start, adj, n2)
+    match1, match2 = min_cost_maximum_matching(start, adj, cost, n2, big, use1)
+    if use2.any():
+        t_start, t_adj, t_cost = transpose_adjacency(start, adj, cost, n2)
+        b2, _b1 = min_cost_maximum_matching(t_start, t_adj, t_cost, n1, big, use2)
+        for j in range(n2):
+            if use2[j]:
+                match2[j] = b2[j]
+                if b2[j] >= 0:
+                    match1[b2[j]] = j
+    return match1, match2
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def gt_index_grids(gts, n_gt, dims, pad):  # pragma: no cover - compiled
+    # Index grids of the annotators' on pixels, raster order, padded by `pad` pixels of -1 on every side:
+    # (B, A, H + 2 pad, W + 2 pad) int32, plus the pixel count of every annotator (B, A).
+    nb, na, hh, ww = gts.shape
+    grids = np.full((nb, na, hh + 2 * pad, ww + 2 * pad), -1, np.int32)
+    counts = np.zeros((nb, na), np.int64)
+    for task in numba.prange(nb * na):
+        b = task // na
+        a = task % na
+        if a >= n_gt[b]:
+            continue
+        n = 0
+        for y in range(dims[b, 0]):
+            for x in range(dims[b, 1]):
+                if gts[b, a, y, x]:
+                    grids[b, a, y + pad, x + pad] = n
+                    n += 1
+        counts[b, a] = n
+    return grids, counts
+
+
+@numba.njit(cache=True, nogil=True)
+def level_counts(img, grids, n2s, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad, big, out, b, k):
+    # pragma: no cover - compiled
+    # Counts of one machine map (padded uint8 `img`) against the n_gt annotators of image b: writes
+    # out[0, b, k] = cntR (matched GT pixels summed over annotators), out[1, b, k] = cntP (machine pixels matched
+    # in at least one annotator), out[2, b, k] = sumP (machine pixels after thinning).
+    if do_thin:
+        ys, xs = thin_padded(img, lut1, lut2)
+    else:
+        ys, xs = foreground_coords(img)
+    n1 = ys.shape[0]
+    my = ys - 1
+    mx = xs - 1
+    acc = np.zeros(n1, np.bool_)
+    cnt_r = 0
+    for a in range(n_gt):
+        match1, _ = correspond(my, mx, grids[a], n2s[a], off_dy, off_dx, off_cost, n_off, pad, big)
+        for i in range(n1):
+            if match1[i] >= 0:
+                acc[i] = True
+                cnt_r += 1
+    cnt_p = 0
+    for i in range(n1):
+        if acc[i]:
+            cnt_p += 1
+    out[0, b, k] = cnt_r
+    out[1, b, k] = cnt_p
+    out[2, b, k] = n1
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def soft_map_counts(pb, thresholds, tasks, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad,
+                    big):
+    # pragma: no cover - compiled
+    # Soft maps (B, H, W) float64 (padded to a common size; dims[b] = true (H, W)) at thresholds (K,): machine map
+    # `pb >= t`. Returns (3, B, K) int64 [cntR, cntP, sumP], filled for the (image, threshold) pairs of `tasks`
+    # (T, 2), one parallel task each.
+    nb = pb.shape[0]
+    nk = thresholds.shape[0]
+    grids, n2s = gt_index_grids(gts, n_gt, dims, pad)
+    out = np.zeros((3, nb, nk), np.int64)
+    for task in numba.prange(tasks.shape[0]):
+        b = tasks[task, 0]
+        k = tasks[task, 1]
+        h = dims[b, 0]
+        w = dims[b, 1]
+        t = thresholds[k]
+        img = np.zeros((h + 2, w + 2), np.uint8)
+        for y in range(h):
+            for x in range(w):
+                if pb[b, y, x] >= t:
+                    img[y + 1, x + 1] = 1
+        level_counts(
+            img, grids[b], n2s[b], n_gt[b], lut1, lut2, do_thin,
+            off_dy[b], off_dx[b], off_cost[b], n_off[b], pad, big, out, b, k,
+        )
+    return out
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def stack_counts(maps, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad, big):
+    # pragma: no cover - compiled
+    # Binary machine maps (B, K, H, W) uint8, one per level (e.g. the boundaries of K segmentations).
+    nb = maps.shape[0]
+    nk = maps.shape[1]
+    grids, n2s = gt_index_grids(gts, n_gt, dims, pad)
+    out = np.zeros((3, nb, nk), np.int64)
+    for task in numba.prange(nb * nk):
+        b = task // nk
+        k = task % nk
+        h = dims[b, 0]
+        w = dims[b, 1]
+        img = padded_binary(maps[b, k], h, w)
+        level_counts(
+            img, grids[b], n2s[b], n_gt[b], lut1, lut2, do_thin,
+            off_dy[b], off_dx[b], off_cost[b], n_off[b], pad, big, out, b, k,
+        )
+    return out

@@ -1,0 +1,125 @@
+"""Per-image statistics of foreground maps from one fused, compiled CPU pass (the CPU path of the foreground measures).
+
+:func:`foreground_statistics` runs the kernel of :mod:`segmetrics_torch.ops._kernels.foreground` on a batch of raw
+maps: the PySODMetrics input preparation (``/ 255`` for uint8, optional min-max stretch, in float64), the 2 x 256
+histogram of ``trunc(255 p)`` split by the ground truth (the threshold curves of
+:mod:`segmetrics_torch.ops.thresholds`), the counts of the adaptive binary map ``p >= min(2 mean(p), 1)``, MAE and,
+on request, the S-measure and the weighted F-measure. The formulas and conventions are those of
+:mod:`segmetrics_torch.functional.foreground` (whose tensor path computes the same quantities on any device); this
+op only validates and converts. numba is imported on the first call.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from segmetrics_torch._checks import check_tensor
+from segmetrics_torch.ops.filters import matlab_gaussian_kernel1d
+
+__all__ = ["ForegroundStatistics", "foreground_statistics"]
+
+
+class ForegroundStatistics(NamedTuple):
+    """Per-image outputs of :func:`foreground_statistics` (CPU tensors; B images).
+
+    Attributes:
+        histogram: (B, 2, 256) int64, ``histogram[b, t, k]`` = pixels of image b with ground truth t and bin k.
+        tp_adaptive, pp_adaptive: (B,) float64 true / predicted positives of the adaptive binary map.
+        pos: (B,) float64 ground-truth positives.
+        mae: (B,) float64 mean absolute error.
+        s_measure, weighted_f_measure: (B,) float64, or None when not requested.
+    """
+
+    histogram: Tensor
+    tp_adaptive: Tensor
+    pp_adaptive: Tensor
+    pos: Tensor
+    mae: Tensor
+    s_measure: Tensor | None
+    weighted_f_measure: Tensor | None
+
+
+@functools.cache
+def _importance() -> np.ndarray:
+    from ._kernels.foreground import importance_table
+
+    return importance_table()
+
+
+def foreground_statistics(
+    preds: Tensor,
+    target: Tensor,
+    *,
+    normalize: bool = True,
+    s_measure: bool = False,
+    alpha: float = 0.5,
+    skip_empty_quadrant: bool = False,
+    weighted_f: bool = False,
+    wf_beta2: float = 1.0,
+    distance: tuple[Tensor, Tensor] | None = None,
+) -> ForegroundStatistics:
+    """The per-image foreground statistics of a (B, H, W) CPU batch (see the module doc).
+
+    Args:
+        preds: (B, H, W) CPU tensor, uint8 (0..255), bool ({0, 1}) or floating in [0, 1] (not checked here: values
+            outside are clamped to the end bins, never used as indices).
+        target: (B, H, W) bool CPU ground truth.
+        normalize: per-image min-max stretch of the prepared map.
+        s_measure: compute the S-measure with object weight ``alpha``; ``skip_empty_quadrant`` drops an empty region
+            quadrant instead of giving NaN.
+        weighted_f: compute the weighted F-measure with ``wf_beta2``.
+        distance: ``(dist, index)`` (B, H, W) float64 / int64 of ``distance_transform_edt(target)`` to use; ``None``
+            computes it inside the kernel, image by image.
+
+    Returns:
+        :class:`ForegroundStatistics`.
+    """
+    check_tensor(preds, "preds")
+    check_tensor(target, "target")
+    if preds.ndim != 3 or target.shape != preds.shape:
+        raise ValueError(
+            f"Expected `preds` and `target` of one shape (B, H, W), but got {tuple(preds.shape)} and "
+            f"{tuple(target.shape)}."
+        )
+    if preds.device.type != "cpu" or target.device.type != "cpu":
+        raise ValueError(f"Expected CPU tensors (a compiled CPU kernel), but got {preds.device} and {target.device}.")
+    if target.dtype != torch.bool:
+        raise TypeError(f"Expected `target` to be a bool tensor, but got dtype {target.dtype}.")
+    if not (preds.dtype in (torch.uint8, torch.bool) or preds.is_floating_point()):
+        raise TypeError(f"Expected `preds` to be uint8, bool or floating, but got dtype {preds.dtype}.")
+    import numba
+
+    from ._kernels import foreground as kernel
+
+    if preds.dtype == torch.uint8:
+        raw, scale = preds.contiguous().numpy(), 255.0
+    else:
+        raw, scale = preds.to(torch.float64).contiguous().numpy(), 1.0
+    garr = target.contiguous().numpy()
+    batch = preds.shape[0]
+    if weighted_f and distance is not None:
+        dist, index = (x.contiguous().numpy() for x in distance)
+        if dist.shape != raw.shape or index.shape != raw.shape or dist.dtype != np.float64 or index.dtype != np.int64:
+            raise ValueError("Expected `distance` to be float64 and int64 (B, H, W) tensors of `preds`' shape.")
+    else:  # the kernel computes the distance transform itself (or does not need one)
+        dist, index = torch.zeros(batch, 1, 1, dtype=torch.float64).numpy(), torch.zeros(batch, 1, 1).long().numpy()
+    hist, out = kernel.foreground_kernel(
+        raw, garr, dist, index, scale, normalize, alpha, skip_empty_quadrant, wf_beta2,
+        matlab_gaussian_kernel1d(7, 5.0).numpy(), _importance(), s_measure, weighted_f,
+        max(1, min(numba.get_num_threads(), batch)),
+    )  # fmt: skip
+    out = torch.from_numpy(out)
+    return ForegroundStatistics(
+        histogram=torch.from_numpy(hist),
+        tp_adaptive=out[:, kernel.TP_A],
+        pp_adaptive=out[:, kernel.PP_A],
+        pos=out[:, kernel.POS],
+        mae=out[:, kernel.MAE],
+        s_measure=out[:, kernel.SM] if s_measure else None,
+        weighted_f_measure=out[:, kernel.WFM] if weighted_f else None,
+    )

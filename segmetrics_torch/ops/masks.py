@@ -1,0 +1,114 @@
+"""Per-mask pixel counts of stacks of binary masks, with compiled CPU kernels (the object-proposal evaluation's).
+
+* :func:`signature_counts`: pixels of every mask per *signature*, a label of pixel groups (e.g. which objects contain
+  each pixel), from one pass over the bool masks.
+* :func:`boundary_match_counts`: the ``seg2bmap`` boundary of every mask, its pixels per signature, and how many
+  reference boundary pixels fall within a disk around it (the counts of a morphological boundary F).
+
+Both read the masks as they are, on the CPU (the tensor alternatives, matrix products of float masks, are written
+by the caller); out-of-range signatures, objects or pixel indices are skipped, never used to index.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from segmetrics_torch._checks import check_tensor
+
+__all__ = ["boundary_match_counts", "signature_counts"]
+
+
+def _check_masks(masks: Tensor) -> tuple[int, int, int]:
+    check_tensor(masks, "masks")
+    if masks.dtype != torch.bool or masks.ndim != 3:
+        raise ValueError(f"Expected `masks` to be a bool (C, H, W) tensor, but got {masks.dtype} {tuple(masks.shape)}.")
+    return masks.shape[0], masks.shape[1], masks.shape[2]
+
+
+def _check_map(x: Tensor, name: str, shape: tuple[int, int], dtype: torch.dtype | None = None) -> None:
+    check_tensor(x, name)
+    if tuple(x.shape) != shape or (dtype is not None and x.dtype != dtype):
+        want = f"{dtype} " if dtype is not None else ""
+        raise ValueError(f"Expected `{name}` to be a {want}{shape} tensor, but got {x.dtype} {tuple(x.shape)}.")
+
+
+def _uint8(x: Tensor) -> np.ndarray:
+    """A bool tensor as a contiguous uint8 host array (a view: no copy for contiguous CPU input)."""
+    return x.cpu().contiguous().numpy().view(np.uint8)
+
+
+def signature_counts(masks: Tensor, signature: Tensor, num_signatures: int) -> Tensor:
+    """``out[p, s]`` = number of pixels of mask ``p`` whose ``signature`` is ``s``.
+
+    Args:
+        masks: bool (C, H, W) masks.
+        signature: (H, W) integer signature of every pixel, in ``[0, num_signatures)`` (others are not counted).
+        num_signatures: number of signatures S.
+
+    Returns:
+        (C, S) int64 tensor on the CPU.
+    """
+    c, h, w = _check_masks(masks)
+    _check_map(signature, "signature", (h, w))
+    from ._kernels.tables import signature_counts as kernel
+
+    out = np.zeros((c, int(num_signatures)), np.int64)
+    kernel(_uint8(masks), signature.cpu().numpy(), int(num_signatures), out)
+    return torch.from_numpy(out)
+
+
+def boundary_match_counts(
+    masks: Tensor,
+    valid: Tensor,
+    near: Tensor,
+    signature: Tensor,
+    num_signatures: int,
+    ref_pixels: Tensor,
+    ref_objects: Tensor,
+    num_objects: int,
+    offsets_y: Tensor,
+    offsets_x: Tensor,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Boundary counts of every mask against the boundaries of ``num_objects`` reference objects.
+
+    With ``b_p`` the ``seg2bmap`` boundary of mask ``p`` and the disk given by the offsets ``(offsets_y, offsets_x)``:
+
+    Args:
+        masks: bool (C, H, W) masks.
+        valid: bool (H, W): pixels that count (the others, e.g. void, are left out of ``per_signature`` and
+            ``count``).
+        near: bool (H, W): pixels within the disk of some reference boundary; the disk is stamped around these
+            boundary pixels only (no other pixel can reach a reference boundary pixel).
+        signature: (H, W) integer signature of every pixel (e.g. which objects' dilated boundaries contain it).
+        num_signatures: number of signatures S.
+        ref_pixels, ref_objects: (N,) flat indices ``row * W + col`` of the counted reference boundary pixels and
+            the object (in ``[0, num_objects)``) of each.
+        num_objects: number of reference objects K.
+        offsets_y, offsets_x: (D,) integer offsets of the disk.
+
+    Returns:
+        ``(per_signature (C, S), matched (C, K), count (C,))`` int64 on the CPU: the valid pixels of ``b_p`` per
+        signature; per object, its reference boundary pixels within the disk around ``b_p``; ``|b_p & valid|``.
+    """
+    c, h, w = _check_masks(masks)
+    _check_map(valid, "valid", (h, w), torch.bool)
+    _check_map(near, "near", (h, w), torch.bool)
+    _check_map(signature, "signature", (h, w))
+    for name, x in (("ref_objects", ref_objects), ("offsets_x", offsets_x)):
+        partner = ref_pixels if name == "ref_objects" else offsets_y
+        check_tensor(x, name)
+        if x.ndim != 1 or partner.shape != x.shape:
+            raise ValueError(f"Expected `{name}` to be 1-D and as long as its partner, but got {tuple(x.shape)}.")
+    from ._kernels.tables import mask_boundary_counts
+
+    per_signature = np.zeros((c, int(num_signatures)), np.int64)
+    matched = np.zeros((c, int(num_objects)), np.int64)
+    count = np.zeros(c, np.int64)
+    mask_boundary_counts(
+        _uint8(masks), _uint8(valid), _uint8(near), signature.cpu().numpy(), int(num_signatures),
+        ref_pixels.cpu().numpy(), ref_objects.cpu().numpy(), offsets_y.cpu().numpy(), offsets_x.cpu().numpy(),
+        per_signature, matched, count,
+    )  # fmt: skip
+    return torch.from_numpy(per_signature), torch.from_numpy(matched), torch.from_numpy(count)
