@@ -173,7 +173,7 @@ CASES = [
         "s-empty-quadrant-choice",
         lambda: s_measure(P, G, empty_quadrant="zero"),
         ValueError,
-        r"`empty_quadrant` to be 'nan' or 'skip'",
+        r"`empty_quadrant` to be one of 'nan', 'skip'",
     ),
     raises("wf-beta2-zero", lambda: weighted_f_measure(P, G, beta2=0.0), ValueError, r"`beta2`"),
     raises("wf-edt-backend", lambda: weighted_f_measure(P, G, edt_backend="scipy"), ValueError, r"`edt_backend`"),

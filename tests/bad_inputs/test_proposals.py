@@ -112,7 +112,7 @@ CASES = [
     raises("void-values", lambda: _ov(POOL, void=OBJ[0].long() * 255), ValueError, r"`void` to be boolean"),
     raises("chunk-size-zero", lambda: _ov(POOL, chunk_size=0), ValueError, r"`chunk_size` to be a positive int"),
     raises("chunk-size-float", lambda: _ov(POOL, chunk_size=1.5), ValueError, r"`chunk_size`"),
-    raises("backend-choice", lambda: _ov(POOL, backend="cuda"), ValueError, r"`backend` to be 'auto', 'numba'"),
+    raises("backend-choice", lambda: _ov(POOL, backend="cuda"), ValueError, r"`backend` to be one of 'auto', 'numba'"),
     raises("bound-th-negative", lambda: proposal_boundary_overlaps(POOL, OBJ, bound_th=-1), ValueError, r"`bound_th`"),
     value(
         "bound-th-huge",
