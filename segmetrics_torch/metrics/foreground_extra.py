@@ -1,0 +1,152 @@
+"""torchmetrics ``Metric`` classes of the issue-15 foreground measures (PySODMetrics 1.6.2's remaining classes).
+
+States are float64 sums of per-image values / 256-point curves, int64 pooled confusion counts and an int64 image
+count, all reduced with ``"sum"``: a dataset split across DDP processes gives the single-process result (up to
+float64 summation order, ~1e-16). Dataset values follow PySODMetrics: per-image values are averaged; curves are
+averaged first and ``mean``/``max`` are taken of the averaged curve.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor
+from torchmetrics import Metric
+
+from .._checks import check_positive_float
+from ..functional.foreground.threshold_measures import (
+    THRESHOLD_MEASURES,
+    THRESHOLD_MODES,
+    canonical_measures,
+    check_modes,
+    measure_from_counts,
+    threshold_measures,
+)
+from ..ops.thresholds import NUM_THRESHOLDS
+
+__all__ = ["ThresholdMeasures"]
+
+_F64 = torch.float64
+
+
+class _SumMetric(Metric):
+    """Common checks and the image count of the issue-15 Metrics."""
+
+    is_differentiable = False
+    higher_is_better = True
+    full_state_update = False
+    plot_lower_bound = 0.0
+    plot_upper_bound = 1.0
+
+    count: Tensor
+
+    def __init__(self, *, normalize: bool = True, validate_args: bool = True, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if not isinstance(normalize, bool):
+            raise TypeError(f"Expected argument `normalize` to be a bool, but got {normalize!r}.")
+        if not isinstance(validate_args, bool):
+            raise TypeError(f"Expected argument `validate_args` to be a bool, but got {validate_args!r}.")
+        self.normalize = normalize
+        self.validate_args = validate_args
+        self.add_state("count", default=torch.zeros((), dtype=torch.int64), dist_reduce_fx="sum")
+
+    def _add(self, name: str, value: Tensor) -> None:
+        state = getattr(self, name)
+        setattr(self, name, state + value.to(device=state.device, dtype=state.dtype))
+
+    def _mean(self, name: str) -> Tensor:
+        return getattr(self, name) / self.count
+
+
+class ThresholdMeasures(_SumMetric):
+    r"""PySODMetrics' ``FmeasureV2`` over a dataset: confusion-count measures in adaptive/dynamic/binary modes.
+
+    Measures (see :mod:`segmetrics_torch.functional.foreground.threshold_measures` for the formulas):
+    ``fmeasure`` (:math:`F_\beta`, :math:`\beta^2 = 0.3`), ``precision``, ``recall`` (``tpr``, ``sensitivity``),
+    ``specificity`` (``tnr``), ``fpr``, ``ber``, ``iou``, ``dice``, ``accuracy`` (``oa``), ``kappa``.
+    Modes: ``adaptive`` (``p >= min(2 mean p, 1)``), ``dynamic`` (256 thresholds ``trunc(255 p) >= 255 - i``,
+    descending), ``binary`` (``p > 0.5``). ``adaptive`` and ``dynamic`` are always per-image averages (as
+    PySODMetrics); ``binary`` is the mean of per-image values when ``sample_based=True`` and the measure of the
+    dataset's pooled counts otherwise (PySODMetrics' ``sample_based`` is per handler; here it applies to all the
+    measures of one Metric -- use two Metrics to mix).
+
+    Reference: PySODMetrics 1.6.2 ``FmeasureV2`` with the handlers above (to 1e-6).
+
+    Args:
+        measures: measure names (or aliases); the result keys use the names as given.
+        modes: subset of ``("adaptive", "dynamic", "binary")``.
+        sample_based: see above (``binary`` mode only).
+        beta2: :math:`\beta^2` of ``fmeasure``.
+        normalize, validate_args: see :func:`segmetrics_torch.functional.threshold_measures`.
+
+    ``compute()`` returns ``{measure: {"adaptive": (), "dynamic": (256,), "mean": (), "max": (), "binary": ()}}``
+    (float64; keys present per ``modes``; ``mean``/``max`` are of the averaged ``dynamic`` curve, PySODMetrics'
+    ``meanXX``/``maxXX``).
+
+    Example:
+        >>> import torch
+        >>> metric = ThresholdMeasures(measures=["iou", "recall"], modes=["adaptive", "binary"], sample_based=False)
+        >>> target = torch.zeros(2, 8, 8, dtype=torch.uint8); target[:, 2:6, 2:6] = 255
+        >>> metric.update(target.clone(), target)
+        >>> {k: float(v["binary"]) for k, v in metric.compute().items()}
+        {'iou': 1.0, 'recall': 1.0}
+    """
+
+    def __init__(
+        self,
+        measures: str | list[str] | tuple[str, ...] = THRESHOLD_MEASURES,
+        modes: str | list[str] | tuple[str, ...] = THRESHOLD_MODES,
+        *,
+        sample_based: bool = True,
+        beta2: float = 0.3,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.measures = canonical_measures(measures)
+        self.modes = check_modes(modes)
+        if not isinstance(sample_based, bool):
+            raise TypeError(f"Expected argument `sample_based` to be a bool, but got {sample_based!r}.")
+        self.sample_based = sample_based
+        self.beta2 = check_positive_float(beta2, "beta2")
+        for key, _ in self.measures:
+            if "adaptive" in self.modes:
+                self.add_state(f"{key}_adaptive", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
+            if "dynamic" in self.modes:
+                self.add_state(f"{key}_dynamic", torch.zeros(NUM_THRESHOLDS, dtype=_F64), dist_reduce_fx="sum")
+            if "binary" in self.modes and sample_based:
+                self.add_state(f"{key}_binary", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
+        if "binary" in self.modes and not sample_based:
+            self.add_state("pooled_counts", torch.zeros(4, dtype=torch.int64), dist_reduce_fx="sum")
+
+    def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
+        """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
+        values = threshold_measures(
+            preds, target, measures=[k for k, _ in self.measures], modes=self.modes, beta2=self.beta2,
+            normalize=self.normalize, validate_args=self.validate_args,
+            return_counts="binary" in self.modes and not self.sample_based,
+        )  # fmt: skip
+        for key, _ in self.measures:
+            for mode in self.modes:
+                if mode != "binary" or self.sample_based:
+                    self._add(f"{key}_{mode}", values[f"{key}/{mode}"].sum(dim=0))
+        if "binary" in self.modes and not self.sample_based:
+            self._add("pooled_counts", values["counts/binary"].sum(dim=0))
+        self.count += next(iter(values.values())).shape[0]
+
+    def compute(self) -> dict[str, dict[str, Tensor]]:
+        out: dict[str, dict[str, Tensor]] = {}
+        for key, name in self.measures:
+            res: dict[str, Tensor] = {}
+            if "adaptive" in self.modes:
+                res["adaptive"] = self._mean(f"{key}_adaptive")
+            if "dynamic" in self.modes:
+                curve = self._mean(f"{key}_dynamic")
+                res.update(dynamic=curve, mean=curve.mean(), max=curve.max())
+            if "binary" in self.modes:
+                if self.sample_based:
+                    res["binary"] = self._mean(f"{key}_binary")
+                else:
+                    res["binary"] = measure_from_counts(name, *self.pooled_counts.unbind(), beta2=self.beta2)
+            out[key] = res
+        return out

@@ -1,0 +1,111 @@
+"""Reference oracles of the issue-15 foreground measures, plain numpy/scipy (readable, loops allowed).
+
+Like :mod:`segmetrics_torch.reference.foreground` this imports nothing from ``segmetrics_torch`` and no torch; inputs
+are the prepared ``p`` (float64 in [0, 1]) and ``g`` (bool) of one image (``reference.foreground.prepare``).
+Contract: the values equal pysodmetrics 1.6.2 to 1e-6 (tests in ``tests/reference/test_reference_extra_vs_pysod.py``).
+
+Threshold measures (PySODMetrics ``FmeasureV2`` handlers)
+---------------------------------------------------------
+Each measure is a function of the confusion counts ``tp, fp, tn, fn`` of one binary map, computed here the direct
+way: binarise the map, count with Python integers, divide with ``_div`` (0 where the denominator is 0). The three
+binary maps: ``adaptive`` = ``p >= min(2 mean(p), 1)``; ``dynamic`` = the 256 maps ``trunc(255 p) >= 255 - i``,
+``i = 0..255`` (each map built on its own, no histogram); ``binary`` = ``p > 0.5``.
+
+Size-invariant measures (Li et al. ICML 2024, PySODMetrics ``size_invariance.py``)
+-------------------------------------------------------------------------------
+The GT's 4-connected components of >= 50 pixels are the targets (if none, the largest component only); each target
+has a bounding box; the image value is the mean over targets of the measure on the box's pixels, after the boxes
+are made disjoint by assigning every pixel of overlapping boxes to the box with the largest index (PySOD paints the
+boxes in order, so a later box overwrites earlier ones); the background (pixels in no box) is one extra region for
+MAE. Details with the functions below.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "THRESHOLD_MEASURES",
+    "confusion_counts",
+    "measure_from_counts",
+    "threshold_measures",
+]
+
+THRESHOLD_MEASURES = (
+    "fmeasure", "precision", "recall", "specificity", "fpr", "ber", "iou", "dice", "accuracy", "kappa",
+)  # fmt: skip
+
+
+def _div(numerator, denominator) -> float:
+    """``numerator / denominator`` as float64 numbers; 0.0 when the denominator is 0."""
+    if denominator == 0:
+        return 0.0
+    return float(np.float64(numerator) / np.float64(denominator))
+
+
+def measure_from_counts(name: str, tp: int, fp: int, tn: int, fn: int, beta2: float = 0.3) -> float:
+    """One measure of the counts of one binary map (formulas of ``functional.foreground.threshold_measures``)."""
+    tp, fp, tn, fn = int(tp), int(fp), int(tn), int(fn)
+    n = tp + fp + tn + fn
+    precision = _div(tp, tp + fp)
+    recall = _div(tp, tp + fn)
+    specificity = _div(tn, tn + fp)
+    if name == "precision":
+        return precision
+    if name == "recall":
+        return recall
+    if name == "specificity":
+        return specificity
+    if name == "fpr":
+        return _div(fp, tn + fp)
+    if name == "iou":
+        return _div(tp, tp + fp + fn)
+    if name == "dice":
+        return _div(2 * tp, 2 * tp + fn + fp)
+    if name == "accuracy":
+        return _div(tp + tn, n)
+    if name == "ber":
+        return float(1 - 0.5 * (np.float64(recall) + np.float64(specificity)))
+    if name == "kappa":
+        oa = np.float64(_div(tp + tn, n))
+        chance = np.float64(_div((tp + fp) * (tp + fn) + (tn + fn) * (tn + tp), n * n))
+        return _div(oa - chance, 1 - chance)
+    if name == "fmeasure":
+        p, r = np.float64(precision), np.float64(recall)
+        return _div((beta2 + 1) * p * r, beta2 * p + r)
+    raise ValueError(f"unknown measure {name!r}")
+
+
+def confusion_counts(binary: np.ndarray, g: np.ndarray) -> tuple[int, int, int, int]:
+    """``(tp, fp, tn, fn)`` of a bool map against a bool GT, as Python integers."""
+    tp = int(np.sum(binary & g))
+    fp = int(np.sum(binary & ~g))
+    fn = int(np.sum(~binary & g))
+    tn = int(np.sum(~binary & ~g))
+    return tp, fp, tn, fn
+
+
+def binary_maps(p: np.ndarray, mode: str) -> list[np.ndarray]:
+    """The binary maps of one mode: one for ``adaptive``/``binary``, 256 (descending thresholds) for ``dynamic``."""
+    if mode == "adaptive":
+        return [p >= min(2 * p.mean(), 1.0)]
+    if mode == "binary":
+        return [p > 0.5]
+    if mode == "dynamic":
+        bins = (p * 255).astype(np.uint8)
+        return [bins >= 255 - i for i in range(256)]
+    raise ValueError(f"unknown mode {mode!r}")
+
+
+def threshold_measures(p: np.ndarray, g: np.ndarray, measures=THRESHOLD_MEASURES, modes=("adaptive", "dynamic",
+                       "binary"), beta2: float = 0.3) -> dict:  # fmt: skip
+    """``{"<measure>/<mode>": float (adaptive, binary) or (256,) array (dynamic)}`` of one image, plus
+    ``"counts/<mode>"``: the ``(tp, fp, tn, fn)`` tuple(s) (for pooled dataset values)."""
+    out: dict = {}
+    for mode in modes:
+        counts = [confusion_counts(b, g) for b in binary_maps(p, mode)]
+        out[f"counts/{mode}"] = counts if mode == "dynamic" else counts[0]
+        for name in measures:
+            values = [measure_from_counts(name, *c, beta2=beta2) for c in counts]
+            out[f"{name}/{mode}"] = np.array(values) if mode == "dynamic" else values[0]
+    return out
