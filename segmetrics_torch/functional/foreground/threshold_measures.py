@@ -43,7 +43,7 @@ from torch import Tensor
 from ..._checks import check_positive_float
 from ...ops.thresholds import adaptive_threshold, threshold_counts
 from ._extra_runner import run_raw
-from ._prepare import MeasureOptions, measure_values, prepare_maps, use_cpu_kernel, binarize_target
+from ._prepare import MeasureOptions, binarize_target, measure_values, prepare_maps, use_cpu_kernel
 
 __all__ = [
     "THRESHOLD_MEASURES",
@@ -222,7 +222,7 @@ def threshold_measures(
         >>> preds = target.clone(); preds[:, 2, 2] = 0
         >>> out = threshold_measures(preds, target, measures=["iou", "kappa"], modes=["binary", "dynamic"])
         >>> round(float(out["iou/binary"][0]), 4), round(float(out["kappa/dynamic"][0, 0]), 4)
-        (0.9375, 0.9574)
+        (0.9375, 0.9168)
     """
     pairs = canonical_measures(measures)
     modes = check_modes(modes)
