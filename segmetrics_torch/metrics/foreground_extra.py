@@ -15,6 +15,7 @@ from torch import Tensor
 from torchmetrics import Metric
 
 from .._checks import check_positive_float
+from ..functional.foreground.size_invariance import size_invariant_mae, size_invariant_threshold_measures
 from ..functional.foreground.threshold_measures import (
     THRESHOLD_MEASURES,
     THRESHOLD_MODES,
@@ -25,7 +26,7 @@ from ..functional.foreground.threshold_measures import (
 )
 from ..ops.thresholds import NUM_THRESHOLDS
 
-__all__ = ["ThresholdMeasures"]
+__all__ = ["SizeInvariantFMeasure", "SizeInvariantMAE", "ThresholdMeasures"]
 
 _F64 = torch.float64
 
@@ -143,6 +144,144 @@ class ThresholdMeasures(_SumMetric):
             if "dynamic" in self.modes:
                 curve = self._mean(f"{key}_dynamic")
                 res.update(dynamic=curve, mean=curve.mean(), max=curve.max())
+            if "binary" in self.modes:
+                if self.sample_based:
+                    res["binary"] = self._mean(f"{key}_binary")
+                else:
+                    res["binary"] = measure_from_counts(name, *self.pooled_counts.unbind(), beta2=self.beta2)
+            out[key] = res
+        return out
+
+
+class SizeInvariantMAE(_SumMetric):
+    r"""Size-invariant MAE over a dataset (Li et al. ICML 2024), PySODMetrics 1.6.2 ``SizeInvarianceMAE``.
+
+    The mean of the per-image values of :func:`segmetrics_torch.functional.size_invariant_mae` (targets = GT
+    components of >= 50 pixels, each weighted by its bounding box; see there for the formula and edge cases: empty
+    GT gives the plain MAE, boxes covering the whole image give NaN as in PySODMetrics). ``compute()`` returns a
+    scalar float64 tensor (PySODMetrics' ``si_mae``).
+
+    Example:
+        >>> import torch
+        >>> metric = SizeInvariantMAE()
+        >>> target = torch.zeros(2, 20, 20, dtype=torch.uint8); target[:, 2:10, 2:10] = 255
+        >>> metric.update(target.clone(), target)
+        >>> float(metric.compute())
+        0.0
+    """
+
+    higher_is_better = False
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.add_state("si_mae_sum", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
+
+    def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
+        """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
+        values = size_invariant_mae(preds, target, normalize=self.normalize, validate_args=self.validate_args)
+        self._add("si_mae_sum", values.sum())
+        self.count += values.shape[0]
+
+    def compute(self) -> Tensor:
+        return self._mean("si_mae_sum")
+
+
+class SizeInvariantFMeasure(_SumMetric):
+    r"""Size-invariant threshold measures over a dataset, PySODMetrics 1.6.2 ``SizeInvarianceFmeasureV2``.
+
+    Every measure of :class:`ThresholdMeasures` computed per target (GT components of >= 50 pixels, each on its
+    bounding box; see :func:`segmetrics_torch.functional.size_invariant_threshold_measures`) and averaged over an
+    image's targets (Li et al. ICML 2024). Dataset values as PySODMetrics and its recorder:
+
+    * ``adaptive``: mean over images of the per-image target means (PySOD ``si_sample_adpXX``, also with
+      ``sample_based=False``);
+    * ``sample_based=True``: ``dynamic`` = mean over images of the per-image mean curves, ``mean`` = its mean,
+      ``max`` = mean over images of the per-image mean of each target's curve maximum (PySOD returns the raw list of
+      per-image (T, 256) arrays; ``si_sample_meanXX``/``si_sample_maxXX`` of its recorder are these numbers);
+      ``binary`` = mean over images of the per-image target means (``si_sample_biXX``);
+    * ``sample_based=False``: ``dynamic`` = mean curve over all targets of all images, ``mean``/``max`` of it
+      (``si_overall_meanXX``/``si_overall_maxXX``); ``binary`` = the measure of the counts pooled over all targets
+      (``si_overall_biXX``).
+
+    Args: as :class:`ThresholdMeasures`. ``compute()`` returns ``{measure: {"adaptive", "dynamic", "mean", "max",
+    "binary"}}`` (float64; keys per ``modes``).
+
+    Example:
+        >>> import torch
+        >>> metric = SizeInvariantFMeasure(measures=["fmeasure"], modes=["adaptive"])
+        >>> target = torch.zeros(2, 20, 20, dtype=torch.uint8); target[:, 2:10, 2:10] = 255
+        >>> metric.update(target.clone(), target)
+        >>> float(metric.compute()["fmeasure"]["adaptive"])
+        1.0
+    """
+
+    def __init__(
+        self,
+        measures: str | list[str] | tuple[str, ...] = THRESHOLD_MEASURES,
+        modes: str | list[str] | tuple[str, ...] = THRESHOLD_MODES,
+        *,
+        sample_based: bool = True,
+        beta2: float = 0.3,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.measures = canonical_measures(measures)
+        self.modes = check_modes(modes)
+        if not isinstance(sample_based, bool):
+            raise TypeError(f"Expected argument `sample_based` to be a bool, but got {sample_based!r}.")
+        self.sample_based = sample_based
+        self.beta2 = check_positive_float(beta2, "beta2")
+        for key, _ in self.measures:
+            if "adaptive" in self.modes:
+                self.add_state(f"{key}_adaptive", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
+            if "dynamic" in self.modes:
+                self.add_state(f"{key}_dynamic", torch.zeros(NUM_THRESHOLDS, dtype=_F64), dist_reduce_fx="sum")
+                if sample_based:
+                    self.add_state(f"{key}_dynamic_max", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
+            if "binary" in self.modes and sample_based:
+                self.add_state(f"{key}_binary", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
+        if not sample_based:
+            self.add_state("targets", torch.zeros((), dtype=torch.int64), dist_reduce_fx="sum")
+            if "binary" in self.modes:
+                self.add_state("pooled_counts", torch.zeros(4, dtype=torch.int64), dist_reduce_fx="sum")
+
+    def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
+        """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
+        values = size_invariant_threshold_measures(
+            preds, target, measures=[k for k, _ in self.measures], modes=self.modes, beta2=self.beta2,
+            normalize=self.normalize, validate_args=self.validate_args,
+            return_counts="binary" in self.modes and not self.sample_based,
+        )  # fmt: skip
+        for key, _ in self.measures:
+            if "adaptive" in self.modes:
+                self._add(f"{key}_adaptive", values[f"{key}/adaptive"].sum(dim=0))
+            if "dynamic" in self.modes:
+                if self.sample_based:
+                    self._add(f"{key}_dynamic", values[f"{key}/dynamic"].sum(dim=0))
+                    self._add(f"{key}_dynamic_max", values[f"{key}/dynamic_max"].sum(dim=0))
+                else:
+                    self._add(f"{key}_dynamic", values[f"{key}/dynamic_sum"].sum(dim=0))
+            if "binary" in self.modes and self.sample_based:
+                self._add(f"{key}_binary", values[f"{key}/binary"].sum(dim=0))
+        if not self.sample_based:
+            self._add("targets", values["targets"].sum())
+            if "binary" in self.modes:
+                self._add("pooled_counts", values["counts/binary"].sum(dim=0))
+        self.count += values["targets"].shape[0]
+
+    def compute(self) -> dict[str, dict[str, Tensor]]:
+        out: dict[str, dict[str, Tensor]] = {}
+        for key, name in self.measures:
+            res: dict[str, Tensor] = {}
+            if "adaptive" in self.modes:
+                res["adaptive"] = self._mean(f"{key}_adaptive")
+            if "dynamic" in self.modes:
+                if self.sample_based:
+                    curve = self._mean(f"{key}_dynamic")
+                    res.update(dynamic=curve, mean=curve.mean(), max=self._mean(f"{key}_dynamic_max"))
+                else:
+                    curve = getattr(self, f"{key}_dynamic") / self.targets
+                    res.update(dynamic=curve, mean=curve.mean(), max=curve.max())
             if "binary" in self.modes:
                 if self.sample_based:
                     res["binary"] = self._mean(f"{key}_binary")

@@ -14,10 +14,9 @@ binary maps: ``adaptive`` = ``p >= min(2 mean(p), 1)``; ``dynamic`` = the 256 ma
 Size-invariant measures (Li et al. ICML 2024, PySODMetrics ``size_invariance.py``)
 -------------------------------------------------------------------------------
 The GT's 4-connected components of >= 50 pixels are the targets (if none, the largest component only); each target
-has a bounding box; the image value is the mean over targets of the measure on the box's pixels, after the boxes
-are made disjoint by assigning every pixel of overlapping boxes to the box with the largest index (PySOD paints the
-boxes in order, so a later box overwrites earlier ones); the background (pixels in no box) is one extra region for
-MAE. Details with the functions below.
+has a bounding box; a target's masked image is ``p * box`` and ``g & box`` over the whole image (boxes may overlap;
+each target keeps its own box); the image value is the mean over targets of the measure of the masked image. For
+MAE the background (pixels in no box) is one extra, area-weighted region. Details with the functions below.
 """
 
 from __future__ import annotations
@@ -28,6 +27,9 @@ __all__ = [
     "THRESHOLD_MEASURES",
     "confusion_counts",
     "measure_from_counts",
+    "size_invariant_mae",
+    "size_invariant_targets",
+    "size_invariant_threshold_measures",
     "threshold_measures",
 ]
 
@@ -108,4 +110,66 @@ def threshold_measures(p: np.ndarray, g: np.ndarray, measures=THRESHOLD_MEASURES
         for name in measures:
             values = [measure_from_counts(name, *c, beta2=beta2) for c in counts]
             out[f"{name}/{mode}"] = np.array(values) if mode == "dynamic" else values[0]
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# size-invariant measures
+# ----------------------------------------------------------------------------------------------------------------
+def size_invariant_targets(g: np.ndarray, area_threshold: int = 50) -> list[tuple[int, int, int, int]]:
+    """Bounding boxes ``(y0, y1, x0, x1)`` (inclusive) of the GT's targets: 4-connected components of at least
+    ``area_threshold`` pixels, or, if there is none, every component of the largest area. Empty GT: no target."""
+    from scipy import ndimage
+
+    labels, num = ndimage.label(g)  # default structure = 4-connectivity (skimage connectivity=1)
+    components = []
+    for label in range(1, num + 1):
+        rows, cols = np.nonzero(labels == label)
+        components.append((rows.size, (rows.min(), rows.max(), cols.min(), cols.max())))
+    targets = [box for area, box in components if area >= area_threshold]
+    if not targets and components:
+        largest = max(area for area, _ in components)
+        targets = [box for area, box in components if area == largest]
+    return [tuple(int(v) for v in box) for box in targets]
+
+
+def _box_mask(shape: tuple[int, int], box: tuple[int, int, int, int]) -> np.ndarray:
+    mask = np.zeros(shape, dtype=bool)
+    y0, y1, x0, x1 = box
+    mask[y0 : y1 + 1, x0 : x1 + 1] = True
+    return mask
+
+
+def size_invariant_mae(p: np.ndarray, g: np.ndarray) -> float:
+    """SI-MAE of one image (formula in ``functional.foreground.size_invariance``); plain MAE for an empty GT."""
+    boxes = size_invariant_targets(g)
+    err = np.abs(p - g)
+    if not boxes:
+        return float(err.mean())
+    masks = [_box_mask(g.shape, box) for box in boxes]
+    background = ~np.any(masks, axis=0)
+    bg_area = int(background.sum())
+    ratio = bg_area / (g.size - bg_area)
+    factor = 1 / (len(boxes) + ratio)
+    with np.errstate(invalid="ignore", divide="ignore"):  # boxes covering the image: 0 * 0 / 0 = NaN (as PySOD)
+        value = ratio * np.float64(err[background].sum()) / np.float64(bg_area) * factor
+    for mask in masks:
+        value += err[mask].sum() / mask.sum() * factor
+    return float(value)
+
+
+def size_invariant_threshold_measures(p: np.ndarray, g: np.ndarray, measures=THRESHOLD_MEASURES,
+                                      modes=("adaptive", "dynamic", "binary"), beta2: float = 0.3) -> dict:  # fmt: skip
+    """Per target: the threshold measures of the masked image ``p * box``, ``g & box`` (whole image); returns the
+    per-image means over targets under ``"<measure>/<mode>"``, the per-target results under ``"targets"`` (a list
+    of :func:`threshold_measures` dicts). Empty GT: one "target", the whole image."""
+    boxes = size_invariant_targets(g) or [(0, g.shape[0] - 1, 0, g.shape[1] - 1)]
+    per_target = []
+    for box in boxes:
+        mask = _box_mask(g.shape, box)
+        per_target.append(threshold_measures(p * mask, g & mask, measures, modes, beta2))
+    out: dict = {"targets": per_target}
+    for mode in modes:
+        for name in measures:
+            out[f"{name}/{mode}"] = np.mean([t[f"{name}/{mode}"] for t in per_target], axis=0)
     return out
