@@ -15,6 +15,7 @@ from torch import Tensor
 from torchmetrics import Metric
 
 from .._checks import check_positive_float
+from ..functional.foreground.multiscale_iou import check_msiou_args, multiscale_iou
 from ..functional.foreground.size_invariance import size_invariant_mae, size_invariant_threshold_measures
 from ..functional.foreground.threshold_measures import (
     THRESHOLD_MEASURES,
@@ -26,7 +27,7 @@ from ..functional.foreground.threshold_measures import (
 )
 from ..ops.thresholds import NUM_THRESHOLDS
 
-__all__ = ["SizeInvariantFMeasure", "SizeInvariantMAE", "ThresholdMeasures"]
+__all__ = ["MSIoU", "MultiScaleIoU", "SizeInvariantFMeasure", "SizeInvariantMAE", "ThresholdMeasures"]
 
 _F64 = torch.float64
 
@@ -289,3 +290,75 @@ class SizeInvariantFMeasure(_SumMetric):
                     res["binary"] = measure_from_counts(name, *self.pooled_counts.unbind(), beta2=self.beta2)
             out[key] = res
         return out
+
+
+class MultiScaleIoU(_SumMetric):
+    r"""Multi-scale IoU over a dataset (Ahmadzadeh et al. ICIP 2021), PySODMetrics 1.6.2 ``MSIoU``.
+
+    Per image the MSIoU of :func:`segmetrics_torch.functional.multiscale_iou` (edges of the binary map and of the GT
+    compared on grids of 1..512-pixel cells, area under the ratio curve); dataset values are means over images.
+
+    Args:
+        with_dynamic: the 257-threshold curve (``trunc(255 p) >= t``, t = 0..256, ascending as PySOD).
+        with_adaptive: the adaptive map ``p >= min(2 mean p, 1)``.
+        with_binary: the map ``p > 0.5``.
+        num_levels: number of cell sizes (10).
+        normalize, validate_args: as :class:`ThresholdMeasures`.
+
+    ``compute()`` returns ``{"adaptive": (), "dynamic": (257,), "mean": (), "max": (), "binary": ()}`` (float64; keys
+    per the ``with_*`` flags; ``mean``/``max`` of the averaged curve are PySOD's ``meanmsiou``/``maxmsiou``).
+
+    Example:
+        >>> import torch
+        >>> metric = MultiScaleIoU(with_dynamic=False, with_adaptive=True, with_binary=True)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.uint8); target[:, 4:12, 4:12] = 255
+        >>> metric.update(target.clone(), target)
+        >>> {k: float(v) for k, v in metric.compute().items()}
+        {'adaptive': 1.0, 'binary': 1.0}
+    """
+
+    def __init__(
+        self,
+        with_dynamic: bool = True,
+        with_adaptive: bool = True,
+        with_binary: bool = False,
+        num_levels: int = 10,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        for name, flag in (("with_dynamic", with_dynamic), ("with_adaptive", with_adaptive),
+                           ("with_binary", with_binary)):  # fmt: skip
+            if not isinstance(flag, bool):
+                raise TypeError(f"Expected argument `{name}` to be a bool, but got {flag!r}.")
+        modes = tuple(m for m, f in (("adaptive", with_adaptive), ("dynamic", with_dynamic),
+                                     ("binary", with_binary)) if f)  # fmt: skip
+        if not modes:
+            raise ValueError("Expected at least one of `with_dynamic`, `with_adaptive`, `with_binary` to be True.")
+        self.modes = check_msiou_args(modes, num_levels)
+        self.num_levels = num_levels
+        for mode in self.modes:
+            shape = (257,) if mode == "dynamic" else ()
+            self.add_state(f"msiou_{mode}", torch.zeros(shape, dtype=_F64), dist_reduce_fx="sum")
+
+    def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
+        """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
+        values = multiscale_iou(preds, target, modes=self.modes, num_levels=self.num_levels,
+                                normalize=self.normalize, validate_args=self.validate_args)  # fmt: skip
+        for mode in self.modes:
+            self._add(f"msiou_{mode}", values[mode].sum(dim=0))
+        self.count += values[self.modes[0]].shape[0]
+
+    def compute(self) -> dict[str, Tensor]:
+        out: dict[str, Tensor] = {}
+        if "adaptive" in self.modes:
+            out["adaptive"] = self._mean("msiou_adaptive")
+        if "dynamic" in self.modes:
+            curve = self._mean("msiou_dynamic")
+            out.update(dynamic=curve, mean=curve.mean(), max=curve.max())
+        if "binary" in self.modes:
+            out["binary"] = self._mean("msiou_binary")
+        return out
+
+
+#: PySODMetrics' class name
+MSIoU = MultiScaleIoU
