@@ -16,8 +16,12 @@ from .foreground import (
     foreground_measures,
     iou,
     mae,
+    multiscale_iou,
     precision_recall,
     s_measure,
+    size_invariant_mae,
+    size_invariant_threshold_measures,
+    threshold_measures,
     weighted_f_measure,
 )
 from .partition import hierarchy_measures, partition_measures
@@ -36,9 +40,13 @@ __all__ = [
     "iou",
     "mae",
     "morphological_boundary_f",
+    "multiscale_iou",
     "partition_measures",
     "precision_recall",
     "s_measure",
     "segmentation_boundaries",
+    "size_invariant_mae",
+    "size_invariant_threshold_measures",
+    "threshold_measures",
     "weighted_f_measure",
 ]

@@ -12,6 +12,13 @@ from .foreground import (
     WeightedFMeasure,
     flatten_results,
 )
+from .foreground_extra import (
+    MSIoU,
+    MultiScaleIoU,
+    SizeInvariantFMeasure,
+    SizeInvariantMAE,
+    ThresholdMeasures,
+)
 from .partition import (
     BidirectionalConsistency,
     BipartiteGraphMatching,
@@ -46,7 +53,9 @@ __all__ = [
     "HierarchyMeasures",
     "IoU",
     "LocalConsistency",
+    "MSIoU",
     "MorphologicalBoundaryF",
+    "MultiScaleIoU",
     "NormalizedVariationOfInformation",
     "ObjectsAndPartsPR",
     "PartitionBoundaryPR",
@@ -57,6 +66,9 @@ __all__ = [
     "RegionPR",
     "SMeasure",
     "SegmentationCovering",
+    "SizeInvariantFMeasure",
+    "SizeInvariantMAE",
+    "ThresholdMeasures",
     "VanDongen",
     "VariationOfInformation",
     "WeightedFMeasure",

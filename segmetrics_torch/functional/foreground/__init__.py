@@ -2,9 +2,12 @@
 
 from .emeasure import e_measure
 from .mae import mae
+from .multiscale_iou import multiscale_iou
 from .overlap import dice, f_measure, iou, precision_recall
+from .size_invariance import size_invariant_mae, size_invariant_threshold_measures
 from .smeasure import s_measure
 from .suite import FOREGROUND_KEYS, foreground_measures
+from .threshold_measures import threshold_measures
 from .weighted_fmeasure import weighted_f_measure
 
 __all__ = [
@@ -15,7 +18,11 @@ __all__ = [
     "foreground_measures",
     "iou",
     "mae",
+    "multiscale_iou",
     "precision_recall",
     "s_measure",
+    "size_invariant_mae",
+    "size_invariant_threshold_measures",
+    "threshold_measures",
     "weighted_f_measure",
 ]
