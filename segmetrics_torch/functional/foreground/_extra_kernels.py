@@ -147,3 +147,72 @@ def msiou_counts(v, g, sizes, num_t):  # pragma: no cover - compiled
                             if (cmask[cy, cx, t >> 6] >> np.uint64(t & 63)) & np.uint64(1):
                                 inter[b, li, t] += 1
     return inter, gcells
+
+
+@numba.njit(parallel=True, **_JIT)
+def level_histograms(raw, t, tthr, starts, boxes):  # pragma: no cover - compiled
+    """Histograms of the raw uint8 levels split by the GT (``t > tthr``), per image, per box and outside all boxes.
+
+    ``raw``/``t`` (B, H, W) uint8; ``starts`` (B + 1,) int64: image b's boxes are ``boxes[starts[b]:starts[b + 1]]``
+    (K, 4) = y0, y1, x0, x1 inclusive. Returns ``image`` (B, 2, 256), ``box`` (K, 2, 256) and ``outside``
+    (B, 2, 256) int64 (index 1 = GT foreground). One pass per image plus one per box.
+    """
+    batch, h, w = raw.shape
+    n_boxes = boxes.shape[0]
+    image = np.zeros((batch, 2, 256), np.int64)
+    box = np.zeros((n_boxes, 2, 256), np.int64)
+    outside = np.zeros((batch, 2, 256), np.int64)
+    for b in numba.prange(batch):
+        # four interleaved sub-histograms: neighbouring pixels (often of one level) do not wait on each other
+        local = np.zeros((4, 512), np.int64)
+        rb = raw[b].reshape(-1)
+        tb = t[b].reshape(-1)
+        n = h * w
+        main = n - n % 4
+        for i in range(0, main, 4):
+            local[0, np.int64(rb[i]) + (256 if tb[i] > tthr else 0)] += 1
+            local[1, np.int64(rb[i + 1]) + (256 if tb[i + 1] > tthr else 0)] += 1
+            local[2, np.int64(rb[i + 2]) + (256 if tb[i + 2] > tthr else 0)] += 1
+            local[3, np.int64(rb[i + 3]) + (256 if tb[i + 3] > tthr else 0)] += 1
+        for i in range(main, n):
+            local[0, np.int64(rb[i]) + (256 if tb[i] > tthr else 0)] += 1
+        for j in range(512):
+            image[b, j // 256, j % 256] = local[0, j] + local[1, j] + local[2, j] + local[3, j]
+        if starts[b + 1] > starts[b]:
+            covered = np.zeros((h, w), np.bool_)
+            for k in range(starts[b], starts[b + 1]):
+                for y in range(boxes[k, 0], boxes[k, 1] + 1):
+                    for x in range(boxes[k, 2], boxes[k, 3] + 1):
+                        box[k, 1 if t[b, y, x] > tthr else 0, raw[b, y, x]] += 1
+                        covered[y, x] = True
+            for y in range(h):
+                for x in range(w):
+                    if not covered[y, x]:
+                        outside[b, 1 if t[b, y, x] > tthr else 0, raw[b, y, x]] += 1
+    return image, box, outside
+
+
+@numba.njit(**_JIT)
+def component_boxes(labels, num):  # pragma: no cover - compiled
+    """Per label 1..num of a (B, H, W) label stack: (num, 6) int64 = area, image, y0, y1, x0, x1 (one pass)."""
+    batch, h, w = labels.shape
+    out = np.zeros((num, 6), np.int64)
+    out[:, 2] = h
+    out[:, 4] = w
+    for b in range(batch):
+        for y in range(h):
+            for x in range(w):
+                lab = labels[b, y, x]
+                if lab > 0:
+                    r = out[lab - 1]
+                    r[0] += 1
+                    r[1] = b
+                    if y < r[2]:
+                        r[2] = y
+                    if y > r[3]:
+                        r[3] = y
+                    if x < r[4]:
+                        r[4] = x
+                    if x > r[5]:
+                        r[5] = x
+    return out

@@ -22,6 +22,9 @@ image (e.g. a full GT; ``encode_bboxwise_tgts_bitwise`` finds no background pixe
 evaluated (one whole-image target; SI-MAE is then NaN by the formula above). Also PySOD encodes the boxes as bits
 of a float64 map, which breaks with more than ~53 targets in one image; here every target keeps its exact box.
 
+CPU fast path: uint8 maps are counted from raw-level histograms of every target box (``_level_path``), no
+(K, H, W) temporaries; other inputs and devices use the tensor route below, with the same results.
+
 Device story: the connected components are labelled on the CPU with ``scipy.ndimage.label`` (one call for the
 whole batch; CUDA inputs are copied to the host for this step, which synchronises); everything else is tensor ops
 on the input's device.
@@ -35,7 +38,7 @@ from torch import Tensor
 
 from ..._checks import check_positive_float
 from ._extra_runner import run_raw
-from ._prepare import prepare_maps
+from ._prepare import binarize_target, prepare_maps, use_cpu_kernel
 from .threshold_measures import (
     THRESHOLD_MEASURES,
     THRESHOLD_MODES,
@@ -59,24 +62,15 @@ def gt_targets(g: Tensor, area_threshold: int = AREA_THRESHOLD) -> tuple[Tensor,
     device = g.device
     if num == 0:
         return torch.zeros(0, dtype=torch.int64, device=device), torch.zeros(0, 4, dtype=torch.int64, device=device)
-    labels = torch.from_numpy(labels_np.astype(np.int64)).reshape(-1)
-    batch, h, w = g.shape
-    flat = torch.arange(batch * h * w)
-    fg = labels > 0
-    lab, pix = labels[fg] - 1, flat[fg]
-    image, rows, cols = pix // (h * w), (pix // w) % h, pix % w
-    area = torch.bincount(lab, minlength=num)
-    img_of = torch.zeros(num, dtype=torch.int64).scatter_reduce(0, lab, image, "amax", include_self=False)
+    from ._extra_kernels import component_boxes
+
+    batch = g.shape[0]
+    stats = torch.from_numpy(component_boxes(labels_np, num))
+    area, img_of, boxes = stats[:, 0], stats[:, 1], stats[:, 2:]
     big = area >= area_threshold
     has_big = torch.zeros(batch, dtype=torch.bool).scatter_reduce(0, img_of, big, "amax", include_self=False)
     max_area = torch.zeros(batch, dtype=torch.int64).scatter_reduce(0, img_of, area, "amax", include_self=False)
     valid = torch.where(has_big[img_of], big, area == max_area[img_of])
-    boxes = torch.stack([
-        torch.full((num,), h).scatter_reduce(0, lab, rows, "amin"),
-        torch.zeros(num, dtype=torch.int64).scatter_reduce(0, lab, rows, "amax"),
-        torch.full((num,), w).scatter_reduce(0, lab, cols, "amin"),
-        torch.zeros(num, dtype=torch.int64).scatter_reduce(0, lab, cols, "amax"),
-    ], dim=1)  # fmt: skip
     return img_of[valid].to(device), boxes[valid].to(device)
 
 
@@ -135,7 +129,8 @@ def _targets_with_fallback(g: Tensor) -> tuple[Tensor, Tensor]:
 
 def _per_image_mean(values: Tensor, image: Tensor, batch: int) -> tuple[Tensor, Tensor]:
     """Sum over each image's targets and the number of targets, (B, ...) and (B,)."""
-    total = values.new_zeros((batch, *values.shape[1:])).index_add_(0, image, values)
+    index = image.view(-1, *([1] * (values.ndim - 1))).expand_as(values)
+    total = values.new_zeros((batch, *values.shape[1:])).scatter_add_(0, index, values)
     count = torch.bincount(image, minlength=batch)
     return total, count
 
@@ -180,10 +175,17 @@ def size_invariant_threshold_measures(
         raise TypeError(f"Expected argument `return_counts` to be a bool, but got {return_counts!r}.")
 
     def fn(preds_b: Tensor, target_b: Tensor) -> dict[str, Tensor]:
-        p, g = prepare_maps(preds_b, target_b, normalize)
-        batch, h, w = g.shape
-        image, boxes = _targets_with_fallback(g)
-        counts = _target_counts(p, g, image, _box_masks(image, boxes, h, w), modes)
+        if use_cpu_kernel(preds_b.device) and preds_b.dtype == torch.uint8:  # raw-level histograms per box
+            from ._level_path import target_counts
+
+            batch = preds_b.shape[0]
+            image, boxes = _targets_with_fallback(binarize_target(target_b))
+            counts = target_counts(preds_b, target_b, normalize, image, boxes, modes)
+        else:
+            p, g = prepare_maps(preds_b, target_b, normalize)
+            batch, h, w = g.shape
+            image, boxes = _targets_with_fallback(g)
+            counts = _target_counts(p, g, image, _box_masks(image, boxes, h, w), modes)
         out: dict[str, Tensor] = {}
         n_targets = torch.bincount(image, minlength=batch)
         for mode in modes:
@@ -230,6 +232,18 @@ def size_invariant_mae(
     """
 
     def fn(preds_b: Tensor, target_b: Tensor) -> dict[str, Tensor]:
+        if use_cpu_kernel(preds_b.device) and preds_b.dtype == torch.uint8:  # raw-level histograms per box
+            from ._level_path import si_mae_parts
+
+            batch, h, w = preds_b.shape
+            image, boxes = gt_targets(binarize_target(target_b))
+            box_err, box_area, bg_err, bg_area, plain = si_mae_parts(preds_b, target_b, normalize, image, boxes)
+            box_sum, _ = _per_image_mean(box_err / box_area, image, batch)
+            n_targets = torch.bincount(image, minlength=batch)
+            ratio = bg_area / (h * w - bg_area)
+            factor = 1 / (n_targets + ratio)
+            si = ratio * bg_err / bg_area * factor + box_sum * factor
+            return {"si_mae": torch.where(n_targets > 0, si, plain)}
         p, g = prepare_maps(preds_b, target_b, normalize)
         batch, h, w = g.shape
         numel = h * w

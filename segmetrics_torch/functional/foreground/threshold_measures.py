@@ -29,7 +29,8 @@ Modes (PySODMetrics ``FmeasureV2.step``):
 Exactness: counts are exact integers; every measure is evaluated from int64 counts with PySODMetrics' float64
 operations in its order (e.g. Kappa's ``pe`` numerator and ``N^2`` are int64 before the one float64 division), so
 per-image values agree to the last bit in practice. The binary mode's ``p > 0.5`` is decided on the map prepared with
-the reference's float64 operations (a compiled kernel on CPU, tensor ops elsewhere).
+the reference's float64 operations (a compiled kernel on CPU, tensor ops elsewhere). uint8 maps on the CPU take
+a faster route with the same results: one histogram of the raw levels per image (``_level_path``).
 
 Edge cases (as PySODMetrics): every 0/0 is 0 (empty GT: recall, IoU, Dice, F = 0; BER with empty GT is
 ``1 - specificity / 2``); Kappa of a constant-class image (``pe = 1``) is 0.
@@ -163,6 +164,10 @@ def block_counts(preds: Tensor, target: Tensor, normalize: bool, modes: tuple[st
     """int64 ``(tp, fp, tn, fn)`` per mode of one (B, H, W) block: (B,) for adaptive/binary, (B, 256) dynamic."""
     out: dict[str, tuple] = {}
     numel = preds.shape[1] * preds.shape[2]
+    if use_cpu_kernel(preds.device) and preds.dtype == torch.uint8:  # one histogram pass of the raw levels
+        from ._level_path import image_counts
+
+        return {mode: _split(*c, numel) for mode, c in image_counts(preds, target, normalize, modes).items()}
     g = binarize_target(target)
     if "adaptive" in modes or "dynamic" in modes:
         if use_cpu_kernel(preds.device):
