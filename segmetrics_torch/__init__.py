@@ -81,6 +81,7 @@ __all__ = [
     "ForegroundMeasures",
     "GlobalConsistency",
     "HierarchyMeasures",
+    "HumanCorrectionEffort",
     "IoU",
     "LocalConsistency",
     "MSIoU",

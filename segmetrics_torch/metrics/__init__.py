@@ -13,6 +13,7 @@ from .foreground import (
     flatten_results,
 )
 from .foreground_extra import (
+    HumanCorrectionEffort,
     MSIoU,
     MultiScaleIoU,
     SizeInvariantFMeasure,
@@ -51,6 +52,7 @@ __all__ = [
     "ForegroundMeasures",
     "GlobalConsistency",
     "HierarchyMeasures",
+    "HumanCorrectionEffort",
     "IoU",
     "LocalConsistency",
     "MSIoU",

@@ -15,6 +15,7 @@ from torch import Tensor
 from torchmetrics import Metric
 
 from .._checks import check_positive_float
+from ..functional.foreground.hce import check_hce_args, human_correction_effort
 from ..functional.foreground.multiscale_iou import check_msiou_args, multiscale_iou
 from ..functional.foreground.size_invariance import size_invariant_mae, size_invariant_threshold_measures
 from ..functional.foreground.threshold_measures import (
@@ -27,7 +28,14 @@ from ..functional.foreground.threshold_measures import (
 )
 from ..ops.thresholds import NUM_THRESHOLDS
 
-__all__ = ["MSIoU", "MultiScaleIoU", "SizeInvariantFMeasure", "SizeInvariantMAE", "ThresholdMeasures"]
+__all__ = [
+    "HumanCorrectionEffort",
+    "MSIoU",
+    "MultiScaleIoU",
+    "SizeInvariantFMeasure",
+    "SizeInvariantMAE",
+    "ThresholdMeasures",
+]
 
 _F64 = torch.float64
 
@@ -362,3 +370,42 @@ class MultiScaleIoU(_SumMetric):
 
 #: PySODMetrics' class name
 MSIoU = MultiScaleIoU
+
+
+class HumanCorrectionEffort(_SumMetric):
+    r"""Human Correction Effort over a dataset (Qin et al. ECCV 2022), PySOD 1.6.2 ``HumanCorrectionEffortMeasure``.
+
+    The mean of the per-image HCE of :func:`segmetrics_torch.functional.human_correction_effort` (lower is better;
+    PySOD's ``hce``). Contours and polygons are OpenCV's on the CPU (optional extra ``opencv-python-headless``);
+    CUDA inputs are copied to the host for this measure. ``compute()`` returns a scalar float64 tensor.
+
+    Args:
+        relax: erosion / dilation steps (5). epsilon: RDP tolerance (2.0). normalize, validate_args: as
+        :class:`ThresholdMeasures`.
+
+    Example:
+        >>> import torch
+        >>> metric = HumanCorrectionEffort()
+        >>> target = torch.zeros(2, 32, 32, dtype=torch.uint8); target[:, 8:24, 8:24] = 255
+        >>> metric.update(target.clone(), target)
+        >>> float(metric.compute())
+        0.0
+    """
+
+    higher_is_better = False
+    plot_upper_bound = None
+
+    def __init__(self, relax: int = 5, epsilon: float = 2.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.relax, self.epsilon = check_hce_args(relax, epsilon)
+        self.add_state("hce_sum", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
+
+    def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
+        """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
+        values = human_correction_effort(preds, target, relax=self.relax, epsilon=self.epsilon,
+                                         normalize=self.normalize, validate_args=self.validate_args)  # fmt: skip
+        self._add("hce_sum", values.sum())
+        self.count += values.shape[0]
+
+    def compute(self) -> Tensor:
+        return self._mean("hce_sum")

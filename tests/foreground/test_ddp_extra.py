@@ -13,6 +13,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from segmetrics_torch.metrics.foreground_extra import (
+    HumanCorrectionEffort,
     MultiScaleIoU,
     SizeInvariantFMeasure,
     SizeInvariantMAE,
@@ -29,6 +30,7 @@ METRICS = {
     "si_pooled": lambda: SizeInvariantFMeasure(sample_based=False),
     "si_mae": SizeInvariantMAE,
     "msiou": lambda: MultiScaleIoU(with_binary=True),
+    "hce": HumanCorrectionEffort,
 }
 
 

@@ -1,6 +1,7 @@
 """Functional foreground-map measures: per-image values of batches (B, H, W) or lists of differently sized maps."""
 
 from .emeasure import e_measure
+from .hce import human_correction_effort
 from .mae import mae
 from .multiscale_iou import multiscale_iou
 from .overlap import dice, f_measure, iou, precision_recall
@@ -16,6 +17,7 @@ __all__ = [
     "e_measure",
     "f_measure",
     "foreground_measures",
+    "human_correction_effort",
     "iou",
     "mae",
     "multiscale_iou",
