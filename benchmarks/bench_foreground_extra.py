@@ -6,6 +6,8 @@ Measures (both libraries, every mode, the same uint8 maps of ``bench_foreground.
   BER, IoU, Dice, accuracy, kappa), adaptive + dynamic + binary, vs ``ThresholdMeasures``;
 * size-invariant threshold measures: ``SizeInvarianceFmeasureV2`` (same handlers) vs ``SizeInvariantFMeasure``;
 * size-invariant MAE: ``SizeInvarianceMAE`` vs ``SizeInvariantMAE``;
+* human correction effort: ``HumanCorrectionEffortMeasure`` vs ``HumanCorrectionEffort`` (both use OpenCV and
+  scikit-image on the CPU; ours spreads images over the threads);
 * multi-scale IoU: ``MSIoU(with_dynamic, with_adaptive, with_binary)`` vs ``MultiScaleIoU`` (PySOD is slow here:
   fewer images).
 
@@ -24,7 +26,13 @@ import numpy as np
 import torch
 from bench_foreground import make_maps
 
-from segmetrics_torch import MultiScaleIoU, SizeInvariantFMeasure, SizeInvariantMAE, ThresholdMeasures
+from segmetrics_torch import (
+    HumanCorrectionEffort,
+    MultiScaleIoU,
+    SizeInvariantFMeasure,
+    SizeInvariantMAE,
+    ThresholdMeasures,
+)
 
 HANDLER_NAMES = ("fmeasure", "precision", "recall", "specificity", "fpr", "ber", "iou", "dice", "accuracy", "kappa")
 
@@ -39,15 +47,19 @@ def pysod_metric(which: str):
         return ps.FmeasureV2(handlers) if which == "threshold" else ps.SizeInvarianceFmeasureV2(handlers)
     if which == "si_mae":
         return ps.SizeInvarianceMAE()
+    if which == "hce":
+        return ps.HumanCorrectionEffortMeasure()
     return ps.MSIoU(with_dynamic=True, with_adaptive=True, with_binary=True)
 
 
 def ours_metric(which: str):
     return {"threshold": ThresholdMeasures, "si_threshold": SizeInvariantFMeasure, "si_mae": SizeInvariantMAE,
-            "msiou": lambda: MultiScaleIoU(with_binary=True)}[which]()  # fmt: skip
+            "hce": HumanCorrectionEffort, "msiou": lambda: MultiScaleIoU(with_binary=True)}[which]()  # fmt: skip
 
 
 def flat_pysod(which: str, res: dict) -> dict:
+    if which == "hce":
+        return {"hce": res["hce"]}
     if which == "si_mae":
         return {"si_mae": res["si_mae"]}
     if which == "msiou":
@@ -61,6 +73,8 @@ def flat_pysod(which: str, res: dict) -> dict:
 
 
 def flat_ours(which: str, res) -> dict:
+    if which == "hce":
+        return {"hce": float(res)}
     if which == "si_mae":
         return {"si_mae": float(res)}
     if which == "msiou":
@@ -114,7 +128,7 @@ def main() -> None:
     for item in args.sizes.split(","):
         size, count = (int(v) for v in item.split(":"))
         preds, gts = make_maps(count, size, seed=size)
-        for which in ("threshold", "si_threshold", "si_mae", "msiou"):
+        for which in ("threshold", "si_threshold", "si_mae", "hce", "msiou"):
             n = max(2, count // 10) if which == "msiou" else count
             repeats = 1 if which == "msiou" else args.repeats
             theirs = min((time_pysod(preds[:n], gts[:n], which) for _ in range(repeats)), key=lambda r: r[0])
