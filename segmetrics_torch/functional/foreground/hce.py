@@ -14,7 +14,8 @@ CHAIN_APPROX_NONE)``, ``cv2.approxPolyDP(epsilon, closed=False)``; connected reg
 
 Device story (honest): contour tracing and polygon simplification are sequential by nature and are done by OpenCV
 on the CPU, image by image, images spread over ``torch.get_num_threads()`` threads (an optional dependency:
-``pip install opencv-python-headless``; scikit-image for the skeleton, run per component box). CUDA inputs are copied to the host for the whole measure; the result is returned on the input's device.
+``pip install opencv-python-headless``; scikit-image for the skeleton, run per component box). CUDA inputs are
+copied to the host for the whole measure; the result is returned on the input's device.
 What is ours is the per-contour-point work that PySOD does in a Python loop (condition test, "visited" test, cutting
 contours into boundary segments, the wrap-around merge, the independent-region flags): vectorised with numpy.
 
