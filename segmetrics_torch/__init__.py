@@ -73,6 +73,7 @@ __all__ = [
     "BidirectionalConsistency",
     "BipartiteGraphMatching",
     "BoundaryPR",
+    "ContextMeasure",
     "Dice",
     "DirectionalHamming",
     "EMeasure",

@@ -10,6 +10,7 @@ from .boundary import (
 )
 from .foreground import (
     FOREGROUND_KEYS,
+    context_measure,
     dice,
     e_measure,
     f_measure,
@@ -33,6 +34,7 @@ __all__ = [
     "annotator_boundaries",
     "boundary_pr",
     "boundary_pr_counts",
+    "context_measure",
     "dice",
     "e_measure",
     "f_measure",

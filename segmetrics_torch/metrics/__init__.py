@@ -13,6 +13,7 @@ from .foreground import (
     flatten_results,
 )
 from .foreground_extra import (
+    ContextMeasure,
     HumanCorrectionEffort,
     MSIoU,
     MultiScaleIoU,
@@ -45,6 +46,7 @@ __all__ = [
     "BidirectionalConsistency",
     "BipartiteGraphMatching",
     "BoundaryPR",
+    "ContextMeasure",
     "Dice",
     "DirectionalHamming",
     "EMeasure",

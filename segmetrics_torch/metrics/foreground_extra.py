@@ -15,6 +15,7 @@ from torch import Tensor
 from torchmetrics import Metric
 
 from .._checks import check_positive_float
+from ..functional.foreground.context_measure import context_measure
 from ..functional.foreground.hce import check_hce_args, human_correction_effort
 from ..functional.foreground.multiscale_iou import check_msiou_args, multiscale_iou
 from ..functional.foreground.size_invariance import size_invariant_mae, size_invariant_threshold_measures
@@ -409,3 +410,39 @@ class HumanCorrectionEffort(_SumMetric):
 
     def compute(self) -> Tensor:
         return self._mean("hce_sum")
+
+
+class ContextMeasure(_SumMetric):
+    r"""Context measure over a dataset (Wang et al. 2025, arXiv:2512.07076), PySODMetrics 1.6.2 ``ContextMeasure``.
+
+    The mean of the per-image values of :func:`segmetrics_torch.functional.context_measure` (forward inference and
+    reverse deduction weighted by a GT-shaped Gaussian context kernel; PySOD's ``cm``). The correlations are
+    OpenCV's on the CPU, as in PySOD. ``compute()`` returns a scalar float64 tensor.
+
+    Args:
+        beta2 (1.0), alpha (6.0): see the functional. normalize, validate_args: as :class:`ThresholdMeasures`.
+
+    Example:
+        >>> import torch
+        >>> metric = ContextMeasure()
+        >>> target = torch.zeros(2, 32, 32, dtype=torch.uint8); target[:, 8:24, 8:24] = 255
+        >>> metric.update(target.clone(), target)
+        >>> round(float(metric.compute()), 4)
+        0.6713
+    """
+
+    def __init__(self, beta2: float = 1.0, alpha: float = 6.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.beta2 = check_positive_float(beta2, "beta2")
+        self.alpha = check_positive_float(alpha, "alpha")
+        self.add_state("cm_sum", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
+
+    def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
+        """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
+        values = context_measure(preds, target, beta2=self.beta2, alpha=self.alpha, normalize=self.normalize,
+                                 validate_args=self.validate_args)  # fmt: skip
+        self._add("cm_sum", values.sum())
+        self.count += values.shape[0]
+
+    def compute(self) -> Tensor:
+        return self._mean("cm_sum")

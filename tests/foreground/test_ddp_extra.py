@@ -13,6 +13,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from segmetrics_torch.metrics.foreground_extra import (
+    ContextMeasure,
     HumanCorrectionEffort,
     MultiScaleIoU,
     SizeInvariantFMeasure,
@@ -31,6 +32,7 @@ METRICS = {
     "si_mae": SizeInvariantMAE,
     "msiou": lambda: MultiScaleIoU(with_binary=True),
     "hce": HumanCorrectionEffort,
+    "cm": ContextMeasure,
 }
 
 
