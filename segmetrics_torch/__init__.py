@@ -73,6 +73,7 @@ __all__ = [
     "BidirectionalConsistency",
     "BipartiteGraphMatching",
     "BoundaryPR",
+    "CamouflageContextMeasure",
     "ContextMeasure",
     "Dice",
     "DirectionalHamming",

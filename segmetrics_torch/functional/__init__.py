@@ -10,6 +10,7 @@ from .boundary import (
 )
 from .foreground import (
     FOREGROUND_KEYS,
+    camouflage_context_measure,
     context_measure,
     dice,
     e_measure,
@@ -34,6 +35,7 @@ __all__ = [
     "annotator_boundaries",
     "boundary_pr",
     "boundary_pr_counts",
+    "camouflage_context_measure",
     "context_measure",
     "dice",
     "e_measure",

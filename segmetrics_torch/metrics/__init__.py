@@ -13,6 +13,7 @@ from .foreground import (
     flatten_results,
 )
 from .foreground_extra import (
+    CamouflageContextMeasure,
     ContextMeasure,
     HumanCorrectionEffort,
     MSIoU,
@@ -46,6 +47,7 @@ __all__ = [
     "BidirectionalConsistency",
     "BipartiteGraphMatching",
     "BoundaryPR",
+    "CamouflageContextMeasure",
     "ContextMeasure",
     "Dice",
     "DirectionalHamming",

@@ -15,7 +15,7 @@ from torch import Tensor
 from torchmetrics import Metric
 
 from .._checks import check_positive_float
-from ..functional.foreground.context_measure import context_measure
+from ..functional.foreground.context_measure import camouflage_context_measure, context_measure
 from ..functional.foreground.hce import check_hce_args, human_correction_effort
 from ..functional.foreground.multiscale_iou import check_msiou_args, multiscale_iou
 from ..functional.foreground.size_invariance import size_invariant_mae, size_invariant_threshold_measures
@@ -446,3 +446,39 @@ class ContextMeasure(_SumMetric):
 
     def compute(self) -> Tensor:
         return self._mean("cm_sum")
+
+
+class CamouflageContextMeasure(_SumMetric):
+    r"""Camouflage context measure over a dataset, PySODMetrics 1.6.2 ``CamouflageContextMeasure`` (``ccm``).
+
+    ``update(preds, target, images)``: the RGB images (uint8, (B, H, W, 3) or a list of (H, W, 3)) are required;
+    without them, or with a size other than the maps', ``update`` raises ``ValueError``. Per image the value of
+    :func:`segmetrics_torch.functional.camouflage_context_measure` (context measure whose reverse term is weighted by
+    the camouflage degree of the foreground); CPU only (OpenCV, scikit-learn, scikit-image as PySOD).
+
+    Args:
+        beta2 (1.2), alpha (6.0), gamma (8), lambda_spatial (20): PySOD's parameters. normalize, validate_args: as
+        :class:`ThresholdMeasures`.
+    """
+
+    def __init__(self, beta2: float = 1.2, alpha: float = 6.0, gamma: float = 8.0, lambda_spatial: float = 20.0,
+                 **kwargs: Any) -> None:  # fmt: skip
+        super().__init__(**kwargs)
+        self.beta2 = check_positive_float(beta2, "beta2")
+        self.alpha = check_positive_float(alpha, "alpha")
+        self.gamma = check_positive_float(gamma, "gamma")
+        self.lambda_spatial = check_positive_float(lambda_spatial, "lambda_spatial")
+        self.add_state("ccm_sum", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
+
+    def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor],
+               images: Tensor | list[Tensor] | None = None) -> None:  # fmt: skip
+        """Add a batch of maps, ground truths and their RGB images (required)."""
+        values = camouflage_context_measure(
+            preds, target, images, beta2=self.beta2, alpha=self.alpha, gamma=self.gamma,
+            lambda_spatial=self.lambda_spatial, normalize=self.normalize, validate_args=self.validate_args,
+        )  # fmt: skip
+        self._add("ccm_sum", values.sum())
+        self.count += values.shape[0]
+
+    def compute(self) -> Tensor:
+        return self._mean("ccm_sum")

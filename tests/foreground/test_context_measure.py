@@ -72,3 +72,66 @@ def test_bad_inputs(preds, target, error, match):
 def test_empty_gt_is_zero():
     assert float(context_measure(torch.full((1, 8, 8), 200, dtype=torch.uint8), torch.zeros(1, 8, 8))[0]) == 0.0
     assert np.isfinite(float(context_measure(torch.zeros(1, 8, 8), torch.ones(1, 8, 8))[0]))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# camouflage context measure (needs the RGB image)
+# ----------------------------------------------------------------------------------------------------------------
+from scipy import ndimage  # noqa: E402
+
+from segmetrics_torch.functional.foreground.context_measure import camouflage_context_measure  # noqa: E402
+from segmetrics_torch.metrics.foreground_extra import CamouflageContextMeasure  # noqa: E402
+
+
+@st.composite
+def camouflage_triples(draw):
+    """(pred, gt, RGB image): smooth blobs, an image whose foreground is more or less like its surroundings."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    h, w = draw(st.integers(12, 72)), draw(st.integers(12, 72))
+    gt = (ndimage.gaussian_filter(rng.random((h, w)), rng.uniform(1, 4)) > rng.uniform(0.45, 0.6)).astype(np.uint8)
+    base = ndimage.gaussian_filter(rng.random((h, w, 3)), (2, 2, 0))
+    shift = rng.uniform(0, 0.5) * gt[:, :, None] * rng.random(3)
+    img = (np.clip(base + shift, 0, 1) * 255).astype(np.uint8)
+    kind = draw(st.sampled_from(("noise", "gt", "const")))
+    if kind == "noise":
+        pred = rng.integers(0, 256, (h, w)).astype(np.uint8)
+    elif kind == "gt":
+        pred = np.clip(gt * 200 + rng.integers(0, 50, (h, w)), 0, 255).astype(np.uint8)
+    else:
+        pred = np.full((h, w), rng.integers(0, 256), np.uint8)
+    return pred, gt * 255, img
+
+
+@settings(max_examples=25, deadline=None)
+@given(camouflage_triples())
+def test_camouflage_random_maps_match_pysod(triple):
+    pred, gt, img = triple
+    metric = pysod.CamouflageContextMeasure()
+    metric.step(pred, gt, img=img)
+    out = camouflage_context_measure(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None],
+                                     torch.from_numpy(img)[None])  # fmt: skip
+    close(out[0].numpy(), metric.scores[0], "ccm")
+    ours = CamouflageContextMeasure()
+    ours.update([torch.from_numpy(pred)], [torch.from_numpy(gt)], [torch.from_numpy(img)])
+    close(ours.compute(), metric.get_results()["ccm"], "ccm metric")
+
+
+def test_camouflage_image_required_and_checked():
+    preds, target = torch.zeros(1, 8, 8, dtype=torch.uint8), torch.zeros(1, 8, 8, dtype=torch.uint8)
+    metric = CamouflageContextMeasure()
+    with pytest.raises(ValueError, match="`images`"):
+        metric.update(preds, target)
+    with pytest.raises(ValueError, match=r"`images\[0\]` of size"):
+        metric.update(preds, target, torch.zeros(1, 9, 8, 3, dtype=torch.uint8))
+    with pytest.raises(ValueError, match="`images`"):
+        metric.update(preds, target, torch.zeros(1, 8, 8, dtype=torch.uint8))
+    with pytest.raises(ValueError, match=r"`images\[0\]` uint8"):
+        metric.update(preds, target, [torch.zeros(8, 8, 3)])
+    with pytest.raises(ValueError, match="as many `images`"):
+        metric.update(preds, target, [])
+    with pytest.raises(TypeError, match="`images`"):
+        metric.update(preds, target, "rgb")
+    with pytest.raises(ValueError, match="same shape"):
+        metric.update(preds, torch.zeros(1, 8, 9), torch.zeros(1, 8, 8, 3, dtype=torch.uint8))
+    with pytest.raises(ValueError, match="`gamma`"):
+        CamouflageContextMeasure(gamma=0)

@@ -1,6 +1,6 @@
 """Functional foreground-map measures: per-image values of batches (B, H, W) or lists of differently sized maps."""
 
-from .context_measure import context_measure
+from .context_measure import camouflage_context_measure, context_measure
 from .emeasure import e_measure
 from .hce import human_correction_effort
 from .mae import mae
@@ -14,6 +14,7 @@ from .weighted_fmeasure import weighted_f_measure
 
 __all__ = [
     "FOREGROUND_KEYS",
+    "camouflage_context_measure",
     "context_measure",
     "dice",
     "e_measure",
