@@ -8,6 +8,7 @@ Measures (both libraries, every mode, the same uint8 maps of ``bench_foreground.
 * size-invariant MAE: ``SizeInvarianceMAE`` vs ``SizeInvariantMAE``;
 * human correction effort: ``HumanCorrectionEffortMeasure`` vs ``HumanCorrectionEffort`` (both use OpenCV and
   scikit-image on the CPU; ours spreads images over the threads);
+* context measure: ``ContextMeasure`` vs ``ContextMeasure`` (both OpenCV ``filter2D``; ours in threads);
 * multi-scale IoU: ``MSIoU(with_dynamic, with_adaptive, with_binary)`` vs ``MultiScaleIoU`` (PySOD is slow here:
   fewer images).
 
@@ -27,6 +28,7 @@ import torch
 from bench_foreground import make_maps
 
 from segmetrics_torch import (
+    ContextMeasure,
     HumanCorrectionEffort,
     MultiScaleIoU,
     SizeInvariantFMeasure,
@@ -49,17 +51,20 @@ def pysod_metric(which: str):
         return ps.SizeInvarianceMAE()
     if which == "hce":
         return ps.HumanCorrectionEffortMeasure()
+    if which == "cm":
+        return ps.ContextMeasure()
     return ps.MSIoU(with_dynamic=True, with_adaptive=True, with_binary=True)
 
 
 def ours_metric(which: str):
     return {"threshold": ThresholdMeasures, "si_threshold": SizeInvariantFMeasure, "si_mae": SizeInvariantMAE,
-            "hce": HumanCorrectionEffort, "msiou": lambda: MultiScaleIoU(with_binary=True)}[which]()  # fmt: skip
+            "hce": HumanCorrectionEffort, "cm": ContextMeasure,
+            "msiou": lambda: MultiScaleIoU(with_binary=True)}[which]()  # fmt: skip
 
 
 def flat_pysod(which: str, res: dict) -> dict:
-    if which == "hce":
-        return {"hce": res["hce"]}
+    if which in ("hce", "cm"):
+        return {which: res[which]}
     if which == "si_mae":
         return {"si_mae": res["si_mae"]}
     if which == "msiou":
@@ -73,8 +78,8 @@ def flat_pysod(which: str, res: dict) -> dict:
 
 
 def flat_ours(which: str, res) -> dict:
-    if which == "hce":
-        return {"hce": float(res)}
+    if which in ("hce", "cm"):
+        return {which: float(res)}
     if which == "si_mae":
         return {"si_mae": float(res)}
     if which == "msiou":
@@ -117,6 +122,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="torch / numba CPU threads")
     parser.add_argument("--batch", type=int, default=50, help="images per update")
     parser.add_argument("--repeats", type=int, default=2, help="best of N runs")
+    parser.add_argument("--measures", default="threshold,si_threshold,si_mae,hce,cm,msiou", help="which measures")
     parser.add_argument("--sizes", default="320:100,1024:10", help="size:count pairs (MSIoU uses count / 10)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -128,7 +134,7 @@ def main() -> None:
     for item in args.sizes.split(","):
         size, count = (int(v) for v in item.split(":"))
         preds, gts = make_maps(count, size, seed=size)
-        for which in ("threshold", "si_threshold", "si_mae", "hce", "msiou"):
+        for which in args.measures.split(","):
             n = max(2, count // 10) if which == "msiou" else count
             repeats = 1 if which == "msiou" else args.repeats
             theirs = min((time_pysod(preds[:n], gts[:n], which) for _ in range(repeats)), key=lambda r: r[0])
