@@ -237,11 +237,17 @@ def threshold_measures(
 
     def fn(p: Tensor, t: Tensor) -> dict[str, Tensor]:
         counts = block_counts(p, t, normalize, modes)
+        # all modes side by side, (B, 1 | 256 | 1) -> (B, n): each measure is evaluated once (elementwise, so the
+        # values are those of per-mode evaluation)
+        widths = [1 if counts[m][0].ndim == 1 else counts[m][0].shape[1] for m in modes]
+        joined = [torch.cat([counts[m][j].reshape(counts[m][j].shape[0], -1) for m in modes], dim=1) for j in range(4)]
         out = {}
-        for mode in modes:
-            for key, name in pairs:
-                out[f"{key}/{mode}"] = measure_from_counts(name, *counts[mode], beta2=beta2)
-            if return_counts:
+        for key, name in pairs:
+            parts = measure_from_counts(name, *joined, beta2=beta2).split(widths, dim=1)
+            for mode, part in zip(modes, parts, strict=True):
+                out[f"{key}/{mode}"] = part if mode == "dynamic" else part[:, 0]
+        if return_counts:
+            for mode in modes:
                 out[f"counts/{mode}"] = torch.stack(counts[mode], dim=-1)
         return out
 
