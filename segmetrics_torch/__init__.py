@@ -45,6 +45,14 @@ _API: dict[str, str] = {
             "VanDongen",
             "VariationOfInformation",
             "WeightedFMeasure",
+            "CamouflageContextMeasure",
+            "ContextMeasure",
+            "HumanCorrectionEffort",
+            "MSIoU",
+            "MultiScaleIoU",
+            "SizeInvariantFMeasure",
+            "SizeInvariantMAE",
+            "ThresholdMeasures",
             "flatten_results",
         ),
         ".metrics",
@@ -81,6 +89,12 @@ if TYPE_CHECKING:  # static type checkers read these explicit re-exports; tests/
         BoundaryPR as BoundaryPR,
     )
     from .metrics import (
+        CamouflageContextMeasure as CamouflageContextMeasure,
+    )
+    from .metrics import (
+        ContextMeasure as ContextMeasure,
+    )
+    from .metrics import (
         Dice as Dice,
     )
     from .metrics import (
@@ -102,6 +116,9 @@ if TYPE_CHECKING:  # static type checkers read these explicit re-exports; tests/
         HierarchyMeasures as HierarchyMeasures,
     )
     from .metrics import (
+        HumanCorrectionEffort as HumanCorrectionEffort,
+    )
+    from .metrics import (
         IoU as IoU,
     )
     from .metrics import (
@@ -109,6 +126,12 @@ if TYPE_CHECKING:  # static type checkers read these explicit re-exports; tests/
     )
     from .metrics import (
         MorphologicalBoundaryF as MorphologicalBoundaryF,
+    )
+    from .metrics import (
+        MSIoU as MSIoU,
+    )
+    from .metrics import (
+        MultiScaleIoU as MultiScaleIoU,
     )
     from .metrics import (
         NormalizedVariationOfInformation as NormalizedVariationOfInformation,
@@ -138,7 +161,16 @@ if TYPE_CHECKING:  # static type checkers read these explicit re-exports; tests/
         SegmentationCovering as SegmentationCovering,
     )
     from .metrics import (
+        SizeInvariantFMeasure as SizeInvariantFMeasure,
+    )
+    from .metrics import (
+        SizeInvariantMAE as SizeInvariantMAE,
+    )
+    from .metrics import (
         SMeasure as SMeasure,
+    )
+    from .metrics import (
+        ThresholdMeasures as ThresholdMeasures,
     )
     from .metrics import (
         VanDongen as VanDongen,

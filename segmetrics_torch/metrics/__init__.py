@@ -44,6 +44,19 @@ _API: dict[str, str] = {
         ),
         ".partition",
     ),
+    **dict.fromkeys(
+        (
+            "CamouflageContextMeasure",
+            "ContextMeasure",
+            "HumanCorrectionEffort",
+            "MSIoU",
+            "MultiScaleIoU",
+            "SizeInvariantFMeasure",
+            "SizeInvariantMAE",
+            "ThresholdMeasures",
+        ),
+        ".foreground_extra",
+    ),
     "ProposalRecall": ".proposals",
 }
 
@@ -83,6 +96,30 @@ if TYPE_CHECKING:  # static type checkers read these explicit re-exports; tests/
     )
     from .foreground import (
         flatten_results as flatten_results,
+    )
+    from .foreground_extra import (
+        CamouflageContextMeasure as CamouflageContextMeasure,
+    )
+    from .foreground_extra import (
+        ContextMeasure as ContextMeasure,
+    )
+    from .foreground_extra import (
+        HumanCorrectionEffort as HumanCorrectionEffort,
+    )
+    from .foreground_extra import (
+        MSIoU as MSIoU,
+    )
+    from .foreground_extra import (
+        MultiScaleIoU as MultiScaleIoU,
+    )
+    from .foreground_extra import (
+        SizeInvariantFMeasure as SizeInvariantFMeasure,
+    )
+    from .foreground_extra import (
+        SizeInvariantMAE as SizeInvariantMAE,
+    )
+    from .foreground_extra import (
+        ThresholdMeasures as ThresholdMeasures,
     )
     from .partition import (
         BidirectionalConsistency as BidirectionalConsistency,

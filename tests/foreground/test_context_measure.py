@@ -1,0 +1,137 @@
+"""Context measure vs pysodmetrics 1.6.2 ``ContextMeasure`` (random maps, test images, Metric, bad input)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from segmetrics_torch.functional.foreground.context_measure import context_measure
+from segmetrics_torch.metrics.foreground_extra import ContextMeasure
+from tests.conftest import shared_path
+from tests.foreground.test_hce import blob_pairs
+from tests.foreground.test_size_invariance import multi_object_pairs
+from tests.foreground.test_threshold_measures import IMAGES, close
+from tests.reference.test_reference_vs_pysod import image_pairs
+
+pysod = pytest.importorskip("py_sod_metrics")
+cv2 = pytest.importorskip("cv2")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(image_pairs(), multi_object_pairs(), blob_pairs()), st.sampled_from(((1.0, 6.0), (1.0, 6.0),
+                                                                                        (0.3, 3.0))))  # fmt: skip
+def test_random_maps_match_pysod(pair, params):
+    pred, gt = pair
+    beta2, alpha = params
+    metric = pysod.ContextMeasure(beta2=beta2, alpha=alpha)
+    metric.step(pred, gt)
+    out = context_measure(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None], beta2=beta2, alpha=alpha)
+    close(out[0].numpy(), metric.scores[0], "cm")
+
+
+def test_pysod_test_images_and_batches():
+    root = shared_path("pysod_testdata")
+    preds = [torch.from_numpy(cv2.imread(str(root / "preds" / n), cv2.IMREAD_GRAYSCALE)) for n in IMAGES]
+    gts = [torch.from_numpy(cv2.imread(str(root / "masks" / n), cv2.IMREAD_GRAYSCALE)) for n in IMAGES]
+    stored = json.loads((root / "version_performance.json").read_text())["v1_6_0"]["cm"]
+    metric, single = ContextMeasure(), ContextMeasure()
+    metric.update(preds, gts)
+    close(metric.compute(), stored, "cm")
+    for p, g in zip(preds, gts, strict=True):
+        single.update([p], [g])
+    close(single.compute(), stored, "cm single")
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [({"beta2": 0}, "`beta2`"), ({"alpha": -1}, "`alpha`")])
+def test_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        ContextMeasure(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("preds", "target", "error", "match"),
+    [
+        (torch.zeros(4, 4), torch.zeros(4, 4), ValueError, "`preds` of shape"),
+        (torch.zeros(1, 4, 4), torch.zeros(1, 4, 5), ValueError, "same shape"),
+        (torch.full((1, 4, 4), 2.0), torch.zeros(1, 4, 4), ValueError, r"\[0, 1\]"),
+        (torch.zeros(1, 4, 4), torch.full((1, 4, 4), 0.5), ValueError, "binary"),
+    ],
+)
+def test_bad_inputs(preds, target, error, match):
+    with pytest.raises(error, match=match):
+        ContextMeasure().update(preds, target)
+    with pytest.raises(error, match=match):
+        context_measure(preds, target)
+
+
+def test_empty_gt_is_zero():
+    assert float(context_measure(torch.full((1, 8, 8), 200, dtype=torch.uint8), torch.zeros(1, 8, 8))[0]) == 0.0
+    assert np.isfinite(float(context_measure(torch.zeros(1, 8, 8), torch.ones(1, 8, 8))[0]))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# camouflage context measure (needs the RGB image)
+# ----------------------------------------------------------------------------------------------------------------
+from scipy import ndimage  # noqa: E402
+
+from segmetrics_torch.functional.foreground.context_measure import camouflage_context_measure  # noqa: E402
+from segmetrics_torch.metrics.foreground_extra import CamouflageContextMeasure  # noqa: E402
+
+
+@st.composite
+def camouflage_triples(draw):
+    """(pred, gt, RGB image): smooth blobs, an image whose foreground is more or less like its surroundings."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    h, w = draw(st.integers(12, 72)), draw(st.integers(12, 72))
+    gt = (ndimage.gaussian_filter(rng.random((h, w)), rng.uniform(1, 4)) > rng.uniform(0.45, 0.6)).astype(np.uint8)
+    base = ndimage.gaussian_filter(rng.random((h, w, 3)), (2, 2, 0))
+    shift = rng.uniform(0, 0.5) * gt[:, :, None] * rng.random(3)
+    img = (np.clip(base + shift, 0, 1) * 255).astype(np.uint8)
+    kind = draw(st.sampled_from(("noise", "gt", "const")))
+    if kind == "noise":
+        pred = rng.integers(0, 256, (h, w)).astype(np.uint8)
+    elif kind == "gt":
+        pred = np.clip(gt * 200 + rng.integers(0, 50, (h, w)), 0, 255).astype(np.uint8)
+    else:
+        pred = np.full((h, w), rng.integers(0, 256), np.uint8)
+    return pred, gt * 255, img
+
+
+@settings(max_examples=25, deadline=None)
+@given(camouflage_triples())
+def test_camouflage_random_maps_match_pysod(triple):
+    pred, gt, img = triple
+    metric = pysod.CamouflageContextMeasure()
+    metric.step(pred, gt, img=img)
+    out = camouflage_context_measure(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None],
+                                     torch.from_numpy(img)[None])  # fmt: skip
+    close(out[0].numpy(), metric.scores[0], "ccm")
+    ours = CamouflageContextMeasure()
+    ours.update([torch.from_numpy(pred)], [torch.from_numpy(gt)], [torch.from_numpy(img)])
+    close(ours.compute(), metric.get_results()["ccm"], "ccm metric")
+
+
+def test_camouflage_image_required_and_checked():
+    preds, target = torch.zeros(1, 8, 8, dtype=torch.uint8), torch.zeros(1, 8, 8, dtype=torch.uint8)
+    metric = CamouflageContextMeasure()
+    with pytest.raises(ValueError, match="`images`"):
+        metric.update(preds, target)
+    with pytest.raises(ValueError, match=r"`images\[0\]` of size"):
+        metric.update(preds, target, torch.zeros(1, 9, 8, 3, dtype=torch.uint8))
+    with pytest.raises(ValueError, match="`images`"):
+        metric.update(preds, target, torch.zeros(1, 8, 8, dtype=torch.uint8))
+    with pytest.raises(ValueError, match=r"`images\[0\]` uint8"):
+        metric.update(preds, target, [torch.zeros(8, 8, 3)])
+    with pytest.raises(ValueError, match="as many `images`"):
+        metric.update(preds, target, [])
+    with pytest.raises(TypeError, match="`images`"):
+        metric.update(preds, target, "rgb")
+    with pytest.raises(ValueError, match="same shape"):
+        metric.update(preds, torch.zeros(1, 8, 9), torch.zeros(1, 8, 8, 3, dtype=torch.uint8))
+    with pytest.raises(ValueError, match="`gamma`"):
+        CamouflageContextMeasure(gamma=0)
