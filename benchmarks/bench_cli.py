@@ -9,7 +9,7 @@ temporary folder, then times, as separate processes from start to exit (interpre
 * ``segmetrics evaluate --gt GT --pred PRED --output OUT --no-cache`` on the CPU: the full foreground suite (the
   five measures plus IoU, Dice and the curves), decoding in worker processes, writing the report (terminal table,
   results.json, Markdown / LaTeX / CSV tables, three figures as PNG and PDF); once as a process of its own, once as
-  a ``segmetrics_torch.cli.main()`` call in a process that imported torch and the package first.
+  a ``segmetrics_torch.app.cli.main()`` call in a process that imported torch and the package first.
 
 Two ratios: whole processes (interpreter start, imports, reading, measures, report, exit; torch, torchmetrics and
 numba take ~2.3 s to load, a fixed cost) and after the imports (the peer's read-and-step loop vs the ``main()``
@@ -66,7 +66,7 @@ start = time.perf_counter()
 import torch
 import matplotlib.pyplot
 from segmetrics_torch import ForegroundMeasures
-from segmetrics_torch.cli import main
+from segmetrics_torch.app.cli import main
 imported = time.perf_counter()
 status = main(sys.argv[1:])
 print(json.dumps({"main_s": time.perf_counter() - imported, "import_s": imported - start, "status": status}))
@@ -113,7 +113,7 @@ def run_ours(root: Path, workers: int | None, figures: str, in_process: bool) ->
         script.write_text(OURS)
         command = [sys.executable, str(script), *options]
     else:
-        command = [sys.executable, "-m", "segmetrics_torch.cli", *options]
+        command = [sys.executable, "-m", "segmetrics_torch.app.cli", *options]
     start = time.perf_counter()
     out = subprocess.run(command, capture_output=True, text=True, check=True)
     wall = time.perf_counter() - start

@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 # The public API, one entry per name: name -> the submodule that defines it. It drives `__all__`, `__getattr__` and
 # `__dir__`. The classes are imported on first use (PEP 562): torch, torchmetrics (which imports matplotlib and
 # scipy.signal) and numba take ~2.5 s to import, and the `segmetrics` command starts its image-decoding workers before
-# paying that (segmetrics_torch.suite), so that decoding overlaps the import.
+# paying that (segmetrics_torch.app.report_run), so that decoding overlaps the import.
 _API: dict[str, str] = {
     **dict.fromkeys(
         (

@@ -37,11 +37,13 @@ __all__ = [
     "pair_by_stem",
     "read_bsds_ground_truth",
     "read_gray",
+    "read_gray_map",
     "read_labels",
     "read_mat_array",
     "read_objects",
     "read_proposals",
     "read_segmentations",
+    "resize_linear",
 ]
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
@@ -540,3 +542,72 @@ def read_objects(
             raise ValueError(f"{class_path}: class labels must be >= 0.")
         classes = np.array([np.bincount(class_map[o]).argmax() if o.any() else 0 for o in objects], dtype=np.int64)
     return ObjectAnnotation(objects, void, classes)
+
+
+def read_gray_map(path: str | Path) -> np.ndarray:
+    """:func:`segmetrics_torch.io.read_gray`, plus 16-bit grayscale images read as OpenCV does (the high byte).
+
+    ``cv2.imread(path, cv2.IMREAD_GRAYSCALE)`` on a 16-bit grayscale PNG returns ``v >> 8`` (libpng's
+    ``png_set_strip_16``); tested against OpenCV. An image whose 16-bit values are all below 256 would turn all
+    black that way (a 0/1 or 0/255 mask saved in 16 bits), so it raises ``ValueError`` instead of evaluating
+    silently against an empty map. 16-bit colour images stay an error (:func:`read_gray`).
+    """
+    from PIL import Image
+
+    path = Path(path)
+    try:
+        return read_gray(path)
+    except ValueError as error:
+        if "16-bit images are not supported" not in str(error):
+            raise
+    with Image.open(path) as image:
+        if image.mode not in ("I;16", "I;16B", "I;16L", "I") or image.getbands() != ("I",):
+            raise ValueError(
+                f"{path}: only 8-bit images and 16-bit grayscale images are supported (mode {image.mode!r})."
+            )
+        values = np.asarray(image)
+    if values.dtype.kind == "f" or values.min() < 0 or values.max() > 65535:
+        raise ValueError(f"{path}: expected 16-bit grayscale values 0..65535, found {values.min()}..{values.max()}.")
+    if values.max() < 256:
+        raise ValueError(
+            f"{path}: a 16-bit image whose values all lie below 256 (max {int(values.max())}) would be all black as "
+            "cv2.imread reads it (the high byte); save it as an 8-bit image."
+        )
+    return (values.astype(np.uint32) >> 8).astype(np.uint8)
+
+
+def _linear_taps(src: int, dst: int, clamp: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """OpenCV's INTER_LINEAR taps: source indices and 11-bit fixed-point weights of each output coordinate."""
+    scale = 1.0 / (dst / src)  # cv2 computes scale_x = 1 / inv_scale_x in double
+    f = ((np.arange(dst, dtype=np.float64) + 0.5) * scale - 0.5).astype(np.float32)
+    s = np.floor(f).astype(np.int64)
+    f = (f - s.astype(np.float32)).astype(np.float32)
+    if clamp:  # along x cv2 clamps the coordinate at the borders; along y only the row indices (see below)
+        low, high = s < 0, s >= src - 1
+        f[low | high] = 0
+        s[low] = 0
+        s[high] = src - 1
+    w1 = np.rint(f * np.float32(2048)).astype(np.int64)  # saturate_cast<short>(fx * INTER_RESIZE_COEF_SCALE)
+    w0 = np.rint((np.float32(1) - f) * np.float32(2048)).astype(np.int64)
+    return np.clip(s, 0, src - 1), np.clip(s + 1, 0, src - 1), w0, w1
+
+
+def resize_linear(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """Resize an (H, W) uint8 map to ``size = (h, w)`` exactly as ``cv2.resize(image, (w, h), cv2.INTER_LINEAR)``.
+
+    PySODEvalToolkit resizes a prediction to its ground truth this way. OpenCV's 8-bit path: half-pixel centres
+    ``x = (dx + 0.5) * W / w - 0.5``, weights rounded to 1/2048, a horizontal pass in integers, then the vertical
+    pass of its SIMD kernel: ``(((H0 >> 4) * b0 >> 16) + ((H1 >> 4) * b1 >> 16) + 2) >> 2``. Bit-exact against
+    OpenCV 4.x on random sizes (``tests/test_suite.py``); no antialiasing when shrinking (as OpenCV).
+    """
+    h, w = size
+    if image.shape == (h, w):
+        return image
+    sy0, sy1, b0, b1 = _linear_taps(image.shape[0], h, clamp=False)
+    sx0, sx1, a0, a1 = _linear_taps(image.shape[1], w, clamp=True)
+    src = image.astype(np.int64)
+    rows0, rows1 = src[sy0], src[sy1]
+    h0 = rows0[:, sx0] * a0 + rows0[:, sx1] * a1
+    h1 = rows1[:, sx0] * a0 + rows1[:, sx1] * a1
+    out = (((h0 >> 4) * b0[:, None]) >> 16) + (((h1 >> 4) * b1[:, None]) >> 16)
+    return np.clip((out + 2) >> 2, 0, 255).astype(np.uint8)

@@ -17,8 +17,8 @@ import torch
 from PIL import Image
 
 from segmetrics_torch import ForegroundMeasures, __version__
-from segmetrics_torch.cli import main
-from segmetrics_torch.report import SOD_COLUMNS, format_table, scalar_row, to_jsonable
+from segmetrics_torch.app.cli import main
+from segmetrics_torch.app.tables import SOD_COLUMNS, format_table, scalar_row, to_jsonable
 from segmetrics_torch.synthetic import write_foreground_dataset
 
 REPO = Path(__file__).resolve().parents[1]
@@ -73,7 +73,7 @@ def test_demo_prints_table(capsys):
 
 def test_demo_as_module_subprocess():
     result = subprocess.run(
-        [sys.executable, "-m", "segmetrics_torch.cli", "demo", "--n", "4"],
+        [sys.executable, "-m", "segmetrics_torch.app.cli", "demo", "--n", "4"],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -94,7 +94,7 @@ def test_help_and_entry_point(capsys):
         main(["--version"])
     assert info.value.code == 0 and __version__ in capsys.readouterr().out
     (script,) = entry_points(group="console_scripts", name="segmetrics")
-    assert script.value == "segmetrics_torch.cli:main"
+    assert script.value == "segmetrics_torch.app.cli:main"
     assert script.load() is main
 
 
@@ -247,7 +247,7 @@ def test_evaluate_unexpected_error_exit_1(dataset, monkeypatch, capsys):
     def boom(self, preds, target):
         raise RuntimeError("boom")
 
-    from segmetrics_torch.functional.foreground.suite import ForegroundSums
+    from segmetrics_torch.app.foreground_sums import ForegroundSums
 
     monkeypatch.setattr(ForegroundSums, "update", boom)
     assert main(["evaluate", "sod", "--pred", str(root / "good"), "--gt", str(root / "gt"), "--no-progress"]) == 1

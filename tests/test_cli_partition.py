@@ -13,7 +13,7 @@ import torch
 from PIL import Image
 
 from segmetrics_torch import HierarchyMeasures, PartitionMeasures
-from segmetrics_torch.cli import main
+from segmetrics_torch.app.cli import main
 from segmetrics_torch.functional import partition_measures
 from segmetrics_torch.io import read_labels
 from tests.conftest import shared_path

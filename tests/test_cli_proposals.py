@@ -12,7 +12,7 @@ import torch
 from PIL import Image
 
 from segmetrics_torch import ProposalRecall
-from segmetrics_torch.cli import main
+from segmetrics_torch.app.cli import main
 from segmetrics_torch.io import read_objects, read_proposals
 
 H, W = 48, 64
@@ -149,7 +149,7 @@ def test_missing_pool_and_empty_label_image(tmp_path, capsys):
 
 
 def test_figure_of_several_methods(tmp_path):
-    from segmetrics_torch.plots import plot_proposal_recall
+    from segmetrics_torch.app.plots import plot_proposal_recall
 
     rng = np.random.default_rng(4)
     objs = torch.from_numpy(_discs(rng, 3))

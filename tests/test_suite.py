@@ -13,13 +13,13 @@ import torch
 from PIL import Image
 
 from segmetrics_torch import ForegroundMeasures, HierarchyMeasures, PartitionMeasures
-from segmetrics_torch import suite as suite_module
-from segmetrics_torch.cli import main
-from segmetrics_torch.evaluation import DecodeTask, decode_pairs, read_gray_map, resize_linear
+from segmetrics_torch.app import report_run as suite_module
+from segmetrics_torch.app.cli import main
+from segmetrics_torch.app.evaluation import DecodeTask, decode_pairs
+from segmetrics_torch.app.tables import SOD_COLUMNS, best_rows, format_latex_table, format_markdown_table, to_jsonable
 from segmetrics_torch.functional.boundary import boundary_pr_counts, summarize_counts
-from segmetrics_torch.io import read_gray
+from segmetrics_torch.io import read_gray, read_gray_map, resize_linear
 from segmetrics_torch.meta import grid_oversegmentation, quadtree_ucm, random_hierarchy_ucm
-from segmetrics_torch.report import SOD_COLUMNS, best_rows, format_latex_table, format_markdown_table, to_jsonable
 from segmetrics_torch.synthetic import make_boundary_dataset, write_foreground_dataset
 
 METHODS = ("good", "noisy")
@@ -464,13 +464,13 @@ def test_cli_imports_no_torch_before_planning():
     import subprocess
     import sys
 
-    code = "import sys, segmetrics_torch.cli, segmetrics_torch.suite; print('torch' in sys.modules)"
+    code = "import sys, segmetrics_torch.app.cli, segmetrics_torch.app.report_run; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 
 
 def test_cli_partition_measure_names_match_the_library():
-    from segmetrics_torch.cli import PARTITION_MEASURES
+    from segmetrics_torch.app.cli import PARTITION_MEASURES
     from segmetrics_torch.functional.partition import MEASURES
 
     assert PARTITION_MEASURES == MEASURES
@@ -480,13 +480,13 @@ def test_meta_parser_names_match_the_registries_and_parsing_imports_no_torch():
     import subprocess
     import sys
 
-    from segmetrics_torch import _cli_meta
+    from segmetrics_torch.app import meta_command as _cli_meta
     from segmetrics_torch.meta.metameasures import FOREGROUND_MEASURES, PARTITION_MEASURES
 
     assert _cli_meta.PARTITION_MEASURES == tuple(PARTITION_MEASURES)
     assert _cli_meta.FOREGROUND_MEASURES == tuple(FOREGROUND_MEASURES)
     # decoding workers start before torch loads only if building the parser does not load it
-    code = ("import sys; from segmetrics_torch.cli import _build_parser; _build_parser(); "
+    code = ("import sys; from segmetrics_torch.app.cli import _build_parser; _build_parser(); "
             "print('torch' in sys.modules, 'torchmetrics' in sys.modules)")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False"]

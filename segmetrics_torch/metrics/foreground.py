@@ -30,7 +30,14 @@ from ..functional.foreground._intermediates import (
 from ..functional.foreground.emeasure import e_from_counts
 from ..functional.foreground.overlap import f_from_counts, overlap_from_counts
 from ..functional.foreground.smeasure import check_s_options
-from ..functional.foreground.suite import SUITE_CURVES, SUITE_SCALARS, derive_all, suite_options, summarize_foreground
+from ..functional.foreground.suite import (
+    SUITE_CURVES,
+    SUITE_SCALARS,
+    derive_all,
+    suite_options,
+    suite_settings,
+    summarize_foreground,
+)
 from ..functional.foreground.weighted_fmeasure import check_edt_backend
 from ..ops.thresholds import NUM_THRESHOLDS
 
@@ -330,9 +337,7 @@ class ForegroundMeasures(_ForegroundMetric):
     @property
     def settings(self) -> dict[str, Any]:
         """The measure settings (for reports): beta2, wf_beta2, alpha, empty_quadrant, edt_backend."""
-        o = self._options
-        return {"beta2": self.beta2, "wf_beta2": o.wf_beta2, "alpha": o.alpha, "empty_quadrant": o.empty_quadrant,
-                "edt_backend": o.edt_backend}  # fmt: skip
+        return suite_settings(self.beta2, self._options)
 
     def _derive(self, values: ForegroundIntermediates) -> dict[str, Tensor]:
         return derive_all(values, self.beta2)

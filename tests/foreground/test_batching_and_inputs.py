@@ -230,7 +230,7 @@ def test_metric_contract():
 
 def test_plain_sums_equal_the_metric_exactly():
     """``ForegroundSums`` (the CLI's torchmetrics-free accumulator) gives the Metric's results bit for bit."""
-    from segmetrics_torch.functional.foreground.suite import ForegroundSums
+    from segmetrics_torch.app.foreground_sums import ForegroundSums
 
     gen = torch.Generator().manual_seed(3)
     preds = (torch.rand(7, 33, 41, generator=gen) * 255).to(torch.uint8)

@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from segmetrics_torch.cli import main
+from segmetrics_torch.app.cli import main
 from segmetrics_torch.io import read_bsds_ground_truth, read_mat_array
 from segmetrics_torch.meta import gt_switch_test, quadtree_partition, sabd, sihd
 from segmetrics_torch.ops.hierarchy import gridbmap2seg

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import torch
 from torch import Tensor
 
 from ..._checks import check_positive_float
@@ -19,7 +18,16 @@ from .overlap import f_from_counts, overlap_from_counts
 from .smeasure import check_s_options
 from .weighted_fmeasure import check_edt_backend
 
-__all__ = ["FOREGROUND_KEYS", "ForegroundSums", "derive_all", "foreground_measures", "summarize_foreground"]
+__all__ = [
+    "FOREGROUND_KEYS",
+    "SUITE_CURVES",
+    "SUITE_SCALARS",
+    "derive_all",
+    "foreground_measures",
+    "suite_options",
+    "suite_settings",
+    "summarize_foreground",
+]
 
 FOREGROUND_KEYS = {
     "mae": "mean absolute error (B,)",
@@ -146,57 +154,10 @@ def summarize_foreground(mean: Callable[[str], Tensor]) -> dict[str, Any]:
     }
 
 
-class ForegroundSums:
-    """The sums :class:`~segmetrics_torch.ForegroundMeasures` keeps, in plain tensors (no torchmetrics).
+def suite_settings(beta2: float, options: MeasureOptions) -> dict[str, Any]:
+    """The measure settings of the whole suite, as reports record them: beta2, wf_beta2, alpha, empty_quadrant,
+    edt_backend (one definition for :class:`~segmetrics_torch.ForegroundMeasures` and the command's accumulator)."""
+    return {"beta2": beta2, "wf_beta2": options.wf_beta2, "alpha": options.alpha,
+            "empty_quadrant": options.empty_quadrant, "edt_backend": options.edt_backend}  # fmt: skip
 
-    For single-process evaluation where start-up time counts (the ``segmetrics`` command: importing torchmetrics costs
-    about a second). ``update`` / ``compute`` / ``count`` / ``settings`` / ``normalize`` behave as the Metric's, and
-    ``compute()`` is the same function of the same float64 sums, so the results are identical (tested). Use the
-    Metric for DDP and Lightning.
-    """
 
-    def __init__(
-        self,
-        *,
-        beta2: float = 0.3,
-        wf_beta2: float = 1.0,
-        alpha: float = 0.5,
-        empty_quadrant: EmptyQuadrant = "nan",
-        edt_backend: EdtBackend = "auto",
-        normalize: bool = True,
-        validate_args: bool = True,
-        device: torch.device | str = "cpu",
-    ) -> None:
-        if not isinstance(normalize, bool):
-            raise TypeError(f"Expected argument `normalize` to be a bool, but got {normalize!r}.")
-        self.beta2 = check_positive_float(beta2, "beta2")
-        self.options = suite_options(alpha, empty_quadrant, wf_beta2, edt_backend)
-        self.normalize = normalize
-        self.validate_args = validate_args
-        self.sums: dict[str, Tensor] = {}
-        self.count = torch.zeros((), dtype=torch.int64, device=device)
-        self.device = torch.device(device)
-
-    @property
-    def settings(self) -> dict[str, Any]:
-        """The measure settings (for reports): beta2, wf_beta2, alpha, empty_quadrant, edt_backend."""
-        o = self.options
-        return {"beta2": self.beta2, "wf_beta2": o.wf_beta2, "alpha": o.alpha, "empty_quadrant": o.empty_quadrant,
-                "edt_backend": o.edt_backend}  # fmt: skip
-
-    def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
-        """Add a batch, as :meth:`ForegroundMeasures.update`."""
-        values = run_per_image(
-            lambda v: derive_all(v, self.beta2), preds, target, normalize=self.normalize,
-            validate_args=self.validate_args, options=self.options,
-        )  # fmt: skip
-        for name in (*SUITE_SCALARS, *SUITE_CURVES):
-            total = values[name].to(self.device, torch.float64).sum(dim=0)
-            self.sums[name] = self.sums[name] + total if name in self.sums else total
-        self.count += next(iter(values.values())).shape[0]
-
-    def compute(self) -> dict[str, Any]:
-        """The dataset result, as :meth:`ForegroundMeasures.compute`."""
-        if not self.sums:
-            raise ValueError("No images were added: the foreground measures of an empty dataset are undefined.")
-        return summarize_foreground(lambda name: self.sums[name] / self.count)

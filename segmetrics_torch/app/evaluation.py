@@ -13,7 +13,7 @@ library's own measures (nothing here re-implements a measure):
 Images are decoded by :func:`decode_pairs`, in worker processes when ``workers > 0`` (decoding a PNG costs about as
 much as evaluating it on CPU, so a second core decoding while the first evaluates nearly halves the wall time), in
 the order of the pairs whatever the number of workers. The runner of many methods x datasets, its cache and its
-configuration file live in :mod:`segmetrics_torch.suite`.
+configuration file live in :mod:`segmetrics_torch.app.report_run`.
 
 Reading conventions (documented for users in the README, "Evaluation reports"):
 
@@ -40,6 +40,9 @@ from typing import Any
 
 import numpy as np
 
+from ..io import read_gray_map, resize_linear
+from .errors import InputError
+
 __all__ = [
     "BOUNDARY_EXTENSIONS",
     "DecodeStream",
@@ -59,14 +62,8 @@ __all__ = [
     "load_measures",
     "match_folders",
     "partition_formats",
-    "read_gray_map",
-    "resize_linear",
     "worker_pool_context",
 ]
-
-
-class InputError(Exception):
-    """A problem with the user's input or environment: reported as one ``error:`` line, exit status 2."""
 
 
 #: what the boundary and partition commands list in their folders: images and .mat files (ucm2, segs, groundTruth)
@@ -85,77 +82,6 @@ GT_FORMATS = {
 }
 
 # ------------------------------------------------------------------------------------------------------ reading
-
-
-def read_gray_map(path: str | Path) -> np.ndarray:
-    """:func:`segmetrics_torch.io.read_gray`, plus 16-bit grayscale images read as OpenCV does (the high byte).
-
-    ``cv2.imread(path, cv2.IMREAD_GRAYSCALE)`` on a 16-bit grayscale PNG returns ``v >> 8`` (libpng's
-    ``png_set_strip_16``); tested against OpenCV. An image whose 16-bit values are all below 256 would turn all
-    black that way (a 0/1 or 0/255 mask saved in 16 bits), so it raises ``ValueError`` instead of evaluating
-    silently against an empty map. 16-bit colour images stay an error (:func:`read_gray`).
-    """
-    from PIL import Image
-
-    from .io import read_gray
-
-    path = Path(path)
-    try:
-        return read_gray(path)
-    except ValueError as error:
-        if "16-bit images are not supported" not in str(error):
-            raise
-    with Image.open(path) as image:
-        if image.mode not in ("I;16", "I;16B", "I;16L", "I") or image.getbands() != ("I",):
-            raise ValueError(
-                f"{path}: only 8-bit images and 16-bit grayscale images are supported (mode {image.mode!r})."
-            )
-        values = np.asarray(image)
-    if values.dtype.kind == "f" or values.min() < 0 or values.max() > 65535:
-        raise ValueError(f"{path}: expected 16-bit grayscale values 0..65535, found {values.min()}..{values.max()}.")
-    if values.max() < 256:
-        raise ValueError(
-            f"{path}: a 16-bit image whose values all lie below 256 (max {int(values.max())}) would be all black as "
-            "cv2.imread reads it (the high byte); save it as an 8-bit image."
-        )
-    return (values.astype(np.uint32) >> 8).astype(np.uint8)
-
-
-def _linear_taps(src: int, dst: int, clamp: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """OpenCV's INTER_LINEAR taps: source indices and 11-bit fixed-point weights of each output coordinate."""
-    scale = 1.0 / (dst / src)  # cv2 computes scale_x = 1 / inv_scale_x in double
-    f = ((np.arange(dst, dtype=np.float64) + 0.5) * scale - 0.5).astype(np.float32)
-    s = np.floor(f).astype(np.int64)
-    f = (f - s.astype(np.float32)).astype(np.float32)
-    if clamp:  # along x cv2 clamps the coordinate at the borders; along y only the row indices (see below)
-        low, high = s < 0, s >= src - 1
-        f[low | high] = 0
-        s[low] = 0
-        s[high] = src - 1
-    w1 = np.rint(f * np.float32(2048)).astype(np.int64)  # saturate_cast<short>(fx * INTER_RESIZE_COEF_SCALE)
-    w0 = np.rint((np.float32(1) - f) * np.float32(2048)).astype(np.int64)
-    return np.clip(s, 0, src - 1), np.clip(s + 1, 0, src - 1), w0, w1
-
-
-def resize_linear(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
-    """Resize an (H, W) uint8 map to ``size = (h, w)`` exactly as ``cv2.resize(image, (w, h), cv2.INTER_LINEAR)``.
-
-    PySODEvalToolkit resizes a prediction to its ground truth this way. OpenCV's 8-bit path: half-pixel centres
-    ``x = (dx + 0.5) * W / w - 0.5``, weights rounded to 1/2048, a horizontal pass in integers, then the vertical
-    pass of its SIMD kernel: ``(((H0 >> 4) * b0 >> 16) + ((H1 >> 4) * b1 >> 16) + 2) >> 2``. Bit-exact against
-    OpenCV 4.x on random sizes (``tests/test_suite.py``); no antialiasing when shrinking (as OpenCV).
-    """
-    h, w = size
-    if image.shape == (h, w):
-        return image
-    sy0, sy1, b0, b1 = _linear_taps(image.shape[0], h, clamp=False)
-    sx0, sx1, a0, a1 = _linear_taps(image.shape[1], w, clamp=True)
-    src = image.astype(np.int64)
-    rows0, rows1 = src[sy0], src[sy1]
-    h0 = rows0[:, sx0] * a0 + rows0[:, sx1] * a1
-    h1 = rows1[:, sx0] * a0 + rows1[:, sx1] * a1
-    out = (((h0 >> 4) * b0[:, None]) >> 16) + (((h1 >> 4) * b1[:, None]) >> 16)
-    return np.clip((out + 2) >> 2, 0, 255).astype(np.uint8)
 
 
 @dataclass(frozen=True)
@@ -198,7 +124,7 @@ def _decode_boundary(task: DecodeTask) -> tuple[np.ndarray, np.ndarray]:
     """pred (H, W) uint8 or (2H+1, 2W+1) float64 ucm2; gt (A, H, W) bool, or (1, H, W) int64 labels for "labels"
     (their boundaries are drawn in the main process: workers never run torch, whose thread pools a fork leaves
     unusable)."""
-    from .io import read_bsds_ground_truth, read_labels, read_mat_array
+    from ..io import read_bsds_ground_truth, read_labels, read_mat_array
 
     ucm2 = task.input_format == "ucm2"
     pred = read_mat_array(task.pred_path, "ucm2") if ucm2 else read_gray_map(task.pred_path)
@@ -225,7 +151,7 @@ def _decode_boundary(task: DecodeTask) -> tuple[np.ndarray, np.ndarray]:
 
 def _decode_partition(task: DecodeTask) -> tuple[np.ndarray, np.ndarray]:
     """pred (H, W) int64 labels, (2H+1, 2W+1) float64 ucm2 or (L, H, W) int64 levels; gt (K, H, W) int64."""
-    from .io import read_bsds_ground_truth, read_labels, read_mat_array, read_segmentations
+    from ..io import read_bsds_ground_truth, read_labels, read_mat_array, read_segmentations
 
     fmt = task.input_format
     readers = {"labels": read_labels, "ucm2": lambda p: read_mat_array(p, "ucm2"), "stack": read_segmentations}
@@ -456,7 +382,7 @@ def _folder_kind(files: dict[str, Path], folder: str | Path, what: str) -> str:
 def match_folders(pred_dir: str | Path, gt_dir: str | Path, exts: Sequence[str] = BOUNDARY_EXTENSIONS):
     """Pair two folders (images or .mat files) by stem: ``(pairing, pred kind, gt kind)``, kinds ``"image"`` /
     ``"mat"`` (a folder mixing both is an error)."""
-    from .io import find_pairs, list_images
+    from ..io import find_pairs, list_images
 
     try:
         pred_files = list_images(pred_dir, exts, name="prediction folder")
@@ -503,7 +429,7 @@ def boundary_formats(pred_kind: str, gt_kind: str, gt_labels: bool, gt_dir: str 
 
 def hierarchy_format(path: Path) -> str:
     """``"ucm2"`` or ``"stack"`` by the variables of a prediction .mat file."""
-    from .io import mat_variables
+    from ..io import mat_variables
 
     try:
         names = mat_variables(path)
@@ -619,7 +545,7 @@ def evaluate_sod(
     images: Iterable[tuple[str, Any, Any]] | None = None,
 ):
     """Every foreground measure of a dataset, PySODMetrics-exact: the sums and ``compute()`` of
-    :class:`~segmetrics_torch.ForegroundMeasures` in ``functional.foreground.suite.ForegroundSums``.
+    :class:`~segmetrics_torch.ForegroundMeasures` in ``app.foreground_sums.ForegroundSums``.
 
     Args:
         pairs: ``(stem, pred_path, gt_path)``; maps read by :func:`read_gray_map`, ground truth binarised ``> 128``.
@@ -637,7 +563,7 @@ def evaluate_sod(
         (its ``count``, ``settings``, ``normalize``).
     """
     # the Metric's sums without torchmetrics, whose import alone costs about a second of a command's run
-    from .functional.foreground.suite import ForegroundSums
+    from .foreground_sums import ForegroundSums
 
     metric = ForegroundSums(device=device)
     if images is None:
@@ -679,7 +605,7 @@ def evaluate_boundary(
     """
     import torch
 
-    from .functional.boundary import BoundaryCounts, annotator_boundaries, boundary_pr_counts, summarize_counts
+    from ..functional.boundary import BoundaryCounts, annotator_boundaries, boundary_pr_counts, summarize_counts
 
     options = {"thresholds": thresholds, "max_dist": max_dist, "thin": thin, "input_format": input_format,
                "backend": "auto"}  # fmt: skip
@@ -746,8 +672,8 @@ def evaluate_partition(
 
     import torch
 
-    from . import HierarchyMeasures, PartitionMeasures
-    from .functional.partition import partition_measures
+    from .. import HierarchyMeasures, PartitionMeasures
+    from ..functional.partition import partition_measures
 
     hierarchy = input_format != "labels"
     if input_format != "ucm2" and (thresholds is not None or num_regions is not None):
@@ -817,7 +743,7 @@ def load_measures() -> None:
     try:
         import torch  # noqa: F401
 
-        from .functional.foreground import suite  # noqa: F401  (the foreground kernels)
+        from ..functional.foreground import suite  # noqa: F401  (the foreground kernels)
     finally:
         if enabled:
             gc.enable()
@@ -836,7 +762,7 @@ def default_workers() -> int:
 
 def _read_proposal_pairs(pairs, classes: Mapping[str, Path] | None, void_label: int | None, class_option: str):
     """Yield ``(stem, pool, ObjectAnnotation)``: pool (P, H, W) bool or an (H, W) label map, checked for size."""
-    from .io import read_objects, read_proposals
+    from ..io import read_objects, read_proposals
 
     for stem, pred_path, gt_path in pairs:
         try:
@@ -892,7 +818,7 @@ def evaluate_proposals(
 
     import torch
 
-    from . import ProposalRecall
+    from .. import ProposalRecall
 
     per_image: dict[str, dict[str, Any]] = {}
     images = _read_proposal_pairs(pairs, classes, void_label, class_option)

@@ -2,8 +2,8 @@
 
 Given the records of a run (``records[dataset][family][method]``, plain JSON-ready results as cached), this module
 decides the table columns (and which are lower-is-better) and the curves of each family, and returns one writer per
-output file; :mod:`segmetrics_torch.suite` runs them into a temporary folder and moves the files into place.
-Formatting is :mod:`segmetrics_torch.report`, figures :mod:`segmetrics_torch.plots`.
+output file; :mod:`segmetrics_torch.app.report_run` runs them into a temporary folder and moves the files into place.
+Formatting is :mod:`segmetrics_torch.app.tables`, figures :mod:`segmetrics_torch.app.plots`.
 
 Tables (methods x measures, one per dataset and family):
 
@@ -18,7 +18,7 @@ Tables (methods x measures, one per dataset and family):
 Figures (one line per method, legend sorted best first with the summary value): sod PR curves (max F), F- and
 E-measure against the threshold 0..255 (max F, max E); boundary PR curves with iso-F contours and the ODS point,
 F against the threshold (ODS); hierarchies the PR curves of Fb / Fop / Fr (ODS); proposals recall and AR against
-the number of proposals (:func:`segmetrics_torch.plots.plot_proposal_recall`).
+the number of proposals (:func:`segmetrics_torch.app.plots.plot_proposal_recall`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["measure_name", "render_report", "table_columns"]
+from .tables import measure_name, slug
+
+__all__ = ["render_report", "table_columns"]
 
 BOUNDARY_SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = (
     ("ods/f", "ODS"),
@@ -51,11 +53,6 @@ _FAMILY_TITLES = {
 }
 
 
-def measure_name(key: str) -> str:
-    """Display name of a partition measure key (``fop`` -> ``Fop``, ``voi`` -> ``VoI``, ``pri`` -> ``PRI``)."""
-    return {"fb": "Fb", "fop": "Fop", "fr": "Fr", "voi": "VoI", "nvoi": "NVoI"}.get(key, key.upper())
-
-
 def flat_scalars(results: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
     """``{"f_measure/max": 0.91, ...}``: every number of a plain result, None (JSON's NaN) as NaN; lists (curves) and
     ``per_image`` left out."""
@@ -73,7 +70,7 @@ def flat_scalars(results: Mapping[str, Any], prefix: str = "") -> dict[str, floa
 
 def table_columns(family: str, records: Mapping[str, Mapping[str, Any]]) -> tuple[list[tuple[str, str]], list[str]]:
     """``(columns, lower_is_better)`` of a family's table over the methods' records (union, in order)."""
-    from .report import SOD_COLUMNS
+    from .tables import SOD_COLUMNS
 
     if family == "sod":
         return list(SOD_COLUMNS), ["mae"]
@@ -158,7 +155,6 @@ def _threshold_curves(records: Mapping[str, Mapping[str, Any]], family: str, key
 def _figures(dataset: str, family: str, records: Mapping[str, Mapping[str, Any]]) -> dict[str, Callable[[Path], Any]]:
     """``{file stem: draw(path)}`` of one dataset and family."""
     from .plots import plot_pr_curves, plot_threshold_curves
-    from .suite import slug
 
     stem = f"{slug(dataset)}_{family}"
     figures: dict[str, Callable[[Path], Any]] = {}
@@ -205,9 +201,8 @@ def render_report(
     records: Mapping[str, Mapping[str, Mapping[str, Mapping[str, Any]]]], config
 ) -> tuple[dict[str, Callable[[Path], None]], str]:
     """``({relative path: write(path)}, terminal tables)`` of a run's records."""
-    from . import __version__
-    from .report import format_latex_table, format_markdown_table, format_table, write_csv, write_json
-    from .suite import slug
+    from .. import __version__
+    from .tables import format_latex_table, format_markdown_table, format_table, slug, write_csv, write_json
 
     files: dict[str, Callable[[Path], None]] = {}
     terminal, markdown, latex = [], ["# Evaluation report", ""], []

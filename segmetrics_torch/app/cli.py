@@ -5,7 +5,7 @@ Usage::
     segmetrics demo [--n 24] [--device auto] [--seed 0]
     segmetrics evaluate --config eval.yaml [--output DIR] [--device cpu] [--workers N] [--skip-missing] [--resize]
                         [--no-cache | --cache DIR] [--figures png,pdf|none]     (many methods x datasets: a report;
-                                                                                 see segmetrics_torch.suite)
+                                                                                 see segmetrics_torch.app.report_run)
     segmetrics evaluate --gt DIR --pred [NAME=]DIR [--pred ...] [--family sod|boundary|partition|proposals] [...]
     segmetrics evaluate sod --pred DIR --gt DIR [--json FILE] [--csv FILE] [--device cpu] [--batch-size 16]
                             [--allow-missing] [--no-progress] [--name NAME]
@@ -20,7 +20,7 @@ Usage::
                                   [--device cpu] [--allow-missing] [--no-progress] [--name NAME]
     segmetrics meta partition --gt DIR [--ucm DIR] [--measures LIST] [--seed 0] [--json FILE]
     segmetrics meta foreground (--demo | --pred DIR [--pred DIR ...] --gt DIR) [--measures LIST] [--seed 0]
-                               [--json FILE]          (meta-measures: see segmetrics_torch._cli_meta)
+                               [--json FILE]          (meta-measures: see segmetrics_torch.app.meta_command)
 
 Exit status: 0 on success; 2 for usage and input errors (a missing folder, unmatched files, unreadable or mismatched
 images, an unavailable device), reported as one ``error: ...`` line on stderr; 1 for unexpected errors (with the
@@ -41,7 +41,7 @@ curves against the number of proposals.
 This module only parses arguments and orchestrates: reading is :mod:`segmetrics_torch.io`, measures are
 :class:`segmetrics_torch.ForegroundMeasures`, :mod:`segmetrics_torch.functional.boundary`,
 :class:`segmetrics_torch.PartitionMeasures` and :class:`segmetrics_torch.HierarchyMeasures`, tables and files are
-:mod:`segmetrics_torch.report`.
+:mod:`segmetrics_torch.app.tables`.
 """
 
 from __future__ import annotations
@@ -55,8 +55,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .evaluation import BOUNDARY_EXTENSIONS, GT_FORMATS, PREDICTION_FORMATS, InputError, check_pairing
+from .. import __version__
+from .errors import InputError
+from .evaluation import BOUNDARY_EXTENSIONS, GT_FORMATS, PREDICTION_FORMATS, check_pairing
 
 __all__ = ["main"]
 
@@ -136,22 +137,16 @@ def _check_pairing(pairing, args: argparse.Namespace) -> None:
     check_pairing(pairing, args.pred, args.gt, args.allow_missing)
 
 
-def _sync(device) -> None:
-    if device.type == "cuda":
-        import torch
-
-        torch.cuda.synchronize(device)
-
-
 # --------------------------------------------------------------------------------------------------------- demo
 
 
 def _run_demo(args: argparse.Namespace) -> int:
     import torch
 
-    from . import ForegroundMeasures
-    from .report import SOD_COLUMNS, format_table, scalar_row
-    from .synthetic import make_foreground_dataset
+    from .. import ForegroundMeasures
+    from ..synthetic import make_foreground_dataset
+    from .evaluation import sync
+    from .tables import SOD_COLUMNS, format_table, scalar_row
 
     device = _device(args.device)
     start = time.perf_counter()
@@ -163,7 +158,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     warm = ForegroundMeasures().to(device)
     warm.update(gt[:1, :32, :32], gt[:1, :32, :32])
     warm.compute()
-    _sync(device)
+    sync(device)
     warmup = time.perf_counter() - start
     rows: dict[str, dict[str, float]] = {}
     start = time.perf_counter()
@@ -173,7 +168,7 @@ def _run_demo(args: argparse.Namespace) -> int:
         for i in range(0, args.n, args.batch_size):
             metric.update(preds[i : i + args.batch_size], gt[i : i + args.batch_size])
         rows[method] = scalar_row(metric.compute())
-    _sync(device)
+    sync(device)
     elapsed = time.perf_counter() - start
     empty = " (one with an empty ground truth)" if args.n >= 2 else ""
     print(format_table(rows, SOD_COLUMNS))
@@ -195,9 +190,9 @@ def _run_demo(args: argparse.Namespace) -> int:
 def _run_evaluate_sod(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
+    from ..io import find_pairs
     from .evaluation import evaluate_sod
-    from .io import find_pairs
-    from .report import SOD_COLUMNS, format_table, scalar_row, write_csv
+    from .tables import SOD_COLUMNS, format_table, scalar_row, write_csv
 
     device = _device(args.device)
     json_path = _check_output(args.json, "--json")
@@ -249,7 +244,7 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------------- evaluate boundary
 
-#: the columns of the boundary table: (key of :func:`~segmetrics_torch.report.scalar_row`, header)
+#: the columns of the boundary table: (key of :func:`~segmetrics_torch.app.tables.scalar_row`, header)
 BOUNDARY_COLUMNS: tuple[tuple[str, str], ...] = (
     ("ods/threshold", "ODS-T"),
     ("ods/recall", "ODS-R"),
@@ -278,7 +273,7 @@ def _write_report(
     extra: dict[str, Any] | None = None,
 ) -> None:
     """The JSON report every evaluate command writes: provenance, folders, pairing, settings, then the results."""
-    from .report import write_json
+    from .tables import write_json
 
     write_json(
         json_path,
@@ -353,7 +348,7 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
     from .evaluation import boundary_formats, boundary_report, evaluate_boundary
-    from .report import format_table, scalar_row
+    from .tables import format_table, scalar_row
 
     device = _device(args.device)
     json_path = _check_output(args.json, "--json")
@@ -435,15 +430,11 @@ HIERARCHY_COLUMNS: tuple[tuple[str, str], ...] = (
 REGION_COLUMNS: tuple[tuple[str, str], ...] = (*HIERARCHY_COLUMNS[:3], ("best", "Best"))
 
 
-def _measure_name(key: str) -> str:
-    return {"fb": "Fb", "fop": "Fop", "fr": "Fr", "voi": "VoI", "nvoi": "NVoI"}.get(key, key.upper())
-
-
 def _run_evaluate_partition(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
     from .evaluation import evaluate_partition, partition_formats
-    from .report import format_table, scalar_row
+    from .tables import format_table, measure_name, scalar_row
 
     device = _device(args.device)
     json_path = _check_output(args.json, "--json")
@@ -471,9 +462,9 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - start
 
     if hierarchy:
-        rows = {_measure_name(m): scalar_row(results[m]) for m in metric.measures}
+        rows = {measure_name(m): scalar_row(results[m]) for m in metric.measures}
         print(format_table(rows, HIERARCHY_COLUMNS, index_header="measure"))
-        region = {("Covering" if k == "covering" else _measure_name(k)): scalar_row(v)
+        region = {("Covering" if k == "covering" else measure_name(k)): scalar_row(v)
                   for k, v in results["region_benchmark"].items()}  # fmt: skip
         print("\nRegion benchmark (BSR eval_cover.txt, eval_RI_VOI.txt):")
         print(format_table(region, REGION_COLUMNS, index_header="measure"))
@@ -487,7 +478,7 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
         }
     else:
         rows = {name: scalar_row(results)}
-        print(format_table(rows, [(m, _measure_name(m)) for m in metric.measures]))
+        print(format_table(rows, [(m, measure_name(m)) for m in metric.measures]))
         setting, hierarchy_settings = "", {}
     print(
         f"Evaluated {len(stems)} image(s) of {args.pred} ({input_format}) against {args.gt} ({gt_format}){setting} "
@@ -523,10 +514,10 @@ PROPOSAL_TABLE_N = (10, 100, 1000)
 def _run_evaluate_proposals(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
+    from ..functional.proposals import MCG_PROPOSAL_COUNTS
+    from ..io import PROPOSAL_EXTENSIONS, find_pairs, list_images
     from .evaluation import evaluate_proposals
-    from .functional.proposals import MCG_PROPOSAL_COUNTS
-    from .io import PROPOSAL_EXTENSIONS, find_pairs, list_images
-    from .report import format_table
+    from .tables import format_table
 
     device = _device(args.device)
     json_path = _check_output(args.json, "--json")
@@ -607,7 +598,7 @@ def _run_evaluate_proposals(args: argparse.Namespace) -> int:
 
 
 def _run_evaluate_suite(args: argparse.Namespace) -> int:
-    from .suite import run_from_args
+    from .report_run import run_from_args
 
     return run_from_args(args, _device)
 
@@ -668,7 +659,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "Exit status: 0 success, 2 usage or input error (one `error:` line; no report file written), 1 unexpected "
         "error, 130 interrupted (finished evaluations stay cached).",
     )
-    from .suite import add_suite_arguments
+    from .report_run import add_suite_arguments
 
     add_suite_arguments(evaluate, _positive_int, _non_negative_int)
     tasks = evaluate.add_subparsers(dest="task", metavar="TASK")
@@ -866,7 +857,7 @@ def _build_parser() -> argparse.ArgumentParser:
     prop.set_defaults(handler=_run_evaluate_proposals)
     evaluate.set_defaults(handler=_run_evaluate_suite, subparser=evaluate)
 
-    from ._cli_meta import add_meta_parser
+    from .meta_command import add_meta_parser
 
     add_meta_parser(commands, _positive_int, _non_negative_int, _positive_float)
     return parser

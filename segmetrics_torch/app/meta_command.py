@@ -49,7 +49,7 @@ FOREGROUND_DEFAULT = (
 
 
 def _input_error(message: str) -> Exception:
-    from .cli import InputError
+    from .errors import InputError
 
     return InputError(message)
 
@@ -63,7 +63,7 @@ def _measure_list(text: str, known: dict) -> list[str]:
 
 
 def _mat_files(folder: str, what: str) -> dict[str, Path]:
-    from .io import list_images
+    from ..io import list_images
 
     try:
         return list_images(folder, (".mat",), name=what)
@@ -79,7 +79,7 @@ def _ods_index(values: dict, measure: str, parameters) -> int:
     """The level of the Optimal Dataset Scale of ``measure`` (SEISM ``general_ods.m``; min for voi)."""
     import torch
 
-    from .functional.partition import hierarchy_state, summarize_hierarchy
+    from ..functional.partition import hierarchy_state, summarize_hierarchy
 
     state = hierarchy_state(values, (measure,), False)
     ods = summarize_hierarchy(state, torch.as_tensor(parameters), (measure,), region_benchmark=False)
@@ -89,9 +89,9 @@ def _ods_index(values: dict, measure: str, parameters) -> int:
 def _run_meta_partition(args: argparse.Namespace) -> int:
     import torch
 
-    from .functional.partition import hierarchy_measures
-    from .io import read_bsds_ground_truth, read_mat_array
-    from .meta import (
+    from ..functional.partition import hierarchy_measures
+    from ..io import read_bsds_ground_truth, read_mat_array
+    from ..meta import (
         grid_oversegmentation,
         quadtree_partition,
         random_hierarchy_ucm,
@@ -99,9 +99,9 @@ def _run_meta_partition(args: argparse.Namespace) -> int:
         sihd,
         sisd,
     )
-    from .meta.metameasures import PARTITION_MEASURES
-    from .ops.hierarchy import gridbmap2seg
-    from .report import format_table, write_json
+    from ..meta.metameasures import PARTITION_MEASURES
+    from ..ops.hierarchy import gridbmap2seg
+    from .tables import format_table, write_json
 
     measures = _measure_list(args.measures, PARTITION_MEASURES)
     gt_files = _mat_files(args.gt, "ground-truth folder")
@@ -198,10 +198,10 @@ def _read_foreground(args: argparse.Namespace):
     import numpy as np
     import torch
 
-    from .io import pair_by_stem, read_gray
+    from ..io import pair_by_stem, read_gray
 
     if args.demo:
-        from .synthetic import make_foreground_dataset
+        from ..synthetic import make_foreground_dataset
 
         data = make_foreground_dataset(n=args.n, size=(240, 320), seed=args.seed)
         gt = [torch.from_numpy(g) for g in data.gt]
@@ -234,9 +234,9 @@ def _read_foreground(args: argparse.Namespace):
 
 
 def _run_meta_foreground(args: argparse.Namespace) -> int:
-    from .meta import annotation_error_test, generic_map_test, gt_switch_test, noise_test
-    from .meta.metameasures import FOREGROUND_MEASURES
-    from .report import format_table, write_json
+    from ..meta import annotation_error_test, generic_map_test, gt_switch_test, noise_test
+    from ..meta.metameasures import FOREGROUND_MEASURES
+    from .tables import format_table, write_json
 
     measures = _measure_list(args.measures, FOREGROUND_MEASURES)
     preds, gt, names = _read_foreground(args)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,9 @@ __all__ = [
     "format_latex_table",
     "format_markdown_table",
     "format_table",
+    "measure_name",
     "scalar_row",
+    "slug",
     "to_jsonable",
     "write_csv",
     "write_json",
@@ -278,3 +281,13 @@ def format_latex_table(
         lines.append(" & ".join([_latex_escape(name), *cells]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(lines)
+
+
+def slug(name: str) -> str:
+    """A file-name-safe form of a dataset / family name."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "unnamed"
+
+
+def measure_name(key: str) -> str:
+    """Display name of a partition measure key (``fop`` -> ``Fop``, ``voi`` -> ``VoI``, ``pri`` -> ``PRI``)."""
+    return {"fb": "Fb", "fop": "Fop", "fr": "Fr", "voi": "VoI", "nvoi": "NVoI"}.get(key, key.upper())

@@ -1,7 +1,7 @@
 """Evaluation reports of many methods x datasets: ``segmetrics evaluate --config eval.yaml``.
 
 A run evaluates every (dataset, family, method) combination of a configuration with the family cores of
-:mod:`segmetrics_torch.evaluation` (the code behind ``segmetrics evaluate sod|boundary|partition|proposals``),
+:mod:`segmetrics_torch.app.evaluation` (the code behind ``segmetrics evaluate sod|boundary|partition|proposals``),
 caches each result, and writes a report: a terminal table, Markdown / LaTeX / CSV tables (methods x measures per
 dataset, the best value of each column marked), one JSON file with every number and curve, and figures (PR curves,
 F- and E-measure against the threshold, proposal recall) as PNG and PDF.
@@ -9,7 +9,7 @@ F- and E-measure against the threshold, proposal recall) as PNG and PDF.
 Order of work, so that bad input costs nothing and leaves nothing half-written:
 
 1. the configuration is checked, every folder listed and paired, every format decided (any problem: one
-   :class:`~segmetrics_torch.evaluation.InputError`, before any image is read);
+   :class:`~segmetrics_torch.app.evaluation.InputError`, before any image is read);
 2. each combination is taken from the cache or computed (progress bar per combination); a computed result is
    written to the cache at once (atomically), so an interrupted run resumes where it stopped;
 3. the report is rendered into a temporary folder inside the output folder and its files are then moved into place
@@ -32,7 +32,6 @@ import hashlib
 import json
 import math
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -174,7 +173,7 @@ def _is_number(value: Any) -> bool:
 
 def _check_family_options(family: str, options: Any, source: str, path: str) -> dict[str, Any]:
     """The measure options of one family, checked; defaults filled in (those of its ``evaluate`` subcommand)."""
-    from .functional.partition import MEASURES
+    from ..functional.partition import MEASURES
 
     _expect(isinstance(options, Mapping), source, path, "a mapping of options", options)
     allowed: dict[str, tuple[Callable[[Any], bool], str]] = {
@@ -455,7 +454,7 @@ class ResultCache:
 
 
 def _class_images(folder: Path) -> dict[str, Path]:
-    from .io import list_images
+    from ..io import list_images
 
     try:
         return list_images(folder, name="gt_classes folder")
@@ -504,7 +503,7 @@ SOD_SETTINGS: dict[str, Any] = {
     "empty_quadrant": "nan",
     "edt_backend": "auto",
     "gt_binarisation": "> 128",
-    "reader": "cv2.imread(path, IMREAD_GRAYSCALE) (segmetrics_torch.evaluation.read_gray_map)",
+    "reader": "cv2.imread(path, IMREAD_GRAYSCALE) (segmetrics_torch.io.read_gray_map)",
 }
 
 
@@ -548,14 +547,14 @@ def _plan_job(
     warn: Callable[[str], None],
     device_type: str,
 ) -> Job:
-    from . import __version__
-    from .io import find_pairs
+    from .. import __version__
+    from ..io import find_pairs
 
     try:
         if family == "sod":
             pairing, pred_kind, gt_kind = find_pairs(pred_dir, dataset.gt), "image", "image"
         elif family == "proposals":
-            from .io import PROPOSAL_EXTENSIONS
+            from ..io import PROPOSAL_EXTENSIONS
 
             pairing, pred_kind, gt_kind = find_pairs(pred_dir, dataset.gt, PROPOSAL_EXTENSIONS), "pool", "objects"
         else:
@@ -607,7 +606,7 @@ def _plan_job(
 
 def _compute(job: Job, config: SuiteConfig, device, progress, images) -> dict[str, Any]:
     """Run the family core on the job's pairs; the record that goes into the cache and the JSON report."""
-    from .report import to_jsonable
+    from .tables import to_jsonable
 
     pairs = job.pairing.pairs
     batch_size = config.batch_size or BATCH_SIZES[job.family]
@@ -623,7 +622,7 @@ def _compute(job: Job, config: SuiteConfig, device, progress, images) -> dict[st
         )
         results = boundary_report(summary, [stem for stem, _, _ in pairs])
     elif job.family == "proposals":
-        from .functional.proposals import MCG_PROPOSAL_COUNTS
+        from ..functional.proposals import MCG_PROPOSAL_COUNTS
 
         options["counts"] = sorted(set(options["counts"] or MCG_PROPOSAL_COUNTS))
         results, per_image, metric = evaluate_proposals(
@@ -776,7 +775,7 @@ def run_suite(
                 stream.close()
     elapsed = time.perf_counter() - start
 
-    from .suite_report import render_report
+    from .report_render import render_report
 
     files, tables = render_report(records, config)
     written = _write_atomically(config.output, files)
@@ -1007,6 +1006,3 @@ def run_from_args(args: argparse.Namespace, resolve_device: Callable[[str], Any]
     return 0
 
 
-def slug(name: str) -> str:
-    """A file-name-safe form of a dataset / family name."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "unnamed"
