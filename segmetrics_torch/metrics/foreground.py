@@ -13,6 +13,7 @@ functional API or the losses of :mod:`segmetrics_torch.losses` to train.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
@@ -315,10 +316,31 @@ class ForegroundMeasures(_ForegroundMetric):
     Args:
         beta2, wf_beta2, alpha, empty_quadrant, edt_backend, normalize, validate_args: as
             :func:`segmetrics_torch.functional.foreground_measures`.
+        include: the other PySODMetrics measures to accumulate beside them, by name (a sequence) or with their
+            options (a mapping name -> keyword arguments): ``threshold_measures`` (:class:`ThresholdMeasures`),
+            ``size_invariant_f_measure`` (:class:`SizeInvariantFMeasure`), ``size_invariant_mae``
+            (:class:`SizeInvariantMAE`), ``multiscale_iou`` (:class:`MultiScaleIoU`), ``human_correction_effort``
+            (:class:`HumanCorrectionEffort`), ``context_measure`` (:class:`ContextMeasure`). Each is a child Metric
+            that gets every batch (``normalize`` and ``validate_args`` passed on); its ``compute()`` result appears
+            under its name. ``CamouflageContextMeasure`` needs the RGB images and is not offered here.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import ForegroundMeasures
+        >>> gt = torch.zeros(2, 32, 32, dtype=torch.bool)
+        >>> gt[:, 8:24, 8:24] = True
+        >>> m = ForegroundMeasures(include=["threshold_measures", "size_invariant_mae"])
+        >>> m.update(gt.to(torch.uint8) * 255, gt)
+        >>> res = m.compute()
+        >>> round(float(res["mae"]), 4), round(float(res["size_invariant_mae"]), 4)
+        (0.0, 0.0)
+        >>> sorted(res["threshold_measures"])[:3]
+        ['accuracy', 'ber', 'dice']
     """
 
     _scalars = SUITE_SCALARS
     _curves = SUITE_CURVES
+    _in_forward = False
 
     def __init__(
         self,
@@ -328,11 +350,15 @@ class ForegroundMeasures(_ForegroundMetric):
         alpha: float = 0.5,
         empty_quadrant: EmptyQuadrant = "nan",
         edt_backend: EdtBackend = "auto",
+        include: Sequence[str] | Mapping[str, Mapping[str, Any]] = (),
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.beta2 = check_positive_float(beta2, "beta2")
         self._options = suite_options(alpha, empty_quadrant, wf_beta2, edt_backend)
+        self.included = torch.nn.ModuleDict(
+            _included_metrics(include, normalize=self.normalize, validate_args=self.validate_args)
+        )
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -342,11 +368,76 @@ class ForegroundMeasures(_ForegroundMetric):
     def _derive(self, values: ForegroundIntermediates) -> dict[str, Tensor]:
         return derive_all(values, self.beta2)
 
+    def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
+        """Add a batch (as :class:`FMeasure`); the included measures get it too."""
+        super().update(preds, target)
+        if not self._in_forward:  # forward() feeds the included Metrics itself, once
+            for metric in self.included.values():
+                metric.update(preds, target)
+
+    def forward(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> Any:
+        """The batch's results (and accumulate it), the included measures' batch results under their names."""
+        self._in_forward = True
+        try:
+            res = super().forward(preds, target)
+        finally:
+            self._in_forward = False
+        for name, metric in self.included.items():
+            value = metric(preds, target)
+            if isinstance(res, dict):
+                res[name] = value
+        return res
+
+    def reset(self) -> None:
+        """Reset the states, the included measures' too (not inside forward(), which keeps the dataset's)."""
+        super().reset()
+        if not self._in_forward:
+            for metric in getattr(self, "included", {}).values():
+                metric.reset()
+
     def compute(self) -> dict[str, Any]:
         res = summarize_foreground(self._mean)
         if int(self.count) and bool(torch.isnan(res["s_measure"])):
             warn_s_measure_nan("ForegroundMeasures: s_measure", "at least one image has")
+        if not self._in_forward:  # forward() adds the included Metrics' own batch results
+            for name, metric in self.included.items():
+                res[name] = metric.compute()
         return res
+
+
+#: the measures ForegroundMeasures(include=...) can accumulate beside its own: name -> Metric class name
+INCLUDABLE = {
+    "threshold_measures": "ThresholdMeasures",
+    "size_invariant_f_measure": "SizeInvariantFMeasure",
+    "size_invariant_mae": "SizeInvariantMAE",
+    "multiscale_iou": "MultiScaleIoU",
+    "human_correction_effort": "HumanCorrectionEffort",
+    "context_measure": "ContextMeasure",
+}
+
+
+def _included_metrics(
+    include: object, *, normalize: bool, validate_args: bool
+) -> dict[str, Metric]:
+    """The child Metrics of ``ForegroundMeasures(include=...)``, checked by name."""
+    if isinstance(include, (str, bytes)) or not isinstance(include, (Sequence, Mapping)):
+        raise TypeError(
+            f"Expected `include` to be a sequence of measure names or a mapping name -> options, but got {include!r}."
+        )
+    options = dict(include) if isinstance(include, Mapping) else {name: {} for name in include}
+    from . import foreground_extra  # the issue-15 measures; imported only when asked for
+
+    out: dict[str, Metric] = {}
+    for name, kwargs in options.items():
+        if name not in INCLUDABLE:
+            raise ValueError(
+                f"Expected `include` to name measures among {', '.join(map(repr, INCLUDABLE))}, but got {name!r}."
+            )
+        if not isinstance(kwargs, Mapping):
+            raise TypeError(f"Expected the options of `include[{name!r}]` to be a mapping, but got {kwargs!r}.")
+        cls = getattr(foreground_extra, INCLUDABLE[name])
+        out[name] = cls(normalize=normalize, validate_args=validate_args, **dict(kwargs))
+    return out
 
 
 def flatten_results(results: dict[str, Any], prefix: str = "", *, curves: bool = False) -> dict[str, Tensor]:

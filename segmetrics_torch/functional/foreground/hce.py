@@ -45,6 +45,9 @@ def _imports():
             "HumanCorrectionEffort needs OpenCV and scikit-image (contours and polygons are OpenCV's, as in "
             "PySODMetrics): pip install 'segmetrics-torch[opencv]' (or opencv-python-headless scikit-image)"
         ) from err
+    # skimage loads its submodules lazily on first attribute access; touch what is used here so that threads
+    # never see a half-built module
+    morphology.disk, morphology.skeletonize  # noqa: B018
     return cv2, morphology
 
 
@@ -189,6 +192,7 @@ def human_correction_effort(
             p, g = prepare_maps(preds_c, target_c, normalize)
             pn, gn = (p > 0.5).numpy(), g.numpy()
         workers = max(1, min(torch.get_num_threads(), pn.shape[0]))
+        _imports()  # before the threads: concurrent first imports of skimage's lazy submodules see them half-built
         if workers == 1:
             values = [hce_of_maps(pn[i], gn[i], relax, epsilon) for i in range(pn.shape[0])]
         else:  # OpenCV, scipy and skimage's skeleton release the GIL: images in parallel threads
