@@ -53,16 +53,18 @@ def test_installed_wheel_runs_the_demo(dist, tmp_path):
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
     python = env_dir / "bin" / "python"
+    # outside the source tree and without PYTHONPATH: an egg-info there would make pip think it is installed
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     subprocess.run([python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)], check=True,
-                   timeout=300)  # fmt: skip
+                   timeout=300, cwd=tmp_path, env=env)  # fmt: skip
     site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+                          capture_output=True, text=True, check=True, cwd=tmp_path, env=env).stdout.strip()  # fmt: skip
     borrowed = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     (Path(site) / "zz_borrowed_dependencies.pth").write_text("\n".join(sorted(borrowed)) + "\n")
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    where = subprocess.run([python, "-c", "import segmetrics_torch; print(segmetrics_torch.__file__)"], cwd=tmp_path,
-                           capture_output=True, text=True, check=True, env=env).stdout.strip()  # fmt: skip
-    assert Path(where).is_relative_to(env_dir), where
+    found = subprocess.run([python, "-c", "import segmetrics_torch; print(segmetrics_torch.__file__)"], cwd=tmp_path,
+                           capture_output=True, text=True, env=env)  # fmt: skip
+    assert found.returncode == 0, found.stderr
+    assert Path(found.stdout.strip()).is_relative_to(env_dir), found.stdout
     run = subprocess.run([env_dir / "bin" / "segmetrics", "demo", "--n", "2"], cwd=tmp_path, capture_output=True,
                          text=True, timeout=300, env=env)  # fmt: skip
     assert run.returncode == 0, run.stderr
