@@ -91,6 +91,8 @@ FOREGROUND = {
     "IoU": lambda: st.IoU(validate_args=False),
     "Dice": lambda: st.Dice(validate_args=False),
     "ForegroundMeasures": lambda: st.ForegroundMeasures(validate_args=False),
+    "ThresholdMeasures": lambda: st.ThresholdMeasures(validate_args=False),
+    "MultiScaleIoU": lambda: st.MultiScaleIoU(validate_args=False),
 }
 
 
