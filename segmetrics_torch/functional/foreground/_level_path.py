@@ -32,6 +32,13 @@ def target_threshold(target: Tensor) -> tuple[np.ndarray, int]:
     return (target > 0.5 if target.dtype != torch.bool else target).to(torch.uint8).contiguous().numpy(), 0
 
 
+def binary_target(target: Tensor) -> Tensor:
+    """``_prepare.binarize_target`` of a CPU target by numpy (torch's two-thread comparison of a strided or large
+    tensor cost more than the whole histogram pass on the shared test machine)."""
+    t_arr, tthr = target_threshold(target)
+    return torch.from_numpy(t_arr > tthr)
+
+
 def level_values(image_hist: Tensor, normalize: bool) -> Tensor:
     """(B, 256) float64 ``p(v)`` of every level from the (B, 2, 256) level histograms (present levels define the
     stretch)."""
@@ -112,7 +119,7 @@ def box_histograms(
     starts[1:] = torch.bincount(image, minlength=preds.shape[0]).cumsum(0)
     t_arr, tthr = target_threshold(target)
     hist, box, outside = level_histograms(preds.contiguous().numpy(), t_arr, tthr, starts.numpy(),
-                                          boxes[order].contiguous().numpy())  # fmt: skip
+                                          boxes.index_select(0, order).contiguous().numpy())  # fmt: skip
     return torch.from_numpy(hist), torch.from_numpy(box), torch.from_numpy(outside), order
 
 
@@ -121,8 +128,8 @@ def target_counts(preds: Tensor, target: Tensor, normalize: bool, image: Tensor,
     """int64 ``(tp, fp, tn, fn)`` per mode of every target's masked map ``p * box``, ``g & box`` (whole image),
     in the order of ``image``/``boxes`` -- the size-invariant measures' counts (``size_invariance._target_counts``)."""
     hist, box, _, order = box_histograms(preds, target, image, boxes)
-    img = image[order]
-    p = level_values(hist, normalize)[img]
+    img = image.index_select(0, order)
+    p = level_values(hist, normalize).index_select(0, img)
     numel = preds.shape[1] * preds.shape[2]
     area = box.sum(dim=(1, 2))
     outside = numel - area  # p = 0, g = 0 there
@@ -143,7 +150,7 @@ def target_counts(preds: Tensor, target: Tensor, normalize: bool, image: Tensor,
     if "binary" in modes:
         out["binary"] = split(*set_counts(box, p > 0.5))
     if "adaptive" in modes:
-        boxes_sorted = boxes[order]
+        boxes_sorted = boxes.index_select(0, order)
 
         def exact_mean(row: int) -> float:
             b = int(img[row])
@@ -158,7 +165,7 @@ def target_counts(preds: Tensor, target: Tensor, normalize: bool, image: Tensor,
         out["adaptive"] = split(tp, pp + torch.where(thr <= 0, outside, 0))
     inverse = torch.empty_like(order)
     inverse[order] = torch.arange(order.numel())
-    return {mode: tuple(c[inverse] for c in counts) for mode, counts in out.items()}
+    return {mode: tuple(c.index_select(0, inverse) for c in counts) for mode, counts in out.items()}
 
 
 def si_mae_parts(preds: Tensor, target: Tensor, normalize: bool, image: Tensor, boxes: Tensor):
@@ -172,7 +179,7 @@ def si_mae_parts(preds: Tensor, target: Tensor, normalize: bool, image: Tensor, 
 
     inverse = torch.empty_like(order)
     inverse[order] = torch.arange(order.numel())
-    box_err = err(box, p[image[order]])[inverse]
-    box_area = box.sum(dim=(1, 2))[inverse].to(torch.float64)
+    box_err = err(box, p.index_select(0, image.index_select(0, order))).index_select(0, inverse)
+    box_area = box.sum(dim=(1, 2)).index_select(0, inverse).to(torch.float64)
     numel = preds.shape[1] * preds.shape[2]
     return box_err, box_area, err(outside, p), outside.sum(dim=(1, 2)).to(torch.float64), err(hist, p) / numel

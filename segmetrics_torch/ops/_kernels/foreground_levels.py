@@ -196,25 +196,36 @@ def level_histograms(raw, t, tthr, starts, boxes):  # pragma: no cover - compile
 def component_boxes(labels, num):  # pragma: no cover - compiled
     """Per label 1..num of a (B, H, W) label stack: (num, 6) int64 = area, image, y0, y1, x0, x1 (one pass)."""
     batch, h, w = labels.shape
-    out = np.zeros((num, 6), np.int64)
-    out[:, 2] = h
-    out[:, 4] = w
+    area = np.zeros(num + 1, np.int64)
+    image = np.zeros(num + 1, np.int64)
+    y0 = np.full(num + 1, h, np.int64)
+    y1 = np.zeros(num + 1, np.int64)
+    x0 = np.full(num + 1, w, np.int64)
+    x1 = np.zeros(num + 1, np.int64)
     for b in range(batch):
         for y in range(h):
+            row = labels[b, y]
             for x in range(w):
-                lab = labels[b, y, x]
+                lab = row[x]
                 if lab > 0:
-                    r = out[lab - 1]
-                    r[0] += 1
-                    r[1] = b
-                    if y < r[2]:
-                        r[2] = y
-                    if y > r[3]:
-                        r[3] = y
-                    if x < r[4]:
-                        r[4] = x
-                    if x > r[5]:
-                        r[5] = x
+                    # labels are raster-ordered over the stack: the first pixel of a label sets y0 and image
+                    if area[lab] == 0:
+                        image[lab] = b
+                        y0[lab] = y
+                    area[lab] += 1
+                    y1[lab] = y
+                    if x < x0[lab]:
+                        x0[lab] = x
+                    if x > x1[lab]:
+                        x1[lab] = x
+    out = np.empty((num, 6), np.int64)
+    for i in range(num):
+        out[i, 0] = area[i + 1]
+        out[i, 1] = image[i + 1]
+        out[i, 2] = y0[i + 1]
+        out[i, 3] = y1[i + 1]
+        out[i, 4] = x0[i + 1]
+        out[i, 5] = x1[i + 1]
     return out
 
 
@@ -270,4 +281,19 @@ def measure_table(tp, fp, tn, fn, codes, beta2):  # pragma: no cover - compiled
                     pe = _div((a + f) * (a + m) + (n + m) * (n + a), total**2)
                     v = _div(oa - pe, 1 - pe)
                 out[k, b, i] = v
+    return out
+
+
+@numba.njit(**_JIT)
+def row_max(table, lo, hi):  # pragma: no cover - compiled
+    """(M, K) float64: ``max(table[m, k, lo:hi])`` of a (M, K, W) float64 table (NaN-free)."""
+    rows, cols, _ = table.shape
+    out = np.empty((rows, cols), np.float64)
+    for m in range(rows):
+        for k in range(cols):
+            best = table[m, k, lo]
+            for i in range(lo + 1, hi):
+                if table[m, k, i] > best:
+                    best = table[m, k, i]
+            out[m, k] = best
     return out
