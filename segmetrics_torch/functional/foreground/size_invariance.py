@@ -39,7 +39,7 @@ from torch import Tensor
 from ..._checks import check_positive_float
 from ._extra_runner import run_raw
 from ._intermediates import use_cpu_kernel
-from ._prepare import binarize_target, prepare_maps
+from ._prepare import prepare_maps
 from .threshold_measures import (
     THRESHOLD_MEASURES,
     THRESHOLD_MODES,
