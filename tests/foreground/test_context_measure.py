@@ -22,7 +22,7 @@ pysod = pytest.importorskip("py_sod_metrics")
 cv2 = pytest.importorskip("cv2")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.one_of(image_pairs(), multi_object_pairs(), blob_pairs()), st.sampled_from(((1.0, 6.0), (1.0, 6.0),
                                                                                         (0.3, 3.0))))  # fmt: skip
 def test_random_maps_match_pysod(pair, params):
@@ -102,7 +102,7 @@ def camouflage_triples(draw):
     return pred, gt * 255, img
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(camouflage_triples())
 def test_camouflage_random_maps_match_pysod(triple):
     pred, gt, img = triple
