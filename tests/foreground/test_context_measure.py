@@ -29,7 +29,12 @@ def test_random_maps_match_pysod(pair, params):
     pred, gt = pair
     beta2, alpha = params
     metric = pysod.ContextMeasure(beta2=beta2, alpha=alpha)
-    metric.step(pred, gt)
+    try:
+        metric.step(pred, gt)
+    except np.linalg.LinAlgError:  # GT pixels on one slanted line: singular covariance, PySOD has no value
+        with pytest.raises(ValueError, match=r"`target`.*singular"):
+            context_measure(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None], beta2=beta2, alpha=alpha)
+        return
     out = context_measure(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None], beta2=beta2, alpha=alpha)
     close(out[0].numpy(), metric.scores[0], "cm")
 
@@ -67,6 +72,13 @@ def test_bad_inputs(preds, target, error, match):
         ContextMeasure().update(preds, target)
     with pytest.raises(error, match=match):
         context_measure(preds, target)
+
+
+def test_gt_on_one_slanted_line_is_a_clear_error():
+    target = torch.zeros(1, 8, 8, dtype=torch.uint8)
+    target[0, [1, 2, 3], [1, 2, 3]] = 255  # PySOD: numpy LinAlgError (singular covariance)
+    with pytest.raises(ValueError, match=r"`target`.*singular"):
+        context_measure(torch.full((1, 8, 8), 100, dtype=torch.uint8), target)
 
 
 def test_empty_gt_is_zero():
