@@ -39,6 +39,30 @@ def binary_target(target: Tensor) -> Tensor:
     return torch.from_numpy(t_arr > tthr)
 
 
+def numpy_levels(raw: np.ndarray, normalize: bool) -> np.ndarray:
+    """(B, 256) float64 ``p(v)`` of a (B, H, W) uint8 array with numpy: the operations of ``prepare_maps`` applied to
+    the 256 levels (``v / 255``, then the stretch by the image's extreme levels), so ``p(v)`` is bit-identical."""
+    flat = raw.reshape(raw.shape[0], -1)
+    lo = flat.min(axis=1).astype(np.float64)[:, None] / 255
+    hi = flat.max(axis=1).astype(np.float64)[:, None] / 255
+    levels = np.broadcast_to(np.arange(256, dtype=np.float64) / 255, (raw.shape[0], 256))
+    if not normalize:
+        return levels
+    stretch = hi != lo
+    return (levels - np.where(stretch, lo, 0.0)) / np.where(stretch, hi - lo, 1.0)
+
+
+def numpy_maps(preds: Tensor, target: Tensor, normalize: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``prepare_maps`` of a CPU block as numpy ``(p (B, H, W) float64, g bool)``; uint8 maps by a per-level lookup
+    (bit-identical values without torch's two-thread element-wise passes, which spun on the shared test VM)."""
+    if preds.device.type != "cpu" or preds.dtype != torch.uint8:
+        p, g = prepare_maps(preds.cpu(), target.cpu(), normalize)
+        return p.numpy(), g.numpy()
+    raw = preds.contiguous().numpy()
+    levels = numpy_levels(raw, normalize)
+    return np.stack([levels[i][raw[i]] for i in range(raw.shape[0])]), binary_target(target).numpy()
+
+
 def level_values(image_hist: Tensor, normalize: bool) -> Tensor:
     """(B, 256) float64 ``p(v)`` of every level from the (B, 2, 256) level histograms (present levels define the
     stretch)."""

@@ -29,7 +29,7 @@ import torch
 from torch import Tensor
 
 from ._extra_runner import run_raw
-from ._level_path import binary_target
+from ._level_path import binary_target, numpy_levels
 from ._prepare import prepare_maps
 
 __all__ = ["human_correction_effort"]
@@ -185,13 +185,7 @@ def human_correction_effort(
             # numpy, image by image: torch's two-thread reductions / gathers cost more than the measure on the
             # shared test machine
             raw = preds_c.contiguous().numpy()
-            flat = raw.reshape(raw.shape[0], -1)
-            lo = flat.min(axis=1).astype(np.float64)[:, None] / 255
-            hi = flat.max(axis=1).astype(np.float64)[:, None] / 255
-            levels = np.broadcast_to(np.arange(256, dtype=np.float64) / 255, (raw.shape[0], 256))
-            if normalize:
-                stretch = hi != lo
-                levels = (levels - np.where(stretch, lo, 0.0)) / np.where(stretch, hi - lo, 1.0)
+            levels = numpy_levels(raw, normalize)
             above = levels > 0.5
             pn = np.stack([above[i][raw[i]] for i in range(raw.shape[0])])
             gn = binary_target(target_c).numpy()
