@@ -12,7 +12,8 @@ Measures (both libraries, every mode, the same uint8 maps of ``bench_foreground.
 * multi-scale IoU: ``MSIoU(with_dynamic, with_adaptive, with_binary)`` vs ``MultiScaleIoU`` (PySOD is slow here:
   fewer images).
 
-Prints seconds per image for both, the ratio and the largest difference of the dataset values. Run::
+Prints seconds per image for both -- elapsed (wall) and CPU time of all threads (``time.process_time``), best of
+``--repeats`` -- the ratios and the largest difference of the dataset values. Run::
 
     python benchmarks/bench_foreground_extra.py                # CPU, 2 threads, 320x320 and 1024x1024
 """
@@ -20,6 +21,7 @@ Prints seconds per image for both, the ratio and the largest difference of the d
 from __future__ import annotations
 
 import argparse
+import os
 import time
 import warnings
 
@@ -92,29 +94,31 @@ def flat_ours(which: str, res) -> dict:
     return out
 
 
-def time_pysod(preds, gts, which: str) -> tuple[float, dict]:
+def time_pysod(preds, gts, which: str) -> tuple[float, float, dict]:
+    """(wall s/img, CPU s/img of all threads, flat dataset values)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         metric = pysod_metric(which)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for p, g in zip(preds, gts, strict=True):
             metric.step(p, g)
         res = metric.get_results()
-        elapsed = time.perf_counter() - start
-    return elapsed / len(preds), flat_pysod(which, res)
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return elapsed / len(preds), cpu / len(preds), flat_pysod(which, res)
 
 
-def time_ours(preds, gts, which: str, batch: int) -> tuple[float, dict]:
+def time_ours(preds, gts, which: str, batch: int) -> tuple[float, float, dict]:
+    """(wall s/img, CPU s/img of all threads, flat dataset values)."""
     p_all, g_all = torch.from_numpy(preds), torch.from_numpy(gts)
     metric = ours_metric(which)
     metric.update(p_all[:2], g_all[:2])  # warm-up: compiled kernels
     metric.reset()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for i in range(0, len(preds), batch):
         metric.update(p_all[i : i + batch], g_all[i : i + batch])
     res = metric.compute()
-    elapsed = time.perf_counter() - start
-    return elapsed / len(preds), flat_ours(which, res)
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return elapsed / len(preds), cpu / len(preds), flat_ours(which, res)
 
 
 def main() -> None:
@@ -129,22 +133,31 @@ def main() -> None:
     import numba
 
     numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
-    print(f"torch {torch.__version__}, CPU, {torch.get_num_threads()} threads")
-    print(f"{'inputs':<18}{'measure':<22}{'pysod s/img':>13}{'ours s/img':>13}{'speed-up':>10}{'max |diff|':>12}")
+    import cv2
+
+    print(f"torch {torch.__version__}, CPU, {torch.get_num_threads()} torch / numba threads, "
+          f"OpenCV {cv2.__version__} with {cv2.getNumThreads()} threads (both libraries); load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")  # fmt: skip
+    print("wall = elapsed s/img, cpu = CPU s/img of all threads (time.process_time); best of --repeats each")
+    print(f"{'inputs':<18}{'measure':<14}{'pysod wall':>11}{'ours wall':>11}{'x wall':>8}{'pysod cpu':>11}"
+          f"{'ours cpu':>11}{'x cpu':>7}{'max |diff|':>12}")  # fmt: skip
     for item in args.sizes.split(","):
         size, count = (int(v) for v in item.split(":"))
         preds, gts = make_maps(count, size, seed=size)
         for which in args.measures.split(","):
             n = max(2, count // 10) if which == "msiou" else count
             repeats = 1 if which == "msiou" else args.repeats
-            theirs = min((time_pysod(preds[:n], gts[:n], which) for _ in range(repeats)), key=lambda r: r[0])
-            ours = min((time_ours(preds[:n], gts[:n], which, args.batch) for _ in range(repeats)), key=lambda r: r[0])
-            diff = max(abs(ours[1][k] - theirs[1][k]) for k in theirs[1])
+            runs_p = [time_pysod(preds[:n], gts[:n], which) for _ in range(repeats)]
+            runs_o = [time_ours(preds[:n], gts[:n], which, args.batch) for _ in range(repeats)]
+            wall_p, wall_o = min(r[0] for r in runs_p), min(r[0] for r in runs_o)
+            cpu_p, cpu_o = min(r[1] for r in runs_p), min(r[1] for r in runs_o)
+            diff = max(abs(runs_o[0][2][k] - runs_p[0][2][k]) for k in runs_p[0][2])
             print(
-                f"{n} x {size}x{size:<8}{which:<22}{theirs[0]:>13.5f}{ours[0]:>13.5f}"
-                f"{theirs[0] / ours[0]:>9.1f}x{diff:>12.1e}",
+                f"{f'{n} x {size}x{size}':<18}{which:<14}{wall_p:>11.5f}{wall_o:>11.5f}{wall_p / wall_o:>7.1f}x"
+                f"{cpu_p:>11.5f}{cpu_o:>11.5f}{cpu_p / cpu_o:>6.1f}x{diff:>12.1e}",
                 flush=True,
             )
+        print(f"load average now {os.getloadavg()[0]:.1f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from segmetrics_torch.metrics.foreground_extra import (
+    CamouflageContextMeasure,
     ContextMeasure,
     HumanCorrectionEffort,
     MultiScaleIoU,
@@ -33,6 +34,7 @@ METRICS = {
     "msiou": lambda: MultiScaleIoU(with_binary=True),
     "hce": HumanCorrectionEffort,
     "cm": ContextMeasure,
+    "ccm": CamouflageContextMeasure,
 }
 
 
@@ -45,7 +47,15 @@ def make_data():
             hh, ww = torch.randint(1, 12, (2,), generator=gen)
             gts[i, y : y + hh, x : x + ww] = 255
     preds = (torch.rand(8, 30, 41, generator=gen) * 255).to(torch.uint8)
-    return preds, gts
+    images = (torch.rand(8, 30, 41, 3, generator=gen) * 255).to(torch.uint8)  # RGB, for the camouflage measure
+    return preds, gts, images
+
+
+def _update(metric, name: str, preds, gts, images) -> None:
+    if name == "ccm":
+        metric.update(preds, gts, images)
+    else:
+        metric.update(preds, gts)
 
 
 def _worker(rank: int, world: int, port: int, out_path: str) -> None:
@@ -55,13 +65,14 @@ def _worker(rank: int, world: int, port: int, out_path: str) -> None:
     dist.init_process_group("gloo", rank=rank, world_size=world)
     try:
         assert dist.get_world_size() == 2, "the DDP test must run in two processes"
-        preds, gts = make_data()
+        preds, gts, images = make_data()
         results = {}
         for name, factory in METRICS.items():
             metric = factory()
             mine = list(range(rank, preds.shape[0], world))
-            metric.update(preds[mine[:1]], gts[mine[:1]])
-            metric.update([preds[i] for i in mine[1:]], [gts[i] for i in mine[1:]])
+            _update(metric, name, preds[mine[:1]], gts[mine[:1]], images[mine[:1]])
+            _update(metric, name, [preds[i] for i in mine[1:]], [gts[i] for i in mine[1:]],
+                    [images[i] for i in mine[1:]])  # fmt: skip
             results[name] = metric.compute()
         if rank == 0:
             torch.save({"world_size": dist.get_world_size(), "results": results}, out_path)
@@ -74,8 +85,8 @@ def test_two_process_gloo_equals_single_process(tmp_path):
     mp.spawn(_worker, args=(2, _free_port(), out_path), nprocs=2, join=True)
     got = torch.load(out_path, weights_only=False)
     assert got["world_size"] == 2
-    preds, gts = make_data()
+    preds, gts, images = make_data()
     for name, factory in METRICS.items():
         single = factory()
-        single.update(preds, gts)
+        _update(single, name, preds, gts, images)
         _assert_equal(got["results"][name], single.compute())

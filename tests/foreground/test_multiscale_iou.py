@@ -32,7 +32,8 @@ def pysod_msiou(preds, gts, num_levels=10):
     return metric.get_results()
 
 
-@settings(max_examples=45, deadline=None)
+@pytest.mark.slow  # ~2.5 min: PySOD's MSIoU is slow (200 maps, must-show 1 of issue 15)
+@settings(max_examples=200, deadline=None)
 @given(st.one_of(image_pairs(), multi_object_pairs()), st.sampled_from((10, 10, 4)))
 def test_random_maps_all_paths_match_pysod(pair, num_levels):
     pred, gt = pair

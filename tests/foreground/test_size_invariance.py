@@ -26,7 +26,7 @@ from segmetrics_torch.metrics.foreground_extra import SizeInvariantFMeasure, Siz
 from segmetrics_torch.reference import foreground as ref
 from segmetrics_torch.reference import foreground_extra as ref_extra
 from tests.conftest import shared_path
-from tests.foreground.test_threshold_measures import HANDLERS, IMAGES, MODES, close
+from tests.foreground.test_threshold_measures import HANDLERS, IMAGES, MODES, close, tensor_path
 from tests.reference.test_reference_vs_pysod import image_pairs
 
 pysod = pytest.importorskip("py_sod_metrics")
@@ -83,7 +83,16 @@ def pysod_fails(gt) -> bool:
 def check_one(pred, gt):
     p, g = ref.prepare(pred, gt)
     oracle = ref_extra.size_invariant_threshold_measures(p, g)
-    out = size_invariant_threshold_measures(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None])
+    out = size_invariant_threshold_measures(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None],
+                                            return_counts=True)  # fmt: skip
+    # the tensor path (the CUDA path, on CPU tensors) == the CPU route (raw-level histograms for uint8 maps)
+    with tensor_path(True):
+        tensor = size_invariant_threshold_measures(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None],
+                                                   return_counts=True)  # fmt: skip
+        tensor_mae = size_invariant_mae(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None])
+    torch.testing.assert_close(tensor, out, rtol=0, atol=1e-12)
+    torch.testing.assert_close(tensor_mae, size_invariant_mae(torch.from_numpy(pred)[None],
+                               torch.from_numpy(gt)[None]), rtol=0, atol=1e-12, equal_nan=True)  # fmt: skip
     if pysod_fails(gt):  # no reference value: ours is the measure of the one whole-image target; oracle == ours
         for name in THRESHOLD_MEASURES:
             for mode in MODES:
@@ -105,7 +114,7 @@ def check_one(pred, gt):
           "si_mae")  # fmt: skip
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=110, deadline=None)
 @given(multi_object_pairs())
 def test_random_multi_object_maps(pair):
     check_one(*pair)

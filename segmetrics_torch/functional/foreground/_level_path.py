@@ -32,6 +32,37 @@ def target_threshold(target: Tensor) -> tuple[np.ndarray, int]:
     return (target > 0.5 if target.dtype != torch.bool else target).to(torch.uint8).contiguous().numpy(), 0
 
 
+def binary_target(target: Tensor) -> Tensor:
+    """``_prepare.binarize_target`` of a CPU target by numpy (torch's two-thread comparison of a strided or large
+    tensor cost more than the whole histogram pass on the shared test machine)."""
+    t_arr, tthr = target_threshold(target)
+    return torch.from_numpy(t_arr > tthr)
+
+
+def numpy_levels(raw: np.ndarray, normalize: bool) -> np.ndarray:
+    """(B, 256) float64 ``p(v)`` of a (B, H, W) uint8 array with numpy: the operations of ``prepare_maps`` applied to
+    the 256 levels (``v / 255``, then the stretch by the image's extreme levels), so ``p(v)`` is bit-identical."""
+    flat = raw.reshape(raw.shape[0], -1)
+    lo = flat.min(axis=1).astype(np.float64)[:, None] / 255
+    hi = flat.max(axis=1).astype(np.float64)[:, None] / 255
+    levels = np.broadcast_to(np.arange(256, dtype=np.float64) / 255, (raw.shape[0], 256))
+    if not normalize:
+        return levels
+    stretch = hi != lo
+    return (levels - np.where(stretch, lo, 0.0)) / np.where(stretch, hi - lo, 1.0)
+
+
+def numpy_maps(preds: Tensor, target: Tensor, normalize: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``prepare_maps`` of a CPU block as numpy ``(p (B, H, W) float64, g bool)``; uint8 maps by a per-level lookup
+    (bit-identical values without torch's two-thread element-wise passes, which spun on the shared test VM)."""
+    if preds.device.type != "cpu" or preds.dtype != torch.uint8:
+        p, g = prepare_maps(preds.cpu(), target.cpu(), normalize)
+        return p.numpy(), g.numpy()
+    raw = preds.contiguous().numpy()
+    levels = numpy_levels(raw, normalize)
+    return np.stack([levels[i][raw[i]] for i in range(raw.shape[0])]), binary_target(target).numpy()
+
+
 def level_values(image_hist: Tensor, normalize: bool) -> Tensor:
     """(B, 256) float64 ``p(v)`` of every level from the (B, 2, 256) level histograms (present levels define the
     stretch)."""
@@ -112,7 +143,7 @@ def box_histograms(
     starts[1:] = torch.bincount(image, minlength=preds.shape[0]).cumsum(0)
     t_arr, tthr = target_threshold(target)
     hist, box, outside = level_histograms(preds.contiguous().numpy(), t_arr, tthr, starts.numpy(),
-                                          boxes[order].contiguous().numpy())  # fmt: skip
+                                          boxes.index_select(0, order).contiguous().numpy())  # fmt: skip
     return torch.from_numpy(hist), torch.from_numpy(box), torch.from_numpy(outside), order
 
 
@@ -121,8 +152,8 @@ def target_counts(preds: Tensor, target: Tensor, normalize: bool, image: Tensor,
     """int64 ``(tp, fp, tn, fn)`` per mode of every target's masked map ``p * box``, ``g & box`` (whole image),
     in the order of ``image``/``boxes`` -- the size-invariant measures' counts (``size_invariance._target_counts``)."""
     hist, box, _, order = box_histograms(preds, target, image, boxes)
-    img = image[order]
-    p = level_values(hist, normalize)[img]
+    img = image.index_select(0, order)
+    p = level_values(hist, normalize).index_select(0, img)
     numel = preds.shape[1] * preds.shape[2]
     area = box.sum(dim=(1, 2))
     outside = numel - area  # p = 0, g = 0 there
@@ -143,7 +174,7 @@ def target_counts(preds: Tensor, target: Tensor, normalize: bool, image: Tensor,
     if "binary" in modes:
         out["binary"] = split(*set_counts(box, p > 0.5))
     if "adaptive" in modes:
-        boxes_sorted = boxes[order]
+        boxes_sorted = boxes.index_select(0, order)
 
         def exact_mean(row: int) -> float:
             b = int(img[row])
@@ -158,7 +189,7 @@ def target_counts(preds: Tensor, target: Tensor, normalize: bool, image: Tensor,
         out["adaptive"] = split(tp, pp + torch.where(thr <= 0, outside, 0))
     inverse = torch.empty_like(order)
     inverse[order] = torch.arange(order.numel())
-    return {mode: tuple(c[inverse] for c in counts) for mode, counts in out.items()}
+    return {mode: tuple(c.index_select(0, inverse) for c in counts) for mode, counts in out.items()}
 
 
 def si_mae_parts(preds: Tensor, target: Tensor, normalize: bool, image: Tensor, boxes: Tensor):
@@ -172,7 +203,7 @@ def si_mae_parts(preds: Tensor, target: Tensor, normalize: bool, image: Tensor, 
 
     inverse = torch.empty_like(order)
     inverse[order] = torch.arange(order.numel())
-    box_err = err(box, p[image[order]])[inverse]
-    box_area = box.sum(dim=(1, 2))[inverse].to(torch.float64)
+    box_err = err(box, p.index_select(0, image.index_select(0, order))).index_select(0, inverse)
+    box_area = box.sum(dim=(1, 2)).index_select(0, inverse).to(torch.float64)
     numel = preds.shape[1] * preds.shape[2]
     return box_err, box_area, err(outside, p), outside.sum(dim=(1, 2)).to(torch.float64), err(hist, p) / numel

@@ -12,8 +12,12 @@ columns; one GT pixel or none: ``S = diag(0.25, 0.25)``, half sizes 1; a zero va
 
 The correlations are OpenCV's own calls, as in PySOD (its float32 forward term and its DFT path for large kernels
 decide the last digits), so this is exact by construction; the device story: the kernels differ per image and the
-filtering runs with OpenCV on the CPU (CUDA inputs are copied to the host), images spread over the torch threads.
-``CamouflageContextMeasure`` (which needs the RGB image) is not implemented yet.
+filtering runs with OpenCV on the CPU (CUDA inputs are copied to the host), one image at a time
+(OpenCV parallelises each filter over its own ``cv2.getNumThreads()`` threads, as it does for PySOD).
+``camouflage_context_measure`` (below) weights the reverse term by the camouflage degree of the RGB image.
+
+Edge case: when the GT pixels all lie on one slanted line their covariance is singular and the kernel undefined;
+PySODMetrics 1.6.2 stops with numpy's ``LinAlgError``, here it is a ``ValueError`` naming ``target``.
 """
 
 from __future__ import annotations
@@ -26,12 +30,12 @@ from torch import Tensor
 
 from ..._checks import check_positive_float
 from ._extra_runner import run_raw
+from ._level_path import numpy_maps
 from ._prepare import prepare_maps
 
 __all__ = ["context_measure"]
 
 EPS = float(np.spacing(1))
-
 
 
 def _require(module: str):
@@ -48,6 +52,7 @@ def _require(module: str):
         ) from err
     return importlib.import_module(module)
 
+
 def _kernel(g: np.ndarray, alpha: float) -> np.ndarray:
     points = np.argwhere(g)
     if len(points) <= 1:
@@ -60,7 +65,13 @@ def _kernel(g: np.ndarray, alpha: float) -> np.ndarray:
         x_dis = round(3 * (alpha * np.sqrt(cov[0, 0]) / total))
         y_dis = round(3 * (alpha * np.sqrt(cov[1, 1]) / total))
         cov = alpha**2 * cov / total**2
-    inv = np.linalg.inv(cov)
+    try:
+        inv = np.linalg.inv(cov)
+    except np.linalg.LinAlgError:  # PySOD 1.6.2 raises numpy's LinAlgError here: no reference value exists
+        raise ValueError(
+            "Expected a `target` whose foreground pixels do not all lie on one slanted line: their covariance is "
+            "singular and the context measure's Gaussian kernel is undefined (PySODMetrics 1.6.2 fails there too)."
+        ) from None
     x, y = np.meshgrid(np.arange(-x_dis, x_dis + 1), np.arange(-y_dis, y_dis + 1), indexing="ij")
     z = np.stack([x, y], axis=-1)
     kernel = np.exp(-0.5 * np.einsum("...i,ij,...j->...", z, inv, z)) / (2 * np.pi * np.sqrt(np.linalg.det(cov)))
@@ -71,13 +82,13 @@ def context_of_maps(p: np.ndarray, g: np.ndarray, beta2: float, alpha: float) ->
     """CM of one prepared map (float64) and bool GT (numpy, CPU, OpenCV)."""
     cv2 = _require("cv2")
 
-    gf = g.astype(np.float64)
     kernel = _kernel(g, alpha)
-    forward = (p > 0).astype(int) * cv2.filter2D(gf.astype(np.float32), cv2.CV_32F, kernel)
-    m_forward = np.sum(forward * p) / (np.sum(p) + EPS)
-    completeness = 1 - np.exp(-1 * cv2.filter2D(p, -1, kernel))
-    reverse = (math.e / (math.e - 1)) * gf * completeness
-    w_reverse = np.sum(reverse * gf) / (np.sum(gf) + EPS)
+    # the same filter2D calls as PySOD; the per-pixel products are PySOD's ([p > 0] F p = F p as p >= 0, and the
+    # reverse term vanishes off the GT, so exp runs on the GT pixels only); the sums may differ in the last bits
+    relevance = cv2.filter2D(g.astype(np.float32), cv2.CV_32F, kernel).astype(np.float64)
+    m_forward = np.sum(relevance * p) / (np.sum(p) + EPS)  # (not np.dot: BLAS threads spin on a busy machine)
+    inside = cv2.filter2D(p, -1, kernel)[g]
+    w_reverse = (math.e / (math.e - 1)) * np.sum(1 - np.exp(-1 * inside)) / (inside.size + EPS)
     return float((1 + beta2) * m_forward * w_reverse / (beta2 * m_forward + w_reverse + EPS))
 
 
@@ -111,16 +122,10 @@ def context_measure(
     alpha = check_positive_float(alpha, "alpha")
 
     def fn(preds_b: Tensor, target_b: Tensor) -> dict[str, Tensor]:
-        p, g = prepare_maps(preds_b.cpu(), target_b.cpu(), normalize)
-        pn, gn = p.numpy(), g.numpy()
-        workers = max(1, min(torch.get_num_threads(), pn.shape[0]))
-        if workers == 1:
-            values = [context_of_maps(pn[i], gn[i], beta2, alpha) for i in range(pn.shape[0])]
-        else:
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(workers) as pool:
-                values = list(pool.map(lambda i: context_of_maps(pn[i], gn[i], beta2, alpha), range(pn.shape[0])))
+        pn, gn = numpy_maps(preds_b, target_b, normalize)
+        # one image at a time: OpenCV's filter2D already runs on its own threads (cv2.getNumThreads()); images in
+        # torch's threads on top of it cost ~30 % more CPU time (measured on the 2-core VM)
+        values = [context_of_maps(pn[i], gn[i], beta2, alpha) for i in range(pn.shape[0])]
         return {"cm": torch.tensor(values, dtype=torch.float64, device=preds_b.device)}
 
     return run_raw(fn, preds, target, normalize=normalize, validate_args=validate_args)["cm"]
@@ -216,8 +221,8 @@ def camouflage_context_measure(
     the foreground in the RGB image: foreground 7x7 patches (stride 3) are rebuilt from their nearest patches of the
     surrounding background (a 20-pixel ring; Lab colour plus ``lambda_spatial`` x standardised position;
     scikit-learn 1-NN), the rebuilt and true foreground are compared with CIEDE2000 (scikit-image), and
-    ``cd = (exp(gamma s) - 1) / (exp(gamma) - 1)`` on the GT. CPU only (OpenCV, scikit-learn, scikit-image), images in
-    threads; CUDA inputs are copied to the host.
+    ``cd = (exp(gamma s) - 1) / (exp(gamma) - 1)`` on the GT. CPU only (OpenCV, scikit-learn, scikit-image), one image
+    at a time; CUDA inputs are copied to the host.
 
     Args:
         preds, target: as :func:`segmetrics_torch.functional.f_measure`.
@@ -246,36 +251,29 @@ def camouflage_context_measure(
             raise TypeError(f"Expected `images[{i}]` to be a torch.Tensor, but got {type(im).__name__}.")
         if im.dtype != torch.uint8 or im.ndim != 3 or im.shape[-1] != 3:
             raise ValueError(f"Expected `images[{i}]` uint8 of shape (H, W, 3), but got {im.dtype} {tuple(im.shape)}.")
-    if not isinstance(preds, (Tensor, list, tuple)):
-        raise TypeError(f"Expected `preds` to be a torch.Tensor or a list of tensors, but got {type(preds).__name__}.")
-    if isinstance(preds, Tensor) and preds.ndim not in (3, 4):
-        raise ValueError(f"Expected `preds` of shape (B, H, W) or (B, 1, H, W), but got shape {tuple(preds.shape)}.")
-    pshapes = [tuple(p.shape[-2:]) for p in preds]
-    if len(pshapes) != len(image_list):
-        raise ValueError(f"Expected as many `images` as `preds`, but got {len(image_list)} and {len(pshapes)}.")
-    for i, (shape, im) in enumerate(zip(pshapes, image_list, strict=True)):
-        if tuple(im.shape[:2]) != shape:
-            raise ValueError(
-                f"Expected `images[{i}]` of size {shape} (as `preds[{i}]`), but got {tuple(im.shape[:2])}."
-            )
-    if not isinstance(target, (Tensor, list, tuple)):
-        raise TypeError(
-            f"Expected `target` to be a torch.Tensor or a list of tensors, but got {type(target).__name__}."
-        )
+    # preds / target through the family's checks first (same messages as every other foreground measure)
+    run_raw(lambda p_b, _: {"n": torch.zeros(p_b.shape[0])}, preds, target, normalize=normalize,
+            validate_args=validate_args)  # fmt: skip
     p_list, t_list = list(preds), list(target)
-    if len(p_list) != len(t_list):
-        raise ValueError(f"Expected as many `target` as `preds` images, but got {len(t_list)} and {len(p_list)}.")
+    if len(p_list) != len(image_list):
+        raise ValueError(f"Expected as many `images` as `preds`, but got {len(image_list)} and {len(p_list)}.")
+    for i, (p_i, im) in enumerate(zip(p_list, image_list, strict=True)):
+        if tuple(im.shape[:2]) != tuple(p_i.shape[-2:]):
+            raise ValueError(
+                f"Expected `images[{i}]` of size {tuple(p_i.shape[-2:])} (as `preds[{i}]`), but got "
+                f"{tuple(im.shape[:2])}."
+            )
     values = []
     for i, (p_i, t_i) in enumerate(zip(p_list, t_list, strict=True)):
-        p, g = _prepared_one(p_i, t_i, normalize, validate_args, i)  # the family's checks, one image at a time
+        p, g = _prepared_one(p_i, t_i, normalize, i)  # checked above
         img = image_list[i].cpu().numpy()
         values.append(camouflage_context_of_maps(p, g, img, beta2, alpha, gamma, lambda_spatial))
     device = p_list[0].device
     return torch.tensor(values, dtype=torch.float64, device=device)
 
 
-def _prepared_one(pred: Tensor, target: Tensor, normalize: bool, validate_args: bool, i: int):
-    """One image through the family's checks and preparation -> numpy (p, g)."""
+def _prepared_one(pred: Tensor, target: Tensor, normalize: bool, i: int):
+    """One (checked) image through the family's preparation -> numpy (p, g)."""
     out = {}
 
     def keep(p_b: Tensor, t_b: Tensor) -> dict[str, Tensor]:
@@ -283,6 +281,6 @@ def _prepared_one(pred: Tensor, target: Tensor, normalize: bool, validate_args: 
         out["p"], out["g"] = p[0].numpy(), g[0].numpy()
         return {"n": torch.zeros(1)}
 
-    run_raw(keep, [pred], [target], normalize=normalize, validate_args=validate_args,
+    run_raw(keep, [pred], [target], normalize=normalize, validate_args=False,
             names=(f"preds[{i}]", f"target[{i}]"))  # fmt: skip
     return out["p"], out["g"]

@@ -10,7 +10,7 @@ cross), the GT skeleton's missed pixels are added to the false negatives, and
 Steps and library calls are those of ``HumanCorrectionEffortMeasure.cal_hce``: ``skimage.morphology.skeletonize``,
 ``cv2.erode``/``cv2.dilate`` with ``skimage.morphology.disk(1)``, ``cv2.findContours(RETR_TREE,
 CHAIN_APPROX_NONE)``, ``cv2.approxPolyDP(epsilon, closed=False)``; connected regions with 8-connectivity
-(``skimage.measure.label``'s default; ``scipy.ndimage.label`` with a 3x3 structure here).
+(``skimage.measure.label``'s default; OpenCV's ``connectedComponents(connectivity=8)`` here, the same regions).
 
 Device story (honest): contour tracing and polygon simplification are sequential by nature and are done by OpenCV
 on the CPU, image by image, images spread over ``torch.get_num_threads()`` threads (an optional dependency:
@@ -29,11 +29,13 @@ import torch
 from torch import Tensor
 
 from ._extra_runner import run_raw
-from ._prepare import binarize_target, prepare_maps
+from ._level_path import binary_target, numpy_levels
+from ._prepare import prepare_maps
 
 __all__ = ["human_correction_effort"]
 
-_STRUCT8 = np.ones((3, 3), dtype=bool)
+#: skimage.morphology.disk(1) (the 3x3 cross of PySOD's erosions / dilations), built once
+_DISK1 = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], dtype=np.uint8)
 
 
 def _imports():
@@ -53,10 +55,9 @@ def _imports():
 
 def _boundary_segments(contours, mask: np.ndarray, condition: np.ndarray, kernel: np.ndarray, cv2):
     """PySOD's ``filter_conditional_boundary``, vectorised over contour points: (segments, independent regions)."""
-    from scipy import ndimage
-
     condition = cv2.dilate(condition.astype(np.uint8), kernel)
-    labels, n_labels = ndimage.label(mask, structure=_STRUCT8)
+    n_labels, labels = cv2.connectedComponents(mask.view(np.uint8), connectivity=8, ltype=cv2.CV_32S)
+    n_labels -= 1  # OpenCV counts the background as label 0
     if not contours:
         return [], int(n_labels)
     lengths = np.array([len(c) for c in contours])
@@ -93,42 +94,50 @@ def _boundary_segments(contours, mask: np.ndarray, condition: np.ndarray, kernel
     return segments, independent
 
 
-def _skeleton(g: np.ndarray, morphology) -> np.ndarray:
-    """``skimage.morphology.skeletonize(g)``, run on each 8-connected component's bounding box (plus a zero margin).
+def _missed_skeleton(g: np.ndarray, pred: np.ndarray, morphology) -> np.ndarray:
+    """``skeletonize(g) & ~pred`` (PySOD's ``skeleton ^ (tp & skeleton)``), the skeleton run per 8-connected component
+    box.
 
     Zhang-Suen thinning decides every pixel from its 3x3 neighbourhood, so components separated by background evolve
     independently and the zeros outside a box are what skimage's own zero border gives: the result is identical,
-    and the passes (as many as half the thickest object) sweep the boxes instead of the whole image.
+    and the passes (as many as half the thickest object) sweep the boxes instead of the whole image. A component
+    inside ``pred`` is skipped: its skeleton lies in it, so nothing of it is missed.
     """
-    from scipy import ndimage
+    import cv2
 
     out = np.zeros(g.shape, dtype=bool)
-    labels, _ = ndimage.label(g, structure=_STRUCT8)
-    for i, sl in enumerate(ndimage.find_objects(labels), start=1):
-        crop = labels[sl] == i
-        out[sl] |= morphology.skeletonize(crop).astype(bool)
-    return out
+    # OpenCV's 8-connected labelling with boxes: the components of scipy / skimage's 8-connectivity, in one pass
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(g.view(np.uint8), connectivity=8, ltype=cv2.CV_32S)
+    for i in range(1, n):
+        x, y, w, h = (int(v) for v in stats[i, :4])
+        sl = (slice(y, y + h), slice(x, x + w))
+        component = labels[sl] == i
+        if not (component & ~pred[sl]).any():
+            continue
+        out[sl] |= morphology.skeletonize(component).astype(bool)
+    return out & ~pred
 
 
 def hce_of_maps(pred: np.ndarray, g: np.ndarray, relax: int, epsilon: float) -> float:
     """HCE of one binary prediction ``p > 0.5`` and bool GT (numpy, CPU)."""
     cv2, morphology = _imports()
-    kernel = morphology.disk(1)
-    skeleton = _skeleton(g, morphology)
+    kernel = _DISK1
+    missed_skeleton = _missed_skeleton(g, pred, morphology)
     union = g | pred
     tp = g & pred
     fp = pred ^ tp
     fn = g ^ tp
-    eroded = cv2.erode(union.astype(np.uint8), kernel, iterations=relax)
-    fp_ = fp & eroded.astype(bool)
+    # PySOD's relaxation on {0, 1} uint8 maps (no bool round trips; the same pixels)
+    eroded = cv2.erode(union.view(np.uint8), kernel, iterations=relax)
+    not_g, not_pred = (~g).view(np.uint8), (~pred).view(np.uint8)
+    fp_ = fp.view(np.uint8) & eroded
     for _ in range(relax):
-        fp_ = cv2.dilate(fp_.astype(np.uint8), kernel).astype(bool) & ~g
-    fp_ = fp & fp_
-    fn_ = fn & eroded.astype(bool)
+        fp_ = cv2.dilate(fp_, kernel) & not_g
+    fp_ = fp & fp_.view(bool)
+    fn_ = fn.view(np.uint8) & eroded
     for _ in range(relax):
-        fn_ = cv2.dilate(fn_.astype(np.uint8), kernel).astype(bool) & ~pred
-    fn_ = fn & fn_
-    fn_ = fn_ | (skeleton ^ (tp & skeleton))
+        fn_ = cv2.dilate(fn_, kernel) & not_pred
+    fn_ = (fn & fn_.view(bool)) | missed_skeleton
     contours_fp, _ = cv2.findContours(fp_.astype(np.uint8), cv2.RETR_TREE, cv2.CHAIN_APPROX_NONE)
     seg_fp, ind_fp = _boundary_segments(contours_fp, fp_, tp | fn_, kernel, cv2)
     contours_fn, _ = cv2.findContours(fn_.astype(np.uint8), cv2.RETR_TREE, cv2.CHAIN_APPROX_NONE)
@@ -179,15 +188,13 @@ def human_correction_effort(
     def fn(preds_b: Tensor, target_b: Tensor) -> dict[str, Tensor]:
         preds_c, target_c = preds_b.cpu(), target_b.cpu()
         if preds_c.dtype == torch.uint8:  # only p > 0.5 is used: decide it per level (bit-identical p(v))
-            lo = preds_c.amin(dim=(1, 2)).to(torch.float64)[:, None] / 255
-            hi = preds_c.amax(dim=(1, 2)).to(torch.float64)[:, None] / 255
-            levels = (torch.arange(256, dtype=torch.float64) / 255).expand(preds_c.shape[0], 256)
-            if normalize:
-                stretch = hi != lo
-                levels = (levels - torch.where(stretch, lo, 0.0)) / torch.where(stretch, hi - lo, 1.0)
+            # numpy, image by image: torch's two-thread reductions / gathers cost more than the measure on the
+            # shared test machine
+            raw = preds_c.contiguous().numpy()
+            levels = numpy_levels(raw, normalize)
             above = levels > 0.5
-            binary = torch.gather(above, 1, preds_c.reshape(preds_c.shape[0], -1).long()).reshape(preds_c.shape)
-            pn, gn = binary.numpy(), binarize_target(target_c).numpy()
+            pn = np.stack([above[i][raw[i]] for i in range(raw.shape[0])])
+            gn = binary_target(target_c).numpy()
         else:
             p, g = prepare_maps(preds_c, target_c, normalize)
             pn, gn = (p > 0.5).numpy(), g.numpy()
@@ -195,7 +202,7 @@ def human_correction_effort(
         _imports()  # before the threads: concurrent first imports of skimage's lazy submodules see them half-built
         if workers == 1:
             values = [hce_of_maps(pn[i], gn[i], relax, epsilon) for i in range(pn.shape[0])]
-        else:  # OpenCV, scipy and skimage's skeleton release the GIL: images in parallel threads
+        else:  # OpenCV and skimage's skeleton release the GIL: images in parallel threads
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(workers) as pool:

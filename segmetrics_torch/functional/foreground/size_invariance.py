@@ -39,13 +39,13 @@ from torch import Tensor
 from ..._checks import check_positive_float
 from ._extra_runner import run_raw
 from ._intermediates import use_cpu_kernel
-from ._prepare import binarize_target, prepare_maps
+from ._prepare import prepare_maps
 from .threshold_measures import (
     THRESHOLD_MEASURES,
     THRESHOLD_MODES,
     canonical_measures,
     check_modes,
-    measure_from_counts,
+    measure_table,
 )
 
 __all__ = ["gt_targets", "size_invariant_mae", "size_invariant_threshold_measures"]
@@ -128,6 +128,16 @@ def _targets_with_fallback(g: Tensor) -> tuple[Tensor, Tensor]:
     return image, boxes
 
 
+def _row_max(table: Tensor, lo: int, hi: int) -> Tensor:
+    """(M, K) maxima of ``table[:, :, lo:hi]`` (compiled on the CPU: torch's strided reduction was slower than the
+    measures themselves there)."""
+    if use_cpu_kernel(table.device):
+        from ...ops._kernels.foreground_levels import row_max
+
+        return torch.from_numpy(row_max(table.numpy(), lo, hi))
+    return table[:, :, lo:hi].amax(dim=2)
+
+
 def _per_image_mean(values: Tensor, image: Tensor, batch: int) -> tuple[Tensor, Tensor]:
     """Sum over each image's targets and the number of targets, (B, ...) and (B,)."""
     index = image.view(-1, *([1] * (values.ndim - 1))).expand_as(values)
@@ -177,29 +187,43 @@ def size_invariant_threshold_measures(
 
     def fn(preds_b: Tensor, target_b: Tensor) -> dict[str, Tensor]:
         if use_cpu_kernel(preds_b.device) and preds_b.dtype == torch.uint8:  # raw-level histograms per box
-            from ._level_path import target_counts
+            from ._level_path import binary_target, target_counts
 
             batch = preds_b.shape[0]
-            image, boxes = _targets_with_fallback(binarize_target(target_b))
+            image, boxes = _targets_with_fallback(binary_target(target_b))
             counts = target_counts(preds_b, target_b, normalize, image, boxes, modes)
         else:
             p, g = prepare_maps(preds_b, target_b, normalize)
             batch, h, w = g.shape
             image, boxes = _targets_with_fallback(g)
             counts = _target_counts(p, g, image, _box_masks(image, boxes, h, w), modes)
-        out: dict[str, Tensor] = {}
+        # every mode side by side, (K, 1 | 256 | 1) -> (K, W): all measures in one evaluation (elementwise, so the
+        # values are those of per-mode evaluation), per-image sums in one index_add_
+        k = image.shape[0]
+        widths = [counts[m][0].reshape(k, -1).shape[1] for m in modes]
+        joined = [torch.cat([counts[m][j].reshape(k, -1) for m in modes], dim=1) for j in range(4)]
+        names = tuple(dict.fromkeys(name for _, name in pairs))
+        table = measure_table(names, joined, beta2)  # (M, K, W)
+        totals = table.new_zeros((len(names), batch, table.shape[2])).index_add_(1, image, table)
         n_targets = torch.bincount(image, minlength=batch)
-        for mode in modes:
+        means = totals / n_targets[:, None]
+        if "dynamic" in modes:
+            start = sum(widths[: modes.index("dynamic")])
+            peaks = _row_max(table, start, start + widths[modes.index("dynamic")])
+            peak_means = table.new_zeros((len(names), batch)).index_add_(1, image, peaks) / n_targets
+        out: dict[str, Tensor] = {}
+        for mode, start, width in zip(modes, np.cumsum([0, *widths[:-1]]).tolist(), widths, strict=True):
             for key, name in pairs:
-                values = measure_from_counts(name, *counts[mode], beta2=beta2)
-                total, _ = _per_image_mean(values, image, batch)
-                view = n_targets.view(-1, *([1] * (total.ndim - 1)))
-                out[f"{key}/{mode}"] = total / view
+                m = names.index(name)
+                part = means[m, :, start : start + width]
+                out[f"{key}/{mode}"] = part if mode == "dynamic" else part[:, 0]
                 if mode == "dynamic":
-                    out[f"{key}/dynamic_sum"] = total
-                    out[f"{key}/dynamic_max"] = _per_image_mean(values.amax(dim=1), image, batch)[0] / n_targets
+                    out[f"{key}/dynamic_sum"] = totals[m, :, start : start + width]
+                    out[f"{key}/dynamic_max"] = peak_means[m]
             if return_counts:
-                out[f"counts/{mode}"], _ = _per_image_mean(torch.stack(counts[mode], dim=-1), image, batch)
+                stacked = torch.stack([c[:, start : start + width] for c in joined], dim=-1)
+                summed = stacked.new_zeros((batch, *stacked.shape[1:])).index_add_(0, image, stacked)
+                out[f"counts/{mode}"] = summed if mode == "dynamic" else summed[:, 0]
         out["targets"] = n_targets
         return out
 
@@ -234,10 +258,10 @@ def size_invariant_mae(
 
     def fn(preds_b: Tensor, target_b: Tensor) -> dict[str, Tensor]:
         if use_cpu_kernel(preds_b.device) and preds_b.dtype == torch.uint8:  # raw-level histograms per box
-            from ._level_path import si_mae_parts
+            from ._level_path import binary_target, si_mae_parts
 
             batch, h, w = preds_b.shape
-            image, boxes = gt_targets(binarize_target(target_b))
+            image, boxes = gt_targets(binary_target(target_b))
             box_err, box_area, bg_err, bg_area, plain = si_mae_parts(preds_b, target_b, normalize, image, boxes)
             box_sum, _ = _per_image_mean(box_err / box_area, image, batch)
             n_targets = torch.bincount(image, minlength=batch)

@@ -149,7 +149,7 @@ def msiou_counts(v, g, sizes, num_t):  # pragma: no cover - compiled
     return inter, gcells
 
 
-@numba.njit(parallel=True, **_JIT)
+@numba.njit(**_JIT)
 def level_histograms(raw, t, tthr, starts, boxes):  # pragma: no cover - compiled
     """Histograms of the raw uint8 levels split by the GT (``t > tthr``), per image, per box and outside all boxes.
 
@@ -162,7 +162,7 @@ def level_histograms(raw, t, tthr, starts, boxes):  # pragma: no cover - compile
     image = np.zeros((batch, 2, 256), np.int64)
     box = np.zeros((n_boxes, 2, 256), np.int64)
     outside = np.zeros((batch, 2, 256), np.int64)
-    for b in numba.prange(batch):
+    for b in range(batch):
         # four interleaved sub-histograms: neighbouring pixels (often of one level) do not wait on each other
         local = np.zeros((4, 512), np.int64)
         rb = raw[b].reshape(-1)
@@ -196,23 +196,104 @@ def level_histograms(raw, t, tthr, starts, boxes):  # pragma: no cover - compile
 def component_boxes(labels, num):  # pragma: no cover - compiled
     """Per label 1..num of a (B, H, W) label stack: (num, 6) int64 = area, image, y0, y1, x0, x1 (one pass)."""
     batch, h, w = labels.shape
-    out = np.zeros((num, 6), np.int64)
-    out[:, 2] = h
-    out[:, 4] = w
+    area = np.zeros(num + 1, np.int64)
+    image = np.zeros(num + 1, np.int64)
+    y0 = np.full(num + 1, h, np.int64)
+    y1 = np.zeros(num + 1, np.int64)
+    x0 = np.full(num + 1, w, np.int64)
+    x1 = np.zeros(num + 1, np.int64)
     for b in range(batch):
         for y in range(h):
+            row = labels[b, y]
             for x in range(w):
-                lab = labels[b, y, x]
+                lab = row[x]
                 if lab > 0:
-                    r = out[lab - 1]
-                    r[0] += 1
-                    r[1] = b
-                    if y < r[2]:
-                        r[2] = y
-                    if y > r[3]:
-                        r[3] = y
-                    if x < r[4]:
-                        r[4] = x
-                    if x > r[5]:
-                        r[5] = x
+                    # labels are raster-ordered over the stack: the first pixel of a label sets y0 and image
+                    if area[lab] == 0:
+                        image[lab] = b
+                        y0[lab] = y
+                    area[lab] += 1
+                    y1[lab] = y
+                    if x < x0[lab]:
+                        x0[lab] = x
+                    if x > x1[lab]:
+                        x1[lab] = x
+    out = np.empty((num, 6), np.int64)
+    for i in range(num):
+        out[i, 0] = area[i + 1]
+        out[i, 1] = image[i + 1]
+        out[i, 2] = y0[i + 1]
+        out[i, 3] = y1[i + 1]
+        out[i, 4] = x0[i + 1]
+        out[i, 5] = x1[i + 1]
+    return out
+
+
+@numba.njit(**_JIT)
+def _div(num, den):  # pragma: no cover - compiled
+    # PySODMetrics' divide: float64 num / den, 0 where den == 0
+    if den == 0:
+        return 0.0
+    return np.float64(num) / np.float64(den)
+
+
+@numba.njit(**_JIT)
+def measure_table(tp, fp, tn, fn, codes, beta2):  # pragma: no cover - compiled
+    """(M, B, W) float64: measure ``codes[m]`` of the int64 (B, W) counts, in one pass.
+
+    Codes index ``threshold_measures.THRESHOLD_MEASURES`` (0 fmeasure, 1 precision, 2 recall, 3 specificity,
+    4 fpr, 5 ber, 6 iou, 7 dice, 8 accuracy, 9 kappa); every formula uses the float64 operations of
+    ``threshold_measures.measure_from_counts`` in its order, so the values are bit-identical to it.
+    """
+    batch, width = tp.shape
+    out = np.empty((codes.shape[0], batch, width), np.float64)
+    for b in range(batch):
+        for i in range(width):
+            a = tp[b, i]
+            f = fp[b, i]
+            n = tn[b, i]
+            m = fn[b, i]
+            for k in range(codes.shape[0]):
+                c = codes[k]
+                if c == 0:
+                    p = _div(a, a + f)
+                    r = _div(a, a + m)
+                    v = _div((beta2 + 1) * p * r, beta2 * p + r)
+                elif c == 1:
+                    v = _div(a, a + f)
+                elif c == 2:
+                    v = _div(a, a + m)
+                elif c == 3:
+                    v = _div(n, n + f)
+                elif c == 4:
+                    v = _div(f, n + f)
+                elif c == 5:
+                    v = 1 - 0.5 * (_div(a, a + m) + _div(n, n + f))
+                elif c == 6:
+                    v = _div(a, a + f + m)
+                elif c == 7:
+                    v = _div(2 * a, a + m + a + f)
+                elif c == 8:
+                    v = _div(a + n, a + f + n + m)
+                else:
+                    total = a + f + n + m
+                    oa = _div(a + n, total)
+                    pe = _div((a + f) * (a + m) + (n + m) * (n + a), total**2)
+                    v = _div(oa - pe, 1 - pe)
+                out[k, b, i] = v
+    return out
+
+
+@numba.njit(**_JIT)
+def row_max(table, lo, hi):  # pragma: no cover - compiled
+    """(M, K) float64: ``max(table[m, k, lo:hi])`` of a (M, K, W) float64 table (NaN-free)."""
+    rows, cols, _ = table.shape
+    out = np.empty((rows, cols), np.float64)
+    for m in range(rows):
+        for k in range(cols):
+            best = table[m, k, lo]
+            for i in range(lo + 1, hi):
+                if table[m, k, i] > best:
+                    best = table[m, k, i]
+            out[m, k] = best
     return out
