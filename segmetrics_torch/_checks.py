@@ -16,6 +16,8 @@ from typing import Literal, TypeVar, get_args
 import torch
 from torch import Tensor
 
+from .ops.device_exact import divide_exactly
+
 __all__ = [
     "BACKENDS",
     "Backend",
@@ -133,7 +135,7 @@ def as_unit_map(x: Tensor, name: str, validate_args: bool = True) -> Tensor:
       soft-map and ucm2 formats do not describe (pass ``x.double()`` if that is meant).
     """
     if x.dtype == torch.uint8:
-        return x.to(torch.float64) / 255
+        return divide_exactly(x.to(torch.float64), 255)
     if not x.is_floating_point():
         raise TypeError(f"Expected `{name}` to be floating in [0, 1] or uint8 (0..255), but got dtype {x.dtype}.")
     if validate_args:

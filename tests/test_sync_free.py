@@ -159,3 +159,68 @@ def test_recorder_sees_syncs():
         "nonzero",
         "repeat_interleave without output_size",
     ], rec.syncs
+
+
+# --- on a real GPU: CUDA's own sync detector ---------------------------------------------------------------------
+
+cuda_only = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (issue 18, part B)")
+
+
+class _SyncDebug:
+    """``torch.cuda.set_sync_debug_mode("error")`` for the block: any op that waits for the GPU raises."""
+
+    def __enter__(self):
+        torch.cuda.synchronize()
+        self.before = torch.cuda.get_sync_debug_mode()
+        torch.cuda.set_sync_debug_mode("error")
+
+    def __exit__(self, *exc):
+        torch.cuda.set_sync_debug_mode(self.before)
+        return False
+
+
+@cuda_only
+@pytest.mark.parametrize("name", sorted(FOREGROUND))
+def test_foreground_update_never_syncs_on_cuda(name):
+    metric = FOREGROUND[name]().to("cuda")
+    preds, target = (t.cuda() for t in _batch(7))
+    metric.update(preds[:2], target[:2])  # first call: lazy state set-up, kernels loaded
+    with _SyncDebug():
+        metric.update(preds, target)
+        metric.update(preds.float(), target)
+    # and the numbers equal the CPU's
+    cpu = FOREGROUND[name]()
+    p, g = _batch(7)
+    cpu.update(p[:2], g[:2])
+    cpu.update(p, g)
+    cpu.update(p.float(), g)
+    torch.testing.assert_close(_flat(metric.compute()), _flat(cpu.compute()), rtol=0, atol=1e-6, check_device=False)
+
+
+def _flat(result):
+    if isinstance(result, dict):
+        return torch.cat([_flat(v) for _, v in sorted(result.items())])
+    return torch.as_tensor(result, dtype=torch.float64).flatten().cpu()
+
+
+@cuda_only
+@pytest.mark.parametrize("name", sorted(_loss_cases()))
+def test_losses_never_sync_on_cuda(name):
+    fn = _loss_cases()[name]
+    preds, target = _batch(6, torch.float32)
+    logits = torch.logit(preds.clamp(0.01, 0.99)).cuda().requires_grad_(True)
+    target = target.cuda()
+    fn(torch.sigmoid(logits), target).backward()  # warm-up
+    logits.grad = None
+    with _SyncDebug():
+        loss = fn(torch.sigmoid(logits), target)
+        loss.backward()
+    assert torch.isfinite(logits.grad).all()
+
+
+@cuda_only
+def test_sync_debug_mode_catches_a_sync():
+    # the detector is live: an .item() inside the block raises
+    x = torch.rand(3, device="cuda")
+    with pytest.raises(RuntimeError, match="synchroniz"), _SyncDebug():
+        x.sum().item()

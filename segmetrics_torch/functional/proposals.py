@@ -196,8 +196,8 @@ def _chunks(kind: str, pool: Any, n_prop: int, shape: tuple[int, int], device: t
 def _signatures(member: Tensor) -> tuple[Tensor, Tensor]:
     """Group pixels by their column of the (M, HW) bool ``member``: ``(values (S, M) bool, signature (HW,))``."""
     if member.shape[0] <= 62:  # pack each pixel's memberships into one int64
-        bits = torch.ones(member.shape[0], dtype=torch.int64).bitwise_left_shift_(
-            torch.arange(member.shape[0], dtype=torch.int64))
+        bits = torch.ones(member.shape[0], dtype=torch.int64, device=member.device).bitwise_left_shift_(
+            torch.arange(member.shape[0], dtype=torch.int64, device=member.device))
         keys, signature = torch.unique((member.long() * bits[:, None]).sum(0), return_inverse=True)
         return (keys[:, None] & bits[None]) != 0, signature
     values, signature = torch.unique(member.T, dim=0, return_inverse=True)

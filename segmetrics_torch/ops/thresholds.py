@@ -18,6 +18,8 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from .device_exact import count_by_key
+
 __all__ = ["NUM_THRESHOLDS", "BinaryCounts", "adaptive_threshold", "binary_counts", "threshold_counts"]
 
 NUM_THRESHOLDS = 256
@@ -60,7 +62,7 @@ def threshold_counts(p: Tensor, g: Tensor) -> BinaryCounts:
     # into another image's or the other class's bins
     bins = (p * 255).nan_to_num_(nan=0.0, posinf=255.0, neginf=0.0).clamp_(0, 255).to(torch.int64)
     key = bins + g.to(torch.int64) * 256 + torch.arange(batch, device=p.device).view(-1, 1, 1) * 512
-    hist = torch.bincount(key.reshape(-1), minlength=batch * 512).view(batch, 2, 256)
+    hist = count_by_key(key.reshape(-1), batch * 512).view(batch, 2, 256)
     cum = hist.flip(-1).cumsum(-1).to(torch.float64)  # [:, :, i] = number of pixels with bin >= 255 - i
     tp = cum[:, 1]
     return BinaryCounts(tp=tp, pp=tp + cum[:, 0], pos=cum[:, 1, -1].clone(), numel=p.shape[1] * p.shape[2])

@@ -19,6 +19,7 @@ import torch
 from torch import Tensor
 
 from ..._checks import check_probability_map
+from ...ops.device_exact import divide_exactly
 
 __all__ = ["binarize_target", "check_dtypes", "check_values", "prepare_maps"]
 
@@ -46,7 +47,7 @@ def check_values(preds: Tensor, target: Tensor, pname: str, tname: str) -> None:
 def prepare_maps(preds: Tensor, target: Tensor, normalize: bool = True) -> tuple[Tensor, Tensor]:
     """(B, H, W) inputs -> (p float64 in [0, 1], g bool), as PySODMetrics' ``prepare_data`` (see module doc)."""
     if preds.dtype == torch.uint8:
-        p = preds.to(torch.float64) / 255
+        p = divide_exactly(preds.to(torch.float64), 255)
     else:
         p = preds.to(torch.float64)
     if normalize:

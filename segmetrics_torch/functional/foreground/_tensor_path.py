@@ -13,6 +13,7 @@ import torch
 from torch import Tensor
 
 from ..._constants import EPS, LOG_HALF_OVER_5
+from ...ops.device_exact import divide_exactly
 from ...ops.distance import distance_transform_edt
 from ...ops.filters import gaussian_blur_zero
 from ...ops.thresholds import BinaryCounts, adaptive_threshold, binary_counts, threshold_counts
@@ -54,9 +55,9 @@ def _region_score(p: Tensor, g: Tensor, empty_quadrant: str) -> Tensor:
 
     n_pix = float(height * width)
     # integer products, then a float64 division: the reference's Python-int arithmetic
-    w_lt = (cx * cy).to(torch.float64) / n_pix
-    w_rt = (cy * (width - cx)).to(torch.float64) / n_pix
-    w_lb = ((height - cy) * cx).to(torch.float64) / n_pix
+    w_lt = divide_exactly((cx * cy).to(torch.float64), n_pix)
+    w_rt = divide_exactly((cy * (width - cx)).to(torch.float64), n_pix)
+    w_lb = divide_exactly(((height - cy) * cx).to(torch.float64), n_pix)
     weights = torch.stack([w_lt, w_rt, w_lb, 1 - w_lt - w_rt - w_lb], dim=1)  # (B, 4)
     sizes = torch.stack([cy * cx, cy * (width - cx), (height - cy) * cx, (height - cy) * (width - cx)], dim=1)
     n = sizes.to(torch.float64)
@@ -73,14 +74,24 @@ def _region_score(p: Tensor, g: Tensor, empty_quadrant: str) -> Tensor:
     origin = p.reshape(batch, -1).gather(1, first_r * width + first_c)  # (B, 4)
     d = p.reshape(-1) - origin.reshape(-1)[key]
     gf = g.reshape(-1).to(torch.float64)
-    slots = batch * 4
-    mean_d = torch.bincount(key, weights=d, minlength=slots).view(batch, 4) / n
-    mean_y = torch.bincount(key, weights=gf, minlength=slots).view(batch, 4) / n
+    top = (rows.view(1, -1, 1) < cy.view(-1, 1, 1)).to(torch.float64)  # (B, H, 1)
+    left = (cols.view(1, -1) < cx.view(-1, 1)).to(torch.float64)  # (B, W)
+
+    def quadrant_sums(v: Tensor) -> Tensor:
+        # (B, 4) sums over the LT, RT, LB, RB rectangles by masked reductions: no atomics (an index_add_ into 4 slots
+        # per image serialised on the GPU and summed in a run-dependent order), the same order on every run
+        v = v.view(batch, height, width)
+        upper, lower = (v * top).sum(dim=1), (v * (1 - top)).sum(dim=1)  # (B, W)
+        return torch.stack([(upper * left).sum(1), (upper * (1 - left)).sum(1), (lower * left).sum(1),
+                            (lower * (1 - left)).sum(1)], dim=1)  # fmt: skip
+
+    mean_d = quadrant_sums(d) / n
+    mean_y = quadrant_sums(gf) / n
     dc = d - mean_d.reshape(-1)[key]
     yc = gf - mean_y.reshape(-1)[key]
     den = n - 1 + EPS
     sx, sy, sxy = (
-        torch.bincount(key, weights=w, minlength=slots).view(batch, 4) / den for w in (dc * dc, yc * yc, dc * yc)
+        quadrant_sums(w) / den for w in (dc * dc, yc * yc, dc * yc)
     )
     mean_x = origin + mean_d
     alpha = 4 * mean_x * mean_y * sxy

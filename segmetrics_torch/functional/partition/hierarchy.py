@@ -253,7 +253,8 @@ def hierarchy_measures(
             a_flat = torch.cat([a.flatten(1).to(atoms.device) for a in anns])
             a_rel, a_regions = relabel(a_flat)
             a_image = torch.repeat_interleave(
-                torch.arange(len(idx), device=atoms.device), torch.tensor([a.shape[0] for a in anns])
+                torch.arange(len(idx), device=atoms.device),
+                torch.tensor([a.shape[0] for a in anns], device=atoms.device),
             )
             n_atoms = torch.tensor([a.shape[1] for a in h.atom_labels], device=atoms.device)
             t_part, t_ann = pair_tables(torch.arange(len(idx), device=atoms.device), a_image)

@@ -1,0 +1,163 @@
+"""GPU throughput: the foreground family and the losses on CUDA, with the CPU figures of the same run beside them.
+
+Measured (issue 18's targets are for an H100):
+
+* ``ForegroundMeasures`` (MAE, S, weighted F, E and F curves, IoU/Dice/precision/recall in one pass) in images/s at
+  320x320 in batches of 64 and 256 and at 1024x1024 in batches of 16, for uint8, float32 and float64 maps (what
+  float64 costs on the GPU); each single-measure Metric at 320x320 in batches of 256;
+* the largest difference between the GPU's dataset values and the CPU's on the same maps (must be ~1e-12: the GPU
+  path is the tensor path, exact like the CPU kernel);
+* the losses' forward + backward on a (32, 1, 352, 352) float32 batch next to ``binary_cross_entropy_with_logits``.
+
+The same maps go through the CPU (all the machine's threads, the compiled CPU kernel that CPU inputs take) for the
+comparison column. Timing: ``torch.cuda.synchronize()`` around ``perf_counter``, warm-up excluded, the median of
+``--repeats`` runs. Maps come from :func:`bench_foreground.make_maps` (64 distinct maps per size, tiled to the
+batch). Run::
+
+    python benchmarks/bench_gpu.py                 # needs a CUDA device
+    python benchmarks/bench_gpu.py --quick         # fewer repeats
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_foreground import make_maps
+
+import segmetrics_torch as st
+from segmetrics_torch import losses
+
+
+def _sync(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def _timed(fn, device: str, repeats: int) -> float:
+    fn()  # warm-up: kernels loaded / compiled, caches allocated
+    _sync(device)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        _sync(device)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _flat(result) -> np.ndarray:
+    if isinstance(result, dict):
+        return np.concatenate([_flat(v) for _, v in sorted(result.items())])
+    return torch.as_tensor(result, dtype=torch.float64).flatten().cpu().numpy()
+
+
+def _maps(size: int, batch: int, dtype: str) -> tuple[torch.Tensor, torch.Tensor]:
+    preds, gts = make_maps(min(batch, 64), size, seed=size)
+    reps = -(-batch // len(preds))
+    p = torch.from_numpy(np.tile(preds, (reps, 1, 1))[:batch])
+    g = torch.from_numpy(np.tile(gts, (reps, 1, 1))[:batch] > 127)
+    if dtype != "uint8":
+        p = p.to(getattr(torch, dtype)) / 255
+    return p, g
+
+
+def metric_rate(make, p, g, device: str, updates: int, repeats: int) -> tuple[float, np.ndarray]:
+    """Images/s of ``updates`` updates of one batch plus one compute; also the computed values."""
+    p, g = p.to(device), g.to(device)
+    metric = make().to(device)
+    out: dict = {}
+
+    def run():
+        metric.reset()
+        for _ in range(updates):
+            metric.update(p, g)
+        out["v"] = metric.compute()
+
+    seconds = _timed(run, device, repeats)
+    return updates * len(p) / seconds, _flat(out["v"])
+
+
+def loss_time(name: str, device: str, repeats: int) -> float:
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(32, 1, 352, 352, generator=gen).to(device).requires_grad_(True)
+    target = (torch.rand(32, 1, 352, 352, generator=gen) > 0.7).to(device)
+    fns = {
+        "BCE (with logits)": lambda: F.binary_cross_entropy_with_logits(logits, target.float()),
+        "e_measure_loss": lambda: losses.e_measure_loss(torch.sigmoid(logits), target),
+        "weighted_f_measure_loss": lambda: losses.weighted_f_measure_loss(torch.sigmoid(logits), target),
+        "soft_iou_loss": lambda: losses.soft_iou_loss(torch.sigmoid(logits), target),
+    }
+
+    def run():
+        logits.grad = None
+        fns[name]().backward()
+
+    return _timed(run, device, repeats)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--quick", action="store_true", help="3 repeats instead of 5")
+    parser.add_argument("--skip-cpu", action="store_true", help="GPU figures only")
+    args = parser.parse_args()
+    if args.device.startswith("cuda") and not torch.cuda.is_available():
+        parser.error("--device cuda: no CUDA device is available")
+    repeats = 3 if args.quick else 5
+    dev = args.device
+    print(
+        f"torch {torch.__version__} (CUDA {torch.version.cuda}), device {dev}"
+        f"{f' ({torch.cuda.get_device_name()})' if dev.startswith('cuda') else ''}, "
+        f"{os.cpu_count()} CPUs, torch CPU threads {torch.get_num_threads()}"
+    )
+    print("\nForegroundMeasures (all measures, one pass): images/s; GPU vs CPU of the same maps")
+    print(f"{'maps':<22}{'batch':>6}{'GPU img/s':>12}{'CPU img/s':>12}{'GPU/CPU':>9}{'max |GPU-CPU|':>15}")
+    cases = [(320, 64, "uint8", 8), (320, 256, "uint8", 4), (320, 256, "float32", 4), (320, 256, "float64", 4),
+             (1024, 16, "uint8", 4), (1024, 16, "float32", 4), (1024, 16, "float64", 4)]  # fmt: skip
+    for size, batch, dtype, updates in cases:
+        p, g = _maps(size, batch, dtype)
+        gpu_rate, gpu_vals = metric_rate(st.ForegroundMeasures, p, g, dev, updates, repeats)
+        if args.skip_cpu:
+            print(f"{f'{size}x{size} {dtype}':<22}{batch:>6}{gpu_rate:>12.0f}")
+            continue
+        cpu_rate, cpu_vals = metric_rate(st.ForegroundMeasures, p, g, "cpu", 1, 1 if size > 512 else 2)
+        diff = float(np.abs(gpu_vals - cpu_vals).max())
+        print(
+            f"{f'{size}x{size} {dtype}':<22}{batch:>6}{gpu_rate:>12.0f}{cpu_rate:>12.0f}"
+            f"{gpu_rate / cpu_rate:>8.1f}x{diff:>15.1e}"
+        )
+
+    print("\nOne measure at a time, 320x320 uint8, batch 256: images/s")
+    print(f"{'Metric':<22}{'GPU img/s':>12}{'CPU img/s':>12}{'GPU/CPU':>9}{'max |GPU-CPU|':>15}")
+    p, g = _maps(320, 256, "uint8")
+    for name in ("MAE", "FMeasure", "EMeasure", "SMeasure", "WeightedFMeasure", "IoU", "ThresholdMeasures"):
+        make = getattr(st, name)
+        gpu_rate, gpu_vals = metric_rate(make, p, g, dev, 4, repeats)
+        if args.skip_cpu:
+            print(f"{name:<22}{gpu_rate:>12.0f}")
+            continue
+        cpu_rate, cpu_vals = metric_rate(make, p, g, "cpu", 1, 2)
+        diff = float(np.abs(gpu_vals - cpu_vals).max())
+        print(f"{name:<22}{gpu_rate:>12.0f}{cpu_rate:>12.0f}{gpu_rate / cpu_rate:>8.1f}x{diff:>15.1e}")
+
+    print("\nLosses, forward + backward, (32, 1, 352, 352) float32: ms per batch")
+    print(f"{'loss':<26}{'GPU ms':>9}{'CPU ms':>9}{'x BCE (GPU)':>13}")
+    bce_gpu = loss_time("BCE (with logits)", dev, repeats)
+    for name in ("BCE (with logits)", "e_measure_loss", "weighted_f_measure_loss", "soft_iou_loss"):
+        gpu = loss_time(name, dev, repeats)
+        cpu = float("nan") if args.skip_cpu else loss_time(name, "cpu", 2)
+        print(f"{name:<26}{gpu * 1e3:>9.2f}{cpu * 1e3:>9.1f}{gpu / bce_gpu:>12.1f}x")
+
+
+if __name__ == "__main__":
+    main()
