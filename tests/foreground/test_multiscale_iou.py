@@ -27,8 +27,17 @@ KEYS = ("adaptive", "binary", "dynamic")
 
 def pysod_msiou(preds, gts, num_levels=10):
     metric = pysod.MSIoU(with_dynamic=True, with_adaptive=True, with_binary=True, num_levels=num_levels)
-    for pred, gt in zip(preds, gts, strict=True):
-        metric.step(pred, gt)
+    # PySODMetrics 1.6.2's MSIoU calls np.trapz, which numpy 2.4 removed (renamed np.trapezoid in 2.0, same function):
+    # on numpy >= 2.4 the reference itself raises AttributeError (seen on the H200 machine's numpy 2.5.2)
+    shim = not hasattr(np, "trapz")
+    if shim:
+        np.trapz = np.trapezoid
+    try:
+        for pred, gt in zip(preds, gts, strict=True):
+            metric.step(pred, gt)
+    finally:
+        if shim:
+            del np.trapz
     return metric.get_results()
 
 
