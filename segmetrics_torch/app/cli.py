@@ -122,14 +122,9 @@ def _device(name: str):
 
 def _check_output(path: str | None, option: str) -> Path | None:
     """Fail before the evaluation, not after it, when an output file cannot be written."""
-    if path is None:
-        return None
-    out = Path(path)
-    if out.is_dir():
-        raise InputError(f"{option} {out} is a directory; give a file name")
-    if not out.parent.is_dir():
-        raise InputError(f"{option} {out}: the folder {out.parent} does not exist")
-    return out
+    from .outputs import check_output
+
+    return check_output(path, option)
 
 
 def _check_pairing(pairing, args: argparse.Namespace) -> None:

@@ -101,8 +101,10 @@ def _run_meta_partition(args: argparse.Namespace) -> int:
     )
     from ..meta.metameasures import PARTITION_MEASURES
     from ..ops.hierarchy import gridbmap2seg
+    from .outputs import check_output
     from .tables import format_table, write_json
 
+    check_output(args.json, "--json")
     measures = _measure_list(args.measures, PARTITION_MEASURES)
     gt_files = _mat_files(args.gt, "ground-truth folder")
     stems = sorted(gt_files)
@@ -236,8 +238,10 @@ def _read_foreground(args: argparse.Namespace):
 def _run_meta_foreground(args: argparse.Namespace) -> int:
     from ..meta import annotation_error_test, generic_map_test, gt_switch_test, noise_test
     from ..meta.metameasures import FOREGROUND_MEASURES
+    from .outputs import check_output
     from .tables import format_table, write_json
 
+    check_output(args.json, "--json")
     measures = _measure_list(args.measures, FOREGROUND_MEASURES)
     preds, gt, names = _read_foreground(args)
     start = time.perf_counter()
