@@ -868,6 +868,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         The exit status: 0 ok, 2 usage or input error, 1 unexpected error, 130 interrupted. ``--help`` and argparse's
         own usage errors raise ``SystemExit`` (0 and 2) as usual.
     """
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # during start-up (importing torch) or argument parsing
+        print("error: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: Sequence[str] | None) -> int:
     import gc
 
     enabled = gc.isenabled()
@@ -897,9 +905,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: interrupted", file=sys.stderr)
         return 130
     except Exception as error:
+        if _interrupted(error):
+            # Ctrl-C while a compiled (numba) kernel ran surfaces as SystemError("... returned a result with an
+            # exception set") whose context is the KeyboardInterrupt: an interruption, not a bug
+            print("error: interrupted", file=sys.stderr)
+            return 130
+        if isinstance(error, OSError) and error.filename is not None:
+            # a file or folder the user named cannot be read or written (permissions, a folder where a file is
+            # expected, a vanished file): an input problem, named, not a traceback
+            print(f"error: {_os_error_line(error)}", file=sys.stderr)
+            return 2
         traceback.print_exc()
         print(f"error: unexpected {type(error).__name__}: {error} (a bug? please report it)", file=sys.stderr)
         return 1
+
+
+def _interrupted(error: BaseException) -> bool:
+    """Whether a KeyboardInterrupt is in ``error``'s chain of causes and contexts."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _os_error_line(error: OSError) -> str:
+    what = error.strerror or type(error).__name__
+    target = f"{error.filename} -> {error.filename2}" if error.filename2 is not None else str(error.filename)
+    return f"cannot access {target}: {what}"
 
 
 if __name__ == "__main__":
