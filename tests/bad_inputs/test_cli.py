@@ -312,3 +312,19 @@ def test_readers_name_unreadable_numpy_archives(tmp_path: Path) -> None:
         with pytest.raises(ValueError, match=rf"{name}: cannot read it as a numpy \.npz archive"):
             read_proposals(tmp_path / name)
     assert torch.__version__  # torch stays importable after the failures (no global state broken)
+
+
+def test_a_nan_is_announced_with_the_images(root: Path, tmp_path: Path, capsys) -> None:
+    # a ground truth whose centroid is the last pixel leaves empty S-measure quadrants: the documented NaN, named
+    def corner(d: Path) -> None:
+        gt = np.zeros((H, W), np.uint8)
+        gt[H - 1, W - 1] = 255
+        _png(d / "gt" / "im1.png", gt)
+
+    argv = _sod_edit(corner)(root, tmp_path)
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    warning = [line for line in err.splitlines() if line.startswith("warning: S-measure is NaN")]
+    assert len(warning) == 1 and "1 of 3 image(s) (im1)" in warning[0], err
+    assert "nan" in out.lower()
