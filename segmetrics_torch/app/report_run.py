@@ -636,7 +636,7 @@ def _compute(job: Job, config: SuiteConfig, device, progress, images) -> dict[st
         )
         derived = {"measures": list(metric.measures)}
         if job.input_format != "labels":
-            derived.update(parameters=metric.parameters, unique_occurrence=metric.unique_occurrence)
+            derived.update(parameters=metric.levels, unique_occurrence=metric.unique_occurrence)
     elapsed = time.perf_counter() - start
     return to_jsonable(
         {

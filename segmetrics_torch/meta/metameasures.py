@@ -153,6 +153,11 @@ def _partition_registry() -> dict[str, tuple[Callable[[Any, Any], Tensor], bool,
 PARTITION_MEASURES = _partition_registry()
 
 
+def _size(x: Tensor) -> tuple[int, int]:
+    """(H, W) of an (..., H, W) tensor."""
+    return x.shape[-2], x.shape[-1]
+
+
 def as_measure(
     measure: object, *, higher_is_better: bool | None = None, key: str | None = None, name: str | None = None
 ) -> Measure:
@@ -182,8 +187,8 @@ def as_measure(
     from torchmetrics import Metric
 
     if isinstance(measure, Metric):
-        hib = measure.higher_is_better if higher_is_better is None else higher_is_better
-        if hib is None:
+        direction = measure.higher_is_better if higher_is_better is None else higher_is_better
+        if direction is None:
             raise ValueError(
                 f"Expected `higher_is_better` for the Metric {type(measure).__name__}, whose attribute is None."
             )
@@ -198,7 +203,7 @@ def as_measure(
                 out.append(_pick(m.compute(), key, type(measure).__name__))
             return torch.stack([v.detach().double().reshape(()).cpu() for v in out])
 
-        return Measure(name or type(measure).__name__, per_image, bool(hib))
+        return Measure(name or type(measure).__name__, per_image, bool(direction))
     if callable(measure):
         if higher_is_better is None:
             raise ValueError("Expected `higher_is_better` (True or False) for a callable `measure`.")
@@ -206,7 +211,7 @@ def as_measure(
         def call(preds: Any, target: Any) -> Tensor:
             return _pick(measure(preds, target), key, getattr(measure, "__name__", "measure"))
 
-        return Measure(name or getattr(measure, "__name__", "measure"), call, bool(higher_is_better))
+        return Measure(name or str(getattr(measure, "__name__", "measure")), call, bool(higher_is_better))
     raise TypeError(
         f"Expected `measure` to be a name, a torchmetrics.Metric, a callable or a Measure, but got "
         f"{type(measure).__name__}."
@@ -518,7 +523,7 @@ def sihd(
         :class:`SIHDResult`, or {name: :class:`SIHDResult`} for a list of names.
     """
     multi = isinstance(measure, (list, tuple))
-    if multi:
+    if isinstance(measure, (list, tuple)):
         names = list(measure)
         bad = [n for n in names if n not in PARTITION_MEASURES]
         if bad or not names:
@@ -549,7 +554,7 @@ def sihd(
         order = sorted(range(len(pairs)), key=lambda k: tuple(items[pairs[k][0]].shape[-2:]))
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
-            preds = [match_size(items[pairs[k][2]][pairs[k][3]], tuple(items[pairs[k][0]].shape[-2:])) for k in chunk]
+            preds = [match_size(items[pairs[k][2]][pairs[k][3]], _size(items[pairs[k][0]])) for k in chunk]
             target = [items[pairs[k][0]][pairs[k][1]][None] for k in chunk]
             for k, v in score_all(_batch(preds), _batch(target)).items():
                 out[k][torch.tensor(chunk)] = v
@@ -680,7 +685,7 @@ def sisd(
     good, bad = [], []
     for parts in methods.values():
         own = _evaluate(m, parts, gts, batch_size)
-        swapped = [match_size(parts[j], tuple(gts[i].shape[-2:])) for i, j in pairs]
+        swapped = [match_size(parts[j], _size(gts[i])) for i, j in pairs]
         bad.append(_evaluate(m, swapped, [gts[i] for i, _ in pairs], batch_size))
         good.append(own[torch.tensor([i for i, _ in pairs])])
     return _rate("sisd", m, torch.cat(good), torch.cat(bad), "correct")
@@ -811,7 +816,7 @@ def gt_switch_test(
         raise ValueError("Expected at least 2 images for a ground-truth switch.")
     pairs = _pairing(len(gts), pairing, seed)
     good, bad = [], []
-    switched = [match_size(gts[j], tuple(gts[i].shape[-2:])) for i, j in pairs]
+    switched = [match_size(gts[j], _size(gts[i])) for i, j in pairs]
     for maps in methods.values():
         own = _evaluate(m, maps, gts, batch_size)
         good.append(own[torch.tensor([i for i, _ in pairs])])

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import Tensor
@@ -74,7 +74,7 @@ class _ForegroundMetric(Metric):
     higher_is_better = True
     full_state_update = False
     plot_lower_bound = 0.0
-    plot_upper_bound = 1.0
+    plot_upper_bound: float | None = 1.0
 
     #: names of per-image scalar values summed into states
     _scalars: tuple[str, ...] = ()
@@ -82,6 +82,8 @@ class _ForegroundMetric(Metric):
     _curves: tuple[str, ...] = ()
 
     count: Tensor
+    #: the S-measure's NaN-image count (SMeasure, ForegroundMeasures)
+    sm_is_nan_sum: Tensor
 
     def __init__(self, *, normalize: bool = True, validate_args: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -342,6 +344,8 @@ class ForegroundMeasures(_ForegroundMetric):
     _curves = SUITE_CURVES
     _in_forward = False
 
+    included: torch.nn.ModuleDict
+
     def __init__(
         self,
         *,
@@ -368,11 +372,15 @@ class ForegroundMeasures(_ForegroundMetric):
     def _derive(self, values: ForegroundIntermediates) -> dict[str, Tensor]:
         return derive_all(values, self.beta2)
 
+    def _included(self) -> dict[str, Metric]:
+        """The included Metrics by name (``self.included`` typed)."""
+        return {name: cast(Metric, metric) for name, metric in self.included.items()}
+
     def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
         """Add a batch (as :class:`FMeasure`); the included measures get it too."""
         super().update(preds, target)
         if not self._in_forward:  # forward() feeds the included Metrics itself, once
-            for metric in self.included.values():
+            for metric in self._included().values():
                 metric.update(preds, target)
 
     def forward(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> Any:
@@ -400,7 +408,7 @@ class ForegroundMeasures(_ForegroundMetric):
         if int(self.count) and bool(torch.isnan(res["s_measure"])):
             warn_s_measure_nan("ForegroundMeasures: s_measure", "at least one image has")
         if not self._in_forward:  # forward() adds the included Metrics' own batch results
-            for name, metric in self.included.items():
+            for name, metric in self._included().items():
                 res[name] = metric.compute()
         return res
 

@@ -50,9 +50,11 @@ class _SumMetric(Metric):
     higher_is_better = True
     full_state_update = False
     plot_lower_bound = 0.0
-    plot_upper_bound = 1.0
+    plot_upper_bound: float | None = 1.0
 
     count: Tensor
+    #: pooled (tp, fp, tn, fn) of the binary mode when not sample-based (ThresholdMeasures, SizeInvariantFMeasure)
+    pooled_counts: Tensor
 
     def __init__(self, *, normalize: bool = True, validate_args: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -160,7 +162,8 @@ class ThresholdMeasures(_SumMetric):
                 if self.sample_based:
                     res["binary"] = self._mean(f"{key}_binary")
                 else:
-                    res["binary"] = measure_from_counts(name, *self.pooled_counts.unbind(), beta2=self.beta2)
+                    tp, fp, tn, fn = self.pooled_counts.unbind()
+                    res["binary"] = measure_from_counts(name, tp, fp, tn, fn, beta2=self.beta2)
             out[key] = res
         return out
 
@@ -298,7 +301,8 @@ class SizeInvariantFMeasure(_SumMetric):
                 if self.sample_based:
                     res["binary"] = self._mean(f"{key}_binary")
                 else:
-                    res["binary"] = measure_from_counts(name, *self.pooled_counts.unbind(), beta2=self.beta2)
+                    tp, fp, tn, fn = self.pooled_counts.unbind()
+                    res["binary"] = measure_from_counts(name, tp, fp, tn, fn, beta2=self.beta2)
             out[key] = res
         return out
 

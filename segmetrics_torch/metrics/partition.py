@@ -12,7 +12,7 @@ consistency measures are ``1 - distance / N`` or ``1 - error``), except VoI, a d
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import torch
 from torch import Tensor
@@ -45,6 +45,23 @@ __all__ = [
     "VanDongen",
     "VariationOfInformation",
 ]
+
+
+class PartitionOptions(TypedDict):
+    """The keyword options a :class:`PartitionMeasures` passes to :func:`partition_measures` (``metric.options``)."""
+
+    gamma_obj: float
+    gamma_part: float
+    beta: float
+    max_dist: float
+    validate_args: bool
+
+
+class HierarchyOptions(PartitionOptions):
+    """The keyword options a :class:`HierarchyMeasures` passes to :func:`hierarchy_measures` (``metric.options``)."""
+
+    input_format: HierarchyFormat
+    rule: Rule
 
 
 class _SummedStates(Metric):
@@ -114,7 +131,7 @@ class PartitionMeasures(_SummedStates):
         super().__init__(**kwargs)
         self.measures = check_measures(measures)
         check_fop_constants(gamma_obj, gamma_part, beta)
-        self.options = {
+        self.options: PartitionOptions = {
             "gamma_obj": gamma_obj,
             "gamma_part": gamma_part,
             "beta": beta,
@@ -293,7 +310,8 @@ class HierarchyMeasures(_SummedStates):
         gamma_obj, gamma_part, beta, max_dist, validate_args: as :class:`PartitionMeasures`.
 
     ``compute()``: see :func:`segmetrics_torch.functional.partition.summary.summarize_hierarchy`; plus
-    ``parameters`` (L,), the thresholds or region counts.
+    ``parameters`` (L,), the thresholds or region counts (also the attribute ``levels``; not ``parameters``, which
+    would shadow :meth:`torch.nn.Module.parameters`).
     """
 
     count: Tensor
@@ -327,15 +345,15 @@ class HierarchyMeasures(_SummedStates):
             if input_format != "ucm2":
                 raise ValueError("`num_regions` applies to ucm2 input only.")
             regions = check_num_regions(num_regions)
-            self.parameters = regions.to(torch.float64)
-            self.thresholds = None
+            self.levels = regions.to(torch.float64)
+            self.thresholds: Tensor | None = None
         else:
-            self.parameters = default_thresholds(thresholds, "soft" if input_format == "ucm2" else "stack")
-            self.thresholds = self.parameters
+            self.levels = default_thresholds(thresholds, "soft" if input_format == "ucm2" else "stack")
+            self.thresholds = self.levels
         self.num_regions = None if num_regions is None else check_num_regions(num_regions)
         self.region_benchmark = check_bool(region_benchmark, "region_benchmark")
         self.unique_occurrence = unique_occurrence
-        self.options = {
+        self.options: HierarchyOptions = {
             "input_format": input_format,
             "rule": rule,
             "gamma_obj": gamma_obj,
@@ -344,7 +362,7 @@ class HierarchyMeasures(_SummedStates):
             "max_dist": check_positive_float(max_dist, "max_dist"),
             "validate_args": check_bool(validate_args, "validate_args"),
         }
-        self._add_states(self.measures, self.parameters.numel(), self.region_benchmark)
+        self._add_states(self.measures, self.levels.numel(), self.region_benchmark)
 
     def update(self, preds: Tensor | Sequence[Tensor], target: Tensor | Sequence[Tensor]) -> None:
         """Add a batch of hierarchies (ucm2 maps or level stacks) with their human partitions.
@@ -353,7 +371,7 @@ class HierarchyMeasures(_SummedStates):
         (the ucm2 is copied to the host in ``ops.hierarchy``); ``num_regions`` reads the distinct ucm2 values
         (``torch.unique``); the tables and their measures synchronise as :meth:`PartitionMeasures.update` does.
         """
-        if self.num_regions is not None:
+        if self.thresholds is None:  # num_regions given
             values = hierarchy_measures(
                 preds, target, num_regions=self.num_regions, measures=self.measures,
                 region_benchmark=self.region_benchmark, **self.options,
@@ -367,7 +385,7 @@ class HierarchyMeasures(_SummedStates):
 
     def compute(self) -> dict[str, Any]:
         """ODS / OIS / AP per measure (and the region benchmark) of the images seen so far."""
-        params = self.parameters.to(self.count.device)
+        params = self.levels.to(self.count.device)
         out: dict[str, Any] = summarize_hierarchy(
             self._states(), params, self.measures, region_benchmark=self.region_benchmark,
             unique_occurrence=self.unique_occurrence,

@@ -82,6 +82,14 @@ class ProposalRecall(Metric):
     higher_is_better = True
     full_state_update = False
 
+    proposals_sum: Tensor
+    objects: Tensor
+    images: Tensor
+    value_sum: Tensor
+    class_counts: Tensor
+    class_objects: Tensor
+    class_f_sum: Tensor
+
     def __init__(
         self,
         counts: Sequence[int] | Tensor = MCG_PROPOSAL_COUNTS,

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from typing import Any, Literal, NamedTuple, get_args
 
 import numpy as np
+import numpy.typing as npt
 import torch
 from torch import Tensor
 
@@ -146,10 +147,11 @@ def _soft_map(x: Tensor, name: str, input_format: InputFormat, validate_args: bo
     return as_unit_map(x, name, validate_args)
 
 
-def _pad_stack(items: list[Tensor], shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+def _pad_stack(items: list[Tensor], shape: tuple[int, ...], dtype: npt.DTypeLike) -> np.ndarray:
     out = np.zeros((len(items), *shape), dtype)
     for i, x in enumerate(items):
-        out[(i, *(slice(0, s) for s in x.shape))] = x.cpu().numpy()
+        index: tuple[int | slice, ...] = (i, *(slice(0, s) for s in x.shape))
+        out[index] = x.cpu().numpy()
     return out
 
 

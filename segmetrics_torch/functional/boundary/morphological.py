@@ -120,7 +120,7 @@ def morphological_boundary_f(
     # images of one size are evaluated together
     groups: dict[tuple[int, int], list[int]] = {}
     for i, p in enumerate(preds_b):
-        groups.setdefault(tuple(p.shape), []).append(i)
+        groups.setdefault((p.shape[0], p.shape[1]), []).append(i)
     results: list[tuple[Tensor, Tensor, Tensor] | None] = [None] * len(preds_b)
     for idx in groups.values():
         f, p, r = _stack_f(torch.stack([preds_b[i] for i in idx]), torch.stack([target_b[i] for i in idx]),

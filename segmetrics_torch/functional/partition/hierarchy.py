@@ -224,7 +224,7 @@ def hierarchy_measures(
         if num_regions is not None:
             raise ValueError("`num_regions` applies to ucm2 input only.")
         s_list = as_label_list(preds, "preds", 3, validate_args)
-        shapes = [tuple(s.shape[-2:]) for s in s_list]
+        shapes = [(s.shape[-2], s.shape[-1]) for s in s_list]
         levels = default_thresholds(thresholds, "stack")
         for i, s in enumerate(s_list):
             if s.shape[0] != levels.numel():
@@ -234,11 +234,11 @@ def hierarchy_measures(
             f"Expected `preds` and `target` to hold the same number of images, but got {len(shapes)} and "
             f"{len(g_list)}."
         )
-    for i, (s, g) in enumerate(zip(shapes, g_list, strict=True)):
-        if tuple(s) != tuple(g.shape[-2:]):
+    for i, (shape, g) in enumerate(zip(shapes, g_list, strict=True)):
+        if tuple(shape) != tuple(g.shape[-2:]):
             raise ValueError(
                 f"Expected `preds[{i}]` to describe {tuple(g.shape[-2:])} images like `target[{i}]`, "
-                f"but got {tuple(s)}."
+                f"but got {tuple(shape)}."
             )
     n_lev = levels.shape[-1]
     table_keys = tuple(k for k in keys if k in TABLE_MEASURES)
@@ -274,6 +274,7 @@ def hierarchy_measures(
         if region_benchmark:
             values.update(region_benchmark_counts(ct, n_lev))
         if "fb" in keys:
+            assert parts is not None  # built above whenever "fb" is asked
             values.update(partition_fb(parts, anns, max_dist=max_dist))
         for k, v in values.items():
             pieces.setdefault(k, []).append((idx, v))

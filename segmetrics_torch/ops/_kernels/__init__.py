@@ -14,3 +14,17 @@ Rules:
   keyed by a stable name. Importing ``segmetrics_torch.ops._kernels`` itself imports nothing (numba loads only with
   the submodule an op needs).
 """
+
+from typing import Literal, TypedDict
+
+
+class JitOptions(TypedDict):
+    """Keyword options of ``numba.njit``, typed so that ``numba.njit(**options)`` type-checks."""
+
+    cache: bool
+    nogil: bool
+    error_model: Literal["python", "numpy"]
+
+
+#: the foreground kernels' options: numpy's error model (x / 0 -> inf/nan, as the tensor path), no GIL, on-disk cache
+FOREGROUND_JIT: JitOptions = {"cache": True, "nogil": True, "error_model": "numpy"}
