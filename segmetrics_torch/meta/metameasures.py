@@ -44,7 +44,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Literal, get_args, overload
 
 import numpy as np
 import torch
@@ -483,6 +483,32 @@ def _annotation_list(annotations: Any, name: str) -> list[Tensor]:
         if not isinstance(a, Tensor) or a.ndim != 3 or a.shape[0] == 0:
             raise ValueError(f"Expected `{name}[{i}]` to be a (K, H, W) tensor with K >= 1.")
     return items
+
+
+@overload
+def sihd(
+    measure: list[str] | tuple[str, ...],
+    annotations: Any,
+    *,
+    num_bins: int = ...,
+    max_different: int | None = ...,
+    ordered: bool = ...,
+    seed: int = ...,
+    batch_size: int = ...,
+) -> dict[str, SIHDResult]: ...
+
+
+@overload
+def sihd(
+    measure: object,
+    annotations: Any,
+    *,
+    num_bins: int = ...,
+    max_different: int | None = ...,
+    ordered: bool = ...,
+    seed: int = ...,
+    batch_size: int = ...,
+) -> SIHDResult: ...
 
 
 def sihd(

@@ -89,6 +89,8 @@ class ProposalRecall(Metric):
     class_counts: Tensor
     class_objects: Tensor
     class_f_sum: Tensor
+    best: list[Tensor]
+    boundary_best: list[Tensor]
 
     def __init__(
         self,

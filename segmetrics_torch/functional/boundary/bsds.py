@@ -342,7 +342,7 @@ def warn_if_r50_nan(res: dict[str, Any], who: str, stacklevel: int) -> None:
         )
 
 
-def summarize_counts(counts: BoundaryCounts, *, unique_occurrence: UniqueOccurrence = "last") -> dict[str, object]:
+def summarize_counts(counts: BoundaryCounts, *, unique_occurrence: UniqueOccurrence = "last") -> dict[str, Any]:
     """Dataset summary (and per-image bests) of per-image :class:`BoundaryCounts`, as ``collect_eval_bdry.m``."""
     cr, sr, cp, sp, levels = counts
     res = boundary_summary(
