@@ -137,6 +137,16 @@ class MAE(_ForegroundMetric):
 
     See :func:`segmetrics_torch.functional.mae`. ``compute()`` returns a scalar float64 tensor.
 
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image MAE.
+
     Example:
         >>> import torch
         >>> metric = MAE()
@@ -167,6 +177,29 @@ class SMeasure(_ForegroundMetric):
         alpha: weight of the object term (0.5).
         empty_quadrant: ``"nan"`` (reference) or ``"skip"`` (drop the empty, zero-weight quadrant).
         normalize, validate_args: see :func:`segmetrics_torch.functional.s_measure`.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image S-measure (NaN, with a warning, if an image's
+      value is NaN).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import SMeasure
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
+        >>> metric = SMeasure()
+        >>> metric.update(preds, target)
+        >>> round(float(metric.compute()), 4)
+        0.3172
     """
 
     _scalars = ("sm", "sm_is_nan")
@@ -199,6 +232,28 @@ class WeightedFMeasure(_ForegroundMetric):
 
     Args:
         beta2: :math:`\\beta^2` (1). edt_backend: ``"auto"``, ``"torch"`` or ``"numba"``.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image weighted F-beta.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import WeightedFMeasure
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
+        >>> metric = WeightedFMeasure()
+        >>> metric.update(preds, target)
+        >>> round(float(metric.compute()), 4)
+        0.3461
     """
 
     _scalars = ("wfm",)
@@ -226,6 +281,29 @@ class FMeasure(_ForegroundMetric):
     ``compute()`` returns a dict: ``adaptive`` (mean of per-image adaptive F), ``curve`` (256,) image-averaged F at
     the thresholds ``trunc(255 p) >= 255 - i`` (descending), ``mean``/``max`` of that curve, ``precision`` and
     ``recall`` (256,) image-averaged curves (for the PR curve).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a dict of float64 tensors: ``adaptive`` (), ``mean`` (), ``max`` (), ``curve`` (256,) F-beta, and the
+      ``precision`` and ``recall`` (256,) curves, averaged over the images.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import FMeasure
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
+        >>> metric = FMeasure()
+        >>> metric.update(preds, target)
+        >>> {k: round(float(v), 4) for k, v in metric.compute().items() if v.ndim == 0}
+        {'adaptive': 0.0516, 'mean': 0.2544, 'max': 0.3033}
     """
 
     _scalars = ("f_adaptive",)
@@ -256,6 +334,29 @@ class EMeasure(_ForegroundMetric):
 
     PySODMetrics 1.6.2 ``Emeasure``. See :func:`segmetrics_torch.functional.e_measure`. Values can exceed 1
     (normalisation by ``N - 1``). ``compute()`` returns a dict ``adaptive``, ``mean``, ``max``, ``curve`` (256,).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a dict of float64 tensors: ``adaptive`` (), ``mean`` (), ``max`` () and ``curve`` (256,), averaged over the
+      images (thresholds ``trunc(255 p) >= 255 - i``, descending).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import EMeasure
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
+        >>> metric = EMeasure()
+        >>> metric.update(preds, target)
+        >>> {k: round(float(v), 4) for k, v in metric.compute().items() if k != 'curve'}
+        {'adaptive': 0.2911, 'mean': 0.3952, 'max': 0.6542}
     """
 
     plot_upper_bound = None
@@ -287,6 +388,29 @@ class IoU(_OverlapMetric):
 
     PySODMetrics 1.6.2 ``FmeasureV2`` + ``IOUHandler`` (``sample_based=True``). See
     :func:`segmetrics_torch.functional.iou`. ``compute()`` returns a dict ``adaptive``, ``mean``, ``max``, ``curve``.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a dict of float64 tensors: ``adaptive`` (), ``mean`` (), ``max`` () and ``curve`` (256,), averaged over the
+      images (thresholds ``trunc(255 p) >= 255 - i``, descending).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import IoU
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
+        >>> metric = IoU()
+        >>> metric.update(preds, target)
+        >>> {k: round(float(v), 4) for k, v in metric.compute().items() if k != 'curve'}
+        {'adaptive': 0.0147, 'mean': 0.1761, 'max': 0.2505}
     """
 
     _key = "iou"
@@ -299,6 +423,29 @@ class Dice(_OverlapMetric):
 
     PySODMetrics 1.6.2 ``FmeasureV2`` + ``DICEHandler``. See :func:`segmetrics_torch.functional.dice`.
     ``compute()`` returns a dict ``adaptive``, ``mean``, ``max``, ``curve``.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a dict of float64 tensors: ``adaptive`` (), ``mean`` (), ``max`` () and ``curve`` (256,), averaged over the
+      images (thresholds ``trunc(255 p) >= 255 - i``, descending).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import Dice
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
+        >>> metric = Dice()
+        >>> metric.update(preds, target)
+        >>> {k: round(float(v), 4) for k, v in metric.compute().items() if k != 'curve'}
+        {'adaptive': 0.0286, 'mean': 0.2934, 'max': 0.4006}
     """
 
     _key = "dice"
@@ -325,6 +472,18 @@ class ForegroundMeasures(_ForegroundMetric):
             (:class:`HumanCorrectionEffort`), ``context_measure`` (:class:`ContextMeasure`). Each is a child Metric
             that gets every batch (``normalize`` and ``validate_args`` passed on); its ``compute()`` result appears
             under its name. ``CamouflageContextMeasure`` needs the RGB images and is not offered here.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a dict: ``mae``, ``s_measure``, ``weighted_f_measure``, ``precision``, ``recall`` (0-d float64 tensors);
+      ``f_measure``, ``e_measure``, ``iou``, ``dice`` (dicts as :class:`FMeasure`, :class:`EMeasure`, :class:`IoU`);
+      and each included measure's result under its name.
 
     Example:
         >>> import torch
@@ -452,6 +611,15 @@ def flatten_results(results: dict[str, Any], prefix: str = "", *, curves: bool =
     """Flatten a nested ``compute()`` dict to ``{"f_measure/max": tensor, ...}`` (e.g. for ``log_dict``).
 
     Curves (tensors with more than one element) are dropped unless ``curves=True``.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import flatten_results
+        >>> results = {'mae': torch.tensor(0.1), 'e_measure': {'max': torch.tensor(0.9), 'curve': torch.zeros(256)}}
+        >>> flatten_results(results)
+        {'mae': tensor(0.1000), 'e_measure/max': tensor(0.9000)}
+        >>> sorted(flatten_results(results, 'val/', curves=True))
+        ['val/e_measure/curve', 'val/e_measure/max', 'val/mae']
     """
     flat: dict[str, Tensor] = {}
     for key, value in results.items():

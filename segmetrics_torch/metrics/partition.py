@@ -107,6 +107,16 @@ class PartitionMeasures(_SummedStates):
     ``compute()``: dict of 0-d float64 tensors with the requested keys, plus ``<key>_precision`` and
     ``<key>_recall`` for fb, fop and fr.
 
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a dict of 0-d float64 tensors, one per requested measure key, plus ``<key>_precision`` and
+      ``<key>_recall`` for fb, fop and fr.
+
     Example:
         >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1]]])
         >>> metric = PartitionMeasures(measures=["pri", "voi"])
@@ -190,40 +200,162 @@ class _OneMeasure(PartitionMeasures):
 class ObjectsAndPartsPR(_OneMeasure):
     """Precision-recall for objects and parts, Fop (Pont-Tuset & Marques CVPR 2013; SEISM ``fop``). ``compute()``
     returns ``{"f", "precision", "recall"}`` with F of the mean precision and recall. See :class:`PartitionMeasures`
-    for the arguments (``gamma_obj`` 0.9 as SEISM's code, 0.95 as the paper's text)."""
+    for the arguments (``gamma_obj`` 0.9 as SEISM's code, 0.95 as the paper's text).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - ``{"f", "precision", "recall"}``: 0-d float64 tensors, F of the dataset's mean precision and mean recall.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import ObjectsAndPartsPR
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = ObjectsAndPartsPR()
+        >>> metric.update(seg, gt)
+        >>> {k: round(float(v), 4) for k, v in metric.compute().items()}
+        {'f': 0.1212, 'precision': 0.0667, 'recall': 0.6667}
+    """
 
     _measure = "fop"
 
 
 class RegionPR(_OneMeasure):
     """Precision-recall for regions (pairs of pixels), Fr (Martin 2003; SEISM ``fr``): ``{"f", "precision",
-    "recall"}``."""
+    "recall"}``.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - ``{"f", "precision", "recall"}``: 0-d float64 tensors, F of the dataset's mean precision and mean recall.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import RegionPR
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = RegionPR()
+        >>> metric.update(seg, gt)
+        >>> {k: round(float(v), 4) for k, v in metric.compute().items()}
+        {'f': 0.5833, 'precision': 0.7778, 'recall': 0.4667}
+    """
 
     _measure = "fr"
 
 
 class PartitionBoundaryPR(_OneMeasure):
     """Fb of partitions: their boundaries (``seg2bmap``) matched to the annotators' with the BSDS correspondence
-    (SEISM ``fb``), counts pooled over images: ``{"f", "precision", "recall"}``."""
+    (SEISM ``fb``), counts pooled over images: ``{"f", "precision", "recall"}``.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - ``{"f", "precision", "recall"}``: 0-d float64 tensors from the boundary counts pooled over the
+      images.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import PartitionBoundaryPR
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = PartitionBoundaryPR(max_dist=1)
+        >>> metric.update(seg, gt)
+        >>> {k: round(float(v), 4) for k, v in metric.compute().items()}
+        {'f': 0.5714, 'precision': 0.5, 'recall': 0.6667}
+    """
 
     _measure = "fb"
 
 
 class ProbabilisticRandIndex(_OneMeasure):
-    """Probabilistic Rand index (Unnikrishnan et al. 2007): the Rand index averaged over the annotators."""
+    """Probabilistic Rand index (Unnikrishnan et al. 2007): the Rand index averaged over the annotators.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import ProbabilisticRandIndex
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = ProbabilisticRandIndex()
+        >>> metric.update(seg, gt)
+        >>> round(float(metric.compute()), 4)
+        0.697
+    """
 
     _measure = "pri"
 
 
 class VariationOfInformation(_OneMeasure):
-    """Variation of information (Meila 2005) in bits, averaged over annotators; a distance (0 = identical)."""
+    """Variation of information (Meila 2005) in bits, averaged over annotators; a distance (0 = identical).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image VoI in bits (averaged over the annotators; lower
+      is better).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import VariationOfInformation
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = VariationOfInformation()
+        >>> metric.update(seg, gt)
+        >>> round(float(metric.compute()), 4)
+        1.2516
+    """
 
     higher_is_better = False
     _measure = "voi"
 
 
 class NormalizedVariationOfInformation(_OneMeasure):
-    """SEISM's ``nvoi``: ``1 - VoI / (2 log2 max(K_S, K_G))`` per annotator, averaged (1 = identical)."""
+    """SEISM's ``nvoi``: ``1 - VoI / (2 log2 max(K_S, K_G))`` per annotator, averaged (1 = identical).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import NormalizedVariationOfInformation
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = NormalizedVariationOfInformation()
+        >>> metric.update(seg, gt)
+        >>> round(float(metric.compute()), 4)
+        0.6052
+    """
 
     _measure = "nvoi"
 
@@ -235,6 +367,25 @@ class SegmentationCovering(_OneMeasure):
         direction: ``"annotation"`` (default; SEISM ``ssc``, BSDS covering C(S -> {G}): each annotation region
             weighted by its area and scored by its best-overlapping partition region) or ``"partition"`` (SEISM
             ``sc``, C({G} -> S): summed over the partition's regions).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import SegmentationCovering
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = SegmentationCovering()
+        >>> metric.update(seg, gt)
+        >>> round(float(metric.compute()), 4)
+        0.6667
     """
 
     def __init__(self, direction: Literal["annotation", "partition"] = "annotation", **kwargs: Any) -> None:
@@ -249,6 +400,25 @@ class DirectionalHamming(_OneMeasure):
     Args:
         direction: ``"partition_to_annotation"`` (default; SEISM ``dhd``, D_H(S => G) = N - sum_j max_i n_ij) or
             ``"annotation_to_partition"`` (SEISM ``sdhd``).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import DirectionalHamming
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = DirectionalHamming()
+        >>> metric.update(seg, gt)
+        >>> round(float(metric.compute()), 4)
+        0.6667
     """
 
     def __init__(
@@ -263,32 +433,132 @@ class DirectionalHamming(_OneMeasure):
 
 
 class VanDongen(_OneMeasure):
-    """Van Dongen distance (2000) as SEISM's similarity ``1 - d_vD / (2N)``, averaged over annotators."""
+    """Van Dongen distance (2000) as SEISM's similarity ``1 - d_vD / (2N)``, averaged over annotators.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import VanDongen
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = VanDongen()
+        >>> metric.update(seg, gt)
+        >>> round(float(metric.compute()), 4)
+        0.75
+    """
 
     _measure = "vd"
 
 
 class BipartiteGraphMatching(_OneMeasure):
     """Bipartite graph matching (Jiang et al. 2006): ``1 - (N - max one-to-one matched overlap) / N``, averaged;
-    the maximum-weight matching is solved exactly."""
+    the maximum-weight matching is solved exactly.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import BipartiteGraphMatching
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = BipartiteGraphMatching()
+        >>> metric.update(seg, gt)
+        >>> round(float(metric.compute()), 4)
+        0.6667
+    """
 
     _measure = "bgm"
 
 
 class BidirectionalConsistency(_OneMeasure):
-    """``1 - BCE`` (Martin 2001 bidirectional consistency error), averaged over annotators (SEISM ``bce``)."""
+    """``1 - BCE`` (Martin 2001 bidirectional consistency error), averaged over annotators (SEISM ``bce``).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import BidirectionalConsistency
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = BidirectionalConsistency()
+        >>> metric.update(seg, gt)
+        >>> round(float(metric.compute()), 4)
+        0.5556
+    """
 
     _measure = "bce"
 
 
 class GlobalConsistency(_OneMeasure):
-    """``1 - GCE`` (Martin et al. ICCV 2001 global consistency error), averaged over annotators (SEISM ``gce``)."""
+    """``1 - GCE`` (Martin et al. ICCV 2001 global consistency error), averaged over annotators (SEISM ``gce``).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import GlobalConsistency
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = GlobalConsistency()
+        >>> metric.update(seg, gt)
+        >>> round(float(metric.compute()), 4)
+        0.8333
+    """
 
     _measure = "gce"
 
 
 class LocalConsistency(_OneMeasure):
-    """``1 - LCE`` (Martin et al. ICCV 2001 local consistency error), averaged over annotators (SEISM ``lce``)."""
+    """``1 - LCE`` (Martin et al. ICCV 2001 local consistency error), averaged over annotators (SEISM ``lce``).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import LocalConsistency
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = LocalConsistency()
+        >>> metric.update(seg, gt)
+        >>> round(float(metric.compute()), 4)
+        0.8333
+    """
 
     _measure = "lce"
 
@@ -312,6 +582,31 @@ class HierarchyMeasures(_SummedStates):
     ``compute()``: see :func:`segmetrics_torch.functional.partition.summary.summarize_hierarchy`; plus
     ``parameters`` (L,), the thresholds or region counts (also the attribute ``levels``; not ``parameters``, which
     would shadow :meth:`torch.nn.Module.parameters`).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: ``input_format="ucm2"``: (B, 2H+1, 2W+1) ultrametric contour maps in [0, 1] or a list;
+      ``"stack"``: (B, L, H, W) label maps (one partition per level) or a list of (L, H, W).
+    - ``target``: (B, K, H, W) integer human label maps, or a list of (K_b, H, W).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a dict: per measure ``{"ods", "ods_parameter", "ois", "curve", ...}`` (Fop, Fr, Fb also precision, recall
+      and ``ap``), ``region_benchmark`` (covering / PRI / VoI ODS, OIS, Best) when enabled, and ``parameters`` (L,).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import HierarchyMeasures
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])
+        >>> stack = torch.stack([torch.zeros_like(seg), seg], dim=1)  # (B=1, L=2, H, W): coarse, fine
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])
+        >>> metric = HierarchyMeasures(2, input_format="stack", measures=["pri", "voi"])
+        >>> metric.update(stack, gt)
+        >>> res = metric.compute()
+        >>> round(float(res["pri"]["ods"]), 4), float(res["pri"]["ods_parameter"])
+        (0.697, 2.0)
+        >>> round(float(res["region_benchmark"]["covering"]["ods"]), 4)
+        0.6667
     """
 
     count: Tensor
@@ -398,7 +693,31 @@ class RegionBenchmark(HierarchyMeasures):
     """The Berkeley region benchmark (BSR ``regionBench``/``collect_eval_reg.m``): segmentation covering
     ODS / OIS / Best and PRI / VoI ODS / OIS over thresholds of ucm2 maps (``bwlabel(ucm2 <= t)``, 8-connected) or
     levels of segmentation stacks. ``compute()`` returns ``{"covering": {...}, "pri": {...}, "voi": {...},
-    "parameters"}`` (see :func:`segmetrics_torch.functional.partition.summary.summarize_hierarchy`)."""
+    "parameters"}`` (see :func:`segmetrics_torch.functional.partition.summary.summarize_hierarchy`).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, 2H+1, 2W+1) ucm2 maps or, with ``input_format="stack"``, (B, L, H, W) label maps (or
+      lists).
+    - ``target``: (B, K, H, W) integer human label maps, or a list of (K_b, H, W).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - ``{"covering": {"ods", "ods_parameter", "ois", "best", "curve"}, "pri": {...}, "voi": {...}, "parameters"}``
+      (float64 tensors), as BSR's ``collect_eval_reg.m``.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import RegionBenchmark
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])
+        >>> stack = torch.stack([torch.zeros_like(seg), seg], dim=1)  # (B=1, L=2, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])
+        >>> metric = RegionBenchmark(2, input_format="stack")
+        >>> metric.update(stack, gt)
+        >>> res = metric.compute()
+        >>> {k: round(float(v), 4) for k, v in res["covering"].items() if k != "curve"}
+        {'ods': 0.6667, 'ods_parameter': 2.0, 'ois': 0.6667, 'best': 0.6667}
+    """
 
     def __init__(self, thresholds: int | Sequence[float] | Tensor = 99, *, input_format: HierarchyFormat = "ucm2",
                  rule: Rule = "bsr", **kwargs: Any) -> None:  # fmt: skip

@@ -201,6 +201,18 @@ def hierarchy_measures(
         dict of (B, L) tensors (float64; Fb counts int64) per key as :func:`.segmentation.partition_measures`, the
         ``reg_*`` counts, ``regions`` (B, L) int64 region counts per level, and ``thresholds``: (L,) float64 or, with
         ``num_regions``, (B, L) per image.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import hierarchy_measures
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])
+        >>> stack = torch.stack([torch.zeros_like(seg), seg], dim=1)  # (B=1, L=2, H, W): coarse, fine
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])
+        >>> out = hierarchy_measures(stack, gt, input_format="stack", thresholds=2, measures=["pri", "voi"])
+        >>> [round(v, 4) for v in out["voi"][0].tolist()]
+        [1.0, 1.2516]
+        >>> out["regions"].tolist()
+        [[1, 3]]
     """
     check_choice(input_format, "input_format", HIERARCHY_FORMATS)
     check_choice(rule, "rule", RULES)
