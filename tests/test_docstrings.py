@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import doctest
 import importlib
+import importlib.util
 import inspect
 import tomllib
 from pathlib import Path
@@ -58,8 +59,11 @@ def test_pytest_runs_the_package_doctests():
     options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
     assert "--doctest-modules" in options["addopts"].split()
     assert "segmetrics_torch" in options["testpaths"]
-    conftest = importlib.import_module("conftest") if (ROOT / "conftest.py").exists() else None
-    ignored = getattr(conftest, "collect_ignore", [])
+    spec = importlib.util.spec_from_file_location("_root_conftest", ROOT / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    ignored = conftest.collect_ignore
     assert not [path for path in ignored if path.startswith("segmetrics_torch")], ignored
 
 

@@ -87,43 +87,9 @@ class _SummedStates(Metric):
         return {name: getattr(self, name) for name in self._state_names}
 
 
-class PartitionMeasures(_SummedStates):
-    """Every SEISM measure of machine partitions against several human partitions, averaged over a dataset.
-
-    Per image, see :func:`segmetrics_torch.functional.partition_measures` (one contingency table per annotator
-    feeds all measures). Dataset values as SEISM's ``gather_measure.m``: the mean over images, except Fop and Fr
-    (F of the mean precision and mean recall) and Fb (boundary counts pooled over images).
-
-    Args:
-        measures: keys to compute (default all): fb, fop, fr, pri, voi, nvoi, sc, ssc, dhd, sdhd, vd, bgm, bce, gce,
-            lce.
-        gamma_obj, gamma_part, beta: Fop constants (SEISM's code 0.9, 0.25, 0.1; the CVPR'13 text 0.95 for gamma_obj).
-        max_dist: Fb tolerance, fraction of the diagonal (< 1) or pixels.
-        validate_args: check label values (synchronises CUDA).
-
-    ``update(preds, target)``: ``preds`` (B, H, W) integer label maps or a list; ``target`` (B, K, H, W) or a list
-    of (K_b, H, W) human label maps.
-
-    ``compute()``: dict of 0-d float64 tensors with the requested keys, plus ``<key>_precision`` and
-    ``<key>_recall`` for fb, fop and fr.
-
-    As input to ``update`` (and ``forward``):
-
-    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
-    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
-
-    As output of ``compute`` (``forward`` returns the same for the batch alone):
-
-    - a dict of 0-d float64 tensors, one per requested measure key, plus ``<key>_precision`` and
-      ``<key>_recall`` for fb, fop and fr.
-
-    Example:
-        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1]]])
-        >>> metric = PartitionMeasures(measures=["pri", "voi"])
-        >>> metric.update(seg, seg[:, None])
-        >>> {k: round(float(v), 6) for k, v in metric.compute().items()}
-        {'pri': 1.0, 'voi': 0.0}
-    """
+class _PartitionMetric(_SummedStates):
+    """The per-image partition measures summed over a dataset: arguments, ``update`` and the dataset values that
+    :class:`PartitionMeasures` and the one-measure classes return."""
 
     count: Tensor
 
@@ -170,8 +136,8 @@ class PartitionMeasures(_SummedStates):
             raise ValueError(f"Expected per-image values for {missing}, but `values` has keys {sorted(values)}.")
         self._accumulate(hierarchy_state({k: v[:, None] for k, v in values.items()}, self.measures, False))
 
-    def compute(self) -> dict[str, Tensor]:
-        """Dataset values of the images seen so far."""
+    def _dataset_values(self) -> dict[str, Tensor]:
+        """Dataset values of the images seen so far: each measure key, plus ``<key>_precision`` / ``_recall``."""
         one = torch.ones(1, dtype=torch.float64, device=self.count.device)
         summary = summarize_hierarchy(self._states(), one, self.measures, region_benchmark=False)
         out: dict[str, Tensor] = {}
@@ -183,14 +149,57 @@ class PartitionMeasures(_SummedStates):
         return out
 
 
-class _OneMeasure(PartitionMeasures):
+class PartitionMeasures(_PartitionMetric):
+    """Every SEISM measure of machine partitions against several human partitions, averaged over a dataset.
+
+    Per image, see :func:`segmetrics_torch.functional.partition_measures` (one contingency table per annotator
+    feeds all measures). Dataset values as SEISM's ``gather_measure.m``: the mean over images, except Fop and Fr
+    (F of the mean precision and mean recall) and Fb (boundary counts pooled over images).
+
+    Args:
+        measures: keys to compute (default all): fb, fop, fr, pri, voi, nvoi, sc, ssc, dhd, sdhd, vd, bgm, bce, gce,
+            lce.
+        gamma_obj, gamma_part, beta: Fop constants (SEISM's code 0.9, 0.25, 0.1; the CVPR'13 text 0.95 for gamma_obj).
+        max_dist: Fb tolerance, fraction of the diagonal (< 1) or pixels.
+        validate_args: check label values (synchronises CUDA).
+
+    ``update(preds, target)``: ``preds`` (B, H, W) integer label maps or a list; ``target`` (B, K, H, W) or a list
+    of (K_b, H, W) human label maps.
+
+    ``compute()``: dict of 0-d float64 tensors with the requested keys, plus ``<key>_precision`` and
+    ``<key>_recall`` for fb, fop and fr.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a dict of 0-d float64 tensors, one per requested measure key, plus ``<key>_precision`` and
+      ``<key>_recall`` for fb, fop and fr.
+
+    Example:
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1]]])
+        >>> metric = PartitionMeasures(measures=["pri", "voi"])
+        >>> metric.update(seg, seg[:, None])
+        >>> {k: round(float(v), 6) for k, v in metric.compute().items()}
+        {'pri': 1.0, 'voi': 0.0}
+    """
+
+    def compute(self) -> dict[str, Tensor]:
+        """Dataset values of the images seen so far."""
+        return self._dataset_values()
+
+
+class _OneMeasure(_PartitionMetric):
     _measure = ""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(measures=(self._measure,), **kwargs)
 
-    def compute(self) -> Tensor | dict[str, Tensor]:  # type: ignore[override]
-        res = super().compute()
+    def compute(self) -> Tensor | dict[str, Tensor]:
+        res = self._dataset_values()
         if self._measure in PR_MEASURES:
             return {"f": res[self._measure], "precision": res[f"{self._measure}_precision"],
                     "recall": res[f"{self._measure}_recall"]}  # fmt: skip
