@@ -50,7 +50,7 @@ def check_choice(value: object, name: str, choices: Iterable[_C]) -> _C:
     """
     options = tuple(choices)
     if isinstance(value, str) and value in options:
-        return value  # type: ignore[return-value]
+        return value
     raise ValueError(f"Expected `{name}` to be one of {', '.join(map(repr, options))}, but got {value!r}.")
 
 

@@ -104,7 +104,19 @@ def _check_reduction(reduction: object) -> None:
 def e_measure_loss(
     preds: Tensor, target: Tensor, *, reduction: Reduction = "mean", validate_args: bool = True
 ) -> Tensor:
-    """``1 - E`` of the soft map (see the module doc); (B,) with ``reduction="none"``."""
+    """``1 - E`` of the soft map (see the module doc); (B,) with ``reduction="none"``.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.losses import e_measure_loss
+        >>> target = torch.zeros(2, 16, 16)
+        >>> target[:, 4:12, 4:12] = 1
+        >>> logits = torch.zeros(2, 16, 16, requires_grad=True)
+        >>> loss = e_measure_loss(torch.sigmoid(logits), target)
+        >>> loss.backward()
+        >>> round(loss.item(), 4), logits.grad.shape
+        (0.749, torch.Size([2, 16, 16]))
+    """
     _check_reduction(reduction)
     p, g, dtype = _prepare(preds, target, validate_args)
     gf = g.to(p.dtype)
@@ -122,7 +134,18 @@ def e_measure_loss(
 def weighted_f_measure_loss(
     preds: Tensor, target: Tensor, *, beta2: float = 1.0, reduction: Reduction = "mean", validate_args: bool = True
 ) -> Tensor:
-    """``1 - F^w_beta`` of the soft map (Margolin et al. CVPR 2014; see the module doc)."""
+    """``1 - F^w_beta`` of the soft map (Margolin et al. CVPR 2014; see the module doc).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.losses import weighted_f_measure_loss
+        >>> target = torch.zeros(2, 16, 16)
+        >>> target[:, 4:12, 4:12] = 1
+        >>> preds = torch.full((2, 16, 16), 0.5, requires_grad=True)
+        >>> loss = weighted_f_measure_loss(preds, target, reduction="none")
+        >>> [round(v, 4) for v in loss.tolist()]
+        [0.7128, 0.7128]
+    """
     _check_reduction(reduction)
     beta2 = check_positive_float(beta2, "beta2")
     p, g, dtype = _prepare(preds, target, validate_args)
@@ -149,7 +172,17 @@ def weighted_f_measure_loss(
 def soft_f_measure_loss(
     preds: Tensor, target: Tensor, *, beta2: float = 0.3, reduction: Reduction = "mean", validate_args: bool = True
 ) -> Tensor:
-    """``1 - F_beta`` of soft counts (see the module doc)."""
+    """``1 - F_beta`` of soft counts (see the module doc).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.losses import soft_f_measure_loss
+        >>> target = torch.zeros(2, 16, 16)
+        >>> target[:, 4:12, 4:12] = 1
+        >>> preds = torch.full((2, 16, 16), 0.5, requires_grad=True)
+        >>> round(soft_f_measure_loss(preds, target).item(), 4)
+        0.7174
+    """
     _check_reduction(reduction)
     beta2 = check_positive_float(beta2, "beta2")
     p, g, dtype = _prepare(preds, target, validate_args)
@@ -165,7 +198,17 @@ def soft_f_measure_loss(
 def soft_iou_loss(
     preds: Tensor, target: Tensor, *, reduction: Reduction = "mean", validate_args: bool = True
 ) -> Tensor:
-    """``1 - IoU`` of soft counts (see the module doc)."""
+    """``1 - IoU`` of soft counts (see the module doc).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.losses import soft_iou_loss
+        >>> target = torch.zeros(2, 16, 16)
+        >>> target[:, 4:12, 4:12] = 1
+        >>> preds = torch.full((2, 16, 16), 0.5, requires_grad=True)
+        >>> round(soft_iou_loss(preds, target).item(), 4)
+        0.8
+    """
     _check_reduction(reduction)
     p, g, dtype = _prepare(preds, target, validate_args)
     gf = g.to(p.dtype)
@@ -189,14 +232,37 @@ class _Loss(nn.Module):
 
 
 class EMeasureLoss(_Loss):
-    """``1 - E-measure`` of a probability map (:func:`e_measure_loss`)."""
+    """``1 - E-measure`` of a probability map (:func:`e_measure_loss`).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import EMeasureLoss
+        >>> target = torch.zeros(2, 16, 16)
+        >>> target[:, 4:12, 4:12] = 1
+        >>> criterion = EMeasureLoss()
+        >>> preds = torch.full((2, 16, 16), 0.5, requires_grad=True)
+        >>> loss = criterion(preds, target)
+        >>> loss.backward()
+        >>> round(loss.item(), 4)
+        0.749
+    """
 
     def forward(self, preds: Tensor, target: Tensor) -> Tensor:
         return e_measure_loss(preds, target, reduction=self.reduction, validate_args=self.validate_args)
 
 
 class WeightedFMeasureLoss(_Loss):
-    """``1 - weighted F`` of a probability map (:func:`weighted_f_measure_loss`)."""
+    """``1 - weighted F`` of a probability map (:func:`weighted_f_measure_loss`).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import WeightedFMeasureLoss
+        >>> target = torch.zeros(2, 16, 16)
+        >>> target[:, 4:12, 4:12] = 1
+        >>> criterion = WeightedFMeasureLoss()
+        >>> round(float(criterion(torch.full((2, 16, 16), 0.5), target)), 4)
+        0.7128
+    """
 
     def __init__(self, beta2: float = 1.0, reduction: Reduction = "mean", validate_args: bool = True) -> None:
         super().__init__(reduction, validate_args)
@@ -209,7 +275,17 @@ class WeightedFMeasureLoss(_Loss):
 
 
 class SoftFMeasureLoss(_Loss):
-    """``1 - F_beta`` of soft counts (:func:`soft_f_measure_loss`, beta^2 = 0.3 by default)."""
+    """``1 - F_beta`` of soft counts (:func:`soft_f_measure_loss`, beta^2 = 0.3 by default).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import SoftFMeasureLoss
+        >>> target = torch.zeros(2, 16, 16)
+        >>> target[:, 4:12, 4:12] = 1
+        >>> criterion = SoftFMeasureLoss(beta2=1.0)
+        >>> round(float(criterion(torch.full((2, 16, 16), 0.5), target)), 4)
+        0.6667
+    """
 
     def __init__(self, beta2: float = 0.3, reduction: Reduction = "mean", validate_args: bool = True) -> None:
         super().__init__(reduction, validate_args)
@@ -222,7 +298,17 @@ class SoftFMeasureLoss(_Loss):
 
 
 class SoftIoULoss(_Loss):
-    """``1 - IoU`` of soft counts (:func:`soft_iou_loss`)."""
+    """``1 - IoU`` of soft counts (:func:`soft_iou_loss`).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import SoftIoULoss
+        >>> target = torch.zeros(2, 16, 16)
+        >>> target[:, 4:12, 4:12] = 1
+        >>> criterion = SoftIoULoss(reduction="none")
+        >>> [round(v, 4) for v in criterion(torch.full((2, 16, 16), 0.5), target).tolist()]
+        [0.8, 0.8]
+    """
 
     def forward(self, preds: Tensor, target: Tensor) -> Tensor:
         return soft_iou_loss(preds, target, reduction=self.reduction, validate_args=self.validate_args)

@@ -69,7 +69,8 @@ class ForegroundDataset(NamedTuple):
 
 def _grid(size: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
     h, w = size
-    return np.mgrid[0:h, 0:w].astype(np.float64)
+    rows, cols = np.mgrid[0:h, 0:w].astype(np.float64)
+    return rows, cols
 
 
 def _ellipse(rng: np.random.Generator, yy: np.ndarray, xx: np.ndarray, area: float) -> np.ndarray:

@@ -464,9 +464,9 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
         print("\nRegion benchmark (BSR eval_cover.txt, eval_RI_VOI.txt):")
         print(format_table(region, REGION_COLUMNS, index_header="measure"))
         kind = "region counts" if args.num_regions else "levels" if input_format == "stack" else "thresholds"
-        setting = f" at {metric.parameters.numel()} {kind}" + (f", rule {args.rule}" if input_format == "ucm2" else "")
+        setting = f" at {metric.levels.numel()} {kind}" + (f", rule {args.rule}" if input_format == "ucm2" else "")
         hierarchy_settings = {
-            "parameters": metric.parameters,
+            "parameters": metric.levels,
             "parameter_kind": kind,
             "region_benchmark": True,
             "unique_occurrence": metric.unique_occurrence,

@@ -36,12 +36,17 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from ..io import read_gray_map, resize_linear
 from .errors import InputError
+
+if TYPE_CHECKING:  # annotations only: the app imports torch lazily
+    from ..functional.boundary.bsds import InputFormat
+    from ..functional.partition.hierarchy import HierarchyFormat
+    from ..ops.hierarchy import Rule
 
 __all__ = [
     "BOUNDARY_EXTENSIONS",
@@ -625,19 +630,28 @@ def evaluate_boundary(
 
     from ..functional.boundary import BoundaryCounts, annotator_boundaries, boundary_pr_counts, summarize_counts
 
-    options = {"thresholds": thresholds, "max_dist": max_dist, "thin": thin, "input_format": input_format,
-               "backend": "auto"}  # fmt: skip
     if images is None:
         tasks = decode_tasks(pairs, "boundary", input_format=input_format, gt_format=gt_format, resize=resize)
         images = decode_pairs(tasks, workers)
     if gt_format == "labels":
         images = ((stem, pred, annotator_boundaries(torch.from_numpy(gt)).numpy()) for stem, pred, gt in images)
+    fmt = cast("InputFormat", input_format)  # checked by boundary_pr_counts
     parts = []
     for batch in _chunked(images, batch_size):
-        parts.append(run_named(lambda p, g: boundary_pr_counts(p, g, **options), batch, device))
+        parts.append(run_named(
+            lambda p, g: boundary_pr_counts(p, g, thresholds=thresholds, max_dist=max_dist, thin=thin,
+                                            input_format=fmt, backend="auto"),
+            batch, device,
+        ))  # fmt: skip
         if progress is not None:
             progress.update(len(batch))
-    counts = BoundaryCounts(*(torch.cat([c[i] for c in parts]) for i in range(4)), thresholds=parts[0].thresholds)
+    counts = BoundaryCounts(
+        cnt_r=torch.cat([c.cnt_r for c in parts]),
+        sum_r=torch.cat([c.sum_r for c in parts]),
+        cnt_p=torch.cat([c.cnt_p for c in parts]),
+        sum_p=torch.cat([c.sum_p for c in parts]),
+        thresholds=parts[0].thresholds,
+    )
     summary = {
         key: {k: v.cpu() for k, v in value.items()} if isinstance(value, dict) else value.cpu()
         for key, value in summarize_counts(counts).items()
@@ -698,7 +712,6 @@ def evaluate_partition(
         option = "--thresholds" if thresholds is not None else "--num-regions"
         raise InputError(f"{option} applies to ucm2 hierarchies only, but the predictions are "
                          f"{PREDICTION_FORMATS[input_format]}")  # fmt: skip
-    options = {"measures": measures, "gamma_obj": gamma_obj, "max_dist": max_dist}
     per_image: list[dict[str, Any]] = []
 
     class PerImage(PartitionMeasures):
@@ -715,12 +728,15 @@ def evaluate_partition(
     if input_format == "stack":
         images = _check_depth(images, {stem: Path(pred) for stem, pred, _ in pairs})
     head = next(images)  # a `segs` stack: its depth is the number of levels
+    metric: PartitionMeasures | HierarchyMeasures
     if hierarchy:
         levels = head[1].shape[0] if input_format == "stack" else (thresholds or 99)
-        hierarchy_options = {"num_regions": num_regions, "input_format": input_format, "rule": rule}
-        metric = HierarchyMeasures(levels, **hierarchy_options, **options).to(device)
+        metric = HierarchyMeasures(
+            levels, num_regions=num_regions, input_format=cast("HierarchyFormat", input_format),
+            rule=cast("Rule", rule), measures=measures, gamma_obj=gamma_obj, max_dist=max_dist,
+        ).to(device)  # fmt: skip
     else:
-        metric = PerImage(**options).to(device)
+        metric = PerImage(measures=measures, gamma_obj=gamma_obj, max_dist=max_dist).to(device)
     for batch in _chunked(itertools.chain([head], images), batch_size):
         run_named(metric.update, batch, device)
         if progress is not None:

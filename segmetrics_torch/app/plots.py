@@ -149,7 +149,7 @@ def plot_pr_curves(
     summary: str = "maxF",
     title: str | None = None,
     iso_f: bool = False,
-) -> Path:
+) -> Path | list[Path]:
     """Precision-recall curves, one line per method, the summary value (ODS / max F) in the legend.
 
     Args:
@@ -203,7 +203,7 @@ def plot_threshold_curves(
     xlabel: str = "Threshold",
     xlim: tuple[float, float] | None = None,
     title: str | None = None,
-) -> Path:
+) -> Path | list[Path]:
     """A measure against the binarisation threshold (F- or E-measure curves), one line per method.
 
     Args:

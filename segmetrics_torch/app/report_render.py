@@ -23,6 +23,7 @@ the number of proposals (:func:`segmetrics_torch.app.plots.plot_proposal_recall`
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -78,10 +79,10 @@ def table_columns(family: str, records: Mapping[str, Mapping[str, Any]]) -> tupl
         return list(BOUNDARY_SUMMARY_COLUMNS), []
     if family == "proposals":
         counts = {n for record in records.values() for n in record["results"]["counts"]}
-        columns = [(f"average_recall@{n}", f"AR@{n}") for n in (100, 1000) if n in counts]
+        proposal_columns = [(f"average_recall@{n}", f"AR@{n}") for n in (100, 1000) if n in counts]
         with_classes = any("jaccard_class" in record["results"] for record in records.values())
-        columns += [(k, h) for k, h in PROPOSAL_SUMMARY_COLUMNS if k != "jaccard_class" or with_classes]
-        return columns, []
+        proposal_columns += [(k, h) for k, h in PROPOSAL_SUMMARY_COLUMNS if k != "jaccard_class" or with_classes]
+        return proposal_columns, []
     columns: dict[str, str] = {}
     for record in records.values():
         settings = record["settings"]
@@ -152,21 +153,26 @@ def _threshold_curves(records: Mapping[str, Mapping[str, Any]], family: str, key
     return curves
 
 
-def _figures(dataset: str, family: str, records: Mapping[str, Mapping[str, Any]]) -> dict[str, Callable[[Path], Any]]:
-    """``{file stem: draw(path)}`` of one dataset and family."""
+def _figures(
+    dataset: str, family: str, records: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Callable[[list[Path]], Any]]:
+    """``{file stem: draw(paths)}`` of one dataset and family (one drawing saved to every path)."""
     from .plots import plot_pr_curves, plot_threshold_curves
 
     stem = f"{slug(dataset)}_{family}"
-    figures: dict[str, Callable[[Path], Any]] = {}
+    figures: dict[str, Callable[[list[Path]], Any]] = {}
     if family == "sod":
         pr = _pr_curves(records, family)
         figures[f"{stem}_pr"] = lambda p: plot_pr_curves(pr, p, summary="maxF", title=f"{dataset}: PR curves")
         for key, label, short in (("f_measure", "F-measure", "maxF"), ("e_measure", "E-measure", "maxE")):
             curves = _threshold_curves(records, family, key)
-            figures[f"{stem}_{key.split('_')[0]}measure"] = lambda p, curves=curves, label=label, short=short: (
-                plot_threshold_curves(
-                    curves, p, ylabel=label, summary=short, xlim=(0, 255), title=f"{dataset}: {label} curves"
-                )
+            figures[f"{stem}_{key.split('_')[0]}measure"] = functools.partial(
+                plot_threshold_curves,
+                curves,
+                ylabel=label,
+                summary=short,
+                xlim=(0, 255),
+                title=f"{dataset}: {label} curves",
             )
     elif family == "boundary":
         pr = _pr_curves(records, family)
@@ -191,10 +197,15 @@ def _figures(dataset: str, family: str, records: Mapping[str, Mapping[str, Any]]
         for m in _PR_MEASURES:
             curves = _pr_curves(records, family, m)
             if curves:
-                figures[f"{stem}_{m}_pr"] = lambda p, curves=curves, m=m: plot_pr_curves(
-                    curves, p, summary="ODS", iso_f=True, title=f"{dataset}: {measure_name(m)}"
+                figures[f"{stem}_{m}_pr"] = functools.partial(
+                    plot_pr_curves, curves, summary="ODS", iso_f=True, title=f"{dataset}: {measure_name(m)}"
                 )
     return figures
+
+
+def _draw_formats(draw: Callable[[list[Path]], Any], formats: list[str], path: Path) -> None:
+    """Draw once, saved as ``path`` in every format."""
+    draw([path.with_suffix(f".{fmt}") for fmt in formats])
 
 
 def render_report(
@@ -204,7 +215,7 @@ def render_report(
     from .. import __version__
     from .tables import format_latex_table, format_markdown_table, format_table, slug, write_csv, write_json
 
-    files: dict[str, Callable[[Path], None]] = {}
+    files: dict[str, Callable[[Path], Any]] = {}
     terminal, markdown, latex = [], ["# Evaluation report", ""], []
     for dataset, families in records.items():
         for family, by_method in families.items():
@@ -231,13 +242,11 @@ def render_report(
                 )
             )
             csv_rows = {m: {"num_images": by_method[m]["num_images"], **values} for m, values in rows.items()}
-            files[f"csv/{slug(dataset)}_{family}.csv"] = lambda p, csv_rows=csv_rows: write_csv(p, csv_rows)
+            files[f"csv/{slug(dataset)}_{family}.csv"] = functools.partial(write_csv, rows=csv_rows)
             for name, draw in figures.items():
                 # drawn once: the first format's writer saves every format; the others are then already there
                 formats = list(config.figures)
-                files[f"figures/{name}.{formats[0]}"] = lambda p, draw=draw, formats=formats: draw(
-                    [p.with_suffix(f".{fmt}") for fmt in formats]
-                )
+                files[f"figures/{name}.{formats[0]}"] = functools.partial(_draw_formats, draw, formats)
                 for fmt in formats[1:]:
                     files[f"figures/{name}.{fmt}"] = lambda p: None
     report = {

@@ -125,6 +125,7 @@ class Method:
     base: Path = Path()
 
     def folder(self, dataset: str, family: str) -> Path | None:
+        template: str | None
         if isinstance(self.preds, str):
             template = self.preds
         else:
@@ -177,7 +178,8 @@ def _check_family_options(family: str, options: Any, source: str, path: str) -> 
     from ..functional.partition import MEASURES
 
     _expect(isinstance(options, Mapping), source, path, "a mapping of options", options)
-    allowed: dict[str, tuple[Callable[[Any], bool], str]] = {
+    # each option: (check(value) -> truthy when valid, what was expected)
+    allowed: dict[str, tuple[Callable[[Any], Any], str]] = {
         "sod": {},
         "boundary": {
             "thresholds": (lambda v: _is_int(v) and v >= 1, "a positive integer"),
@@ -218,10 +220,10 @@ def _check_family_options(family: str, options: Any, source: str, path: str) -> 
             known = ", ".join(allowed) or "none"
             raise InputError(f"{_where(source, f'{path}.{key}')}: unknown option of {family} (known: {known})")
         check, expected = allowed[key]
-        _expect(check(value), source, f"{path}.{key}", expected, value)
+        _expect(bool(check(value)), source, f"{path}.{key}", expected, value)
     if family == "partition" and "thresholds" in options and "num_regions" in options:
         raise InputError(f"{_where(source, path)}: give thresholds or num_regions, not both")
-    defaults = {
+    defaults_by_family: dict[str, dict[str, Any]] = {
         "sod": {},
         "boundary": {"thresholds": 99, "max_dist": 0.0075, "thin": True},
         "partition": {
@@ -241,14 +243,14 @@ def _check_family_options(family: str, options: Any, source: str, path: str) -> 
             "bound_th": 0.008,
             "void_label": 255,
         },
-    }[family]
-    return {**defaults, **options}
+    }
+    return {**defaults_by_family[family], **options}
 
 
 def _families(value: Any, source: str, path: str) -> tuple[str, ...]:
     families = [value] if isinstance(value, str) else value
     _expect(
-        isinstance(families, list) and families and all(f in FAMILIES for f in families),
+        bool(isinstance(families, list) and families and all(f in FAMILIES for f in families)),
         source,
         path,
         f"one or a list of {', '.join(FAMILIES)}",
@@ -680,7 +682,7 @@ def _compute(job: Job, config: SuiteConfig, device, progress, images) -> dict[st
         )
         derived = {"measures": list(metric.measures)}
         if job.input_format != "labels":
-            derived.update(parameters=metric.parameters, unique_occurrence=metric.unique_occurrence)
+            derived.update(parameters=metric.levels, unique_occurrence=metric.unique_occurrence)
     elapsed = time.perf_counter() - start
     return to_jsonable(
         {
@@ -725,7 +727,7 @@ def _stream(job: Job, config: SuiteConfig) -> DecodeStream | None:
 
 
 def _tasks(job: Job, resize: bool) -> list[DecodeTask]:
-    formats = {"input_format": job.input_format, "gt_format": job.gt_format}
+    formats: dict[str, Any] = {"input_format": job.input_format, "gt_format": job.gt_format}
     if job.family == "sod":
         formats = {"resize": resize}
     elif job.family == "boundary":

@@ -209,8 +209,11 @@ def best_rows(
     """
     best: dict[str, set[str]] = {}
     for key, _ in _columns(columns):
-        values = {name: round(float(v[key]), digits) for name, v in rows.items()
-                  if v.get(key) is not None and not math.isnan(float(v[key]))}  # fmt: skip
+        values: dict[str, float] = {}
+        for name, v in rows.items():
+            x = v.get(key)
+            if x is not None and not math.isnan(float(x)):
+                values[name] = round(float(x), digits)
         if len(rows) < 2 or not values:
             best[key] = set()
             continue

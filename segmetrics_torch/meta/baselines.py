@@ -52,6 +52,12 @@ def quadtree_ucm(height: int, width: int) -> Tensor:
     levels, and so every partition it describes, is SEISM's).
 
     Sizes below 32 pixels per axis give repeated cuts (as in SEISM); BSDS images are 321 x 481 or 481 x 321.
+
+    Example:
+        >>> from segmetrics_torch.meta import quadtree_ucm
+        >>> u = quadtree_ucm(64, 64)
+        >>> u.shape, float(u.max())
+        (torch.Size([129, 129]), 1.0)
     """
     for name, v in (("height", height), ("width", width)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 2:
@@ -100,6 +106,12 @@ def quadtree_partition(height: int, width: int, num_regions: int, *, portrait: b
     degrees counter-clockwise: SEISM stores one tree per dataset size and ``imrotate(partition, 90)`` when its size
     differs from the ground truth's, which is how its published BSDS500 QuadTree results were made (the landscape
     tree built directly puts the cuts elsewhere). ``portrait=False`` builds the tree for (H, W) as given.
+
+    Example:
+        >>> from segmetrics_torch.meta import quadtree_partition
+        >>> p = quadtree_partition(64, 64, 4)
+        >>> p.shape, int(p.unique().numel())
+        (torch.Size([64, 64]), 4)
     """
     if isinstance(num_regions, bool) or not isinstance(num_regions, int) or num_regions < 1:
         raise ValueError(f"Expected `num_regions` to be a positive int, but got {num_regions!r}.")
@@ -142,6 +154,14 @@ def grid_oversegmentation(height: int, width: int, cells: int = 32) -> Tensor:
 
     With ``cells=32`` its rectangles are exactly the regions of the finest quadtree level (for the size as given), so
     a random hierarchy built on it and the quadtree start from the same atoms.
+
+    Example:
+        >>> from segmetrics_torch.meta import grid_oversegmentation
+        >>> grid_oversegmentation(4, 6, cells=2)
+        tensor([[0, 0, 0, 1, 1, 1],
+                [0, 0, 0, 1, 1, 1],
+                [2, 2, 2, 3, 3, 3],
+                [2, 2, 2, 3, 3, 3]])
     """
     height, width = _check_int(height, "height", 1), _check_int(width, "width", 1)
     cells = _check_int(cells, "cells", 1)
@@ -185,6 +205,12 @@ def random_hierarchy_ucm(oversegmentation: Tensor, *, seed: int = 0) -> Tensor:
 
     Returns:
         (2H+1, 2W+1) float64 tensor on the CPU with values in {0} U {k / (R-1)}; all zeros when R = 1.
+
+    Example:
+        >>> from segmetrics_torch.meta import grid_oversegmentation, random_hierarchy_ucm
+        >>> u = random_hierarchy_ucm(grid_oversegmentation(8, 8, cells=4), seed=0)
+        >>> u.shape, sorted(set(round(v, 4) for v in u.unique().tolist()))[:4]
+        (torch.Size([17, 17]), [0.0, 0.0667, 0.1333, 0.2])
     """
     from ..functional.partition.segmentation import as_label_list
 
@@ -258,7 +284,14 @@ def _partition_with_regions(grid: Tensor, num_regions: int) -> Tensor:
 
 def random_hierarchy_partition(oversegmentation: Tensor, num_regions: int, *, seed: int = 0) -> Tensor:
     """The partition of :func:`random_hierarchy_ucm` with ``num_regions`` regions (all leaves when there are fewer),
-    an (H, W) int64 label map; the same selection rule as :func:`quadtree_partition` (SEISM ``griducm2seg``)."""
+    an (H, W) int64 label map; the same selection rule as :func:`quadtree_partition` (SEISM ``griducm2seg``).
+
+    Example:
+        >>> from segmetrics_torch.meta import grid_oversegmentation, random_hierarchy_partition
+        >>> p = random_hierarchy_partition(grid_oversegmentation(8, 8, cells=4), 5, seed=0)
+        >>> p.shape, int(p.unique().numel())
+        (torch.Size([8, 8]), 5)
+    """
     num_regions = _check_int(num_regions, "num_regions", 1)
     return _partition_with_regions(random_hierarchy_ucm(oversegmentation, seed=seed), num_regions)
 
@@ -273,6 +306,12 @@ def centered_gaussian_map(height: int, width: int, *, sigma: float = 0.25, dtype
     ``exp(-((y - cy)^2 / (2 (sigma H)^2) + (x - cx)^2 / (2 (sigma W)^2)))`` with the centre at ((H-1)/2, (W-1)/2)
     and a standard deviation of ``sigma`` times the side along each axis. The papers do not state the Gaussian's
     width (not verified here); 0.25 is our default.
+
+    Example:
+        >>> from segmetrics_torch.meta import centered_gaussian_map
+        >>> m = centered_gaussian_map(5, 5)
+        >>> m.shape, float(m[2, 2]), round(float(m[0, 0]), 4)
+        (torch.Size([5, 5]), 1.0, 0.0773)
     """
     height, width = _check_int(height, "height", 1), _check_int(width, "width", 1)
     sigma = _check_fraction(sigma, "sigma")
@@ -285,7 +324,17 @@ def centered_gaussian_map(height: int, width: int, *, sigma: float = 0.25, dtype
 def centered_circle_map(height: int, width: int, *, radius: float = 0.25, device=None) -> Tensor:
     """A binary generic map: the disk of radius ``radius * min(H, W)`` around the image centre ((H-1)/2, (W-1)/2),
     an (H, W) bool tensor (the binary counterpart of :func:`centered_gaussian_map`, for binary-map measures such as
-    Fan et al.'s E-measure, IJCAI 2018; the radius used there is not verified here, 0.25 is our default)."""
+    Fan et al.'s E-measure, IJCAI 2018; the radius used there is not verified here, 0.25 is our default).
+
+    Example:
+        >>> from segmetrics_torch.meta import centered_circle_map
+        >>> centered_circle_map(5, 7, radius=0.3).int()
+        tensor([[0, 0, 0, 0, 0, 0, 0],
+                [0, 0, 1, 1, 1, 0, 0],
+                [0, 0, 1, 1, 1, 0, 0],
+                [0, 0, 1, 1, 1, 0, 0],
+                [0, 0, 0, 0, 0, 0, 0]], dtype=torch.int32)
+    """
     height, width = _check_int(height, "height", 1), _check_int(width, "width", 1)
     radius = _check_fraction(radius, "radius") * min(height, width)
     y = torch.arange(height, dtype=torch.float64, device=device) - (height - 1) / 2
@@ -301,6 +350,14 @@ def gaussian_noise_maps(
 
     Seeded with a ``torch.Generator`` on the CPU (``manual_seed(seed)``) and then moved to ``device``, so a seed gives
     the same maps on every device. The papers' mean and deviation are not verified here (0.5 / 0.25 are ours).
+
+    Example:
+        >>> from segmetrics_torch.meta import gaussian_noise_maps
+        >>> maps = gaussian_noise_maps(3, 8, 8, seed=0)
+        >>> maps.shape, maps.dtype, bool((maps >= 0).all() and (maps <= 1).all())
+        (torch.Size([3, 8, 8]), torch.float64, True)
+        >>> bool((gaussian_noise_maps(3, 8, 8, seed=0) == maps).all())  # seeded
+        True
     """
     num = _check_int(num, "num", 1)
     height, width = _check_int(height, "height", 1), _check_int(width, "width", 1)
@@ -321,6 +378,11 @@ def switch_pairing(num: int, *, seed: int = 0) -> Tensor:
     ground-truth switch, Pont-Tuset & Marques' swapped image). A (num,) int64 tensor; needs ``num >= 2``.
 
     Uniform over derangements by rejection (a random permutation is a derangement with probability ~1/e).
+
+    Example:
+        >>> from segmetrics_torch.meta import switch_pairing
+        >>> switch_pairing(3)
+        tensor([2, 0, 1])
     """
     num = _check_int(num, "num", 2)
     rng = np.random.default_rng(_check_seed(seed))
@@ -333,7 +395,19 @@ def switch_pairing(num: int, *, seed: int = 0) -> Tensor:
 def match_size(x: Tensor, size: tuple[int, int]) -> Tensor:
     """``x`` (..., h, w) brought to ``size`` = (H, W) for a swapped-image comparison: unchanged when the sizes agree;
     rotated by 90 degrees counter-clockwise (MATLAB ``imrotate(x, 90)``, SEISM's rule for a portrait result on a
-    landscape image) when (h, w) = (W, H); otherwise nearest-neighbour resampling (pixel centres, no new labels)."""
+    landscape image) when (h, w) = (W, H); otherwise nearest-neighbour resampling (pixel centres, no new labels).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.meta import match_size
+        >>> x = torch.arange(6).reshape(2, 3)
+        >>> match_size(x, (3, 2))  # portrait vs landscape: rotated 90 degrees counter-clockwise
+        tensor([[2, 5],
+                [1, 4],
+                [0, 3]])
+        >>> match_size(x, (4, 3)).shape  # otherwise nearest-neighbour resampling
+        torch.Size([4, 3])
+    """
     check_tensor(x, "x")  # validation only: equal sizes return `x` itself
     if x.ndim < 2:
         raise ValueError(f"Expected `x` of shape (..., h, w), but got shape {tuple(x.shape)}.")
@@ -375,6 +449,16 @@ def perturb_ground_truth(target: Tensor, *, operation: Perturbation = "dilate", 
 
     Returns:
         bool tensor of ``target``'s shape and device.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.meta import perturb_ground_truth
+        >>> gt = torch.zeros(1, 9, 9, dtype=torch.bool)
+        >>> gt[0, 3:6, 3:6] = True
+        >>> int(perturb_ground_truth(gt, radius=1).sum())  # the 3x3 square grows by the radius-1 disk
+        21
+        >>> int(perturb_ground_truth(gt, operation="erode", radius=1).sum())
+        1
     """
     from ..ops.morphology import dilate_disk
 

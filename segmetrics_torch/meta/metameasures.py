@@ -46,7 +46,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Literal, get_args, overload
 
 import numpy as np
 import torch
@@ -185,6 +185,11 @@ def _partition_registry() -> dict[str, tuple[Callable[[Any, Any], Tensor], bool,
 PARTITION_MEASURES = _partition_registry()
 
 
+def _size(x: Tensor) -> tuple[int, int]:
+    """(H, W) of an (..., H, W) tensor."""
+    return x.shape[-2], x.shape[-1]
+
+
 def as_measure(
     measure: object, *, higher_is_better: bool | None = None, key: str | None = None, name: str | None = None
 ) -> Measure:
@@ -199,6 +204,19 @@ def as_measure(
         higher_is_better: direction; required for a callable, optional for a Metric (overrides its attribute).
         key: entry of a dict-valued result (e.g. ``"adaptive"`` of :class:`segmetrics_torch.EMeasure`).
         name: display name (default: the name, the Metric's class name or the callable's ``__name__``).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.meta import as_measure
+        >>> m = as_measure("mae")
+        >>> m.name, m.higher_is_better
+        ('mae', False)
+        >>> target = torch.zeros(2, 8, 8, dtype=torch.bool)
+        >>> target[:, 2:6, 2:6] = True
+        >>> m.fn(target.double(), target).tolist()
+        [0.0, 0.0]
+        >>> as_measure(lambda p, t: (p == t).double().mean((1, 2)), higher_is_better=True, name="accuracy").name
+        'accuracy'
     """
     if isinstance(measure, Measure):
         return measure
@@ -215,8 +233,8 @@ def as_measure(
     from torchmetrics import Metric
 
     if isinstance(measure, Metric):
-        hib = measure.higher_is_better if higher_is_better is None else higher_is_better
-        if hib is None:
+        direction = measure.higher_is_better if higher_is_better is None else higher_is_better
+        if direction is None:
             raise ValueError(
                 f"Expected `higher_is_better` for the Metric {type(measure).__name__}, whose attribute is None."
             )
@@ -231,7 +249,7 @@ def as_measure(
                 out.append(_pick(m.compute(), key, type(measure).__name__))
             return torch.stack([v.detach().double().reshape(()).cpu() for v in out])
 
-        return Measure(name or type(measure).__name__, per_image, bool(hib))
+        return Measure(name or type(measure).__name__, per_image, bool(direction))
     if callable(measure):
         if higher_is_better is None:
             raise ValueError("Expected `higher_is_better` (True or False) for a callable `measure`.")
@@ -239,7 +257,7 @@ def as_measure(
         def call(preds: Any, target: Any) -> Tensor:
             return _pick(measure(preds, target), key, getattr(measure, "__name__", "measure"))
 
-        return Measure(name or getattr(measure, "__name__", "measure"), call, bool(higher_is_better))
+        return Measure(name or str(getattr(measure, "__name__", "measure")), call, bool(higher_is_better))
     raise TypeError(
         f"Expected `measure` to be a name, a torchmetrics.Metric, a callable or a Measure, but got "
         f"{type(measure).__name__}."
@@ -517,6 +535,16 @@ def sihd_from_values(
     Raises:
         ValueError: empty or non-finite values, fewer than 2 bins, or PDFs SEISM cannot intersect (equal medians
             without its special case, no crossing after the median: SEISM stops with an error there too).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.meta import sihd_from_values
+        >>> g = torch.Generator().manual_seed(0)
+        >>> same = 0.8 + 0.1 * torch.randn(200, generator=g, dtype=torch.float64)
+        >>> different = 0.4 + 0.1 * torch.randn(200, generator=g, dtype=torch.float64)
+        >>> res = sihd_from_values(same, different)
+        >>> round(res.rate, 4), round(res.threshold, 4), res.same_above
+        (0.9725, 0.5851, True)
     """
     if isinstance(num_bins, bool) or not isinstance(num_bins, int) or num_bins < 3:
         raise ValueError(f"Expected `num_bins` to be an int >= 3, but got {num_bins!r}.")
@@ -572,6 +600,32 @@ def _annotation_list(annotations: Any, name: str) -> list[Tensor]:
     return items
 
 
+@overload
+def sihd(
+    measure: list[str] | tuple[str, ...],
+    annotations: Any,
+    *,
+    num_bins: int = ...,
+    max_different: int | None = ...,
+    ordered: bool = ...,
+    seed: int = ...,
+    batch_size: int = ...,
+) -> dict[str, SIHDResult]: ...
+
+
+@overload
+def sihd(
+    measure: object,
+    annotations: Any,
+    *,
+    num_bins: int = ...,
+    max_different: int | None = ...,
+    ordered: bool = ...,
+    seed: int = ...,
+    batch_size: int = ...,
+) -> SIHDResult: ...
+
+
 def sihd(
     measure: object,
     annotations: Any,
@@ -608,9 +662,21 @@ def sihd(
 
     Returns:
         :class:`SIHDResult`, or {name: :class:`SIHDResult`} for a list of names.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.meta import quadtree_partition, sihd
+        >>> g = torch.Generator().manual_seed(0)
+        >>> base = [quadtree_partition(32, 32, n) for n in (4, 7, 10, 13)]  # 4 images
+        >>> annotations = torch.stack([torch.stack([b] * 3) for b in base])  # 3 annotations each, noisy:
+        >>> noise = torch.rand(annotations.shape, generator=g) < 0.05
+        >>> annotations = torch.where(noise, 0, annotations)
+        >>> res = sihd("pri", annotations)
+        >>> res.same_total, res.different_total, round(res.rate, 4)
+        (24, 108, 0.8333)
     """
     multi = isinstance(measure, (list, tuple))
-    if multi:
+    if isinstance(measure, (list, tuple)):
         names = list(measure)
         bad = [n for n in names if n not in PARTITION_MEASURES]
         if bad or not names:
@@ -641,7 +707,7 @@ def sihd(
         order = sorted(range(len(pairs)), key=lambda k: tuple(items[pairs[k][0]].shape[-2:]))
         for start in range(0, len(order), batch_size):
             chunk = order[start : start + batch_size]
-            preds = [match_size(items[pairs[k][2]][pairs[k][3]], tuple(items[pairs[k][0]].shape[-2:])) for k in chunk]
+            preds = [match_size(items[pairs[k][2]][pairs[k][3]], _size(items[pairs[k][0]])) for k in chunk]
             target = [items[pairs[k][0]][pairs[k][1]][None] for k in chunk]
             for k, v in score_all(_batch(preds), _batch(target)).items():
                 out[k][torch.tensor(chunk)] = v
@@ -725,6 +791,17 @@ def sabd(measure: object, soa: Any, baseline: Any, target: Any, *, batch_size: i
         soa: one method's partitions ((B, H, W) or a list of (H_b, W_b)) or a dict {method: partitions}.
         baseline: the baseline's partitions of the same images (e.g. :func:`.baselines.quadtree_partition`).
         target: (B, K, H, W) or a list of (K_b, H_b, W_b) ground truths.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.meta import quadtree_partition, sabd
+        >>> gt = torch.zeros(2, 1, 16, 16, dtype=torch.int64)
+        >>> gt[:, :, :, 8:] = 1
+        >>> soa = gt[:, 0].clone()  # a perfect method
+        >>> baseline = torch.stack([quadtree_partition(16, 16, 16)] * 2)
+        >>> res = sabd("voi", soa, baseline, gt)
+        >>> res.rate, res.count, res.total
+        (1.0, 2, 2)
     """
     m = as_measure(measure)
     gts = _items(target)
@@ -761,6 +838,16 @@ def sisd(
 
     Which other image the paper used is not stated (and SEISM has no code for it); ``pairing="all"`` (default) uses
     every ordered pair, deterministic; ``"random"`` one seeded partner per image; or pass ``other[i]`` explicitly.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.meta import sisd
+        >>> gt = torch.zeros(2, 1, 16, 16, dtype=torch.int64)
+        >>> gt[0, :, :, 8:] = 1  # image 0: left / right
+        >>> gt[1, :, 8:, :] = 1  # image 1: top / bottom
+        >>> res = sisd("pri", gt[:, 0], gt)
+        >>> res.rate, res.total
+        (1.0, 2)
     """
     m = as_measure(measure)
     gts = _items(target)
@@ -772,7 +859,7 @@ def sisd(
     good, bad = [], []
     for parts in methods.values():
         own = _evaluate(m, parts, gts, batch_size)
-        swapped = [match_size(parts[j], tuple(gts[i].shape[-2:])) for i, j in pairs]
+        swapped = [match_size(parts[j], _size(gts[i])) for i, j in pairs]
         bad.append(_evaluate(m, swapped, [gts[i] for i, _ in pairs], batch_size))
         good.append(own[torch.tensor([i for i, _ in pairs])])
     return _rate("sisd", m, torch.cat(good), torch.cat(bad), "correct")
@@ -823,6 +910,16 @@ def generic_map_test(
         compare: ``"mean"``: against the per-image mean score of the SoA maps (our reading of "scored higher than
             the mean score of the SoA maps", not verified against the paper's text); ``"each"``: against every map,
             one judgement per (method, image).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.meta import generic_map_test
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[0, 2:8, 2:8] = True  # objects away from the centre
+        >>> target[1, 9:15, 9:15] = True
+        >>> res = generic_map_test("mae", target.double() * 0.9, target)
+        >>> res.test, res.rate, res.total
+        ('generic', 0.0, 2)
     """
     m = as_measure(measure)
     gts = _items(target)
@@ -861,6 +958,15 @@ def noise_test(
     the SoA maps (``compare`` as :func:`generic_map_test`). ``binary`` thresholds the noise at 0.5 (a binary noise
     map for binary-map measures). Image ``b`` uses seed ``seed + b`` (``num_maps`` maps), so subsets of a dataset
     see the same noise. The noise parameters of the paper are not verified here (ours: N(0.5, 0.25^2) clipped).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.meta import noise_test
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
+        >>> res = noise_test("s_measure", target.double(), target, num_maps=3)
+        >>> res.test, res.rate, res.total
+        ('noise', 0.0, 6)
     """
     m = as_measure(measure)
     check_bool(binary, "binary")
@@ -896,6 +1002,16 @@ def gt_switch_test(
     image) judgements where the switched ground truth (brought to the size by :func:`.baselines.match_size`) gives a
     strictly better score. ``pairing`` as :func:`sisd` (``"all"`` ordered pairs, default; ``"random"`` one seeded
     partner per image; or explicit). Which images the papers paired is not verified here.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.meta import gt_switch_test
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[0, 2:8, 2:8] = True
+        >>> target[1, 8:14, 8:14] = True
+        >>> res = gt_switch_test("mae", target.double(), target)
+        >>> res.test, res.rate, res.total
+        ('gt_switch', 0.0, 2)
     """
     m = as_measure(measure)
     gts = _items(target)
@@ -906,8 +1022,8 @@ def gt_switch_test(
     pairs = _pairing(len(gts), pairing, seed)
     good, bad = [], []
     switched = [
-        _shared(("switched", _fingerprint([gts[j]]), tuple(gts[i].shape[-2:])),
-                lambda i=i, j=j: match_size(gts[j], tuple(gts[i].shape[-2:])), gts[j])
+        _shared(("switched", _fingerprint([gts[j]]), _size(gts[i])), lambda i=i, j=j: match_size(gts[j], _size(gts[i])),
+                gts[j])
         for i, j in pairs
     ]  # fmt: skip
     for maps in methods.values():
@@ -919,7 +1035,14 @@ def gt_switch_test(
 
 def spearman_rho(x: Tensor, y: Tensor) -> Tensor:
     """Spearman's rank correlation along the last dim (average ranks for ties, as ``scipy.stats.spearmanr``): the
-    Pearson correlation of the ranks; NaN where either ranking is constant."""
+    Pearson correlation of the ranks; NaN where either ranking is constant.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.meta import spearman_rho
+        >>> spearman_rho(torch.tensor([1.0, 2.0, 3.0, 4.0]), torch.tensor([10.0, 20.0, 40.0, 30.0]))
+        tensor(0.8000, dtype=torch.float64)
+    """
     x, y = torch.as_tensor(x, dtype=torch.float64), torch.as_tensor(y, dtype=torch.float64)
     if x.shape != y.shape or x.ndim == 0:
         raise ValueError(f"Expected `x` and `y` of one shape (..., M), but got {tuple(x.shape)} and {tuple(y.shape)}.")
@@ -951,6 +1074,20 @@ def annotation_error_test(
     ``radius``); the rate is the mean over images of ``1 - rho`` (Spearman's rank correlation, :func:`spearman_rho`),
     0 when the rankings agree. Ranking per image (rather than by dataset means) and the structuring element are our
     reading, not verified against the papers' texts. Images whose ranking is constant are skipped and counted.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.meta import annotation_error_test
+        >>> target = torch.zeros(2, 24, 24, dtype=torch.bool)
+        >>> target[:, 6:18, 6:18] = True
+        >>> good = target.double()
+        >>> fair = torch.zeros(2, 24, 24, dtype=torch.float64)
+        >>> fair[:, 8:18, 6:18] = 1.0
+        >>> poor = torch.zeros(2, 24, 24, dtype=torch.float64)
+        >>> poor[:, 12:18, 6:12] = 1.0
+        >>> res = annotation_error_test("mae", {"good": good, "fair": fair, "poor": poor}, target, radius=1)
+        >>> res.rate, res.images, res.skipped
+        (0.0, 2, 0)
     """
     m = as_measure(measure)
     gts = _items(target)

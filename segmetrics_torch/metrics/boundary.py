@@ -64,6 +64,17 @@ class BoundaryPR(Metric):
     "ap", "r50", "thresholds", "recall", "precision", "f"}`` (float64; the last four are (K,) curves). R50 is NaN
     when precision never reaches 0.5 (a warning says so).
 
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: per ``input_format``: "soft" (B, H, W) boundary maps in [0, 1] or uint8, "ucm2" (B, 2H+1, 2W+1)
+      ultrametric contour maps, "stack" (B, K, H, W) binary maps per level; or a list of per-image maps.
+    - ``target``: (B, A, H, W) bool / {0, 1} annotator boundary maps (A annotators), or a list of (A, H, W).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - ``{"ods": {"threshold", "recall", "precision", "f"}, "ois": {"recall", "precision", "f"}, "ap", "r50",
+      "thresholds", "recall", "precision", "f"}``: float64 tensors, the last four (K,) curves over the thresholds.
+
     Example:
         >>> gt = torch.zeros(1, 1, 32, 32, dtype=torch.bool); gt[0, 0, 16, 4:28] = True
         >>> pb = torch.zeros(1, 32, 32); pb[0, 17, 4:28] = 0.8
@@ -168,6 +179,15 @@ class MorphologicalBoundaryF(Metric):
 
     See :func:`segmetrics_torch.functional.morphological_boundary_f`. ``compute()`` returns
     ``{"f", "precision", "recall"}``: means over the images (objects) seen, float64.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) binary masks (bool / {0, 1}), or a list of (H, W) masks.
+    - ``target``: the ground-truth masks, same shape (or a list).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - ``{"f", "precision", "recall"}``: 0-d float64 tensors, the means over the images (objects) seen.
 
     Example:
         >>> gt = torch.zeros(1, 40, 40, dtype=torch.bool); gt[0, 10:30, 10:30] = True

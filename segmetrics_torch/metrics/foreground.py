@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import Tensor
@@ -74,7 +74,7 @@ class _ForegroundMetric(Metric):
     higher_is_better = True
     full_state_update = False
     plot_lower_bound = 0.0
-    plot_upper_bound = 1.0
+    plot_upper_bound: float | None = 1.0
 
     #: names of per-image scalar values summed into states
     _scalars: tuple[str, ...] = ()
@@ -82,6 +82,8 @@ class _ForegroundMetric(Metric):
     _curves: tuple[str, ...] = ()
 
     count: Tensor
+    #: the S-measure's NaN-image count (SMeasure, ForegroundMeasures)
+    sm_is_nan_sum: Tensor
 
     def __init__(self, *, normalize: bool = True, validate_args: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -135,6 +137,16 @@ class MAE(_ForegroundMetric):
 
     See :func:`segmetrics_torch.functional.mae`. ``compute()`` returns a scalar float64 tensor.
 
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image MAE.
+
     Example:
         >>> import torch
         >>> metric = MAE()
@@ -165,6 +177,29 @@ class SMeasure(_ForegroundMetric):
         alpha: weight of the object term (0.5).
         empty_quadrant: ``"nan"`` (reference) or ``"skip"`` (drop the empty, zero-weight quadrant).
         normalize, validate_args: see :func:`segmetrics_torch.functional.s_measure`.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image S-measure (NaN, with a warning, if an image's
+      value is NaN).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import SMeasure
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
+        >>> metric = SMeasure()
+        >>> metric.update(preds, target)
+        >>> round(float(metric.compute()), 4)
+        0.3172
     """
 
     _scalars = ("sm", "sm_is_nan")
@@ -197,6 +232,28 @@ class WeightedFMeasure(_ForegroundMetric):
 
     Args:
         beta2: :math:`\\beta^2` (1). edt_backend: ``"auto"``, ``"torch"`` or ``"numba"``.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image weighted F-beta.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import WeightedFMeasure
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
+        >>> metric = WeightedFMeasure()
+        >>> metric.update(preds, target)
+        >>> round(float(metric.compute()), 4)
+        0.3461
     """
 
     _scalars = ("wfm",)
@@ -224,6 +281,29 @@ class FMeasure(_ForegroundMetric):
     ``compute()`` returns a dict: ``adaptive`` (mean of per-image adaptive F), ``curve`` (256,) image-averaged F at
     the thresholds ``trunc(255 p) >= 255 - i`` (descending), ``mean``/``max`` of that curve, ``precision`` and
     ``recall`` (256,) image-averaged curves (for the PR curve).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a dict of float64 tensors: ``adaptive`` (), ``mean`` (), ``max`` (), ``curve`` (256,) F-beta, and the
+      ``precision`` and ``recall`` (256,) curves, averaged over the images.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import FMeasure
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
+        >>> metric = FMeasure()
+        >>> metric.update(preds, target)
+        >>> {k: round(float(v), 4) for k, v in metric.compute().items() if v.ndim == 0}
+        {'adaptive': 0.0516, 'mean': 0.2544, 'max': 0.3033}
     """
 
     _scalars = ("f_adaptive",)
@@ -254,6 +334,29 @@ class EMeasure(_ForegroundMetric):
 
     PySODMetrics 1.6.2 ``Emeasure``. See :func:`segmetrics_torch.functional.e_measure`. Values can exceed 1
     (normalisation by ``N - 1``). ``compute()`` returns a dict ``adaptive``, ``mean``, ``max``, ``curve`` (256,).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a dict of float64 tensors: ``adaptive`` (), ``mean`` (), ``max`` () and ``curve`` (256,), averaged over the
+      images (thresholds ``trunc(255 p) >= 255 - i``, descending).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import EMeasure
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
+        >>> metric = EMeasure()
+        >>> metric.update(preds, target)
+        >>> {k: round(float(v), 4) for k, v in metric.compute().items() if k != 'curve'}
+        {'adaptive': 0.2911, 'mean': 0.3952, 'max': 0.6542}
     """
 
     plot_upper_bound = None
@@ -285,6 +388,29 @@ class IoU(_OverlapMetric):
 
     PySODMetrics 1.6.2 ``FmeasureV2`` + ``IOUHandler`` (``sample_based=True``). See
     :func:`segmetrics_torch.functional.iou`. ``compute()`` returns a dict ``adaptive``, ``mean``, ``max``, ``curve``.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a dict of float64 tensors: ``adaptive`` (), ``mean`` (), ``max`` () and ``curve`` (256,), averaged over the
+      images (thresholds ``trunc(255 p) >= 255 - i``, descending).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import IoU
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
+        >>> metric = IoU()
+        >>> metric.update(preds, target)
+        >>> {k: round(float(v), 4) for k, v in metric.compute().items() if k != 'curve'}
+        {'adaptive': 0.0147, 'mean': 0.1761, 'max': 0.2505}
     """
 
     _key = "iou"
@@ -297,6 +423,29 @@ class Dice(_OverlapMetric):
 
     PySODMetrics 1.6.2 ``FmeasureV2`` + ``DICEHandler``. See :func:`segmetrics_torch.functional.dice`.
     ``compute()`` returns a dict ``adaptive``, ``mean``, ``max``, ``curve``.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a dict of float64 tensors: ``adaptive`` (), ``mean`` (), ``max`` () and ``curve`` (256,), averaged over the
+      images (thresholds ``trunc(255 p) >= 255 - i``, descending).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import Dice
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
+        >>> metric = Dice()
+        >>> metric.update(preds, target)
+        >>> {k: round(float(v), 4) for k, v in metric.compute().items() if k != 'curve'}
+        {'adaptive': 0.0286, 'mean': 0.2934, 'max': 0.4006}
     """
 
     _key = "dice"
@@ -324,6 +473,18 @@ class ForegroundMeasures(_ForegroundMetric):
             that gets every batch (``normalize`` and ``validate_args`` passed on); its ``compute()`` result appears
             under its name. ``CamouflageContextMeasure`` needs the RGB images and is not offered here.
 
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a dict: ``mae``, ``s_measure``, ``weighted_f_measure``, ``precision``, ``recall`` (0-d float64 tensors);
+      ``f_measure``, ``e_measure``, ``iou``, ``dice`` (dicts as :class:`FMeasure`, :class:`EMeasure`, :class:`IoU`);
+      and each included measure's result under its name.
+
     Example:
         >>> import torch
         >>> from segmetrics_torch import ForegroundMeasures
@@ -341,6 +502,8 @@ class ForegroundMeasures(_ForegroundMetric):
     _scalars = SUITE_SCALARS
     _curves = SUITE_CURVES
     _in_forward = False
+
+    included: torch.nn.ModuleDict
 
     def __init__(
         self,
@@ -368,11 +531,15 @@ class ForegroundMeasures(_ForegroundMetric):
     def _derive(self, values: ForegroundIntermediates) -> dict[str, Tensor]:
         return derive_all(values, self.beta2)
 
+    def _included(self) -> dict[str, Metric]:
+        """The included Metrics by name (``self.included`` typed)."""
+        return {name: cast(Metric, metric) for name, metric in self.included.items()}
+
     def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
         """Add a batch (as :class:`FMeasure`); the included measures get it too."""
         super().update(preds, target)
         if not self._in_forward:  # forward() feeds the included Metrics itself, once
-            for metric in self.included.values():
+            for metric in self._included().values():
                 metric.update(preds, target)
 
     def forward(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> Any:
@@ -400,7 +567,7 @@ class ForegroundMeasures(_ForegroundMetric):
         if int(self.count) and bool(torch.isnan(res["s_measure"])):
             warn_s_measure_nan("ForegroundMeasures: s_measure", "at least one image has")
         if not self._in_forward:  # forward() adds the included Metrics' own batch results
-            for name, metric in self.included.items():
+            for name, metric in self._included().items():
                 res[name] = metric.compute()
         return res
 
@@ -444,6 +611,15 @@ def flatten_results(results: dict[str, Any], prefix: str = "", *, curves: bool =
     """Flatten a nested ``compute()`` dict to ``{"f_measure/max": tensor, ...}`` (e.g. for ``log_dict``).
 
     Curves (tensors with more than one element) are dropped unless ``curves=True``.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import flatten_results
+        >>> results = {'mae': torch.tensor(0.1), 'e_measure': {'max': torch.tensor(0.9), 'curve': torch.zeros(256)}}
+        >>> flatten_results(results)
+        {'mae': tensor(0.1000), 'e_measure/max': tensor(0.9000)}
+        >>> sorted(flatten_results(results, 'val/', curves=True))
+        ['val/e_measure/curve', 'val/e_measure/max', 'val/mae']
     """
     flat: dict[str, Tensor] = {}
     for key, value in results.items():

@@ -50,9 +50,11 @@ class _SumMetric(Metric):
     higher_is_better = True
     full_state_update = False
     plot_lower_bound = 0.0
-    plot_upper_bound = 1.0
+    plot_upper_bound: float | None = 1.0
 
     count: Tensor
+    #: pooled (tp, fp, tn, fn) of the binary mode when not sample-based (ThresholdMeasures, SizeInvariantFMeasure)
+    pooled_counts: Tensor
 
     def __init__(self, *, normalize: bool = True, validate_args: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -96,6 +98,17 @@ class ThresholdMeasures(_SumMetric):
     ``compute()`` returns ``{measure: {"adaptive": (), "dynamic": (256,), "mean": (), "max": (), "binary": ()}}``
     (float64; keys present per ``modes``; ``mean``/``max`` are of the averaged ``dynamic`` curve, PySODMetrics'
     ``meanXX``/``maxXX``).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - ``{measure: {"adaptive": (), "dynamic": (256,), "mean": (), "max": (), "binary": ()}}``: float64 tensors,
+      keys per ``measures`` and ``modes``.
 
     Example:
         >>> import torch
@@ -160,7 +173,8 @@ class ThresholdMeasures(_SumMetric):
                 if self.sample_based:
                     res["binary"] = self._mean(f"{key}_binary")
                 else:
-                    res["binary"] = measure_from_counts(name, *self.pooled_counts.unbind(), beta2=self.beta2)
+                    tp, fp, tn, fn = self.pooled_counts.unbind()
+                    res["binary"] = measure_from_counts(name, tp, fp, tn, fn, beta2=self.beta2)
             out[key] = res
         return out
 
@@ -172,6 +186,16 @@ class SizeInvariantMAE(_SumMetric):
     components of >= 50 pixels, each weighted by its bounding box; see there for the formula and edge cases: empty
     GT gives the plain MAE, boxes covering the whole image give NaN as in PySODMetrics). ``compute()`` returns a
     scalar float64 tensor (PySODMetrics' ``si_mae``).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image size-invariant MAE.
 
     Example:
         >>> import torch
@@ -217,6 +241,17 @@ class SizeInvariantFMeasure(_SumMetric):
 
     Args: as :class:`ThresholdMeasures`. ``compute()`` returns ``{measure: {"adaptive", "dynamic", "mean", "max",
     "binary"}}`` (float64; keys per ``modes``).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - ``{measure: {"adaptive", "dynamic", "mean", "max", "binary"}}``: float64 tensors (``dynamic`` (256,)), keys
+      per ``measures`` and ``modes``.
 
     Example:
         >>> import torch
@@ -298,7 +333,8 @@ class SizeInvariantFMeasure(_SumMetric):
                 if self.sample_based:
                     res["binary"] = self._mean(f"{key}_binary")
                 else:
-                    res["binary"] = measure_from_counts(name, *self.pooled_counts.unbind(), beta2=self.beta2)
+                    tp, fp, tn, fn = self.pooled_counts.unbind()
+                    res["binary"] = measure_from_counts(name, tp, fp, tn, fn, beta2=self.beta2)
             out[key] = res
         return out
 
@@ -318,6 +354,17 @@ class MultiScaleIoU(_SumMetric):
 
     ``compute()`` returns ``{"adaptive": (), "dynamic": (257,), "mean": (), "max": (), "binary": ()}`` (float64; keys
     per the ``with_*`` flags; ``mean``/``max`` of the averaged curve are PySOD's ``meanmsiou``/``maxmsiou``).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - ``{"adaptive": (), "dynamic": (257,), "mean": (), "max": (), "binary": ()}``: float64 tensors, keys per the
+      ``with_*`` flags.
 
     Example:
         >>> import torch
@@ -386,6 +433,16 @@ class HumanCorrectionEffort(_SumMetric):
         relax: erosion / dilation steps (5). epsilon: RDP tolerance (2.0). normalize, validate_args: as
         :class:`ThresholdMeasures`.
 
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image HCE (lower is better).
+
     Example:
         >>> import torch
         >>> metric = HumanCorrectionEffort()
@@ -424,6 +481,16 @@ class ContextMeasure(_SumMetric):
     Args:
         beta2 (1.0), alpha (6.0): see the functional. normalize, validate_args: as :class:`ThresholdMeasures`.
 
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image context measure.
+
     Example:
         >>> import torch
         >>> metric = ContextMeasure()
@@ -461,6 +528,29 @@ class CamouflageContextMeasure(_SumMetric):
     Args:
         beta2 (1.2), alpha (6.0), gamma (8), lambda_spatial (20): PySOD's parameters. normalize, validate_args: as
         :class:`ThresholdMeasures`.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+    - ``images``: the RGB images, uint8 (B, H, W, 3) or a list of (H, W, 3), the maps' sizes.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image camouflage context measure.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import CamouflageContextMeasure
+        >>> g = torch.Generator().manual_seed(0)
+        >>> images = torch.randint(0, 256, (1, 48, 48, 3), dtype=torch.uint8, generator=g)
+        >>> target = torch.zeros(1, 48, 48, dtype=torch.bool)
+        >>> target[:, 16:32, 16:32] = True
+        >>> metric = CamouflageContextMeasure()
+        >>> metric.update(target.to(torch.uint8) * 255, target, images)
+        >>> round(float(metric.compute()), 4)
+        0.6781
     """
 
     def __init__(self, beta2: float = 1.2, alpha: float = 6.0, gamma: float = 8.0, lambda_spatial: float = 20.0,

@@ -12,7 +12,7 @@ consistency measures are ``1 - distance / N`` or ``1 - error``), except VoI, a d
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import torch
 from torch import Tensor
@@ -47,6 +47,23 @@ __all__ = [
 ]
 
 
+class PartitionOptions(TypedDict):
+    """The keyword options a :class:`PartitionMeasures` passes to :func:`partition_measures` (``metric.options``)."""
+
+    gamma_obj: float
+    gamma_part: float
+    beta: float
+    max_dist: float
+    validate_args: bool
+
+
+class HierarchyOptions(PartitionOptions):
+    """The keyword options a :class:`HierarchyMeasures` passes to :func:`hierarchy_measures` (``metric.options``)."""
+
+    input_format: HierarchyFormat
+    rule: Rule
+
+
 class _SummedStates(Metric):
     """Adds the states of :func:`segmetrics_torch.functional.partition.summary.state_shapes`, all summed."""
 
@@ -70,33 +87,9 @@ class _SummedStates(Metric):
         return {name: getattr(self, name) for name in self._state_names}
 
 
-class PartitionMeasures(_SummedStates):
-    """Every SEISM measure of machine partitions against several human partitions, averaged over a dataset.
-
-    Per image, see :func:`segmetrics_torch.functional.partition_measures` (one contingency table per annotator
-    feeds all measures). Dataset values as SEISM's ``gather_measure.m``: the mean over images, except Fop and Fr
-    (F of the mean precision and mean recall) and Fb (boundary counts pooled over images).
-
-    Args:
-        measures: keys to compute (default all): fb, fop, fr, pri, voi, nvoi, sc, ssc, dhd, sdhd, vd, bgm, bce, gce,
-            lce.
-        gamma_obj, gamma_part, beta: Fop constants (SEISM's code 0.9, 0.25, 0.1; the CVPR'13 text 0.95 for gamma_obj).
-        max_dist: Fb tolerance, fraction of the diagonal (< 1) or pixels.
-        validate_args: check label values (synchronises CUDA).
-
-    ``update(preds, target)``: ``preds`` (B, H, W) integer label maps or a list; ``target`` (B, K, H, W) or a list
-    of (K_b, H, W) human label maps.
-
-    ``compute()``: dict of 0-d float64 tensors with the requested keys, plus ``<key>_precision`` and
-    ``<key>_recall`` for fb, fop and fr.
-
-    Example:
-        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1]]])
-        >>> metric = PartitionMeasures(measures=["pri", "voi"])
-        >>> metric.update(seg, seg[:, None])
-        >>> {k: round(float(v), 6) for k, v in metric.compute().items()}
-        {'pri': 1.0, 'voi': 0.0}
-    """
+class _PartitionMetric(_SummedStates):
+    """The per-image partition measures summed over a dataset: arguments, ``update`` and the dataset values that
+    :class:`PartitionMeasures` and the one-measure classes return."""
 
     count: Tensor
 
@@ -114,7 +107,7 @@ class PartitionMeasures(_SummedStates):
         super().__init__(**kwargs)
         self.measures = check_measures(measures)
         check_fop_constants(gamma_obj, gamma_part, beta)
-        self.options = {
+        self.options: PartitionOptions = {
             "gamma_obj": gamma_obj,
             "gamma_part": gamma_part,
             "beta": beta,
@@ -143,8 +136,8 @@ class PartitionMeasures(_SummedStates):
             raise ValueError(f"Expected per-image values for {missing}, but `values` has keys {sorted(values)}.")
         self._accumulate(hierarchy_state({k: v[:, None] for k, v in values.items()}, self.measures, False))
 
-    def compute(self) -> dict[str, Tensor]:
-        """Dataset values of the images seen so far."""
+    def _dataset_values(self) -> dict[str, Tensor]:
+        """Dataset values of the images seen so far: each measure key, plus ``<key>_precision`` / ``_recall``."""
         one = torch.ones(1, dtype=torch.float64, device=self.count.device)
         summary = summarize_hierarchy(self._states(), one, self.measures, region_benchmark=False)
         out: dict[str, Tensor] = {}
@@ -156,14 +149,57 @@ class PartitionMeasures(_SummedStates):
         return out
 
 
-class _OneMeasure(PartitionMeasures):
+class PartitionMeasures(_PartitionMetric):
+    """Every SEISM measure of machine partitions against several human partitions, averaged over a dataset.
+
+    Per image, see :func:`segmetrics_torch.functional.partition_measures` (one contingency table per annotator
+    feeds all measures). Dataset values as SEISM's ``gather_measure.m``: the mean over images, except Fop and Fr
+    (F of the mean precision and mean recall) and Fb (boundary counts pooled over images).
+
+    Args:
+        measures: keys to compute (default all): fb, fop, fr, pri, voi, nvoi, sc, ssc, dhd, sdhd, vd, bgm, bce, gce,
+            lce.
+        gamma_obj, gamma_part, beta: Fop constants (SEISM's code 0.9, 0.25, 0.1; the CVPR'13 text 0.95 for gamma_obj).
+        max_dist: Fb tolerance, fraction of the diagonal (< 1) or pixels.
+        validate_args: check label values (synchronises CUDA).
+
+    ``update(preds, target)``: ``preds`` (B, H, W) integer label maps or a list; ``target`` (B, K, H, W) or a list
+    of (K_b, H, W) human label maps.
+
+    ``compute()``: dict of 0-d float64 tensors with the requested keys, plus ``<key>_precision`` and
+    ``<key>_recall`` for fb, fop and fr.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a dict of 0-d float64 tensors, one per requested measure key, plus ``<key>_precision`` and
+      ``<key>_recall`` for fb, fop and fr.
+
+    Example:
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1]]])
+        >>> metric = PartitionMeasures(measures=["pri", "voi"])
+        >>> metric.update(seg, seg[:, None])
+        >>> {k: round(float(v), 6) for k, v in metric.compute().items()}
+        {'pri': 1.0, 'voi': 0.0}
+    """
+
+    def compute(self) -> dict[str, Tensor]:
+        """Dataset values of the images seen so far."""
+        return self._dataset_values()
+
+
+class _OneMeasure(_PartitionMetric):
     _measure = ""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(measures=(self._measure,), **kwargs)
 
-    def compute(self) -> Tensor | dict[str, Tensor]:  # type: ignore[override]
-        res = super().compute()
+    def compute(self) -> Tensor | dict[str, Tensor]:
+        res = self._dataset_values()
         if self._measure in PR_MEASURES:
             return {"f": res[self._measure], "precision": res[f"{self._measure}_precision"],
                     "recall": res[f"{self._measure}_recall"]}  # fmt: skip
@@ -173,40 +209,162 @@ class _OneMeasure(PartitionMeasures):
 class ObjectsAndPartsPR(_OneMeasure):
     """Precision-recall for objects and parts, Fop (Pont-Tuset & Marques CVPR 2013; SEISM ``fop``). ``compute()``
     returns ``{"f", "precision", "recall"}`` with F of the mean precision and recall. See :class:`PartitionMeasures`
-    for the arguments (``gamma_obj`` 0.9 as SEISM's code, 0.95 as the paper's text)."""
+    for the arguments (``gamma_obj`` 0.9 as SEISM's code, 0.95 as the paper's text).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - ``{"f", "precision", "recall"}``: 0-d float64 tensors, F of the dataset's mean precision and mean recall.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import ObjectsAndPartsPR
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = ObjectsAndPartsPR()
+        >>> metric.update(seg, gt)
+        >>> {k: round(float(v), 4) for k, v in metric.compute().items()}
+        {'f': 0.1212, 'precision': 0.0667, 'recall': 0.6667}
+    """
 
     _measure = "fop"
 
 
 class RegionPR(_OneMeasure):
     """Precision-recall for regions (pairs of pixels), Fr (Martin 2003; SEISM ``fr``): ``{"f", "precision",
-    "recall"}``."""
+    "recall"}``.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - ``{"f", "precision", "recall"}``: 0-d float64 tensors, F of the dataset's mean precision and mean recall.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import RegionPR
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = RegionPR()
+        >>> metric.update(seg, gt)
+        >>> {k: round(float(v), 4) for k, v in metric.compute().items()}
+        {'f': 0.5833, 'precision': 0.7778, 'recall': 0.4667}
+    """
 
     _measure = "fr"
 
 
 class PartitionBoundaryPR(_OneMeasure):
     """Fb of partitions: their boundaries (``seg2bmap``) matched to the annotators' with the BSDS correspondence
-    (SEISM ``fb``), counts pooled over images: ``{"f", "precision", "recall"}``."""
+    (SEISM ``fb``), counts pooled over images: ``{"f", "precision", "recall"}``.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - ``{"f", "precision", "recall"}``: 0-d float64 tensors from the boundary counts pooled over the
+      images.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import PartitionBoundaryPR
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = PartitionBoundaryPR(max_dist=1)
+        >>> metric.update(seg, gt)
+        >>> {k: round(float(v), 4) for k, v in metric.compute().items()}
+        {'f': 0.5714, 'precision': 0.5, 'recall': 0.6667}
+    """
 
     _measure = "fb"
 
 
 class ProbabilisticRandIndex(_OneMeasure):
-    """Probabilistic Rand index (Unnikrishnan et al. 2007): the Rand index averaged over the annotators."""
+    """Probabilistic Rand index (Unnikrishnan et al. 2007): the Rand index averaged over the annotators.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import ProbabilisticRandIndex
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = ProbabilisticRandIndex()
+        >>> metric.update(seg, gt)
+        >>> round(float(metric.compute()), 4)
+        0.697
+    """
 
     _measure = "pri"
 
 
 class VariationOfInformation(_OneMeasure):
-    """Variation of information (Meila 2005) in bits, averaged over annotators; a distance (0 = identical)."""
+    """Variation of information (Meila 2005) in bits, averaged over annotators; a distance (0 = identical).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image VoI in bits (averaged over the annotators; lower
+      is better).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import VariationOfInformation
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = VariationOfInformation()
+        >>> metric.update(seg, gt)
+        >>> round(float(metric.compute()), 4)
+        1.2516
+    """
 
     higher_is_better = False
     _measure = "voi"
 
 
 class NormalizedVariationOfInformation(_OneMeasure):
-    """SEISM's ``nvoi``: ``1 - VoI / (2 log2 max(K_S, K_G))`` per annotator, averaged (1 = identical)."""
+    """SEISM's ``nvoi``: ``1 - VoI / (2 log2 max(K_S, K_G))`` per annotator, averaged (1 = identical).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import NormalizedVariationOfInformation
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = NormalizedVariationOfInformation()
+        >>> metric.update(seg, gt)
+        >>> round(float(metric.compute()), 4)
+        0.6052
+    """
 
     _measure = "nvoi"
 
@@ -218,6 +376,25 @@ class SegmentationCovering(_OneMeasure):
         direction: ``"annotation"`` (default; SEISM ``ssc``, BSDS covering C(S -> {G}): each annotation region
             weighted by its area and scored by its best-overlapping partition region) or ``"partition"`` (SEISM
             ``sc``, C({G} -> S): summed over the partition's regions).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import SegmentationCovering
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = SegmentationCovering()
+        >>> metric.update(seg, gt)
+        >>> round(float(metric.compute()), 4)
+        0.6667
     """
 
     def __init__(self, direction: Literal["annotation", "partition"] = "annotation", **kwargs: Any) -> None:
@@ -232,6 +409,25 @@ class DirectionalHamming(_OneMeasure):
     Args:
         direction: ``"partition_to_annotation"`` (default; SEISM ``dhd``, D_H(S => G) = N - sum_j max_i n_ij) or
             ``"annotation_to_partition"`` (SEISM ``sdhd``).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import DirectionalHamming
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = DirectionalHamming()
+        >>> metric.update(seg, gt)
+        >>> round(float(metric.compute()), 4)
+        0.6667
     """
 
     def __init__(
@@ -246,32 +442,132 @@ class DirectionalHamming(_OneMeasure):
 
 
 class VanDongen(_OneMeasure):
-    """Van Dongen distance (2000) as SEISM's similarity ``1 - d_vD / (2N)``, averaged over annotators."""
+    """Van Dongen distance (2000) as SEISM's similarity ``1 - d_vD / (2N)``, averaged over annotators.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import VanDongen
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = VanDongen()
+        >>> metric.update(seg, gt)
+        >>> round(float(metric.compute()), 4)
+        0.75
+    """
 
     _measure = "vd"
 
 
 class BipartiteGraphMatching(_OneMeasure):
     """Bipartite graph matching (Jiang et al. 2006): ``1 - (N - max one-to-one matched overlap) / N``, averaged;
-    the maximum-weight matching is solved exactly."""
+    the maximum-weight matching is solved exactly.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import BipartiteGraphMatching
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = BipartiteGraphMatching()
+        >>> metric.update(seg, gt)
+        >>> round(float(metric.compute()), 4)
+        0.6667
+    """
 
     _measure = "bgm"
 
 
 class BidirectionalConsistency(_OneMeasure):
-    """``1 - BCE`` (Martin 2001 bidirectional consistency error), averaged over annotators (SEISM ``bce``)."""
+    """``1 - BCE`` (Martin 2001 bidirectional consistency error), averaged over annotators (SEISM ``bce``).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import BidirectionalConsistency
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = BidirectionalConsistency()
+        >>> metric.update(seg, gt)
+        >>> round(float(metric.compute()), 4)
+        0.5556
+    """
 
     _measure = "bce"
 
 
 class GlobalConsistency(_OneMeasure):
-    """``1 - GCE`` (Martin et al. ICCV 2001 global consistency error), averaged over annotators (SEISM ``gce``)."""
+    """``1 - GCE`` (Martin et al. ICCV 2001 global consistency error), averaged over annotators (SEISM ``gce``).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import GlobalConsistency
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = GlobalConsistency()
+        >>> metric.update(seg, gt)
+        >>> round(float(metric.compute()), 4)
+        0.8333
+    """
 
     _measure = "gce"
 
 
 class LocalConsistency(_OneMeasure):
-    """``1 - LCE`` (Martin et al. ICCV 2001 local consistency error), averaged over annotators (SEISM ``lce``)."""
+    """``1 - LCE`` (Martin et al. ICCV 2001 local consistency error), averaged over annotators (SEISM ``lce``).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import LocalConsistency
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
+        >>> metric = LocalConsistency()
+        >>> metric.update(seg, gt)
+        >>> round(float(metric.compute()), 4)
+        0.8333
+    """
 
     _measure = "lce"
 
@@ -293,7 +589,33 @@ class HierarchyMeasures(_SummedStates):
         gamma_obj, gamma_part, beta, max_dist, validate_args: as :class:`PartitionMeasures`.
 
     ``compute()``: see :func:`segmetrics_torch.functional.partition.summary.summarize_hierarchy`; plus
-    ``parameters`` (L,), the thresholds or region counts.
+    ``parameters`` (L,), the thresholds or region counts (also the attribute ``levels``; not ``parameters``, which
+    would shadow :meth:`torch.nn.Module.parameters`).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: ``input_format="ucm2"``: (B, 2H+1, 2W+1) ultrametric contour maps in [0, 1] or a list;
+      ``"stack"``: (B, L, H, W) label maps (one partition per level) or a list of (L, H, W).
+    - ``target``: (B, K, H, W) integer human label maps, or a list of (K_b, H, W).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a dict: per measure ``{"ods", "ods_parameter", "ois", "curve", ...}`` (Fop, Fr, Fb also precision, recall
+      and ``ap``), ``region_benchmark`` (covering / PRI / VoI ODS, OIS, Best) when enabled, and ``parameters`` (L,).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import HierarchyMeasures
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])
+        >>> stack = torch.stack([torch.zeros_like(seg), seg], dim=1)  # (B=1, L=2, H, W): coarse, fine
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])
+        >>> metric = HierarchyMeasures(2, input_format="stack", measures=["pri", "voi"])
+        >>> metric.update(stack, gt)
+        >>> res = metric.compute()
+        >>> round(float(res["pri"]["ods"]), 4), float(res["pri"]["ods_parameter"])
+        (0.697, 2.0)
+        >>> round(float(res["region_benchmark"]["covering"]["ods"]), 4)
+        0.6667
     """
 
     count: Tensor
@@ -327,15 +649,15 @@ class HierarchyMeasures(_SummedStates):
             if input_format != "ucm2":
                 raise ValueError("`num_regions` applies to ucm2 input only.")
             regions = check_num_regions(num_regions)
-            self.parameters = regions.to(torch.float64)
-            self.thresholds = None
+            self.levels = regions.to(torch.float64)
+            self.thresholds: Tensor | None = None
         else:
-            self.parameters = default_thresholds(thresholds, "soft" if input_format == "ucm2" else "stack")
-            self.thresholds = self.parameters
+            self.levels = default_thresholds(thresholds, "soft" if input_format == "ucm2" else "stack")
+            self.thresholds = self.levels
         self.num_regions = None if num_regions is None else check_num_regions(num_regions)
         self.region_benchmark = check_bool(region_benchmark, "region_benchmark")
         self.unique_occurrence = unique_occurrence
-        self.options = {
+        self.options: HierarchyOptions = {
             "input_format": input_format,
             "rule": rule,
             "gamma_obj": gamma_obj,
@@ -344,7 +666,7 @@ class HierarchyMeasures(_SummedStates):
             "max_dist": check_positive_float(max_dist, "max_dist"),
             "validate_args": check_bool(validate_args, "validate_args"),
         }
-        self._add_states(self.measures, self.parameters.numel(), self.region_benchmark)
+        self._add_states(self.measures, self.levels.numel(), self.region_benchmark)
 
     def update(self, preds: Tensor | Sequence[Tensor], target: Tensor | Sequence[Tensor]) -> None:
         """Add a batch of hierarchies (ucm2 maps or level stacks) with their human partitions.
@@ -353,7 +675,7 @@ class HierarchyMeasures(_SummedStates):
         (the ucm2 is copied to the host in ``ops.hierarchy``); ``num_regions`` reads the distinct ucm2 values
         (``torch.unique``); the tables and their measures synchronise as :meth:`PartitionMeasures.update` does.
         """
-        if self.num_regions is not None:
+        if self.thresholds is None:  # num_regions given
             values = hierarchy_measures(
                 preds, target, num_regions=self.num_regions, measures=self.measures,
                 region_benchmark=self.region_benchmark, **self.options,
@@ -367,7 +689,7 @@ class HierarchyMeasures(_SummedStates):
 
     def compute(self) -> dict[str, Any]:
         """ODS / OIS / AP per measure (and the region benchmark) of the images seen so far."""
-        params = self.parameters.to(self.count.device)
+        params = self.levels.to(self.count.device)
         out: dict[str, Any] = summarize_hierarchy(
             self._states(), params, self.measures, region_benchmark=self.region_benchmark,
             unique_occurrence=self.unique_occurrence,
@@ -380,7 +702,31 @@ class RegionBenchmark(HierarchyMeasures):
     """The Berkeley region benchmark (BSR ``regionBench``/``collect_eval_reg.m``): segmentation covering
     ODS / OIS / Best and PRI / VoI ODS / OIS over thresholds of ucm2 maps (``bwlabel(ucm2 <= t)``, 8-connected) or
     levels of segmentation stacks. ``compute()`` returns ``{"covering": {...}, "pri": {...}, "voi": {...},
-    "parameters"}`` (see :func:`segmetrics_torch.functional.partition.summary.summarize_hierarchy`)."""
+    "parameters"}`` (see :func:`segmetrics_torch.functional.partition.summary.summarize_hierarchy`).
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, 2H+1, 2W+1) ucm2 maps or, with ``input_format="stack"``, (B, L, H, W) label maps (or
+      lists).
+    - ``target``: (B, K, H, W) integer human label maps, or a list of (K_b, H, W).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - ``{"covering": {"ods", "ods_parameter", "ois", "best", "curve"}, "pri": {...}, "voi": {...}, "parameters"}``
+      (float64 tensors), as BSR's ``collect_eval_reg.m``.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import RegionBenchmark
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])
+        >>> stack = torch.stack([torch.zeros_like(seg), seg], dim=1)  # (B=1, L=2, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])
+        >>> metric = RegionBenchmark(2, input_format="stack")
+        >>> metric.update(stack, gt)
+        >>> res = metric.compute()
+        >>> {k: round(float(v), 4) for k, v in res["covering"].items() if k != "curve"}
+        {'ods': 0.6667, 'ods_parameter': 2.0, 'ois': 0.6667, 'best': 0.6667}
+    """
 
     def __init__(self, thresholds: int | Sequence[float] | Tensor = 99, *, input_format: HierarchyFormat = "ucm2",
                  rule: Rule = "bsr", **kwargs: Any) -> None:  # fmt: skip

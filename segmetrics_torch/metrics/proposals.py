@@ -76,11 +76,48 @@ class ProposalRecall(Metric):
     plus ``counts`` (L,); with ``boundary=True`` also ``boundary_f_object``, ``boundary_f_median``,
     ``boundary_recall_50/70/85``, ``boundary_average_recall`` (and ``boundary_f_class``, the mean over classes of
     the class's mean best F), as :func:`~segmetrics_torch.functional.proposals.proposal_boundary_summary`.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``proposals``: one image's ranked pool, (P, H, W) bool masks (best first) or an (H, W) label map; or a list
+      of pools, one per image.
+    - ``objects``: (K, H, W) bool masks of the annotated objects (or a list); optional ``void`` (H, W) masks and
+      ``classes`` (K,) class ids (or lists).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
+
+    - a dict of (L,) float64 curves over the numbers of proposals ``counts``: ``num_proposals``,
+      ``jaccard_object``, ``jaccard_median``, ``recall_50``, ``recall_70``, ``recall_85``, ``average_recall`` (and
+      the class and boundary variants when enabled), plus ``counts``.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import ProposalRecall
+        >>> objects = torch.zeros(1, 8, 8, dtype=torch.bool)
+        >>> objects[0, 2:6, 2:6] = True
+        >>> proposals = torch.zeros(2, 8, 8, dtype=torch.bool)
+        >>> proposals[0, 0:4, 0:4] = True  # ranked first, J = 4/28
+        >>> proposals[1, 2:6, 2:7] = True  # second, J = 16/20
+        >>> metric = ProposalRecall(counts=[1, 2])
+        >>> metric.update(proposals, objects)
+        >>> res = metric.compute()
+        >>> [round(v, 4) for v in res["jaccard_object"].tolist()], res["recall_50"].tolist()
+        ([0.1429, 0.8], [0.0, 1.0])
     """
 
     is_differentiable = False
     higher_is_better = True
     full_state_update = False
+
+    proposals_sum: Tensor
+    objects: Tensor
+    images: Tensor
+    value_sum: Tensor
+    class_counts: Tensor
+    class_objects: Tensor
+    class_f_sum: Tensor
+    best: list[Tensor]
+    boundary_best: list[Tensor]
 
     def __init__(
         self,

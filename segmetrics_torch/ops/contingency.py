@@ -320,7 +320,8 @@ def contingency_tables(
 
         dense = np.zeros(int(total), np.int64)
         args = (partitions, annotations, table_partition, table_annotation, k_g, cell_offset)
-        dense_table_counts(*(a.cpu().numpy() for a in args), dense)
+        parts, anns, t_part, t_ann, k_np, offsets = (a.cpu().numpy() for a in args)
+        dense_table_counts(parts, anns, t_part, t_ann, k_np, offsets, dense)
         return _from_dense(torch.from_numpy(dense).to(partitions.device), table_partition, table_annotation,
                            partition_regions, annotation_regions)  # fmt: skip
     # one (T, N) index, broadcast per table rather than gathered per pixel

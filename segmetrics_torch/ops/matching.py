@@ -55,8 +55,8 @@ def offsets_within(max_dist_px: float) -> tuple[np.ndarray, np.ndarray, np.ndarr
     """
     r = math.floor(max_dist_px)
     limit = max_dist_px * max_dist_px
-    dy, dx = np.meshgrid(np.arange(-r, r + 1), np.arange(-r, r + 1), indexing="ij")
-    dy, dx = dy.ravel(), dx.ravel()
+    grid_y, grid_x = np.meshgrid(np.arange(-r, r + 1), np.arange(-r, r + 1), indexing="ij")
+    dy, dx = grid_y.ravel(), grid_x.ravel()
     d2 = dy * dy + dx * dx
     keep = d2 <= limit
     dy, dx, d2 = dy[keep], dx[keep], d2[keep]

@@ -131,7 +131,7 @@ def size_invariant_targets(g: np.ndarray, area_threshold: int = 50) -> list[tupl
     if not targets and components:
         largest = max(area for area, _ in components)
         targets = [box for area, box in components if area == largest]
-    return [tuple(int(v) for v in box) for box in targets]
+    return [(int(y0), int(y1), int(x0), int(x1)) for y0, y1, x0, x1 in targets]
 
 
 def _box_mask(shape: tuple[int, int], box: tuple[int, int, int, int]) -> np.ndarray:

@@ -38,7 +38,7 @@ def best_overlaps(proposals: np.ndarray, objects: np.ndarray, counts, void: np.n
     for i in range(n_prop):
         for k in range(n_obj):
             table[i, k] = jaccard_counts(proposals[i], objects[k], valid)
-    out = {key: np.zeros((len(counts), n_obj)) for key in ("jaccard", "inter", "fp", "fn")}
+    out: dict[str, np.ndarray] = {key: np.zeros((len(counts), n_obj)) for key in ("jaccard", "inter", "fp", "fn")}
     out["num_proposals"] = np.zeros(len(counts), np.int64)
     for li, n in enumerate(counts):
         m = min(n, n_prop)

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from typing import Any, Literal, NamedTuple, get_args
 
 import numpy as np
+import numpy.typing as npt
 import torch
 from torch import Tensor
 
@@ -146,10 +147,11 @@ def _soft_map(x: Tensor, name: str, input_format: InputFormat, validate_args: bo
     return as_unit_map(x, name, validate_args)
 
 
-def _pad_stack(items: list[Tensor], shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+def _pad_stack(items: list[Tensor], shape: tuple[int, ...], dtype: npt.DTypeLike) -> np.ndarray:
     out = np.zeros((len(items), *shape), dtype)
     for i, x in enumerate(items):
-        out[(i, *(slice(0, s) for s in x.shape))] = x.cpu().numpy()
+        index: tuple[int | slice, ...] = (i, *(slice(0, s) for s in x.shape))
+        out[index] = x.cpu().numpy()
     return out
 
 
@@ -161,6 +163,17 @@ def annotator_boundaries(segmentations: Tensor, *, backend: Backend = "auto") ->
 
     Returns:
         bool tensor of the same shape.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import annotator_boundaries
+        >>> seg = torch.zeros(1, 4, 6, dtype=torch.int64)
+        >>> seg[0, :, 3:] = 1  # two regions side by side
+        >>> annotator_boundaries(seg).int()
+        tensor([[[0, 0, 1, 0, 0, 0],
+                 [0, 0, 1, 0, 0, 0],
+                 [0, 0, 1, 0, 0, 0],
+                 [0, 0, 1, 0, 0, 0]]], dtype=torch.int32)
     """
     return thin_maps(seg2bmap(segmentations), backend=backend)
 
@@ -169,6 +182,17 @@ def segmentation_boundaries(segmentations: Tensor) -> Tensor:
     """Machine boundary maps of segmentations, one level per segmentation: ``seg2bmap`` (BSR ``seg2bdry``).
 
     Pass the result with ``input_format="stack"``; BSR's benchmark thins them afterwards (``thin=True``).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import segmentation_boundaries
+        >>> seg = torch.zeros(1, 4, 6, dtype=torch.int64)
+        >>> seg[0, :, 3:] = 1
+        >>> segmentation_boundaries(seg).int()
+        tensor([[[0, 0, 1, 0, 0, 0],
+                 [0, 0, 1, 0, 0, 0],
+                 [0, 0, 1, 0, 0, 0],
+                 [0, 0, 1, 0, 0, 0]]], dtype=torch.int32)
     """
     return seg2bmap(segmentations)
 
@@ -203,6 +227,19 @@ def boundary_pr_counts(
 
     Edge cases: an image without annotator boundary pixels has ``sumR = 0`` (R = 0 in the summaries); a level
     without machine pixels has ``sumP = 0`` (P = 0).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import boundary_pr_counts, boundary_pr
+        >>> gt = torch.zeros(1, 1, 32, 32, dtype=torch.bool)
+        >>> gt[0, 0, 16, 4:28] = True  # one annotator's boundary
+        >>> pb = torch.zeros(1, 32, 32)
+        >>> pb[0, 17, 4:28] = 0.8  # one pixel off, within the tolerance
+        >>> counts = boundary_pr_counts(pb, gt, thresholds=3, max_dist=2)
+        >>> counts.thresholds.tolist()
+        [0.25, 0.5, 0.75]
+        >>> counts.cnt_r.tolist(), counts.sum_r.tolist(), counts.cnt_p.tolist(), counts.sum_p.tolist()
+        ([[24, 24, 24]], [[24, 24, 24]], [[24, 24, 24]], [[24, 24, 24]])
     """
     check_input_format(input_format)
     check_positive_float(max_dist, "max_dist")
@@ -340,7 +377,7 @@ def warn_if_r50_nan(res: dict[str, Any], who: str, stacklevel: int) -> None:
         )
 
 
-def summarize_counts(counts: BoundaryCounts, *, unique_occurrence: UniqueOccurrence = "last") -> dict[str, object]:
+def summarize_counts(counts: BoundaryCounts, *, unique_occurrence: UniqueOccurrence = "last") -> dict[str, Any]:
     """Dataset summary (and per-image bests) of per-image :class:`BoundaryCounts`, as ``collect_eval_bdry.m``."""
     cr, sr, cp, sp, levels = counts
     res = boundary_summary(

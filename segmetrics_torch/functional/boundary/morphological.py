@@ -120,12 +120,13 @@ def morphological_boundary_f(
     # images of one size are evaluated together
     groups: dict[tuple[int, int], list[int]] = {}
     for i, p in enumerate(preds_b):
-        groups.setdefault(tuple(p.shape), []).append(i)
-    results: list[tuple[Tensor, Tensor, Tensor] | None] = [None] * len(preds_b)
+        groups.setdefault((p.shape[0], p.shape[1]), []).append(i)
+    results: dict[int, tuple[Tensor, Tensor, Tensor]] = {}
     for idx in groups.values():
         f, p, r = _stack_f(torch.stack([preds_b[i] for i in idx]), torch.stack([target_b[i] for i in idx]),
                            bound_th, backend)
         for k, i in enumerate(idx):
             results[i] = (f[k], p[k], r[k])
-    f, p, r = (torch.stack([res[j] for res in results]) for j in range(3))  # type: ignore[index]
+    ordered = [results[i] for i in range(len(preds_b))]
+    f, p, r = (torch.stack([res[j] for res in ordered]) for j in range(3))
     return {"f": f, "precision": p, "recall": r}

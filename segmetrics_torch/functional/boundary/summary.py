@@ -73,7 +73,7 @@ def best_f_interpolated(thresholds: Tensor, r: Tensor, p: Tensor) -> tuple[Tenso
     thresholds = thresholds.to(device=r.device, dtype=torch.float64).expand_as(r)
     best = [thresholds[..., 0], r[..., 0], p[..., 0], _fmeasure(r[..., 0], p[..., 0])]
     if r.shape[-1] < 2:
-        return tuple(best)  # type: ignore[return-value]
+        return best[0], best[1], best[2], best[3]
     d = matlab_linspace(0.0, 1.0, 100).to(r.device)
     one_minus = 1 - d
 
@@ -90,7 +90,7 @@ def best_f_interpolated(thresholds: Tensor, r: Tensor, p: Tensor) -> tuple[Tenso
     for cur, cand in zip(best, (t_i, r_i, p_i), strict=False):
         out.append(torch.where(better, cand.flatten(-2).gather(-1, idx).squeeze(-1), cur))
     out.append(torch.where(better, f_best, best[3]))
-    return tuple(out)  # type: ignore[return-value]
+    return out[0], out[1], out[2], out[3]
 
 
 def _unique_index(x: Tensor, occurrence: str) -> tuple[Tensor, Tensor]:

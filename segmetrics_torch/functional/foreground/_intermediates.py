@@ -178,7 +178,7 @@ def run_per_image(
     plist, tlist = as_image_list(preds, pname), as_image_list(target, tname)
     if (plist is None) != (tlist is None):
         raise TypeError(f"Expected `{pname}` and `{tname}` to be both tensors or both lists of tensors.")
-    if plist is None:
+    if plist is None or tlist is None:  # both None (checked above)
         preds = check_image_stack(check_tensor(preds, pname), pname)
         target = check_image_stack(check_tensor(target, tname), tname)
         if preds.shape != target.shape:

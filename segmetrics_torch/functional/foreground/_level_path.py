@@ -102,7 +102,9 @@ def adaptive_thresholds(hist: Tensor, p: Tensor, numel: int, exact_mean) -> Tens
     return thr
 
 
-def image_counts(preds: Tensor, target: Tensor, normalize: bool, modes: tuple[str, ...]) -> dict[str, tuple]:
+def image_counts(
+    preds: Tensor, target: Tensor, normalize: bool, modes: tuple[str, ...]
+) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
     """``(tp, pp, pos)`` per mode of a uint8 CPU block (whole images), as ``threshold_measures.block_counts``."""
     from ...ops._kernels.foreground_levels import level_histograms
 
@@ -113,7 +115,7 @@ def image_counts(preds: Tensor, target: Tensor, normalize: bool, modes: tuple[st
     p = level_values(hist, normalize)
     pos = hist[:, 1].sum(dim=1)
     numel = preds.shape[1] * preds.shape[2]
-    out: dict[str, tuple] = {}
+    out: dict[str, tuple[Tensor, Tensor, Tensor]] = {}
     if "dynamic" in modes:
         out["dynamic"] = (*curve_counts(hist, p), pos)
     if "binary" in modes:

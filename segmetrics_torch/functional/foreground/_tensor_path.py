@@ -12,6 +12,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from ..._checks import Backend
 from ..._constants import EPS, LOG_HALF_OVER_5
 from ...ops.device_exact import divide_exactly
 from ...ops.distance import distance_transform_edt
@@ -115,7 +116,7 @@ def s_measure_of_maps(p: Tensor, g: Tensor, alpha: float = 0.5, empty_quadrant: 
     return torch.where(y == 0, 1 - mean_p, torch.where(y == 1, mean_p, combined))
 
 
-def weighted_f_measure_of_maps(p: Tensor, g: Tensor, beta2: float = 1.0, edt_backend: str = "auto") -> Tensor:
+def weighted_f_measure_of_maps(p: Tensor, g: Tensor, beta2: float = 1.0, edt_backend: Backend = "auto") -> Tensor:
     """Weighted F per image of prepared maps ``p`` (float64) and ``g`` (bool), shape (B,)."""
     batch = p.shape[0]
     dist, nearest = distance_transform_edt(g, backend=edt_backend)

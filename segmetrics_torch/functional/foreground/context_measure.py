@@ -231,6 +231,16 @@ def camouflage_context_measure(
 
     Returns:
         (B,) float64 on the input's device.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import camouflage_context_measure
+        >>> g = torch.Generator().manual_seed(0)
+        >>> images = torch.randint(0, 256, (1, 48, 48, 3), dtype=torch.uint8, generator=g)
+        >>> target = torch.zeros(1, 48, 48, dtype=torch.bool)
+        >>> target[:, 16:32, 16:32] = True
+        >>> [round(v, 4) for v in camouflage_context_measure(target.to(torch.uint8) * 255, target, images).tolist()]
+        [0.6781]
     """
     beta2 = check_positive_float(beta2, "beta2")
     alpha = check_positive_float(alpha, "alpha")

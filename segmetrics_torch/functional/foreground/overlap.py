@@ -115,6 +115,19 @@ def iou(preds, target, *, normalize: bool = True, validate_args: bool = True) ->
 
     Returns:
         dict with ``adaptive`` (B,) and ``curve`` (B, 256), descending thresholds.
+
+    Example:
+        >>> import torch
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
+        >>> from segmetrics_torch.functional import iou
+        >>> out = iou(preds, target)
+        >>> out["adaptive"].shape, out["curve"].shape
+        (torch.Size([2]), torch.Size([2, 256]))
+        >>> [round(v, 4) for v in out["adaptive"].tolist()]
+        [0.0294, 0.0]
     """
     return _overlap_measure("iou", preds, target, normalize, validate_args)
 
@@ -124,6 +137,19 @@ def dice(preds, target, *, normalize: bool = True, validate_args: bool = True) -
 
     Reference: PySODMetrics 1.6.2 ``FmeasureV2`` + ``DICEHandler``; 0 where the denominator is 0. Arguments and
     returns as :func:`iou`.
+
+    Example:
+        >>> import torch
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
+        >>> from segmetrics_torch.functional import dice
+        >>> out = dice(preds, target)
+        >>> [round(v, 4) for v in out["adaptive"].tolist()]
+        [0.0571, 0.0]
+        >>> round(float(out["curve"].max()), 4)
+        0.424
     """
     return _overlap_measure("dice", preds, target, normalize, validate_args)
 
@@ -135,6 +161,19 @@ def precision_recall(preds, target, *, normalize: bool = True, validate_args: bo
 
     Returns:
         dict with ``adaptive_precision``, ``adaptive_recall`` (B,) and ``precision``, ``recall`` (B, 256).
+
+    Example:
+        >>> import torch
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
+        >>> from segmetrics_torch.functional import precision_recall
+        >>> out = precision_recall(preds, target)
+        >>> sorted(out)
+        ['adaptive_precision', 'adaptive_recall', 'precision', 'recall']
+        >>> [round(v, 4) for v in out["adaptive_recall"].tolist()]
+        [0.0312, 0.0]
     """
 
     def fn(values: ForegroundIntermediates) -> dict[str, Tensor]:

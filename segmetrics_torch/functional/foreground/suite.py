@@ -114,6 +114,21 @@ def foreground_measures(
 
     Returns:
         dict of per-image tensors; keys and shapes in ``FOREGROUND_KEYS``.
+
+    Example:
+        >>> import torch
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
+        >>> from segmetrics_torch.functional import foreground_measures
+        >>> out = foreground_measures(preds, target)
+        >>> [round(v, 4) for v in out["mae"].tolist()]
+        [0.4752, 0.5279]
+        >>> [round(v, 4) for v in out["s_measure"].tolist()]
+        [0.3555, 0.2788]
+        >>> out["e_curve"].shape
+        torch.Size([2, 256])
     """
     beta2 = check_positive_float(beta2, "beta2")
     options = suite_options(alpha, empty_quadrant, wf_beta2, edt_backend)

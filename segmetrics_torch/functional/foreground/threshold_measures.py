@@ -43,7 +43,7 @@ import torch
 from torch import Tensor
 
 from ..._checks import check_positive_float
-from ...ops.thresholds import adaptive_threshold, threshold_counts
+from ...ops.thresholds import BinaryCounts, adaptive_threshold, threshold_counts
 from ._extra_runner import run_raw
 from ._intermediates import MeasureOptions, measure_values, use_cpu_kernel
 from ._prepare import binarize_target, prepare_maps
@@ -146,8 +146,9 @@ def measure_table(names: tuple[str, ...], counts: list[Tensor], beta2: float) ->
 
         codes = np.array([THRESHOLD_MEASURES.index(n) for n in names], np.int64)
         arrays = [c.to(torch.int64).contiguous().numpy() for c in counts]
-        return torch.from_numpy(kernel(*arrays, codes, float(beta2)))
-    return torch.stack([measure_from_counts(n, *counts, beta2=beta2) for n in names])
+        return torch.from_numpy(kernel(arrays[0], arrays[1], arrays[2], arrays[3], codes, float(beta2)))
+    tp, fp, tn, fn = counts
+    return torch.stack([measure_from_counts(n, tp, fp, tn, fn, beta2=beta2) for n in names])
 
 
 def _split(tp: Tensor, pp: Tensor, pos: Tensor, numel: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
@@ -177,9 +178,11 @@ def _binary_half(preds: Tensor, target: Tensor, normalize: bool, g: Tensor) -> t
     return (binary & g).sum(dim=(1, 2)), binary.sum(dim=(1, 2))
 
 
-def block_counts(preds: Tensor, target: Tensor, normalize: bool, modes: tuple[str, ...]) -> dict[str, tuple]:
+def block_counts(
+    preds: Tensor, target: Tensor, normalize: bool, modes: tuple[str, ...]
+) -> dict[str, tuple[Tensor, Tensor, Tensor, Tensor]]:
     """int64 ``(tp, fp, tn, fn)`` per mode of one (B, H, W) block: (B,) for adaptive/binary, (B, 256) dynamic."""
-    out: dict[str, tuple] = {}
+    out: dict[str, tuple[Tensor, Tensor, Tensor, Tensor]] = {}
     numel = preds.shape[1] * preds.shape[2]
     if use_cpu_kernel(preds.device) and preds.dtype == torch.uint8:  # one histogram pass of the raw levels
         from ._level_path import image_counts
@@ -189,16 +192,17 @@ def block_counts(preds: Tensor, target: Tensor, normalize: bool, modes: tuple[st
     if "adaptive" in modes or "dynamic" in modes:
         if use_cpu_kernel(preds.device):
             values = measure_values(preds, target, normalize, MeasureOptions())
-            adaptive, curve = values.adaptive, values.curve
+            adaptive: BinaryCounts | None = values.adaptive if "adaptive" in modes else None
+            curve: BinaryCounts | None = values.curve if "dynamic" in modes else None
         else:  # only what is asked (the shared pass would also compute MAE)
             p, _ = prepare_maps(preds, target, normalize)
             from ...ops.thresholds import binary_counts
 
             adaptive = binary_counts(p, g, adaptive_threshold(p)) if "adaptive" in modes else None
             curve = threshold_counts(p, g) if "dynamic" in modes else None
-        if "adaptive" in modes:
+        if adaptive is not None:  # asked
             out["adaptive"] = _split(adaptive.tp, adaptive.pp, adaptive.pos, numel)
-        if "dynamic" in modes:
+        if curve is not None:  # asked
             out["dynamic"] = _split(curve.tp, curve.pp, curve.pos, numel)
     if "binary" in modes:
         tp, pp = _binary_half(preds, target, normalize, g)

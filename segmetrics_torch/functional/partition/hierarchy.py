@@ -201,6 +201,18 @@ def hierarchy_measures(
         dict of (B, L) tensors (float64; Fb counts int64) per key as :func:`.segmentation.partition_measures`, the
         ``reg_*`` counts, ``regions`` (B, L) int64 region counts per level, and ``thresholds``: (L,) float64 or, with
         ``num_regions``, (B, L) per image.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import hierarchy_measures
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])
+        >>> stack = torch.stack([torch.zeros_like(seg), seg], dim=1)  # (B=1, L=2, H, W): coarse, fine
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])
+        >>> out = hierarchy_measures(stack, gt, input_format="stack", thresholds=2, measures=["pri", "voi"])
+        >>> [round(v, 4) for v in out["voi"][0].tolist()]
+        [1.0, 1.2516]
+        >>> out["regions"].tolist()
+        [[1, 3]]
     """
     check_choice(input_format, "input_format", HIERARCHY_FORMATS)
     check_choice(rule, "rule", RULES)
@@ -224,7 +236,7 @@ def hierarchy_measures(
         if num_regions is not None:
             raise ValueError("`num_regions` applies to ucm2 input only.")
         s_list = as_label_list(preds, "preds", 3, validate_args)
-        shapes = [tuple(s.shape[-2:]) for s in s_list]
+        shapes = [(s.shape[-2], s.shape[-1]) for s in s_list]
         levels = default_thresholds(thresholds, "stack")
         for i, s in enumerate(s_list):
             if s.shape[0] != levels.numel():
@@ -234,11 +246,11 @@ def hierarchy_measures(
             f"Expected `preds` and `target` to hold the same number of images, but got {len(shapes)} and "
             f"{len(g_list)}."
         )
-    for i, (s, g) in enumerate(zip(shapes, g_list, strict=True)):
-        if tuple(s) != tuple(g.shape[-2:]):
+    for i, (shape, g) in enumerate(zip(shapes, g_list, strict=True)):
+        if tuple(shape) != tuple(g.shape[-2:]):
             raise ValueError(
                 f"Expected `preds[{i}]` to describe {tuple(g.shape[-2:])} images like `target[{i}]`, "
-                f"but got {tuple(s)}."
+                f"but got {tuple(shape)}."
             )
     n_lev = levels.shape[-1]
     table_keys = tuple(k for k in keys if k in TABLE_MEASURES)
@@ -274,6 +286,7 @@ def hierarchy_measures(
         if region_benchmark:
             values.update(region_benchmark_counts(ct, n_lev))
         if "fb" in keys:
+            assert parts is not None  # built above whenever "fb" is asked
             values.update(partition_fb(parts, anns, max_dist=max_dist))
         for k, v in values.items():
             pieces.setdefault(k, []).append((idx, v))

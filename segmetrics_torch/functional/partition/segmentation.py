@@ -163,8 +163,8 @@ def partition_fb(
     }
 
 
-def _by_size(shapes: list[tuple[int, int]]) -> list[list[int]]:
-    groups: dict[tuple[int, int], list[int]] = {}
+def _by_size(shapes: Sequence[tuple[int, ...]]) -> list[list[int]]:
+    groups: dict[tuple[int, ...], list[int]] = {}
     for i, s in enumerate(shapes):
         groups.setdefault(s, []).append(i)
     return list(groups.values())

@@ -22,6 +22,8 @@ per-image best values.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import Tensor
 
@@ -111,7 +113,7 @@ def summarize_hierarchy(
     *,
     region_benchmark: bool = True,
     unique_occurrence: UniqueOccurrence = "first",
-) -> dict[str, dict[str, Tensor]]:
+) -> dict[str, dict[str, Any]]:
     """Dataset summaries from summed states.
 
     Args:
@@ -132,7 +134,7 @@ def summarize_hierarchy(
     count = state["count"]
     if float(count) == 0:
         raise ValueError("No images were evaluated: the summary of an empty dataset is undefined.")
-    out: dict[str, dict[str, Tensor]] = {}
+    out: dict[str, dict[str, Any]] = {}
     for m in measures:
         if m not in MEASURES:
             raise ValueError(f"Unknown measure {m!r}.")

@@ -27,8 +27,9 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Literal, TypedDict
 
-__all__ = ["ensure_writable_cache"]
+__all__ = ["FOREGROUND_JIT", "JitOptions", "ensure_writable_cache"]
 
 
 def _writable_folder(path: Path) -> bool:
@@ -60,3 +61,14 @@ def ensure_writable_cache() -> str | None:
 
 
 ensure_writable_cache()
+
+class JitOptions(TypedDict):
+    """Keyword options of ``numba.njit``, typed so that ``numba.njit(**options)`` type-checks."""
+
+    cache: bool
+    nogil: bool
+    error_model: Literal["python", "numpy"]
+
+
+#: the foreground kernels' options: numpy's error model (x / 0 -> inf/nan, as the tensor path), no GIL, on-disk cache
+FOREGROUND_JIT: JitOptions = {"cache": True, "nogil": True, "error_model": "numpy"}

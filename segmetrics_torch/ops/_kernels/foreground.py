@@ -19,6 +19,7 @@ import numba
 import numpy as np
 
 from ..._constants import EPS, LOG_HALF_OVER_5
+from . import FOREGROUND_JIT
 from .edt import column_scan, row_envelope
 
 #: squared distances covered by the importance table (distances below ~362 px)
@@ -33,7 +34,7 @@ def importance_table():
 MAE, SM, WFM, TP_A, PP_A, POS = range(6)
 N_OUT = 6
 
-_JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
+_JIT = FOREGROUND_JIT
 
 
 @numba.njit(**_JIT)

@@ -10,7 +10,9 @@ images in parallel.
 import numba
 import numpy as np
 
-_JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
+from . import FOREGROUND_JIT
+
+_JIT = FOREGROUND_JIT
 
 
 @numba.njit(parallel=True, **_JIT)

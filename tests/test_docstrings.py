@@ -1,0 +1,101 @@
+"""Every public Metric class and function carries a short executed example, and every Metric class says what it
+takes and returns (torchmetrics' "As input" / "As output" sections); no Metric shadows ``torch.nn.Module`` API.
+
+"Executed": the examples are doctests that ``python -m pytest`` runs (``--doctest-modules`` over the package in
+pyproject.toml), so this test checks that each object's docstring holds doctest examples that the doctest finder
+reaches in its module, and that pytest is configured to run them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import doctest
+import importlib
+import importlib.util
+import inspect
+import tomllib
+from pathlib import Path
+
+import pytest
+import torch
+from torchmetrics import Metric
+
+ROOT = Path(__file__).resolve().parents[1]
+MODULES = (
+    "segmetrics_torch",
+    "segmetrics_torch.metrics",
+    "segmetrics_torch.functional",
+    "segmetrics_torch.losses",
+    "segmetrics_torch.meta",
+)
+#: exported result containers (dataclasses / named tuples): documented by their attributes, no example required
+RESULT_TYPES = {"BoundaryCounts", "AnnotationErrorResult", "Measure", "RateResult", "SIHDResult"}
+
+
+def _exported() -> dict[str, object]:
+    out: dict[str, object] = {}
+    for name in MODULES:
+        module = importlib.import_module(name)
+        for public in module.__all__:
+            obj = getattr(module, public)
+            if inspect.isclass(obj) or inspect.isfunction(obj):
+                out.setdefault(f"{obj.__module__}.{obj.__qualname__}", obj)
+    return out
+
+
+EXPORTED = _exported()
+DOCUMENTED = {k: v for k, v in EXPORTED.items() if v.__name__ not in RESULT_TYPES}
+METRICS = {k: v for k, v in EXPORTED.items() if inspect.isclass(v) and issubclass(v, Metric)}
+
+
+def test_the_lists_are_what_they_say():
+    assert len(METRICS) >= 34 and len(DOCUMENTED) >= 80
+    for key, obj in EXPORTED.items():
+        if obj.__name__ in RESULT_TYPES:
+            assert dataclasses.is_dataclass(obj) or issubclass(obj, tuple), key
+
+
+def test_pytest_runs_the_package_doctests():
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    assert "--doctest-modules" in options["addopts"].split()
+    assert "segmetrics_torch" in options["testpaths"]
+    spec = importlib.util.spec_from_file_location("_root_conftest", ROOT / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    ignored = conftest.collect_ignore
+    assert not [path for path in ignored if path.startswith("segmetrics_torch")], ignored
+
+
+@pytest.mark.parametrize("key", sorted(DOCUMENTED))
+def test_has_an_executed_example(key):
+    obj = DOCUMENTED[key]
+    doc = inspect.getdoc(obj) or ""
+    assert "Example:" in doc, f"{key}: no `Example:` section"
+    module = importlib.import_module(obj.__module__)
+    found = {t.name: t for t in doctest.DocTestFinder().find(module)}
+    test = found.get(key)
+    assert test is not None and test.examples, f"{key}: the doctest finder reaches no example in {obj.__module__}"
+    # the example shows a result: at least one line with expected output
+    assert any(example.want.strip() for example in test.examples), f"{key}: the example checks no output"
+
+
+@pytest.mark.parametrize("key", sorted(METRICS))
+def test_metric_says_what_it_takes_and_returns(key):
+    doc = inspect.getdoc(METRICS[key]) or ""
+    assert "As input" in doc, f"{key}: no `As input` section"
+    assert "As output" in doc, f"{key}: no `As output` section"
+
+
+#: the torch.nn.Module API; a Metric may override `forward` (and torchmetrics' own API), nothing else of it
+MODULE_API = {name for name in dir(torch.nn.Module) if not name.startswith("__")} - {"forward", "extra_repr"}
+
+
+@pytest.mark.parametrize("key", sorted(METRICS))
+def test_metric_shadows_no_module_api(key):
+    cls = METRICS[key]
+    names = set(vars(cls(validate_args=False) if "validate_args" in inspect.signature(cls).parameters else cls()))
+    for klass in cls.__mro__:
+        if klass.__module__.startswith("segmetrics_torch"):
+            names |= set(vars(klass))
+    assert not names & MODULE_API, f"{key} shadows torch.nn.Module API: {sorted(names & MODULE_API)}"
