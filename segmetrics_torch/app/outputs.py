@@ -49,7 +49,7 @@ def check_output(path: str | Path | None, option: str) -> Path | None:
     return out
 
 
-def write_atomically(path: str | Path, write: Callable[[Path], None]) -> None:
+def write_atomically(path: str | Path, write: Callable[[Path], object]) -> None:
     """Call ``write(temporary_path)`` then move the temporary file onto ``path`` (same folder, ``os.replace``).
 
     The temporary file keeps ``path``'s suffix (writers such as matplotlib choose the format from it).

@@ -7,6 +7,7 @@ matplotlib is imported lazily with the non-interactive Agg backend, so nothing h
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -130,9 +131,7 @@ def _save_figure(fig, path: str | Path | Sequence[str | Path]) -> Path | list[Pa
     for p in paths:
         # no creation date in PDFs: the same results give the same bytes
         metadata = {"CreationDate": None} if p.suffix.lower() == ".pdf" else None
-        write_atomically(
-            p, lambda t, metadata=metadata: fig.savefig(t, dpi=200, bbox_inches="tight", metadata=metadata)
-        )
+        write_atomically(p, functools.partial(fig.savefig, dpi=200, bbox_inches="tight", metadata=metadata))
     return paths[0] if isinstance(path, (str, Path)) else paths
 
 

@@ -417,12 +417,12 @@ def _unique_json_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _unique_keys_yaml_loader():
+def _unique_keys_yaml_loader() -> type:
     """A ``yaml.SafeLoader`` that rejects a mapping with a repeated key (PyYAML keeps the last one silently)."""
     import yaml
 
     class Loader(yaml.SafeLoader):
-        def construct_mapping(self, node, deep=False):
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
             first_line: dict[Any, int] = {}
             for key_node, _ in node.value:
                 key = self.construct_object(key_node, deep=deep)

@@ -42,6 +42,7 @@ the same result on every run and device.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
@@ -326,6 +327,10 @@ def shared_computations() -> Iterator[None]:
         yield
     finally:
         _SHARED.reset(token)
+
+
+def _generic_map(make: Callable[[int, int], Tensor], h: int, w: int, device: torch.device) -> Tensor:
+    return make(h, w).to(device)
 
 
 def _fingerprint(items: Sequence[Tensor]) -> tuple:
@@ -932,7 +937,7 @@ def generic_map_test(
             gm = match_size(generic, (h, w))
         elif generic in ("gaussian", "circle"):
             make = centered_gaussian_map if generic == "gaussian" else centered_circle_map
-            gm = _shared((generic, h, w, str(g.device)), lambda make=make, h=h, w=w, g=g: make(h, w).to(g.device))
+            gm = _shared((generic, h, w, str(g.device)), functools.partial(_generic_map, make, h, w, g.device))
         else:
             raise ValueError(f"Expected `generic` to be 'gaussian', 'circle' or a tensor, but got {generic!r}.")
         maps.append(gm.to(g.device))
@@ -1022,8 +1027,8 @@ def gt_switch_test(
     pairs = _pairing(len(gts), pairing, seed)
     good, bad = [], []
     switched = [
-        _shared(("switched", _fingerprint([gts[j]]), _size(gts[i])), lambda i=i, j=j: match_size(gts[j], _size(gts[i])),
-                gts[j])
+        _shared(("switched", _fingerprint([gts[j]]), _size(gts[i])),
+                functools.partial(match_size, gts[j], _size(gts[i])), gts[j])
         for i, j in pairs
     ]  # fmt: skip
     for maps in methods.values():
@@ -1097,7 +1102,7 @@ def annotation_error_test(
         raise ValueError(f"Expected at least 2 methods to rank, but got {len(methods)}.")
     perturbed = [
         _shared(("perturbed", _fingerprint([g]), operation, radius),
-                lambda g=g: perturb_ground_truth(g, operation=operation, radius=radius), g)
+                functools.partial(perturb_ground_truth, g, operation=operation, radius=radius), g)
         for g in gts
     ]  # fmt: skip
     orig = _soa_scores(m, methods, gts, batch_size)
