@@ -171,11 +171,12 @@ def edge_nms(
     slope = edge_slopes(edge)
     from ._kernels import edge_nms as kernels
 
-    out = kernels.suppress_batch(
-        np.ascontiguousarray(edge.cpu().numpy()),
-        np.ascontiguousarray(slope.cpu().numpy()),
-        radius,
-        border,
-        float(np.float32(multiplier)),
-    )
+    edge_np = np.ascontiguousarray(edge.cpu().numpy())
+    slope_np = np.ascontiguousarray(slope.cpu().numpy())
+    m = float(np.float32(multiplier))
+    if edge_np.shape[0] == 1:  # no thread pool for one map (its idle spinning would slow the caller's next ops)
+        out = np.empty_like(edge_np)
+        kernels.suppress_one(edge_np[0], slope_np[0], out[0], radius, border, m)
+    else:
+        out = kernels.suppress_batch(edge_np, slope_np, radius, border, m)
     return torch.from_numpy(out).to(edges.device)

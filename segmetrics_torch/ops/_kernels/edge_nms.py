@@ -40,8 +40,8 @@ def suppress_one(edge, slope, out, radius, border, multiplier):  # pragma: no co
     # One (H, W) map: out[y, x] = edge[y, x] unless the edge, times `multiplier`, is weaker than the map interpolated
     # at distance d = +-1..radius along the normal orientation atan(slope) mod pi; then the border ramp.
     h, w = edge.shape
-    for x in range(w):
-        for y in range(h):
+    for y in range(h):  # (edgesNmsMex runs down the columns; every decision reads only `edge`, so order is free)
+        for x in range(w):
             e = edge[y, x]
             out[y, x] = e
             if e == 0.0:
@@ -64,9 +64,9 @@ def suppress_one(edge, slope, out, radius, border, multiplier):  # pragma: no co
         for y in range(h):
             out[y, x] *= f
             out[y, w - 1 - x] *= f
-    for x in range(w):
-        for y in range(s):
-            f = y / s
+    for y in range(s):
+        f = y / s
+        for x in range(w):
             out[y, x] *= f
             out[h - 1 - y, x] *= f
 
