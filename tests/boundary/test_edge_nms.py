@@ -226,8 +226,9 @@ def test_boundary_pr_nms_equals_nms_then_boundary_pr():
 
 def test_boundary_pr_nms_matches_pyedgeeval_apply_nms():
     """pyEdgeEval ``apply_nms=True`` on a sample image, 9 thresholds: sumR and sumP identical (NMS, thresholds and
-    thinning agree exactly); R, P, F per threshold within 2e-3 and the best F within 1e-3 (its CSA matcher is randomised and not always maximum, see
-    test_bsds_reference_outputs.py: over repeated runs its recall moves by ~1e-3)."""
+    thinning agree exactly); R, P, F per threshold within 2e-3 and the best F within 1e-3 (its CSA matcher is
+    randomised and not always maximum, see test_bsds_reference_outputs.py: over repeated runs its recall moves by
+    ~1e-3; measured here: |dR| 1.1e-3, |dP| 1.0e-3, |dF| 8e-4 at worst over the 9 thresholds)."""
     from pyEdgeEval.common.binary_label import evaluate_boundaries as ped
 
     soft, gts = _sample_image()
