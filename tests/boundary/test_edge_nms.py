@@ -269,3 +269,77 @@ def test_docstring_examples_run():
 
     result = doctest.testmod(module, extraglobs={"torch": torch}, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 5 and result.failed == 0
+
+
+# ----------------------------------------------------------------------------------------------------- the CLI
+
+
+def _write_cli_data(root):
+    """Two 40x50 images: a rectangle's boundary as GT (PNG, 255 = boundary) and a blurred, shifted uint8 soft map."""
+    from PIL import Image
+
+    rng = np.random.default_rng(3)
+    preds, gts = root / "pred", root / "gt"
+    preds.mkdir()
+    gts.mkdir()
+    soft_maps, gt_maps = [], []
+    for k, stem in enumerate(("a", "b")):
+        gt = np.zeros((40, 50), bool)
+        gt[8 + k, 6:44] = gt[31, 6:44] = gt[8 + k : 32, 6] = gt[8 + k : 32, 43] = True
+        soft = ndimage.gaussian_filter(np.roll(gt, 1, axis=1).astype(float), 1.2) + rng.uniform(0, 0.05, gt.shape)
+        soft = np.round(255 * soft / soft.max()).astype(np.uint8)
+        Image.fromarray(gt.astype(np.uint8) * 255).save(gts / f"{stem}.png")
+        Image.fromarray(soft).save(preds / f"{stem}.png")
+        soft_maps.append(torch.from_numpy(soft))
+        gt_maps.append(torch.from_numpy(gt)[None])
+    return preds, gts, soft_maps, gt_maps
+
+
+def test_cli_nms_flag_subprocess(tmp_path):
+    """``segmetrics evaluate boundary --nms`` in a subprocess equals ``boundary_pr(..., nms=True)`` (JSON report)."""
+    import json
+
+    preds, gts, soft_maps, gt_maps = _write_cli_data(tmp_path)
+    report = tmp_path / "report.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "segmetrics_torch.app.cli", "evaluate", "boundary", "--pred", str(preds), "--gt",
+         str(gts), "--thresholds", "9", "--max-dist", "2", "--nms", "--no-progress", "--json", str(report)],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "edge NMS" in result.stdout
+    res = json.loads(report.read_text())
+    assert res["settings"]["nms"] is True
+    expected = boundary_pr(soft_maps, gt_maps, thresholds=9, max_dist=2, nms=True)
+    without = boundary_pr(soft_maps, gt_maps, thresholds=9, max_dist=2)
+    got = res["results"]
+    assert got["ods"]["f"] == pytest.approx(float(expected["ods"]["f"]), abs=1e-12)
+    np.testing.assert_allclose(got["f"], expected["f"].numpy(), rtol=0, atol=1e-12)
+    assert not np.allclose(expected["f"].numpy(), without["f"].numpy())  # the flag changes the result
+
+
+def test_cli_nms_errors(tmp_path, capsys):
+    """--nms with ucm2 predictions, and options.boundary.nms that is not a bool: one error line, exit status 2."""
+    import scipy.io
+
+    from segmetrics_torch.app.cli import main
+
+    _, gts, soft_maps, _ = _write_cli_data(tmp_path)
+    ucm_dir = tmp_path / "ucm2"
+    ucm_dir.mkdir()
+    for stem, soft in zip(("a", "b"), soft_maps, strict=True):
+        ucm2 = np.zeros((81, 101))
+        ucm2[2::2, 2::2] = soft.numpy() / 255
+        scipy.io.savemat(ucm_dir / f"{stem}.mat", {"ucm2": ucm2})
+    status = main(["evaluate", "boundary", "--no-progress", "--pred", str(ucm_dir), "--gt", str(gts), "--nms"])
+    assert status == 2 and "--nms applies to soft boundary maps" in capsys.readouterr().err
+    config = tmp_path / "eval.yaml"
+    config.write_text(
+        f"families: [boundary]\ndatasets: {{D: {gts}}}\nmethods: {{m: {ucm_dir}}}\n"
+        f"options: {{boundary: {{nms: yes please}}}}\noutput: {tmp_path / 'out'}\n"
+    )
+    assert main(["evaluate", "--config", str(config), "--no-progress"]) == 2
+    assert "options.boundary.nms: expected true or false" in capsys.readouterr().err
+    config.write_text(config.read_text().replace("yes please", "true"))
+    assert main(["evaluate", "--config", str(config), "--no-progress"]) == 2
+    assert "options.boundary.nms" in capsys.readouterr().err
