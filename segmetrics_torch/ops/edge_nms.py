@@ -17,6 +17,10 @@ pyEdgeEval's ``fast_nms`` / ``apply_nms=True``). Per (H, W) map ``E`` (float64):
 with ``r = 1``, ``s = 5``, ``m = 1.01`` (``edgesNmsMex(E, O, 1, 5, 1.01)``). ``convTri`` pads symmetrically (the
 edge pixel repeated); its sums run in the order of ``scipy.signal.convolve2d`` (1.17: row pass in blocks of four
 products from the right, column pass one product at a time), so the smoothed maps equal pyEdgeEval's bit for bit.
+
+Two paths, identical to the bit: on CPU one compiled kernel does everything (``backend="numba"``); on another device
+the smoothing and orientation run as tensor ops there (``backend="torch"``: the same sums in the same order) and the
+suppression loop, a data-dependent bilinear look-up per pixel, runs in the compiled kernel on the host.
 ``m`` is rounded to float32 first, as both ``edgesNmsMex`` and pyEdgeEval's Cython wrapper (``float m``) do: the
 multiplier actually applied is 1.00999999046...
 
@@ -39,7 +43,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .._checks import as_unit_map, check_image_stack, check_tensor
+from .._checks import BACKENDS, Backend, as_unit_map, check_choice, check_image_stack, check_tensor
 from .distance import _numba_available
 
 __all__ = ["edge_nms", "triangle_filter"]
@@ -130,18 +134,22 @@ def edge_nms(
     radius: int = 1,
     border: int = 5,
     multiplier: float = 1.01,
+    backend: Backend = "auto",
     validate_args: bool = True,
 ) -> Tensor:
     """Non-maximum suppression of a batch of soft edge maps (``edgesNms`` / pyEdgeEval ``fast_nms``).
 
     Args:
         edges: (B, H, W) or (B, 1, H, W) soft edge maps: floating in [0, 1] or uint8 read as ``value / 255``
-            (float64, as ``img / 255.0``); any device (smoothing and orientation run there, the suppression loop
-            runs in a compiled CPU kernel and the result comes back).
+            (float64, as ``img / 255.0``); any device.
         radius: suppression radius ``r`` (pixels compared along the normal: d = +-1..r); default 1.
         border: width ``s`` of the border ramp (capped at W // 2 and H // 2; 0 switches it off); default 5.
         multiplier: ``m``, a pixel survives unless ``m * E`` is weaker than a neighbour along the normal; rounded to
             float32 first as the reference implementations do; default 1.01.
+        backend: ``"numba"``: the whole computation in one compiled CPU kernel (maps of a batch in parallel; CUDA
+            input is copied to the host and back); ``"torch"``: smoothing and orientation with tensor ops on the
+            input's device, then the compiled suppression step on the host; ``"auto"``: numba for CPU input, torch
+            otherwise. Both sum in the same order: results are identical.
         validate_args: check the values (finite, in [0, 1]); synchronises a CUDA device.
 
     Returns:
@@ -164,17 +172,28 @@ def edge_nms(
         raise ValueError(f"Expected argument `multiplier` to be a finite positive number, but got {multiplier!r}.")
     if not isinstance(validate_args, bool):
         raise TypeError(f"Expected argument `validate_args` to be a bool, but got {validate_args!r}.")
+    check_choice(backend, "backend", BACKENDS)
     if not _numba_available():
         raise ImportError("edge_nms needs numba for its suppression kernel; install numba.")
+    if backend == "auto":
+        backend = "numba" if edges.device.type == "cpu" else "torch"
     maps = as_unit_map(edges, "edges", validate_args)
-    edge = triangle_filter(maps, 1)
-    slope = edge_slopes(edge)
+    m = float(np.float32(multiplier))
     from ._kernels import edge_nms as kernels
 
+    if backend == "numba":
+        maps_np = np.ascontiguousarray(maps.cpu().numpy())
+        if maps_np.shape[0] == 1:  # no thread pool for one map (its idle spinning would slow the caller's next ops)
+            out = np.empty_like(maps_np)
+            kernels.nms_one(maps_np[0], out[0], radius, border, m)
+        else:
+            out = kernels.nms_batch(maps_np, radius, border, m)
+        return torch.from_numpy(out).to(edges.device)
+    edge = triangle_filter(maps, 1)
+    slope = edge_slopes(edge)
     edge_np = np.ascontiguousarray(edge.cpu().numpy())
     slope_np = np.ascontiguousarray(slope.cpu().numpy())
-    m = float(np.float32(multiplier))
-    if edge_np.shape[0] == 1:  # no thread pool for one map (its idle spinning would slow the caller's next ops)
+    if edge_np.shape[0] == 1:
         out = np.empty_like(edge_np)
         kernels.suppress_one(edge_np[0], slope_np[0], out[0], radius, border, m)
     else:

@@ -71,12 +71,15 @@ def test_parity_with_pyedgeeval_on_the_bsds_sample():
     for name, x in cases:
         expected = pyedgeeval_nms(x)
         got = _ours(x)
+        np.testing.assert_array_equal(edge_nms(torch.from_numpy(x)[None], backend="torch")[0].numpy(), got)
         assert got.dtype == np.float64 and got.shape == x.shape
         differ = int((got != expected).sum())
         assert differ == 0, f"{name}: {differ} pixels differ, max |diff| {np.abs(got - expected).max():g}"
     # batched (the parallel kernel) equals one map at a time; uint8 equals its float64 / 255 twin
-    batch = np.stack([x for name, x in cases[:8] if x.dtype == np.float64])
-    np.testing.assert_array_equal(edge_nms(torch.from_numpy(batch)).numpy(), np.stack([_ours(x) for x in batch]))
+    batch = torch.from_numpy(np.stack([x for name, x in cases[:8] if x.dtype == np.float64]))
+    one_by_one = np.stack([_ours(x) for x in batch.numpy()])
+    for backend in ("numba", "torch"):
+        np.testing.assert_array_equal(edge_nms(batch, backend=backend).numpy(), one_by_one)
     u8 = cases[3][1]
     np.testing.assert_array_equal(_ours(u8), _ours(u8 / 255.0))
 
@@ -108,6 +111,8 @@ def test_equals_numpy_oracle_on_random_maps(x, radius, border):
     """Tiny maps (down to 1x1, smaller than the 4-pixel smoothing radius), constant, one-pixel, tied levels."""
     got = edge_nms(torch.from_numpy(x)[None], radius=radius, border=border)[0].numpy()
     np.testing.assert_array_equal(got, ref.edge_nms(x, r=radius, s=border))
+    by_tensor_ops = edge_nms(torch.from_numpy(x)[None], radius=radius, border=border, backend="torch")[0].numpy()
+    np.testing.assert_array_equal(by_tensor_ops, got)
     assert ((got >= 0) & (got <= 1)).all()
     if min(x.shape) >= 2 and radius == 1 and border == 5:  # pyEdgeEval needs 2 samples per axis (numpy.gradient)
         np.testing.assert_array_equal(got, pyedgeeval_nms(x))
@@ -167,6 +172,7 @@ def test_bad_inputs(value, error, match):
         ({"multiplier": 0.0}, ValueError, "`multiplier`"),
         ({"multiplier": float("nan")}, ValueError, "`multiplier`"),
         ({"validate_args": "yes"}, TypeError, "`validate_args`"),
+        ({"backend": "cuda"}, ValueError, "`backend`"),
     ],
 )
 def test_bad_arguments(kwargs, error, match):
@@ -179,7 +185,10 @@ import numpy as np
 from segmetrics_torch.ops._kernels import edge_nms as k
 rng = np.random.default_rng(0)
 for shape in ((3, 1, 1), (2, 1, 9), (2, 9, 1), (2, 2, 2), (2, 17, 13)):
-    for bad in (np.nan, np.inf, -np.inf, 1e300, -1e300, 0.0):
+    for bad in (np.nan, np.inf, -np.inf, 1e300, -1e300, 0.0, 7.0, -2.0):
+        maps = rng.random(shape); maps[..., ::3, ::2] = bad  # the fused kernel on values outside [0, 1]
+        k.nms_batch(maps, 2, 5, 1.01)
+        one = np.empty_like(maps[0]); k.nms_one(maps[0], one, 4, 9, 1.01)
         edge = rng.random(shape); edge[..., ::2, ::3] = bad if np.isfinite(bad) or bad == 0.0 else 0.5
         slope = rng.normal(0, 1e3, shape); slope[..., ::2, :] = bad
         out = k.suppress_batch(edge, slope, 3, 7, 1.01)

@@ -262,7 +262,7 @@ def boundary_pr_counts(
         else:
             m = _soft_map(x, name, input_format, validate_args)
             if nms:
-                m = edge_nms(m.unsqueeze(0), validate_args=False)[0]
+                m = edge_nms(m.unsqueeze(0), backend=backend, validate_args=False)[0]
         if m.shape[-2:] != gts[i].shape[-2:]:
             raise ValueError(
                 f"Expected `{name}` and `target[{i}]` to have the same image size, but got {tuple(m.shape[-2:])} "
