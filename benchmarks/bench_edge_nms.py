@@ -10,11 +10,12 @@ Timed per image (median of ``--repeat`` rounds over all maps, CPU time ``time.pr
 * peer: ``pyEdgeEval.preprocess.fast_nms(map)`` (r=1, s=5, m=1.01; scipy convolutions, numpy orientation, its C++
   suppression; single-threaded);
 * ours, one map per call: ``edge_nms(map[None])`` (torch smoothing / orientation, numba suppression kernel);
-* ours, the whole batch in one call (the kernel runs the maps in parallel over the numba threads).
+* ours, one batch per image size (the kernel runs the maps of a batch in parallel over the numba threads);
+* ours with ``backend="torch"`` (smoothing / orientation as tensor ops, the GPU path, then the suppression kernel).
 
 Printed: seconds per image, the ratio, and the agreement: the largest absolute difference between the outputs and
-the number of differing pixels (0 expected: the op reproduces pyEdgeEval bit for bit). ``--threads`` sets torch's and
-numba's thread counts (default: leave them). Run::
+the number of differing pixels over every way of calling ours (0 expected: the op reproduces pyEdgeEval bit for
+bit). ``--threads`` sets torch's and numba's thread counts (default: leave them). Run::
 
     python benchmarks/bench_edge_nms.py                 # ~1 minute
     python benchmarks/bench_edge_nms.py --threads 1     # per core
@@ -103,26 +104,33 @@ def main() -> None:
     )
 
     tensors = [torch.from_numpy(m)[None] for m in maps]
+    groups = [torch.cat([t for t in tensors if t.shape[1:] == shape]) for shape in sorted(shapes)]  # same-size batches
     edge_nms(tensors[0])  # compile / load the kernels
-    same_shape = len(shapes) == 1
-    batch = torch.cat(tensors) if same_shape else None
-    if batch is not None:
-        edge_nms(batch[:2])
+    edge_nms(groups[0][:2])
 
     peer_out = [fast_nms(m) for m in maps]
     ours_out = [edge_nms(t)[0].numpy() for t in tensors]
     max_diff = max(float(np.abs(a - b).max()) for a, b in zip(peer_out, ours_out, strict=True))
     n_diff = sum(int((a != b).sum()) for a, b in zip(peer_out, ours_out, strict=True))
-    if batch is not None:
-        batched = edge_nms(batch).numpy()
-        n_diff += int((batched != np.stack(peer_out)).sum())
+    for shape, group in zip(sorted(shapes), groups, strict=True):
+        expected = np.stack([p for p, m in zip(peer_out, maps, strict=True) if m.shape == shape])
+        n_diff += int((edge_nms(group).numpy() != expected).sum())
+        n_diff += int((edge_nms(group, backend="torch").numpy() != expected).sum())
 
     n = len(maps)
     peer = timed(lambda: [fast_nms(m) for m in maps], args.repeat)
-    ours = timed(lambda: [edge_nms(t) for t in tensors], args.repeat)
-    rows = [("pyEdgeEval fast_nms", peer), ("ours, one map per call", ours)]
-    if batch is not None:
-        rows.append((f"ours, batch of {n}", timed(lambda: edge_nms(batch), args.repeat)))
+    rows = [
+        ("pyEdgeEval fast_nms", peer),
+        ("ours, one map per call", timed(lambda: [edge_nms(t) for t in tensors], args.repeat)),
+        (
+            f"ours, {len(groups)} batches (one per image size)",
+            timed(lambda: [edge_nms(g) for g in groups], args.repeat),
+        ),
+        (
+            "ours, one map per call, backend='torch'",
+            timed(lambda: [edge_nms(t, backend="torch") for t in tensors], args.repeat),
+        ),
+    ]
     print("\n| implementation | CPU ms/img | wall ms/img | speed-up (CPU / wall) |\n|---|---|---|---|")
     for name, (cpu, wall) in rows:
         print(f"| {name} | {1e3 * cpu / n:.1f} | {1e3 * wall / n:.1f} | {peer[0] / cpu:.2f}x / {peer[1] / wall:.2f}x |")

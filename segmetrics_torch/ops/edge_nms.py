@@ -39,11 +39,21 @@ changes it; zero pixels stay zero. Values stay in [0, 1].
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 from torch import Tensor
 
-from .._checks import BACKENDS, Backend, as_unit_map, check_choice, check_image_stack, check_tensor
+from .._checks import (
+    BACKENDS,
+    Backend,
+    as_unit_map,
+    check_choice,
+    check_image_stack,
+    check_probability_map,
+    check_tensor,
+)
 from .distance import _numba_available
 
 __all__ = ["edge_nms", "triangle_filter"]
@@ -177,19 +187,24 @@ def edge_nms(
         raise ImportError("edge_nms needs numba for its suppression kernel; install numba.")
     if backend == "auto":
         backend = "numba" if edges.device.type == "cpu" else "torch"
-    maps = as_unit_map(edges, "edges", validate_args)
     m = float(np.float32(multiplier))
     from ._kernels import edge_nms as kernels
 
     if backend == "numba":
-        maps_np = np.ascontiguousarray(maps.cpu().numpy())
+        maps_np = np.ascontiguousarray(as_unit_map(edges, "edges", validate_args=False).cpu().numpy())
+        if validate_args and edges.dtype != torch.uint8:
+            # the value check of as_unit_map, on the host copy: numpy's single-threaded reductions (torch's
+            # parallel ones wait on waking worker threads, 30x their cost on a busy machine); same messages
+            lo, hi = float(maps_np.min()), float(maps_np.max())
+            if not (math.isfinite(lo) and math.isfinite(hi) and 0 <= lo and hi <= 1):
+                check_probability_map(torch.tensor([lo, hi], dtype=torch.float64), "edges")
         if maps_np.shape[0] == 1:  # no thread pool for one map (its idle spinning would slow the caller's next ops)
             out = np.empty_like(maps_np)
             kernels.nms_one(maps_np[0], out[0], radius, border, m)
         else:
             out = kernels.nms_batch(maps_np, radius, border, m)
         return torch.from_numpy(out).to(edges.device)
-    edge = triangle_filter(maps, 1)
+    edge = triangle_filter(as_unit_map(edges, "edges", validate_args), 1)
     slope = edge_slopes(edge)
     edge_np = np.ascontiguousarray(edge.cpu().numpy())
     slope_np = np.ascontiguousarray(slope.cpu().numpy())
