@@ -191,7 +191,10 @@ def edge_nms(
     from ._kernels import edge_nms as kernels
 
     if backend == "numba":
-        maps_np = np.ascontiguousarray(as_unit_map(edges, "edges", validate_args=False).cpu().numpy())
+        if edges.dtype == torch.uint8:  # as_unit_map's value / 255 (IEEE division, as numpy's), on the host copy
+            maps_np = edges.cpu().numpy() / 255.0
+        else:
+            maps_np = np.ascontiguousarray(as_unit_map(edges, "edges", validate_args=False).cpu().numpy())
         if validate_args and edges.dtype != torch.uint8:
             # the value check of as_unit_map, on the host copy: numpy's single-threaded reductions (torch's
             # parallel ones wait on waking worker threads, 30x their cost on a busy machine); same messages
