@@ -12,10 +12,10 @@ pyEdgeEval's ``fast_nms`` / ``apply_nms=True``). Per (H, W) map ``E`` (float64):
     O  = atan(Oyy * sign(-Oxy) / Oxx) mod pi            # the normal orientation of the edge
     out(y, x) = 0  if  m * E(y, x) < E(y + d sin O, x + d cos O) for some d in +-1..r  (bilinear, clamped)
                 E(y, x) otherwise
-    out *= min(x, y, w - 1 - x, h - 1 - y, s) / s      # ramp over s pixels at the border (s <= W/2, H/2)
+    out *= min(x, w - 1 - x, s) / s;  out *= min(y, h - 1 - y, s) / s   # border ramps, s <= W // 2, H // 2
 
 with ``r = 1``, ``s = 5``, ``m = 1.01`` (``edgesNmsMex(E, O, 1, 5, 1.01)``). ``convTri`` pads symmetrically (the
-edge pixel repeated); its sums run in the order of ``scipy.signal.convolve2d`` (1.17: row pass in blocks of four
+edge pixel repeated); its sums run in the order of scipy 1.17's ``signal.convolve2d`` (row pass in blocks of four
 products from the right, column pass one product at a time), so the smoothed maps equal pyEdgeEval's bit for bit.
 
 Two paths, identical to the bit: on CPU one compiled kernel does everything (``backend="numba"``); on another device
@@ -56,7 +56,7 @@ from .._checks import (
 )
 from .distance import _numba_available
 
-__all__ = ["edge_nms", "triangle_filter"]
+__all__ = ["edge_nms", "edge_slopes", "triangle_filter"]
 
 
 def _check_int(value: object, name: str, low: int) -> int:
