@@ -26,7 +26,9 @@ multiplier actually applied is 1.00999999046...
 
 Reference behaviour: pyEdgeEval 0.2.8 ``fast_nms(img, r=1, s=5, m=1.01)`` on a float64 (or uint8 / 255) map, which
 differs from the MATLAB toolbox in two documented ways this op follows: pyEdgeEval computes in float64 (MATLAB:
-single) and replaces ``Oxx == 0`` by 1e-5 instead of adding 1e-5 everywhere. The only freedom left is the
+single) and replaces ``Oxx == 0`` by 1e-5 instead of adding 1e-5 everywhere. A float32 map is read as float64
+here (the package's rule for soft maps), whereas pyEdgeEval smooths a float32 map in float32: compare with its
+output on ``x.astype(np.float64)``. The only freedom left is the
 transcendental functions: ``atan`` / ``cos`` / ``sin`` come from the C math library (numba), while numpy's ``arctan``
 may use a vectorised implementation that differs in the last bit for ~0.1% of arguments (AVX-512 builds); a decision
 ``m * E < E_interp`` flips only when both sides agree to ~1e-15, so outputs are identical except at such exact ties.
