@@ -342,7 +342,7 @@ def _write_bsr_files(out_dir: Path, summary: dict[str, Any]) -> list[Path]:
 def _run_evaluate_boundary(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
-    from .evaluation import boundary_formats, boundary_report, evaluate_boundary
+    from .evaluation import boundary_formats, boundary_report, check_boundary_nms, evaluate_boundary
     from .tables import format_table, scalar_row
 
     device = _device(args.device)
@@ -353,7 +353,8 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
     _check_pairing(pairing, args)
     name = args.name or Path(args.pred).resolve().name
     stems = [stem for stem, _, _ in pairing.pairs]
-    options = {"thresholds": args.thresholds, "max_dist": args.max_dist, "thin": not args.no_thin}
+    check_boundary_nms(args.nms, input_format, "--nms")
+    options = {"thresholds": args.thresholds, "max_dist": args.max_dist, "thin": not args.no_thin, "nms": args.nms}
 
     start = time.perf_counter()
     disable = args.no_progress or not sys.stderr.isatty()
@@ -372,7 +373,7 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
         )
     rows = {name: scalar_row({key: summary[key] for key in ("ods", "ois", "ap", "r50")})}
     print(format_table(rows, BOUNDARY_COLUMNS))
-    thin = "" if options["thin"] else ", no thinning"
+    thin = ("" if options["thin"] else ", no thinning") + (", edge NMS" if options["nms"] else "")
     print(
         f"Evaluated {count} image(s) of {args.pred} ({input_format} maps) against {args.gt} ({gt_format}) with "
         f"{args.thresholds} thresholds, max_dist {args.max_dist:g}{thin} on {device} in {elapsed:.2f} s."
@@ -394,6 +395,7 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
                 "thresholds": args.thresholds,
                 "max_dist": args.max_dist,
                 "thin": options["thin"],
+                "nms": options["nms"],
                 "input_format": input_format,
                 "gt_format": gt_format,
                 "gt_description": GT_FORMATS[gt_format],
@@ -710,6 +712,12 @@ def _build_parser() -> argparse.ArgumentParser:
         help="match tolerance: fraction of the image diagonal (< 1) or pixels (>= 1) (default: 0.0075)",
     )
     bdry.add_argument("--no-thin", action="store_true", help="do not thin the thresholded maps (BSR thins them)")
+    bdry.add_argument(
+        "--nms",
+        action="store_true",
+        help="edge non-maximum suppression of the soft maps before thresholding (Dollar's edgesNms, as pyEdgeEval's "
+        "apply_nms; the protocol for HED / RCF / BDCN / PiDiNet outputs); not for ucm2",
+    )
     bdry.add_argument(
         "--out-dir", metavar="DIR", help="write BSR's eval_bdry.txt, eval_bdry_thr.txt, eval_bdry_img.txt there"
     )

@@ -55,6 +55,7 @@ __all__ = [
     "InputError",
     "boundary_formats",
     "boundary_report",
+    "check_boundary_nms",
     "check_pairing",
     "decode_pairs",
     "decode_tasks",
@@ -607,6 +608,7 @@ def evaluate_boundary(
     thresholds: int = 99,
     max_dist: float = 0.0075,
     thin: bool = True,
+    nms: bool = False,
     device="cpu",
     batch_size: int = 8,
     workers: int = 0,
@@ -620,7 +622,7 @@ def evaluate_boundary(
         pairs: ``(stem, pred_path, gt_path)``.
         input_format: "soft" (8-bit maps, read / 255) or "ucm2" (.mat).
         gt_format: "mat" (BSDS groundTruth), "boundaries" (boundary images) or "labels" (label images).
-        thresholds, max_dist, thin: as :func:`~segmetrics_torch.functional.boundary.boundary_pr_counts`.
+        thresholds, max_dist, thin, nms: as :func:`~segmetrics_torch.functional.boundary.boundary_pr_counts`.
         device, batch_size, workers, resize, progress, images: as :func:`evaluate_sod` (``resize``: soft maps only).
 
     Returns:
@@ -639,7 +641,7 @@ def evaluate_boundary(
     parts = []
     for batch in _chunked(images, batch_size):
         parts.append(run_named(
-            lambda p, g: boundary_pr_counts(p, g, thresholds=thresholds, max_dist=max_dist, thin=thin,
+            lambda p, g: boundary_pr_counts(p, g, thresholds=thresholds, max_dist=max_dist, thin=thin, nms=nms,
                                             input_format=fmt, backend="auto"),
             batch, device,
         ))  # fmt: skip
@@ -658,6 +660,12 @@ def evaluate_boundary(
     }
     sync(device)
     return summary
+
+
+def check_boundary_nms(nms: bool, input_format: str, option: str) -> None:
+    """Edge NMS thins soft detector maps; a ucm2 hierarchy is one-pixel contours already (BSDS: no NMS)."""
+    if nms and input_format != "soft":
+        raise InputError(f"{option} applies to soft boundary maps (images), not to {input_format} predictions")
 
 
 def boundary_report(summary: dict[str, Any], stems: Sequence[str]) -> dict[str, Any]:

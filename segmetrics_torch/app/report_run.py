@@ -49,6 +49,7 @@ from .evaluation import (
     InputError,
     boundary_formats,
     boundary_report,
+    check_boundary_nms,
     check_pairing,
     decode_tasks,
     default_workers,
@@ -185,6 +186,7 @@ def _check_family_options(family: str, options: Any, source: str, path: str) -> 
             "thresholds": (lambda v: _is_int(v) and v >= 1, "a positive integer"),
             "max_dist": (lambda v: _is_number(v) and v > 0, "a positive number"),
             "thin": (lambda v: isinstance(v, bool), "true or false"),
+            "nms": (lambda v: isinstance(v, bool), "true or false"),
         },
         "partition": {
             "measures": (
@@ -225,7 +227,7 @@ def _check_family_options(family: str, options: Any, source: str, path: str) -> 
         raise InputError(f"{_where(source, path)}: give thresholds or num_regions, not both")
     defaults_by_family: dict[str, dict[str, Any]] = {
         "sod": {},
-        "boundary": {"thresholds": 99, "max_dist": 0.0075, "thin": True},
+        "boundary": {"thresholds": 99, "max_dist": 0.0075, "thin": True, "nms": False},
         "partition": {
             "measures": None,
             "thresholds": None,
@@ -621,6 +623,7 @@ def _plan_job(
         settings = {**SOD_SETTINGS, "resize": config.resize}
     elif family == "boundary":
         input_format, gt_format = boundary_formats(pred_kind, gt_kind, dataset.gt_labels, dataset.gt)
+        check_boundary_nms(options["nms"], input_format, f"options.boundary.nms ({pred_dir})")
         resize = config.resize and input_format == "soft"
         settings = {**options, "input_format": input_format, "gt_format": gt_format, "resize": resize}
     elif family == "proposals":

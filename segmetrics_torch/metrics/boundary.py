@@ -22,6 +22,7 @@ from ..functional.boundary.bsds import (
     InputFormat,
     boundary_pr_counts,
     check_input_format,
+    check_nms,
     default_thresholds,
     warn_if_r50_nan,
 )
@@ -53,6 +54,9 @@ class BoundaryPR(Metric):
         max_dist: tolerance, fraction of the diagonal (< 1) or pixels (>= 1). BSR: 0.0075.
         thin: thin the binarised machine maps (BSR ``thinpb``).
         input_format: "soft" (maps in [0, 1] or uint8), "ucm2" (double-size grids) or "stack" (binary maps per level).
+        nms: edge non-maximum suppression of the soft maps before thresholding (Dollar's ``edgesNms`` as pyEdgeEval's
+            ``apply_nms=True``; see :mod:`segmetrics_torch.ops.edge_nms`), the protocol for HED / RCF / BDCN /
+            PiDiNet outputs; "soft" input only.
         unique_occurrence: duplicate-recall rule of AP ("last": MATLAB before R2013a, as published; "first").
         backend: thresholding/thinning backend ("auto", "numba", "torch").
         validate_args: value checks (synchronise CUDA).
@@ -104,6 +108,7 @@ class BoundaryPR(Metric):
         max_dist: float = 0.0075,
         thin: bool = True,
         input_format: InputFormat = "soft",
+        nms: bool = False,
         unique_occurrence: UniqueOccurrence = "last",
         backend: Backend = "auto",
         validate_args: bool = True,
@@ -111,6 +116,7 @@ class BoundaryPR(Metric):
     ) -> None:
         super().__init__(**kwargs)
         check_input_format(input_format)
+        check_nms(nms, input_format)
         check_unique_occurrence(unique_occurrence)
         for name, value in (("thin", thin), ("validate_args", validate_args)):
             if not isinstance(value, bool):
@@ -120,6 +126,7 @@ class BoundaryPR(Metric):
         self.levels = default_thresholds(thresholds, input_format)
         self.thin = thin
         self.input_format = input_format
+        self.nms = nms
         self.unique_occurrence = unique_occurrence
         self.backend = backend
         self.validate_args = validate_args
@@ -142,7 +149,7 @@ class BoundaryPR(Metric):
         """
         c = boundary_pr_counts(
             preds, target, thresholds=self.levels, max_dist=self.max_dist, thin=self.thin,
-            input_format=self.input_format, backend=self.backend, validate_args=self.validate_args,
+            input_format=self.input_format, nms=self.nms, backend=self.backend, validate_args=self.validate_args,
         )  # fmt: skip
         device = self.cnt_r.device
         self.cnt_r += c.cnt_r.sum(0).to(device)

@@ -22,6 +22,13 @@ Input formats (``input_format``):
 * ``"stack"``: (B, K, H, W) binary machine maps, one per level, e.g. the boundaries of K segmentations
   (``seg2bmap``, equal to BSR's ``seg2bdry(seg, 'imageSize')``); an int K labels the levels 1..K as BSR does.
 
+Edge NMS (``nms=True``, soft maps only): each soft map first goes through
+:func:`~segmetrics_torch.ops.edge_nms.edge_nms` (Dollar's ``edgesNms``: ``convTri(E, 1)``, orientation from
+``convTri(E, 4)``, r = 1, s = 5, m = 1.01), then is thresholded and thinned as above: pyEdgeEval's
+``apply_nms=True`` order (NMS, then ``pred >= t``, then thinning), the protocol of HED / RCF / BDCN / PiDiNet
+outputs. A ucm2 or a stack of binary maps is already a set of one-pixel contours (BSDS evaluates gPb-owt-ucm
+without NMS), so ``nms=True`` with those formats is a ``ValueError``.
+
 Lists of differently sized images are accepted (padded internally with zeros, which changes nothing: no threshold
 is <= 0 and thinning treats the outside as off). Target: (B, A, H, W) or a list of (A, H, W) annotator boundary
 maps, bool or {0, 1}.
@@ -49,6 +56,7 @@ from ..._checks import (
     check_positive_float,
     check_tensor,
 )
+from ...ops.edge_nms import edge_nms
 from ...ops.matching import correspondence_counts
 from ...ops.morphology import resolve_backend, seg2bmap
 from ...ops.morphology import thin as thin_maps
@@ -113,6 +121,17 @@ def default_thresholds(thresholds: int | Sequence[float] | Tensor, input_format:
 
 def check_input_format(input_format: object) -> None:
     check_choice(input_format, "input_format", INPUT_FORMATS)
+
+
+def check_nms(nms: object, input_format: str) -> None:
+    """``nms`` must be a bool, and True only for soft maps (ucm2 and binary stacks are one-pixel contours already)."""
+    check_bool(nms, "nms")
+    if nms and input_format != "soft":
+        raise ValueError(
+            f"Expected `nms=False` with input_format={input_format!r}: edge NMS thins soft detector maps "
+            "(input_format='soft'); a ucm2 or a stack of binary maps is already one-pixel contours (BSDS evaluates "
+            "them without NMS)."
+        )
 
 
 def _as_list(x: object, name: str, ndim: int) -> list[Tensor]:
@@ -205,6 +224,7 @@ def boundary_pr_counts(
     max_dist: float = 0.0075,
     thin: bool = True,
     input_format: InputFormat = "soft",
+    nms: bool = False,
     backend: Backend = "auto",
     validate_args: bool = True,
 ) -> BoundaryCounts:
@@ -217,6 +237,8 @@ def boundary_pr_counts(
         max_dist: tolerance as a fraction of the image diagonal (< 1; BSR 0.0075) or in pixels (>= 1).
         thin: thin the binarised machine maps (BSR ``thinpb``, default on).
         input_format: "soft", "ucm2" or "stack".
+        nms: apply edge non-maximum suppression (:func:`~segmetrics_torch.ops.edge_nms.edge_nms`, pyEdgeEval's
+            ``apply_nms=True``) to every soft map before thresholding; "soft" input only (``ValueError`` otherwise).
         backend: where thresholding and thinning run: "numba" (compiled CPU kernel), "torch" (on the input's device;
             the CUDA path) or "auto" (numba for CPU input, torch otherwise). The matching always runs in the
             compiled CPU kernel; results do not depend on the backend.
@@ -245,6 +267,7 @@ def boundary_pr_counts(
     check_positive_float(max_dist, "max_dist")
     check_bool(thin, "thin")
     check_bool(validate_args, "validate_args")
+    check_nms(nms, input_format)
     levels = default_thresholds(thresholds, input_format)
     pred_list = _as_list(preds, "preds", 3 if input_format == "stack" else 2)
     target_list = _as_list(target, "target", 3)
@@ -275,6 +298,8 @@ def boundary_pr_counts(
                 )
         else:
             m = _soft_map(x, name, input_format, validate_args)
+            if nms:
+                m = edge_nms(m.unsqueeze(0), backend=backend, validate_args=False)[0]
         if m.shape[-2:] != gts[i].shape[-2:]:
             raise ValueError(
                 f"Expected `{name}` and `target[{i}]` to have the same image size, but got {tuple(m.shape[-2:])} "
@@ -335,6 +360,7 @@ def boundary_pr(
     max_dist: float = 0.0075,
     thin: bool = True,
     input_format: InputFormat = "soft",
+    nms: bool = False,
     unique_occurrence: UniqueOccurrence = "last",
     backend: Backend = "auto",
     validate_args: bool = True,
@@ -359,7 +385,7 @@ def boundary_pr(
         (1.0, 0.505)
     """
     counts = boundary_pr_counts(
-        preds, target, thresholds=thresholds, max_dist=max_dist, thin=thin, input_format=input_format,
+        preds, target, thresholds=thresholds, max_dist=max_dist, thin=thin, input_format=input_format, nms=nms,
         backend=backend, validate_args=validate_args,
     )
     res = summarize_counts(counts, unique_occurrence=unique_occurrence)
