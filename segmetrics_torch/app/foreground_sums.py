@@ -42,6 +42,7 @@ class ForegroundSums:
         normalize: bool = True,
         validate_args: bool = True,
         device: torch.device | str = "cpu",
+        per_image: bool = False,
     ) -> None:
         if not isinstance(normalize, bool):
             raise TypeError(f"Expected argument `normalize` to be a bool, but got {normalize!r}.")
@@ -52,14 +53,19 @@ class ForegroundSums:
         self.sums: dict[str, Tensor] = {}
         self.count = torch.zeros((), dtype=torch.int64, device=device)
         self.device = torch.device(device)
+        #: ``{image name: {"mae": ..., "f_measure/max": ...}}`` when ``per_image`` (the suite's scalars of each image
+        #: alone, i.e. what the functional measures return for it), else None
+        self.per_image: dict[str, dict[str, float]] | None = {} if per_image else None
 
     @property
     def settings(self) -> dict[str, Any]:
         """The measure settings (for reports): beta2, wf_beta2, alpha, empty_quadrant, edt_backend."""
         return suite_settings(self.beta2, self.options)
 
-    def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
-        """Add a batch, as :meth:`ForegroundMeasures.update`."""
+    def update(
+        self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor], names: list[str] | None = None
+    ) -> None:
+        """Add a batch, as :meth:`ForegroundMeasures.update`; ``names`` (one per image) key the per-image scores."""
         values = run_per_image(
             lambda v: derive_all(v, self.beta2), preds, target, normalize=self.normalize,
             validate_args=self.validate_args, options=self.options,
@@ -68,6 +74,15 @@ class ForegroundSums:
             total = values[name].to(self.device, torch.float64).sum(dim=0)
             self.sums[name] = self.sums[name] + total if name in self.sums else total
         self.count += next(iter(values.values())).shape[0]
+        if self.per_image is not None and names is not None:
+            self._keep_per_image(values, names)
+
+    def _keep_per_image(self, values: dict[str, Tensor], names: list[str]) -> None:
+        from .tables import scalar_row
+
+        host = {name: values[name].to("cpu", torch.float64) for name in (*SUITE_SCALARS, *SUITE_CURVES)}
+        for i, image in enumerate(names):
+            self.per_image[image] = scalar_row(summarize_foreground(lambda name, i=i: host[name][i]))
 
     def compute(self) -> dict[str, Any]:
         """The dataset result, as :meth:`ForegroundMeasures.compute`."""

@@ -31,6 +31,7 @@ __all__ = [
     "slug",
     "to_jsonable",
     "write_csv",
+    "upsert_csv",
     "write_json",
 ]
 
@@ -175,6 +176,48 @@ def write_csv(path: str | Path, rows: Mapping[str, Mapping[str, Any]], index_hea
         writer.writerow([index_header, *keys])
         for name, values in rows.items():
             writer.writerow([name, *(str(values[k]) if k in values else "" for k in keys)])
+
+
+def upsert_csv(path: str | Path, rows: Sequence[Mapping[str, Any]], keys: Sequence[str], option: str) -> str:
+    """Merge ``rows`` into the CSV file ``path``: a row whose ``keys`` columns equal an existing row's replaces it (a
+    re-run of one method on one dataset), other rows are appended, so that one file collects several runs and never
+    silently loses another run's rows. Returns "wrote" / "updated".
+
+    Raises:
+        InputError: the existing file is not such a CSV (other columns): naming ``option`` and the file.
+    """
+    from .errors import InputError
+
+    path = Path(path)
+    header = list(dict.fromkeys(k for row in rows for k in row))
+    kept: list[dict[str, str]] = []
+    action = "wrote"
+    if path.exists() and path.stat().st_size:
+        with path.open(newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            old = list(reader.fieldnames or [])
+            if old != header:
+                raise InputError(
+                    f"{option} {path} holds another table (columns {', '.join(old[:4])} ...); rows are added to a "
+                    "file of the same columns only: give another file name"
+                )
+            new_keys = {tuple(str(row[k]) for k in keys) for row in rows}
+            kept = [row for row in reader if tuple(row[k] for k in keys) not in new_keys]
+        action = "updated"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        for row in kept:
+            writer.writerow([row.get(k, "") for k in header])
+        for row in rows:
+            writer.writerow([_cell(row.get(k)) for k in header])
+    return action
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    return str(value)
 
 
 def _columns(columns: Sequence[str | tuple[str, str]]) -> list[tuple[str, str]]:
