@@ -26,13 +26,13 @@ __all__ = [
     "as_ucm2",
     "as_unit_map",
     "check_bool",
-    "check_uint8_target",
     "check_choice",
     "check_image_stack",
     "check_positive_float",
     "check_probability_map",
     "check_tensor",
     "check_tolerance",
+    "check_uint8_target",
 ]
 
 

@@ -245,8 +245,9 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
     rows = {name: scalar_row(results)}
     print(format_table(rows, SOD_COLUMNS))
     count = int(metric.count)
-    of = f" of {len(pairing.pairs) + len(pairing.missing)}" if count != len(pairing.pairs) + len(pairing.missing) else ""
-    print(f"Evaluated {count}{of} image(s) of {args.pred} against {args.gt} ({dataset}) on {device} in {elapsed:.2f} s.")
+    total = len(pairing.pairs) + len(pairing.missing)
+    of = f" of {total} ground truths" if count != total else ""
+    print(f"Evaluated {count}{of} image(s) of {args.pred} against {args.gt} ({dataset}) on {device} in {elapsed:.2f} s")
     per_image = metric.per_image or {}
     if json_path is not None:
         _write_report(
@@ -286,8 +287,8 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
 
 def _run_sod_as_report(args: argparse.Namespace) -> int:
     """``evaluate foreground ... --output DIR``: the report of one method on one dataset (the ``--config`` outputs)."""
-    from .report_run import config_from_mapping, run_suite
     from .prescan import dataset_name, method_name
+    from .report_run import config_from_mapping, run_suite
 
     for option in ("json", "csv", "per_image_csv"):
         if getattr(args, option) is not None:
@@ -305,7 +306,7 @@ def _run_sod_as_report(args: argparse.Namespace) -> int:
         "device": args.device,
         "batch_size": args.batch_size,
         "workers": args.workers,
-        **{key: value for key, value in pairing_options(args).items() if value},
+        **{("pair_regex" if key == "pattern" else key): value for key, value in pairing_options(args).items() if value},
     }
     config = config_from_mapping(data, Path.cwd(), "command line")
     config.progress = not args.no_progress

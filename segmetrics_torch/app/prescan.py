@@ -24,9 +24,9 @@ from .errors import InputError
 
 __all__ = [
     "PAIRING_FLAGS",
-    "add_input_options",
     "Problem",
     "Scan",
+    "add_input_options",
     "dataset_name",
     "listing",
     "method_name",
@@ -193,7 +193,7 @@ def raise_or_skip(
         for label, scan in scans:
             if scan.problems:
                 lines.append(f"{label}:" if label else "")
-                lines.extend(listing(scan.problems, "  " if label else "  ", mark_notes=True))
+                lines.extend(listing(scan.problems, "  ", mark_notes=True))
         raise InputError("\n".join(line for line in lines if line))
     return {label: [p for p in problems if p.kind not in ("missing", "extra")] for label, problems in fatal.items()}
 

@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +75,16 @@ __all__ = [
 #: the families a configuration can name
 FAMILIES = ("sod", "boundary", "partition", "proposals")
 
+#: the names users may write for a family: the library's name ``foreground`` is the internal ``sod`` (the key of
+#: results.json and of the output file names, kept so that existing reports and scripts still read)
+FAMILY_ALIASES = {"foreground": "sod"}
+
+#: what a configuration's families are when it names none (the README's default)
+DEFAULT_FAMILIES = ("sod",)
+
+#: the name-mapping keys of a configuration (and ``--pred-suffix`` ... on the command line)
+PAIRING_KEYS = ("pred_prefix", "pred_suffix", "gt_prefix", "gt_suffix", "pair_regex")
+
 #: default images per update of each family (as its ``evaluate`` subcommand)
 BATCH_SIZES = {"sod": 16, "boundary": 8, "partition": 8, "proposals": 1}
 
@@ -94,8 +104,12 @@ _TOP_KEYS = {
     "batch_size",
     "workers",
     "skip_missing",
+    "allow_missing",
+    "skip_bad",
+    "compare_on",
     "resize",
     "figures",
+    *PAIRING_KEYS,
 }
 
 
@@ -147,7 +161,10 @@ class SuiteConfig:
     device: str = "cpu"
     batch_size: int | None = None
     workers: int = field(default_factory=default_workers)
-    skip_missing: bool = False
+    allow_missing: bool = False
+    skip_bad: bool = False
+    compare_on: str = "common"
+    pairing: dict[str, str] = field(default_factory=dict)
     resize: bool = False
     figures: tuple[str, ...] = ("png", "pdf")
     progress: bool = True
@@ -244,16 +261,20 @@ def _check_family_options(family: str, options: Any, source: str, path: str) -> 
     return {**defaults, **options}
 
 
+def _family(name: Any) -> Any:
+    return FAMILY_ALIASES.get(name, name) if isinstance(name, str) else name
+
+
 def _families(value: Any, source: str, path: str) -> tuple[str, ...]:
     families = [value] if isinstance(value, str) else value
     _expect(
-        isinstance(families, list) and families and all(f in FAMILIES for f in families),
+        isinstance(families, list) and families and all(_family(f) in FAMILIES for f in families),
         source,
         path,
-        f"one or a list of {', '.join(FAMILIES)}",
+        "one or a list of foreground (alias sod), boundary, partition, proposals",
         value,
     )
-    return tuple(dict.fromkeys(families))
+    return tuple(dict.fromkeys(map(_family, families)))
 
 
 def config_from_mapping(data: Any, base: str | Path = ".", source: str = "configuration") -> SuiteConfig:
@@ -295,9 +316,7 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
             )
         families = entry.get("families", entry.get("family"))
         if families is None:
-            if default_families is None:
-                raise InputError(f"{_where(source, path)}: name its `families` (or give top-level `families`)")
-            families = default_families
+            families = default_families or DEFAULT_FAMILIES
         else:
             families = _families(families, source, f"{path}.families")
         gt_labels = entry.get("gt_labels", False)
@@ -322,17 +341,21 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
             for dataset, value in entry.items():
                 if dataset not in data["datasets"]:
                     raise InputError(f"{_where(source, f'{path}.{dataset}')}: no dataset of that name")
-                if isinstance(value, Mapping) and set(value) - set(FAMILIES):
+                if isinstance(value, Mapping) and {_family(f) for f in value} - set(FAMILIES):
                     raise InputError(
                         f"{_where(source, f'{path}.{dataset}')}: keys must be families ({', '.join(FAMILIES)})"
                     )
+        if isinstance(entry, Mapping):
+            entry = {d: {_family(f): v for f, v in value.items()} if isinstance(value, Mapping) else value
+                     for d, value in entry.items()}  # fmt: skip
         methods.append(Method(str(name), entry, base))
 
     options_in = data.get("options", {})
     _expect(isinstance(options_in, Mapping), source, "options", "a mapping {family: options}", options_in)
     for family in options_in:
-        if family not in FAMILIES:
+        if _family(family) not in FAMILIES:
             raise InputError(f"{_where(source, f'options.{family}')}: not a family ({', '.join(FAMILIES)})")
+    options_in = {_family(f): value for f, value in options_in.items()}
     options = {f: _check_family_options(f, options_in.get(f) or {}, source, f"options.{f}") for f in FAMILIES}
 
     config = SuiteConfig(datasets, methods, base / str(data.get("output", "segmetrics-report")), options, source=source)
@@ -344,12 +367,19 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
         ("device", lambda v: isinstance(v, str), "cpu, cuda, cuda:N or auto"),
         ("batch_size", lambda v: _is_int(v) and v >= 1, "a positive integer"),
         ("workers", lambda v: _is_int(v) and v >= 0, "a non-negative integer"),
-        ("skip_missing", lambda v: isinstance(v, bool), "true or false"),
+        ("allow_missing", lambda v: isinstance(v, bool), "true or false"),
+        ("skip_missing", lambda v: isinstance(v, bool), "true or false"),  # the former name of allow_missing
+        ("skip_bad", lambda v: isinstance(v, bool), "true or false"),
         ("resize", lambda v: isinstance(v, bool), "true or false"),
+        ("compare_on", lambda v: v in ("common", "each"), "common (the images every method has) or each"),
     ):
         if key in data:
             _expect(check(data[key]), source, key, expected, data[key])
-            setattr(config, key, data[key])
+            setattr(config, "allow_missing" if key == "skip_missing" else key, data[key])
+    for key in PAIRING_KEYS:
+        if data.get(key) is not None:
+            _expect(isinstance(data[key], str) and data[key], source, key, "a non-empty string", data[key])
+            config.pairing[key] = data[key]
     if "figures" in data:
         config.figures = _figure_formats(data["figures"], source)
     return config
@@ -491,6 +521,11 @@ class Job:
     key: str = ""
     fingerprint: dict[str, Any] = field(default_factory=dict)
     classes: dict[str, Path] | None = None
+    device_type: str = ""
+    #: the pre-scan's findings (foreground), the images left out (``--skip-bad``), the ground truths of the dataset
+    scan: Any = None
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    gt_total: int | None = None
 
 
 #: the settings of :class:`~segmetrics_torch.ForegroundMeasures` as the sod family runs it (its defaults; a test
@@ -523,8 +558,8 @@ def _plan(config: SuiteConfig, warn: Callable[[str], None], device_type: str) ->
                     continue
                 if not pred_dir.is_dir():
                     message = f"{label}: the prediction folder {pred_dir} does not exist"
-                    if not config.skip_missing:
-                        raise InputError(f"{message} (use --skip-missing to leave it out)")
+                    if not (config.allow_missing or config.skip_bad):
+                        raise InputError(f"{message} (use --allow-missing to leave it out)")
                     warn(f"warning: {message}; skipped")
                     skipped.append(f"{label}: no folder {pred_dir}")
                     continue
@@ -534,7 +569,54 @@ def _plan(config: SuiteConfig, warn: Callable[[str], None], device_type: str) ->
                     raise InputError(f"{label}: {error}") from None
     if not jobs:
         raise InputError("nothing to evaluate: no method has predictions for any dataset")
+    _prescan(jobs, config, warn)
+    for job in jobs:
+        _fingerprint(job, config)
     return jobs, skipped
+
+
+def _prescan(jobs: list[Job], config: SuiteConfig, warn: Callable[[str], None]) -> None:
+    """Every problem of every foreground job in one error (or, with ``skip_bad``, the bad images left out and
+    recorded); notes printed once per kind; then, by default, each dataset's methods restricted to the images they
+    all have (``compare_on: common``)."""
+    from .prescan import listing, raise_or_skip, scan_foreground
+
+    scanned = [job for job in jobs if job.family == "sod"]
+    if not scanned:
+        return
+    gt_cache: dict[Path, Any] = {}
+    scans = []
+    for job in scanned:
+        pairing = job.pairing
+        job.scan = scan_foreground(pairing.pairs, pairing.missing, pairing.unmatched, workers=max(1, config.workers),
+                                   gt_cache=gt_cache)  # fmt: skip
+        scans.append((f"{job.dataset.name} / {job.family} / {job.method}", job.scan))
+    bad = raise_or_skip(scans, allow_missing=config.allow_missing, resize=config.resize, skip_bad=config.skip_bad)
+    for job, (label, scan) in zip(scanned, scans, strict=True):
+        job.skipped = [p.as_dict() for p in bad[label]]
+        notes = [p for p in scan.problems if p not in bad[label]]
+        for line in listing(notes, prefix=""):
+            warn(f"note: {label}: {line}")
+        for line in listing(bad[label], prefix=""):
+            warn(f"skipped: {label}: {line}")
+        left_out = {p.image for p in bad[label]}
+        job.pairing = replace(job.pairing, pairs=[pair for pair in job.pairing.pairs if pair[0] not in left_out])
+        if not job.pairing.pairs:
+            raise InputError(f"{label}: every image has a problem (listed above); nothing to evaluate")
+    if config.compare_on == "common":
+        by_dataset: dict[str, list[Job]] = {}
+        for job in scanned:
+            by_dataset.setdefault(job.dataset.name, []).append(job)
+        for dataset, group in by_dataset.items():
+            common = set.intersection(*({stem for stem, _, _ in job.pairing.pairs} for job in group))
+            if not common:
+                raise InputError(
+                    f"dataset {dataset}: no image has a prediction of every method; compare each method on its own "
+                    "images with --compare-on each"
+                )
+            for job in group:
+                job.gt_total = len({stem for stem, _, _ in job.pairing.pairs} | set(job.pairing.missing))
+                job.pairing = replace(job.pairing, pairs=[pair for pair in job.pairing.pairs if pair[0] in common])
 
 
 def _plan_job(
@@ -547,12 +629,15 @@ def _plan_job(
     warn: Callable[[str], None],
     device_type: str,
 ) -> Job:
-    from .. import __version__
     from ..io import find_pairs
 
     try:
         if family == "sod":
-            pairing, pred_kind, gt_kind = find_pairs(pred_dir, dataset.gt), "image", "image"
+            pairing_keys = {key: value for key, value in config.pairing.items() if key != "pair_regex"}
+            if "pair_regex" in config.pairing:
+                pairing_keys["pattern"] = config.pairing["pair_regex"]
+            pairing = find_pairs(pred_dir, dataset.gt, **pairing_keys)
+            pred_kind, gt_kind = "image", "image"
         elif family == "proposals":
             from ..io import PROPOSAL_EXTENSIONS
 
@@ -565,10 +650,12 @@ def _plan_job(
         pairing,
         pred_dir,
         dataset.gt,
-        config.skip_missing,
-        option="--skip-missing",
-        warn=lambda message: warn(f"warning: {label}: {message.removeprefix('warning: ')}"),
-    )
+        # foreground: missing and extra files are listed by the pre-scan with every other problem
+        config.allow_missing or config.skip_bad or family == "sod",
+        option="--allow-missing",
+        warn=(lambda message: None) if family == "sod" else
+        (lambda message: warn(f"warning: {label}: {message.removeprefix('warning: ')}")),
+    )  # fmt: skip
     options = dict(config.options[family])
     if family == "sod":
         input_format = gt_format = "gray"
@@ -590,15 +677,23 @@ def _plan_job(
             )
         settings = {**options, "input_format": input_format, "gt_format": gt_format}
     job = Job(dataset, family, method, pred_dir, pairing, input_format, gt_format, settings)
-    check = config.cache_check
-    files = [[stem, *_file_id(Path(p), check), *_file_id(Path(g), check)] for stem, p, g in pairing.pairs]
-    if family == "proposals" and dataset.gt_classes is not None:
+    job.device_type = device_type
+    return job
+
+
+def _fingerprint(job: Job, config: SuiteConfig) -> None:
+    """The job's cache key: version, names, settings, device type and the files of its (final) pairs."""
+    from .. import __version__
+
+    dataset, check = job.dataset, config.cache_check
+    files = [[stem, *_file_id(Path(p), check), *_file_id(Path(g), check)] for stem, p, g in job.pairing.pairs]
+    if job.family == "proposals" and dataset.gt_classes is not None:
         job.classes = _class_images(dataset.gt_classes)
         files += [["class", stem, *_file_id(path, check)] for stem, path in job.classes.items()]
-    job.fingerprint = {"segmetrics_version": __version__, "dataset": dataset.name, "method": method, "family": family,
-                       "settings": settings, "device": device_type, "cache_check": check, "files": files}  # fmt: skip
+    job.fingerprint = {"segmetrics_version": __version__, "dataset": dataset.name, "method": job.method,
+                       "family": job.family, "settings": job.settings, "device": job.device_type,
+                       "cache_check": check, "files": files}  # fmt: skip
     job.key = hashlib.sha256(_canonical(job.fingerprint).encode()).hexdigest()
-    return job
 
 
 # ----------------------------------------------------------------------------------------------------- running
@@ -615,7 +710,8 @@ def _compute(job: Job, config: SuiteConfig, device, progress, images) -> dict[st
     derived: dict[str, Any] = {}
     start = time.perf_counter()
     if job.family == "sod":
-        results, _ = evaluate_sod(pairs, resize=config.resize, **run)
+        results, metric = evaluate_sod(pairs, resize=config.resize, per_image=True, **run)
+        results = {**results, "per_image": metric.per_image}
     elif job.family == "boundary":
         summary = evaluate_boundary(
             pairs, input_format=job.input_format, gt_format=job.gt_format, **options, resize=config.resize, **run
@@ -648,6 +744,16 @@ def _compute(job: Job, config: SuiteConfig, device, progress, images) -> dict[st
             "num_images": len(pairs),
             "missing_predictions": job.pairing.missing,
             "unmatched_predictions": job.pairing.unmatched,
+            **(
+                {
+                    "num_ground_truths": job.gt_total or len(pairs) + len(job.pairing.missing),
+                    "compared_on": config.compare_on,
+                    "problems": [p.as_dict() for p in job.scan.problems] if job.scan is not None else [],
+                    "skipped": job.skipped,
+                }
+                if job.family == "sod"
+                else {}
+            ),
             "settings": {**job.settings, **derived},
             "device": str(device),
             "elapsed_s": elapsed,
@@ -860,13 +966,14 @@ def add_suite_arguments(evaluate: argparse.ArgumentParser, positive_int, non_neg
         "--family",
         dest="suite_family",
         metavar="LIST",
-        help=f"one dataset: families, comma-separated ({', '.join(FAMILIES)}; default: sod)",
+        help="one dataset: families, comma-separated (foreground (alias sod), boundary, partition, proposals; "
+        "default: foreground)",
     )
     group.add_argument(
         "--dataset",
         dest="suite_dataset",
         metavar="NAME",
-        help="one dataset: its name (default: the ground-truth folder's parent name)",
+        help="one dataset: its name (default: from the ground-truth path, e.g. COD10K-v3/Test/GT_Object -> COD10K)",
     )
     group.add_argument(
         "--gt-labels",
@@ -895,21 +1002,15 @@ def add_suite_arguments(evaluate: argparse.ArgumentParser, positive_int, non_neg
         metavar="N",
         help=f"decoding processes (default: {default_workers()}, the cores but one, at most 4)",
     )
+    from .prescan import add_input_options
+
+    add_input_options(group, "suite_", unset=True)
     group.add_argument(
-        "--skip-missing",
-        dest="suite_skip_missing",
-        action="store_true",
-        default=None,
-        help="evaluate matched pairs when files have no counterpart, and leave out missing folders "
-        "(listed as warnings); the default is an error",
-    )
-    group.add_argument(
-        "--resize",
-        dest="suite_resize",
-        action="store_true",
-        default=None,
-        help="resize predictions of another size to their ground truth (cv2.resize INTER_LINEAR, as "
-        "PySODEvalToolkit); the default is an error",
+        "--compare-on",
+        dest="suite_compare_on",
+        choices=("common", "each"),
+        help="foreground, with --allow-missing / --skip-bad: compare the methods of a dataset on the images they all "
+        "have (common, default; the tables say so) or each on its own images (each; counts in every table)",
     )
     group.add_argument("--cache", dest="suite_cache", metavar="DIR", help="cache folder (default: OUTPUT/cache)")
     group.add_argument("--no-cache", dest="suite_no_cache", action="store_true", help="neither read nor write a cache")
@@ -928,11 +1029,13 @@ def add_suite_arguments(evaluate: argparse.ArgumentParser, positive_int, non_neg
     group.add_argument("--no-progress", dest="suite_no_progress", action="store_true", help="no progress bars")
 
 
-def _pred_argument(text: str) -> tuple[str, str]:
+def _pred_argument(text: str, dataset: str) -> tuple[str, str]:
+    from .prescan import method_name
+
     name, sep, folder = text.partition("=")
     if not sep:
         folder = text
-        name = Path(text).resolve().name
+        name = method_name(text, dataset)
     if not name or not folder:
         raise InputError(f"--pred {text!r}: expected DIR or NAME=DIR")
     return name, folder
@@ -949,12 +1052,14 @@ def config_from_args(args: argparse.Namespace) -> SuiteConfig:
     else:
         if args.suite_gt is None or not args.suite_pred:
             raise InputError("one dataset needs --gt DIR and at least one --pred [NAME=]DIR (or give --config FILE)")
-        families = (args.suite_family or "sod").split(",")
+        from .prescan import dataset_name
+
+        families = (args.suite_family or "foreground").split(",")
         gt = Path(args.suite_gt)
-        name = args.suite_dataset or gt.resolve().parent.name or gt.resolve().name
+        name = args.suite_dataset or dataset_name(gt)
         methods: dict[str, str] = {}
         for text in args.suite_pred:
-            method, folder = _pred_argument(text)
+            method, folder = _pred_argument(text, name)
             if method in methods:
                 raise InputError(f"--pred: two methods are named {method!r}; name them: --pred NAME=DIR")
             methods[method] = str(Path(folder).resolve())
@@ -974,13 +1079,19 @@ def config_from_args(args: argparse.Namespace) -> SuiteConfig:
         ("suite_device", "device"),
         ("suite_batch_size", "batch_size"),
         ("suite_workers", "workers"),
-        ("suite_skip_missing", "skip_missing"),
+        ("suite_allow_missing", "allow_missing"),
+        ("suite_skip_bad", "skip_bad"),
         ("suite_resize", "resize"),
+        ("suite_compare_on", "compare_on"),
         ("suite_cache_check", "cache_check"),
     ):
         value = getattr(args, option)
         if value is not None:
             setattr(config, attribute, value)
+    for key in PAIRING_KEYS:
+        value = getattr(args, f"suite_{key}")
+        if value is not None:
+            config.pairing[key] = value
     if args.suite_output is not None:
         cache_default = config.cache == config.output / "cache"
         config.output = Path(args.suite_output)

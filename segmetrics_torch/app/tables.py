@@ -30,8 +30,8 @@ __all__ = [
     "scalar_row",
     "slug",
     "to_jsonable",
-    "write_csv",
     "upsert_csv",
+    "write_csv",
     "write_json",
 ]
 
