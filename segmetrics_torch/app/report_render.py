@@ -197,12 +197,54 @@ def _figures(dataset: str, family: str, records: Mapping[str, Mapping[str, Any]]
     return figures
 
 
+def _per_image_rows(by_method: Mapping[str, Mapping[str, Any]], keys: list[str]) -> list[dict[str, Any]]:
+    """One row per (method, image) of the records that carry per-image scalars (the foreground family)."""
+    rows = []
+    for method, record in by_method.items():
+        per_image = record["results"].get("per_image")
+        if not isinstance(per_image, Mapping):
+            continue
+        for image, values in per_image.items():
+            if isinstance(values, Mapping) and all(isinstance(v, (int, float)) or v is None for v in values.values()):
+                rows.append({"method": method, "image": image, **{k: values.get(k) for k in keys if k in values}})
+    return rows
+
+
+def _total(record: Mapping[str, Any]) -> int:
+    return record.get("num_ground_truths") or record["num_images"] + len(record.get("missing_predictions", []))
+
+
+def _subsets_differ(by_method: Mapping[str, Mapping[str, Any]]) -> bool:
+    return len({record["num_images"] for record in by_method.values()}) > 1
+
+
+def _images_header(by_method: Mapping[str, Mapping[str, Any]]) -> str:
+    """How many images the table's numbers average over, and which: all, the common subset, or per method."""
+    counts = sorted({record["num_images"] for record in by_method.values()})
+    total = max(_total(record) for record in by_method.values())
+    if len(counts) > 1:
+        return f"each method on its own images ({' / '.join(map(str, counts))} of {total}; see the images column)"
+    if counts[0] < total:
+        common = any(record.get("compared_on") == "common" for record in by_method.values())
+        which = f"the ones all {len(by_method)} methods have" if common and len(by_method) > 1 else "the evaluated ones"
+        return f"{counts[0]} of {total} image(s), {which}"
+    return f"{counts[0]} image(s)"
+
+
 def render_report(
     records: Mapping[str, Mapping[str, Mapping[str, Mapping[str, Any]]]], config
 ) -> tuple[dict[str, Callable[[Path], None]], str]:
     """``({relative path: write(path)}, terminal tables)`` of a run's records."""
     from .. import __version__
-    from .tables import format_latex_table, format_markdown_table, format_table, slug, write_csv, write_json
+    from .tables import (
+        format_latex_table,
+        format_markdown_table,
+        format_table,
+        slug,
+        write_csv,
+        write_json,
+        write_rows,
+    )
 
     files: dict[str, Callable[[Path], None]] = {}
     terminal, markdown, latex = [], ["# Evaluation report", ""], []
@@ -210,9 +252,12 @@ def render_report(
         for family, by_method in families.items():
             columns, lower = table_columns(family, by_method)
             rows = {method: table_row(family, record["results"]) for method, record in by_method.items()}
-            counts = sorted({record["num_images"] for record in by_method.values()})
-            images = " / ".join(map(str, counts))
-            title = f"{dataset}: {_FAMILY_TITLES[family]}, {images} image(s)"
+            title = f"{dataset}: {_FAMILY_TITLES[family]}, {_images_header(by_method)}"
+            if _subsets_differ(by_method):
+                # methods scored on different images: every table says how many each was scored on
+                columns = [("num_images", "images"), *columns]
+                for method, record in by_method.items():
+                    rows[method]["num_images"] = float(record["num_images"])
             terminal.append(f"{title}\n{format_table(rows, columns)}")
             figures = _figures(dataset, family, by_method) if config.figures else {}
             markdown += [
@@ -232,6 +277,9 @@ def render_report(
             )
             csv_rows = {m: {"num_images": by_method[m]["num_images"], **values} for m, values in rows.items()}
             files[f"csv/{slug(dataset)}_{family}.csv"] = lambda p, csv_rows=csv_rows: write_csv(p, csv_rows)
+            per_image = _per_image_rows(by_method, [key for key, _ in columns if key != "num_images"])
+            if per_image:
+                files[f"csv/{slug(dataset)}_{family}_per_image.csv"] = lambda p, rows=per_image: write_rows(p, rows)
             for name, draw in figures.items():
                 # drawn once: the first format's writer saves every format; the others are then already there
                 formats = list(config.figures)

@@ -922,8 +922,17 @@ def _check_output_folder(config: SuiteConfig) -> None:
         raise InputError(f"the cache {config.cache} is a file; give a folder")
 
 
+#: the list of files a report wrote, in its folder: the next report removes those it does not write again
+MANIFEST = ".segmetrics-manifest.json"
+
+
 def _write_atomically(folder: Path, files: Mapping[str, Callable[[Path], None]]) -> list[Path]:
-    """Render every file into a temporary folder inside ``folder``, then move them into place (``os.replace``)."""
+    """Render every file into a temporary folder inside ``folder``, then move them into place (``os.replace``).
+
+    The report is a set: the files the previous report listed in its manifest and this one does not write (a dataset
+    dropped from the configuration, figures after ``--figures none``) are removed, so no table or figure is left
+    that the new ``tables.md`` does not describe. Files the report never wrote are not touched.
+    """
     folder.mkdir(exist_ok=True)
     temp = Path(tempfile.mkdtemp(prefix=".segmetrics-report-", dir=folder))
     try:
@@ -937,9 +946,40 @@ def _write_atomically(folder: Path, files: Mapping[str, Callable[[Path], None]])
             final.parent.mkdir(parents=True, exist_ok=True)
             os.replace(temp / relative, final)
             written.append(final)
-        return written
     finally:
         shutil.rmtree(temp, ignore_errors=True)
+    _replace_manifest(folder, sorted(files))
+    return written
+
+
+def _replace_manifest(folder: Path, relatives: list[str]) -> list[str]:
+    """Remove the previous report's files that ``relatives`` does not name, then record ``relatives``."""
+    manifest = folder / MANIFEST
+    removed = []
+    try:
+        previous = json.loads(manifest.read_text(encoding="utf-8")).get("files", [])
+    except (OSError, ValueError, AttributeError):
+        previous = []  # no manifest (first report, or one of an older version): nothing is known to be stale
+    keep = set(relatives)
+    root = folder.resolve()
+    for relative in previous:
+        if not isinstance(relative, str) or relative in keep:
+            continue
+        path = (folder / relative).resolve()
+        if root not in path.parents or not path.is_file():  # only files inside the report folder
+            continue
+        path.unlink()
+        removed.append(relative)
+        parent = path.parent
+        while parent != root and not any(parent.iterdir()):
+            parent.rmdir()
+            parent = parent.parent
+    text = json.dumps({"format": "segmetrics-report-manifest/1", "files": relatives}, indent=1)
+    handle, temp = tempfile.mkstemp(prefix=".manifest-", dir=folder)
+    with os.fdopen(handle, "w", encoding="utf-8") as f:
+        f.write(text + "\n")
+    os.replace(temp, manifest)
+    return removed
 
 
 # --------------------------------------------------------------------------------------------- command line

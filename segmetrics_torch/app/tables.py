@@ -33,6 +33,7 @@ __all__ = [
     "upsert_csv",
     "write_csv",
     "write_json",
+    "write_rows",
 ]
 
 #: the columns of the foreground (SOD) table: (key of :func:`scalar_row`, header)
@@ -176,6 +177,16 @@ def write_csv(path: str | Path, rows: Mapping[str, Mapping[str, Any]], index_hea
         writer.writerow([index_header, *keys])
         for name, values in rows.items():
             writer.writerow([name, *(str(values[k]) if k in values else "" for k in keys)])
+
+
+def write_rows(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Write a list of flat rows as CSV (the union of their keys as the header; None as an empty cell)."""
+    header = list(dict.fromkeys(k for row in rows for k in row))
+    with Path(path).open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        for row in rows:
+            writer.writerow([_cell(row.get(k)) for k in header])
 
 
 def upsert_csv(path: str | Path, rows: Sequence[Mapping[str, Any]], keys: Sequence[str], option: str) -> str:
