@@ -78,6 +78,14 @@ class ProposalRecall(Metric):
     the class's mean best F), as :func:`~segmetrics_torch.functional.proposals.proposal_boundary_summary`.
     """
 
+    def plot(self, val=None, ax=None):
+        """Plot a result (default: ``compute()``): curves with their axes (PR curve, value against the threshold,
+        recall against the number of proposals), scalars as torchmetrics does; ``(figure, axes)``. Needs
+        matplotlib."""
+        from ._plot import plot_metric
+
+        return plot_metric(self, val, ax)
+
     is_differentiable = False
     higher_is_better = True
     full_state_update = False
