@@ -10,13 +10,13 @@ import pytest
 import torch
 
 pytest.importorskip("matplotlib")
-import matplotlib  # noqa: E402
+import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from torchmetrics import Metric  # noqa: E402
+import matplotlib.pyplot as plt
+from torchmetrics import Metric
 
-import segmetrics_torch as S  # noqa: E402
+import segmetrics_torch as S
 
 METRICS = sorted(
     name for name in S.__all__ if inspect.isclass(getattr(S, name)) and issubclass(getattr(S, name), Metric)
@@ -58,7 +58,7 @@ def test_plot_returns_a_figure(name):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _feed(name, metric)
-        fig, ax = metric.plot()
+        fig, _ = metric.plot()
     assert isinstance(fig, plt.Figure)
     plt.close(fig)
 
