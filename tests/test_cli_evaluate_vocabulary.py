@@ -264,3 +264,60 @@ def test_per_image_csv_rows_equal_the_functional_values(tmp_path):
     assert _cli("foreground", "--pred", other, "--gt", gt, "--csv", summary, "--workers", "0").returncode == 0
     assert _cli("foreground", "--pred", pred, "--gt", gt, "--csv", summary, "--workers", "0").returncode == 0
     assert [row["method"] for row in csv.DictReader(summary.open())] == ["Other", "Net"]
+
+
+# ------------------------------------------------------------------------------------------- 9. combined table
+
+
+def test_combined_table_xlsx_latex_and_grid_figure(tmp_path):
+    openpyxl = pytest.importorskip("openpyxl")
+    config = _two_dataset_config(tmp_path, ["DS-A", "DS-B"], "[png]")
+    with config.open("a") as f:
+        f.write("method_order: [Net2, Net1]\ncolors: {Net1: black}\nhighlight: Net1\ncompare_on: each\n")
+    run = _cli("--config", config, "--no-progress", "--xlsx")
+    assert run.returncode == 0, run.stderr
+    report = tmp_path / "segmetrics-report"
+    results = json.loads((report / "results.json").read_text())["results"]
+
+    book = openpyxl.load_workbook(report / "combined.xlsx")
+    sheet = book["foreground"]
+    assert sheet.cell(row=1, column=2).value == "DS-A" and sheet.cell(row=2, column=2).value == "MAE ↓"
+    assert [sheet.cell(row=r, column=1).value for r in (3, 4)] == ["Net2", "Net1"]  # method_order
+    headers = [sheet.cell(row=2, column=c).value for c in range(2, sheet.max_column + 1)]
+    datasets = [sheet.cell(row=1, column=c).value for c in range(2, sheet.max_column + 1)]
+    k = headers.index("S-measure ↑")
+    assert datasets.count("DS-B") == 1 and headers.count("S-measure ↑") == 2  # dataset headers are merged cells
+    for r, method in ((3, "Net2"), (4, "Net1")):
+        assert sheet.cell(row=r, column=2 + k).value == pytest.approx(
+            results["DS-A"]["sod"][method]["results"]["s_measure"]
+        )
+        mae_b = results["DS-B"]["sod"][method]["results"]["mae"]
+        assert sheet.cell(row=r, column=2 + len(headers) // 2).value == pytest.approx(mae_b)
+
+    latex = (report / "combined.tex").read_text()
+    assert "\\multicolumn{11}{c}{DS-A}" in latex and "\\first{" in latex and "\\second{" in latex
+    assert "\\providecommand{\\first}" in latex
+    markdown = (report / "combined.md").read_text()
+    assert markdown.count("| Net2 |") == 1 and "**" in markdown
+    rows = list(csv.reader((report / "csv" / "combined_sod.csv").open()))
+    assert rows[0][1] == "DS-A" and rows[1][1] == "mae" and [r[0] for r in rows[2:]] == ["Net2", "Net1"]
+    with Image.open(report / "figures" / "grid_sod_pr.png") as image:
+        assert image.width > 1.5 * image.height  # two panels side by side
+    assert (report / "figures" / "grid_sod_fmeasure.png").is_file()
+
+
+def test_xlsx_without_openpyxl_is_a_friendly_error(tmp_path):
+    config = _two_dataset_config(tmp_path, ["DS-A"], "false")
+    blocker = tmp_path / "block"
+    blocker.mkdir()
+    (blocker / "openpyxl.py").write_text("raise ImportError('blocked for the test')\n")
+    env_path = f"{blocker}{os.pathsep}{ROOT}"
+    run = subprocess.run(
+        [sys.executable, "-c", "import importlib.util, sys; sys.modules['openpyxl'] = None; "
+         "import importlib.util as u; u.find_spec = (lambda f: (lambda n, *a: None if n == 'openpyxl' else f(n, *a)))"
+         "(u.find_spec); from segmetrics_torch.app.cli import main; "
+         f"sys.exit(main(['evaluate', '--config', {str(config)!r}, '--xlsx', '--no-progress']))"],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": env_path}, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 2, run.stderr
+    assert "error: --xlsx needs openpyxl: pip install 'segmetrics-torch[xlsx]'" in run.stderr

@@ -109,6 +109,11 @@ _TOP_KEYS = {
     "compare_on",
     "resize",
     "figures",
+    "xlsx",
+    "method_order",
+    "colors",
+    "highlight",
+    "style",
     *PAIRING_KEYS,
 }
 
@@ -167,6 +172,11 @@ class SuiteConfig:
     pairing: dict[str, str] = field(default_factory=dict)
     resize: bool = False
     figures: tuple[str, ...] = ("png", "pdf")
+    xlsx: bool = False
+    method_order: list[str] = field(default_factory=list)
+    colors: dict[str, str] = field(default_factory=dict)
+    highlight: str | None = None
+    style: str | None = None
     progress: bool = True
     source: str = "configuration"
 
@@ -376,6 +386,7 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
         if key in data:
             _expect(check(data[key]), source, key, expected, data[key])
             setattr(config, "allow_missing" if key == "skip_missing" else key, data[key])
+    _presentation(config, data, source)
     for key in PAIRING_KEYS:
         if data.get(key) is not None:
             _expect(isinstance(data[key], str) and data[key], source, key, "a non-empty string", data[key])
@@ -383,6 +394,31 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
     if "figures" in data:
         config.figures = _figure_formats(data["figures"], source)
     return config
+
+
+def _presentation(config: SuiteConfig, data: Mapping[str, Any], source: str) -> None:
+    """The keys that change how the report looks, not its numbers: xlsx, method_order, colors, highlight, style."""
+    names = {m.name for m in config.methods}
+    if "xlsx" in data:
+        _expect(isinstance(data["xlsx"], bool), source, "xlsx", "true or false", data["xlsx"])
+        config.xlsx = data["xlsx"]
+    if "method_order" in data:
+        order = data["method_order"]
+        _expect(isinstance(order, list) and all(m in names for m in order), source, "method_order",
+                f"a list of method names ({', '.join(sorted(names))})", order)  # fmt: skip
+        config.method_order = list(order)
+    if "colors" in data:
+        colors = data["colors"]
+        _expect(isinstance(colors, Mapping) and all(m in names and isinstance(c, str) for m, c in colors.items()),
+                source, "colors", "a mapping {method: matplotlib colour}", colors)  # fmt: skip
+        config.colors = dict(colors)
+    if "highlight" in data:
+        _expect(data["highlight"] in names, source, "highlight", f"a method name ({', '.join(sorted(names))})",
+                data["highlight"])  # fmt: skip
+        config.highlight = data["highlight"]
+    if "style" in data:
+        _expect(isinstance(data["style"], str), source, "style", "a matplotlib style name", data["style"])
+        config.style = data["style"]
 
 
 def _figure_formats(value: Any, source: str = "--figures") -> tuple[str, ...]:
@@ -822,6 +858,10 @@ def run_suite(
 
     warn = warn or (lambda message: print(message, file=sys.stderr))
     _check_output_folder(config)
+    if config.xlsx:
+        from .combined import check_xlsx
+
+        check_xlsx()
     if config.figures and importlib.util.find_spec("matplotlib") is None:
         raise InputError("figures need matplotlib: pip install 'segmetrics-torch[plot]' (or --figures none)")
     device = None
@@ -1067,6 +1107,16 @@ def add_suite_arguments(evaluate: argparse.ArgumentParser, positive_int, non_neg
         help="figure formats, comma-separated of png,pdf,svg, or none (default: png,pdf)",
     )
     group.add_argument("--no-progress", dest="suite_no_progress", action="store_true", help="no progress bars")
+    group.add_argument(
+        "--xlsx", dest="suite_xlsx", action="store_true", default=None,
+        help="also write the combined table as combined.xlsx (needs openpyxl: pip install 'segmetrics-torch[xlsx]')",
+    )  # fmt: skip
+    group.add_argument(
+        "--method-order", dest="suite_method_order", metavar="LIST",
+        help="comma-separated method names: the order of table rows and legends (others follow)",
+    )  # fmt: skip
+    group.add_argument("--highlight", dest="suite_highlight", metavar="METHOD",
+                       help="draw this method's curves thick and on top (your method)")  # fmt: skip
 
 
 def _pred_argument(text: str, dataset: str) -> tuple[str, str]:
@@ -1145,6 +1195,19 @@ def config_from_args(args: argparse.Namespace) -> SuiteConfig:
         value = args.suite_figures.strip()
         config.figures = _figure_formats("none" if value == "none" else [f.strip() for f in value.split(",")])
     config.progress = not args.suite_no_progress
+    overrides = {}
+    if args.suite_xlsx is not None:
+        overrides["xlsx"] = args.suite_xlsx
+    if args.suite_method_order is not None:
+        overrides["method_order"] = [m.strip() for m in args.suite_method_order.split(",") if m.strip()]
+    if args.suite_highlight is not None:
+        overrides["highlight"] = args.suite_highlight
+    flags = {"xlsx": "--xlsx", "method_order": "--method-order", "highlight": "--highlight"}
+    try:
+        _presentation(config, overrides, "command line")
+    except InputError as error:
+        key = next(k for k in flags if f": {k}:" in str(error))
+        raise InputError(str(error).replace(f"command line: {key}:", f"{flags[key]}:")) from None
     return config
 
 
