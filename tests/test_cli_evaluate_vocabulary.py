@@ -321,3 +321,38 @@ def test_xlsx_without_openpyxl_is_a_friendly_error(tmp_path):
     )  # fmt: skip
     assert run.returncode == 2, run.stderr
     assert "error: --xlsx needs openpyxl: pip install 'segmetrics-torch[xlsx]'" in run.stderr
+
+
+# ------------------------------------------------------------------------------------------------ 11. measures
+
+
+def test_measures_choose_the_columns_in_both_forms(tmp_path):
+    from segmetrics_torch import ForegroundMeasures
+
+    gt = _write(tmp_path / "DS" / "GT", {f"im{i}": _mask(i) for i in range(3)})
+    pred = _write(tmp_path / "Net" / "DS", {f"im{i}": _pred(i) for i in range(3)})
+    out = tmp_path / "r.json"
+    run = _cli("foreground", "--pred", pred, "--gt", gt, "--measures", "s,MAE,simae,hce", "--json", out,
+               "--workers", "0")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    header = run.stdout.splitlines()[0].split()
+    assert header == ["method", "S-measure", "MAE", "siMAE", "HCE"]
+    results = json.loads(out.read_text())["results"]
+    metric = ForegroundMeasures(include=["size_invariant_mae", "human_correction_effort"])
+    metric.update(torch.from_numpy(np.stack([_pred(i) for i in range(3)])),
+                  torch.from_numpy(np.stack([_mask(i) for i in range(3)])))  # fmt: skip
+    expected = metric.compute()
+    for key in ("size_invariant_mae", "human_correction_effort", "s_measure"):
+        assert results[key] == pytest.approx(float(expected[key]), abs=1e-12)
+    bad = _cli("foreground", "--pred", pred, "--gt", gt, "--measures", "s,nope")
+    assert bad.returncode == 2 and "--measures" in bad.stderr and "simae" in bad.stderr
+
+    config = tmp_path / "eval.yaml"
+    config.write_text(
+        "datasets: {DS: DS/GT}\nmethods: {Net: 'Net/{dataset}'}\nfigures: false\n"
+        "options: {foreground: {measures: [maxf, simaxf, mae]}}\n"
+    )
+    run = _cli("--config", config, "--no-progress")
+    assert run.returncode == 0, run.stderr
+    table = (tmp_path / "segmetrics-report" / "tables.md").read_text()
+    assert "maxF ↑ | siMaxF ↑ | MAE ↓" in table and "S-measure" not in table

@@ -203,8 +203,9 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
 
     from ..io import find_pairs
     from .evaluation import evaluate_sod
+    from .measures import foreground_columns
     from .prescan import dataset_name, listing, method_name, raise_or_skip, scan_foreground
-    from .tables import SOD_COLUMNS, format_table, scalar_row, upsert_csv
+    from .tables import format_table, scalar_row, upsert_csv
 
     if args.output is not None:
         return _run_sod_as_report(args)
@@ -233,17 +234,18 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
     if not pairs:
         raise InputError("every image has a problem (listed above); nothing to evaluate")
 
+    columns, _, include = foreground_columns(args.measures)
     start = time.perf_counter()
     disable = args.no_progress or not sys.stderr.isatty()
     with tqdm(total=len(pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
         results, metric = evaluate_sod(
             pairs, device=device, batch_size=args.batch_size, workers=args.workers, progress=progress,
-            resize=args.resize, per_image=True,
+            resize=args.resize, per_image=True, include=include,
         )  # fmt: skip
     elapsed = time.perf_counter() - start
 
     rows = {name: scalar_row(results)}
-    print(format_table(rows, SOD_COLUMNS))
+    print(format_table(rows, columns))
     count = int(metric.count)
     total = len(pairing.pairs) + len(pairing.missing)
     of = f" of {total} ground truths" if count != total else ""
@@ -265,6 +267,7 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
                 "gt_binarisation": "> 128 (a 0/1 mask: == 1)",
                 "resize": args.resize,
                 "pairing": pairing_options(args),
+                "measures": [key for key, _ in columns],
             },
             extra={"dataset": dataset, "curve_convention": CURVE_CONVENTION,
                    "problems": [p.as_dict() for p in scan.problems], "skipped": [p.as_dict() for p in bad]},
@@ -272,13 +275,14 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
             results={**results, "per_image": per_image},
         )  # fmt: skip
         print(f"Wrote {json_path}")
-    keys = [key for key, _ in SOD_COLUMNS]
+    keys = [key for key, _ in columns]
     if csv_path is not None:
         row = {"method": name, "dataset": dataset, "num_images": count, **{k: rows[name].get(k) for k in keys}}
         action = upsert_csv(csv_path, [row], ("method", "dataset"), "--csv")
         print(f"{action.capitalize()} {csv_path} (row {name} / {dataset})")
     if per_image_path is not None:
-        image_rows = [{"method": name, "dataset": dataset, "image": stem, **{k: values.get(k) for k in keys}}
+        # per image: the measures computed image by image (the included ones are dataset-level accumulators)
+        image_rows = [{"method": name, "dataset": dataset, "image": stem, **{k: values[k] for k in keys if k in values}}
                       for stem, values in per_image.items()]  # fmt: skip
         action = upsert_csv(per_image_path, image_rows, ("method", "dataset", "image"), "--per-image-csv")
         print(f"{action.capitalize()} {per_image_path} ({len(image_rows)} rows of {name} / {dataset})")
@@ -306,6 +310,7 @@ def _run_sod_as_report(args: argparse.Namespace) -> int:
         "device": args.device,
         "batch_size": args.batch_size,
         "workers": args.workers,
+        **({"options": {"foreground": {"measures": args.measures}}} if args.measures else {}),
         **{("pair_regex" if key == "pattern" else key): value for key, value in pairing_options(args).items() if value},
     }
     config = config_from_mapping(data, Path.cwd(), "command line")
@@ -773,6 +778,20 @@ def _build_parser() -> argparse.ArgumentParser:
         help="add this run's per-image scores (one row per image) to a CSV file, as --csv does",
     )
     sod.add_argument("--dataset", metavar="NAME", help="dataset name (default: from the ground-truth path)")
+    from .measures import DEFAULT_FOREGROUND_MEASURES, FOREGROUND_MEASURES, check_foreground_measures
+
+    sod.add_argument(
+        "--measures",
+        type=_number(
+            check_foreground_measures,
+            f"comma-separated names of {','.join(FOREGROUND_MEASURES)}",
+            lambda v: v is not None,
+        ),
+        metavar="LIST",
+        help=f"the table's measures, comma-separated, of {','.join(FOREGROUND_MEASURES)} (default: "
+        f"{','.join(DEFAULT_FOREGROUND_MEASURES)}; si*, *msiou, hce, cm, meanber, meankappa, meanacc are computed by "
+        "ForegroundMeasures(include=...)'s measures, only when asked)",
+    )
     from .prescan import add_input_options
 
     add_input_options(sod)

@@ -559,6 +559,7 @@ def evaluate_sod(
     progress=None,
     images: Iterable[tuple[str, Any, Any]] | None = None,
     per_image: bool = False,
+    include: Sequence[str] = (),
 ):
     """Every foreground measure of a dataset, PySODMetrics-exact: the sums and ``compute()`` of
     :class:`~segmetrics_torch.ForegroundMeasures` in ``app.foreground_sums.ForegroundSums``.
@@ -574,6 +575,8 @@ def evaluate_sod(
         images: the decoded pairs, already streaming (:class:`DecodeStream` of :func:`decode_tasks`), instead of
             decoding ``pairs`` here.
         per_image: keep every image's scalars in ``metric.per_image`` (``{stem: {measure: value}}``).
+        include: the measures of ``ForegroundMeasures(include=...)`` to compute too (their Metric classes, which
+            import torchmetrics: only when asked); their results join ``results`` under their names.
 
     Returns:
         ``(results, metric)``: ``metric.compute()`` (nested dict of tensors, curves included) and the accumulator
@@ -583,12 +586,22 @@ def evaluate_sod(
     from .foreground_sums import ForegroundSums
 
     metric = ForegroundSums(device=device, per_image=per_image)
+    extra = {}
+    if include:
+        from ..metrics.foreground import _included_metrics
+
+        extra = {name: m.to(device) for name, m in _included_metrics(list(include), normalize=True,
+                                                                       validate_args=True).items()}  # fmt: skip
     if images is None:
         images = decode_pairs(decode_tasks(pairs, "sod", resize=resize), workers)
     images = _counted(images, progress)
     for names, preds, target in _batches(images, batch_size, device):
         metric.update(preds, target, names)
+        for m in extra.values():
+            m.update(preds, target)
     results = metric.compute()
+    if extra:
+        results = {**results, **{name: m.compute() for name, m in extra.items()}}
     sync(device)
     return results, metric
 

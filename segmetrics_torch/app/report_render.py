@@ -73,7 +73,13 @@ def table_columns(family: str, records: Mapping[str, Mapping[str, Any]]) -> tupl
     from .tables import SOD_COLUMNS
 
     if family == "sod":
-        return list(SOD_COLUMNS), ["mae"]
+        from .measures import foreground_columns
+
+        names = next((r["settings"].get("measures") for r in records.values() if r["settings"].get("measures")), None)
+        if names is None:
+            return list(SOD_COLUMNS), ["mae"]
+        columns, lower, _ = foreground_columns(names)
+        return columns, lower
     if family == "boundary":
         return list(BOUNDARY_SUMMARY_COLUMNS), []
     if family == "proposals":

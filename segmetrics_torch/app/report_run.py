@@ -59,6 +59,7 @@ from .evaluation import (
     match_folders,
     partition_formats,
 )
+from .measures import FOREGROUND_MEASURES, check_foreground_measures
 
 __all__ = [
     "FAMILIES",
@@ -204,7 +205,12 @@ def _check_family_options(family: str, options: Any, source: str, path: str) -> 
 
     _expect(isinstance(options, Mapping), source, path, "a mapping of options", options)
     allowed: dict[str, tuple[Callable[[Any], bool], str]] = {
-        "sod": {},
+        "sod": {
+            "measures": (
+                lambda v: isinstance(v, list) and check_foreground_measures(v) is not None,
+                f"a list of some of {', '.join(FOREGROUND_MEASURES)}",
+            ),
+        },
         "boundary": {
             "thresholds": (lambda v: _is_int(v) and v >= 1, "a positive integer"),
             "max_dist": (lambda v: _is_number(v) and v > 0, "a positive number"),
@@ -248,7 +254,7 @@ def _check_family_options(family: str, options: Any, source: str, path: str) -> 
     if family == "partition" and "thresholds" in options and "num_regions" in options:
         raise InputError(f"{_where(source, path)}: give thresholds or num_regions, not both")
     defaults = {
-        "sod": {},
+        "sod": {"measures": None},
         "boundary": {"thresholds": 99, "max_dist": 0.0075, "thin": True},
         "partition": {
             "measures": None,
@@ -696,6 +702,8 @@ def _plan_job(
     if family == "sod":
         input_format = gt_format = "gray"
         settings = {**SOD_SETTINGS, "resize": config.resize}
+        if options.get("measures"):
+            settings["measures"] = check_foreground_measures(options["measures"])
     elif family == "boundary":
         input_format, gt_format = boundary_formats(pred_kind, gt_kind, dataset.gt_labels, dataset.gt)
         resize = config.resize and input_format == "soft"
@@ -746,7 +754,10 @@ def _compute(job: Job, config: SuiteConfig, device, progress, images) -> dict[st
     derived: dict[str, Any] = {}
     start = time.perf_counter()
     if job.family == "sod":
-        results, metric = evaluate_sod(pairs, resize=config.resize, per_image=True, **run)
+        from .measures import foreground_columns
+
+        include = foreground_columns(job.settings.get("measures"))[2]
+        results, metric = evaluate_sod(pairs, resize=config.resize, per_image=True, include=include, **run)
         results = {**results, "per_image": metric.per_image}
     elif job.family == "boundary":
         summary = evaluate_boundary(
