@@ -356,3 +356,15 @@ def test_measures_choose_the_columns_in_both_forms(tmp_path):
     assert run.returncode == 0, run.stderr
     table = (tmp_path / "segmetrics-report" / "tables.md").read_text()
     assert "maxF ↑ | siMaxF ↑ | MAE ↓" in table and "S-measure" not in table
+
+
+def test_report_form_json_and_csv_flags_mean_what_they_mean_in_the_single_form(tmp_path):
+    gt = _write(tmp_path / "DS" / "GT", {f"im{i}": _mask(i) for i in range(3)})
+    pred = _write(tmp_path / "Net" / "DS", {f"im{i}": _pred(i) for i in range(3)})
+    single, report = tmp_path / "single.csv", tmp_path / "report.csv"
+    assert _cli("foreground", "--pred", pred, "--gt", gt, "--csv", single, "--workers", "0").returncode == 0
+    run = _cli("--gt", gt, "--pred", pred, "--csv", report, "--json", tmp_path / "r.json", "--figures", "none",
+               "--output", tmp_path / "out", "--no-progress")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert single.read_text() == report.read_text()
+    assert "DS" in json.loads((tmp_path / "r.json").read_text())["results"]

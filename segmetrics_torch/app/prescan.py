@@ -72,6 +72,7 @@ class Scan:
     """The problems of a set of pairs, and which images must be left out to evaluate the rest."""
 
     problems: list[Problem] = field(default_factory=list)
+    pairs: int = 0
 
     def fatal(self, allow_missing: bool, resize: bool) -> list[Problem]:
         allowed = set()
@@ -131,7 +132,7 @@ def scan_foreground(
         workers: threads reading files (PIL and zlib release the GIL while decoding).
         gt_cache: results of ground-truth files already scanned (several methods share one dataset).
     """
-    scan = Scan([Problem("missing", s) for s in missing] + [Problem("extra", s) for s in extra])
+    scan = Scan([Problem("missing", s) for s in missing] + [Problem("extra", s) for s in extra], len(pairs))
     gt_cache = {} if gt_cache is None else gt_cache
     todo = sorted({Path(g) for _, _, g in pairs} - set(gt_cache))
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
@@ -186,9 +187,12 @@ def raise_or_skip(
     count = sum(map(len, fatal.values()))
     if count and not skip_bad:
         flags = sorted({KINDS[p.kind][1] for problems in fatal.values() for p in problems} | {"--skip-bad"})
+        unpaired = sum(scan.count("missing") + scan.count("extra") for _, scan in scans)
+        paired = sum(scan.pairs for _, scan in scans)
+        names = f"; if the names differ, map them with {PAIRING_FLAGS}" if unpaired and unpaired >= paired else ""
         lines = [
             f"{count} problem(s) in the inputs, found before evaluating (nothing was computed); fix them, or pass "
-            f"{', '.join(flags)} (--skip-bad evaluates the other images):"
+            f"{', '.join(flags)} (--skip-bad evaluates the other images){names}:"
         ]
         for label, scan in scans:
             if scan.problems:

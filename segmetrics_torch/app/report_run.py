@@ -1103,6 +1103,18 @@ def add_suite_arguments(evaluate: argparse.ArgumentParser, positive_int, non_neg
         help="foreground, with --allow-missing / --skip-bad: compare the methods of a dataset on the images they all "
         "have (common, default; the tables say so) or each on its own images (each; counts in every table)",
     )
+    group.add_argument(
+        "--json", dest="suite_json", metavar="FILE",
+        help="also write every record (numbers, curves, per-image scores) to FILE, as the single-folder form",
+    )  # fmt: skip
+    group.add_argument(
+        "--csv", dest="suite_csv", metavar="FILE",
+        help="merge the foreground rows (method, dataset, images, measures) into FILE, as the single-folder form",
+    )  # fmt: skip
+    group.add_argument(
+        "--per-image-csv", dest="suite_per_image_csv", metavar="FILE",
+        help="merge the foreground per-image rows into FILE, as the single-folder form",
+    )  # fmt: skip
     group.add_argument("--cache", dest="suite_cache", metavar="DIR", help="cache folder (default: OUTPUT/cache)")
     group.add_argument("--no-cache", dest="suite_no_cache", action="store_true", help="neither read nor write a cache")
     group.add_argument(
@@ -1227,7 +1239,56 @@ def run_from_args(args: argparse.Namespace, resolve_device: Callable[[str], Any]
     if args.suite_config is None and args.suite_gt is None and not args.suite_pred:
         args.subparser.print_help(sys.stderr)
         return 2
-    run_suite(config_from_args(args), resolve_device=resolve_device)
+    outputs = _check_file_outputs(args)
+    result = run_suite(config_from_args(args), resolve_device=resolve_device)
+    _write_file_outputs(result, outputs)
     return 0
+
+
+def _check_file_outputs(args: argparse.Namespace) -> dict[str, Path]:
+    """``--json`` / ``--csv`` / ``--per-image-csv`` of the report form, checked before anything runs."""
+    outputs = {}
+    for option in ("json", "csv", "per_image_csv"):
+        value = getattr(args, f"suite_{option}", None)
+        if value is None:
+            continue
+        flag = "--" + option.replace("_", "-")
+        path = Path(value)
+        if path.is_dir():
+            raise InputError(f"{flag} {path} is a directory; give a file name")
+        if not path.parent.is_dir():
+            raise InputError(f"{flag} {path}: the folder {path.parent} does not exist")
+        outputs[option] = path
+    return outputs
+
+
+def _write_file_outputs(result: SuiteResult, outputs: Mapping[str, Path]) -> None:
+    """The single-folder form's files from a report's records: ``--json`` (results.json's records), ``--csv`` and
+    ``--per-image-csv`` (the foreground rows, merged by method and dataset as ``evaluate foreground`` merges them)."""
+    from .report_render import table_columns, table_row
+    from .tables import upsert_csv, write_json
+
+    if "json" in outputs:
+        write_json(outputs["json"], {"results": result.records})
+        print(f"Wrote {outputs['json']}")
+    rows, images = [], []
+    for dataset, families in result.records.items():
+        by_method = families.get("sod", {})
+        if not by_method:
+            continue
+        keys = [key for key, _ in table_columns("sod", by_method)[0]]
+        for method, record in by_method.items():
+            values = table_row("sod", record["results"])
+            rows.append({"method": method, "dataset": dataset, "num_images": record["num_images"],
+                         **{k: values.get(k) for k in keys}})  # fmt: skip
+            for image, scores in (record["results"].get("per_image") or {}).items():
+                images.append({"method": method, "dataset": dataset, "image": image,
+                               **{k: scores[k] for k in keys if k in scores}})  # fmt: skip
+    if "csv" in outputs:
+        upsert_csv(outputs["csv"], rows, ("method", "dataset"), "--csv")
+        print(f"Wrote {outputs['csv']} ({len(rows)} foreground row(s))")
+    if "per_image_csv" in outputs:
+        upsert_csv(outputs["per_image_csv"], images, ("method", "dataset", "image"), "--per-image-csv")
+        print(f"Wrote {outputs['per_image_csv']} ({len(images)} row(s))")
 
 
