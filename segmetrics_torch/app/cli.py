@@ -209,6 +209,8 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
 
     if args.output is not None:
         return _run_sod_as_report(args)
+    if args.figures is not None:
+        raise InputError("--figures applies to the report of --output DIR; add --output or leave out --figures")
     device = _device(args.device)
     json_path = _check_output(args.json, "--json")
     csv_path = _check_output(args.csv, "--csv")
@@ -248,7 +250,7 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
     print(format_table(rows, columns))
     count = int(metric.count)
     total = len(pairing.pairs) + len(pairing.missing)
-    of = f" of {total} ground truths" if count != total else ""
+    of = f" of {total}" if count != total else ""
     print(f"Evaluated {count}{of} image(s) of {args.pred} against {args.gt} ({dataset}) on {device} in {elapsed:.2f} s")
     per_image = metric.per_image or {}
     if json_path is not None:
@@ -313,6 +315,9 @@ def _run_sod_as_report(args: argparse.Namespace) -> int:
         **({"options": {"foreground": {"measures": args.measures}}} if args.measures else {}),
         **{("pair_regex" if key == "pattern" else key): value for key, value in pairing_options(args).items() if value},
     }
+    if args.figures is not None:
+        value = args.figures.strip()
+        data["figures"] = False if value == "none" else [f.strip() for f in value.split(",")]
     config = config_from_mapping(data, Path.cwd(), "command line")
     config.progress = not args.no_progress
     run_suite(config, resolve_device=_device)
@@ -762,6 +767,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "--output",
         metavar="DIR",
         help="write a report folder (tables.md/.tex, csv/, results.json, figures/) as `evaluate --config` does",
+    )
+    sod.add_argument(
+        "--figures", metavar="LIST", help="with --output: figure formats, comma-separated of png,pdf,svg, or none"
     )
     sod.add_argument(
         "--json", metavar="FILE", help="write every number (curves and per-image scores included) and metadata as JSON"

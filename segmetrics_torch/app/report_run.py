@@ -579,8 +579,10 @@ SOD_SETTINGS: dict[str, Any] = {
     "alpha": 0.5,
     "empty_quadrant": "nan",
     "edt_backend": "auto",
-    "gt_binarisation": "> 128",
+    "gt_binarisation": "> 128 (a mask holding only 0 and 1: == 1)",
     "reader": "cv2.imread(path, IMREAD_GRAYSCALE) (segmetrics_torch.io.read_gray_map)",
+    # part of the cache key: records cached before per-image scores existed are recomputed, not shown without them
+    "per_image": True,
 }
 
 
@@ -634,14 +636,22 @@ def _prescan(jobs: list[Job], config: SuiteConfig, warn: Callable[[str], None]) 
                                    gt_cache=gt_cache)  # fmt: skip
         scans.append((f"{job.dataset.name} / {job.family} / {job.method}", job.scan))
     bad = raise_or_skip(scans, allow_missing=config.allow_missing, resize=config.resize, skip_bad=config.skip_bad)
+    said: set[tuple[str, str]] = set()
     for job, (label, scan) in zip(scanned, scans, strict=True):
         job.skipped = [p.as_dict() for p in bad[label]]
         notes = [p for p in scan.problems if p not in bad[label]]
-        for line in listing(notes, prefix=""):
+        # findings of the ground truth (0/1 masks, empty masks) are the dataset's: said once, not per method
+        of_gt = [p for p in notes if p.kind in ("binary01", "empty")]
+        for line in listing(of_gt, prefix=""):
+            if (job.dataset.name, line) not in said:
+                said.add((job.dataset.name, line))
+                warn(f"note: dataset {job.dataset.name}: {line}")
+        for line in listing([p for p in notes if p not in of_gt], prefix=""):
             warn(f"note: {label}: {line}")
         for line in listing(bad[label], prefix=""):
             warn(f"skipped: {label}: {line}")
         left_out = {p.image for p in bad[label]}
+        job.gt_total = len(job.pairing.pairs) + len(job.pairing.missing)
         job.pairing = replace(job.pairing, pairs=[pair for pair in job.pairing.pairs if pair[0] not in left_out])
         if not job.pairing.pairs:
             raise InputError(f"{label}: every image has a problem (listed above); nothing to evaluate")
@@ -657,7 +667,6 @@ def _prescan(jobs: list[Job], config: SuiteConfig, warn: Callable[[str], None]) 
                     "images with --compare-on each"
                 )
             for job in group:
-                job.gt_total = len({stem for stem, _, _ in job.pairing.pairs} | set(job.pairing.missing))
                 job.pairing = replace(job.pairing, pairs=[pair for pair in job.pairing.pairs if pair[0] in common])
 
 
