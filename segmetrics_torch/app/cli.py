@@ -3,12 +3,16 @@
 Usage::
 
     segmetrics demo [--n 24] [--device auto] [--seed 0]
-    segmetrics evaluate --config eval.yaml [--output DIR] [--device cpu] [--workers N] [--skip-missing] [--resize]
-                        [--no-cache | --cache DIR] [--figures png,pdf|none]     (many methods x datasets: a report;
-                                                                                 see segmetrics_torch.app.report_run)
-    segmetrics evaluate --gt DIR --pred [NAME=]DIR [--pred ...] [--family sod|boundary|partition|proposals] [...]
-    segmetrics evaluate sod --pred DIR --gt DIR [--json FILE] [--csv FILE] [--device cpu] [--batch-size 16]
-                            [--allow-missing] [--no-progress] [--name NAME]
+    segmetrics evaluate --config eval.yaml [--output DIR] [--device cpu] [--workers N] [--allow-missing] [--skip-bad]
+                        [--resize] [--no-cache | --cache DIR] [--figures png,pdf|none] [--xlsx] [--highlight M]
+                        [--json FILE] [--csv FILE] [--per-image-csv FILE]   (many methods x datasets: a report;
+                                                                             see segmetrics_torch.app.report_run)
+    segmetrics evaluate --gt DIR --pred [NAME=]DIR [--pred ...] [--family foreground|boundary|partition|proposals]
+    segmetrics evaluate foreground (alias sod) --pred DIR --gt DIR [--json FILE] [--csv FILE] [--per-image-csv FILE]
+                            [--output DIR] [--measures LIST] [--allow-missing] [--skip-bad] [--resize]
+                            [--pred-suffix S] [--gt-suffix S] [--pred-prefix P] [--gt-prefix P] [--pair-regex RE]
+                            [--device cpu] [--batch-size 16] [--no-progress] [--name NAME] [--dataset NAME]
+                            (options of both forms: docs/evaluate.md)
     segmetrics evaluate boundary --pred DIR --gt DIR [--gt-labels] [--thresholds 99] [--max-dist 0.0075] [--no-thin]
                                  [--out-dir DIR] [--json FILE] [--device cpu] [--batch-size 8] [--allow-missing]
                                  [--no-progress] [--name NAME]

@@ -884,6 +884,14 @@ def run_suite(
         check_xlsx()
     if config.figures and importlib.util.find_spec("matplotlib") is None:
         raise InputError("figures need matplotlib: pip install 'segmetrics-torch[plot]' (or --figures none)")
+    if config.figures and config.style is not None:
+        import matplotlib.style
+
+        if config.style not in matplotlib.style.available and not Path(config.style).is_file():
+            raise InputError(
+                f"{config.source}: style: {config.style!r} is not a matplotlib style (available: "
+                f"{', '.join(sorted(matplotlib.style.available)[:8])} ...; or a .mplstyle file)"
+            )
     device = None
     device_type = _device_type(config.device)
     if device_type is None:
