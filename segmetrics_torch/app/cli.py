@@ -191,6 +191,13 @@ def _run_demo(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------------ evaluate sod
 
 
+def _default_name(args: argparse.Namespace) -> str:
+    """The method's name from the prediction path, never a generic leaf (``preds/MyNet/BSDS500`` -> ``MyNet``)."""
+    from .prescan import dataset_name, method_name
+
+    return method_name(args.pred, dataset_name(args.gt))
+
+
 def pairing_options(args: argparse.Namespace) -> dict[str, Any]:
     """The name-mapping flags of ``args`` as :func:`segmetrics_torch.io.find_pairs` keywords."""
     return {
@@ -442,7 +449,7 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
     pairing, pred_kind, gt_kind = _match_folders(args)
     input_format, gt_format = boundary_formats(pred_kind, gt_kind, args.gt_labels, args.gt)
     _check_pairing(pairing, args)
-    name = args.name or Path(args.pred).resolve().name
+    name = args.name or _default_name(args)
     stems = [stem for stem, _, _ in pairing.pairs]
     options = {"thresholds": args.thresholds, "max_dist": args.max_dist, "thin": not args.no_thin}
 
@@ -533,7 +540,7 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
         raise InputError(
             f"{option} applies to ucm2 hierarchies only, but {args.pred} holds {PREDICTION_FORMATS[input_format]}"
         )
-    name = args.name or Path(args.pred).resolve().name
+    name = args.name or _default_name(args)
     stems = [stem for stem, _, _ in pairing.pairs]
     options = {"measures": args.measures, "gamma_obj": args.gamma_obj, "max_dist": args.max_dist}
 
@@ -623,7 +630,7 @@ def _run_evaluate_proposals(args: argparse.Namespace) -> int:
     _check_pairing(pairing, args)
     counts = sorted(set(args.counts or MCG_PROPOSAL_COUNTS))
     void_label = None if args.void_label < 0 else args.void_label
-    name = args.name or Path(args.pred).resolve().name
+    name = args.name or _default_name(args)
     start = time.perf_counter()
     disable = args.no_progress or not sys.stderr.isatty()
     with tqdm(total=len(pairing.pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
