@@ -368,3 +368,9 @@ def test_report_form_json_and_csv_flags_mean_what_they_mean_in_the_single_form(t
     assert run.returncode == 0, run.stderr
     assert single.read_text() == report.read_text()
     assert "DS" in json.loads((tmp_path / "r.json").read_text())["results"]
+
+
+def test_method_name_stays_below_the_shared_folder(tmp_path):
+    # exp/pred beside exp/gt: nothing above `exp` names the method; the folder's own name does
+    assert method_name(tmp_path / "exp" / "pred", "exp", tmp_path / "exp" / "gt") == "pred"
+    assert method_name(tmp_path / "preds" / "MyNet" / "DUTS-TE", "DUTS-TE", tmp_path / "DUTS-TE" / "GT") == "MyNet"

@@ -195,7 +195,7 @@ def _default_name(args: argparse.Namespace) -> str:
     """The method's name from the prediction path, never a generic leaf (``preds/MyNet/BSDS500`` -> ``MyNet``)."""
     from .prescan import dataset_name, method_name
 
-    return method_name(args.pred, dataset_name(args.gt))
+    return method_name(args.pred, dataset_name(args.gt), args.gt)
 
 
 def pairing_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -233,7 +233,7 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
     if not pairing.pairs:
         _check_pairing(pairing, args)
     dataset = args.dataset or dataset_name(args.gt)
-    name = args.name or method_name(args.pred, dataset)
+    name = args.name or method_name(args.pred, dataset, args.gt)
 
     # every problem of every file at once, before any measure runs
     scan = scan_foreground(pairing.pairs, pairing.missing, pairing.unmatched, workers=max(1, args.workers))
@@ -312,7 +312,7 @@ def _run_sod_as_report(args: argparse.Namespace) -> int:
             flag = "--" + option.replace("_", "-")
             raise InputError(f"{flag} and --output: give one (--output DIR writes results.json and CSV files there)")
     dataset = args.dataset or dataset_name(args.gt)
-    name = args.name or method_name(args.pred, dataset)
+    name = args.name or method_name(args.pred, dataset, args.gt)
     data = {
         "datasets": {dataset: {"gt": str(Path(args.gt).resolve()), "families": ["foreground"]}},
         "methods": {name: str(Path(args.pred).resolve())},

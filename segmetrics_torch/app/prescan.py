@@ -243,12 +243,22 @@ def dataset_name(gt_dir: str | Path) -> str:
     return Path(gt_dir).resolve().name or "dataset"
 
 
-def method_name(pred_dir: str | Path, dataset: str | None = None) -> str:
+def method_name(pred_dir: str | Path, dataset: str | None = None, gt_dir: str | Path | None = None) -> str:
     """A method's name from its prediction folder: the nearest folder up the path that is neither a role
-    (``preds``, ``results`` ...) nor the dataset's name (``<root>/<method>/<dataset>`` -> ``<method>``)."""
+    (``preds``, ``results`` ...) nor the dataset's name (``<root>/<method>/<dataset>`` -> ``<method>``). With
+    ``gt_dir``, only the folders below the one the two paths share are candidates (``exp/pred`` beside ``exp/gt``
+    names nothing above ``exp``); when none qualifies, the prediction folder's own name."""
     parts = Path(pred_dir).resolve().parts
+    start = 1
+    if gt_dir is not None:
+        shared = 0
+        for a, b in zip(parts, Path(gt_dir).resolve().parts, strict=False):
+            if a != b:
+                break
+            shared += 1
+        start = max(1, shared)
     skip = {_plain(dataset)} if dataset else set()
-    for part in reversed(parts[1:]):
+    for part in reversed(parts[start:]):
         if not _is_generic(part) and _plain(part) not in skip and _plain(_dataset_from(part)) not in skip:
             return part
     return Path(pred_dir).resolve().name or "method"

@@ -1159,13 +1159,13 @@ def add_suite_arguments(evaluate: argparse.ArgumentParser, positive_int, non_neg
                        help="draw this method's curves thick and on top (your method)")  # fmt: skip
 
 
-def _pred_argument(text: str, dataset: str) -> tuple[str, str]:
+def _pred_argument(text: str, dataset: str, gt: Path) -> tuple[str, str]:
     from .prescan import method_name
 
     name, sep, folder = text.partition("=")
     if not sep:
         folder = text
-        name = method_name(text, dataset)
+        name = method_name(text, dataset, gt)
     if not name or not folder:
         raise InputError(f"--pred {text!r}: expected DIR or NAME=DIR")
     return name, folder
@@ -1189,7 +1189,7 @@ def config_from_args(args: argparse.Namespace) -> SuiteConfig:
         name = args.suite_dataset or dataset_name(gt)
         methods: dict[str, str] = {}
         for text in args.suite_pred:
-            method, folder = _pred_argument(text, name)
+            method, folder = _pred_argument(text, name, gt)
             if method in methods:
                 raise InputError(f"--pred: two methods are named {method!r}; name them: --pred NAME=DIR")
             methods[method] = str(Path(folder).resolve())
