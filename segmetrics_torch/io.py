@@ -19,6 +19,7 @@ Convention (checked against OpenCV 4.14 in ``tests/test_io.py``):
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -205,8 +206,9 @@ def list_images(folder: str | Path, exts: Sequence[str] = IMAGE_EXTENSIONS, *, n
         ``{stem: path}`` sorted by stem. Hidden files (names starting with ``.``) are skipped.
 
     Raises:
-        ValueError: the folder does not exist or is not a directory, holds no image with one of ``exts``, or holds two
-            images with one stem and different extensions (``a.png`` and ``a.jpg``).
+        ValueError: the folder does not exist or is not a directory, holds no image with one of ``exts``, holds two
+            images with one stem and different extensions (``a.png`` and ``a.jpg``), or holds a broken symbolic link
+            with one of ``exts`` (a file the user meant to give).
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -214,10 +216,19 @@ def list_images(folder: str | Path, exts: Sequence[str] = IMAGE_EXTENSIONS, *, n
         raise ValueError(f"The {name} {folder} {what}.")
     wanted = {e.lower() if e.startswith(".") else f".{e.lower()}" for e in exts}
     found: dict[str, list[Path]] = {}
+    broken: list[str] = []
     for path in folder.iterdir():
-        if path.name.startswith(".") or path.suffix.lower() not in wanted or not path.is_file():
+        if path.name.startswith(".") or path.suffix.lower() not in wanted:
             continue
-        found.setdefault(path.stem, []).append(path)
+        if path.is_symlink() and not path.exists():
+            broken.append(f"{path.name} -> {os.readlink(path)}")
+            continue
+        if path.is_file():
+            found.setdefault(path.stem, []).append(path)
+    if broken:
+        # a dangling link is a file the user meant to give: never skipped silently
+        raise ValueError(f"The {name} {folder} holds broken symbolic links (their targets do not exist): "
+                         f"{_listing(sorted(broken))}.")  # fmt: skip
     if not found:
         raise ValueError(f"The {name} {folder} holds no image ({', '.join(sorted(wanted))}).")
     duplicates = {stem: paths for stem, paths in found.items() if len(paths) > 1}
@@ -404,8 +415,11 @@ def _loadmat(path: str | Path) -> dict:
         raise FileNotFoundError(f"No such .mat file: {path}")
     try:
         return scipy.io.loadmat(str(path))
-    except (ValueError, NotImplementedError) as err:  # v7.3 (HDF5) files and corrupt files
-        raise ValueError(f"Cannot read {path} as a MATLAB v5 .mat file: {err}") from err
+    except MemoryError:
+        raise
+    except Exception as err:  # v7.3 (HDF5), zero-byte and truncated files raise many types
+        # (MatReadError, ValueError, TypeError, EOFError, struct errors): all mean "not a readable .mat file"
+        raise ValueError(f"Cannot read {path} as a MATLAB v5 .mat file: {err or type(err).__name__}") from err
 
 
 def read_bsds_ground_truth(path: str | Path) -> BSDSGroundTruth:
@@ -463,8 +477,10 @@ def mat_variables(path: str | Path) -> list[str]:
         raise FileNotFoundError(f"No such .mat file: {path}")
     try:
         return [name for name, _, _ in scipy.io.whosmat(str(path))]
-    except (ValueError, NotImplementedError) as err:
-        raise ValueError(f"Cannot read {path} as a MATLAB v5 .mat file: {err}") from err
+    except MemoryError:
+        raise
+    except Exception as err:  # as in _loadmat
+        raise ValueError(f"Cannot read {path} as a MATLAB v5 .mat file: {err or type(err).__name__}") from err
 
 
 # ------------------------------------------------------------------------------------- object proposals
@@ -476,8 +492,10 @@ def _npz(path: Path) -> dict[str, np.ndarray]:
     try:
         with np.load(path, allow_pickle=False) as data:
             return {key: data[key] for key in data.files}
-    except (ValueError, OSError, EOFError) as error:
-        raise ValueError(f"{path}: cannot read it as a numpy .npz archive ({error}).") from None
+    except MemoryError:
+        raise
+    except Exception as error:  # BadZipFile, ValueError, OSError, EOFError, KeyError, zlib.error...
+        raise ValueError(f"{path}: cannot read it as a numpy .npz archive ({error or type(error).__name__}).") from None
 
 
 def _binary(array: np.ndarray, path: Path, what: str) -> np.ndarray:

@@ -5,8 +5,9 @@ distance transform, ``edt_backend="torch"``, as on CUDA). A ``TorchDispatchMode`
 ``update()`` (or of a loss's forward and backward) and the test asserts
 
 * no op that makes the host wait for the device: ``_local_scalar_dense`` (``.item()``, ``bool(t)``, ``int(t)``),
-  ``bincount`` (CUDA sizes its output from ``key.max()`` on the host), ``nonzero``, ``masked_select``, the ``unique`` family, ``repeat_interleave`` without ``output_size``, and
-  indexing or index-assignment with a boolean mask; ``Tensor.tolist``/``Tensor.numpy`` are patched to fail;
+  ``bincount`` (CUDA sizes its output from ``key.max()`` on the host), ``nonzero``, ``masked_select``, the ``unique``
+  family, ``repeat_interleave`` without ``output_size``, and indexing or index-assignment with a boolean mask;
+  ``Tensor.tolist``/``Tensor.numpy`` are patched to fail;
 * an op count that does not grow with the batch size (a batch is one pass, not a loop over images).
 
 The boundary, partition and proposal families synchronise by design (their matching and table kernels run on the

@@ -13,5 +13,23 @@ The library (``segmetrics_torch`` outside this package) never imports from here;
 * :mod:`.foreground_sums` -- the foreground accumulator without torchmetrics (start-up time);
 * :mod:`.errors` -- :class:`~.errors.InputError`, the one error the command reports as ``error:`` with exit 2.
 
-Importing this package imports nothing (building the parser imports no torch).
+Importing this package imports nothing (building the parser imports no torch), except that it installs a
+``sys.excepthook`` for ``KeyboardInterrupt`` only: a Ctrl-C that lands while the command's modules are still being
+imported (before ``main()`` can catch it) prints ``error: interrupted`` instead of a traceback; the interpreter then
+ends by SIGINT, which a shell reports as exit status 130. Every other exception goes to the previous hook.
 """
+
+from __future__ import annotations
+
+import sys
+
+
+def _quiet_interrupt(kind, value, tb, _previous=sys.excepthook):
+    if issubclass(kind, KeyboardInterrupt):
+        print("error: interrupted", file=sys.stderr)
+        return
+    _previous(kind, value, tb)
+
+
+if sys.excepthook is sys.__excepthook__:
+    sys.excepthook = _quiet_interrupt

@@ -126,14 +126,9 @@ def _device(name: str):
 
 def _check_output(path: str | None, option: str) -> Path | None:
     """Fail before the evaluation, not after it, when an output file cannot be written."""
-    if path is None:
-        return None
-    out = Path(path)
-    if out.is_dir():
-        raise InputError(f"{option} {out} is a directory; give a file name")
-    if not out.parent.is_dir():
-        raise InputError(f"{option} {out}: the folder {out.parent} does not exist")
-    return out
+    from .outputs import check_output
+
+    return check_output(path, option)
 
 
 def _check_pairing(pairing, args: argparse.Namespace) -> None:
@@ -261,8 +256,8 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
     print(format_table(rows, columns))
     count = int(metric.count)
     total = len(pairing.pairs) + len(pairing.missing)
-    of = f" of {total}" if count != total else ""
-    print(f"Evaluated {count}{of} image(s) of {args.pred} against {args.gt} ({dataset}) on {device} in {elapsed:.2f} s")
+    of = f" (of {total} ground truths)" if count != total else ""
+    print(f"Evaluated {count} image(s){of} of {args.pred} against {args.gt} ({dataset}) on {device} in {elapsed:.2f} s")
     per_image = metric.per_image or {}
     if json_path is not None:
         _write_report(
@@ -1011,6 +1006,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         The exit status: 0 ok, 2 usage or input error, 1 unexpected error, 130 interrupted. ``--help`` and argparse's
         own usage errors raise ``SystemExit`` (0 and 2) as usual.
     """
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # during start-up (importing torch) or argument parsing
+        print("error: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: Sequence[str] | None) -> int:
     import gc
 
     enabled = gc.isenabled()
@@ -1040,9 +1043,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: interrupted", file=sys.stderr)
         return 130
     except Exception as error:
+        if _interrupted(error):
+            # Ctrl-C while a compiled (numba) kernel ran surfaces as SystemError("... returned a result with an
+            # exception set") whose context is the KeyboardInterrupt: an interruption, not a bug
+            print("error: interrupted", file=sys.stderr)
+            return 130
+        if isinstance(error, OSError) and error.filename is not None:
+            # a file or folder the user named cannot be read or written (permissions, a folder where a file is
+            # expected, a vanished file): an input problem, named, not a traceback
+            print(f"error: {_os_error_line(error)}", file=sys.stderr)
+            return 2
         traceback.print_exc()
         print(f"error: unexpected {type(error).__name__}: {error} (a bug? please report it)", file=sys.stderr)
         return 1
+
+
+def _interrupted(error: BaseException) -> bool:
+    """Whether a KeyboardInterrupt is in ``error``'s chain of causes and contexts."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _os_error_line(error: OSError) -> str:
+    what = error.strerror or type(error).__name__
+    target = f"{error.filename} -> {error.filename2}" if error.filename2 is not None else str(error.filename)
+    return f"cannot access {target}: {what}"
 
 
 if __name__ == "__main__":

@@ -603,7 +603,25 @@ def evaluate_sod(
     if extra:
         results = {**results, **{name: m.compute() for name, m in extra.items()}}
     sync(device)
+    if metric.nan_s_images:
+        warn_nan_images(
+            "S-measure",
+            [pairs[i][0] for i in metric.nan_s_images],
+            len(pairs),
+            "the ground-truth centroid lies on the last row or column, which leaves an empty region quadrant "
+            "(PySODMetrics returns NaN there too)",
+        )
     return results, metric
+
+
+def warn_nan_images(measure: str, stems: Sequence[str], total: int, reason: str) -> None:
+    """One ``warning:`` line on stderr naming the measure, the images and the reason of a documented NaN."""
+    shown = ", ".join(stems[:8]) + (f" ... and {len(stems) - 8} more" if len(stems) > 8 else "")
+    print(
+        f"warning: {measure} is NaN for {len(stems)} of {total} image(s) ({shown}): {reason}; the dataset's {measure} "
+        "is NaN",
+        file=sys.stderr,
+    )
 
 
 def evaluate_boundary(

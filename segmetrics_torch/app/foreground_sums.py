@@ -51,6 +51,7 @@ class ForegroundSums:
         self.normalize = normalize
         self.validate_args = validate_args
         self.sums: dict[str, Tensor] = {}
+        self.nan_s_images: list[int] = []
         self.count = torch.zeros((), dtype=torch.int64, device=device)
         self.device = torch.device(device)
         #: ``{image name: {"mae": ..., "f_measure/max": ...}}`` when ``per_image`` (the suite's scalars of each image
@@ -73,6 +74,10 @@ class ForegroundSums:
         for name in (*SUITE_SCALARS, *SUITE_CURVES):
             total = values[name].to(self.device, torch.float64).sum(dim=0)
             self.sums[name] = self.sums[name] + total if name in self.sums else total
+        # positions (in update order) of the images whose S-measure is the documented NaN, so that the command can
+        # name them (a host sync: the app accumulates on the host anyway)
+        seen = int(self.count)
+        self.nan_s_images.extend(seen + int(i) for i in torch.isnan(values["s_measure"]).nonzero().flatten())
         self.count += next(iter(values.values())).shape[0]
         if self.per_image is not None and names is not None:
             self._keep_per_image(values, names)

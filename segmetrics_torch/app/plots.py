@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from .outputs import write_atomically
+
 __all__ = ["plot_pr_curves", "plot_proposal_recall", "plot_threshold_curves"]
 
 #: the panels of :func:`plot_proposal_recall`: (result key without prefix, y label)
@@ -43,7 +45,7 @@ def _array(value: Any) -> np.ndarray:
 
 def _save(fig, path: str | Path) -> Path:
     path = Path(path)
-    fig.savefig(path, dpi=150, bbox_inches="tight")
+    write_atomically(path, lambda t: fig.savefig(t, dpi=150, bbox_inches="tight"))
     return path
 
 
@@ -128,7 +130,9 @@ def _save_figure(fig, path: str | Path | Sequence[str | Path]) -> Path | list[Pa
     for p in paths:
         # no creation date in PDFs: the same results give the same bytes
         metadata = {"CreationDate": None} if p.suffix.lower() == ".pdf" else None
-        fig.savefig(p, dpi=200, bbox_inches="tight", metadata=metadata)
+        write_atomically(
+            p, lambda t, metadata=metadata: fig.savefig(t, dpi=200, bbox_inches="tight", metadata=metadata)
+        )
     return paths[0] if isinstance(path, (str, Path)) else paths
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,15 +128,16 @@ def scan_foreground(
     Args:
         pairs: ``(stem, pred_path, gt_path)``.
         missing, extra: ground-truth stems without a prediction, prediction stems without a ground truth.
-        workers: threads reading files (PIL and zlib release the GIL while decoding).
+        workers: unused (kept for the callers): the scan runs in the main thread, so that Ctrl-C meets no reading
+            thread (an interrupt during another thread's import prints a traceback) and exits 130 cleanly.
         gt_cache: results of ground-truth files already scanned (several methods share one dataset).
     """
     scan = Scan([Problem("missing", s) for s in missing] + [Problem("extra", s) for s in extra], len(pairs))
     gt_cache = {} if gt_cache is None else gt_cache
     todo = sorted({Path(g) for _, _, g in pairs} - set(gt_cache))
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        gt_cache.update(zip(todo, pool.map(_scan_gt, todo), strict=True))
-        preds = list(pool.map(_scan_pred, [Path(p) for _, p, _ in pairs]))
+    del workers
+    gt_cache.update((path, _scan_gt(path)) for path in todo)
+    preds = [_scan_pred(Path(p)) for _, p, _ in pairs]
     for (stem, pred_path, gt_path), (pred, pred_error) in zip(pairs, preds, strict=True):
         gt, gt_error = gt_cache[Path(gt_path)]
         for error, path in ((pred_error, pred_path), (gt_error, gt_path)):
@@ -190,14 +190,26 @@ def raise_or_skip(
         unpaired = sum(scan.count("missing") + scan.count("extra") for _, scan in scans)
         paired = sum(scan.pairs for _, scan in scans)
         names = f"; if the names differ, map them with {PAIRING_FLAGS}" if unpaired and unpaired >= paired else ""
-        lines = [
-            f"{count} problem(s) in the inputs, found before evaluating (nothing was computed); fix them, or pass "
-            f"{', '.join(flags)} (--skip-bad evaluates the other images){names}:"
-        ]
-        for label, scan in scans:
-            if scan.problems:
+        if count == 1:
+            # one problem: the error line itself names the file and what is wrong with it
+            label, problem = next((label, p[0]) for label, p in fatal.items() if p)
+            detail = f" ({problem.detail})" if problem.detail else ""
+            where = f"{label}: " if label else ""
+            lines = [
+                f"{where}{problem.image}: {KINDS[problem.kind][0]}{detail}; found before evaluating (nothing was "
+                f"computed); fix it, or pass {', '.join(flags)} (--skip-bad evaluates the other images){names}"
+            ]
+            others = [(label, [p for p in scan.problems if p is not problem]) for label, scan in scans]
+        else:
+            lines = [
+                f"{count} problem(s) in the inputs, found before evaluating (nothing was computed); fix them, or "
+                f"pass {', '.join(flags)} (--skip-bad evaluates the other images){names}:"
+            ]
+            others = [(label, scan.problems) for label, scan in scans]
+        for label, problems in others:
+            if problems:
                 lines.append(f"{label}:" if label else "")
-                lines.extend(listing(scan.problems, "  ", mark_notes=True))
+                lines.extend(listing(problems, "  ", mark_notes=True))
         raise InputError("\n".join(line for line in lines if line))
     return {label: [p for p in problems if p.kind not in ("missing", "extra")] for label, problems in fatal.items()}
 

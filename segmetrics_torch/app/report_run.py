@@ -32,6 +32,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -449,17 +450,60 @@ def load_config(path: str | Path) -> SuiteConfig:
     text = path.read_text(encoding="utf-8")
     if path.suffix.lower() == ".json":
         try:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_unique_json_keys)
+        except _DuplicateKey as error:
+            lines = [text.count("\n", 0, m.start()) + 1 for m in re.finditer(rf'"{re.escape(error.key)}"\s*:', text)]
+            where = f" (lines {' and '.join(map(str, lines))})" if len(lines) > 1 else ""
+            raise InputError(f"{path}: the key {error.key!r} appears twice in one object{where}; a later one would "
+                             "silently replace the earlier: merge them") from None  # fmt: skip
         except json.JSONDecodeError as error:
             raise InputError(f"{path}: not valid JSON ({error})") from None
     else:
         import yaml
 
         try:
-            data = yaml.safe_load(text)
+            data = yaml.load(text, Loader=_unique_keys_yaml_loader())
+        except _DuplicateKey as error:
+            first, second = error.lines
+            message = f"the key {error.key!r} appears twice in one mapping (lines {first} and {second})"
+            raise InputError(f"{path}: {message}; a later one would silently replace the earlier: merge them") from None
         except yaml.YAMLError as error:
             raise InputError(f"{path}: not valid YAML ({' '.join(str(error).split())})") from None
     return config_from_mapping(data, path.parent, str(path))
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str, lines: tuple[int, int] = (0, 0)) -> None:
+        super().__init__(key)
+        self.key, self.lines = key, lines
+
+
+def _unique_json_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _unique_keys_yaml_loader():
+    """A ``yaml.SafeLoader`` that rejects a mapping with a repeated key (PyYAML keeps the last one silently)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            first_line: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                line = key_node.start_mark.line + 1
+                if isinstance(key, str) and key in first_line:
+                    raise _DuplicateKey(key, (first_line[key], line))
+                if isinstance(key, str):
+                    first_line[key] = line
+            return super().construct_mapping(node, deep=deep)
+
+    return Loader
 
 
 # --------------------------------------------------------------------------------------------------------- cache
@@ -1002,6 +1046,11 @@ def _write_atomically(folder: Path, files: Mapping[str, Callable[[Path], None]])
     that the new ``tables.md`` does not describe. Files the report never wrote are not touched.
     """
     folder.mkdir(exist_ok=True)
+    # a run killed (SIGKILL, power loss) while writing leaves its temporary folder behind: the next run into the same
+    # output removes it (one run writes one output folder at a time, as documented)
+    for stale in folder.glob(".segmetrics-report-*"):
+        if stale.is_dir() and not stale.is_symlink():
+            shutil.rmtree(stale, ignore_errors=True)
     temp = Path(tempfile.mkdtemp(prefix=".segmetrics-report-", dir=folder))
     try:
         for relative, write in files.items():

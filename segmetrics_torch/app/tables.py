@@ -159,8 +159,10 @@ def to_jsonable(results: Any) -> Any:
 
 def write_json(path: str | Path, obj: Any) -> None:
     """Write ``to_jsonable(obj)`` as indented, strict JSON (no NaN) to ``path``."""
+    from .outputs import write_atomically
+
     text = json.dumps(to_jsonable(obj), indent=2, allow_nan=False)
-    Path(path).write_text(text + "\n", encoding="utf-8")
+    write_atomically(path, lambda p: p.write_text(text + "\n", encoding="utf-8"))
 
 
 def write_csv(path: str | Path, rows: Mapping[str, Mapping[str, Any]], index_header: str = "method") -> None:
@@ -169,14 +171,20 @@ def write_csv(path: str | Path, rows: Mapping[str, Mapping[str, Any]], index_hea
     Numbers are written with full precision (``str`` of a float round-trips), absent values as empty cells, NaN as
     ``nan``.
     """
+    from .outputs import write_atomically
+
     keys: list[str] = []
     for values in rows.values():
         keys.extend(k for k in values if k not in keys)
-    with Path(path).open("w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow([index_header, *keys])
-        for name, values in rows.items():
-            writer.writerow([name, *(str(values[k]) if k in values else "" for k in keys)])
+
+    def write(p: Path) -> None:
+        with p.open("w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            writer.writerow([index_header, *keys])
+            for name, values in rows.items():
+                writer.writerow([name, *(str(values[k]) if k in values else "" for k in keys)])
+
+    write_atomically(path, write)
 
 
 def write_rows(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> None:

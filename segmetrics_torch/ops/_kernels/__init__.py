@@ -13,4 +13,50 @@ Rules:
 * Kernels stay at module level in these stable module names, with ``cache=True``, so that numba's on-disk cache is
   keyed by a stable name. Importing ``segmetrics_torch.ops._kernels`` itself imports nothing (numba loads only with
   the submodule an op needs).
+* The on-disk cache is an optimisation, never a requirement. numba caches next to the kernels' source
+  (``__pycache__``) or in the user's cache folder, and raises ``RuntimeError: cannot cache function ...: no locator
+  available`` at import when neither is writable: a shared read-only install (a cluster module, a container) run by a
+  user with no writable home. :func:`ensure_writable_cache` runs before any kernel module is compiled: when
+  ``NUMBA_CACHE_DIR`` is unset and the package's ``__pycache__`` cannot be written, it points numba at a private
+  folder under the system's temporary directory (per user, mode 0700), so the kernels compile and are cached there.
 """
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+__all__ = ["ensure_writable_cache"]
+
+
+def _writable_folder(path: Path) -> bool:
+    # the probe numba's own cache locators use: create the folder, then a temporary file in it
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+    except OSError:
+        return False
+    return True
+
+
+def ensure_writable_cache() -> str | None:
+    """Give numba a writable cache folder when the in-tree one is not writable; returns the folder it set, if any."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return None
+    if _writable_folder(Path(__file__).resolve().parent / "__pycache__"):
+        return None
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    fallback = Path(tempfile.gettempdir()) / f"segmetrics-numba-cache-{uid}"
+    if not _writable_folder(fallback):
+        fallback = Path(tempfile.mkdtemp(prefix="segmetrics-numba-cache-"))
+    else:
+        fallback.chmod(0o700)
+    os.environ["NUMBA_CACHE_DIR"] = str(fallback)  # numba reads it at import; child processes inherit it
+    if "numba" in sys.modules:  # already imported: its config was read, set the value it consults when caching
+        sys.modules["numba"].config.CACHE_DIR = str(fallback)
+    return str(fallback)
+
+
+ensure_writable_cache()

@@ -1,0 +1,159 @@
+"""The command under faults (issue 20), as a user meets them, in subprocesses:
+
+* Ctrl-C at several moments of a report run (start-up, decoding, computation, writing): exit 130, one
+  ``error: interrupted`` line, no traceback, and the cache still valid (the next run equals a run without a cache);
+* a shared read-only install: the package copied where its numba cache folder cannot be created and no writable home
+  (the state in which numba raised ``cannot cache function ...: no locator available``): exit 0, the same numbers.
+
+The install test makes the folders unwritable by putting a *file* where numba wants to create its cache folders (a
+permission bit would not stop root, who runs CI), so it fails for the real reason without the fallback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _dataset(folder: Path, n: int, size: int, seed: int = 0) -> tuple[Path, Path]:
+    rng = np.random.default_rng(seed)
+    pred, gt = folder / "pred", folder / "gt"
+    pred.mkdir(parents=True)
+    gt.mkdir(parents=True)
+    yy, xx = np.mgrid[:size, :size]
+    for i in range(n):
+        cy, cx, r = rng.uniform(0.3, 0.7) * size, rng.uniform(0.3, 0.7) * size, rng.uniform(0.1, 0.3) * size
+        mask = (yy - cy) ** 2 + (xx - cx) ** 2 < r * r
+        soft = np.clip(mask * 180 + rng.normal(40, 30, mask.shape), 0, 255).astype(np.uint8)
+        Image.fromarray((mask * 255).astype(np.uint8)).save(gt / f"im{i:03d}.png")
+        Image.fromarray(soft).save(pred / f"im{i:03d}.png")
+    return pred, gt
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(extra)
+    return env
+
+
+def _report_command(config: Path, out: Path, cache: Path | None) -> list[str]:
+    cmd = [sys.executable, "-m", "segmetrics_torch.app.cli", "evaluate", "--config", str(config), "--output",
+           str(out), "--no-progress", "--figures", "none"]  # fmt: skip
+    return [*cmd, "--cache", str(cache)] if cache is not None else [*cmd, "--no-cache"]
+
+
+def _results(out: Path) -> dict:
+    """The report's results without the run times (the only field that differs between equal runs)."""
+    results = json.loads((out / "results.json").read_text())["results"]
+    for families in results.values():
+        for methods in families.values():
+            for entry in methods.values():
+                entry.pop("elapsed_s", None)
+    return results
+
+
+@pytest.mark.slow
+def test_ctrl_c_at_any_moment_exits_130_and_keeps_the_cache_valid(tmp_path: Path) -> None:
+    pred, gt = _dataset(tmp_path / "data", n=48, size=160)
+    config = tmp_path / "eval.yaml"
+    config.write_text(f"families: [sod]\ndatasets:\n  D: {{gt: {gt}}}\nmethods:\n  M: {{D: {pred}}}\n")
+    # the reference: one whole run without a cache (also compiles the kernels into numba's cache)
+    start = time.perf_counter()
+    ref = subprocess.run(_report_command(config, tmp_path / "ref", None), env=_env(), capture_output=True, text=True,
+                         timeout=600)  # fmt: skip
+    duration = time.perf_counter() - start
+    assert ref.returncode == 0, ref.stderr
+    expected = _results(tmp_path / "ref")
+
+    cache = tmp_path / "cache"
+    interrupted = 0
+    for fraction in (0.05, 0.3, 0.55, 0.8, 0.95):
+        out = tmp_path / f"out{fraction}"
+        # a new session: the signal goes to the whole process group, as a terminal's Ctrl-C does
+        proc = subprocess.Popen(_report_command(config, out, cache), env=_env(), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+        time.sleep(max(0.15, fraction * duration))
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=300)
+        assert "Traceback" not in err, err
+        if proc.returncode == -signal.SIGINT:
+            # the signal landed before main() could catch it: during the interpreter's start-up (the default action)
+            # or while the command's modules were imported (the app's excepthook prints one line); the process ends
+            # by SIGINT, which a shell reports as 130 too; nothing was written yet
+            interrupted += 1
+            assert err.strip() in ("", "error: interrupted") and not out.exists(), err
+        elif proc.returncode == 130:
+            interrupted += 1
+            assert err.strip().splitlines()[-1] == "error: interrupted", err
+            assert not (out / "results.json").exists() or _results(out) == expected  # never a half-written report
+        else:
+            assert proc.returncode == 0, err  # it had finished before the signal
+    assert interrupted >= 3
+    # the cache left by the interrupted runs is valid: a run that uses it gives the reference's numbers
+    final = subprocess.run(_report_command(config, tmp_path / "final", cache), env=_env(), capture_output=True,
+                           text=True, timeout=600)  # fmt: skip
+    assert final.returncode == 0, final.stderr
+    assert _results(tmp_path / "final") == expected
+
+
+@pytest.mark.slow
+def test_read_only_install_without_a_writable_home(tmp_path: Path) -> None:
+    pred, gt = _dataset(tmp_path / "data", n=3, size=40)
+    install = tmp_path / "install"
+    shutil.copytree(ROOT / "segmetrics_torch", install / "segmetrics_torch",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    for kernels in (install / "segmetrics_torch/ops/_kernels").glob("__init__.py"):
+        (kernels.parent / "__pycache__").write_text("a file where numba would create its cache folder")
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    env = dict(os.environ)
+    env.pop("NUMBA_CACHE_DIR", None)
+    env.update(PYTHONPATH=str(install), HOME=str(blocked / "home"), XDG_CACHE_HOME=str(blocked / "cache"),
+               TMPDIR=str(tmp_path))  # fmt: skip
+    cmd = [sys.executable, "-m", "segmetrics_torch.app.cli", "evaluate", "sod", "--pred", str(pred), "--gt", str(gt),
+           "--no-progress", "--json", str(tmp_path / "ro.json")]  # fmt: skip
+    run = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert "Traceback" not in run.stderr
+    assert list(tmp_path.glob("segmetrics-numba-cache-*")), "the kernels were cached in the temporary folder"
+    # the same numbers as the normal install
+    normal = subprocess.run([*cmd[:-1], str(tmp_path / "rw.json")], env=_env(), cwd=tmp_path, capture_output=True,
+                            text=True, timeout=600)  # fmt: skip
+    assert normal.returncode == 0, normal.stderr
+    assert json.loads((tmp_path / "ro.json").read_text())["results"] == json.loads(
+        (tmp_path / "rw.json").read_text()
+    )["results"]
+
+
+def test_cache_fallback_only_when_the_install_is_not_writable(monkeypatch, tmp_path: Path) -> None:
+    from segmetrics_torch.ops import _kernels
+
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    assert _kernels.ensure_writable_cache() is None  # this checkout's __pycache__ is writable
+    real = _kernels._writable_folder
+    monkeypatch.setattr(_kernels, "_writable_folder", lambda path: "segmetrics-numba-cache" in str(path) and real(path))
+    monkeypatch.setattr(_kernels.tempfile, "gettempdir", lambda: str(tmp_path))
+    import numba
+
+    before = numba.config.CACHE_DIR
+    try:
+        folder = _kernels.ensure_writable_cache()
+        assert folder == str(tmp_path / f"segmetrics-numba-cache-{os.getuid()}")
+        assert os.environ["NUMBA_CACHE_DIR"] == folder and numba.config.CACHE_DIR == folder
+        assert _kernels.ensure_writable_cache() is None  # NUMBA_CACHE_DIR set by the user (or by us): left alone
+    finally:
+        numba.config.CACHE_DIR = before
