@@ -667,7 +667,7 @@ def _prescan(jobs: list[Job], config: SuiteConfig, warn: Callable[[str], None]) 
     """Every problem of every foreground job in one error (or, with ``skip_bad``, the bad images left out and
     recorded); notes printed once per kind; then, by default, each dataset's methods restricted to the images they
     all have (``compare_on: common``)."""
-    from .prescan import listing, raise_or_skip, scan_foreground
+    from .prescan import Problem, Scan, listing, raise_or_skip, scan_foreground
 
     scanned = [job for job in jobs if job.family == "sod"]
     if not scanned:
@@ -675,6 +675,16 @@ def _prescan(jobs: list[Job], config: SuiteConfig, warn: Callable[[str], None]) 
     gt_cache: dict[Path, Any] = {}
     scans = []
     for job in scanned:
+        if config.cache is not None:
+            # a result cached for exactly these pairs was computed without leaving any out, so their files had no
+            # fatal problem: a re-run reads no image (as before the pre-scan existed); unpaired names still count
+            _fingerprint(job, config)
+            cached = ResultCache(config.cache, lambda _: None).load(job.key)  # a corrupt entry: scanned, recomputed
+            if cached is not None:
+                found = [Problem(p["problem"], p["image"], p.get("detail", "")) for p in cached.get("problems", [])]
+                job.scan = Scan(found, len(job.pairing.pairs))
+                scans.append((f"{job.dataset.name} / {job.family} / {job.method}", job.scan))
+                continue
         pairing = job.pairing
         job.scan = scan_foreground(pairing.pairs, pairing.missing, pairing.unmatched, workers=max(1, config.workers),
                                    gt_cache=gt_cache)  # fmt: skip
@@ -1313,18 +1323,13 @@ def run_from_args(args: argparse.Namespace, resolve_device: Callable[[str], Any]
 
 def _check_file_outputs(args: argparse.Namespace) -> dict[str, Path]:
     """``--json`` / ``--csv`` / ``--per-image-csv`` of the report form, checked before anything runs."""
+    from .outputs import check_output
+
     outputs = {}
     for option in ("json", "csv", "per_image_csv"):
-        value = getattr(args, f"suite_{option}", None)
-        if value is None:
-            continue
-        flag = "--" + option.replace("_", "-")
-        path = Path(value)
-        if path.is_dir():
-            raise InputError(f"{flag} {path} is a directory; give a file name")
-        if not path.parent.is_dir():
-            raise InputError(f"{flag} {path}: the folder {path.parent} does not exist")
-        outputs[option] = path
+        path = check_output(getattr(args, f"suite_{option}", None), "--" + option.replace("_", "-"))
+        if path is not None:
+            outputs[option] = path
     return outputs
 
 

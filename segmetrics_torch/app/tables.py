@@ -189,12 +189,18 @@ def write_csv(path: str | Path, rows: Mapping[str, Mapping[str, Any]], index_hea
 
 def write_rows(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> None:
     """Write a list of flat rows as CSV (the union of their keys as the header; None as an empty cell)."""
+    from .outputs import write_atomically
+
     header = list(dict.fromkeys(k for row in rows for k in row))
-    with Path(path).open("w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(header)
-        for row in rows:
-            writer.writerow([_cell(row.get(k)) for k in header])
+
+    def write(p: Path) -> None:
+        with p.open("w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            writer.writerow(header)
+            for row in rows:
+                writer.writerow([_cell(row.get(k)) for k in header])
+
+    write_atomically(path, write)
 
 
 def upsert_csv(path: str | Path, rows: Sequence[Mapping[str, Any]], keys: Sequence[str], option: str) -> str:
@@ -223,13 +229,18 @@ def upsert_csv(path: str | Path, rows: Sequence[Mapping[str, Any]], keys: Sequen
             new_keys = {tuple(str(row[k]) for k in keys) for row in rows}
             kept = [row for row in reader if tuple(row[k] for k in keys) not in new_keys]
         action = "updated"
-    with path.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(header)
-        for row in kept:
-            writer.writerow([row.get(k, "") for k in header])
-        for row in rows:
-            writer.writerow([_cell(row.get(k)) for k in header])
+    from .outputs import write_atomically
+
+    def write(p: Path) -> None:
+        with p.open("w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            writer.writerow(header)
+            for row in kept:
+                writer.writerow([row.get(k, "") for k in header])
+            for row in rows:
+                writer.writerow([_cell(row.get(k)) for k in header])
+
+    write_atomically(path, write)  # the other runs' rows are never lost to a half-written file
     return action
 
 
