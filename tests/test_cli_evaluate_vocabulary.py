@@ -281,7 +281,9 @@ def test_combined_table_xlsx_latex_and_grid_figure(tmp_path):
 
     book = openpyxl.load_workbook(report / "combined.xlsx")
     sheet = book["foreground"]
-    assert sheet.cell(row=1, column=2).value == "DS-A" and sheet.cell(row=2, column=2).value == "MAE ↓"
+    # compare_on: each, and Net2 lacks an image of DS-B: every dataset gets an images column
+    assert sheet.cell(row=1, column=2).value == "DS-A" and sheet.cell(row=2, column=2).value == "images"
+    assert sheet.cell(row=2, column=3).value == "MAE ↓"
     assert [sheet.cell(row=r, column=1).value for r in (3, 4)] == ["Net2", "Net1"]  # method_order
     headers = [sheet.cell(row=2, column=c).value for c in range(2, sheet.max_column + 1)]
     datasets = [sheet.cell(row=1, column=c).value for c in range(2, sheet.max_column + 1)]
@@ -292,15 +294,16 @@ def test_combined_table_xlsx_latex_and_grid_figure(tmp_path):
             results["DS-A"]["sod"][method]["results"]["s_measure"]
         )
         mae_b = results["DS-B"]["sod"][method]["results"]["mae"]
-        assert sheet.cell(row=r, column=2 + len(headers) // 2).value == pytest.approx(mae_b)
+        assert sheet.cell(row=r, column=3 + len(headers) // 2).value == pytest.approx(mae_b)
+        assert sheet.cell(row=r, column=2 + len(headers) // 2).value == results["DS-B"]["sod"][method]["num_images"]
 
     latex = (report / "combined.tex").read_text()
-    assert "\\multicolumn{11}{c}{DS-A}" in latex and "\\first{" in latex and "\\second{" in latex
+    assert "\\multicolumn{12}{c}{DS-A}" in latex and "\\first{" in latex and "\\second{" in latex
     assert "\\providecommand{\\first}" in latex
     markdown = (report / "combined.md").read_text()
     assert markdown.count("| Net2 |") == 1 and "**" in markdown
     rows = list(csv.reader((report / "csv" / "combined_sod.csv").open()))
-    assert rows[0][1] == "DS-A" and rows[1][1] == "mae" and [r[0] for r in rows[2:]] == ["Net2", "Net1"]
+    assert rows[0][1] == "DS-A" and rows[1][1:3] == ["num_images", "mae"] and [r[0] for r in rows[2:]] == ["Net2", "Net1"]
     with Image.open(report / "figures" / "grid_sod_pr.png") as image:
         assert image.width > 1.5 * image.height  # two panels side by side
     assert (report / "figures" / "grid_sod_fmeasure.png").is_file()

@@ -52,7 +52,9 @@ class Combined:
         self.rows = rows
         self.lower = set(lower)
         self.digits = digits
-        self.ranks = ranks(rows, [(d, k) for d in datasets for k, _ in columns], self.lower, digits)
+        # image counts are shown, not ranked
+        self.ranks = ranks(rows, [(d, k) for d in datasets for k, _ in columns if k != "num_images"], self.lower,
+                           digits)  # fmt: skip
 
     def cells(self) -> list[Cell]:
         return [(d, k) for d in self.datasets for k, _ in self.columns]
@@ -61,6 +63,8 @@ class Combined:
         value = self.rows[method].get(cell)
         if value is None:
             return "-"
+        if cell[1] == "num_images":
+            return str(int(value))
         return "nan" if math.isnan(value) else f"{value:.{self.digits}f}"
 
 
@@ -72,9 +76,12 @@ def combine(
     """The combined table of one family from each dataset's ``(columns, lower_is_better, rows)``.
 
     Columns are the union of the datasets' columns in order; methods follow ``method_order`` first, then the order
-    in which they appear.
+    in which they appear. When the methods of a dataset were scored on different numbers of images, every dataset
+    gets an ``images`` column (the rows' ``num_images``), as the per-dataset tables do.
     """
     columns: dict[str, str] = {}
+    if any(len({values.get("num_images") for values in rows.values()}) > 1 for _, _, rows in per_dataset.values()):
+        columns["num_images"] = "images"
     lower: set[str] = set()
     methods: list[str] = [m for m in method_order]
     for cols, low, rows in per_dataset.values():
@@ -109,6 +116,8 @@ def ranks(
 
 
 def _header(combined: Combined, key: str, header: str) -> str:
+    if key == "num_images":
+        return header
     return f"{header} {'↓' if key in combined.lower else '↑'}"
 
 
@@ -120,7 +129,7 @@ def format_combined_markdown(combined: Combined) -> str:
     for method in combined.rows:
         cells = []
         for cell in combined.cells():
-            rank = combined.ranks[cell].get(method)
+            rank = combined.ranks.get(cell, {}).get(method)
             text = combined.text(method, cell)
             cells.append(marks[rank].format(text) if rank else text)
         lines.append("| " + " | ".join([method.replace("|", "\\|"), *cells]) + " |")
@@ -153,14 +162,14 @@ def format_combined_latex(combined: Combined, caption: str, label: str) -> str:
     rules = " ".join(f"\\cmidrule(lr){{{2 + i * k}-{1 + (i + 1) * k}}}" for i in range(len(combined.datasets)))
     lines.append(rules)
     down, up = "$\\downarrow$", "$\\uparrow$"
-    arrows = [f"{_latex(h)} {down if key in combined.lower else up}" for _ in combined.datasets
-              for key, h in combined.columns]  # fmt: skip
+    arrows = [_latex(h) if key == "num_images" else f"{_latex(h)} {down if key in combined.lower else up}"
+              for _ in combined.datasets for key, h in combined.columns]  # fmt: skip
     lines.append(" & ".join(["Method", *arrows]) + " \\\\")
     lines.append("\\midrule")
     for method in combined.rows:
         cells = []
         for cell in combined.cells():
-            rank = combined.ranks[cell].get(method)
+            rank = combined.ranks.get(cell, {}).get(method)
             text = combined.text(method, cell)
             cells.append(f"{macro[rank]}{{{text}}}" if rank else text)
         lines.append(" & ".join([_latex(method), *cells]) + " \\\\")
@@ -215,7 +224,9 @@ def write_combined_xlsx(tables: Sequence[Combined], path: Path) -> None:
                     continue
                 target = sheet.cell(row=r, column=c, value="nan" if math.isnan(value) else value)
                 target.number_format = "0.000"
-                rank = combined.ranks[cell].get(method)
+                if cell[1] == "num_images":
+                    target.number_format = "0"
+                rank = combined.ranks.get(cell, {}).get(method)
                 if rank:
                     target.font = fonts[rank]
         sheet.freeze_panes = "B3"

@@ -312,7 +312,8 @@ def render_report(
             by_method = {m: by_method[m] for m in [*order, *by_method] if m in by_method}
             columns, lower = table_columns(family, by_method)
             rows = {method: table_row(family, record["results"]) for method, record in by_method.items()}
-            per_family.setdefault(family, {})[dataset] = (columns, lower, rows)
+            counted = {m: {"num_images": float(by_method[m]["num_images"]), **values} for m, values in rows.items()}
+            per_family.setdefault(family, {})[dataset] = (columns, lower, counted)
             if family in ("sod", "boundary"):
                 curves.setdefault(f"{family}_pr", {})[dataset] = _pr_curves(by_method, family)
                 key = "f_measure" if family == "sod" else "f"
