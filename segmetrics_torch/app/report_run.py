@@ -943,7 +943,7 @@ def run_suite(
 
         if config.style not in matplotlib.style.available and not Path(config.style).is_file():
             raise InputError(
-                f"{config.source}: style: {config.style!r} is not a matplotlib style (available: "
+                f"--style / the configuration's `style`: {config.style!r} is not a matplotlib style (available: "
                 f"{', '.join(sorted(matplotlib.style.available)[:8])} ...; or a .mplstyle file)"
             )
     device = None
@@ -1216,6 +1216,15 @@ def add_suite_arguments(evaluate: argparse.ArgumentParser, positive_int, non_neg
     )  # fmt: skip
     group.add_argument("--highlight", dest="suite_highlight", metavar="METHOD",
                        help="draw this method's curves thick and on top (your method)")  # fmt: skip
+    group.add_argument(
+        "--style", dest="suite_style", metavar="NAME",
+        help="a matplotlib style for the figures (e.g. seaborn-v0_8-paper, or a .mplstyle file)",
+    )  # fmt: skip
+    group.add_argument(
+        "--measures", dest="suite_measures", metavar="LIST",
+        help=f"the foreground tables' measures, comma-separated, of {','.join(FOREGROUND_MEASURES)} (as "
+        "options.foreground.measures; default: the 11 of today's table)",
+    )  # fmt: skip
 
 
 def _pred_argument(text: str, dataset: str, gt: Path) -> tuple[str, str]:
@@ -1301,7 +1310,17 @@ def config_from_args(args: argparse.Namespace) -> SuiteConfig:
         overrides["method_order"] = [m.strip() for m in args.suite_method_order.split(",") if m.strip()]
     if args.suite_highlight is not None:
         overrides["highlight"] = args.suite_highlight
-    flags = {"xlsx": "--xlsx", "method_order": "--method-order", "highlight": "--highlight"}
+    if args.suite_style is not None:
+        overrides["style"] = args.suite_style
+    if args.suite_measures is not None:
+        measures = check_foreground_measures(args.suite_measures)
+        if measures is None:
+            raise InputError(
+                f"--measures: expected comma-separated names of {','.join(FOREGROUND_MEASURES)}, got "
+                f"{args.suite_measures!r}"
+            )
+        config.options["sod"] = {**config.options["sod"], "measures": measures}
+    flags = {"xlsx": "--xlsx", "method_order": "--method-order", "highlight": "--highlight", "style": "--style"}
     try:
         _presentation(config, overrides, "command line")
     except InputError as error:
