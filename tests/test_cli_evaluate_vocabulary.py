@@ -303,7 +303,8 @@ def test_combined_table_xlsx_latex_and_grid_figure(tmp_path):
     markdown = (report / "combined.md").read_text()
     assert markdown.count("| Net2 |") == 1 and "**" in markdown
     rows = list(csv.reader((report / "csv" / "combined_sod.csv").open()))
-    assert rows[0][1] == "DS-A" and rows[1][1:3] == ["num_images", "mae"] and [r[0] for r in rows[2:]] == ["Net2", "Net1"]
+    assert rows[0][1] == "DS-A" and rows[1][1:3] == ["num_images", "mae"]
+    assert [r[0] for r in rows[2:]] == ["Net2", "Net1"]
     with Image.open(report / "figures" / "grid_sod_pr.png") as image:
         assert image.width > 1.5 * image.height  # two panels side by side
     assert (report / "figures" / "grid_sod_fmeasure.png").is_file()
@@ -377,3 +378,18 @@ def test_method_name_stays_below_the_shared_folder(tmp_path):
     # exp/pred beside exp/gt: nothing above `exp` names the method; the folder's own name does
     assert method_name(tmp_path / "exp" / "pred", "exp", tmp_path / "exp" / "gt") == "pred"
     assert method_name(tmp_path / "preds" / "MyNet" / "DUTS-TE", "DUTS-TE", tmp_path / "DUTS-TE" / "GT") == "MyNet"
+
+
+def test_pair_regex_and_prefixes(tmp_path):
+    gt = _write(tmp_path / "gt", {f"gt_{i:04d}": _mask(i) for i in range(3)})
+    pred = _write(tmp_path / "pred", {f"MyNet_{i:04d}_sal": _pred(i) for i in range(3)})
+    out = tmp_path / "r.json"
+    run = _cli("foreground", "--pred", pred, "--gt", gt, "--pair-regex", r"(?P<id>\d{4})", "--json", out,
+               "--workers", "0")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert sorted(json.loads(out.read_text())["results"]["per_image"]) == ["gt_0000", "gt_0001", "gt_0002"]
+    run = _cli("foreground", "--pred", pred, "--gt", gt, "--pred-prefix", "MyNet_", "--pred-suffix", "_sal",
+               "--gt-prefix", "gt_", "--workers", "0")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    bad = _cli("foreground", "--pred", pred, "--gt", gt, "--pair-regex", "(")
+    assert bad.returncode == 2 and bad.stderr.startswith("error: --pair-regex:")

@@ -224,7 +224,8 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
     try:
         pairing = find_pairs(args.pred, args.gt, **pairing_options(args))
     except ValueError as error:
-        raise InputError(str(error)) from None
+        prefix = "--pair-regex: " if "pairing pattern" in str(error) else ""
+        raise InputError(f"{prefix}{error}") from None
     if not pairing.pairs:
         _check_pairing(pairing, args)
     dataset = args.dataset or dataset_name(args.gt)

@@ -750,7 +750,8 @@ def _plan_job(
         else:
             pairing, pred_kind, gt_kind = match_folders(pred_dir, dataset.gt, BOUNDARY_EXTENSIONS)
     except ValueError as error:
-        raise InputError(str(error)) from None
+        prefix = "pair_regex (--pair-regex): " if "pairing pattern" in str(error) else ""
+        raise InputError(f"{prefix}{error}") from None
     check_pairing(
         pairing,
         pred_dir,
