@@ -41,11 +41,11 @@ KINDS: dict[str, tuple[str, str | None]] = {
     "missing": ("ground truth without a prediction", "--allow-missing"),
     "extra": ("prediction without a ground truth", "--allow-missing"),
     "unreadable": ("unreadable or corrupt file", "--skip-bad"),
+    # with --resize a note: the prediction is resized as cv2.resize(INTER_LINEAR)
     "size": ("prediction size differs from its ground truth", "--resize"),
     "colour": ("colour image (read as gray, as cv2.IMREAD_GRAYSCALE)", None),
     "empty": ("empty ground truth (no foreground pixel)", None),
     "binary01": ("0/1 ground-truth mask (read as binary: 1 = foreground)", None),
-    "resized": ("prediction resized to its ground truth (--resize)", None),
 }
 
 _GRAY_MODES = {"L", "1", "LA", "I", "I;16", "I;16B", "I;16L", "I;16N", "F"}
