@@ -32,6 +32,7 @@ __all__ = [
     "check_probability_map",
     "check_tensor",
     "check_tolerance",
+    "check_uint8_target",
 ]
 
 
@@ -85,6 +86,21 @@ def as_binary_mask(x: Tensor, name: str, validate_args: bool = True) -> Tensor:
             f"(range [{float(x.min()):g}, {float(x.max()):g}])."
         )
     return x != 0
+
+
+def check_uint8_target(target: Tensor, name: str) -> None:
+    """Reject a uint8 ground truth whose images hold only 0 and 1 (at least one 1): binarised ``> 128`` as an 8-bit
+    image it would be all background, a silently wrong score, while its author meant a {0, 1} mask. Reads values
+    (synchronises a CUDA device): call it only when ``validate_args``."""
+    if target.dtype != torch.uint8 or not target.numel():
+        return
+    per_image = target.reshape(target.shape[0] if target.ndim >= 3 else 1, -1).amax(dim=1)
+    if bool((per_image == 1).any()):
+        raise ValueError(
+            f"Expected `{name}` of dtype uint8 to be an 8-bit mask (0 / 255, foreground > 128), but an image holds "
+            "only 0 and 1, which would read as an empty mask. Pass it as bool (`target.bool()`) or scale it to "
+            "0/255 (`target * 255`)."
+        )
 
 
 def check_bool(value: object, name: str) -> bool:

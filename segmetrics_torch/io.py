@@ -272,27 +272,89 @@ class Pairing:
         return "; ".join(parts)
 
 
-def find_pairs(pred_dir: str | Path, gt_dir: str | Path, exts: Sequence[str] = IMAGE_EXTENSIONS) -> Pairing:
+def _pair_key(stem: str, prefix: str, suffix: str, pattern) -> str | None:
+    """The name a file is paired by: its stem without ``prefix`` / ``suffix``, then ``pattern``'s ``id`` group (or
+    group 1, or the whole match); None when the stem lacks the affix or does not match (the file stays unpaired)."""
+    if prefix:
+        if not stem.startswith(prefix):
+            return None
+        stem = stem[len(prefix) :]
+    if suffix:
+        if not stem.endswith(suffix) or len(stem) == len(suffix):
+            return None
+        stem = stem[: -len(suffix)]
+    if pattern is None:
+        return stem
+    match = pattern.search(stem)
+    if match is None:
+        return None
+    if "id" in pattern.groupindex:
+        return match.group("id")
+    return match.group(1) if pattern.groups else match.group(0)
+
+
+def find_pairs(
+    pred_dir: str | Path,
+    gt_dir: str | Path,
+    exts: Sequence[str] = IMAGE_EXTENSIONS,
+    *,
+    pred_prefix: str = "",
+    pred_suffix: str = "",
+    gt_prefix: str = "",
+    gt_suffix: str = "",
+    pattern: str | None = None,
+) -> Pairing:
     """Match the images of ``pred_dir`` and ``gt_dir`` by file stem (``a.png`` matches ``a.jpg``).
+
+    Toolboxes name predictions differently from their ground truth (``img_0001_sal.png`` for ``img_0001.png``): the
+    affixes are removed from each side's stems before matching, and ``pattern`` (a regular expression searched in
+    both sides' stems, after the affixes) keeps only its ``id`` group, its first group or its match. The pairs are
+    keyed by the ground truth's stem.
 
     Args:
         pred_dir: folder of prediction maps.
         gt_dir: folder of ground-truth maps.
         exts: accepted extensions (case-insensitive).
+        pred_prefix, pred_suffix: removed from prediction stems (a stem without them is unmatched).
+        gt_prefix, gt_suffix: removed from ground-truth stems.
+        pattern: a regular expression mapping both sides' stems to a common name.
 
     Returns:
         :class:`Pairing` with the matched pairs and the stems found on one side only (no error for those).
 
     Raises:
-        ValueError: a folder is missing, empty or holds duplicate stems (see :func:`list_images`).
+        ValueError: a folder is missing, empty or holds duplicate stems (see :func:`list_images`), ``pattern`` is not
+            a regular expression, or two files of one side map to one name.
     """
+    import re
+
+    try:
+        regex = None if pattern is None else re.compile(pattern)
+    except re.error as error:
+        raise ValueError(f"the pairing pattern {pattern!r} is not a regular expression ({error}).") from None
     preds = list_images(pred_dir, exts, name="prediction folder")
     gts = list_images(gt_dir, exts, name="ground-truth folder")
-    pairs = [(stem, preds[stem], gts[stem]) for stem in gts if stem in preds]
+    keyed: list[dict[str, str]] = []
+    for stems, prefix, suffix, what in ((preds, pred_prefix, pred_suffix, "predictions"),
+                                        (gts, gt_prefix, gt_suffix, "ground truths")):  # fmt: skip
+        keys: dict[str, str] = {}
+        for stem in stems:
+            key = _pair_key(stem, prefix, suffix, regex)
+            if key is None:
+                continue
+            if key in keys:
+                raise ValueError(f"two {what} map to the name {key!r}: {keys[key]} and {stem}.")
+            keys[key] = stem
+        keyed.append(keys)
+    pred_keys, gt_keys = keyed
+    paired_preds = {pred_keys[key] for key in gt_keys if key in pred_keys}
+    pairs = [(gt_keys[key], preds[pred_keys[key]], gts[gt_keys[key]]) for key in gt_keys if key in pred_keys]
+    pairs.sort(key=lambda pair: pair[0])
+    paired_gts = {stem for stem, _, _ in pairs}
     return Pairing(
         pairs=pairs,
-        missing=[stem for stem in gts if stem not in preds],
-        unmatched=[stem for stem in preds if stem not in gts],
+        missing=[stem for stem in gts if stem not in paired_gts],
+        unmatched=[stem for stem in preds if stem not in paired_preds],
     )
 
 

@@ -35,7 +35,7 @@ from typing import Literal, get_args
 import torch
 from torch import Tensor, nn
 
-from ._checks import check_bool, check_choice, check_image_stack, check_positive_float, check_tensor
+from ._checks import check_bool, check_choice, check_image_stack, check_positive_float, check_tensor, check_uint8_target
 from ._constants import EPS, LOG_HALF_OVER_5
 from .ops.distance import distance_transform_edt
 from .ops.filters import gaussian_blur_zero
@@ -71,6 +71,8 @@ def _prepare(preds: Tensor, target: Tensor, validate_args: bool) -> tuple[Tensor
             f"Expected `preds` and `target` of the same shape, but got {tuple(preds.shape)} and {tuple(target.shape)}."
         )
     if target.dtype == torch.uint8:
+        if validate_args:
+            check_uint8_target(target, "target")
         g = target > 128
     elif target.dtype == torch.bool:
         g = target

@@ -202,12 +202,13 @@ def test_evaluate_missing_prediction(dataset, tmp_path, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and "img_003" in err and "--allow-missing" in err
-    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    # one error line, then the pre-scan's listing of every problem (issue 14)
+    assert sum(line.startswith("error:") for line in err.splitlines()) == 1 and "Traceback" not in err
 
     out_json = tmp_path / "r.json"
     assert main([*argv, "--allow-missing", "--json", str(out_json)]) == 0
     captured = capsys.readouterr()
-    assert "warning:" in captured.err and "img_003" in captured.err
+    assert "note:" in captured.err and "img_003" in captured.err
     report = json.loads(out_json.read_text())
     assert report["num_images"] == 5 and report["missing_predictions"] == ["img_003"]
     assert report["settings"]["allow_missing"] is True
@@ -218,7 +219,7 @@ def test_evaluate_size_mismatch(dataset, tmp_path, capsys):
     Image.fromarray(np.zeros((100, 120), np.uint8)).save(pred_dir / "img_002.png")
     assert main(["evaluate", "sod", "--pred", str(pred_dir), "--gt", str(gt_dir), "--no-progress"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: img_002:") and "120x100" in err and "320x240" in err
+    assert err.startswith("error:") and "img_002" in err and "120x100" in err and "320x240" in err and "--resize" in err
 
 
 def test_evaluate_folder_errors(dataset, tmp_path, capsys):
@@ -244,7 +245,7 @@ def test_evaluate_unreadable_image(dataset, tmp_path, capsys):
 def test_evaluate_unexpected_error_exit_1(dataset, monkeypatch, capsys):
     root, _ = dataset
 
-    def boom(self, preds, target):
+    def boom(self, preds, target, names=None):
         raise RuntimeError("boom")
 
     from segmetrics_torch.app.foreground_sums import ForegroundSums

@@ -3,12 +3,16 @@
 Usage::
 
     segmetrics demo [--n 24] [--device auto] [--seed 0]
-    segmetrics evaluate --config eval.yaml [--output DIR] [--device cpu] [--workers N] [--skip-missing] [--resize]
-                        [--no-cache | --cache DIR] [--figures png,pdf|none]     (many methods x datasets: a report;
-                                                                                 see segmetrics_torch.app.report_run)
-    segmetrics evaluate --gt DIR --pred [NAME=]DIR [--pred ...] [--family sod|boundary|partition|proposals] [...]
-    segmetrics evaluate sod --pred DIR --gt DIR [--json FILE] [--csv FILE] [--device cpu] [--batch-size 16]
-                            [--allow-missing] [--no-progress] [--name NAME]
+    segmetrics evaluate --config eval.yaml [--output DIR] [--device cpu] [--workers N] [--allow-missing] [--skip-bad]
+                        [--resize] [--no-cache | --cache DIR] [--figures png,pdf|none] [--xlsx] [--highlight M]
+                        [--json FILE] [--csv FILE] [--per-image-csv FILE]   (many methods x datasets: a report;
+                                                                             see segmetrics_torch.app.report_run)
+    segmetrics evaluate --gt DIR --pred [NAME=]DIR [--pred ...] [--family foreground|boundary|partition|proposals]
+    segmetrics evaluate foreground (alias sod) --pred DIR --gt DIR [--json FILE] [--csv FILE] [--per-image-csv FILE]
+                            [--output DIR] [--measures LIST] [--allow-missing] [--skip-bad] [--resize]
+                            [--pred-suffix S] [--gt-suffix S] [--pred-prefix P] [--gt-prefix P] [--pair-regex RE]
+                            [--device cpu] [--batch-size 16] [--no-progress] [--name NAME] [--dataset NAME]
+                            (options of both forms: docs/evaluate.md)
     segmetrics evaluate boundary --pred DIR --gt DIR [--gt-labels] [--thresholds 99] [--max-dist 0.0075] [--no-thin]
                                  [--out-dir DIR] [--json FILE] [--device cpu] [--batch-size 8] [--allow-missing]
                                  [--no-progress] [--name NAME]
@@ -182,35 +186,80 @@ def _run_demo(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------------ evaluate sod
 
 
+def _default_name(args: argparse.Namespace) -> str:
+    """The method's name from the prediction path, never a generic leaf (``preds/MyNet/BSDS500`` -> ``MyNet``)."""
+    from .prescan import dataset_name, method_name
+
+    return method_name(args.pred, dataset_name(args.gt), args.gt)
+
+
+def pairing_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The name-mapping flags of ``args`` as :func:`segmetrics_torch.io.find_pairs` keywords."""
+    return {
+        "pred_prefix": args.pred_prefix or "",
+        "pred_suffix": args.pred_suffix or "",
+        "gt_prefix": args.gt_prefix or "",
+        "gt_suffix": args.gt_suffix or "",
+        "pattern": args.pair_regex,
+    }
+
+
 def _run_evaluate_sod(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
     from ..io import find_pairs
     from .evaluation import evaluate_sod
-    from .tables import SOD_COLUMNS, format_table, scalar_row, write_csv
+    from .measures import foreground_columns
+    from .prescan import dataset_name, listing, method_name, raise_or_skip, scan_foreground
+    from .tables import format_table, scalar_row, upsert_csv
 
+    if args.output is not None:
+        return _run_sod_as_report(args)
+    if args.figures is not None:
+        raise InputError("--figures applies to the report of --output DIR; add --output or leave out --figures")
     device = _device(args.device)
     json_path = _check_output(args.json, "--json")
     csv_path = _check_output(args.csv, "--csv")
+    per_image_path = _check_output(args.per_image_csv, "--per-image-csv")
     try:
-        pairing = find_pairs(args.pred, args.gt)
+        pairing = find_pairs(args.pred, args.gt, **pairing_options(args))
     except ValueError as error:
-        raise InputError(str(error)) from None
-    _check_pairing(pairing, args)
-    name = args.name or Path(args.pred).resolve().name
+        prefix = "--pair-regex: " if "pairing pattern" in str(error) else ""
+        raise InputError(f"{prefix}{error}") from None
+    if not pairing.pairs:
+        _check_pairing(pairing, args)
+    dataset = args.dataset or dataset_name(args.gt)
+    name = args.name or method_name(args.pred, dataset, args.gt)
 
+    # every problem of every file at once, before any measure runs
+    scan = scan_foreground(pairing.pairs, pairing.missing, pairing.unmatched, workers=max(1, args.workers))
+    bad = raise_or_skip([("", scan)], allow_missing=args.allow_missing, resize=args.resize, skip_bad=args.skip_bad)[""]
+    for line in listing([p for p in scan.problems if p not in bad]):
+        print(f"note:{line[1:]}" if line.startswith(" ") else f"note: {line}", file=sys.stderr)
+    for line in listing(bad):
+        print(f"skipped:{line[1:]}", file=sys.stderr)
+    left_out = {p.image for p in bad}
+    pairs = [pair for pair in pairing.pairs if pair[0] not in left_out]
+    if not pairs:
+        raise InputError("every image has a problem (listed above); nothing to evaluate")
+
+    columns, _, include = foreground_columns(args.measures)
     start = time.perf_counter()
     disable = args.no_progress or not sys.stderr.isatty()
-    with tqdm(total=len(pairing.pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
+    with tqdm(total=len(pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
         results, metric = evaluate_sod(
-            pairing.pairs, device=device, batch_size=args.batch_size, workers=args.workers, progress=progress
-        )
+            pairs, device=device, batch_size=args.batch_size, workers=args.workers, progress=progress,
+            resize=args.resize, per_image=True, include=include,
+        )  # fmt: skip
     elapsed = time.perf_counter() - start
 
     rows = {name: scalar_row(results)}
-    print(format_table(rows, SOD_COLUMNS))
+    print(format_table(rows, columns))
     count = int(metric.count)
-    print(f"Evaluated {count} image(s) of {args.pred} against {args.gt} on {device} in {elapsed:.2f} s.")
+    total = len(pairing.pairs) + len(pairing.missing)
+    of = f" (of {total} ground truths)" if count != total else ""
+    print(f"Evaluated {count} image(s){of} of {args.pred} against {args.gt} ({dataset}) on {device} in {elapsed:.2f} s")
+    per_image = metric.per_image or {}
     if json_path is not None:
         _write_report(
             json_path,
@@ -224,16 +273,61 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
                 "normalize": metric.normalize,
                 **metric.settings,
                 "reader": "segmetrics_torch.io.read_gray (== cv2.imread(path, cv2.IMREAD_GRAYSCALE))",
-                "gt_binarisation": "> 128",
+                "gt_binarisation": "> 128 (a 0/1 mask: == 1)",
+                "resize": args.resize,
+                "pairing": pairing_options(args),
+                "measures": [key for key, _ in columns],
             },
-            extra={"curve_convention": CURVE_CONVENTION},
+            extra={"dataset": dataset, "curve_convention": CURVE_CONVENTION,
+                   "problems": [p.as_dict() for p in scan.problems], "skipped": [p.as_dict() for p in bad]},
             elapsed=elapsed,
-            results=results,
-        )
+            results={**results, "per_image": per_image},
+        )  # fmt: skip
         print(f"Wrote {json_path}")
+    keys = [key for key, _ in columns]
     if csv_path is not None:
-        write_csv(csv_path, {name: {"num_images": count, **rows[name]}})
-        print(f"Wrote {csv_path}")
+        row = {"method": name, "dataset": dataset, "num_images": count, **{k: rows[name].get(k) for k in keys}}
+        action = upsert_csv(csv_path, [row], ("method", "dataset"), "--csv")
+        print(f"{action.capitalize()} {csv_path} (row {name} / {dataset})")
+    if per_image_path is not None:
+        # per image: the measures computed image by image (the included ones are dataset-level accumulators)
+        image_rows = [{"method": name, "dataset": dataset, "image": stem, **{k: values[k] for k in keys if k in values}}
+                      for stem, values in per_image.items()]  # fmt: skip
+        action = upsert_csv(per_image_path, image_rows, ("method", "dataset", "image"), "--per-image-csv")
+        print(f"{action.capitalize()} {per_image_path} ({len(image_rows)} rows of {name} / {dataset})")
+    return 0
+
+
+def _run_sod_as_report(args: argparse.Namespace) -> int:
+    """``evaluate foreground ... --output DIR``: the report of one method on one dataset (the ``--config`` outputs)."""
+    from .prescan import dataset_name, method_name
+    from .report_run import config_from_mapping, run_suite
+
+    for option in ("json", "csv", "per_image_csv"):
+        if getattr(args, option) is not None:
+            flag = "--" + option.replace("_", "-")
+            raise InputError(f"{flag} and --output: give one (--output DIR writes results.json and CSV files there)")
+    dataset = args.dataset or dataset_name(args.gt)
+    name = args.name or method_name(args.pred, dataset, args.gt)
+    data = {
+        "datasets": {dataset: {"gt": str(Path(args.gt).resolve()), "families": ["foreground"]}},
+        "methods": {name: str(Path(args.pred).resolve())},
+        "output": str(Path(args.output).resolve()),
+        "allow_missing": args.allow_missing,
+        "resize": args.resize,
+        "skip_bad": args.skip_bad,
+        "device": args.device,
+        "batch_size": args.batch_size,
+        "workers": args.workers,
+        **({"options": {"foreground": {"measures": args.measures}}} if args.measures else {}),
+        **{("pair_regex" if key == "pattern" else key): value for key, value in pairing_options(args).items() if value},
+    }
+    if args.figures is not None:
+        value = args.figures.strip()
+        data["figures"] = False if value == "none" else [f.strip() for f in value.split(",")]
+    config = config_from_mapping(data, Path.cwd(), "command line")
+    config.progress = not args.no_progress
+    run_suite(config, resolve_device=_device)
     return 0
 
 
@@ -351,7 +445,7 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
     pairing, pred_kind, gt_kind = _match_folders(args)
     input_format, gt_format = boundary_formats(pred_kind, gt_kind, args.gt_labels, args.gt)
     _check_pairing(pairing, args)
-    name = args.name or Path(args.pred).resolve().name
+    name = args.name or _default_name(args)
     stems = [stem for stem, _, _ in pairing.pairs]
     check_boundary_nms(args.nms, input_format, "--nms")
     options = {"thresholds": args.thresholds, "max_dist": args.max_dist, "thin": not args.no_thin, "nms": args.nms}
@@ -444,7 +538,7 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
         raise InputError(
             f"{option} applies to ucm2 hierarchies only, but {args.pred} holds {PREDICTION_FORMATS[input_format]}"
         )
-    name = args.name or Path(args.pred).resolve().name
+    name = args.name or _default_name(args)
     stems = [stem for stem, _, _ in pairing.pairs]
     options = {"measures": args.measures, "gamma_obj": args.gamma_obj, "max_dist": args.max_dist}
 
@@ -534,7 +628,7 @@ def _run_evaluate_proposals(args: argparse.Namespace) -> int:
     _check_pairing(pairing, args)
     counts = sorted(set(args.counts or MCG_PROPOSAL_COUNTS))
     void_label = None if args.void_label < 0 else args.void_label
-    name = args.name or Path(args.pred).resolve().name
+    name = args.name or _default_name(args)
     start = time.perf_counter()
     disable = args.no_progress or not sys.stderr.isatty()
     with tqdm(total=len(pairing.pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
@@ -603,17 +697,22 @@ def _run_evaluate_suite(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------------------- parser
 
 
-def _add_run_options(command: argparse.ArgumentParser, batch_size: int) -> None:
+def _add_run_options(command: argparse.ArgumentParser, batch_size: int, allow_missing: bool = True) -> None:
     """The options every folder-evaluating command shares."""
+    from .prescan import add_allow_missing
+
     command.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto (default: cpu)")
     command.add_argument(
         "--batch-size", type=_positive_int, default=batch_size, help=f"images per update (default: {batch_size})"
     )
-    command.add_argument(
-        "--allow-missing", action="store_true", help="evaluate the matched pairs when some files have no counterpart"
-    )
+    if allow_missing:
+        add_allow_missing(command)
     command.add_argument("--no-progress", action="store_true", help="no progress bar (it is off when stderr is no TTY)")
-    command.add_argument("--name", help="row name in the table and outputs (default: the prediction folder's name)")
+    command.add_argument(
+        "--name",
+        help="method name in the table and outputs (default: from the prediction path, <root>/<method>/<dataset> "
+        "-> <method>)",
+    )
 
 
 def _add_workers_option(command: argparse.ArgumentParser) -> None:
@@ -661,19 +760,59 @@ def _build_parser() -> argparse.ArgumentParser:
     add_suite_arguments(evaluate, _positive_int, _non_negative_int)
     tasks = evaluate.add_subparsers(dest="task", metavar="TASK")
     sod = tasks.add_parser(
-        "sod",
+        "foreground",
+        aliases=["sod"],
         help="foreground maps (salient / camouflaged object detection): MAE, S, weighted F, F, E, IoU, Dice",
         description=(
             "Evaluate grayscale prediction maps against binary ground-truth masks, files paired by name (stem). "
-            "Images are read as cv2.imread(..., IMREAD_GRAYSCALE); ground truth is binarised > 128; the results "
-            "equal PySODMetrics 1.6.2."
+            "Images are read as cv2.imread(..., IMREAD_GRAYSCALE); ground truth is binarised > 128 (a mask holding "
+            "only 0 and 1 is read as binary, with a note); the results equal PySODMetrics 1.6.2. Every file is "
+            "checked before the measures run and every problem is listed at once. `sod` is an alias."
         ),
     )
     sod.add_argument("--pred", required=True, metavar="DIR", help="folder of prediction maps")
     sod.add_argument("--gt", required=True, metavar="DIR", help="folder of ground-truth masks")
-    sod.add_argument("--json", metavar="FILE", help="write every number (curves included) and metadata as JSON")
-    sod.add_argument("--csv", metavar="FILE", help="write one CSV row of the scalar measures")
-    _add_run_options(sod, batch_size=16)
+    sod.add_argument(
+        "--output",
+        metavar="DIR",
+        help="write a report folder (tables.md/.tex, csv/, results.json, figures/) as `evaluate --config` does",
+    )
+    sod.add_argument(
+        "--figures", metavar="LIST", help="with --output: figure formats, comma-separated of png,pdf,svg, or none"
+    )
+    sod.add_argument(
+        "--json", metavar="FILE", help="write every number (curves and per-image scores included) and metadata as JSON"
+    )
+    sod.add_argument(
+        "--csv",
+        metavar="FILE",
+        help="add this run's row (method, dataset, images, scalar measures) to a CSV file; a row of the same method "
+        "and dataset is replaced, other rows are kept",
+    )
+    sod.add_argument(
+        "--per-image-csv",
+        metavar="FILE",
+        help="add this run's per-image scores (one row per image) to a CSV file, as --csv does",
+    )
+    sod.add_argument("--dataset", metavar="NAME", help="dataset name (default: from the ground-truth path)")
+    from .measures import DEFAULT_FOREGROUND_MEASURES, FOREGROUND_MEASURES, check_foreground_measures
+
+    sod.add_argument(
+        "--measures",
+        type=_number(
+            check_foreground_measures,
+            f"comma-separated names of {','.join(FOREGROUND_MEASURES)}",
+            lambda v: v is not None,
+        ),
+        metavar="LIST",
+        help=f"the table's measures, comma-separated, of {','.join(FOREGROUND_MEASURES)} (default: "
+        f"{','.join(DEFAULT_FOREGROUND_MEASURES)}; si*, *msiou, hce, cm, meanber, meankappa, meanacc are computed by "
+        "ForegroundMeasures(include=...)'s measures, only when asked)",
+    )
+    from .prescan import add_input_options
+
+    add_input_options(sod)
+    _add_run_options(sod, batch_size=16, allow_missing=False)
     _add_workers_option(sod)
     sod.set_defaults(handler=_run_evaluate_sod)
 

@@ -108,9 +108,7 @@ class DecodeTask:
 
 
 def _size_error(task: DecodeTask, pred_shape: tuple[int, ...], gt_shape: tuple[int, ...]) -> InputError:
-    hint = "; resize the prediction to the ground truth"
-    if task.resize is False:
-        hint += " or pass --resize (cv2 INTER_LINEAR, as PySODEvalToolkit)"
+    hint = "; resize the prediction to the ground truth, or pass --resize (cv2 INTER_LINEAR, as PySODEvalToolkit)"
     return InputError(
         f"{task.stem}: the prediction {task.pred_path} is {pred_shape[-1]}x{pred_shape[-2]} (WxH) but the ground "
         f"truth {task.gt_path} is {gt_shape[-1]}x{gt_shape[-2]}{hint}"
@@ -119,6 +117,9 @@ def _size_error(task: DecodeTask, pred_shape: tuple[int, ...], gt_shape: tuple[i
 
 def _decode_sod(task: DecodeTask) -> tuple[np.ndarray, np.ndarray]:
     pred, gt = read_gray_map(task.pred_path), read_gray_map(task.gt_path)
+    if gt.max() == 1:
+        # a mask saved as 0/1 means foreground = 1 (binarised > 128 it would be empty); the pre-scan reports it
+        gt = gt * np.uint8(255)
     if pred.shape != gt.shape:
         if not task.resize:
             raise _size_error(task, pred.shape, gt.shape)
@@ -409,12 +410,25 @@ def check_pairing(
     option: str = "--allow-missing",
     warn: Callable[[str], None] | None = None,
 ) -> None:
-    """No common stem is an error; unmatched files are one too, or a warning when ``allow_missing``."""
+    """No common stem is an error; unmatched files are one too, or a warning when ``allow_missing``. Both errors show
+    a few names of each side and the flags that map names."""
+    from .prescan import PAIRING_FLAGS
+
+    def examples() -> str:
+        gt = ", ".join(pairing.missing[:3]) or "none"
+        pred = ", ".join(pairing.unmatched[:3]) or "none"
+        return f"unmatched ground truths: {gt}; unmatched predictions: {pred}"
+
     if not pairing.pairs:
-        raise InputError(f"no prediction in {pred_dir} matches a ground truth in {gt_dir} by file name (stem)")
+        raise InputError(
+            f"no prediction in {pred_dir} matches a ground truth in {gt_dir} by file name (stem) ({examples()}); "
+            f"map the names with {PAIRING_FLAGS}"
+        )
     if not pairing.complete:
         if not allow_missing:
-            raise InputError(f"the folders do not match: {pairing.problems()} (use {option} to skip them)")
+            hint = f"; if the names differ, map them with {PAIRING_FLAGS}" if len(pairing.pairs) < len(
+                pairing.missing) + len(pairing.unmatched) else ""  # fmt: skip
+            raise InputError(f"the folders do not match: {pairing.problems()} (use {option} to skip them{hint})")
         (warn or _warn)(f"warning: {pairing.problems()}; evaluating the {len(pairing.pairs)} matched pair(s) only")
 
 
@@ -478,23 +492,23 @@ def _chunked(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
 def _batches(images: Iterable[tuple[str, Any, Any]], batch_size: int, device):
     """Group same-size images into (B, H, W) batches; holds at most ~4 batches of images of mixed sizes.
 
-    Yields ``(preds, target)``: stacked tensors for a full group of one size, or lists of (H, W) tensors when the
-    pending images of several sizes are flushed together (the metric groups them by size itself).
+    Yields ``(names, preds, target)``: stacked tensors for a full group of one size, or lists of (H, W) tensors when
+    the pending images of several sizes are flushed together (the metric groups them by size itself).
     """
     import torch
 
-    pending: dict[tuple[int, int], list[tuple[Any, Any]]] = {}
+    pending: dict[tuple[int, int], list[tuple[str, Any, Any]]] = {}
     held = 0
-    for _, pred, gt in images:
+    for stem, pred, gt in images:
         group = pending.setdefault(pred.shape, [])
-        group.append((pred, gt))
+        group.append((stem, pred, gt))
         held += 1
         if len(group) == batch_size:
             del pending[pred.shape]
             held -= batch_size
-            preds = torch.from_numpy(np.stack([p for p, _ in group])).to(device)
-            target = torch.from_numpy(np.stack([g for _, g in group])).to(device)
-            yield preds, target
+            preds = torch.from_numpy(np.stack([p for _, p, _ in group])).to(device)
+            target = torch.from_numpy(np.stack([g for _, _, g in group])).to(device)
+            yield [s for s, _, _ in group], preds, target
         elif held >= 4 * batch_size:
             yield _as_lists(pending, device)
             pending.clear()
@@ -508,8 +522,9 @@ def _as_lists(pending, device):
 
     items = [item for group in pending.values() for item in group]
     return (
-        [torch.from_numpy(p).to(device) for p, _ in items],
-        [torch.from_numpy(g).to(device) for _, g in items],
+        [s for s, _, _ in items],
+        [torch.from_numpy(p).to(device) for _, p, _ in items],
+        [torch.from_numpy(g).to(device) for _, _, g in items],
     )
 
 
@@ -549,6 +564,8 @@ def evaluate_sod(
     resize: bool | None = None,
     progress=None,
     images: Iterable[tuple[str, Any, Any]] | None = None,
+    per_image: bool = False,
+    include: Sequence[str] = (),
 ):
     """Every foreground measure of a dataset, PySODMetrics-exact: the sums and ``compute()`` of
     :class:`~segmetrics_torch.ForegroundMeasures` in ``app.foreground_sums.ForegroundSums``.
@@ -563,21 +580,34 @@ def evaluate_sod(
         progress: an object with ``update(n)`` (a tqdm bar), or None.
         images: the decoded pairs, already streaming (:class:`DecodeStream` of :func:`decode_tasks`), instead of
             decoding ``pairs`` here.
+        per_image: keep every image's scalars in ``metric.per_image`` (``{stem: {measure: value}}``).
+        include: the measures of ``ForegroundMeasures(include=...)`` to compute too (their Metric classes, which
+            import torchmetrics: only when asked); their results join ``results`` under their names.
 
     Returns:
         ``(results, metric)``: ``metric.compute()`` (nested dict of tensors, curves included) and the accumulator
-        (its ``count``, ``settings``, ``normalize``).
+        (its ``count``, ``settings``, ``normalize``, ``per_image``).
     """
     # the Metric's sums without torchmetrics, whose import alone costs about a second of a command's run
     from .foreground_sums import ForegroundSums
 
-    metric = ForegroundSums(device=device)
+    metric = ForegroundSums(device=device, per_image=per_image)
+    extra = {}
+    if include:
+        from ..metrics.foreground import _included_metrics
+
+        extra = {name: m.to(device) for name, m in _included_metrics(list(include), normalize=True,
+                                                                       validate_args=True).items()}  # fmt: skip
     if images is None:
         images = decode_pairs(decode_tasks(pairs, "sod", resize=resize), workers)
     images = _counted(images, progress)
-    for preds, target in _batches(images, batch_size, device):
-        metric.update(preds, target)
+    for names, preds, target in _batches(images, batch_size, device):
+        metric.update(preds, target, names)
+        for m in extra.values():
+            m.update(preds, target)
     results = metric.compute()
+    if extra:
+        results = {**results, **{name: m.compute() for name, m in extra.items()}}
     sync(device)
     if metric.nan_s_images:
         warn_nan_images(

@@ -3,6 +3,7 @@ plain tensors, without torchmetrics (whose import costs about a second of the co
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import torch
@@ -20,6 +21,10 @@ from ..functional.foreground.suite import (
 )
 
 __all__ = ["ForegroundSums"]
+
+
+def _row_value(host: dict[str, Tensor], i: int, name: str) -> Tensor:
+    return host[name][i]
 
 
 class ForegroundSums:
@@ -42,6 +47,7 @@ class ForegroundSums:
         normalize: bool = True,
         validate_args: bool = True,
         device: torch.device | str = "cpu",
+        per_image: bool = False,
     ) -> None:
         if not isinstance(normalize, bool):
             raise TypeError(f"Expected argument `normalize` to be a bool, but got {normalize!r}.")
@@ -53,14 +59,19 @@ class ForegroundSums:
         self.nan_s_images: list[int] = []
         self.count = torch.zeros((), dtype=torch.int64, device=device)
         self.device = torch.device(device)
+        #: ``{image name: {"mae": ..., "f_measure/max": ...}}`` when ``per_image`` (the suite's scalars of each image
+        #: alone, i.e. what the functional measures return for it), else None
+        self.per_image: dict[str, dict[str, float]] | None = {} if per_image else None
 
     @property
     def settings(self) -> dict[str, Any]:
         """The measure settings (for reports): beta2, wf_beta2, alpha, empty_quadrant, edt_backend."""
         return suite_settings(self.beta2, self.options)
 
-    def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
-        """Add a batch, as :meth:`ForegroundMeasures.update`."""
+    def update(
+        self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor], names: list[str] | None = None
+    ) -> None:
+        """Add a batch, as :meth:`ForegroundMeasures.update`; ``names`` (one per image) key the per-image scores."""
         values = run_per_image(
             lambda v: derive_all(v, self.beta2), preds, target, normalize=self.normalize,
             validate_args=self.validate_args, options=self.options,
@@ -73,6 +84,17 @@ class ForegroundSums:
         seen = int(self.count)
         self.nan_s_images.extend(seen + int(i) for i in torch.isnan(values["s_measure"]).nonzero().flatten())
         self.count += next(iter(values.values())).shape[0]
+        if self.per_image is not None and names is not None:
+            self._keep_per_image(values, names)
+
+    def _keep_per_image(self, values: dict[str, Tensor], names: list[str]) -> None:
+        from .tables import scalar_row
+
+        if self.per_image is None:
+            return
+        host = {name: values[name].to("cpu", torch.float64) for name in (*SUITE_SCALARS, *SUITE_CURVES)}
+        for i, image in enumerate(names):
+            self.per_image[image] = scalar_row(summarize_foreground(functools.partial(_row_value, host, i)))
 
     def compute(self) -> dict[str, Any]:
         """The dataset result, as :meth:`ForegroundMeasures.compute`."""

@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,7 @@ from .evaluation import (
     match_folders,
     partition_formats,
 )
+from .measures import FOREGROUND_MEASURES, check_foreground_measures
 
 __all__ = [
     "FAMILIES",
@@ -76,6 +77,16 @@ __all__ = [
 
 #: the families a configuration can name
 FAMILIES = ("sod", "boundary", "partition", "proposals")
+
+#: the names users may write for a family: the library's name ``foreground`` is the internal ``sod`` (the key of
+#: results.json and of the output file names, kept so that existing reports and scripts still read)
+FAMILY_ALIASES = {"foreground": "sod"}
+
+#: what a configuration's families are when it names none (the README's default)
+DEFAULT_FAMILIES = ("sod",)
+
+#: the name-mapping keys of a configuration (and ``--pred-suffix`` ... on the command line)
+PAIRING_KEYS = ("pred_prefix", "pred_suffix", "gt_prefix", "gt_suffix", "pair_regex")
 
 #: default images per update of each family (as its ``evaluate`` subcommand)
 BATCH_SIZES = {"sod": 16, "boundary": 8, "partition": 8, "proposals": 1}
@@ -96,8 +107,17 @@ _TOP_KEYS = {
     "batch_size",
     "workers",
     "skip_missing",
+    "allow_missing",
+    "skip_bad",
+    "compare_on",
     "resize",
     "figures",
+    "xlsx",
+    "method_order",
+    "colors",
+    "highlight",
+    "style",
+    *PAIRING_KEYS,
 }
 
 
@@ -150,9 +170,17 @@ class SuiteConfig:
     device: str = "cpu"
     batch_size: int | None = None
     workers: int = field(default_factory=default_workers)
-    skip_missing: bool = False
+    allow_missing: bool = False
+    skip_bad: bool = False
+    compare_on: str = "common"
+    pairing: dict[str, str] = field(default_factory=dict)
     resize: bool = False
     figures: tuple[str, ...] = ("png", "pdf")
+    xlsx: bool = False
+    method_order: list[str] = field(default_factory=list)
+    colors: dict[str, str] = field(default_factory=dict)
+    highlight: str | None = None
+    style: str | None = None
     progress: bool = True
     source: str = "configuration"
 
@@ -181,7 +209,12 @@ def _check_family_options(family: str, options: Any, source: str, path: str) -> 
     _expect(isinstance(options, Mapping), source, path, "a mapping of options", options)
     # each option: (check(value) -> truthy when valid, what was expected)
     allowed: dict[str, tuple[Callable[[Any], Any], str]] = {
-        "sod": {},
+        "sod": {
+            "measures": (
+                lambda v: isinstance(v, list) and check_foreground_measures(v) is not None,
+                f"a list of some of {', '.join(FOREGROUND_MEASURES)}",
+            ),
+        },
         "boundary": {
             "thresholds": (lambda v: _is_int(v) and v >= 1, "a positive integer"),
             "max_dist": (lambda v: _is_number(v) and v > 0, "a positive number"),
@@ -226,7 +259,7 @@ def _check_family_options(family: str, options: Any, source: str, path: str) -> 
     if family == "partition" and "thresholds" in options and "num_regions" in options:
         raise InputError(f"{_where(source, path)}: give thresholds or num_regions, not both")
     defaults_by_family: dict[str, dict[str, Any]] = {
-        "sod": {},
+        "sod": {"measures": None},
         "boundary": {"thresholds": 99, "max_dist": 0.0075, "thin": True, "nms": False},
         "partition": {
             "measures": None,
@@ -249,16 +282,20 @@ def _check_family_options(family: str, options: Any, source: str, path: str) -> 
     return {**defaults_by_family[family], **options}
 
 
+def _family(name: Any) -> Any:
+    return FAMILY_ALIASES.get(name, name) if isinstance(name, str) else name
+
+
 def _families(value: Any, source: str, path: str) -> tuple[str, ...]:
     families = [value] if isinstance(value, str) else value
     _expect(
-        bool(isinstance(families, list) and families and all(f in FAMILIES for f in families)),
+        bool(isinstance(families, list) and families and all(_family(f) in FAMILIES for f in families)),
         source,
         path,
-        f"one or a list of {', '.join(FAMILIES)}",
+        "one or a list of foreground (alias sod), boundary, partition, proposals",
         value,
     )
-    return tuple(dict.fromkeys(families))
+    return tuple(dict.fromkeys(map(_family, families)))
 
 
 def config_from_mapping(data: Any, base: str | Path = ".", source: str = "configuration") -> SuiteConfig:
@@ -300,9 +337,7 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
             )
         families = entry.get("families", entry.get("family"))
         if families is None:
-            if default_families is None:
-                raise InputError(f"{_where(source, path)}: name its `families` (or give top-level `families`)")
-            families = default_families
+            families = default_families or DEFAULT_FAMILIES
         else:
             families = _families(families, source, f"{path}.families")
         gt_labels = entry.get("gt_labels", False)
@@ -327,17 +362,21 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
             for dataset, value in entry.items():
                 if dataset not in data["datasets"]:
                     raise InputError(f"{_where(source, f'{path}.{dataset}')}: no dataset of that name")
-                if isinstance(value, Mapping) and set(value) - set(FAMILIES):
+                if isinstance(value, Mapping) and {_family(f) for f in value} - set(FAMILIES):
                     raise InputError(
                         f"{_where(source, f'{path}.{dataset}')}: keys must be families ({', '.join(FAMILIES)})"
                     )
+        if isinstance(entry, Mapping):
+            entry = {d: {_family(f): v for f, v in value.items()} if isinstance(value, Mapping) else value
+                     for d, value in entry.items()}  # fmt: skip
         methods.append(Method(str(name), entry, base))
 
     options_in = data.get("options", {})
     _expect(isinstance(options_in, Mapping), source, "options", "a mapping {family: options}", options_in)
     for family in options_in:
-        if family not in FAMILIES:
+        if _family(family) not in FAMILIES:
             raise InputError(f"{_where(source, f'options.{family}')}: not a family ({', '.join(FAMILIES)})")
+    options_in = {_family(f): value for f, value in options_in.items()}
     options = {f: _check_family_options(f, options_in.get(f) or {}, source, f"options.{f}") for f in FAMILIES}
 
     config = SuiteConfig(datasets, methods, base / str(data.get("output", "segmetrics-report")), options, source=source)
@@ -349,15 +388,48 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
         ("device", lambda v: isinstance(v, str), "cpu, cuda, cuda:N or auto"),
         ("batch_size", lambda v: _is_int(v) and v >= 1, "a positive integer"),
         ("workers", lambda v: _is_int(v) and v >= 0, "a non-negative integer"),
-        ("skip_missing", lambda v: isinstance(v, bool), "true or false"),
+        ("allow_missing", lambda v: isinstance(v, bool), "true or false"),
+        ("skip_missing", lambda v: isinstance(v, bool), "true or false"),  # the former name of allow_missing
+        ("skip_bad", lambda v: isinstance(v, bool), "true or false"),
         ("resize", lambda v: isinstance(v, bool), "true or false"),
+        ("compare_on", lambda v: v in ("common", "each"), "common (the images every method has) or each"),
     ):
         if key in data:
             _expect(check(data[key]), source, key, expected, data[key])
-            setattr(config, key, data[key])
+            setattr(config, "allow_missing" if key == "skip_missing" else key, data[key])
+    _presentation(config, data, source)
+    for key in PAIRING_KEYS:
+        if data.get(key) is not None:
+            _expect(isinstance(data[key], str) and data[key], source, key, "a non-empty string", data[key])
+            config.pairing[key] = data[key]
     if "figures" in data:
         config.figures = _figure_formats(data["figures"], source)
     return config
+
+
+def _presentation(config: SuiteConfig, data: Mapping[str, Any], source: str) -> None:
+    """The keys that change how the report looks, not its numbers: xlsx, method_order, colors, highlight, style."""
+    names = {m.name for m in config.methods}
+    if "xlsx" in data:
+        _expect(isinstance(data["xlsx"], bool), source, "xlsx", "true or false", data["xlsx"])
+        config.xlsx = data["xlsx"]
+    if "method_order" in data:
+        order = data["method_order"]
+        _expect(isinstance(order, list) and all(m in names for m in order), source, "method_order",
+                f"a list of method names ({', '.join(sorted(names))})", order)  # fmt: skip
+        config.method_order = list(order)
+    if "colors" in data:
+        colors = data["colors"]
+        _expect(isinstance(colors, Mapping) and all(m in names and isinstance(c, str) for m, c in colors.items()),
+                source, "colors", "a mapping {method: matplotlib colour}", colors)  # fmt: skip
+        config.colors = dict(colors)
+    if "highlight" in data:
+        _expect(data["highlight"] in names, source, "highlight", f"a method name ({', '.join(sorted(names))})",
+                data["highlight"])  # fmt: skip
+        config.highlight = data["highlight"]
+    if "style" in data:
+        _expect(isinstance(data["style"], str), source, "style", "a matplotlib style name", data["style"])
+        config.style = data["style"]
 
 
 def _figure_formats(value: Any, source: str = "--figures") -> tuple[str, ...]:
@@ -539,6 +611,11 @@ class Job:
     key: str = ""
     fingerprint: dict[str, Any] = field(default_factory=dict)
     classes: dict[str, Path] | None = None
+    device_type: str = ""
+    #: the pre-scan's findings (foreground), the images left out (``--skip-bad``), the ground truths of the dataset
+    scan: Any = None
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    gt_total: int | None = None
 
 
 #: the settings of :class:`~segmetrics_torch.ForegroundMeasures` as the sod family runs it (its defaults; a test
@@ -550,8 +627,10 @@ SOD_SETTINGS: dict[str, Any] = {
     "alpha": 0.5,
     "empty_quadrant": "nan",
     "edt_backend": "auto",
-    "gt_binarisation": "> 128",
+    "gt_binarisation": "> 128 (a mask holding only 0 and 1: == 1)",
     "reader": "cv2.imread(path, IMREAD_GRAYSCALE) (segmetrics_torch.io.read_gray_map)",
+    # part of the cache key: records cached before per-image scores existed are recomputed, not shown without them
+    "per_image": True,
 }
 
 
@@ -571,8 +650,8 @@ def _plan(config: SuiteConfig, warn: Callable[[str], None], device_type: str) ->
                     continue
                 if not pred_dir.is_dir():
                     message = f"{label}: the prediction folder {pred_dir} does not exist"
-                    if not config.skip_missing:
-                        raise InputError(f"{message} (use --skip-missing to leave it out)")
+                    if not (config.allow_missing or config.skip_bad):
+                        raise InputError(f"{message} (use --allow-missing to leave it out)")
                     warn(f"warning: {message}; skipped")
                     skipped.append(f"{label}: no folder {pred_dir}")
                     continue
@@ -582,7 +661,71 @@ def _plan(config: SuiteConfig, warn: Callable[[str], None], device_type: str) ->
                     raise InputError(f"{label}: {error}") from None
     if not jobs:
         raise InputError("nothing to evaluate: no method has predictions for any dataset")
+    _prescan(jobs, config, warn)
+    for job in jobs:
+        _fingerprint(job, config)
     return jobs, skipped
+
+
+def _prescan(jobs: list[Job], config: SuiteConfig, warn: Callable[[str], None]) -> None:
+    """Every problem of every foreground job in one error (or, with ``skip_bad``, the bad images left out and
+    recorded); notes printed once per kind; then, by default, each dataset's methods restricted to the images they
+    all have (``compare_on: common``)."""
+    from .prescan import Problem, Scan, listing, raise_or_skip, scan_foreground
+
+    scanned = [job for job in jobs if job.family == "sod"]
+    if not scanned:
+        return
+    gt_cache: dict[Path, Any] = {}
+    scans = []
+    for job in scanned:
+        if config.cache is not None:
+            # a result cached for exactly these pairs was computed without leaving any out, so their files had no
+            # fatal problem: a re-run reads no image (as before the pre-scan existed); unpaired names still count
+            _fingerprint(job, config)
+            cached = ResultCache(config.cache, lambda _: None).load(job.key)  # a corrupt entry: scanned, recomputed
+            if cached is not None:
+                found = [Problem(p["problem"], p["image"], p.get("detail", "")) for p in cached.get("problems", [])]
+                job.scan = Scan(found, len(job.pairing.pairs))
+                scans.append((f"{job.dataset.name} / {job.family} / {job.method}", job.scan))
+                continue
+        pairing = job.pairing
+        job.scan = scan_foreground(pairing.pairs, pairing.missing, pairing.unmatched, workers=max(1, config.workers),
+                                   gt_cache=gt_cache)  # fmt: skip
+        scans.append((f"{job.dataset.name} / {job.family} / {job.method}", job.scan))
+    bad = raise_or_skip(scans, allow_missing=config.allow_missing, resize=config.resize, skip_bad=config.skip_bad)
+    said: set[tuple[str, str]] = set()
+    for job, (label, scan) in zip(scanned, scans, strict=True):
+        job.skipped = [p.as_dict() for p in bad[label]]
+        notes = [p for p in scan.problems if p not in bad[label]]
+        # findings of the ground truth (0/1 masks, empty masks) are the dataset's: said once, not per method
+        of_gt = [p for p in notes if p.kind in ("binary01", "empty")]
+        for line in listing(of_gt, prefix=""):
+            if (job.dataset.name, line) not in said:
+                said.add((job.dataset.name, line))
+                warn(f"note: dataset {job.dataset.name}: {line}")
+        for line in listing([p for p in notes if p not in of_gt], prefix=""):
+            warn(f"note: {label}: {line}")
+        for line in listing(bad[label], prefix=""):
+            warn(f"skipped: {label}: {line}")
+        left_out = {p.image for p in bad[label]}
+        job.gt_total = len(job.pairing.pairs) + len(job.pairing.missing)
+        job.pairing = replace(job.pairing, pairs=[pair for pair in job.pairing.pairs if pair[0] not in left_out])
+        if not job.pairing.pairs:
+            raise InputError(f"{label}: every image has a problem (listed above); nothing to evaluate")
+    if config.compare_on == "common":
+        by_dataset: dict[str, list[Job]] = {}
+        for job in scanned:
+            by_dataset.setdefault(job.dataset.name, []).append(job)
+        for dataset, group in by_dataset.items():
+            common = set.intersection(*({stem for stem, _, _ in job.pairing.pairs} for job in group))
+            if not common:
+                raise InputError(
+                    f"dataset {dataset}: no image has a prediction of every method; compare each method on its own "
+                    "images with --compare-on each"
+                )
+            for job in group:
+                job.pairing = replace(job.pairing, pairs=[pair for pair in job.pairing.pairs if pair[0] in common])
 
 
 def _plan_job(
@@ -595,12 +738,15 @@ def _plan_job(
     warn: Callable[[str], None],
     device_type: str,
 ) -> Job:
-    from .. import __version__
     from ..io import find_pairs
 
     try:
         if family == "sod":
-            pairing, pred_kind, gt_kind = find_pairs(pred_dir, dataset.gt), "image", "image"
+            pairing_keys = {key: value for key, value in config.pairing.items() if key != "pair_regex"}
+            if "pair_regex" in config.pairing:
+                pairing_keys["pattern"] = config.pairing["pair_regex"]
+            pairing = find_pairs(pred_dir, dataset.gt, **pairing_keys)
+            pred_kind, gt_kind = "image", "image"
         elif family == "proposals":
             from ..io import PROPOSAL_EXTENSIONS
 
@@ -608,19 +754,24 @@ def _plan_job(
         else:
             pairing, pred_kind, gt_kind = match_folders(pred_dir, dataset.gt, BOUNDARY_EXTENSIONS)
     except ValueError as error:
-        raise InputError(str(error)) from None
+        prefix = "pair_regex (--pair-regex): " if "pairing pattern" in str(error) else ""
+        raise InputError(f"{prefix}{error}") from None
     check_pairing(
         pairing,
         pred_dir,
         dataset.gt,
-        config.skip_missing,
-        option="--skip-missing",
-        warn=lambda message: warn(f"warning: {label}: {message.removeprefix('warning: ')}"),
-    )
+        # foreground: missing and extra files are listed by the pre-scan with every other problem
+        config.allow_missing or config.skip_bad or family == "sod",
+        option="--allow-missing",
+        warn=(lambda message: None) if family == "sod" else
+        (lambda message: warn(f"warning: {label}: {message.removeprefix('warning: ')}")),
+    )  # fmt: skip
     options = dict(config.options[family])
     if family == "sod":
         input_format = gt_format = "gray"
         settings = {**SOD_SETTINGS, "resize": config.resize}
+        if options.get("measures"):
+            settings["measures"] = check_foreground_measures(options["measures"])
     elif family == "boundary":
         input_format, gt_format = boundary_formats(pred_kind, gt_kind, dataset.gt_labels, dataset.gt)
         check_boundary_nms(options["nms"], input_format, f"options.boundary.nms ({pred_dir})")
@@ -639,15 +790,23 @@ def _plan_job(
             )
         settings = {**options, "input_format": input_format, "gt_format": gt_format}
     job = Job(dataset, family, method, pred_dir, pairing, input_format, gt_format, settings)
-    check = config.cache_check
-    files = [[stem, *_file_id(Path(p), check), *_file_id(Path(g), check)] for stem, p, g in pairing.pairs]
-    if family == "proposals" and dataset.gt_classes is not None:
+    job.device_type = device_type
+    return job
+
+
+def _fingerprint(job: Job, config: SuiteConfig) -> None:
+    """The job's cache key: version, names, settings, device type and the files of its (final) pairs."""
+    from .. import __version__
+
+    dataset, check = job.dataset, config.cache_check
+    files = [[stem, *_file_id(Path(p), check), *_file_id(Path(g), check)] for stem, p, g in job.pairing.pairs]
+    if job.family == "proposals" and dataset.gt_classes is not None:
         job.classes = _class_images(dataset.gt_classes)
         files += [["class", stem, *_file_id(path, check)] for stem, path in job.classes.items()]
-    job.fingerprint = {"segmetrics_version": __version__, "dataset": dataset.name, "method": method, "family": family,
-                       "settings": settings, "device": device_type, "cache_check": check, "files": files}  # fmt: skip
+    job.fingerprint = {"segmetrics_version": __version__, "dataset": dataset.name, "method": job.method,
+                       "family": job.family, "settings": job.settings, "device": job.device_type,
+                       "cache_check": check, "files": files}  # fmt: skip
     job.key = hashlib.sha256(_canonical(job.fingerprint).encode()).hexdigest()
-    return job
 
 
 # ----------------------------------------------------------------------------------------------------- running
@@ -664,7 +823,11 @@ def _compute(job: Job, config: SuiteConfig, device, progress, images) -> dict[st
     derived: dict[str, Any] = {}
     start = time.perf_counter()
     if job.family == "sod":
-        results, _ = evaluate_sod(pairs, resize=config.resize, **run)
+        from .measures import foreground_columns
+
+        include = foreground_columns(job.settings.get("measures"))[2]
+        results, metric = evaluate_sod(pairs, resize=config.resize, per_image=True, include=include, **run)
+        results = {**results, "per_image": metric.per_image}
     elif job.family == "boundary":
         summary = evaluate_boundary(
             pairs, input_format=job.input_format, gt_format=job.gt_format, **options, resize=config.resize, **run
@@ -697,6 +860,16 @@ def _compute(job: Job, config: SuiteConfig, device, progress, images) -> dict[st
             "num_images": len(pairs),
             "missing_predictions": job.pairing.missing,
             "unmatched_predictions": job.pairing.unmatched,
+            **(
+                {
+                    "num_ground_truths": job.gt_total or len(pairs) + len(job.pairing.missing),
+                    "compared_on": config.compare_on,
+                    "problems": [p.as_dict() for p in job.scan.problems] if job.scan is not None else [],
+                    "skipped": job.skipped,
+                }
+                if job.family == "sod"
+                else {}
+            ),
             "settings": {**job.settings, **derived},
             "device": str(device),
             "elapsed_s": elapsed,
@@ -765,8 +938,20 @@ def run_suite(
 
     warn = warn or (lambda message: print(message, file=sys.stderr))
     _check_output_folder(config)
+    if config.xlsx:
+        from .combined import check_xlsx
+
+        check_xlsx()
     if config.figures and importlib.util.find_spec("matplotlib") is None:
         raise InputError("figures need matplotlib: pip install 'segmetrics-torch[plot]' (or --figures none)")
+    if config.figures and config.style is not None:
+        import matplotlib.style
+
+        if config.style not in matplotlib.style.available and not Path(config.style).is_file():
+            raise InputError(
+                f"--style / the configuration's `style`: {config.style!r} is not a matplotlib style (available: "
+                f"{', '.join(sorted(matplotlib.style.available)[:8])} ...; or a .mplstyle file)"
+            )
     device = None
     device_type = _device_type(config.device)
     if device_type is None:
@@ -865,8 +1050,17 @@ def _check_output_folder(config: SuiteConfig) -> None:
         raise InputError(f"the cache {config.cache} is a file; give a folder")
 
 
+#: the list of files a report wrote, in its folder: the next report removes those it does not write again
+MANIFEST = ".segmetrics-manifest.json"
+
+
 def _write_atomically(folder: Path, files: Mapping[str, Callable[[Path], None]]) -> list[Path]:
-    """Render every file into a temporary folder inside ``folder``, then move them into place (``os.replace``)."""
+    """Render every file into a temporary folder inside ``folder``, then move them into place (``os.replace``).
+
+    The report is a set: the files the previous report listed in its manifest and this one does not write (a dataset
+    dropped from the configuration, figures after ``--figures none``) are removed, so no table or figure is left
+    that the new ``tables.md`` does not describe. Files the report never wrote are not touched.
+    """
     folder.mkdir(exist_ok=True)
     # a run killed (SIGKILL, power loss) while writing leaves its temporary folder behind: the next run into the same
     # output removes it (one run writes one output folder at a time, as documented)
@@ -885,9 +1079,40 @@ def _write_atomically(folder: Path, files: Mapping[str, Callable[[Path], None]])
             final.parent.mkdir(parents=True, exist_ok=True)
             os.replace(temp / relative, final)
             written.append(final)
-        return written
     finally:
         shutil.rmtree(temp, ignore_errors=True)
+    _replace_manifest(folder, sorted(files))
+    return written
+
+
+def _replace_manifest(folder: Path, relatives: list[str]) -> list[str]:
+    """Remove the previous report's files that ``relatives`` does not name, then record ``relatives``."""
+    manifest = folder / MANIFEST
+    removed = []
+    try:
+        previous = json.loads(manifest.read_text(encoding="utf-8")).get("files", [])
+    except (OSError, ValueError, AttributeError):
+        previous = []  # no manifest (first report, or one of an older version): nothing is known to be stale
+    keep = set(relatives)
+    root = folder.resolve()
+    for relative in previous:
+        if not isinstance(relative, str) or relative in keep:
+            continue
+        path = (folder / relative).resolve()
+        if root not in path.parents or not path.is_file():  # only files inside the report folder
+            continue
+        path.unlink()
+        removed.append(relative)
+        parent = path.parent
+        while parent != root and not any(parent.iterdir()):
+            parent.rmdir()
+            parent = parent.parent
+    text = json.dumps({"format": "segmetrics-report-manifest/1", "files": relatives}, indent=1)
+    handle, temp = tempfile.mkstemp(prefix=".manifest-", dir=folder)
+    with os.fdopen(handle, "w", encoding="utf-8") as f:
+        f.write(text + "\n")
+    os.replace(temp, manifest)
+    return removed
 
 
 # --------------------------------------------------------------------------------------------- command line
@@ -914,13 +1139,14 @@ def add_suite_arguments(evaluate: argparse.ArgumentParser, positive_int, non_neg
         "--family",
         dest="suite_family",
         metavar="LIST",
-        help=f"one dataset: families, comma-separated ({', '.join(FAMILIES)}; default: sod)",
+        help="one dataset: families, comma-separated (foreground (alias sod), boundary, partition, proposals; "
+        "default: foreground)",
     )
     group.add_argument(
         "--dataset",
         dest="suite_dataset",
         metavar="NAME",
-        help="one dataset: its name (default: the ground-truth folder's parent name)",
+        help="one dataset: its name (default: from the ground-truth path, e.g. COD10K-v3/Test/GT_Object -> COD10K)",
     )
     group.add_argument(
         "--gt-labels",
@@ -949,22 +1175,28 @@ def add_suite_arguments(evaluate: argparse.ArgumentParser, positive_int, non_neg
         metavar="N",
         help=f"decoding processes (default: {default_workers()}, the cores but one, at most 4)",
     )
+    from .prescan import add_input_options
+
+    add_input_options(group, "suite_", unset=True)
     group.add_argument(
-        "--skip-missing",
-        dest="suite_skip_missing",
-        action="store_true",
-        default=None,
-        help="evaluate matched pairs when files have no counterpart, and leave out missing folders "
-        "(listed as warnings); the default is an error",
+        "--compare-on",
+        dest="suite_compare_on",
+        choices=("common", "each"),
+        help="foreground, with --allow-missing / --skip-bad: compare the methods of a dataset on the images they all "
+        "have (common, default; the tables say so) or each on its own images (each; counts in every table)",
     )
     group.add_argument(
-        "--resize",
-        dest="suite_resize",
-        action="store_true",
-        default=None,
-        help="resize predictions of another size to their ground truth (cv2.resize INTER_LINEAR, as "
-        "PySODEvalToolkit); the default is an error",
-    )
+        "--json", dest="suite_json", metavar="FILE",
+        help="also write every record (numbers, curves, per-image scores) to FILE, as the single-folder form",
+    )  # fmt: skip
+    group.add_argument(
+        "--csv", dest="suite_csv", metavar="FILE",
+        help="merge the foreground rows (method, dataset, images, measures) into FILE, as the single-folder form",
+    )  # fmt: skip
+    group.add_argument(
+        "--per-image-csv", dest="suite_per_image_csv", metavar="FILE",
+        help="merge the foreground per-image rows into FILE, as the single-folder form",
+    )  # fmt: skip
     group.add_argument("--cache", dest="suite_cache", metavar="DIR", help="cache folder (default: OUTPUT/cache)")
     group.add_argument("--no-cache", dest="suite_no_cache", action="store_true", help="neither read nor write a cache")
     group.add_argument(
@@ -980,13 +1212,34 @@ def add_suite_arguments(evaluate: argparse.ArgumentParser, positive_int, non_neg
         help="figure formats, comma-separated of png,pdf,svg, or none (default: png,pdf)",
     )
     group.add_argument("--no-progress", dest="suite_no_progress", action="store_true", help="no progress bars")
+    group.add_argument(
+        "--xlsx", dest="suite_xlsx", action="store_true", default=None,
+        help="also write the combined table as combined.xlsx (needs openpyxl: pip install 'segmetrics-torch[xlsx]')",
+    )  # fmt: skip
+    group.add_argument(
+        "--method-order", dest="suite_method_order", metavar="LIST",
+        help="comma-separated method names: the order of table rows and legends (others follow)",
+    )  # fmt: skip
+    group.add_argument("--highlight", dest="suite_highlight", metavar="METHOD",
+                       help="draw this method's curves thick and on top (your method)")  # fmt: skip
+    group.add_argument(
+        "--style", dest="suite_style", metavar="NAME",
+        help="a matplotlib style for the figures (e.g. seaborn-v0_8-paper, or a .mplstyle file)",
+    )  # fmt: skip
+    group.add_argument(
+        "--measures", dest="suite_measures", metavar="LIST",
+        help=f"the foreground tables' measures, comma-separated, of {','.join(FOREGROUND_MEASURES)} (as "
+        "options.foreground.measures; default: the 11 of today's table)",
+    )  # fmt: skip
 
 
-def _pred_argument(text: str) -> tuple[str, str]:
+def _pred_argument(text: str, dataset: str, gt: Path) -> tuple[str, str]:
+    from .prescan import method_name
+
     name, sep, folder = text.partition("=")
     if not sep:
         folder = text
-        name = Path(text).resolve().name
+        name = method_name(text, dataset, gt)
     if not name or not folder:
         raise InputError(f"--pred {text!r}: expected DIR or NAME=DIR")
     return name, folder
@@ -1003,12 +1256,14 @@ def config_from_args(args: argparse.Namespace) -> SuiteConfig:
     else:
         if args.suite_gt is None or not args.suite_pred:
             raise InputError("one dataset needs --gt DIR and at least one --pred [NAME=]DIR (or give --config FILE)")
-        families = (args.suite_family or "sod").split(",")
+        from .prescan import dataset_name
+
+        families = (args.suite_family or "foreground").split(",")
         gt = Path(args.suite_gt)
-        name = args.suite_dataset or gt.resolve().parent.name or gt.resolve().name
+        name = args.suite_dataset or dataset_name(gt)
         methods: dict[str, str] = {}
         for text in args.suite_pred:
-            method, folder = _pred_argument(text)
+            method, folder = _pred_argument(text, name, gt)
             if method in methods:
                 raise InputError(f"--pred: two methods are named {method!r}; name them: --pred NAME=DIR")
             methods[method] = str(Path(folder).resolve())
@@ -1028,13 +1283,19 @@ def config_from_args(args: argparse.Namespace) -> SuiteConfig:
         ("suite_device", "device"),
         ("suite_batch_size", "batch_size"),
         ("suite_workers", "workers"),
-        ("suite_skip_missing", "skip_missing"),
+        ("suite_allow_missing", "allow_missing"),
+        ("suite_skip_bad", "skip_bad"),
         ("suite_resize", "resize"),
+        ("suite_compare_on", "compare_on"),
         ("suite_cache_check", "cache_check"),
     ):
         value = getattr(args, option)
         if value is not None:
             setattr(config, attribute, value)
+    for key in PAIRING_KEYS:
+        value = getattr(args, f"suite_{key}")
+        if value is not None:
+            config.pairing[key] = value
     if args.suite_output is not None:
         cache_default = config.cache == config.output / "cache"
         config.output = Path(args.suite_output)
@@ -1048,6 +1309,29 @@ def config_from_args(args: argparse.Namespace) -> SuiteConfig:
         value = args.suite_figures.strip()
         config.figures = _figure_formats("none" if value == "none" else [f.strip() for f in value.split(",")])
     config.progress = not args.suite_no_progress
+    overrides = {}
+    if args.suite_xlsx is not None:
+        overrides["xlsx"] = args.suite_xlsx
+    if args.suite_method_order is not None:
+        overrides["method_order"] = [m.strip() for m in args.suite_method_order.split(",") if m.strip()]
+    if args.suite_highlight is not None:
+        overrides["highlight"] = args.suite_highlight
+    if args.suite_style is not None:
+        overrides["style"] = args.suite_style
+    if args.suite_measures is not None:
+        measures = check_foreground_measures(args.suite_measures)
+        if measures is None:
+            raise InputError(
+                f"--measures: expected comma-separated names of {','.join(FOREGROUND_MEASURES)}, got "
+                f"{args.suite_measures!r}"
+            )
+        config.options["sod"] = {**config.options["sod"], "measures": measures}
+    flags = {"xlsx": "--xlsx", "method_order": "--method-order", "highlight": "--highlight", "style": "--style"}
+    try:
+        _presentation(config, overrides, "command line")
+    except InputError as error:
+        key = next(k for k in flags if f": {k}:" in str(error))
+        raise InputError(str(error).replace(f"command line: {key}:", f"{flags[key]}:")) from None
     return config
 
 
@@ -1056,7 +1340,51 @@ def run_from_args(args: argparse.Namespace, resolve_device: Callable[[str], Any]
     if args.suite_config is None and args.suite_gt is None and not args.suite_pred:
         args.subparser.print_help(sys.stderr)
         return 2
-    run_suite(config_from_args(args), resolve_device=resolve_device)
+    outputs = _check_file_outputs(args)
+    result = run_suite(config_from_args(args), resolve_device=resolve_device)
+    _write_file_outputs(result, outputs)
     return 0
+
+
+def _check_file_outputs(args: argparse.Namespace) -> dict[str, Path]:
+    """``--json`` / ``--csv`` / ``--per-image-csv`` of the report form, checked before anything runs."""
+    from .outputs import check_output
+
+    outputs = {}
+    for option in ("json", "csv", "per_image_csv"):
+        path = check_output(getattr(args, f"suite_{option}", None), "--" + option.replace("_", "-"))
+        if path is not None:
+            outputs[option] = path
+    return outputs
+
+
+def _write_file_outputs(result: SuiteResult, outputs: Mapping[str, Path]) -> None:
+    """The single-folder form's files from a report's records: ``--json`` (results.json's records), ``--csv`` and
+    ``--per-image-csv`` (the foreground rows, merged by method and dataset as ``evaluate foreground`` merges them)."""
+    from .report_render import table_columns, table_row
+    from .tables import upsert_csv, write_json
+
+    if "json" in outputs:
+        write_json(outputs["json"], {"results": result.records})
+        print(f"Wrote {outputs['json']}")
+    rows, images = [], []
+    for dataset, families in result.records.items():
+        by_method = families.get("sod", {})
+        if not by_method:
+            continue
+        keys = [key for key, _ in table_columns("sod", by_method)[0]]
+        for method, record in by_method.items():
+            values = table_row("sod", record["results"])
+            rows.append({"method": method, "dataset": dataset, "num_images": record["num_images"],
+                         **{k: values.get(k) for k in keys}})  # fmt: skip
+            for image, scores in (record["results"].get("per_image") or {}).items():
+                images.append({"method": method, "dataset": dataset, "image": image,
+                               **{k: scores[k] for k in keys if k in scores}})  # fmt: skip
+    if "csv" in outputs:
+        upsert_csv(outputs["csv"], rows, ("method", "dataset"), "--csv")
+        print(f"Wrote {outputs['csv']} ({len(rows)} foreground row(s))")
+    if "per_image_csv" in outputs:
+        upsert_csv(outputs["per_image_csv"], images, ("method", "dataset", "image"), "--per-image-csv")
+        print(f"Wrote {outputs['per_image_csv']} ({len(images)} row(s))")
 
 

@@ -30,8 +30,10 @@ __all__ = [
     "scalar_row",
     "slug",
     "to_jsonable",
+    "upsert_csv",
     "write_csv",
     "write_json",
+    "write_rows",
 ]
 
 #: the columns of the foreground (SOD) table: (key of :func:`scalar_row`, header)
@@ -183,6 +185,69 @@ def write_csv(path: str | Path, rows: Mapping[str, Mapping[str, Any]], index_hea
                 writer.writerow([name, *(str(values[k]) if k in values else "" for k in keys)])
 
     write_atomically(path, write)
+
+
+def write_rows(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Write a list of flat rows as CSV (the union of their keys as the header; None as an empty cell)."""
+    from .outputs import write_atomically
+
+    header = list(dict.fromkeys(k for row in rows for k in row))
+
+    def write(p: Path) -> None:
+        with p.open("w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            writer.writerow(header)
+            for row in rows:
+                writer.writerow([_cell(row.get(k)) for k in header])
+
+    write_atomically(path, write)
+
+
+def upsert_csv(path: str | Path, rows: Sequence[Mapping[str, Any]], keys: Sequence[str], option: str) -> str:
+    """Merge ``rows`` into the CSV file ``path``: a row whose ``keys`` columns equal an existing row's replaces it (a
+    re-run of one method on one dataset), other rows are appended, so that one file collects several runs and never
+    silently loses another run's rows. Returns "wrote" / "updated".
+
+    Raises:
+        InputError: the existing file is not such a CSV (other columns): naming ``option`` and the file.
+    """
+    from .errors import InputError
+
+    path = Path(path)
+    header = list(dict.fromkeys(k for row in rows for k in row))
+    kept: list[dict[str, str]] = []
+    action = "wrote"
+    if path.exists() and path.stat().st_size:
+        with path.open(newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            old = list(reader.fieldnames or [])
+            if old != header:
+                raise InputError(
+                    f"{option} {path} holds another table (columns {', '.join(old[:4])} ...); rows are added to a "
+                    "file of the same columns only: give another file name"
+                )
+            new_keys = {tuple(str(row[k]) for k in keys) for row in rows}
+            kept = [dict(row) for row in reader if tuple(row[k] for k in keys) not in new_keys]
+        action = "updated"
+    from .outputs import write_atomically
+
+    def write(p: Path) -> None:
+        with p.open("w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            writer.writerow(header)
+            for old_row in kept:
+                writer.writerow([old_row.get(k, "") for k in header])
+            for row in rows:
+                writer.writerow([_cell(row.get(k)) for k in header])
+
+    write_atomically(path, write)  # the other runs' rows are never lost to a half-written file
+    return action
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    return str(value)
 
 
 def _columns(columns: Sequence[str | tuple[str, str]]) -> list[tuple[str, str]]:

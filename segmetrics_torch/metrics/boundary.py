@@ -177,8 +177,12 @@ class BoundaryPR(Metric):
         return res
 
     def plot(self, val=None, ax=None):
-        """Plot a scalar result (torchmetrics' ``plot``; needs matplotlib)."""
-        return self._plot(val, ax)
+        """Plot a result (default: ``compute()``): curves with their axes (PR curve, value against the threshold,
+        recall against the number of proposals), scalars as torchmetrics does; ``(figure, axes)``. Needs
+        matplotlib."""
+        from ._plot import plot_metric
+
+        return plot_metric(self, val, ax)
 
 
 class MorphologicalBoundaryF(Metric):
@@ -248,5 +252,9 @@ class MorphologicalBoundaryF(Metric):
         return {name: getattr(self, f"{name}_sum") / self.count for name in ("f", "precision", "recall")}
 
     def plot(self, val=None, ax=None):
-        """Plot a scalar result (torchmetrics' ``plot``; needs matplotlib)."""
-        return self._plot(val, ax)
+        """Plot a result (default: ``compute()``): curves with their axes (PR curve, value against the threshold,
+        recall against the number of proposals), scalars as torchmetrics does; ``(figure, axes)``. Needs
+        matplotlib."""
+        from ._plot import plot_metric
+
+        return plot_metric(self, val, ax)

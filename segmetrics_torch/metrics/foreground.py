@@ -128,8 +128,12 @@ class _ForegroundMetric(Metric):
         return out
 
     def plot(self, val=None, ax=None):
-        """Plot a scalar result (torchmetrics' ``plot``; needs matplotlib)."""
-        return self._plot(val, ax)
+        """Plot a result (default: ``compute()``): curves with their axes (PR curve, value against the threshold,
+        recall against the number of proposals), scalars as torchmetrics does; ``(figure, axes)``. Needs
+        matplotlib."""
+        from ._plot import plot_metric
+
+        return plot_metric(self, val, ax)
 
 
 class MAE(_ForegroundMetric):

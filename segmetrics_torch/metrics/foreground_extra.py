@@ -46,6 +46,14 @@ _F64 = torch.float64
 class _SumMetric(Metric):
     """Common checks and the image count of the issue-15 Metrics."""
 
+    def plot(self, val=None, ax=None):
+        """Plot a result (default: ``compute()``): curves with their axes (PR curve, value against the threshold,
+        recall against the number of proposals), scalars as torchmetrics does; ``(figure, axes)``. Needs
+        matplotlib."""
+        from ._plot import plot_metric
+
+        return plot_metric(self, val, ax)
+
     is_differentiable = False
     higher_is_better = True
     full_state_update = False

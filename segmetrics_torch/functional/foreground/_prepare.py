@@ -7,7 +7,9 @@ Convention:
       the map is constant (a constant map is *not* stretched: a constant 100 stays 100/255). This is MATLAB's
       ``mapminmax(im2double(...))`` as the reference toolboxes apply it.
     * ``target`` uint8 is binarised ``> 128`` (ground truth read from an 8-bit image); bool is used as is; any other
-      dtype must hold only 0 and 1. This does not depend on ``normalize``.
+      dtype must hold only 0 and 1. This does not depend on ``normalize``. A uint8 target image holding only 0 and
+      1 (at least one 1) is a ``ValueError`` when values are validated: read ``> 128`` it would be empty, which is
+      never what a {0, 1} mask's author meant (pass bool, or 0/255).
 
 The batching (stacks, lists of differently sized maps, blocks) and the CPU-kernel / tensor-path dispatch are in
 :mod:`._intermediates`.
@@ -18,7 +20,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ..._checks import check_probability_map
+from ..._checks import check_probability_map, check_uint8_target
 from ...ops.device_exact import divide_exactly
 
 __all__ = ["binarize_target", "check_dtypes", "check_values", "prepare_maps"]
@@ -37,6 +39,7 @@ def check_values(preds: Tensor, target: Tensor, pname: str, tname: str) -> None:
     """Value checks (these synchronise a CUDA device)."""
     if preds.is_floating_point():
         check_probability_map(preds, pname)
+    check_uint8_target(target, tname)
     if target.dtype not in (torch.bool, torch.uint8) and not bool(((target == 0) | (target == 1)).all()):
         raise ValueError(
             f"Expected `{tname}` of dtype {target.dtype} to be binary (only 0 and 1), but it holds other values. "

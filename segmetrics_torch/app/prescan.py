@@ -1,0 +1,340 @@
+"""Before any measure runs: pair the folders, look at every file once, and report every problem together.
+
+A user evaluating a dataset wants one run to say everything that is wrong with it (a missing prediction, a corrupt
+file, a resized map, an RGB mask), not one fatal error per run. :func:`scan_foreground` reads every ground-truth mask
+(its values decide "empty" and "0/1 mask") and the header of every prediction (size, colour mode; PIL's ``verify``
+checks the file's structure and checksums without decoding the pixels, so the scan costs a fraction of the
+evaluation), and returns the problems sorted by kind. The caller turns fatal ones into one error listing all of them,
+or with ``--skip-bad`` leaves the bad pairs out and records them.
+
+Also here: the default names of datasets and methods from common folder layouts (:func:`dataset_name`,
+:func:`method_name`), and the flags that change the pairing (:data:`PAIRING_FLAGS`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+
+__all__ = [
+    "PAIRING_FLAGS",
+    "Problem",
+    "Scan",
+    "add_input_options",
+    "dataset_name",
+    "listing",
+    "method_name",
+    "raise_or_skip",
+    "scan_foreground",
+]
+
+#: the command-line flags that map prediction names to ground-truth names (named by pairing errors)
+PAIRING_FLAGS = "--pred-suffix/--gt-suffix, --pred-prefix/--gt-prefix or --pair-regex"
+
+#: problem kinds in report order: (label, fatal unless the named flag allows it; None: never fatal, a note)
+KINDS: dict[str, tuple[str, str | None]] = {
+    "missing": ("ground truth without a prediction", "--allow-missing"),
+    "extra": ("prediction without a ground truth", "--allow-missing"),
+    "unreadable": ("unreadable or corrupt file", "--skip-bad"),
+    # with --resize a note: the prediction is resized as cv2.resize(INTER_LINEAR)
+    "size": ("prediction size differs from its ground truth", "--resize"),
+    "colour": ("colour image (read as gray, as cv2.IMREAD_GRAYSCALE)", None),
+    "empty": ("empty ground truth (no foreground pixel)", None),
+    "binary01": ("0/1 ground-truth mask (read as binary: 1 = foreground)", None),
+}
+
+_GRAY_MODES = {"L", "1", "LA", "I", "I;16", "I;16B", "I;16L", "I;16N", "F"}
+
+#: shown per kind in a listing
+_SHOWN = 8
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding: its kind (a key of :data:`KINDS`), the image (ground-truth stem) and what was seen."""
+
+    kind: str
+    image: str
+    detail: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return {"image": self.image, "problem": self.kind, "detail": self.detail}
+
+
+@dataclass
+class Scan:
+    """The problems of a set of pairs, and which images must be left out to evaluate the rest."""
+
+    problems: list[Problem] = field(default_factory=list)
+    pairs: int = 0
+
+    def fatal(self, allow_missing: bool, resize: bool) -> list[Problem]:
+        allowed = set()
+        if allow_missing:
+            allowed.add("--allow-missing")
+        if resize:
+            allowed.add("--resize")
+        return [p for p in self.problems if KINDS[p.kind][1] is not None and KINDS[p.kind][1] not in allowed]
+
+    def count(self, kind: str) -> int:
+        return sum(p.kind == kind for p in self.problems)
+
+
+def _header(path: Path) -> tuple[tuple[int, int], str]:
+    """(W, H) and the mode of an image, its structure verified (chunks, checksums) without decoding the pixels."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        size, mode = image.size, image.mode
+        image.verify()
+    return size, mode
+
+
+def _scan_gt(path: Path) -> tuple[Any, str | None]:
+    """``((W, H), mode, max, foreground pixels)`` of a ground-truth mask, or ``(None, error)``."""
+    from ..io import read_gray_map
+
+    try:
+        size, mode = _header(path)
+        values = read_gray_map(path)
+    except (OSError, ValueError, SyntaxError) as error:  # PIL raises SyntaxError for some broken headers
+        return None, str(error) or type(error).__name__
+    top = int(values.max())
+    return (size, mode, top, int((values > 128).sum()) if top > 1 else int((values == 1).sum())), None
+
+
+def _scan_pred(path: Path) -> tuple[Any, str | None]:
+    try:
+        return _header(path), None
+    except (OSError, ValueError, SyntaxError) as error:
+        return None, str(error) or type(error).__name__
+
+
+def scan_foreground(
+    pairs: Sequence[tuple[str, Path, Path]],
+    missing: Iterable[str] = (),
+    extra: Iterable[str] = (),
+    *,
+    workers: int = 1,
+    gt_cache: dict[Path, Any] | None = None,
+) -> Scan:
+    """Every problem of the foreground pairs (and the unpaired names) in one :class:`Scan`.
+
+    Args:
+        pairs: ``(stem, pred_path, gt_path)``.
+        missing, extra: ground-truth stems without a prediction, prediction stems without a ground truth.
+        workers: unused (kept for the callers): the scan runs in the main thread, so that Ctrl-C meets no reading
+            thread (an interrupt during another thread's import prints a traceback) and exits 130 cleanly.
+        gt_cache: results of ground-truth files already scanned (several methods share one dataset).
+    """
+    scan = Scan([Problem("missing", s) for s in missing] + [Problem("extra", s) for s in extra], len(pairs))
+    gt_cache = {} if gt_cache is None else gt_cache
+    todo = sorted({Path(g) for _, _, g in pairs} - set(gt_cache))
+    del workers
+    gt_cache.update((path, _scan_gt(path)) for path in todo)
+    preds = [_scan_pred(Path(p)) for _, p, _ in pairs]
+    for (stem, pred_path, gt_path), (pred, pred_error) in zip(pairs, preds, strict=True):
+        gt, gt_error = gt_cache[Path(gt_path)]
+        for error, path in ((pred_error, pred_path), (gt_error, gt_path)):
+            if error is not None:
+                scan.problems.append(Problem("unreadable", stem, error if str(Path(path).name) in error else
+                                             f"{path}: {error}"))  # fmt: skip
+        if pred is not None and pred[1] not in _GRAY_MODES:
+            scan.problems.append(Problem("colour", stem, f"prediction {Path(pred_path).name} is {pred[1]}"))
+        if gt is None:
+            continue
+        size, mode, top, foreground = gt
+        if mode not in _GRAY_MODES:
+            scan.problems.append(Problem("colour", stem, f"ground truth {Path(gt_path).name} is {mode}"))
+        if top == 1:
+            scan.problems.append(Problem("binary01", stem))
+        if foreground == 0:
+            scan.problems.append(Problem("empty", stem))
+        if pred is not None and pred[0] != size:
+            (w, h), (gw, gh) = pred[0], size
+            scan.problems.append(Problem("size", stem, f"prediction {w}x{h}, ground truth {gw}x{gh} (WxH)"))
+    order = list(KINDS)
+    scan.problems.sort(key=lambda p: (order.index(p.kind), p.image))
+    return scan
+
+
+def listing(problems: Sequence[Problem], prefix: str = "  ", mark_notes: bool = False) -> list[str]:
+    """One line per kind: its label, count and up to a few images (with what was seen); ``mark_notes``: kinds that
+    never stop a run say so."""
+    lines = []
+    for kind, (label, flag) in KINDS.items():
+        found = [p for p in problems if p.kind == kind]
+        if not found:
+            continue
+        shown = ", ".join(f"{p.image} ({p.detail})" if p.detail else p.image for p in found[:_SHOWN])
+        more = f" ... and {len(found) - _SHOWN} more" if len(found) > _SHOWN else ""
+        note = " (a note, not an error)" if flag is None and mark_notes else ""
+        lines.append(f"{prefix}{label}: {len(found)}{note}: {shown}{more}")
+    return lines
+
+
+def raise_or_skip(
+    scans: Sequence[tuple[str, Scan]], *, allow_missing: bool, resize: bool, skip_bad: bool
+) -> dict[str, list[Problem]]:
+    """Raise one :class:`InputError` listing every problem of every scan when one is fatal (unless ``skip_bad``);
+    return, per scan label, the problems whose images are left out (fatal ones, with ``skip_bad``)."""
+    fatal = {label: scan.fatal(allow_missing or skip_bad, resize) for label, scan in scans}
+    count = sum(map(len, fatal.values()))
+    if count and not skip_bad:
+        flags = sorted({f for problems in fatal.values() for p in problems if (f := KINDS[p.kind][1])} | {"--skip-bad"})
+        unpaired = sum(scan.count("missing") + scan.count("extra") for _, scan in scans)
+        paired = sum(scan.pairs for _, scan in scans)
+        names = f"; if the names differ, map them with {PAIRING_FLAGS}" if unpaired and unpaired >= paired else ""
+        if count == 1:
+            # one problem: the error line itself names the file and what is wrong with it
+            label, problem = next((label, p[0]) for label, p in fatal.items() if p)
+            detail = f" ({problem.detail})" if problem.detail else ""
+            where = f"{label}: " if label else ""
+            lines = [
+                f"{where}{problem.image}: {KINDS[problem.kind][0]}{detail}; found before evaluating (nothing was "
+                f"computed); fix it, or pass {', '.join(flags)} (--skip-bad evaluates the other images){names}"
+            ]
+            others = [(label, [p for p in scan.problems if p is not problem]) for label, scan in scans]
+        else:
+            lines = [
+                f"{count} problem(s) in the inputs, found before evaluating (nothing was computed); fix them, or "
+                f"pass {', '.join(flags)} (--skip-bad evaluates the other images){names}:"
+            ]
+            others = [(label, scan.problems) for label, scan in scans]
+        for label, problems in others:
+            if problems:
+                lines.append(f"{label}:" if label else "")
+                lines.extend(listing(problems, "  ", mark_notes=True))
+        raise InputError("\n".join(line for line in lines if line))
+    return {label: [p for p in problems if p.kind not in ("missing", "extra")] for label, problems in fatal.items()}
+
+
+# ------------------------------------------------------------------------------------------------------ names
+
+#: folder names that name a role, not a dataset or a method (compared case-insensitively, without "-_ ")
+GENERIC_NAMES = {
+    "gt", "gts", "groundtruth", "groundtruths", "mask", "masks", "gtobject", "gtinstance", "gtedge", "annotation",
+    "annotations", "label", "labels", "test", "tests", "testing", "train", "training", "val", "valid", "validation",
+    "data", "dataset", "datasets", "image", "images", "img", "imgs", "pred", "preds", "prediction", "predictions",
+    "result", "results", "output", "outputs", "saliency", "salmap", "salmaps", "map", "maps", "png", "segmentation",
+    "segmentations", "objectmask", "binarymask", "testdataset", "testset", "testingset", "eval", "evaluation",
+}  # fmt: skip
+
+
+def _plain(name: str) -> str:
+    return re.sub(r"[-_ .]", "", name).lower()
+
+
+def _is_generic(name: str) -> bool:
+    return not name or _plain(name) in GENERIC_NAMES
+
+
+def _dataset_from(name: str) -> str:
+    """``COD10K-v3`` -> ``COD10K``; ``DUTS-TE-Mask`` -> ``DUTS-TE``; ``ECSSD_GT`` -> ``ECSSD``."""
+    name = re.sub(r"[-_ ]?v\d+(\.\d+)*$", "", name, flags=re.IGNORECASE)
+    name = re.sub(r"[-_ ](mask|masks|gt|groundtruth|images?|imgs)$", "", name, flags=re.IGNORECASE)
+    return name
+
+
+def dataset_name(gt_dir: str | Path) -> str:
+    """A dataset's name from its ground-truth folder: the nearest folder up the path that is not a role
+    (``GT``, ``Test``, ``groundTruth``, ``masks`` ...), version and role suffixes removed: ``COD10K-v3/Test/GT_Object``
+    -> ``COD10K``, ``DUTS-TE/DUTS-TE-Mask`` -> ``DUTS-TE``, ``BSR/BSDS500/data/groundTruth/test`` -> ``BSDS500``; a
+    BSDS-like ``groundTruth`` path without a named folder above it -> ``BSDS500``."""
+    parts = Path(gt_dir).resolve().parts
+    for part in reversed(parts[1:]):
+        if not _is_generic(part):
+            return _dataset_from(part)
+    if any(_plain(p) == "groundtruth" for p in parts):
+        return "BSDS500"
+    return Path(gt_dir).resolve().name or "dataset"
+
+
+def method_name(pred_dir: str | Path, dataset: str | None = None, gt_dir: str | Path | None = None) -> str:
+    """A method's name from its prediction folder: the nearest folder up the path that is neither a role
+    (``preds``, ``results`` ...) nor the dataset's name (``<root>/<method>/<dataset>`` -> ``<method>``). With
+    ``gt_dir``, only the folders below the one the two paths share are candidates (``exp/pred`` beside ``exp/gt``
+    names nothing above ``exp``); when none qualifies, the prediction folder's own name."""
+    parts = Path(pred_dir).resolve().parts
+    start = 1
+    if gt_dir is not None:
+        shared = 0
+        for a, b in zip(parts, Path(gt_dir).resolve().parts, strict=False):
+            if a != b:
+                break
+            shared += 1
+        start = max(1, shared)
+    skip = {_plain(dataset)} if dataset else set()
+    for part in reversed(parts[start:]):
+        if not _is_generic(part) and _plain(part) not in skip and _plain(_dataset_from(part)) not in skip:
+            return part
+    return Path(pred_dir).resolve().name or "method"
+
+
+# ------------------------------------------------------------------------------------------------ command line
+
+
+def add_allow_missing(parser, dest_prefix: str = "", default=False) -> None:
+    """``--allow-missing`` and its hidden alias ``--skip-missing`` (the report form's former spelling)."""
+    import argparse
+
+    parser.add_argument(
+        "--allow-missing",
+        dest=f"{dest_prefix}allow_missing",
+        action="store_true",
+        default=default,
+        help="evaluate the matched pairs when files have no counterpart (listed as notes), and leave out missing "
+        "prediction folders; the default is an error",
+    )
+    parser.add_argument(
+        "--skip-missing", dest=f"{dest_prefix}allow_missing", action="store_true", default=default,
+        help=argparse.SUPPRESS,
+    )  # fmt: skip
+
+
+def add_input_options(parser, dest_prefix: str = "", *, resize: bool = True, unset=False) -> None:
+    """The input options both ``evaluate`` forms share (one vocabulary): ``--allow-missing`` (hidden alias
+    ``--skip-missing``), ``--skip-bad``, ``--resize`` and the name-mapping flags. ``unset``: flags default to None
+    (the report form, where None means "as the configuration file says")."""
+    default = None if unset else False
+    add_allow_missing(parser, dest_prefix, default)
+    parser.add_argument(
+        "--skip-bad",
+        dest=f"{dest_prefix}skip_bad",
+        action="store_true",
+        default=default,
+        help="leave out the images the pre-scan finds unusable (unreadable, corrupt, other size without --resize; "
+        "implies --allow-missing) and record them in the outputs; the default is one error listing every problem",
+    )
+    if resize:
+        parser.add_argument(
+            "--resize",
+            dest=f"{dest_prefix}resize",
+            action="store_true",
+            default=default,
+            help="resize predictions of another size to their ground truth (cv2.resize INTER_LINEAR, as "
+            "PySODEvalToolkit); the default is an error",
+        )
+    for side, what in (("pred", "prediction"), ("gt", "ground-truth")):
+        for affix in ("prefix", "suffix"):
+            parser.add_argument(
+                f"--{side}-{affix}",
+                dest=f"{dest_prefix}{side}_{affix}",
+                metavar="TEXT",
+                help=f"remove this {affix} from {what} file stems before pairing (e.g. --pred-suffix _sal pairs "
+                "img_1_sal.png with img_1.png)"
+                if (side, affix) == ("pred", "suffix")
+                else f"remove this {affix} from {what} file stems before pairing",
+            )
+    parser.add_argument(
+        "--pair-regex",
+        dest=f"{dest_prefix}pair_regex",
+        metavar="REGEX",
+        help="a regular expression searched in both sides' stems (after the affixes); files pair by its group "
+        "`id`, else its first group, else the match (e.g. '(?P<id>\\d+)' pairs by the number in the name)",
+    )
