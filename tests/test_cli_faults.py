@@ -91,18 +91,19 @@ def test_ctrl_c_at_any_moment_exits_130_and_keeps_the_cache_valid(tmp_path: Path
         _, err = proc.communicate(timeout=300)
         assert "Traceback" not in err, err
         if proc.returncode == -signal.SIGINT:
-            # the signal landed before main() could catch it: during the interpreter's start-up (the default action)
-            # or while the command's modules were imported (the app's excepthook prints one line); the process ends
-            # by SIGINT, which a shell reports as 130 too; nothing was written yet
+            # the signal landed outside main(): during the interpreter's start-up (the default action), while the
+            # command's modules were imported (the app's excepthook prints one line) or during the interpreter's exit
+            # after a complete run; the process ends by SIGINT, which a shell reports as 130 too
             interrupted += 1
-            assert err.strip() in ("", "error: interrupted") and not out.exists(), err
+            assert err.strip() in ("", "error: interrupted"), err
+            assert not (out / "results.json").exists() or _results(out) == expected  # never a half-written report
         elif proc.returncode == 130:
             interrupted += 1
             assert err.strip().splitlines()[-1] == "error: interrupted", err
             assert not (out / "results.json").exists() or _results(out) == expected  # never a half-written report
         else:
             assert proc.returncode == 0, err  # it had finished before the signal
-    assert interrupted >= 3
+    assert interrupted >= 2  # later runs reuse what earlier ones cached and may finish before a late signal
     # the cache left by the interrupted runs is valid: a run that uses it gives the reference's numbers
     final = subprocess.run(_report_command(config, tmp_path / "final", cache), env=_env(), capture_output=True,
                            text=True, timeout=600)  # fmt: skip
