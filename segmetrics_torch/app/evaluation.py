@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from ..io import read_gray_map, resize_linear
+from . import distributed
 from .errors import InputError
 
 __all__ = [
@@ -593,12 +594,13 @@ def evaluate_sod(
         extra = {name: m.to(device) for name, m in _included_metrics(list(include), normalize=True,
                                                                        validate_args=True).items()}  # fmt: skip
     if images is None:
-        images = decode_pairs(decode_tasks(pairs, "sod", resize=resize), workers)
+        images = decode_pairs(decode_tasks(distributed.shard(pairs), "sod", resize=resize), workers)
     images = _counted(images, progress)
     for names, preds, target in _batches(images, batch_size, device):
         metric.update(preds, target, names)
         for m in extra.values():
             m.update(preds, target)
+    distributed.merge_foreground(metric, len(pairs))  # under torchrun: every rank's sums (the Metrics sync in compute)
     results = metric.compute()
     if extra:
         results = {**results, **{name: m.compute() for name, m in extra.items()}}
@@ -658,7 +660,8 @@ def evaluate_boundary(
     options = {"thresholds": thresholds, "max_dist": max_dist, "thin": thin, "input_format": input_format,
                "backend": "auto"}  # fmt: skip
     if images is None:
-        tasks = decode_tasks(pairs, "boundary", input_format=input_format, gt_format=gt_format, resize=resize)
+        tasks = decode_tasks(distributed.shard(pairs), "boundary", input_format=input_format, gt_format=gt_format,
+                             resize=resize)
         images = decode_pairs(tasks, workers)
     if gt_format == "labels":
         images = ((stem, pred, annotator_boundaries(torch.from_numpy(gt)).numpy()) for stem, pred, gt in images)
@@ -667,6 +670,7 @@ def evaluate_boundary(
         parts.append(run_named(lambda p, g: boundary_pr_counts(p, g, **options), batch, device))
         if progress is not None:
             progress.update(len(batch))
+    parts = [part for rank_parts in distributed.gather(parts) for part in rank_parts]  # torchrun: in image order
     counts = BoundaryCounts(*(torch.cat([c[i] for c in parts]) for i in range(4)), thresholds=parts[0].thresholds)
     summary = {
         key: {k: v.cpu() for k, v in value.items()} if isinstance(value, dict) else value.cpu()
@@ -740,11 +744,19 @@ def evaluate_partition(
             per_image.append(values)
 
     if images is None:
-        images = decode_pairs(decode_tasks(pairs, "partition", input_format=input_format, gt_format=gt_format), workers)
+        tasks = decode_tasks(distributed.shard(pairs), "partition", input_format=input_format, gt_format=gt_format)
+        images = decode_pairs(tasks, workers)
     images = iter(images)
     if input_format == "stack":
         images = _check_depth(images, {stem: Path(pred) for stem, pred, _ in pairs})
     head = next(images)  # a `segs` stack: its depth is the number of levels
+    if input_format == "stack" and distributed.active():  # torchrun: every rank's stacks have the depth of rank 0's
+        (stem0, depth0), *others = distributed.gather((head[0], head[1].shape[0]))
+        paths = {stem: Path(pred) for stem, pred, _ in pairs}
+        for stem, depth in others:
+            if depth != depth0:
+                raise InputError(f"{stem}: `segs` of {paths[stem]} holds {depth} levels but that of {paths[stem0]} "
+                                 f"holds {depth0}; every hierarchy needs the same number of levels")  # fmt: skip
     if hierarchy:
         levels = head[1].shape[0] if input_format == "stack" else (thresholds or 99)
         hierarchy_options = {"num_regions": num_regions, "input_format": input_format, "rule": rule}
@@ -755,9 +767,10 @@ def evaluate_partition(
         run_named(metric.update, batch, device)
         if progress is not None:
             progress.update(len(batch))
-    results = metric.compute()
+    results = metric.compute()  # under torchrun the Metric sums every rank's states
     sync(device)
     if not hierarchy:
+        per_image = [values for part in distributed.gather(per_image) for values in part]  # torchrun: image order
         stems = [stem for stem, _, _ in pairs]
         per = {k: torch.cat([values[k] for values in per_image]).tolist() for k in per_image[0]}
         results = {**results, "per_image": {stem: {k: v[i] for k, v in per.items()} for i, stem in enumerate(stems)}}
@@ -869,7 +882,7 @@ def evaluate_proposals(
     from .. import ProposalRecall
 
     per_image: dict[str, dict[str, Any]] = {}
-    images = _read_proposal_pairs(pairs, classes, void_label, class_option)
+    images = _read_proposal_pairs(distributed.shard(pairs), classes, void_label, class_option)
     head = next(images)
     with_classes = head[2].classes is not None  # J_c when the annotations carry classes
     metric = ProposalRecall(
@@ -897,6 +910,7 @@ def evaluate_proposals(
             per_image[stem]["best_boundary_f"] = metric.boundary_best[-1][:, -1].tolist()
         if progress is not None:
             progress.update(1)
-    results = metric.compute()
+    results = metric.compute()  # under torchrun the Metric sums every rank's states
     sync(device)
+    per_image = {stem: values for part in distributed.gather(per_image) for stem, values in part.items()}
     return results, per_image, metric

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from . import distributed
 from .evaluation import (
     BOUNDARY_EXTENSIONS,
     DecodeStream,
@@ -883,7 +884,9 @@ def _device_type(name: str) -> str | None:
 
 def _stream(job: Job, config: SuiteConfig) -> DecodeStream | None:
     """The decoding of a job's pairs, started (proposal pools are read by the family core itself)."""
-    return None if job.family == "proposals" else DecodeStream(_tasks(job, config.resize), config.workers)
+    if job.family == "proposals":
+        return None
+    return DecodeStream(distributed.shard(_tasks(job, config.resize)), config.workers)  # torchrun: this rank's
 
 
 def _tasks(job: Job, resize: bool) -> list[DecodeTask]:
@@ -944,7 +947,8 @@ def run_suite(
     jobs, skipped = _plan(config, warn, device_type)
     cache = ResultCache(config.cache, warn) if config.cache is not None else None
     records: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
-    found = {job.key: cache.load(job.key) for job in jobs} if cache is not None else {}
+    found = {job.key: cache.load(job.key) for job in jobs} if cache is not None and distributed.is_main() else {}
+    found = distributed.share_cached(found)  # under torchrun rank 0 reads the cache and says what to compute
     todo = [job for job in jobs if found.get(job.key) is None]
     computed, cached = [], []
     streams = {}
@@ -977,7 +981,7 @@ def run_suite(
                     finally:
                         if stream is not None:
                             stream.close()
-                if cache is not None:
+                if cache is not None and distributed.is_main():
                     cache.store(job.key, record, job.fingerprint)
                 computed.append(label)
             else:
@@ -992,6 +996,8 @@ def run_suite(
             if stream is not None:
                 stream.close()
     elapsed = time.perf_counter() - start
+    if not distributed.is_main():  # under torchrun rank 0 reports and writes
+        return SuiteResult(records, computed, cached, skipped, [], "")
 
     from .report_render import render_report
 
@@ -1307,7 +1313,8 @@ def run_from_args(args: argparse.Namespace, resolve_device: Callable[[str], Any]
         return 2
     outputs = _check_file_outputs(args)
     result = run_suite(config_from_args(args), resolve_device=resolve_device)
-    _write_file_outputs(result, outputs)
+    if distributed.is_main():
+        _write_file_outputs(result, outputs)
     return 0
 
 

@@ -1,0 +1,153 @@
+"""``segmetrics evaluate`` under ``torchrun --nproc-per-node 2`` (gloo, CPU) equals one process.
+
+7 images (odd: the shards differ by one image) for the foreground, boundary and partition families, in the
+single-folder form (``--json``, ``--csv``, ``--per-image-csv``, BSR files) and in the report form (``--config``): the
+numbers agree to 1e-12, the tables and CSV files are byte-identical, rank 1 prints nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io
+from PIL import Image
+
+from segmetrics_torch.meta import grid_oversegmentation, random_hierarchy_ucm
+from segmetrics_torch.synthetic import make_boundary_dataset, write_foreground_dataset
+
+REPO = Path(__file__).resolve().parents[1]
+N = 7
+TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
+#: provenance that legitimately differs between two runs
+VOLATILE = {"elapsed_s"}
+
+pytestmark = [pytest.mark.slow, pytest.mark.ddp]
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory) -> Path:
+    """``fg/{gt,good,noisy}`` PNGs; ``bsds/gt`` groundTruth .mat (2 annotators), ``bsds/soft`` boundary PNGs,
+    ``bsds/labels`` label-map PNGs, ``bsds/ucm2`` .mat hierarchies; a report configuration using them all."""
+    root = tmp_path_factory.mktemp("ddp")
+    write_foreground_dataset(root / "fg", n=N, size=(32, 40), seed=5, methods=("good", "noisy"))
+    h, w = 32, 40
+    data = make_boundary_dataset(n=N, size=(h, w), n_annotators=2, seed=6)
+    for folder in ("gt", "soft", "labels", "ucm2"):
+        (root / "bsds" / folder).mkdir(parents=True)
+    for i in range(N):
+        stem = f"im{i}"
+        cell = np.empty((1, 2), dtype=object)
+        for a in range(2):
+            cell[0, a] = {"Segmentation": data.segmentations[i, a].astype(np.uint16) + 1,
+                          "Boundaries": data.boundaries[i, a].astype(np.uint8)}  # fmt: skip
+        scipy.io.savemat(root / "bsds" / "gt" / f"{stem}.mat", {"groundTruth": cell})
+        Image.fromarray(np.round(data.preds[i] * 255).astype(np.uint8)).save(root / "bsds" / "soft" / f"{stem}.png")
+        labels = np.roll(data.segmentations[i, 0], 2, axis=1).astype(np.uint8) + 1
+        Image.fromarray(labels).save(root / "bsds" / "labels" / f"{stem}.png")
+        ucm = random_hierarchy_ucm(grid_oversegmentation(h, w, cells=5), seed=i).numpy()
+        scipy.io.savemat(root / "bsds" / "ucm2" / f"{stem}.mat", {"ucm2": ucm})
+    config = {
+        "datasets": {"FG": {"gt": "fg/gt", "families": ["sod"]},
+                     "toy": {"gt": "bsds/gt", "families": ["boundary", "partition"]}},
+        "methods": {"good": {"FG": "fg/good"}, "noisy": {"FG": "fg/noisy"},
+                    "A": {"toy": {"boundary": "bsds/soft", "partition": "bsds/ucm2"}}},
+        "options": {"boundary": {"thresholds": 9, "max_dist": 2}, "partition": {"measures": ["fop", "voi"],
+                                                                                "thresholds": 7}},
+        "figures": False,
+    }  # fmt: skip
+    (root / "eval.json").write_text(json.dumps(config))
+    return root
+
+
+def _segmetrics(cwd: Path, world: int, *args: str) -> subprocess.CompletedProcess:
+    """``segmetrics evaluate ARGS`` in one process, or under ``torchrun`` with ``world`` processes."""
+    cli = ["-m", "segmetrics_torch.app.cli", "evaluate", *args, "--no-progress"]
+    cmd = [sys.executable, *cli] if world == 1 else [*TORCHRUN, *cli]
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    for key in ("WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+        env.pop(key, None)
+    run = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    return run
+
+
+def _assert_same(got, expected, where: str = "") -> None:
+    """Equal JSON trees: numbers to 1e-12 (NaN == NaN), everything else exactly, volatile keys skipped."""
+    if isinstance(expected, dict):
+        assert isinstance(got, dict) and list(got) == list(expected), where  # same keys, same order
+        for key in expected:
+            if key not in VOLATILE:
+                _assert_same(got[key], expected[key], f"{where}/{key}")
+    elif isinstance(expected, list):
+        assert isinstance(got, list) and len(got) == len(expected), where
+        for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+            _assert_same(g, e, f"{where}[{i}]")
+    elif isinstance(expected, float) or isinstance(got, float):
+        g, e = float(got), float(expected)
+        assert (math.isnan(g) and math.isnan(e)) or abs(g - e) <= 1e-12, (where, got, expected)
+    else:
+        assert got == expected, (where, got, expected)
+
+
+def _table_lines(stdout: str) -> list[str]:
+    """The printed tables: stdout without the timing line and the 'Wrote ...' lines."""
+    return [line for line in stdout.splitlines() if not line.startswith(("Evaluated", "Wrote", "Created", "Updated"))]
+
+
+FORMS = {
+    "foreground": ("foreground", "--pred", "fg/good", "--gt", "fg/gt"),
+    "boundary": ("boundary", "--pred", "bsds/soft", "--gt", "bsds/gt", "--thresholds", "9"),
+    "partition": ("partition", "--pred", "bsds/labels", "--gt", "bsds/gt"),
+}
+
+
+@pytest.mark.parametrize("family", list(FORMS))
+def test_single_folder_form_under_torchrun_equals_one_process(root, family):
+    runs = {}
+    for world in (1, 2):
+        out = root / f"{family}-{world}"
+        out.mkdir()
+        extra = ["--json", str(out / "r.json")]
+        if family == "foreground":
+            extra += ["--csv", str(out / "t.csv"), "--per-image-csv", str(out / "img.csv")]
+        if family == "boundary":
+            extra += ["--out-dir", str(out / "bsr")]
+        runs[world] = _segmetrics(root, world, *FORMS[family], *extra)
+    one, two = (json.loads((root / f"{family}-{w}" / "r.json").read_text()) for w in (1, 2))
+    _assert_same(two, one)
+    assert one["num_images"] == N
+    assert _table_lines(runs[2].stdout) == _table_lines(runs[1].stdout)
+    assert runs[2].stdout.count("Evaluated") == 1  # rank 1 prints nothing
+    for name in ("t.csv", "img.csv", *(f"bsr/{p.name}" for p in (root / f"{family}-1" / "bsr").glob("*"))):
+        first = root / f"{family}-1" / name
+        if first.exists():
+            assert (root / f"{family}-2" / name).read_bytes() == first.read_bytes(), name
+
+
+def test_report_form_under_torchrun_equals_one_process(root):
+    runs = {}
+    for world in (1, 2):
+        out = root / f"report-{world}"
+        runs[world] = _segmetrics(root, world, "--config", "eval.json", "--output", str(out), "--json",
+                                  str(root / f"report-{world}.json"))  # fmt: skip
+    one, two = (root / f"report-{w}" for w in (1, 2))
+    _assert_same(json.loads((two / "results.json").read_text()), json.loads((one / "results.json").read_text()))
+    _assert_same(json.loads((root / "report-2.json").read_text()), json.loads((root / "report-1.json").read_text()))
+    files = sorted(p.relative_to(one) for p in one.rglob("*") if p.is_file() and p.parent.name != "cache")
+    assert Path("tables.md") in files and any(p.parts[0] == "csv" for p in files)
+    assert files == sorted(p.relative_to(two) for p in two.rglob("*") if p.is_file() and p.parent.name != "cache")
+    for relative in files:
+        if relative.suffix in (".md", ".tex", ".csv"):
+            assert (two / relative).read_bytes() == (one / relative).read_bytes(), relative
+    # rank 0 wrote one cache entry per combination; a second torchrun run takes them all from the cache
+    assert len(list((two / "cache").glob("*.json"))) == 4
+    again = _segmetrics(root, 2, "--config", "eval.json", "--output", str(two))
+    assert "4 from the cache" in again.stdout, again.stdout
+    assert (two / "tables.md").read_bytes() == (one / "tables.md").read_bytes()
