@@ -45,6 +45,7 @@ __all__ = [
     "main_decides",
     "merge_foreground",
     "offset",
+    "peers",
     "rank",
     "session",
     "shard",
@@ -216,6 +217,19 @@ def _to_cpu(obj: Any) -> Any:
     return obj
 
 
+@contextlib.contextmanager
+def peers() -> Iterator[None]:
+    """Around a collective: another rank that stopped (an error in its shard, Ctrl-C) ends this one with an
+    :class:`InputError` saying so (that rank printed why), instead of the backend's traceback."""
+    try:
+        yield
+    except RuntimeError:  # torch.distributed.DistBackendError and gloo's "Connection closed by peer"
+        if not active():
+            raise
+        message = "another process of this torchrun run stopped (its error is above); nothing was written"
+        raise InputError(message) from None
+
+
 def gather(obj: T) -> list[T]:
     """Every rank's ``obj`` (tensors moved to the CPU), in rank order, on every rank (``[obj]`` without
     ``torchrun``). Ranks hold contiguous blocks of the images, so rank order is the images' order."""
@@ -224,7 +238,8 @@ def gather(obj: T) -> list[T]:
     import torch.distributed as dist
 
     parts: list[Any] = [None] * world_size()
-    dist.all_gather_object(parts, _to_cpu(obj))
+    with peers():
+        dist.all_gather_object(parts, _to_cpu(obj))
     return parts
 
 
@@ -236,7 +251,8 @@ def main_decides(decide: Callable[[], T]) -> T:
     import torch.distributed as dist
 
     box: list[Any] = [decide() if is_main() else None]
-    dist.broadcast_object_list(box, src=0)
+    with peers():
+        dist.broadcast_object_list(box, src=0)
     return box[0]
 
 
@@ -245,7 +261,8 @@ def barrier() -> None:
     if active():
         import torch.distributed as dist
 
-        dist.barrier()
+        with peers():
+            dist.barrier()
 
 
 def merge_foreground(metric, length: int) -> None:

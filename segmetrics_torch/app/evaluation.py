@@ -603,7 +603,8 @@ def evaluate_sod(
     distributed.merge_foreground(metric, len(pairs))  # under torchrun: every rank's sums (the Metrics sync in compute)
     results = metric.compute()
     if extra:
-        results = {**results, **{name: m.compute() for name, m in extra.items()}}
+        with distributed.peers():  # under torchrun the Metrics sum every rank's states
+            results = {**results, **{name: m.compute() for name, m in extra.items()}}
     sync(device)
     if metric.nan_s_images:
         warn_nan_images(
@@ -767,7 +768,8 @@ def evaluate_partition(
         run_named(metric.update, batch, device)
         if progress is not None:
             progress.update(len(batch))
-    results = metric.compute()  # under torchrun the Metric sums every rank's states
+    with distributed.peers():
+        results = metric.compute()  # under torchrun the Metric sums every rank's states
     sync(device)
     if not hierarchy:
         per_image = [values for part in distributed.gather(per_image) for values in part]  # torchrun: image order
@@ -910,7 +912,8 @@ def evaluate_proposals(
             per_image[stem]["best_boundary_f"] = metric.boundary_best[-1][:, -1].tolist()
         if progress is not None:
             progress.update(1)
-    results = metric.compute()  # under torchrun the Metric sums every rank's states
+    with distributed.peers():
+        results = metric.compute()  # under torchrun the Metric sums every rank's states
     sync(device)
     per_image = {stem: values for part in distributed.gather(per_image) for stem, values in part.items()}
     return results, per_image, metric
