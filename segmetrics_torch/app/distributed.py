@@ -55,7 +55,7 @@ __all__ = [
 
 T = TypeVar("T")
 
-_STATE: dict[str, Any] = {"active": False, "rank": 0, "world_size": 1, "local_rank": 0}
+_STATE: dict[str, Any] = {"active": False, "rank": 0, "world_size": 1, "local_rank": 0, "pid": 0}
 
 
 def launched() -> bool:
@@ -123,6 +123,10 @@ class _ErrorsOnly(io.TextIOBase):
 
 
 def _raise_interrupt(signum, frame) -> None:
+    if os.getpid() != _STATE["pid"]:  # a forked decoding worker: SIGTERM is its ordinary end
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
     raise KeyboardInterrupt
 
 
@@ -147,7 +151,8 @@ def session() -> Iterator[None]:
         torch.cuda.set_device(local_rank % torch.cuda.device_count())
     backend = "cpu:gloo,cuda:nccl" if cuda else "gloo"
     dist.init_process_group(backend=backend, timeout=datetime.timedelta(minutes=30))
-    _STATE.update(active=True, rank=dist.get_rank(), world_size=dist.get_world_size(), local_rank=local_rank)
+    _STATE.update(active=True, rank=dist.get_rank(), world_size=dist.get_world_size(), local_rank=local_rank,
+                  pid=os.getpid())  # fmt: skip
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     stdout, stderr = sys.stdout, sys.stderr
     if rank() != 0:
