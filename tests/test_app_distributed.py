@@ -1,0 +1,58 @@
+"""``segmetrics_torch.app.distributed`` without torchrun: identity helpers, the shard rule, rank 1's stderr filter.
+
+The runs under ``torchrun`` themselves are in ``tests/test_cli_distributed.py`` (slow, ddp)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from segmetrics_torch.app import distributed
+from segmetrics_torch.app.errors import InputError
+
+
+def test_without_torchrun_nothing_changes(monkeypatch):
+    for key in ("WORLD_SIZE", "RANK"):
+        monkeypatch.delenv(key, raising=False)
+    assert not distributed.launched()
+    with distributed.session():
+        assert not distributed.active()
+        assert (distributed.rank(), distributed.world_size(), distributed.is_main()) == (0, 1, True)
+        items = ["a", "b", "c"]
+        assert distributed.shard(items) == items and distributed.offset(3) == 0
+        assert distributed.gather({"x": 1}) == [{"x": 1}]
+        assert distributed.main_decides(lambda: 5) == 5
+        found = {"k": None}
+        assert distributed.share_cached(found) is found
+        distributed.barrier()
+
+
+@pytest.mark.parametrize(("rank", "block"), [(0, ["i0", "i1", "i2"]), (1, ["i3", "i4", "i5", "i6"])])
+def test_shard_is_a_contiguous_block(monkeypatch, rank, block):
+    monkeypatch.setitem(distributed._STATE, "active", True)
+    monkeypatch.setitem(distributed._STATE, "rank", rank)
+    monkeypatch.setitem(distributed._STATE, "world_size", 2)
+    items = [f"i{k}" for k in range(7)]
+    assert distributed.shard(items) == block
+    assert distributed.offset(7) == (0, 3)[rank]
+    with pytest.raises(InputError, match="1 image\\(s\\) for 2 processes"):
+        distributed.shard(["only"])
+
+
+def test_other_ranks_stderr_shows_errors_and_tracebacks_only():
+    sink = io.StringIO()
+    err = distributed._ErrorsOnly(sink, 1)
+    err.write("warning: something\nnote: a note\n")
+    err.write("error: bad ")
+    err.write("input\n")
+    err.write("Traceback (most recent call last):\n  File x\nValueError: y\nerror: unexpected ValueError\nlater\n")
+    err.flush()
+    assert not err.isatty()
+    assert sink.getvalue().splitlines() == [
+        "[rank 1] error: bad input",
+        "[rank 1] Traceback (most recent call last):",
+        "[rank 1]   File x",
+        "[rank 1] ValueError: y",
+        "[rank 1] error: unexpected ValueError",
+    ]
