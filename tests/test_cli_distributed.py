@@ -1,8 +1,8 @@
 """``segmetrics evaluate`` under ``torchrun --nproc-per-node 2`` (gloo, CPU) equals one process.
 
-7 images (odd: the shards differ by one image) for the foreground, boundary and partition families, in the
-single-folder form (``--json``, ``--csv``, ``--per-image-csv``, BSR files) and in the report form (``--config``): the
-numbers agree to 1e-12, the tables and CSV files are byte-identical, rank 1 prints nothing.
+7 images (odd: the shards differ by one image) for the foreground, boundary and partition families (and 3 object
+proposal pools), in the single-folder form (``--json``, ``--csv``, ``--per-image-csv``, BSR files) and in the report
+form (``--config``): the numbers agree to 1e-12, the tables are byte-identical, rank 1 prints nothing.
 """
 
 from __future__ import annotations
@@ -63,7 +63,28 @@ def root(tmp_path_factory) -> Path:
         "figures": False,
     }  # fmt: skip
     (root / "eval.json").write_text(json.dumps(config))
+    _write_proposals(root / "prop", np.random.default_rng(8))
     return root
+
+
+def _write_proposals(root: Path, rng: np.random.Generator) -> None:
+    """3 images (odd): .npz pools of discs, instance images with 255 void rings, class images."""
+    h, w = 32, 40
+    yy, xx = np.mgrid[:h, :w]
+
+    def discs(n: int) -> np.ndarray:
+        centres, radii = rng.integers(0, (h, w), (n, 2)), rng.integers(3, 10, n)
+        return np.stack([(yy - cy) ** 2 + (xx - cx) ** 2 <= r * r for (cy, cx), r in zip(centres, radii, strict=True)])
+
+    for folder in ("pred", "gt", "cls"):
+        (root / folder).mkdir(parents=True)
+    for i in range(3):
+        inst, cls = np.zeros((h, w), np.uint8), np.zeros((h, w), np.uint8)
+        for k, disc in enumerate(discs(3), start=1):
+            inst[disc], cls[disc] = k, rng.integers(1, 4)
+        Image.fromarray(inst).save(root / "gt" / f"im{i}.png")
+        Image.fromarray(cls).save(root / "cls" / f"im{i}.png")
+        np.savez_compressed(root / "pred" / f"im{i}.npz", masks=discs(20 + 5 * i))
 
 
 def _segmetrics(cwd: Path, world: int, *args: str) -> subprocess.CompletedProcess:
@@ -105,6 +126,20 @@ FORMS = {
     "foreground": ("foreground", "--pred", "fg/good", "--gt", "fg/gt"),
     "boundary": ("boundary", "--pred", "bsds/soft", "--gt", "bsds/gt", "--thresholds", "9"),
     "partition": ("partition", "--pred", "bsds/labels", "--gt", "bsds/gt"),
+    "proposals": (
+        "proposals",
+        "--pred",
+        "prop/pred",
+        "--gt",
+        "prop/gt",
+        "--gt-classes",
+        "prop/cls",
+        "--counts",
+        "1,4,10,100",
+        "--boundary",
+        "--bound-th",
+        "2",
+    ),
 }
 
 
@@ -122,7 +157,8 @@ def test_single_folder_form_under_torchrun_equals_one_process(root, family):
         runs[world] = _segmetrics(root, world, *FORMS[family], *extra)
     one, two = (json.loads((root / f"{family}-{w}" / "r.json").read_text()) for w in (1, 2))
     _assert_same(two, one)
-    assert one["num_images"] == N
+    assert one["num_images"] == (3 if family == "proposals" else N)
+    assert "[rank 1]" not in runs[2].stderr
     assert _table_lines(runs[2].stdout) == _table_lines(runs[1].stdout)
     assert runs[2].stdout.count("Evaluated") == 1  # rank 1 prints nothing
     for name in ("t.csv", "img.csv", *(f"bsr/{p.name}" for p in (root / f"{family}-1" / "bsr").glob("*"))):
