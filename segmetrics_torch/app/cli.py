@@ -234,7 +234,10 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
     name = args.name or method_name(args.pred, dataset, args.gt)
 
     # every problem of every file at once, before any measure runs
-    scan = scan_foreground(pairing.pairs, pairing.missing, pairing.unmatched, workers=max(1, args.workers))
+    # under torchrun rank 0 scans and the other ranks take its findings
+    scan = distributed.main_decides(
+        lambda: scan_foreground(pairing.pairs, pairing.missing, pairing.unmatched, workers=max(1, args.workers))
+    )
     bad = raise_or_skip([("", scan)], allow_missing=args.allow_missing, resize=args.resize, skip_bad=args.skip_bad)[""]
     for line in listing([p for p in scan.problems if p not in bad]):
         print(f"note:{line[1:]}" if line.startswith(" ") else f"note: {line}", file=sys.stderr)

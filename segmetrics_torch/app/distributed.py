@@ -11,9 +11,10 @@ Under ``torchrun --nproc-per-node N [--nnodes M ...] -m segmetrics_torch.app.cli
   stderr, and leaves the group at the end (also on errors and Ctrl-C). ``SIGTERM`` (what ``torchrun`` sends the
   other ranks when one fails) becomes a ``KeyboardInterrupt``, so that a rank ends as on Ctrl-C: no half-written
   file, the cache valid.
-* Listing, pairing and the pre-scan run identically on every rank (they read the same folders, so they reach the
-  same pairs, the same problems and the same errors without talking to each other); the report form's cache is read
-  by rank 0 alone, which tells the others what to compute (:func:`main_decides`).
+* Listing and pairing run identically on every rank (they read the same folder listings, so they reach the same
+  pairs and the same errors without talking to each other); the foreground pre-scan (it reads every file's header)
+  and the report form's cache look-ups run on rank 0 alone, which gives the others its findings
+  (:func:`main_decides`, :func:`share_cached`).
 * :func:`shard` gives each rank its contiguous block of the pairs (:func:`segmetrics_torch.sharding.shard_indices`:
   no padding, no duplicate), which it decodes and evaluates.
 * The family cores merge the ranks' states before they summarise: the foreground sums (float64) are added, the

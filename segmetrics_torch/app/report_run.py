@@ -674,11 +674,16 @@ def _prescan(jobs: list[Job], config: SuiteConfig, warn: Callable[[str], None]) 
     if not scanned:
         return
     gt_cache: dict[Path, Any] = {}
+
+    def scan_job(pairing):
+        return scan_foreground(pairing.pairs, pairing.missing, pairing.unmatched, workers=max(1, config.workers),
+                               gt_cache=gt_cache)  # fmt: skip
+
     scans = []
-    for job in scanned:
-        pairing = job.pairing
-        job.scan = scan_foreground(pairing.pairs, pairing.missing, pairing.unmatched, workers=max(1, config.workers),
-                                   gt_cache=gt_cache)  # fmt: skip
+    # under torchrun rank 0 scans and the other ranks take its findings
+    results = distributed.main_decides(lambda: [scan_job(j.pairing) for j in scanned])
+    for job, found in zip(scanned, results, strict=True):
+        job.scan = found
         scans.append((f"{job.dataset.name} / {job.family} / {job.method}", job.scan))
     bad = raise_or_skip(scans, allow_missing=config.allow_missing, resize=config.resize, skip_bad=config.skip_bad)
     said: set[tuple[str, str]] = set()
