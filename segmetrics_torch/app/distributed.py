@@ -251,15 +251,27 @@ def gather(obj: T) -> list[T]:
 
 def main_decides(decide: Callable[[], T]) -> T:
     """``decide()`` run on rank 0 alone and its result given to every rank (just ``decide()`` without ``torchrun``):
-    for what must be the same everywhere but may change while the ranks start (the cache)."""
+    for what must be the same everywhere but may change while the ranks start (the cache), or costs too much to do
+    on every rank (the pre-scan). An :class:`InputError` of ``decide()`` ends every rank: rank 0 reports it, the
+    others exit with status 2 silently."""
     if not active():
         return decide()
     import torch.distributed as dist
 
-    box: list[Any] = [decide() if is_main() else None]
+    box: list[Any] = [None]
+    if is_main():
+        try:
+            box[0] = ("ok", decide())
+        except InputError as error:  # every rank ends with rank 0's input error (not waiting for ever)
+            box[0] = ("error", str(error))
     with peers():
         dist.broadcast_object_list(box, src=0)
-    return box[0]
+    status, value = box[0]
+    if status == "error":
+        if is_main():
+            raise InputError(value)
+        raise SystemExit(2)  # rank 0 says why; the others end with its exit status, silently
+    return value
 
 
 def barrier() -> None:
