@@ -56,3 +56,15 @@ def test_other_ranks_stderr_shows_errors_and_tracebacks_only():
         "[rank 1] ValueError: y",
         "[rank 1] error: unexpected ValueError",
     ]
+
+
+def test_world_size_and_rank_without_a_rendezvous_is_one_error_line(monkeypatch, capsys):
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "0")
+    for key in ("MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_USE_AGENT_STORE"):
+        monkeypatch.delenv(key, raising=False)
+    with pytest.raises(SystemExit) as exit_info, distributed.session():
+        pass
+    assert exit_info.value.code == 2 and not distributed.active()
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("error: WORLD_SIZE and RANK are set") and "MASTER_ADDR" in line

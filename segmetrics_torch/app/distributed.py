@@ -151,7 +151,13 @@ def session() -> Iterator[None]:
     if cuda:
         torch.cuda.set_device(local_rank % torch.cuda.device_count())
     backend = "cpu:gloo,cuda:nccl" if cuda else "gloo"
-    dist.init_process_group(backend=backend, timeout=datetime.timedelta(minutes=30))
+    try:
+        dist.init_process_group(backend=backend, timeout=datetime.timedelta(minutes=30))
+    except (ValueError, RuntimeError) as error:  # WORLD_SIZE / RANK set, but no torchrun rendezvous (MASTER_ADDR...)
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        print(f"error: WORLD_SIZE and RANK are set, as torchrun sets them, but the process group does not start "
+              f"({first}); run under torchrun, or unset them to run in one process", file=sys.stderr)  # fmt: skip
+        raise SystemExit(2) from None
     _STATE.update(active=True, rank=dist.get_rank(), world_size=dist.get_world_size(), local_rank=local_rank,
                   pid=os.getpid())  # fmt: skip
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
