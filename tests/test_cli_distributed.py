@@ -209,3 +209,21 @@ def test_report_form_under_torchrun_equals_one_process(root):
     again = _segmetrics(root, 2, "--config", "eval.json", "--output", str(two))
     assert "4 from the cache" in again.stdout, again.stdout
     assert (two / "tables.md").read_bytes() == (one / "tables.md").read_bytes()
+
+
+def test_an_error_in_one_ranks_shard_ends_every_rank_and_writes_nothing(root, tmp_path):
+    """An unreadable prediction among rank 1's images (no pre-scan for boundaries): rank 1 names it, rank 0 stops
+    without a traceback, no report is written."""
+    data = tmp_path / "bad"
+    (data / "soft").mkdir(parents=True)
+    for path in (root / "bsds" / "soft").glob("*.png"):
+        (data / "soft" / path.name).write_bytes(path.read_bytes())
+    (data / "soft" / f"im{N - 1}.png").write_bytes(b"not a png")
+    cli = ["-m", "segmetrics_torch.app.cli", "evaluate", "boundary", "--pred", str(data / "soft"), "--gt",
+           str(root / "bsds" / "gt"), "--json", str(data / "r.json"), "--no-progress"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    run = subprocess.run([*TORCHRUN, *cli], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0
+    assert f"[rank 1] error: im{N - 1}" in run.stderr or f"[rank 1] error: {data}" in run.stderr, run.stderr
+    assert "error: another process of this torchrun run stopped" in run.stderr or "error: interrupted" in run.stderr
+    assert "unexpected" not in run.stderr and not (data / "r.json").exists()
