@@ -68,3 +68,19 @@ def test_world_size_and_rank_without_a_rendezvous_is_one_error_line(monkeypatch,
     assert exit_info.value.code == 2 and not distributed.active()
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("error: WORLD_SIZE and RANK are set") and "MASTER_ADDR" in line
+
+
+def test_default_workers_share_the_machines_cores_between_its_ranks(monkeypatch):
+    import os
+
+    from segmetrics_torch.app.evaluation import default_workers
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    for key in ("WORLD_SIZE", "RANK", "LOCAL_WORLD_SIZE"):
+        monkeypatch.delenv(key, raising=False)
+    assert default_workers() == 4  # 8 cores: 7, at most 4
+    monkeypatch.setenv("WORLD_SIZE", "8")
+    monkeypatch.setenv("RANK", "5")
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "4")
+    assert distributed.processes_per_machine() == 4
+    assert default_workers() == 1  # 2 cores per rank: 1 decoding worker each

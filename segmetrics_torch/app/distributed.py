@@ -47,6 +47,7 @@ __all__ = [
     "merge_foreground",
     "offset",
     "peers",
+    "processes_per_machine",
     "rank",
     "session",
     "shard",
@@ -176,6 +177,16 @@ def session() -> Iterator[None]:
         _STATE.update(active=False, rank=0, world_size=1, local_rank=0)
         with contextlib.suppress(Exception):
             dist.destroy_process_group()
+
+
+def processes_per_machine() -> int:
+    """The ranks torchrun starts on this machine (``LOCAL_WORLD_SIZE``; 1 without torchrun)."""
+    if not launched():
+        return 1
+    try:
+        return max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+    except ValueError:
+        return 1
 
 
 def device_for(device):

@@ -813,10 +813,12 @@ def load_measures() -> None:
 
 
 def default_workers() -> int:
-    """Decoding processes by default: the cores but one (the measures run in the main process), at most 4."""
+    """Decoding processes by default: the cores but one (the measures run in the main process), at most 4; under
+    torchrun, of the cores' share of each of the machine's ranks (``LOCAL_WORLD_SIZE``)."""
     import os
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores //= distributed.processes_per_machine()  # under torchrun the ranks of a machine share its cores
     return max(0, min(4, cores - 1))
 
 
