@@ -39,6 +39,13 @@ def test_shard_is_a_contiguous_block(monkeypatch, rank, block):
     with pytest.raises(InputError, match="1 image\\(s\\) for 2 processes"):
         distributed.shard(["only"])
 
+    class Bar:  # a progress bar of the whole dataset counts this rank's shard
+        total = 7
+
+    bar = Bar()
+    distributed.shard_progress(bar, 7)
+    assert bar.total == len(block)
+
 
 def test_other_ranks_stderr_shows_errors_and_tracebacks_only():
     sink = io.StringIO()

@@ -51,6 +51,7 @@ __all__ = [
     "rank",
     "session",
     "shard",
+    "shard_progress",
     "share_cached",
     "world_size",
 ]
@@ -330,3 +331,15 @@ def share_cached(found: dict[str, Any]) -> dict[str, Any]:
         return found
     cached = main_decides(lambda: [key for key, record in found.items() if record is not None])
     return found if is_main() else {key: {} for key in cached}
+
+
+def shard_progress(progress, length: int) -> None:
+    """Under torchrun, make a progress bar of ``length`` images (rank 0's, the only one shown) count this rank's
+    shard, so that it ends at 100 %; nothing without torchrun or without a bar."""
+    if not active() or progress is None or not hasattr(progress, "total"):
+        return
+    from ..sharding import shard_indices
+
+    progress.total = len(shard_indices(length, rank(), world_size()))
+    if hasattr(progress, "refresh"):
+        progress.refresh()

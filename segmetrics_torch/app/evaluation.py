@@ -595,6 +595,7 @@ def evaluate_sod(
                                                                        validate_args=True).items()}  # fmt: skip
     if images is None:
         images = decode_pairs(decode_tasks(distributed.shard(pairs), "sod", resize=resize), workers)
+    distributed.shard_progress(progress, len(pairs))
     images = _counted(images, progress)
     for names, preds, target in _batches(images, batch_size, device):
         metric.update(preds, target, names)
@@ -664,6 +665,7 @@ def evaluate_boundary(
         tasks = decode_tasks(distributed.shard(pairs), "boundary", input_format=input_format, gt_format=gt_format,
                              resize=resize)
         images = decode_pairs(tasks, workers)
+    distributed.shard_progress(progress, len(pairs))
     if gt_format == "labels":
         images = ((stem, pred, annotator_boundaries(torch.from_numpy(gt)).numpy()) for stem, pred, gt in images)
     parts = []
@@ -747,6 +749,7 @@ def evaluate_partition(
     if images is None:
         tasks = decode_tasks(distributed.shard(pairs), "partition", input_format=input_format, gt_format=gt_format)
         images = decode_pairs(tasks, workers)
+    distributed.shard_progress(progress, len(pairs))
     images = iter(images)
     if input_format == "stack":
         images = _check_depth(images, {stem: Path(pred) for stem, pred, _ in pairs})
@@ -886,6 +889,7 @@ def evaluate_proposals(
     from .. import ProposalRecall
 
     per_image: dict[str, dict[str, Any]] = {}
+    distributed.shard_progress(progress, len(pairs))
     images = _read_proposal_pairs(distributed.shard(pairs), classes, void_label, class_option)
     head = next(images)
     with_classes = head[2].classes is not None  # J_c when the annotations carry classes
