@@ -2,7 +2,8 @@
 
 7 images (odd: the shards differ by one image) for the foreground, boundary and partition families (and 3 object
 proposal pools), in the single-folder form (``--json``, ``--csv``, ``--per-image-csv``, BSR files) and in the report
-form (``--config``): the numbers agree to 1e-12, the tables are byte-identical, rank 1 prints nothing.
+form (``--config``): the numbers agree to 1e-12; the tables (terminal, Markdown, LaTeX), the per-image CSV files and
+the BSR files are byte-identical; rank 1 prints nothing; an error in one rank's shard ends the run, writing nothing.
 """
 
 from __future__ import annotations
@@ -168,11 +169,13 @@ def test_single_folder_form_under_torchrun_equals_one_process(root, family):
 
 
 def _assert_same_file(got: Path, expected: Path) -> None:
-    """Byte-identical, or (CSV and BSR text files, whose numbers are written in full precision) the same cells with
-    numbers to 1e-12: the ranks' float64 sums are added in another order than one process adds its batches."""
+    """Byte-identical: the tables, the per-image CSV files (each row computed from its image alone, gathered in the
+    original order) and the BSR files (integer counts); the other CSV files, whose dataset values are written in full
+    precision, hold the same cells with numbers to 1e-12 (the ranks' float64 sums are added in another order than
+    one process adds its batches, which can change the last digit)."""
     if got.read_bytes() == expected.read_bytes():
         return
-    assert got.suffix in (".csv", ".txt"), got
+    assert got.suffix == ".csv" and "per_image" not in got.name and got.name != "img.csv", f"{got} differs"
 
     def cells(path: Path) -> list[list[str]]:
         return [line.replace(",", " ").split() for line in path.read_text().splitlines()]
@@ -192,8 +195,11 @@ def test_report_form_under_torchrun_equals_one_process(root):
     for world in (1, 2):
         out = root / f"report-{world}"
         runs[world] = _segmetrics(root, world, "--config", "eval.json", "--output", str(out), "--json",
-                                  str(root / f"report-{world}.json"))  # fmt: skip
+                                  str(root / f"report-{world}.json"), "--per-image-csv",
+                                  str(root / f"report-{world}_per_image.csv"))  # fmt: skip
     one, two = (root / f"report-{w}" for w in (1, 2))
+    _assert_same_file(root / "report-2_per_image.csv", root / "report-1_per_image.csv")
+    assert _table_lines(runs[2].stdout) == _table_lines(runs[1].stdout)  # the terminal tables
     _assert_same(json.loads((two / "results.json").read_text()), json.loads((one / "results.json").read_text()))
     _assert_same(json.loads((root / "report-2.json").read_text()), json.loads((root / "report-1.json").read_text()))
     files = sorted(p.relative_to(one) for p in one.rglob("*") if p.is_file() and p.parent.name != "cache")
