@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from . import distributed
 from .errors import InputError
 from .evaluation import BOUNDARY_EXTENSIONS, GT_FORMATS, PREDICTION_FORMATS, check_pairing
 
@@ -109,7 +110,7 @@ def _device(name: str):
     import torch
 
     if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        return distributed.device_for(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
     try:
         device = torch.device(name)
     except (RuntimeError, ValueError):
@@ -121,7 +122,7 @@ def _device(name: str):
             raise InputError(f"device {name!r} requested but only {torch.cuda.device_count()} CUDA device(s) exist")
     elif device.type == "mps" and not torch.backends.mps.is_available():
         raise InputError(f"device {name!r} requested but MPS is not available (use --device cpu)")
-    return device
+    return distributed.device_for(device)  # under torchrun, "cuda" is this rank's GPU
 
 
 def _check_output(path: str | None, option: str) -> Path | None:
@@ -169,6 +170,8 @@ def _run_demo(args: argparse.Namespace) -> int:
         rows[method] = scalar_row(metric.compute())
     sync(device)
     elapsed = time.perf_counter() - start
+    if not distributed.is_main():  # under torchrun rank 0 reports and writes
+        return 0
     empty = " (one with an empty ground truth)" if args.n >= 2 else ""
     print(format_table(rows, SOD_COLUMNS))
     print(
@@ -232,7 +235,10 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
     name = args.name or method_name(args.pred, dataset, args.gt)
 
     # every problem of every file at once, before any measure runs
-    scan = scan_foreground(pairing.pairs, pairing.missing, pairing.unmatched, workers=max(1, args.workers))
+    # under torchrun rank 0 scans and the other ranks take its findings
+    scan = distributed.main_decides(
+        lambda: scan_foreground(pairing.pairs, pairing.missing, pairing.unmatched, workers=max(1, args.workers))
+    )
     bad = raise_or_skip([("", scan)], allow_missing=args.allow_missing, resize=args.resize, skip_bad=args.skip_bad)[""]
     for line in listing([p for p in scan.problems if p not in bad]):
         print(f"note:{line[1:]}" if line.startswith(" ") else f"note: {line}", file=sys.stderr)
@@ -252,6 +258,8 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
             resize=args.resize, per_image=True, include=include,
         )  # fmt: skip
     elapsed = time.perf_counter() - start
+    if not distributed.is_main():  # under torchrun rank 0 reports and writes
+        return 0
 
     rows = {name: scalar_row(results)}
     print(format_table(rows, columns))
@@ -458,6 +466,8 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
             batch_size=args.batch_size, workers=args.workers, progress=progress,
         )  # fmt: skip
     elapsed = time.perf_counter() - start
+    if not distributed.is_main():  # under torchrun rank 0 reports and writes
+        return 0
 
     count = len(stems)
     if math.isnan(float(summary["r50"])):
@@ -551,6 +561,8 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
             workers=args.workers, progress=progress,
         )  # fmt: skip
     elapsed = time.perf_counter() - start
+    if not distributed.is_main():  # under torchrun rank 0 reports and writes
+        return 0
 
     if hierarchy:
         rows = {measure_name(m): scalar_row(results[m]) for m in metric.measures}
@@ -638,6 +650,8 @@ def _run_evaluate_proposals(args: argparse.Namespace) -> int:
             progress=progress,
         )  # fmt: skip
     elapsed = time.perf_counter() - start
+    if not distributed.is_main():  # under torchrun rank 0 reports and writes
+        return 0
 
     n = results["counts"].tolist()
     shown = sorted({i for i, c in enumerate(n) if c in PROPOSAL_TABLE_N} | {len(n) - 1})
@@ -1016,7 +1030,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         own usage errors raise ``SystemExit`` (0 and 2) as usual.
     """
     try:
-        return _main(argv)
+        with distributed.session():  # under torchrun: one rank of the process group (else nothing)
+            return _main(argv)
     except KeyboardInterrupt:  # during start-up (importing torch) or argument parsing
         print("error: interrupted", file=sys.stderr)
         return 130

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ..io import read_gray_map, resize_linear
+from . import distributed
 from .errors import InputError
 
 if TYPE_CHECKING:  # annotations only: the app imports torch lazily
@@ -599,15 +600,18 @@ def evaluate_sod(
         extra = {name: m.to(device) for name, m in _included_metrics(list(include), normalize=True,
                                                                        validate_args=True).items()}  # fmt: skip
     if images is None:
-        images = decode_pairs(decode_tasks(pairs, "sod", resize=resize), workers)
+        images = decode_pairs(decode_tasks(distributed.shard(pairs), "sod", resize=resize), workers)
+    distributed.shard_progress(progress, len(pairs))
     images = _counted(images, progress)
     for names, preds, target in _batches(images, batch_size, device):
         metric.update(preds, target, names)
         for m in extra.values():
             m.update(preds, target)
+    distributed.merge_foreground(metric, len(pairs))  # under torchrun: every rank's sums (the Metrics sync in compute)
     results = metric.compute()
     if extra:
-        results = {**results, **{name: m.compute() for name, m in extra.items()}}
+        with distributed.peers():  # under torchrun the Metrics sum every rank's states
+            results = {**results, **{name: m.compute() for name, m in extra.items()}}
     sync(device)
     if metric.nan_s_images:
         warn_nan_images(
@@ -663,8 +667,10 @@ def evaluate_boundary(
     from ..functional.boundary import BoundaryCounts, annotator_boundaries, boundary_pr_counts, summarize_counts
 
     if images is None:
-        tasks = decode_tasks(pairs, "boundary", input_format=input_format, gt_format=gt_format, resize=resize)
+        tasks = decode_tasks(distributed.shard(pairs), "boundary", input_format=input_format, gt_format=gt_format,
+                             resize=resize)
         images = decode_pairs(tasks, workers)
+    distributed.shard_progress(progress, len(pairs))
     if gt_format == "labels":
         images = ((stem, pred, annotator_boundaries(torch.from_numpy(gt)).numpy()) for stem, pred, gt in images)
     fmt = cast("InputFormat", input_format)  # checked by boundary_pr_counts
@@ -677,6 +683,7 @@ def evaluate_boundary(
         ))  # fmt: skip
         if progress is not None:
             progress.update(len(batch))
+    parts = [part for rank_parts in distributed.gather(parts) for part in rank_parts]  # torchrun: in image order
     counts = BoundaryCounts(
         cnt_r=torch.cat([c.cnt_r for c in parts]),
         sum_r=torch.cat([c.sum_r for c in parts]),
@@ -761,12 +768,21 @@ def evaluate_partition(
             per_image.append(values)
 
     if images is None:
-        images = decode_pairs(decode_tasks(pairs, "partition", input_format=input_format, gt_format=gt_format), workers)
+        tasks = decode_tasks(distributed.shard(pairs), "partition", input_format=input_format, gt_format=gt_format)
+        images = decode_pairs(tasks, workers)
+    distributed.shard_progress(progress, len(pairs))
     images = iter(images)
     if input_format == "stack":
         images = _check_depth(images, {stem: Path(pred) for stem, pred, _ in pairs})
     head = next(images)  # a `segs` stack: its depth is the number of levels
     metric: PartitionMeasures | HierarchyMeasures
+    if input_format == "stack" and distributed.active():  # torchrun: every rank's stacks have the depth of rank 0's
+        (stem0, depth0), *others = distributed.gather((head[0], head[1].shape[0]))
+        paths = {stem: Path(pred) for stem, pred, _ in pairs}
+        for stem, depth in others:
+            if depth != depth0:
+                raise InputError(f"{stem}: `segs` of {paths[stem]} holds {depth} levels but that of {paths[stem0]} "
+                                 f"holds {depth0}; every hierarchy needs the same number of levels")  # fmt: skip
     if hierarchy:
         levels = head[1].shape[0] if input_format == "stack" else (thresholds or 99)
         metric = HierarchyMeasures(
@@ -779,9 +795,11 @@ def evaluate_partition(
         run_named(metric.update, batch, device)
         if progress is not None:
             progress.update(len(batch))
-    results = metric.compute()
+    with distributed.peers():
+        results = metric.compute()  # under torchrun the Metric sums every rank's states
     sync(device)
     if not hierarchy:
+        per_image = [values for part in distributed.gather(per_image) for values in part]  # torchrun: image order
         stems = [stem for stem, _, _ in pairs]
         per = {k: torch.cat([values[k] for values in per_image]).tolist() for k in per_image[0]}
         results = {**results, "per_image": {stem: {k: v[i] for k, v in per.items()} for i, stem in enumerate(stems)}}
@@ -822,10 +840,12 @@ def load_measures() -> None:
 
 
 def default_workers() -> int:
-    """Decoding processes by default: the cores but one (the measures run in the main process), at most 4."""
+    """Decoding processes by default: the cores but one (the measures run in the main process), at most 4; under
+    torchrun, of the cores' share of each of the machine's ranks (``LOCAL_WORLD_SIZE``)."""
     import os
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores //= distributed.processes_per_machine()  # under torchrun the ranks of a machine share its cores
     return max(0, min(4, cores - 1))
 
 
@@ -893,7 +913,8 @@ def evaluate_proposals(
     from .. import ProposalRecall
 
     per_image: dict[str, dict[str, Any]] = {}
-    images = _read_proposal_pairs(pairs, classes, void_label, class_option)
+    distributed.shard_progress(progress, len(pairs))
+    images = _read_proposal_pairs(distributed.shard(pairs), classes, void_label, class_option)
     head = next(images)
     with_classes = head[2].classes is not None  # J_c when the annotations carry classes
     metric = ProposalRecall(
@@ -921,6 +942,8 @@ def evaluate_proposals(
             per_image[stem]["best_boundary_f"] = metric.boundary_best[-1][:, -1].tolist()
         if progress is not None:
             progress.update(1)
-    results = metric.compute()
+    with distributed.peers():
+        results = metric.compute()  # under torchrun the Metric sums every rank's states
     sync(device)
+    per_image = {stem: values for part in distributed.gather(per_image) for stem, values in part.items()}
     return results, per_image, metric

@@ -33,7 +33,8 @@ class ForegroundSums:
     For single-process evaluation where start-up time counts (the ``segmetrics`` command: importing torchmetrics costs
     about a second). ``update`` / ``compute`` / ``count`` / ``settings`` / ``normalize`` behave as the Metric's, and
     ``compute()`` is the same function of the same float64 sums, so the results are identical (tested). Use the
-    Metric for DDP and Lightning.
+    Metric for DDP and Lightning in Python; under ``torchrun`` the command adds its ranks' sums itself
+    (:func:`segmetrics_torch.app.distributed.merge_foreground`).
     """
 
     def __init__(

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from . import distributed
 from .evaluation import (
     BOUNDARY_EXTENSIONS,
     DecodeStream,
@@ -677,8 +678,13 @@ def _prescan(jobs: list[Job], config: SuiteConfig, warn: Callable[[str], None]) 
     if not scanned:
         return
     gt_cache: dict[Path, Any] = {}
+
+    def scan_job(pairing):
+        return scan_foreground(pairing.pairs, pairing.missing, pairing.unmatched, workers=max(1, config.workers),
+                               gt_cache=gt_cache)  # fmt: skip
+
     scans = []
-    for job in scanned:
+    def scan_or_cached(job: Job) -> Any:
         if config.cache is not None:
             # a result cached for exactly these pairs was computed without leaving any out, so their files had no
             # fatal problem: a re-run reads no image (as before the pre-scan existed); unpaired names still count
@@ -686,12 +692,13 @@ def _prescan(jobs: list[Job], config: SuiteConfig, warn: Callable[[str], None]) 
             cached = ResultCache(config.cache, lambda _: None).load(job.key)  # a corrupt entry: scanned, recomputed
             if cached is not None:
                 found = [Problem(p["problem"], p["image"], p.get("detail", "")) for p in cached.get("problems", [])]
-                job.scan = Scan(found, len(job.pairing.pairs))
-                scans.append((f"{job.dataset.name} / {job.family} / {job.method}", job.scan))
-                continue
-        pairing = job.pairing
-        job.scan = scan_foreground(pairing.pairs, pairing.missing, pairing.unmatched, workers=max(1, config.workers),
-                                   gt_cache=gt_cache)  # fmt: skip
+                return Scan(found, len(job.pairing.pairs))
+        return scan_job(job.pairing)
+
+    # under torchrun rank 0 scans (or reads its cache) and the other ranks take its findings
+    results = distributed.main_decides(lambda: [scan_or_cached(j) for j in scanned])
+    for job, found in zip(scanned, results, strict=True):
+        job.scan = found
         scans.append((f"{job.dataset.name} / {job.family} / {job.method}", job.scan))
     bad = raise_or_skip(scans, allow_missing=config.allow_missing, resize=config.resize, skip_bad=config.skip_bad)
     said: set[tuple[str, str]] = set()
@@ -899,7 +906,9 @@ def _device_type(name: str) -> str | None:
 
 def _stream(job: Job, config: SuiteConfig) -> DecodeStream | None:
     """The decoding of a job's pairs, started (proposal pools are read by the family core itself)."""
-    return None if job.family == "proposals" else DecodeStream(_tasks(job, config.resize), config.workers)
+    if job.family == "proposals":
+        return None
+    return DecodeStream(distributed.shard(_tasks(job, config.resize)), config.workers)  # torchrun: this rank's
 
 
 def _tasks(job: Job, resize: bool) -> list[DecodeTask]:
@@ -960,7 +969,8 @@ def run_suite(
     jobs, skipped = _plan(config, warn, device_type)
     cache = ResultCache(config.cache, warn) if config.cache is not None else None
     records: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
-    found = {job.key: cache.load(job.key) for job in jobs} if cache is not None else {}
+    found = {job.key: cache.load(job.key) for job in jobs} if cache is not None and distributed.is_main() else {}
+    found = distributed.share_cached(found)  # under torchrun rank 0 reads the cache and says what to compute
     todo = [job for job in jobs if found.get(job.key) is None]
     computed, cached = [], []
     streams = {}
@@ -993,7 +1003,7 @@ def run_suite(
                     finally:
                         if stream is not None:
                             stream.close()
-                if cache is not None:
+                if cache is not None and distributed.is_main():
                     cache.store(job.key, record, job.fingerprint)
                 computed.append(label)
             else:
@@ -1008,6 +1018,8 @@ def run_suite(
             if stream is not None:
                 stream.close()
     elapsed = time.perf_counter() - start
+    if not distributed.is_main():  # under torchrun rank 0 reports and writes
+        return SuiteResult(records, computed, cached, skipped, [], "")
 
     from .report_render import render_report
 
@@ -1342,7 +1354,8 @@ def run_from_args(args: argparse.Namespace, resolve_device: Callable[[str], Any]
         return 2
     outputs = _check_file_outputs(args)
     result = run_suite(config_from_args(args), resolve_device=resolve_device)
-    _write_file_outputs(result, outputs)
+    if distributed.is_main():
+        _write_file_outputs(result, outputs)
     return 0
 
 
