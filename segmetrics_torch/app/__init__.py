@@ -16,7 +16,9 @@ The library (``segmetrics_torch`` outside this package) never imports from here;
 Importing this package imports nothing (building the parser imports no torch), except that it installs a
 ``sys.excepthook`` for ``KeyboardInterrupt`` only: a Ctrl-C that lands while the command's modules are still being
 imported (before ``main()`` can catch it) prints ``error: interrupted`` instead of a traceback; the interpreter then
-ends by SIGINT, which a shell reports as exit status 130. Every other exception goes to the previous hook.
+ends by SIGINT, which a shell reports as exit status 130. Every other exception goes to the previous hook. Likewise a
+``sys.unraisablehook`` raises a swallowed ``KeyboardInterrupt`` (one that landed in a destructor or an after-fork
+hook) again as SIGINT instead of printing it.
 """
 
 from __future__ import annotations
@@ -31,5 +33,19 @@ def _quiet_interrupt(kind, value, tb, _previous=sys.excepthook):
     _previous(kind, value, tb)
 
 
+def _requeue_interrupt(unraisable, _previous=sys.unraisablehook):
+    # a Ctrl-C that lands where Python cannot raise it (e.g. in the logging module's lock release after os.fork
+    # starts a decoding worker) would be printed as "Exception ignored ... KeyboardInterrupt" with a traceback and
+    # then lost: raise SIGINT again so that it surfaces at the next safe point and the command ends with 130
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        import signal
+
+        signal.raise_signal(signal.SIGINT)
+        return
+    _previous(unraisable)
+
+
 if sys.excepthook is sys.__excepthook__:
     sys.excepthook = _quiet_interrupt
+if sys.unraisablehook is sys.__unraisablehook__:
+    sys.unraisablehook = _requeue_interrupt

@@ -67,7 +67,7 @@ from .evaluation import BOUNDARY_EXTENSIONS, GT_FORMATS, PREDICTION_FORMATS, che
 __all__ = ["main"]
 
 #: the keys of segmetrics_torch.functional.partition.MEASURES, spelled out so that the evaluate parsers import no
-#: torch (evaluation runs start their decoding workers before it loads); tests/test_suite.py checks they agree
+#: torch (evaluation runs start their decoding workers before it loads); tests/test_report_run.py checks they agree
 PARTITION_MEASURES = ("fb", "fop", "fr", "pri", "voi", "nvoi", "sc", "ssc", "dhd", "sdhd", "vd", "bgm", "bce", "gce",
                       "lce")  # fmt: skip
 
@@ -309,7 +309,7 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
 def _run_sod_as_report(args: argparse.Namespace) -> int:
     """``evaluate foreground ... --output DIR``: the report of one method on one dataset (the ``--config`` outputs)."""
     from .prescan import dataset_name, method_name
-    from .report_run import config_from_mapping, run_suite
+    from .report_run import config_from_mapping, run_report
 
     for option in ("json", "csv", "per_image_csv"):
         if getattr(args, option) is not None:
@@ -335,7 +335,7 @@ def _run_sod_as_report(args: argparse.Namespace) -> int:
         data["figures"] = False if value == "none" else [f.strip() for f in value.split(",")]
     config = config_from_mapping(data, Path.cwd(), "command line")
     config.progress = not args.no_progress
-    run_suite(config, resolve_device=_device)
+    run_report(config, resolve_device=_device)
     return 0
 
 
@@ -702,7 +702,7 @@ def _run_evaluate_proposals(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------ evaluation report
 
 
-def _run_evaluate_suite(args: argparse.Namespace) -> int:
+def _run_evaluate_report(args: argparse.Namespace) -> int:
     from .report_run import run_from_args
 
     return run_from_args(args, _device)
@@ -769,9 +769,9 @@ def _build_parser() -> argparse.ArgumentParser:
         "Exit status: 0 success, 2 usage or input error (one `error:` line; no report file written), 1 unexpected "
         "error, 130 interrupted (finished evaluations stay cached).",
     )
-    from .report_run import add_suite_arguments
+    from .report_run import add_report_arguments
 
-    add_suite_arguments(evaluate, _positive_int, _non_negative_int)
+    add_report_arguments(evaluate, _positive_int, _non_negative_int)
     tasks = evaluate.add_subparsers(dest="task", metavar="TASK")
     sod = tasks.add_parser(
         "foreground",
@@ -1011,7 +1011,7 @@ def _build_parser() -> argparse.ArgumentParser:
     prop.add_argument("--plot", metavar="FILE", help="write the recall-vs-number-of-proposals figure (.png/.pdf/.svg)")
     _add_run_options(prop, batch_size=1)
     prop.set_defaults(handler=_run_evaluate_proposals)
-    evaluate.set_defaults(handler=_run_evaluate_suite, subparser=evaluate)
+    evaluate.set_defaults(handler=_run_evaluate_report, subparser=evaluate)
 
     from .meta_command import add_meta_parser
 

@@ -68,12 +68,12 @@ __all__ = [
     "FAMILIES",
     "Dataset",
     "Method",
+    "ReportConfig",
     "ResultCache",
-    "SuiteConfig",
-    "add_suite_arguments",
+    "add_report_arguments",
     "config_from_mapping",
     "load_config",
-    "run_suite",
+    "run_report",
 ]
 
 #: the families a configuration can name
@@ -159,7 +159,7 @@ class Method:
 
 
 @dataclass
-class SuiteConfig:
+class ReportConfig:
     """A checked configuration (see the README, "Evaluation reports", for the file format)."""
 
     datasets: list[Dataset]
@@ -299,7 +299,7 @@ def _families(value: Any, source: str, path: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(map(_family, families)))
 
 
-def config_from_mapping(data: Any, base: str | Path = ".", source: str = "configuration") -> SuiteConfig:
+def config_from_mapping(data: Any, base: str | Path = ".", source: str = "configuration") -> ReportConfig:
     """Check a parsed configuration (a mapping, as read from YAML or JSON) and resolve its paths against ``base``.
 
     Raises:
@@ -380,7 +380,8 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
     options_in = {_family(f): value for f, value in options_in.items()}
     options = {f: _check_family_options(f, options_in.get(f) or {}, source, f"options.{f}") for f in FAMILIES}
 
-    config = SuiteConfig(datasets, methods, base / str(data.get("output", "segmetrics-report")), options, source=source)
+    output = base / str(data.get("output", "segmetrics-report"))
+    config = ReportConfig(datasets, methods, output, options, source=source)
     cache = data.get("cache", True)
     _expect(isinstance(cache, (bool, str)), source, "cache", "true, false or a folder", cache)
     config.cache = (config.output / "cache") if cache is True else (base / cache if isinstance(cache, str) else None)
@@ -408,7 +409,7 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
     return config
 
 
-def _presentation(config: SuiteConfig, data: Mapping[str, Any], source: str) -> None:
+def _presentation(config: ReportConfig, data: Mapping[str, Any], source: str) -> None:
     """The keys that change how the report looks, not its numbers: xlsx, method_order, colors, highlight, style."""
     names = {m.name for m in config.methods}
     if "xlsx" in data:
@@ -447,7 +448,7 @@ def _figure_formats(value: Any, source: str = "--figures") -> tuple[str, ...]:
     return tuple(dict.fromkeys(formats))
 
 
-def load_config(path: str | Path) -> SuiteConfig:
+def load_config(path: str | Path) -> ReportConfig:
     """Read a YAML (``.yaml``/``.yml``) or JSON configuration; relative paths are relative to its folder."""
     path = Path(path)
     if not path.is_file():
@@ -635,7 +636,7 @@ SOD_SETTINGS: dict[str, Any] = {
 }
 
 
-def _plan(config: SuiteConfig, warn: Callable[[str], None], device_type: str) -> tuple[list[Job], list[str]]:
+def _plan(config: ReportConfig, warn: Callable[[str], None], device_type: str) -> tuple[list[Job], list[str]]:
     """Every combination, checked and paired before anything is computed; also the skipped ones (as sentences)."""
     jobs, skipped = [], []
     for dataset in config.datasets:
@@ -668,7 +669,7 @@ def _plan(config: SuiteConfig, warn: Callable[[str], None], device_type: str) ->
     return jobs, skipped
 
 
-def _prescan(jobs: list[Job], config: SuiteConfig, warn: Callable[[str], None]) -> None:
+def _prescan(jobs: list[Job], config: ReportConfig, warn: Callable[[str], None]) -> None:
     """Every problem of every foreground job in one error (or, with ``skip_bad``, the bad images left out and
     recorded); notes printed once per kind; then, by default, each dataset's methods restricted to the images they
     all have (``compare_on: common``)."""
@@ -736,7 +737,7 @@ def _prescan(jobs: list[Job], config: SuiteConfig, warn: Callable[[str], None]) 
 
 
 def _plan_job(
-    config: SuiteConfig,
+    config: ReportConfig,
     dataset: Dataset,
     family: str,
     method: str,
@@ -801,7 +802,7 @@ def _plan_job(
     return job
 
 
-def _fingerprint(job: Job, config: SuiteConfig) -> None:
+def _fingerprint(job: Job, config: ReportConfig) -> None:
     """The job's cache key: version, names, settings, device type and the files of its (final) pairs."""
     from .. import __version__
 
@@ -819,7 +820,7 @@ def _fingerprint(job: Job, config: SuiteConfig) -> None:
 # ----------------------------------------------------------------------------------------------------- running
 
 
-def _compute(job: Job, config: SuiteConfig, device, progress, images) -> dict[str, Any]:
+def _compute(job: Job, config: ReportConfig, device, progress, images) -> dict[str, Any]:
     """Run the family core on the job's pairs; the record that goes into the cache and the JSON report."""
     from .tables import to_jsonable
 
@@ -904,7 +905,7 @@ def _device_type(name: str) -> str | None:
     return name.split(":")[0]
 
 
-def _stream(job: Job, config: SuiteConfig) -> DecodeStream | None:
+def _stream(job: Job, config: ReportConfig) -> DecodeStream | None:
     """The decoding of a job's pairs, started (proposal pools are read by the family core itself)."""
     if job.family == "proposals":
         return None
@@ -920,8 +921,8 @@ def _tasks(job: Job, resize: bool) -> list[DecodeTask]:
     return decode_tasks(job.pairing.pairs, job.family, **formats)
 
 
-def run_suite(
-    config: SuiteConfig,
+def run_report(
+    config: ReportConfig,
     *,
     resolve_device: Callable[[str], Any] | None = None,
     out: Callable[[str], None] = print,
@@ -1052,7 +1053,7 @@ def _resolve(name: str, resolve_device: Callable[[str], Any] | None):
         raise InputError(f"unknown device {name!r} (use cpu, cuda, cuda:N or auto)") from None
 
 
-def _check_output_folder(config: SuiteConfig) -> None:
+def _check_output_folder(config: ReportConfig) -> None:
     out = config.output
     if out.exists() and not out.is_dir():
         raise InputError(f"the output {out} is a file; give a folder")
@@ -1130,116 +1131,116 @@ def _replace_manifest(folder: Path, relatives: list[str]) -> list[str]:
 # --------------------------------------------------------------------------------------------- command line
 
 
-def add_suite_arguments(evaluate: argparse.ArgumentParser, positive_int, non_negative_int) -> None:
-    """The options of ``segmetrics evaluate`` itself (the many-methods run); dests start with ``suite_``."""
+def add_report_arguments(evaluate: argparse.ArgumentParser, positive_int, non_negative_int) -> None:
+    """The options of ``segmetrics evaluate`` itself (the many-methods run); dests start with ``report_``."""
     group = evaluate.add_argument_group(
         "evaluation report (many methods x datasets)",
         "segmetrics evaluate --config eval.yaml [options], or for one dataset: segmetrics evaluate --gt DIR --pred "
         "[NAME=]DIR [--pred [NAME=]DIR ...] --family sod|boundary|partition|proposals [options]. Command-line "
         "options override the file's.",
     )
-    group.add_argument("--config", dest="suite_config", metavar="FILE", help="YAML or JSON configuration")
-    group.add_argument("--gt", dest="suite_gt", metavar="DIR", help="one dataset: its ground-truth folder")
+    group.add_argument("--config", dest="report_config", metavar="FILE", help="YAML or JSON configuration")
+    group.add_argument("--gt", dest="report_gt", metavar="DIR", help="one dataset: its ground-truth folder")
     group.add_argument(
         "--pred",
-        dest="suite_pred",
+        dest="report_pred",
         action="append",
         metavar="[NAME=]DIR",
         help="one dataset: a method's prediction folder (repeat for each method)",
     )
     group.add_argument(
         "--family",
-        dest="suite_family",
+        dest="report_family",
         metavar="LIST",
         help="one dataset: families, comma-separated (foreground (alias sod), boundary, partition, proposals; "
         "default: foreground)",
     )
     group.add_argument(
         "--dataset",
-        dest="suite_dataset",
+        dest="report_dataset",
         metavar="NAME",
         help="one dataset: its name (default: from the ground-truth path, e.g. COD10K-v3/Test/GT_Object -> COD10K)",
     )
     group.add_argument(
         "--gt-labels",
-        dest="suite_gt_labels",
+        dest="report_gt_labels",
         action="store_true",
         help="one dataset: boundary ground truth images are label maps",
     )
     group.add_argument(
         "--output",
-        dest="suite_output",
+        dest="report_output",
         metavar="DIR",
         help="report folder (default: the file's `output`, else ./segmetrics-report)",
     )
-    group.add_argument("--device", dest="suite_device", metavar="NAME", help="cpu, cuda, cuda:N or auto")
+    group.add_argument("--device", dest="report_device", metavar="NAME", help="cpu, cuda, cuda:N or auto")
     group.add_argument(
         "--batch-size",
-        dest="suite_batch_size",
+        dest="report_batch_size",
         type=positive_int,
         metavar="N",
         help="images per update (default: sod 16, boundary / partition 8)",
     )
     group.add_argument(
         "--workers",
-        dest="suite_workers",
+        dest="report_workers",
         type=non_negative_int,
         metavar="N",
         help=f"decoding processes (default: {default_workers()}, the cores but one, at most 4)",
     )
     from .prescan import add_input_options
 
-    add_input_options(group, "suite_", unset=True)
+    add_input_options(group, "report_", unset=True)
     group.add_argument(
         "--compare-on",
-        dest="suite_compare_on",
+        dest="report_compare_on",
         choices=("common", "each"),
         help="foreground, with --allow-missing / --skip-bad: compare the methods of a dataset on the images they all "
         "have (common, default; the tables say so) or each on its own images (each; counts in every table)",
     )
     group.add_argument(
-        "--json", dest="suite_json", metavar="FILE",
+        "--json", dest="report_json", metavar="FILE",
         help="also write every record (numbers, curves, per-image scores) to FILE, as the single-folder form",
     )  # fmt: skip
     group.add_argument(
-        "--csv", dest="suite_csv", metavar="FILE",
+        "--csv", dest="report_csv", metavar="FILE",
         help="merge the foreground rows (method, dataset, images, measures) into FILE, as the single-folder form",
     )  # fmt: skip
     group.add_argument(
-        "--per-image-csv", dest="suite_per_image_csv", metavar="FILE",
+        "--per-image-csv", dest="report_per_image_csv", metavar="FILE",
         help="merge the foreground per-image rows into FILE, as the single-folder form",
     )  # fmt: skip
-    group.add_argument("--cache", dest="suite_cache", metavar="DIR", help="cache folder (default: OUTPUT/cache)")
-    group.add_argument("--no-cache", dest="suite_no_cache", action="store_true", help="neither read nor write a cache")
+    group.add_argument("--cache", dest="report_cache", metavar="DIR", help="cache folder (default: OUTPUT/cache)")
+    group.add_argument("--no-cache", dest="report_no_cache", action="store_true", help="neither read nor write a cache")
     group.add_argument(
         "--cache-check",
-        dest="suite_cache_check",
+        dest="report_cache_check",
         choices=("stat", "content"),
         help="how files are recognised: stat = names, sizes, mtimes (default); content = SHA-256",
     )
     group.add_argument(
         "--figures",
-        dest="suite_figures",
+        dest="report_figures",
         metavar="LIST",
         help="figure formats, comma-separated of png,pdf,svg, or none (default: png,pdf)",
     )
-    group.add_argument("--no-progress", dest="suite_no_progress", action="store_true", help="no progress bars")
+    group.add_argument("--no-progress", dest="report_no_progress", action="store_true", help="no progress bars")
     group.add_argument(
-        "--xlsx", dest="suite_xlsx", action="store_true", default=None,
+        "--xlsx", dest="report_xlsx", action="store_true", default=None,
         help="also write the combined table as combined.xlsx (needs openpyxl: pip install 'segmetrics-torch[xlsx]')",
     )  # fmt: skip
     group.add_argument(
-        "--method-order", dest="suite_method_order", metavar="LIST",
+        "--method-order", dest="report_method_order", metavar="LIST",
         help="comma-separated method names: the order of table rows and legends (others follow)",
     )  # fmt: skip
-    group.add_argument("--highlight", dest="suite_highlight", metavar="METHOD",
+    group.add_argument("--highlight", dest="report_highlight", metavar="METHOD",
                        help="draw this method's curves thick and on top (your method)")  # fmt: skip
     group.add_argument(
-        "--style", dest="suite_style", metavar="NAME",
+        "--style", dest="report_style", metavar="NAME",
         help="a matplotlib style for the figures (e.g. seaborn-v0_8-paper, or a .mplstyle file)",
     )  # fmt: skip
     group.add_argument(
-        "--measures", dest="suite_measures", metavar="LIST",
+        "--measures", dest="report_measures", metavar="LIST",
         help=f"the foreground tables' measures, comma-separated, of {','.join(FOREGROUND_MEASURES)} (as "
         "options.foreground.measures; default: the 11 of today's table)",
     )  # fmt: skip
@@ -1257,24 +1258,24 @@ def _pred_argument(text: str, dataset: str, gt: Path) -> tuple[str, str]:
     return name, folder
 
 
-def config_from_args(args: argparse.Namespace) -> SuiteConfig:
+def config_from_args(args: argparse.Namespace) -> ReportConfig:
     """The configuration of ``segmetrics evaluate`` options: the file's (``--config``) or one dataset's, then the
     command-line overrides."""
-    single = args.suite_gt is not None or args.suite_pred or args.suite_family or args.suite_dataset
-    if args.suite_config is not None and single:
+    single = args.report_gt is not None or args.report_pred or args.report_family or args.report_dataset
+    if args.report_config is not None and single:
         raise InputError("give --config, or --gt/--pred/--family for one dataset, not both")
-    if args.suite_config is not None:
-        config = load_config(args.suite_config)
+    if args.report_config is not None:
+        config = load_config(args.report_config)
     else:
-        if args.suite_gt is None or not args.suite_pred:
+        if args.report_gt is None or not args.report_pred:
             raise InputError("one dataset needs --gt DIR and at least one --pred [NAME=]DIR (or give --config FILE)")
         from .prescan import dataset_name
 
-        families = (args.suite_family or "foreground").split(",")
-        gt = Path(args.suite_gt)
-        name = args.suite_dataset or dataset_name(gt)
+        families = (args.report_family or "foreground").split(",")
+        gt = Path(args.report_gt)
+        name = args.report_dataset or dataset_name(gt)
         methods: dict[str, str] = {}
-        for text in args.suite_pred:
+        for text in args.report_pred:
             method, folder = _pred_argument(text, name, gt)
             if method in methods:
                 raise InputError(f"--pred: two methods are named {method!r}; name them: --pred NAME=DIR")
@@ -1284,7 +1285,7 @@ def config_from_args(args: argparse.Namespace) -> SuiteConfig:
                 name: {
                     "gt": str(gt.resolve()),
                     "families": [f.strip() for f in families],
-                    "gt_labels": bool(args.suite_gt_labels),
+                    "gt_labels": bool(args.report_gt_labels),
                 }
             },
             "methods": methods,
@@ -1292,50 +1293,50 @@ def config_from_args(args: argparse.Namespace) -> SuiteConfig:
         }
         config = config_from_mapping(data, Path.cwd(), "command line")
     for option, attribute in (
-        ("suite_device", "device"),
-        ("suite_batch_size", "batch_size"),
-        ("suite_workers", "workers"),
-        ("suite_allow_missing", "allow_missing"),
-        ("suite_skip_bad", "skip_bad"),
-        ("suite_resize", "resize"),
-        ("suite_compare_on", "compare_on"),
-        ("suite_cache_check", "cache_check"),
+        ("report_device", "device"),
+        ("report_batch_size", "batch_size"),
+        ("report_workers", "workers"),
+        ("report_allow_missing", "allow_missing"),
+        ("report_skip_bad", "skip_bad"),
+        ("report_resize", "resize"),
+        ("report_compare_on", "compare_on"),
+        ("report_cache_check", "cache_check"),
     ):
         value = getattr(args, option)
         if value is not None:
             setattr(config, attribute, value)
     for key in PAIRING_KEYS:
-        value = getattr(args, f"suite_{key}")
+        value = getattr(args, f"report_{key}")
         if value is not None:
             config.pairing[key] = value
-    if args.suite_output is not None:
+    if args.report_output is not None:
         cache_default = config.cache == config.output / "cache"
-        config.output = Path(args.suite_output)
+        config.output = Path(args.report_output)
         if cache_default:
             config.cache = config.output / "cache"
-    if args.suite_cache is not None:
-        config.cache = Path(args.suite_cache)
-    if args.suite_no_cache:
+    if args.report_cache is not None:
+        config.cache = Path(args.report_cache)
+    if args.report_no_cache:
         config.cache = None
-    if args.suite_figures is not None:
-        value = args.suite_figures.strip()
+    if args.report_figures is not None:
+        value = args.report_figures.strip()
         config.figures = _figure_formats("none" if value == "none" else [f.strip() for f in value.split(",")])
-    config.progress = not args.suite_no_progress
+    config.progress = not args.report_no_progress
     overrides = {}
-    if args.suite_xlsx is not None:
-        overrides["xlsx"] = args.suite_xlsx
-    if args.suite_method_order is not None:
-        overrides["method_order"] = [m.strip() for m in args.suite_method_order.split(",") if m.strip()]
-    if args.suite_highlight is not None:
-        overrides["highlight"] = args.suite_highlight
-    if args.suite_style is not None:
-        overrides["style"] = args.suite_style
-    if args.suite_measures is not None:
-        measures = check_foreground_measures(args.suite_measures)
+    if args.report_xlsx is not None:
+        overrides["xlsx"] = args.report_xlsx
+    if args.report_method_order is not None:
+        overrides["method_order"] = [m.strip() for m in args.report_method_order.split(",") if m.strip()]
+    if args.report_highlight is not None:
+        overrides["highlight"] = args.report_highlight
+    if args.report_style is not None:
+        overrides["style"] = args.report_style
+    if args.report_measures is not None:
+        measures = check_foreground_measures(args.report_measures)
         if measures is None:
             raise InputError(
                 f"--measures: expected comma-separated names of {','.join(FOREGROUND_MEASURES)}, got "
-                f"{args.suite_measures!r}"
+                f"{args.report_measures!r}"
             )
         config.options["sod"] = {**config.options["sod"], "measures": measures}
     flags = {"xlsx": "--xlsx", "method_order": "--method-order", "highlight": "--highlight", "style": "--style"}
@@ -1349,11 +1350,11 @@ def config_from_args(args: argparse.Namespace) -> SuiteConfig:
 
 def run_from_args(args: argparse.Namespace, resolve_device: Callable[[str], Any]) -> int:
     """The ``segmetrics evaluate`` handler without a subcommand: help when no option is given, else a run."""
-    if args.suite_config is None and args.suite_gt is None and not args.suite_pred:
+    if args.report_config is None and args.report_gt is None and not args.report_pred:
         args.subparser.print_help(sys.stderr)
         return 2
     outputs = _check_file_outputs(args)
-    result = run_suite(config_from_args(args), resolve_device=resolve_device)
+    result = run_report(config_from_args(args), resolve_device=resolve_device)
     if distributed.is_main():
         _write_file_outputs(result, outputs)
     return 0
@@ -1365,7 +1366,7 @@ def _check_file_outputs(args: argparse.Namespace) -> dict[str, Path]:
 
     outputs = {}
     for option in ("json", "csv", "per_image_csv"):
-        path = check_output(getattr(args, f"suite_{option}", None), "--" + option.replace("_", "-"))
+        path = check_output(getattr(args, f"report_{option}", None), "--" + option.replace("_", "-"))
         if path is not None:
             outputs[option] = path
     return outputs

@@ -13,7 +13,7 @@ import torch
 from PIL import Image
 
 from segmetrics_torch import ForegroundMeasures, HierarchyMeasures, PartitionMeasures
-from segmetrics_torch.app import report_run as suite_module
+from segmetrics_torch.app import report_run
 from segmetrics_torch.app.cli import main
 from segmetrics_torch.app.evaluation import DecodeTask, decode_pairs
 from segmetrics_torch.app.tables import SOD_COLUMNS, best_rows, format_latex_table, format_markdown_table, to_jsonable
@@ -272,13 +272,13 @@ def test_rerun_uses_the_cache_and_rebuilds_corrupt_entries(sod_root, tmp_path, c
     first = (root / "report" / "results.json").read_bytes()
 
     calls = []
-    real = suite_module.evaluate_sod
+    real = report_run.evaluate_sod
 
     def counting(pairs, **kwargs):
         calls.append(len(pairs))
         return real(pairs, **kwargs)
 
-    monkeypatch.setattr(suite_module, "evaluate_sod", counting)
+    monkeypatch.setattr(report_run, "evaluate_sod", counting)
     status, out, _ = _run(capsys, "--config", config)
     assert status == 0 and calls == [] and "0 computed (4 from the cache" in out
     assert (root / "report" / "results.json").read_bytes() == first  # same report from the cache
@@ -464,7 +464,7 @@ def test_sod_settings_constant_matches_the_metric():
     """Planning uses a constant (no torch import); it must be ForegroundMeasures' defaults."""
     metric = ForegroundMeasures()
     expected = {"normalize": metric.normalize, **metric.settings}
-    assert {k: suite_module.SOD_SETTINGS[k] for k in expected} == expected
+    assert {k: report_run.SOD_SETTINGS[k] for k in expected} == expected
 
 
 def test_cli_imports_no_torch_before_planning():
@@ -550,7 +550,7 @@ def test_proposals_family(tmp_path, capsys):
 
 
 def test_example_configuration_parses():
-    config = suite_module.load_config(Path(__file__).resolve().parents[1] / "examples" / "eval.yaml")
+    config = report_run.load_config(Path(__file__).resolve().parents[1] / "examples" / "eval.yaml")
     assert [d.name for d in config.datasets] == ["ECSSD", "DUTS-TE", "BSDS500", "VOC2012-val"]
     assert [m.name for m in config.methods] == ["MyNet", "U2Net", "gPb-owt-ucm", "MCG"]
     assert config.datasets[2].families == ("boundary", "partition") and config.workers == 3
