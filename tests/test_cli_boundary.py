@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -140,10 +141,18 @@ def test_soft_png_equals_functional_and_writes_bsr_files(tmp_path, capsys, data)
     json_path, out_dir = tmp_path / "res.json", tmp_path / "bsr"
     status, out, err = _run(
         capsys, "--pred", str(pred), "--gt", str(gt), "--thresholds", "9", "--max-dist", "2", "--batch-size", "2",
-        "--json", str(json_path), "--out-dir", str(out_dir),
+        "--json", str(json_path), "--out-dir", str(out_dir), "--per-image-csv", str(tmp_path / "img.csv"),
     )  # fmt: skip
     assert status == 0, err
     expected = _expected(data, thresholds=9, max_dist=2)
+    # the per-image CSV holds the JSON's per-image bests, one row per image
+    with (tmp_path / "img.csv").open() as f:
+        csv_rows = list(csv.DictReader(f))
+    json_per_image = json.loads(json_path.read_text())["results"]["per_image"]
+    assert [r["image"] for r in csv_rows] == list(json_per_image)
+    for r in csv_rows:
+        for key, value in json_per_image[r["image"]].items():
+            assert float(r[key]) == value, (r["image"], key)
     assert 0.2 < float(expected["ods"]["f"]) < 0.95  # a non-trivial case
 
     row = _table_row(out)

@@ -3,6 +3,7 @@ BSR's region benchmark outputs, errors."""
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -94,8 +95,9 @@ def test_label_maps_equal_partition_measures(tmp_path, capsys, data, gt_kind):
     gt = _gt_png(tmp_path, data) if gt_kind == "png" else _gt_mat(tmp_path, data)
     json_path = tmp_path / "res.json"
     status, out, err = _run(
-        capsys, "--pred", str(pred), "--gt", str(gt), "--batch-size", "2", "--max-dist", "2", "--json", str(json_path)
-    )
+        capsys, "--pred", str(pred), "--gt", str(gt), "--batch-size", "2", "--max-dist", "2", "--json", str(json_path),
+        "--per-image-csv", str(tmp_path / "img.csv"),
+    )  # fmt: skip
     assert status == 0, err
     preds = [torch.from_numpy(data[stem]["pred"].astype(np.int64)) for stem in sorted(data)]
     target = [
@@ -119,6 +121,11 @@ def test_label_maps_equal_partition_measures(tmp_path, capsys, data, gt_kind):
     for i, stem in enumerate(sorted(SIZES)):
         for key, values in per_image.items():
             assert res["per_image"][stem][key] == pytest.approx(float(values[i]), abs=1e-12), (stem, key)
+    with (tmp_path / "img.csv").open() as f:
+        csv_rows = {r["image"]: r for r in csv.DictReader(f)}
+    assert list(csv_rows) == sorted(SIZES)
+    for stem, values in res["per_image"].items():
+        assert {k: float(csv_rows[stem][k]) for k in values} == values
     header, _, row = out.splitlines()[:3]
     assert header.split()[:4] == ["method", "Fb", "Fop", "Fr"] and row.split()[0] == "pred"
     np.testing.assert_allclose(

@@ -3,6 +3,7 @@ checked against ProposalRecall on the same arrays; the recall figure; bad input.
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -73,7 +74,8 @@ def test_json_equals_the_metric_and_the_figure_is_written(dataset, tmp_path, cap
     out, fig = tmp_path / "r.json", tmp_path / "recall.png"
     args = ["evaluate", "proposals", "--pred", str(dataset / "pred"), "--gt", str(dataset / "gt"), "--gt-classes",
             str(dataset / "cls"), "--counts", ",".join(map(str, COUNTS)), "--boundary", "--bound-th", "2",
-            "--json", str(out), "--plot", str(fig), "--no-progress"]  # fmt: skip
+            "--json", str(out), "--plot", str(fig), "--no-progress",
+            "--per-image-csv", str(tmp_path / "img.csv")]  # fmt: skip
     assert main(args) == 0
     table = capsys.readouterr().out
     assert "N=10" in table and "N=100" in table and "J_c" in table and "F AR" in table
@@ -89,6 +91,12 @@ def test_json_equals_the_metric_and_the_figure_is_written(dataset, tmp_path, cap
     # the mean of the per-object best J within the largest N is the curve's last point
     best = [j for p in per.values() for j in p["best_jaccard"]]
     assert np.isclose(np.mean(best), report["results"]["jaccard_object"][-1])
+    with (tmp_path / "img.csv").open() as f:
+        csv_rows = {r["image"]: r for r in csv.DictReader(f)}
+    assert list(csv_rows) == list(per)
+    for stem, values in per.items():
+        assert int(csv_rows[stem]["num_objects"]) == values["num_objects"]
+        assert float(csv_rows[stem]["best_jaccard_mean"]) == pytest.approx(np.mean(values["best_jaccard"]), abs=1e-12)
     assert fig.stat().st_size > 10_000 and fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

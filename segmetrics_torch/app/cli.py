@@ -55,7 +55,7 @@ import math
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -187,6 +187,27 @@ def _run_demo(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------------------------------------ evaluate sod
+
+
+def _write_per_image_csv(path: Path, args: argparse.Namespace, name: str, per_image: Mapping[str, Any]) -> None:
+    """``--per-image-csv`` of the boundary, partition and proposal commands: one row per image (method, dataset,
+    image, then the image's numbers), merged into the file as the foreground command does. A list of numbers (the
+    best J of each object, for proposals) becomes its mean (``<key>_mean``); the JSON report keeps the lists."""
+    from .prescan import dataset_name
+    from .tables import upsert_csv
+
+    dataset = dataset_name(args.gt)
+    rows = []
+    for stem, values in per_image.items():
+        row: dict[str, Any] = {"method": name, "dataset": dataset, "image": stem}
+        for key, value in values.items():
+            if isinstance(value, bool) or value is None or isinstance(value, (int, float)):
+                row[key] = value
+            elif isinstance(value, list) and all(isinstance(v, (int, float)) for v in value):
+                row[f"{key}_mean"] = sum(value) / len(value) if value else None
+        rows.append(row)
+    action = upsert_csv(path, rows, ("method", "dataset", "image"), "--per-image-csv")
+    print(f"{action.capitalize()} {path} ({len(rows)} rows of {name} / {dataset})")
 
 
 def _default_name(args: argparse.Namespace) -> str:
@@ -449,6 +470,7 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
 
     device = _device(args.device)
     json_path = _check_output(args.json, "--json")
+    per_image_path = _check_output(args.per_image_csv, "--per-image-csv")
     out_dir = _check_out_dir(args.out_dir)
     pairing, pred_kind, gt_kind = _match_folders(args)
     input_format, gt_format = boundary_formats(pred_kind, gt_kind, args.gt_labels, args.gt)
@@ -515,6 +537,8 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
             results=results,
         )
         print(f"Wrote {json_path}")
+    if per_image_path is not None:
+        _write_per_image_csv(per_image_path, args, name, boundary_report(summary, stems)["per_image"])
     return 0
 
 
@@ -543,6 +567,12 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
     _check_pairing(pairing, args)
     input_format, gt_format = partition_formats(pairing, pred_kind, gt_kind)
     hierarchy = input_format != "labels"
+    per_image_path = _check_output(args.per_image_csv, "--per-image-csv")
+    if hierarchy and per_image_path is not None:
+        raise InputError(
+            f"--per-image-csv needs label-map partitions: {args.pred} holds {PREDICTION_FORMATS[input_format]}, whose "
+            "ODS/OIS/AP are dataset-level (their per-image curves are in --json)"
+        )
     if input_format != "ucm2" and (args.thresholds is not None or args.num_regions is not None):
         option = "--thresholds" if args.thresholds is not None else "--num-regions"
         raise InputError(
@@ -608,6 +638,8 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
             results=results,
         )
         print(f"Wrote {json_path}")
+    if per_image_path is not None:
+        _write_per_image_csv(per_image_path, args, name, results.get("per_image", {}))
     return 0
 
 
@@ -624,6 +656,7 @@ def _run_evaluate_proposals(args: argparse.Namespace) -> int:
 
     device = _device(args.device)
     json_path = _check_output(args.json, "--json")
+    per_image_path = _check_output(args.per_image_csv, "--per-image-csv")
     plot_path = _check_output(args.plot, "--plot")
     if plot_path is not None:
         if plot_path.suffix.lower() not in (".png", ".pdf", ".svg"):
@@ -696,6 +729,8 @@ def _run_evaluate_proposals(args: argparse.Namespace) -> int:
             results={**results, "per_image": per_image},
         )
         print(f"Wrote {json_path}")
+    if per_image_path is not None:
+        _write_per_image_csv(per_image_path, args, name, per_image)
     return 0
 
 
@@ -874,6 +909,13 @@ def _build_parser() -> argparse.ArgumentParser:
     bdry.add_argument(
         "--out-dir", metavar="DIR", help="write BSR's eval_bdry.txt, eval_bdry_thr.txt, eval_bdry_img.txt there"
     )
+    bdry.add_argument(
+        "--per-image-csv",
+        metavar="FILE",
+        help="add one row per image (method, dataset, image, the image's best threshold, recall, precision and F) "
+        "to a CSV file; "
+        "rows of the same method, dataset and image are replaced, other rows are kept",
+    )
     bdry.add_argument("--json", metavar="FILE", help="write every number (curves, per image) and metadata as JSON")
     _add_run_options(bdry, batch_size=8)
     _add_workers_option(bdry)
@@ -950,6 +992,12 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="F",
         help="Fb match tolerance: fraction of the image diagonal (< 1) or pixels (>= 1) (default: 0.0075)",
     )
+    part.add_argument(
+        "--per-image-csv",
+        metavar="FILE",
+        help="add one row per image (method, dataset, image, the image's measures (label maps)) to a CSV file; "
+        "rows of the same method, dataset and image are replaced, other rows are kept",
+    )
     part.add_argument("--json", metavar="FILE", help="write every number (curves, per image for label maps) as JSON")
     _add_run_options(part, batch_size=8)
     _add_workers_option(part)
@@ -1006,6 +1054,13 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     prop.add_argument(
         "--chunk-size", type=_positive_int, metavar="P", help="proposals converted at a time (memory bound)"
+    )
+    prop.add_argument(
+        "--per-image-csv",
+        metavar="FILE",
+        help="add one row per image (method, dataset, image, its numbers of proposals and objects, mean best J) "
+        "to a CSV file; "
+        "rows of the same method, dataset and image are replaced, other rows are kept",
     )
     prop.add_argument("--json", metavar="FILE", help="write every curve, the settings and per-image best J as JSON")
     prop.add_argument("--plot", metavar="FILE", help="write the recall-vs-number-of-proposals figure (.png/.pdf/.svg)")

@@ -227,7 +227,9 @@ def _draw_formats(draw: Callable[[list[Path]], Any], formats: list[str], path: P
 
 
 def _per_image_rows(by_method: Mapping[str, Mapping[str, Any]], keys: list[str]) -> list[dict[str, Any]]:
-    """One row per (method, image) of the records that carry per-image scalars (the foreground family)."""
+    """One row per (method, image) of the records that carry per-image scalars: the table's measures where the
+    per-image values are named like the table's columns (foreground), else every per-image number (the boundary
+    family's best threshold / recall / precision / F, the partition measures of label maps)."""
     rows = []
     for method, record in by_method.items():
         per_image = record["results"].get("per_image")
@@ -235,7 +237,8 @@ def _per_image_rows(by_method: Mapping[str, Mapping[str, Any]], keys: list[str])
             continue
         for image, values in per_image.items():
             if isinstance(values, Mapping) and all(isinstance(v, (int, float)) or v is None for v in values.values()):
-                rows.append({"method": method, "image": image, **{k: values.get(k) for k in keys if k in values}})
+                picked = {k: values.get(k) for k in keys if k in values} or dict(values)
+                rows.append({"method": method, "image": image, **picked})
     return rows
 
 
