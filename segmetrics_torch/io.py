@@ -20,9 +20,10 @@ Convention (checked against OpenCV 4.14 in ``tests/test_io.py``):
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -407,19 +408,24 @@ class BSDSGroundTruth:
     boundaries: np.ndarray
 
 
-def _loadmat(path: str | Path) -> dict:
-    import scipy.io
-
+def _read_mat(read: Callable[[str], Any], path: str | Path) -> Any:
+    """``read(path)`` (scipy's loadmat / whosmat) with every failure of a bad file as one ValueError naming it."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"No such .mat file: {path}")
     try:
-        return scipy.io.loadmat(str(path))
+        return read(str(path))
     except MemoryError:
         raise
     except Exception as err:  # v7.3 (HDF5), zero-byte and truncated files raise many types
         # (MatReadError, ValueError, TypeError, EOFError, struct errors): all mean "not a readable .mat file"
         raise ValueError(f"Cannot read {path} as a MATLAB v5 .mat file: {err or type(err).__name__}") from err
+
+
+def _loadmat(path: str | Path) -> dict:
+    import scipy.io
+
+    return _read_mat(scipy.io.loadmat, path)
 
 
 def read_bsds_ground_truth(path: str | Path) -> BSDSGroundTruth:
@@ -472,15 +478,7 @@ def mat_variables(path: str | Path) -> list[str]:
     """The names of the variables of a MATLAB v5 .mat file (without loading them)."""
     import scipy.io
 
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"No such .mat file: {path}")
-    try:
-        return [name for name, _, _ in scipy.io.whosmat(str(path))]
-    except MemoryError:
-        raise
-    except Exception as err:  # as in _loadmat
-        raise ValueError(f"Cannot read {path} as a MATLAB v5 .mat file: {err or type(err).__name__}") from err
+    return [name for name, _, _ in _read_mat(scipy.io.whosmat, path)]
 
 
 # ------------------------------------------------------------------------------------- object proposals

@@ -189,25 +189,37 @@ def _run_demo(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------------ evaluate sod
 
 
-def _write_per_image_csv(path: Path, args: argparse.Namespace, name: str, per_image: Mapping[str, Any]) -> None:
-    """``--per-image-csv`` of the boundary, partition and proposal commands: one row per image (method, dataset,
-    image, then the image's numbers), merged into the file as the foreground command does. A list of numbers (the
-    best J of each object, for proposals) becomes its mean (``<key>_mean``); the JSON report keeps the lists."""
-    from .prescan import dataset_name
+def _write_per_image_csv(
+    path: Path, name: str, dataset: str, per_image: Mapping[str, Any], keys: Sequence[str] | None = None
+) -> None:
+    """``--per-image-csv`` of every evaluate command: one row per image (method, dataset, image, then the image's
+    numbers: ``keys`` where given, else every number, a list of numbers -- the best J of each object, for proposals
+    -- as its mean ``<key>_mean``), merged into the file by :func:`~.tables.upsert_csv`."""
     from .tables import upsert_csv
 
-    dataset = dataset_name(args.gt)
     rows = []
     for stem, values in per_image.items():
         row: dict[str, Any] = {"method": name, "dataset": dataset, "image": stem}
-        for key, value in values.items():
-            if isinstance(value, bool) or value is None or isinstance(value, (int, float)):
-                row[key] = value
-            elif isinstance(value, list) and all(isinstance(v, (int, float)) for v in value):
-                row[f"{key}_mean"] = sum(value) / len(value) if value else None
+        if keys is not None:
+            row.update({k: values[k] for k in keys if k in values})
+        else:
+            for key, value in values.items():
+                if value is None or isinstance(value, (int, float)):
+                    row[key] = value
+                elif isinstance(value, list) and all(isinstance(v, (int, float)) for v in value):
+                    row[f"{key}_mean"] = sum(value) / len(value) if value else None
         rows.append(row)
     action = upsert_csv(path, rows, ("method", "dataset", "image"), "--per-image-csv")
     print(f"{action.capitalize()} {path} ({len(rows)} rows of {name} / {dataset})")
+
+
+def _add_per_image_csv_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--per-image-csv",
+        metavar="FILE",
+        help=f"add one row per image (method, dataset, image, {what}) to a CSV file; rows of the same method, "
+        "dataset and image are replaced, other rows are kept",
+    )
 
 
 def _default_name(args: argparse.Namespace) -> str:
@@ -320,10 +332,7 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
         print(f"{action.capitalize()} {csv_path} (row {name} / {dataset})")
     if per_image_path is not None:
         # per image: the measures computed image by image (the included ones are dataset-level accumulators)
-        image_rows = [{"method": name, "dataset": dataset, "image": stem, **{k: values[k] for k in keys if k in values}}
-                      for stem, values in per_image.items()]  # fmt: skip
-        action = upsert_csv(per_image_path, image_rows, ("method", "dataset", "image"), "--per-image-csv")
-        print(f"{action.capitalize()} {per_image_path} ({len(image_rows)} rows of {name} / {dataset})")
+        _write_per_image_csv(per_image_path, name, dataset, per_image, keys)
     return 0
 
 
@@ -538,7 +547,10 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
         )
         print(f"Wrote {json_path}")
     if per_image_path is not None:
-        _write_per_image_csv(per_image_path, args, name, boundary_report(summary, stems)["per_image"])
+        from .prescan import dataset_name
+
+        per_image = boundary_report(summary, stems)["per_image"]
+        _write_per_image_csv(per_image_path, name, dataset_name(args.gt), per_image)
     return 0
 
 
@@ -639,7 +651,9 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
         )
         print(f"Wrote {json_path}")
     if per_image_path is not None:
-        _write_per_image_csv(per_image_path, args, name, results.get("per_image", {}))
+        from .prescan import dataset_name
+
+        _write_per_image_csv(per_image_path, name, dataset_name(args.gt), results.get("per_image", {}))
     return 0
 
 
@@ -730,7 +744,9 @@ def _run_evaluate_proposals(args: argparse.Namespace) -> int:
         )
         print(f"Wrote {json_path}")
     if per_image_path is not None:
-        _write_per_image_csv(per_image_path, args, name, per_image)
+        from .prescan import dataset_name
+
+        _write_per_image_csv(per_image_path, name, dataset_name(args.gt), per_image)
     return 0
 
 
@@ -909,13 +925,7 @@ def _build_parser() -> argparse.ArgumentParser:
     bdry.add_argument(
         "--out-dir", metavar="DIR", help="write BSR's eval_bdry.txt, eval_bdry_thr.txt, eval_bdry_img.txt there"
     )
-    bdry.add_argument(
-        "--per-image-csv",
-        metavar="FILE",
-        help="add one row per image (method, dataset, image, the image's best threshold, recall, precision and F) "
-        "to a CSV file; "
-        "rows of the same method, dataset and image are replaced, other rows are kept",
-    )
+    _add_per_image_csv_option(bdry, "the image's best threshold, recall, precision and F")
     bdry.add_argument("--json", metavar="FILE", help="write every number (curves, per image) and metadata as JSON")
     _add_run_options(bdry, batch_size=8)
     _add_workers_option(bdry)
@@ -992,12 +1002,7 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="F",
         help="Fb match tolerance: fraction of the image diagonal (< 1) or pixels (>= 1) (default: 0.0075)",
     )
-    part.add_argument(
-        "--per-image-csv",
-        metavar="FILE",
-        help="add one row per image (method, dataset, image, the image's measures (label maps)) to a CSV file; "
-        "rows of the same method, dataset and image are replaced, other rows are kept",
-    )
+    _add_per_image_csv_option(part, "the measures of a label map")
     part.add_argument("--json", metavar="FILE", help="write every number (curves, per image for label maps) as JSON")
     _add_run_options(part, batch_size=8)
     _add_workers_option(part)
@@ -1055,13 +1060,7 @@ def _build_parser() -> argparse.ArgumentParser:
     prop.add_argument(
         "--chunk-size", type=_positive_int, metavar="P", help="proposals converted at a time (memory bound)"
     )
-    prop.add_argument(
-        "--per-image-csv",
-        metavar="FILE",
-        help="add one row per image (method, dataset, image, its numbers of proposals and objects, mean best J) "
-        "to a CSV file; "
-        "rows of the same method, dataset and image are replaced, other rows are kept",
-    )
+    _add_per_image_csv_option(prop, "its numbers of proposals and objects, mean best J")
     prop.add_argument("--json", metavar="FILE", help="write every curve, the settings and per-image best J as JSON")
     prop.add_argument("--plot", metavar="FILE", help="write the recall-vs-number-of-proposals figure (.png/.pdf/.svg)")
     _add_run_options(prop, batch_size=1)

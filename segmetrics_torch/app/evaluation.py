@@ -614,12 +614,13 @@ def evaluate_sod(
             results = {**results, **{name: m.compute() for name, m in extra.items()}}
     sync(device)
     if metric.nan_s_images:
+        from ..functional.foreground.smeasure import S_MEASURE_NAN_REASON
+
         warn_nan_images(
             "S-measure",
             [pairs[i][0] for i in metric.nan_s_images],
             len(pairs),
-            "the ground-truth centroid lies on the last row or column, which leaves an empty region quadrant "
-            "(PySODMetrics returns NaN there too)",
+            f"images with {S_MEASURE_NAN_REASON}",
         )
     return results, metric
 

@@ -30,7 +30,7 @@ from ..functional.foreground._intermediates import (
 )
 from ..functional.foreground.emeasure import e_from_counts
 from ..functional.foreground.overlap import f_from_counts, overlap_from_counts
-from ..functional.foreground.smeasure import check_s_options
+from ..functional.foreground.smeasure import S_MEASURE_NAN_REASON, check_s_options
 from ..functional.foreground.suite import (
     SUITE_CURVES,
     SUITE_SCALARS,
@@ -60,8 +60,8 @@ _F64 = torch.float64
 def warn_s_measure_nan(what: str, images: str) -> None:
     """The S-measure's documented NaN (an empty region quadrant), announced where a Metric returns it."""
     warnings.warn(
-        f"{what} is NaN: {images} the ground-truth centroid on the last row or column, which leaves an empty region "
-        "quadrant (PySODMetrics returns NaN there too). Use empty_quadrant='skip' to drop the zero-weight quadrant.",
+        f"{what} is NaN: {images} {S_MEASURE_NAN_REASON}. Use empty_quadrant='skip' to drop the zero-weight "
+        "quadrant.",
         RuntimeWarning,
         stacklevel=3,
     )

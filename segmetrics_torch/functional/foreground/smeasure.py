@@ -39,6 +39,12 @@ from ._intermediates import EmptyQuadrant, ForegroundIntermediates, MeasureOptio
 
 __all__ = ["s_measure"]
 
+#: why an image's S-measure is NaN with ``empty_quadrant="nan"`` (said by the Metrics' warning and by the command's)
+S_MEASURE_NAN_REASON = (
+    "the ground-truth centroid on the last row or column, which leaves an empty region quadrant (PySODMetrics "
+    "returns NaN there too)"
+)
+
 
 def check_s_options(alpha: object, empty_quadrant: object) -> None:
     """Validate the S-measure's ``alpha`` (in [0, 1]) and ``empty_quadrant`` ("nan" or "skip")."""
