@@ -14,7 +14,10 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
 )
-settings.load_profile("default")
+# CI (.ci/run) loads "ci": the same examples on every run, so a red CI is reproducible and never a dice roll;
+# local runs keep drawing new examples, which is how edge cases are found.
+settings.register_profile("ci", parent=settings.get_profile("default"), derandomize=True, print_blob=True)
+settings.load_profile(os.environ.get("SEGMETRICS_HYPOTHESIS_PROFILE", "default"))
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 

@@ -119,9 +119,14 @@ def camouflage_triples(draw):
 def test_camouflage_random_maps_match_pysod(triple):
     pred, gt, img = triple
     metric = pysod.CamouflageContextMeasure()
-    metric.step(pred, gt, img=img)
-    out = camouflage_context_measure(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None],
-                                     torch.from_numpy(img)[None])  # fmt: skip
+    args = torch.from_numpy(pred)[None], torch.from_numpy(gt)[None], torch.from_numpy(img)[None]
+    try:
+        metric.step(pred, gt, img=img)
+    except np.linalg.LinAlgError:  # one GT pixel, or GT on one slanted line: singular covariance, PySOD has no value
+        with pytest.raises(ValueError, match=r"`target`.*singular"):
+            camouflage_context_measure(*args)
+        return
+    out = camouflage_context_measure(*args)
     close(out[0].numpy(), metric.scores[0], "ccm")
     ours = CamouflageContextMeasure()
     ours.update([torch.from_numpy(pred)], [torch.from_numpy(gt)], [torch.from_numpy(img)])
