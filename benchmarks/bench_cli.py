@@ -120,7 +120,7 @@ def run_ours(root: Path, workers: int | None, figures: str, in_process: bool) ->
     report = json.loads((out_dir / "results.json").read_text())
     (dataset,) = report["results"].values()
     timing = json.loads(out.stdout.splitlines()[-1]) if in_process else {}
-    return wall, {"results": dataset["sod"]["ours"]["results"], **timing}, out.stdout
+    return wall, {"results": dataset["foreground"]["ours"]["results"], **timing}, out.stdout
 
 
 def flat(results: dict) -> dict[str, float]:

@@ -126,7 +126,7 @@ def test_evaluate_json_csv_equal_direct_and_pysodmetrics(dataset, tmp_path, caps
     assert out.splitlines()[2].split()[0] == "blurry"
 
     report = json.loads(out_json.read_text())
-    assert report["num_images"] == 6 and report["task"] == "sod"
+    assert report["num_images"] == 6 and report["task"] == "foreground"
     assert report["segmetrics_version"] == __version__
     assert report["gt_dir"] == str((root / "gt").resolve())
     assert report["settings"]["batch_size"] == 4 and report["settings"]["device"] == "cpu"

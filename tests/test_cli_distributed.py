@@ -55,7 +55,7 @@ def root(tmp_path_factory) -> Path:
         ucm = random_hierarchy_ucm(grid_oversegmentation(h, w, cells=5), seed=i).numpy()
         scipy.io.savemat(root / "bsds" / "ucm2" / f"{stem}.mat", {"ucm2": ucm})
     config = {
-        "datasets": {"FG": {"gt": "fg/gt", "families": ["sod"]},
+        "datasets": {"FG": {"gt": "fg/gt", "families": ["foreground"]},
                      "toy": {"gt": "bsds/gt", "families": ["boundary", "partition"]}},
         "methods": {"good": {"FG": "fg/good"}, "noisy": {"FG": "fg/noisy"},
                     "A": {"toy": {"boundary": "bsds/soft", "partition": "bsds/ucm2"}}},

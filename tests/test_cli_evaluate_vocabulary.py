@@ -151,13 +151,13 @@ def test_same_flags_in_both_forms_and_a_config_without_families(tmp_path):
     assert report.returncode == 0, report.stderr
     out = tmp_path / "segmetrics-report" / "results.json"
     data = json.loads(out.read_text())
-    assert list(data["results"]["ECSSD"]) == ["sod"]  # foreground by default, stored under its key `sod`
+    assert list(data["results"]["ECSSD"]) == ["foreground"]  # foreground by default, stored under its key `sod`
     # --family foreground is the family's name in the single-dataset report form
     run = _cli("--gt", gt, "--pred", pred, "--family", "foreground", "--resize", "--output", tmp_path / "o",
                "--figures", "none", "--no-progress")  # fmt: skip
     assert run.returncode == 0, run.stderr
     data = json.loads((tmp_path / "o" / "results.json").read_text())
-    assert list(data["results"]) == ["ECSSD"] and list(data["results"]["ECSSD"]["sod"]) == ["Net"]
+    assert list(data["results"]) == ["ECSSD"] and list(data["results"]["ECSSD"]["foreground"]) == ["Net"]
 
 
 # ------------------------------------------------------------------------------------------------ 5. names
@@ -209,8 +209,8 @@ def test_report_is_a_set_and_subsets_are_said(tmp_path):
     assert run.returncode == 0, run.stderr
     report = tmp_path / "segmetrics-report"
     assert "DS-B: foreground maps, 3 of 4 image(s), the ones all 2 methods have" in run.stdout
-    assert (report / "csv" / "DS-B_sod.csv").is_file() and list((report / "figures").glob("DS-B_*.png"))
-    per_image = list(csv.DictReader((report / "csv" / "DS-B_sod_per_image.csv").open()))
+    assert (report / "csv" / "DS-B_foreground.csv").is_file() and list((report / "figures").glob("DS-B_*.png"))
+    per_image = list(csv.DictReader((report / "csv" / "DS-B_foreground_per_image.csv").open()))
     assert {row["image"] for row in per_image} == {"im0", "im1", "im2"}
 
     # each method on its own images: an images column in every table
@@ -224,8 +224,18 @@ def test_report_is_a_set_and_subsets_are_said(tmp_path):
     config = _two_dataset_config(tmp_path, ["DS-A"], "false")
     run = _cli("--config", config, "--no-progress")
     assert run.returncode == 0, run.stderr
-    assert not (report / "csv" / "DS-B_sod.csv").exists() and (report / "csv" / "DS-A_sod.csv").is_file()
+    assert not (report / "csv" / "DS-B_foreground.csv").exists() and (report / "csv" / "DS-A_foreground.csv").is_file()
     assert "DS-B" not in (report / "tables.md").read_text()
+
+    # a report of the earlier naming (family key `sod` in file names): its files are replaced, not left beside
+    manifest = report / ".segmetrics-manifest.json"
+    listed = json.loads(manifest.read_text())
+    (report / "csv" / "DS-A_foreground.csv").rename(report / "csv" / "DS-A_sod.csv")
+    listed["files"] = [f.replace("DS-A_foreground.csv", "DS-A_sod.csv") for f in listed["files"]]
+    manifest.write_text(json.dumps(listed))
+    run = _cli("--config", config, "--no-progress")
+    assert run.returncode == 0, run.stderr
+    assert not (report / "csv" / "DS-A_sod.csv").exists() and (report / "csv" / "DS-A_foreground.csv").is_file()
 
 
 def test_per_image_csv_rows_equal_the_functional_values(tmp_path):
@@ -291,23 +301,24 @@ def test_combined_table_xlsx_latex_and_grid_figure(tmp_path):
     assert datasets.count("DS-B") == 1 and headers.count("S-measure ↑") == 2  # dataset headers are merged cells
     for r, method in ((3, "Net2"), (4, "Net1")):
         assert sheet.cell(row=r, column=2 + k).value == pytest.approx(
-            results["DS-A"]["sod"][method]["results"]["s_measure"]
+            results["DS-A"]["foreground"][method]["results"]["s_measure"]
         )
-        mae_b = results["DS-B"]["sod"][method]["results"]["mae"]
+        mae_b = results["DS-B"]["foreground"][method]["results"]["mae"]
         assert sheet.cell(row=r, column=3 + len(headers) // 2).value == pytest.approx(mae_b)
-        assert sheet.cell(row=r, column=2 + len(headers) // 2).value == results["DS-B"]["sod"][method]["num_images"]
+        count_b = results["DS-B"]["foreground"][method]["num_images"]
+        assert sheet.cell(row=r, column=2 + len(headers) // 2).value == count_b
 
     latex = (report / "combined.tex").read_text()
     assert "\\multicolumn{12}{c}{DS-A}" in latex and "\\first{" in latex and "\\second{" in latex
     assert "\\providecommand{\\first}" in latex
     markdown = (report / "combined.md").read_text()
     assert markdown.count("| Net2 |") == 1 and "**" in markdown
-    rows = list(csv.reader((report / "csv" / "combined_sod.csv").open()))
+    rows = list(csv.reader((report / "csv" / "combined_foreground.csv").open()))
     assert rows[0][1] == "DS-A" and rows[1][1:3] == ["num_images", "mae"]
     assert [r[0] for r in rows[2:]] == ["Net2", "Net1"]
-    with Image.open(report / "figures" / "grid_sod_pr.png") as image:
+    with Image.open(report / "figures" / "grid_foreground_pr.png") as image:
         assert image.width > 1.5 * image.height  # two panels side by side
-    assert (report / "figures" / "grid_sod_fmeasure.png").is_file()
+    assert (report / "figures" / "grid_foreground_fmeasure.png").is_file()
 
 
 def test_xlsx_without_openpyxl_is_a_friendly_error(tmp_path):

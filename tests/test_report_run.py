@@ -97,7 +97,7 @@ def test_two_methods_two_datasets_end_to_end(sod_root, tmp_path, capsys):
     report = json.loads((root / "report" / "results.json").read_text())
     assert list(report["results"]) == ["DS-A", "DS_B"]
     for dataset in ("DS-A", "DS_B"):
-        records = report["results"][dataset]["sod"]
+        records = report["results"][dataset]["foreground"]
         assert list(records) == ["Good Net", "Noisy"]
         for method, folder in (("Good Net", "good"), ("Noisy", "noisy")):
             record = records[method]
@@ -112,9 +112,9 @@ def test_two_methods_two_datasets_end_to_end(sod_root, tmp_path, capsys):
     for text in (markdown, latex, out):
         assert text.count("Good Net") >= 2 and text.count("Noisy") >= 2
     assert markdown.count("| Good Net | **") == 2 and r"Good Net & \textbf{" in latex
-    mae = report["results"]["DS-A"]["sod"]["Good Net"]["results"]["mae"]
+    mae = report["results"]["DS-A"]["foreground"]["Good Net"]["results"]["mae"]
     assert f"**{mae:.4f}**" in markdown  # lower is better: the smaller MAE is the bold one
-    csv_lines = (root / "report" / "csv" / "DS-A_sod.csv").read_text().splitlines()
+    csv_lines = (root / "report" / "csv" / "DS-A_foreground.csv").read_text().splitlines()
     assert csv_lines[0].startswith("method,num_images,mae,") and [line.split(",")[0] for line in csv_lines[1:]] == [
         "Good Net",
         "Noisy",
@@ -124,7 +124,7 @@ def test_two_methods_two_datasets_end_to_end(sod_root, tmp_path, capsys):
     # figures: non-empty PNG (decodable, of a plausible size) and PDF for each curve kind and dataset
     for dataset in ("DS-A", "DS_B"):
         for kind in ("pr", "fmeasure", "emeasure"):
-            png = root / "report" / "figures" / f"{dataset}_sod_{kind}.png"
+            png = root / "report" / "figures" / f"{dataset}_foreground_{kind}.png"
             with Image.open(png) as image:
                 assert image.format == "PNG" and image.width > 300 and image.height > 300
                 assert np.asarray(image.convert("L")).std() > 10  # not a blank canvas
@@ -142,8 +142,8 @@ def test_single_dataset_flags(sod_root, tmp_path, capsys):
     )  # fmt: skip
     assert status == 0, err
     report = json.loads((out_dir / "results.json").read_text())
-    assert list(report["results"]["B"]["sod"]) == ["A", "noisy"]
-    _assert_equal_leaves(report["results"]["B"]["sod"]["A"]["results"], _direct_sod(data / "good", data / "gt"))
+    assert list(report["results"]["B"]["foreground"]) == ["A", "noisy"]
+    _assert_equal_leaves(report["results"]["B"]["foreground"]["A"]["results"], _direct_sod(data / "good", data / "gt"))
     assert not (out_dir / "figures").exists() and not (out_dir / "cache").exists()
 
 
@@ -272,13 +272,13 @@ def test_rerun_uses_the_cache_and_rebuilds_corrupt_entries(sod_root, tmp_path, c
     first = (root / "report" / "results.json").read_bytes()
 
     calls = []
-    real = report_run.evaluate_sod
+    real = report_run.evaluate_foreground
 
     def counting(pairs, **kwargs):
         calls.append(len(pairs))
         return real(pairs, **kwargs)
 
-    monkeypatch.setattr(report_run, "evaluate_sod", counting)
+    monkeypatch.setattr(report_run, "evaluate_foreground", counting)
     status, out, _ = _run(capsys, "--config", config)
     assert status == 0 and calls == [] and "0 computed (4 from the cache" in out
     assert (root / "report" / "results.json").read_bytes() == first  # same report from the cache
@@ -334,7 +334,7 @@ def test_bad_input_one_message_nothing_written(sod_root, tmp_path, capsys, probl
     status, _out, err = _run(capsys, "--config", str(_sod_config(root)))
     line = _error_line(err)
     assert status == 2 and all(text in line for text in expected), line
-    assert "DS_B / sod / Noisy" in line or problem == "unreadable"
+    assert "DS_B / foreground / Noisy" in line or problem == "unreadable"
     assert _report_files(root / "report") == [] if (root / "report").exists() else True
     assert "Traceback" not in err
 
@@ -347,13 +347,14 @@ def test_skip_missing_and_resize(sod_root, tmp_path, capsys):
     shutil.rmtree(root / "DS-A" / "noisy")
     status, out, err = _run(capsys, "--config", str(_sod_config(root, figures=False)), "--skip-missing")
     assert status == 0, err
-    assert "img_001" in err and "DS-A / sod / Noisy" in err and "Not evaluated: DS-A / sod / Noisy" in out
+    assert "img_001" in err and "DS-A / foreground / Noisy" in err and "Not evaluated: DS-A / foreground / Noisy" in out
     report = json.loads((root / "report" / "results.json").read_text())["results"]
-    assert list(report["DS-A"]["sod"]) == ["Good Net"] and report["DS_B"]["sod"]["Noisy"]["num_images"] == 3
-    assert report["DS_B"]["sod"]["Noisy"]["missing_predictions"] == ["img_001"]
+    assert list(report["DS-A"]["foreground"]) == ["Good Net"]
+    assert report["DS_B"]["foreground"]["Noisy"]["num_images"] == 3
+    assert report["DS_B"]["foreground"]["Noisy"]["missing_predictions"] == ["img_001"]
     # issue 14: by default the methods of a dataset are compared on the images they all have
-    assert report["DS_B"]["sod"]["Good Net"]["num_images"] == 3
-    assert report["DS_B"]["sod"]["Good Net"]["compared_on"] == "common"
+    assert report["DS_B"]["foreground"]["Good Net"]["num_images"] == 3
+    assert report["DS_B"]["foreground"]["Good Net"]["compared_on"] == "common"
 
     # --resize: a half-size prediction is resized as cv2.resize(INTER_LINEAR) before the measures
     good = root / "DS_B" / "good"
@@ -363,7 +364,7 @@ def test_skip_missing_and_resize(sod_root, tmp_path, capsys):
         capsys, "--config", str(_sod_config(root, figures=False)), "--resize", "--skip-missing", "--compare-on", "each"
     )
     assert status == 0, err
-    got = json.loads((root / "report" / "results.json").read_text())["results"]["DS_B"]["sod"]["Good Net"]
+    got = json.loads((root / "report" / "results.json").read_text())["results"]["DS_B"]["foreground"]["Good Net"]
     stems = [f"img_{i:03d}" for i in range(4)]  # the Good Net folder is complete
     preds = [read_gray(good / f"{s}.png") for s in stems]
     gts = [read_gray(root / "DS_B" / "gt" / f"{s}.png") for s in stems]
@@ -434,13 +435,14 @@ def test_read_gray_map_16bit_as_opencv(tmp_path):
 
 def test_decode_pairs_workers_keep_order_and_report_errors(sod_root):
     folder = sod_root / "DS-A"
-    tasks = [DecodeTask("sod", p.stem, p, folder / "gt" / p.name) for p in sorted((folder / "good").glob("*.png"))]
+    names = sorted((folder / "good").glob("*.png"))
+    tasks = [DecodeTask("foreground", p.stem, p, folder / "gt" / p.name) for p in names]
     tasks = tasks * 4  # 20 pairs: more than one chunk per worker
     serial = list(decode_pairs(tasks, 0))
     parallel = list(decode_pairs(tasks, 2, chunk=3))
     assert [s for s, _, _ in parallel] == [s for s, _, _ in serial]
     assert all((a[1] == b[1]).all() and (a[2] == b[2]).all() for a, b in zip(serial, parallel, strict=True))
-    broken = [*tasks[:7], DecodeTask("sod", "zzz", folder / "nope.png", folder / "gt" / "nope.png"), *tasks[7:]]
+    broken = [*tasks[:7], DecodeTask("foreground", "zzz", folder / "nope.png", folder / "gt" / "nope.png"), *tasks[7:]]
     with pytest.raises(Exception, match=r"nope\.png"):
         list(decode_pairs(broken, 2, chunk=3))
 
@@ -555,5 +557,5 @@ def test_example_configuration_parses():
     assert [m.name for m in config.methods] == ["MyNet", "U2Net", "gPb-owt-ucm", "MCG"]
     assert config.datasets[2].families == ("boundary", "partition") and config.workers == 3
     assert config.methods[2].folder("BSDS500", "partition").name == "ucm2"
-    assert config.methods[2].folder("ECSSD", "sod") is None
+    assert config.methods[2].folder("ECSSD", "foreground") is None
     assert config.options["partition"]["measures"] == ["fop", "fb", "voi", "pri", "ssc"]

@@ -186,7 +186,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-# ------------------------------------------------------------------------------------------------ evaluate sod
+# ------------------------------------------------------------------------------------------ evaluate foreground
 
 
 def _write_per_image_csv(
@@ -240,17 +240,17 @@ def pairing_options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _run_evaluate_sod(args: argparse.Namespace) -> int:
+def _run_evaluate_foreground(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
     from ..io import find_pairs
-    from .evaluation import evaluate_sod
+    from .evaluation import evaluate_foreground
     from .measures import foreground_columns
     from .prescan import dataset_name, listing, method_name, raise_or_skip, scan_foreground
     from .tables import format_table, scalar_row, upsert_csv
 
     if args.output is not None:
-        return _run_sod_as_report(args)
+        return _run_foreground_as_report(args)
     if args.figures is not None:
         raise InputError("--figures applies to the report of --output DIR; add --output or leave out --figures")
     device = _device(args.device)
@@ -286,7 +286,7 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     disable = args.no_progress or not sys.stderr.isatty()
     with tqdm(total=len(pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
-        results, metric = evaluate_sod(
+        results, metric = evaluate_foreground(
             pairs, device=device, batch_size=args.batch_size, workers=args.workers, progress=progress,
             resize=args.resize, per_image=True, include=include,
         )  # fmt: skip
@@ -304,7 +304,7 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
     if json_path is not None:
         _write_report(
             json_path,
-            "sod",
+            "foreground",
             name,
             args,
             device,
@@ -336,7 +336,7 @@ def _run_evaluate_sod(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_sod_as_report(args: argparse.Namespace) -> int:
+def _run_foreground_as_report(args: argparse.Namespace) -> int:
     """``evaluate foreground ... --output DIR``: the report of one method on one dataset (the ``--config`` outputs)."""
     from .prescan import dataset_name, method_name
     from .report_run import config_from_mapping, run_report
@@ -824,7 +824,7 @@ def _build_parser() -> argparse.ArgumentParser:
 
     add_report_arguments(evaluate, _positive_int, _non_negative_int)
     tasks = evaluate.add_subparsers(dest="task", metavar="TASK")
-    sod = tasks.add_parser(
+    fg = tasks.add_parser(
         "foreground",
         aliases=["sod"],
         help="foreground maps (salient / camouflaged object detection): MAE, S, weighted F, F, E, IoU, Dice",
@@ -835,34 +835,34 @@ def _build_parser() -> argparse.ArgumentParser:
             "checked before the measures run and every problem is listed at once. `sod` is an alias."
         ),
     )
-    sod.add_argument("--pred", required=True, metavar="DIR", help="folder of prediction maps")
-    sod.add_argument("--gt", required=True, metavar="DIR", help="folder of ground-truth masks")
-    sod.add_argument(
+    fg.add_argument("--pred", required=True, metavar="DIR", help="folder of prediction maps")
+    fg.add_argument("--gt", required=True, metavar="DIR", help="folder of ground-truth masks")
+    fg.add_argument(
         "--output",
         metavar="DIR",
         help="write a report folder (tables.md/.tex, csv/, results.json, figures/) as `evaluate --config` does",
     )
-    sod.add_argument(
+    fg.add_argument(
         "--figures", metavar="LIST", help="with --output: figure formats, comma-separated of png,pdf,svg, or none"
     )
-    sod.add_argument(
+    fg.add_argument(
         "--json", metavar="FILE", help="write every number (curves and per-image scores included) and metadata as JSON"
     )
-    sod.add_argument(
+    fg.add_argument(
         "--csv",
         metavar="FILE",
         help="add this run's row (method, dataset, images, scalar measures) to a CSV file; a row of the same method "
         "and dataset is replaced, other rows are kept",
     )
-    sod.add_argument(
+    fg.add_argument(
         "--per-image-csv",
         metavar="FILE",
         help="add this run's per-image scores (one row per image) to a CSV file, as --csv does",
     )
-    sod.add_argument("--dataset", metavar="NAME", help="dataset name (default: from the ground-truth path)")
+    fg.add_argument("--dataset", metavar="NAME", help="dataset name (default: from the ground-truth path)")
     from .measures import DEFAULT_FOREGROUND_MEASURES, FOREGROUND_MEASURES, check_foreground_measures
 
-    sod.add_argument(
+    fg.add_argument(
         "--measures",
         type=_number(
             check_foreground_measures,
@@ -876,10 +876,10 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     from .prescan import add_input_options
 
-    add_input_options(sod)
-    _add_run_options(sod, batch_size=16, allow_missing=False)
-    _add_workers_option(sod)
-    sod.set_defaults(handler=_run_evaluate_sod)
+    add_input_options(fg)
+    _add_run_options(fg, batch_size=16, allow_missing=False)
+    _add_workers_option(fg)
+    fg.set_defaults(handler=_run_evaluate_foreground)
 
     bdry = tasks.add_parser(
         "boundary",

@@ -234,7 +234,7 @@ def write_combined_xlsx(tables: Sequence[Combined], path: Path) -> None:
 
 
 def _sheet_name(family: str) -> str:
-    return {"sod": "foreground"}.get(family, family)[:31]
+    return family[:31]
 
 
 # ----------------------------------------------------------------------------------------------------- figures

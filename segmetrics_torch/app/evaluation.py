@@ -3,7 +3,7 @@
 Each family has one core that takes matched file pairs and returns what the commands report, computed by the
 library's own measures (nothing here re-implements a measure):
 
-* :func:`evaluate_sod`: :class:`~segmetrics_torch.ForegroundMeasures`' sums and ``compute()`` over grayscale maps
+* :func:`evaluate_foreground`: :class:`~segmetrics_torch.ForegroundMeasures`' sums and ``compute()`` over grayscale maps
   (as the torchmetrics-free ``ForegroundSums``);
 * :func:`evaluate_boundary`: :func:`~segmetrics_torch.functional.boundary.boundary_pr_counts` per batch, then
   :func:`~segmetrics_torch.functional.boundary.summarize_counts` (BSR ``collect_eval_bdry.m``);
@@ -62,9 +62,9 @@ __all__ = [
     "decode_tasks",
     "default_workers",
     "evaluate_boundary",
+    "evaluate_foreground",
     "evaluate_partition",
     "evaluate_proposals",
-    "evaluate_sod",
     "hierarchy_format",
     "load_measures",
     "match_folders",
@@ -93,7 +93,7 @@ GT_FORMATS = {
 
 @dataclass(frozen=True)
 class DecodeTask:
-    """One pair to read: ``family`` ("sod", "boundary", "partition"), the files, and how to read them.
+    """One pair to read: ``family`` ("foreground", "boundary", "partition"), the files, and how to read them.
 
     ``resize``: None when the caller offers no resizing (the size error then says so), else whether to resize a
     grayscale prediction to its ground truth.
@@ -116,7 +116,7 @@ def _size_error(task: DecodeTask, pred_shape: tuple[int, ...], gt_shape: tuple[i
     )
 
 
-def _decode_sod(task: DecodeTask) -> tuple[np.ndarray, np.ndarray]:
+def _decode_foreground(task: DecodeTask) -> tuple[np.ndarray, np.ndarray]:
     pred, gt = read_gray_map(task.pred_path), read_gray_map(task.gt_path)
     if gt.max() == 1:
         # a mask saved as 0/1 means foreground = 1 (binarised > 128 it would be empty); the pre-scan reports it
@@ -183,7 +183,7 @@ def _decode_partition(task: DecodeTask) -> tuple[np.ndarray, np.ndarray]:
 
 
 _DECODERS: dict[str, Callable[[DecodeTask], tuple[Any, Any]]] = {
-    "sod": _decode_sod,
+    "foreground": _decode_foreground,
     "boundary": _decode_boundary,
     "partition": _decode_partition,
 }
@@ -215,9 +215,9 @@ def worker_pool_context():
     return multiprocessing.get_context()
 
 
-#: decoded bytes per pixel of a pair, by family (sod: two uint8 maps; boundary: a map and up to ~8 bool annotator
+#: decoded bytes per pixel of a pair, by family (foreground: two uint8 maps; boundary: a map and up to ~8 bool annotator
 #: maps or a float64 ucm2; partition: int64 labels and annotations), to bound the memory of prefetched pairs
-_BYTES_PER_PIXEL = {"sod": 2, "boundary": 48, "partition": 96}
+_BYTES_PER_PIXEL = {"foreground": 2, "boundary": 48, "partition": 96}
 
 
 def _pair_bytes(task: DecodeTask) -> int:
@@ -556,7 +556,7 @@ def sync(device) -> None:
         torch.cuda.synchronize(device)
 
 
-def evaluate_sod(
+def evaluate_foreground(
     pairs: Sequence[tuple[str, Path, Path]],
     *,
     device="cpu",
@@ -600,7 +600,7 @@ def evaluate_sod(
         extra = {name: m.to(device) for name, m in _included_metrics(list(include), normalize=True,
                                                                        validate_args=True).items()}  # fmt: skip
     if images is None:
-        images = decode_pairs(decode_tasks(distributed.shard(pairs), "sod", resize=resize), workers)
+        images = decode_pairs(decode_tasks(distributed.shard(pairs), "foreground", resize=resize), workers)
     distributed.shard_progress(progress, len(pairs))
     images = _counted(images, progress)
     for names, preds, target in _batches(images, batch_size, device):
@@ -658,7 +658,8 @@ def evaluate_boundary(
         input_format: "soft" (8-bit maps, read / 255) or "ucm2" (.mat).
         gt_format: "mat" (BSDS groundTruth), "boundaries" (boundary images) or "labels" (label images).
         thresholds, max_dist, thin, nms: as :func:`~segmetrics_torch.functional.boundary.boundary_pr_counts`.
-        device, batch_size, workers, resize, progress, images: as :func:`evaluate_sod` (``resize``: soft maps only).
+        device, batch_size, workers, resize, progress, images: as :func:`evaluate_foreground` (``resize``: soft maps
+            only).
 
     Returns:
         :func:`~segmetrics_torch.functional.boundary.summarize_counts` with every tensor on the CPU.
@@ -740,7 +741,7 @@ def evaluate_partition(
         measures, gamma_obj, max_dist: as :class:`~segmetrics_torch.PartitionMeasures`.
         thresholds, num_regions, rule: ucm2 hierarchies only, as :class:`~segmetrics_torch.HierarchyMeasures`
             (``thresholds`` None: 99).
-        device, batch_size, workers, progress, images: as :func:`evaluate_sod`.
+        device, batch_size, workers, progress, images: as :func:`evaluate_foreground`.
 
     Returns:
         ``(results, metric)``: ``compute()`` of :class:`~segmetrics_torch.HierarchyMeasures`, or for label maps that
@@ -900,7 +901,7 @@ def evaluate_proposals(
         counts: the numbers of proposals N.
         classes: ``{stem: class image}`` for the class-averaged J_c (Pascal ``SegmentationClass``), or None.
         void_label, num_classes, chunk_size, boundary, bound_th: as the ``evaluate proposals`` options.
-        device, progress: as :func:`evaluate_sod`.
+        device, progress: as :func:`evaluate_foreground`.
         class_option: how error messages name the class folder.
 
     Returns:

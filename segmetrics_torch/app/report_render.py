@@ -7,15 +7,15 @@ Formatting is :mod:`segmetrics_torch.app.tables`, figures :mod:`segmetrics_torch
 
 Tables (methods x measures, one per dataset and family):
 
-* sod: MAE, S-measure, weighted F, adaptive / mean / max F, adaptive / mean / max E, mean IoU, mean Dice (MAE lower
-  is better);
+* foreground: MAE, S-measure, weighted F, adaptive / mean / max F, adaptive / mean / max E, mean IoU, mean Dice (MAE
+  lower is better);
 * boundary: ODS, OIS (F), AP, R50 of the BSDS benchmark;
 * partition: flat partitions one column per measure; hierarchies ODS / OIS (and AP for Fb, Fop, Fr) per measure and
   the BSR covering ODS / OIS / Best (VoI lower is better).
 * proposals: AR at N = 100 and 1000 (when evaluated), then at the largest N the mean best J per object (J_i), the
   class-averaged J_c (with class images), recall at J > 0.5 and 0.7, and AR.
 
-Figures (one line per method, legend sorted best first with the summary value): sod PR curves (max F), F- and
+Figures (one line per method, legend sorted best first with the summary value): foreground PR curves (max F), F- and
 E-measure against the threshold 0..255 (max F, max E); boundary PR curves with iso-F contours and the ODS point,
 F against the threshold (ODS); hierarchies the PR curves of Fb / Fop / Fr (ODS); proposals recall and AR against
 the number of proposals (:func:`segmetrics_torch.app.plots.plot_proposal_recall`).
@@ -47,7 +47,7 @@ PROPOSAL_SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = (("jaccard_object", "J_i
                                                          ("recall_50", "R@.5"), ("recall_70", "R@.7"),
                                                          ("average_recall", "AR"))  # fmt: skip
 _FAMILY_TITLES = {
-    "sod": "foreground maps",
+    "foreground": "foreground maps",
     "boundary": "boundaries (BSDS benchmark)",
     "partition": "partitions (SEISM measures)",
     "proposals": "object proposals (MCG protocol)",
@@ -73,7 +73,7 @@ def table_columns(family: str, records: Mapping[str, Mapping[str, Any]]) -> tupl
     """``(columns, lower_is_better)`` of a family's table over the methods' records (union, in order)."""
     from .tables import SOD_COLUMNS
 
-    if family == "sod":
+    if family == "foreground":
         from .measures import foreground_columns
 
         names = next((r["settings"].get("measures") for r in records.values() if r["settings"].get("measures")), None)
@@ -125,7 +125,7 @@ def _pr_curves(records: Mapping[str, Mapping[str, Any]], family: str, measure: s
     curves = {}
     for method, record in records.items():
         res = record["results"]
-        if family == "sod":
+        if family == "foreground":
             f = res["f_measure"]
             curves[method] = {"recall": f["recall"], "precision": f["precision"], "value": f["max"]}
         elif family == "boundary":
@@ -151,7 +151,7 @@ def _threshold_curves(records: Mapping[str, Mapping[str, Any]], family: str, key
     curves = {}
     for method, record in records.items():
         res = record["results"]
-        if family == "sod":  # entry i binarises at trunc(255 p) >= 255 - i
+        if family == "foreground":  # entry i binarises at trunc(255 p) >= 255 - i
             values = res[key]["curve"]
             curves[method] = {"thresholds": 255 - np.arange(len(values)), "values": values, "value": res[key]["max"]}
         else:
@@ -167,7 +167,7 @@ def _figures(
 
     stem = f"{slug(dataset)}_{family}"
     figures: dict[str, Callable[[list[Path]], Any]] = {}
-    if family == "sod":
+    if family == "foreground":
         pr = _pr_curves(records, family)
         figures[f"{stem}_pr"] = lambda p: plot_pr_curves(pr, p, summary="maxF", title=f"{dataset}: PR curves")
         for key, label, short in (("f_measure", "F-measure", "maxF"), ("e_measure", "E-measure", "maxE")):
@@ -340,9 +340,9 @@ def render_report(
             rows = {method: table_row(family, record["results"]) for method, record in by_method.items()}
             counted = {m: {"num_images": float(by_method[m]["num_images"]), **values} for m, values in rows.items()}
             per_family.setdefault(family, {})[dataset] = (columns, lower, counted)
-            if family in ("sod", "boundary"):
+            if family in ("foreground", "boundary"):
                 curves.setdefault(f"{family}_pr", {})[dataset] = _pr_curves(by_method, family)
-                key = "f_measure" if family == "sod" else "f"
+                key = "f_measure" if family == "foreground" else "f"
                 curves.setdefault(f"{family}_fmeasure", {})[dataset] = _threshold_curves(by_method, family, key)
             title = f"{dataset}: {_FAMILY_TITLES[family]}, {_images_header(by_method)}"
             if _subsets_differ(by_method):

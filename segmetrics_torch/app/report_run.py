@@ -1,7 +1,8 @@
 """Evaluation reports of many methods x datasets: ``segmetrics evaluate --config eval.yaml``.
 
 A run evaluates every (dataset, family, method) combination of a configuration with the family cores of
-:mod:`segmetrics_torch.app.evaluation` (the code behind ``segmetrics evaluate sod|boundary|partition|proposals``),
+:mod:`segmetrics_torch.app.evaluation` (the code behind
+``segmetrics evaluate foreground|boundary|partition|proposals``),
 caches each result, and writes a report: a terminal table, Markdown / LaTeX / CSV tables (methods x measures per
 dataset, the best value of each column marked), one JSON file with every number and curve, and figures (PR curves,
 F- and E-measure against the threshold, proposal recall) as PNG and PDF.
@@ -55,9 +56,9 @@ from .evaluation import (
     decode_tasks,
     default_workers,
     evaluate_boundary,
+    evaluate_foreground,
     evaluate_partition,
     evaluate_proposals,
-    evaluate_sod,
     load_measures,
     match_folders,
     partition_formats,
@@ -77,20 +78,20 @@ __all__ = [
 ]
 
 #: the families a configuration can name
-FAMILIES = ("sod", "boundary", "partition", "proposals")
+FAMILIES = ("foreground", "boundary", "partition", "proposals")
 
-#: the names users may write for a family: the library's name ``foreground`` is the internal ``sod`` (the key of
-#: results.json and of the output file names, kept so that existing reports and scripts still read)
-FAMILY_ALIASES = {"foreground": "sod"}
+#: other names users may write for a family: ``sod`` (salient object detection, the name PySODEvalToolkit users know)
+#: is the foreground family. Reports, file names and cache keys use ``foreground`` only.
+FAMILY_ALIASES = {"sod": "foreground"}
 
 #: what a configuration's families are when it names none (the README's default)
-DEFAULT_FAMILIES = ("sod",)
+DEFAULT_FAMILIES = ("foreground",)
 
 #: the name-mapping keys of a configuration (and ``--pred-suffix`` ... on the command line)
 PAIRING_KEYS = ("pred_prefix", "pred_suffix", "gt_prefix", "gt_suffix", "pair_regex")
 
 #: default images per update of each family (as its ``evaluate`` subcommand)
-BATCH_SIZES = {"sod": 16, "boundary": 8, "partition": 8, "proposals": 1}
+BATCH_SIZES = {"foreground": 16, "boundary": 8, "partition": 8, "proposals": 1}
 
 FIGURE_FORMATS = ("png", "pdf", "svg")
 
@@ -210,7 +211,7 @@ def _check_family_options(family: str, options: Any, source: str, path: str) -> 
     _expect(isinstance(options, Mapping), source, path, "a mapping of options", options)
     # each option: (check(value) -> truthy when valid, what was expected)
     allowed: dict[str, tuple[Callable[[Any], Any], str]] = {
-        "sod": {
+        "foreground": {
             "measures": (
                 lambda v: isinstance(v, list) and check_foreground_measures(v) is not None,
                 f"a list of some of {', '.join(FOREGROUND_MEASURES)}",
@@ -260,7 +261,7 @@ def _check_family_options(family: str, options: Any, source: str, path: str) -> 
     if family == "partition" and "thresholds" in options and "num_regions" in options:
         raise InputError(f"{_where(source, path)}: give thresholds or num_regions, not both")
     defaults_by_family: dict[str, dict[str, Any]] = {
-        "sod": {"measures": None},
+        "foreground": {"measures": None},
         "boundary": {"thresholds": 99, "max_dist": 0.0075, "thin": True, "nms": False},
         "partition": {
             "measures": None,
@@ -620,7 +621,7 @@ class Job:
     gt_total: int | None = None
 
 
-#: the settings of :class:`~segmetrics_torch.ForegroundMeasures` as the sod family runs it (its defaults; a test
+#: the settings of :class:`~segmetrics_torch.ForegroundMeasures` as the foreground family runs it (its defaults; a test
 #: checks them against the class), a constant so that planning, cache keys included, needs no torch import
 SOD_SETTINGS: dict[str, Any] = {
     "normalize": True,
@@ -675,7 +676,7 @@ def _prescan(jobs: list[Job], config: ReportConfig, warn: Callable[[str], None])
     all have (``compare_on: common``)."""
     from .prescan import Problem, Scan, listing, raise_or_skip, scan_foreground
 
-    scanned = [job for job in jobs if job.family == "sod"]
+    scanned = [job for job in jobs if job.family == "foreground"]
     if not scanned:
         return
     gt_cache: dict[Path, Any] = {}
@@ -749,7 +750,7 @@ def _plan_job(
     from ..io import find_pairs
 
     try:
-        if family == "sod":
+        if family == "foreground":
             pairing_keys = {key: value for key, value in config.pairing.items() if key != "pair_regex"}
             if "pair_regex" in config.pairing:
                 pairing_keys["pattern"] = config.pairing["pair_regex"]
@@ -769,13 +770,13 @@ def _plan_job(
         pred_dir,
         dataset.gt,
         # foreground: missing and extra files are listed by the pre-scan with every other problem
-        config.allow_missing or config.skip_bad or family == "sod",
+        config.allow_missing or config.skip_bad or family == "foreground",
         option="--allow-missing",
-        warn=(lambda message: None) if family == "sod" else
+        warn=(lambda message: None) if family == "foreground" else
         (lambda message: warn(f"warning: {label}: {message.removeprefix('warning: ')}")),
     )  # fmt: skip
     options = dict(config.options[family])
-    if family == "sod":
+    if family == "foreground":
         input_format = gt_format = "gray"
         settings = {**SOD_SETTINGS, "resize": config.resize}
         if options.get("measures"):
@@ -830,11 +831,11 @@ def _compute(job: Job, config: ReportConfig, device, progress, images) -> dict[s
     options = dict(config.options[job.family])
     derived: dict[str, Any] = {}
     start = time.perf_counter()
-    if job.family == "sod":
+    if job.family == "foreground":
         from .measures import foreground_columns
 
         include = foreground_columns(job.settings.get("measures"))[2]
-        results, metric = evaluate_sod(pairs, resize=config.resize, per_image=True, include=include, **run)
+        results, metric = evaluate_foreground(pairs, resize=config.resize, per_image=True, include=include, **run)
         results = {**results, "per_image": metric.per_image}
     elif job.family == "boundary":
         summary = evaluate_boundary(
@@ -875,7 +876,7 @@ def _compute(job: Job, config: ReportConfig, device, progress, images) -> dict[s
                     "problems": [p.as_dict() for p in job.scan.problems] if job.scan is not None else [],
                     "skipped": job.skipped,
                 }
-                if job.family == "sod"
+                if job.family == "foreground"
                 else {}
             ),
             "settings": {**job.settings, **derived},
@@ -914,7 +915,7 @@ def _stream(job: Job, config: ReportConfig) -> DecodeStream | None:
 
 def _tasks(job: Job, resize: bool) -> list[DecodeTask]:
     formats: dict[str, Any] = {"input_format": job.input_format, "gt_format": job.gt_format}
-    if job.family == "sod":
+    if job.family == "foreground":
         formats = {"resize": resize}
     elif job.family == "boundary":
         formats["resize"] = resize
@@ -1136,7 +1137,7 @@ def add_report_arguments(evaluate: argparse.ArgumentParser, positive_int, non_ne
     group = evaluate.add_argument_group(
         "evaluation report (many methods x datasets)",
         "segmetrics evaluate --config eval.yaml [options], or for one dataset: segmetrics evaluate --gt DIR --pred "
-        "[NAME=]DIR [--pred [NAME=]DIR ...] --family sod|boundary|partition|proposals [options]. Command-line "
+        "[NAME=]DIR [--pred [NAME=]DIR ...] --family foreground|boundary|partition|proposals [options]. Command-line "
         "options override the file's.",
     )
     group.add_argument("--config", dest="report_config", metavar="FILE", help="YAML or JSON configuration")
@@ -1179,7 +1180,7 @@ def add_report_arguments(evaluate: argparse.ArgumentParser, positive_int, non_ne
         dest="report_batch_size",
         type=positive_int,
         metavar="N",
-        help="images per update (default: sod 16, boundary / partition 8)",
+        help="images per update (default: foreground 16, boundary / partition 8)",
     )
     group.add_argument(
         "--workers",
@@ -1338,7 +1339,7 @@ def config_from_args(args: argparse.Namespace) -> ReportConfig:
                 f"--measures: expected comma-separated names of {','.join(FOREGROUND_MEASURES)}, got "
                 f"{args.report_measures!r}"
             )
-        config.options["sod"] = {**config.options["sod"], "measures": measures}
+        config.options["foreground"] = {**config.options["foreground"], "measures": measures}
     flags = {"xlsx": "--xlsx", "method_order": "--method-order", "highlight": "--highlight", "style": "--style"}
     try:
         _presentation(config, overrides, "command line")
@@ -1383,12 +1384,12 @@ def _write_file_outputs(result: SuiteResult, outputs: Mapping[str, Path]) -> Non
         print(f"Wrote {outputs['json']}")
     rows, images = [], []
     for dataset, families in result.records.items():
-        by_method = families.get("sod", {})
+        by_method = families.get("foreground", {})
         if not by_method:
             continue
-        keys = [key for key, _ in table_columns("sod", by_method)[0]]
+        keys = [key for key, _ in table_columns("foreground", by_method)[0]]
         for method, record in by_method.items():
-            values = table_row("sod", record["results"])
+            values = table_row("foreground", record["results"])
             rows.append({"method": method, "dataset": dataset, "num_images": record["num_images"],
                          **{k: values.get(k) for k in keys}})  # fmt: skip
             for image, scores in (record["results"].get("per_image") or {}).items():
