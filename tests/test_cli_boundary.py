@@ -276,12 +276,13 @@ def test_allow_missing(tmp_path, capsys, data):
     (pred / "img_c.png").unlink()
     gt = _gt_png(tmp_path, data)
     status, _, err = _run(capsys, "--pred", str(pred), "--gt", str(gt), "--thresholds", "5")
-    assert status == 2 and err.startswith("error: the folders do not match") and "img_c" in err
+    assert status == 2 and err.startswith("error: img_c: ground truth without a prediction")
+    assert "--allow-missing" in err
     json_path = tmp_path / "res.json"
     status, out, err = _run(
         capsys, "--pred", str(pred), "--gt", str(gt), "--thresholds", "5", "--allow-missing", "--json", str(json_path)
     )
-    assert status == 0 and "warning:" in err and "img_c" in err
+    assert status == 0 and "note: ground truth without a prediction: 1: img_c" in err
     report = json.loads(json_path.read_text())
     assert report["num_images"] == 2 and report["missing_predictions"] == ["img_c"]
     assert list(report["results"]["per_image"]) == ["img_a", "img_b"]
@@ -347,7 +348,10 @@ def test_error_mat_without_variable(tmp_path, capsys, data, side):
         pred = _pred_png(tmp_path, data)
         gt = _write_mat(tmp_path / "gt_mat", {stem: {"gt": d["labels"]} for stem, d in data.items()})
     status, _, err = _run(capsys, "--pred", str(pred), "--gt", str(gt), "--thresholds", "5")
-    assert status == 2 and ("`ucm2`" if side == "pred" else "`groundTruth`") in _error_line(err)
+    # one error listing every file, found before any measure runs
+    assert status == 2 and err.startswith("error: 3 problem(s) in the inputs, found before evaluating")
+    assert "unreadable or corrupt file: 3: img_a" in err
+    assert err.count("`ucm2`" if side == "pred" else "`groundTruth`") == 3
 
 
 def test_error_gt_labels_with_mat_and_no_pairs(tmp_path, capsys, data):

@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import math
 import os
+import struct
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -218,13 +220,23 @@ def test_report_form_under_torchrun_equals_one_process(root):
 
 
 def test_an_error_in_one_ranks_shard_ends_every_rank_and_writes_nothing(root, tmp_path):
-    """An unreadable prediction among rank 1's images (no pre-scan for boundaries): rank 1 names it, rank 0 stops
-    without a traceback, no report is written."""
+    """A prediction among rank 1's images that cannot be decoded although its header and checksums are sound (the
+    pre-scan reads headers only, so the error comes during the evaluation): rank 1 names it, rank 0 stops without a
+    traceback, no report is written."""
     data = tmp_path / "bad"
     (data / "soft").mkdir(parents=True)
     for path in (root / "bsds" / "soft").glob("*.png"):
         (data / "soft" / path.name).write_bytes(path.read_bytes())
-    (data / "soft" / f"im{N - 1}.png").write_bytes(b"not a png")
+    bad = data / "soft" / f"im{N - 1}.png"
+    with Image.open(bad) as image:
+        width, height = image.size
+
+    def chunk(kind: bytes, payload: bytes) -> bytes:
+        return struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", zlib.crc32(kind + payload))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)  # 8-bit gray
+    chunks = chunk(b"IHDR", header) + chunk(b"IDAT", b"not zlib data") + chunk(b"IEND", b"")
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n" + chunks)
     cli = ["-m", "segmetrics_torch.app.cli", "evaluate", "boundary", "--pred", str(data / "soft"), "--gt",
            str(root / "bsds" / "gt"), "--json", str(data / "r.json"), "--no-progress"]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}

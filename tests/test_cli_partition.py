@@ -209,7 +209,7 @@ def test_error_size_mismatch(tmp_path, capsys, data):
     Image.fromarray(data["img_b"]["pred"][:, :48]).save(pred / "img_b.png")
     status, out, err = _run(capsys, "--pred", str(pred), "--gt", str(_gt_png(tmp_path, data)))
     assert status == 2 and out == ""
-    assert "img_b.png" in _error_line(err) and "48x40" in err
+    assert "img_b: prediction size does not fit" in _error_line(err) and "prediction 48x40" in err
 
 
 def test_error_ucm2_not_double_size(tmp_path, capsys, data):
@@ -217,7 +217,7 @@ def test_error_ucm2_not_double_size(tmp_path, capsys, data):
     ucm2["img_c"] = {"ucm2": data["img_c"]["ucm2"][:-2]}
     pred = _write(tmp_path / "ucm2", ucm2, "mat")
     status, _, err = _run(capsys, "--pred", str(pred), "--gt", str(_gt_mat(tmp_path, data)))
-    assert status == 2 and "img_c.mat" in _error_line(err) and "double-size ucm2" in err
+    assert status == 2 and "img_c: prediction size" in _error_line(err) and "double-size ucm2" in err
 
 
 def test_error_fractional_labels(tmp_path, capsys, data):

@@ -131,7 +131,7 @@ def _setup(tmp_path: Path, pool: np.ndarray | None = None, objects: np.ndarray |
 @pytest.mark.parametrize(
     ("pool", "objects", "extra", "message"),
     [
-        (np.zeros((3, H, W + 1), bool), None, [], "65x48 (WxH) but the objects"),
+        (np.zeros((3, H, W + 1), bool), None, [], "prediction 65x48, ground truth 64x48"),
         (np.full((3, H, W), 2, np.uint8), None, [], "must be binary"),
         (np.zeros((0, H, W), bool), None, [], "holds no proposal"),
         (None, np.zeros((0, H, W), bool), [], "K >= 1"),
@@ -150,7 +150,7 @@ def test_missing_pool_and_empty_label_image(tmp_path, capsys):
     args = _setup(tmp_path)
     np.savez(tmp_path / "gt" / "b.npz", objects=np.ones((1, H, W), bool))
     assert main(args) == 2
-    assert "have no prediction: b" in capsys.readouterr().err
+    assert "b: ground truth without a prediction" in capsys.readouterr().err
     Image.fromarray(np.zeros((H, W), np.uint8)).save(tmp_path / "pred" / "b.png")
     assert main(args) == 2
     assert "holds no proposal" in capsys.readouterr().err

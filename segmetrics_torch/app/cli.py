@@ -246,7 +246,7 @@ def _run_evaluate_foreground(args: argparse.Namespace) -> int:
     from ..io import find_pairs
     from .evaluation import evaluate_foreground
     from .measures import foreground_columns
-    from .prescan import dataset_name, listing, method_name, raise_or_skip, scan_foreground
+    from .prescan import dataset_name, method_name, scan_foreground
     from .tables import format_table, scalar_row, upsert_csv
 
     if args.output is not None:
@@ -272,15 +272,7 @@ def _run_evaluate_foreground(args: argparse.Namespace) -> int:
     scan = distributed.main_decides(
         lambda: scan_foreground(pairing.pairs, pairing.missing, pairing.unmatched, workers=max(1, args.workers))
     )
-    bad = raise_or_skip([("", scan)], allow_missing=args.allow_missing, resize=args.resize, skip_bad=args.skip_bad)[""]
-    for line in listing([p for p in scan.problems if p not in bad]):
-        print(f"note:{line[1:]}" if line.startswith(" ") else f"note: {line}", file=sys.stderr)
-    for line in listing(bad):
-        print(f"skipped:{line[1:]}", file=sys.stderr)
-    left_out = {p.image for p in bad}
-    pairs = [pair for pair in pairing.pairs if pair[0] not in left_out]
-    if not pairs:
-        raise InputError("every image has a problem (listed above); nothing to evaluate")
+    pairs, bad = _scan_and_report(args, scan, pairing.pairs)
 
     columns, _, include = foreground_columns(args.measures)
     start = time.perf_counter()
@@ -443,7 +435,44 @@ def _match_folders(args: argparse.Namespace):
     ``"image"`` / ``"mat"``."""
     from .evaluation import match_folders
 
-    return match_folders(args.pred, args.gt, BOUNDARY_EXTENSIONS)
+    return match_folders(args.pred, args.gt, BOUNDARY_EXTENSIONS, **pairing_options(args))
+
+
+def _scan_and_report(args: argparse.Namespace, scan, pairs) -> tuple[list[tuple[str, Path, Path]], list]:
+    """Raise one error listing every fatal problem of ``scan`` (unless ``--skip-bad``); print the notes and what is
+    left out; ``(the pairs to evaluate, the problems left out)``."""
+    from .prescan import listing, raise_or_skip
+
+    resize = bool(getattr(args, "resize", False))
+    bad = raise_or_skip([("", scan)], allow_missing=args.allow_missing, resize=resize, skip_bad=args.skip_bad)[""]
+    for line in listing([p for p in scan.problems if p not in bad]):
+        print(f"note:{line[1:]}" if line.startswith(" ") else f"note: {line}", file=sys.stderr)
+    for line in listing(bad):
+        print(f"skipped:{line[1:]}", file=sys.stderr)
+    left_out = {p.image for p in bad}
+    pairs = [pair for pair in pairs if pair[0] not in left_out]
+    if not pairs:
+        raise InputError("every image has a problem (listed above); nothing to evaluate")
+    return pairs, bad
+
+
+def _prescan(args: argparse.Namespace, pairing, family: str, input_format: str, gt_format: str):
+    """The pre-scan of the boundary, partition and proposal commands: every unpaired name, unreadable file and size
+    that does not fit, in one error before any measure runs; ``(pairs to evaluate, scan, left out)``."""
+    from .prescan import family_size_readers, scan_sizes
+
+    if not pairing.pairs:
+        _check_pairing(pairing, args)  # no common name: the pairing error, with examples of both sides
+    read_pred, read_gt, ucm2 = family_size_readers(family, input_format, gt_format)
+    resizable = family == "boundary" and input_format == "soft"
+    # under torchrun rank 0 scans and the other ranks take its findings
+    def scan():
+        return scan_sizes(pairing.pairs, pairing.missing, pairing.unmatched, read_pred=read_pred, read_gt=read_gt,
+                          ucm2=ucm2, resizable=resizable)  # fmt: skip
+
+    scanned = distributed.main_decides(scan)
+    pairs, bad = _scan_and_report(args, scanned, pairing.pairs)
+    return pairs, scanned, bad
 
 
 def _write_bsr_files(out_dir: Path, summary: dict[str, Any]) -> list[Path]:
@@ -483,18 +512,20 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
     out_dir = _check_out_dir(args.out_dir)
     pairing, pred_kind, gt_kind = _match_folders(args)
     input_format, gt_format = boundary_formats(pred_kind, gt_kind, args.gt_labels, args.gt)
-    _check_pairing(pairing, args)
-    name = args.name or _default_name(args)
-    stems = [stem for stem, _, _ in pairing.pairs]
     check_boundary_nms(args.nms, input_format, "--nms")
+    if args.resize and input_format != "soft":
+        raise InputError("--resize applies to soft boundary maps (images); a ucm2 must be (2H+1)x(2W+1)")
+    pairs, scan, bad = _prescan(args, pairing, "boundary", input_format, gt_format)
+    name = args.name or _default_name(args)
+    stems = [stem for stem, _, _ in pairs]
     options = {"thresholds": args.thresholds, "max_dist": args.max_dist, "thin": not args.no_thin, "nms": args.nms}
 
     start = time.perf_counter()
     disable = args.no_progress or not sys.stderr.isatty()
-    with tqdm(total=len(pairing.pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
+    with tqdm(total=len(pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
         summary = evaluate_boundary(  # 0-d tensors and (K,) / (B,) curves, on the CPU
-            pairing.pairs, input_format=input_format, gt_format=gt_format, **options, device=device,
-            batch_size=args.batch_size, workers=args.workers, progress=progress,
+            pairs, input_format=input_format, gt_format=gt_format, **options, device=device,
+            batch_size=args.batch_size, workers=args.workers, progress=progress, resize=args.resize,
         )  # fmt: skip
     elapsed = time.perf_counter() - start
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
@@ -541,7 +572,10 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
                     if input_format == "ucm2"
                     else "segmetrics_torch.io.read_gray (== cv2.imread(path, cv2.IMREAD_GRAYSCALE)), / 255"
                 ),
+                "resize": args.resize,
+                "pairing": pairing_options(args),
             },
+            extra={"problems": [p.as_dict() for p in scan.problems], "skipped": [p.as_dict() for p in bad]},
             elapsed=elapsed,
             results=results,
         )
@@ -576,7 +610,8 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
     device = _device(args.device)
     json_path = _check_output(args.json, "--json")
     pairing, pred_kind, gt_kind = _match_folders(args)
-    _check_pairing(pairing, args)
+    if not pairing.pairs:
+        _check_pairing(pairing, args)  # no common name: the pairing error, with examples of both sides
     input_format, gt_format = partition_formats(pairing, pred_kind, gt_kind)
     hierarchy = input_format != "labels"
     per_image_path = _check_output(args.per_image_csv, "--per-image-csv")
@@ -590,15 +625,16 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
         raise InputError(
             f"{option} applies to ucm2 hierarchies only, but {args.pred} holds {PREDICTION_FORMATS[input_format]}"
         )
+    pairs, scan, bad = _prescan(args, pairing, "partition", input_format, gt_format)
     name = args.name or _default_name(args)
-    stems = [stem for stem, _, _ in pairing.pairs]
+    stems = [stem for stem, _, _ in pairs]
     options = {"measures": args.measures, "gamma_obj": args.gamma_obj, "max_dist": args.max_dist}
 
     start = time.perf_counter()
     disable = args.no_progress or not sys.stderr.isatty()
-    with tqdm(total=len(pairing.pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
+    with tqdm(total=len(pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
         results, metric = evaluate_partition(
-            pairing.pairs, input_format=input_format, gt_format=gt_format, **options, thresholds=args.thresholds,
+            pairs, input_format=input_format, gt_format=gt_format, **options, thresholds=args.thresholds,
             num_regions=args.num_regions, rule=args.rule, device=device, batch_size=args.batch_size,
             workers=args.workers, progress=progress,
         )  # fmt: skip
@@ -645,7 +681,9 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
                 "measures": list(metric.measures),
                 **metric.options,
                 **hierarchy_settings,
+                "pairing": pairing_options(args),
             },
+            extra={"problems": [p.as_dict() for p in scan.problems], "skipped": [p.as_dict() for p in bad]},
             elapsed=elapsed,
             results=results,
         )
@@ -680,19 +718,20 @@ def _run_evaluate_proposals(args: argparse.Namespace) -> int:
         except ImportError:
             raise InputError("--plot needs matplotlib: pip install 'segmetrics-torch[plot]'") from None
     try:
-        pairing = find_pairs(args.pred, args.gt, PROPOSAL_EXTENSIONS)
+        pairing = find_pairs(args.pred, args.gt, PROPOSAL_EXTENSIONS, **pairing_options(args))
         classes = None if args.gt_classes is None else list_images(args.gt_classes, name="class folder")
     except ValueError as error:
-        raise InputError(str(error)) from None
-    _check_pairing(pairing, args)
+        prefix = "--pair-regex: " if "pairing pattern" in str(error) else ""
+        raise InputError(f"{prefix}{error}") from None
+    pairs, scan, bad = _prescan(args, pairing, "proposals", "pool", "objects")
     counts = sorted(set(args.counts or MCG_PROPOSAL_COUNTS))
     void_label = None if args.void_label < 0 else args.void_label
     name = args.name or _default_name(args)
     start = time.perf_counter()
     disable = args.no_progress or not sys.stderr.isatty()
-    with tqdm(total=len(pairing.pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
+    with tqdm(total=len(pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
         results, per_image, metric = evaluate_proposals(
-            pairing.pairs, counts=counts, classes=classes, void_label=void_label, num_classes=args.num_classes,
+            pairs, counts=counts, classes=classes, void_label=void_label, num_classes=args.num_classes,
             chunk_size=args.chunk_size, boundary=args.boundary, bound_th=args.bound_th, device=device,
             progress=progress,
         )  # fmt: skip
@@ -738,7 +777,9 @@ def _run_evaluate_proposals(args: argparse.Namespace) -> int:
                 "chunk_size": args.chunk_size,
                 "protocol": "MCG eval_proposals.m: best J per object within the first N proposals; recall strict >, "
                 "average recall >= over 0.5:0.05:0.95; x = mean min(N, P) per image",
+                "pairing": pairing_options(args),
             },
+            extra={"problems": [p.as_dict() for p in scan.problems], "skipped": [p.as_dict() for p in bad]},
             elapsed=elapsed,
             results={**results, "per_image": per_image},
         )
@@ -927,7 +968,8 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     _add_per_image_csv_option(bdry, "the image's best threshold, recall, precision and F")
     bdry.add_argument("--json", metavar="FILE", help="write every number (curves, per image) and metadata as JSON")
-    _add_run_options(bdry, batch_size=8)
+    add_input_options(bdry)
+    _add_run_options(bdry, batch_size=8, allow_missing=False)
     _add_workers_option(bdry)
     bdry.set_defaults(handler=_run_evaluate_boundary)
 
@@ -1004,7 +1046,8 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     _add_per_image_csv_option(part, "the measures of a label map")
     part.add_argument("--json", metavar="FILE", help="write every number (curves, per image for label maps) as JSON")
-    _add_run_options(part, batch_size=8)
+    add_input_options(part, resize=False)
+    _add_run_options(part, batch_size=8, allow_missing=False)
     _add_workers_option(part)
     part.set_defaults(handler=_run_evaluate_partition)
     prop = tasks.add_parser(
@@ -1063,7 +1106,8 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_per_image_csv_option(prop, "its numbers of proposals and objects, mean best J")
     prop.add_argument("--json", metavar="FILE", help="write every curve, the settings and per-image best J as JSON")
     prop.add_argument("--plot", metavar="FILE", help="write the recall-vs-number-of-proposals figure (.png/.pdf/.svg)")
-    _add_run_options(prop, batch_size=1)
+    add_input_options(prop, resize=False)
+    _add_run_options(prop, batch_size=1, allow_missing=False)
     prop.set_defaults(handler=_run_evaluate_proposals)
     evaluate.set_defaults(handler=_run_evaluate_report, subparser=evaluate)
 

@@ -387,17 +387,21 @@ def _folder_kind(files: dict[str, Path], folder: str | Path, what: str) -> str:
     )
 
 
-def match_folders(pred_dir: str | Path, gt_dir: str | Path, exts: Sequence[str] = BOUNDARY_EXTENSIONS):
+def match_folders(
+    pred_dir: str | Path, gt_dir: str | Path, exts: Sequence[str] = BOUNDARY_EXTENSIONS, **pairing_options: Any
+):
     """Pair two folders (images or .mat files) by stem: ``(pairing, pred kind, gt kind)``, kinds ``"image"`` /
-    ``"mat"`` (a folder mixing both is an error)."""
+    ``"mat"`` (a folder mixing both is an error). ``pairing_options``: the name mapping of
+    :func:`segmetrics_torch.io.find_pairs` (prefixes, suffixes, pattern)."""
     from ..io import find_pairs, list_images
 
     try:
         pred_files = list_images(pred_dir, exts, name="prediction folder")
         gt_files = list_images(gt_dir, exts, name="ground-truth folder")
-        pairing = find_pairs(pred_dir, gt_dir, exts)
+        pairing = find_pairs(pred_dir, gt_dir, exts, **pairing_options)
     except ValueError as error:
-        raise InputError(str(error)) from None
+        prefix = "--pair-regex: " if "pairing pattern" in str(error) else ""
+        raise InputError(f"{prefix}{error}") from None
     pred_kind = _folder_kind(pred_files, pred_dir, "prediction folder")
     return pairing, pred_kind, _folder_kind(gt_files, gt_dir, "ground-truth folder")
 
@@ -465,8 +469,16 @@ def hierarchy_format(path: Path) -> str:
 def partition_formats(pairing, pred_kind: str, gt_kind: str) -> tuple[str, str]:
     """``(input_format, gt_format)`` of the partition family: label images, ucm2 or segs .mat (by the variables of
     the first prediction); BSDS .mat or label images."""
-    input_format = hierarchy_format(pairing.pairs[0][1]) if pred_kind == "mat" else "labels"
-    return input_format, ("mat" if gt_kind == "mat" else "labels")
+    if pred_kind != "mat":
+        return "labels", ("mat" if gt_kind == "mat" else "labels")
+    # the first readable prediction decides; an unreadable one is the pre-scan's to report with the others
+    error: InputError | None = None
+    for _, pred_path, _ in pairing.pairs:
+        try:
+            return hierarchy_format(pred_path), ("mat" if gt_kind == "mat" else "labels")
+        except InputError as problem:
+            error = error or problem
+    raise error or InputError("no prediction to read")
 
 
 # --------------------------------------------------------------------------------------------------- running

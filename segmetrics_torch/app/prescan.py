@@ -4,7 +4,10 @@ A user evaluating a dataset wants one run to say everything that is wrong with i
 file, a resized map, an RGB mask), not one fatal error per run. :func:`scan_foreground` reads every ground-truth mask
 (its values decide "empty" and "0/1 mask") and the header of every prediction (size, colour mode; PIL's ``verify``
 checks the file's structure and checksums without decoding the pixels, so the scan costs a fraction of the
-evaluation), and returns the problems sorted by kind. The caller turns fatal ones into one error listing all of them,
+evaluation), and returns the problems sorted by kind. :func:`scan_sizes` does the same for the boundary, partition
+and proposal families: each file's size from the cheapest source that has it (an image header, a .mat variable's
+header, an .npz member's header; BSDS ``groundTruth`` and ``segs`` .mat files are read, as their sizes are inside
+their cells). The caller turns fatal ones into one error listing all of them,
 or with ``--skip-bad`` leaves the bad pairs out and records them.
 
 Also here: the default names of datasets and methods from common folder layouts (:func:`dataset_name`,
@@ -14,7 +17,7 @@ Also here: the default names of datasets and methods from common folder layouts 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,10 +30,13 @@ __all__ = [
     "Scan",
     "add_input_options",
     "dataset_name",
+    "family_size_readers",
+    "image_size",
     "listing",
     "method_name",
     "raise_or_skip",
     "scan_foreground",
+    "scan_sizes",
 ]
 
 #: the command-line flags that map prediction names to ground-truth names (named by pairing errors)
@@ -43,6 +49,8 @@ KINDS: dict[str, tuple[str, str | None]] = {
     "unreadable": ("unreadable or corrupt file", "--skip-bad"),
     # with --resize a note: the prediction is resized as cv2.resize(INTER_LINEAR)
     "size": ("prediction size differs from its ground truth", "--resize"),
+    # the inputs that cannot be resized (label maps, ucm2 hierarchies, proposal pools)
+    "shape": ("prediction size does not fit its ground truth", "--skip-bad"),
     "colour": ("colour image (read as gray, as cv2.IMREAD_GRAYSCALE)", None),
     "empty": ("empty ground truth (no foreground pixel)", None),
     "binary01": ("0/1 ground-truth mask (read as binary: 1 = foreground)", None),
@@ -158,6 +166,148 @@ def scan_foreground(
         if pred is not None and pred[0] != size:
             (w, h), (gw, gh) = pred[0], size
             scan.problems.append(Problem("size", stem, f"prediction {w}x{h}, ground truth {gw}x{gh} (WxH)"))
+    order = list(KINDS)
+    scan.problems.sort(key=lambda p: (order.index(p.kind), p.image))
+    return scan
+
+
+#: a file's (H, W) from the cheapest source that has it; raises ValueError / OSError for an unusable file
+SizeReader = Callable[[Path], tuple[int, int]]
+
+
+def image_size(path: Path) -> tuple[int, int]:
+    """(H, W) of an image from its header, the file's structure verified."""
+    (w, h), _ = _header(path)
+    return h, w
+
+
+def _mat_variable_size(key: str) -> SizeReader:
+    """(H, W) of the numeric .mat variable ``key`` (e.g. ``ucm2``) from the file's header, without loading it."""
+
+    def read(path: Path) -> tuple[int, int]:
+        import scipy.io
+
+        from ..io import _read_mat
+
+        shapes = {name: shape for name, shape, _ in _read_mat(scipy.io.whosmat, path)}
+        if key not in shapes:
+            raise ValueError(f"{path}: expected a variable `{key}`, found {sorted(shapes)}")
+        if len(shapes[key]) != 2:
+            raise ValueError(f"{path}: `{key}` is not a 2-D array (shape {shapes[key]})")
+        return shapes[key][0], shapes[key][1]
+
+    return read
+
+
+def _npz_size(keys: Sequence[str]) -> SizeReader:
+    """(H, W) of the first of ``keys`` held by an .npz archive, from its member's .npy header (no array is read)."""
+
+    def read(path: Path) -> tuple[int, int]:
+        import zipfile
+
+        import numpy as np
+
+        try:
+            with zipfile.ZipFile(path) as archive:
+                names = {name.removesuffix(".npy"): name for name in archive.namelist()}
+                key = next((k for k in keys if k in names), None)
+                if key is None:
+                    raise ValueError(f"{path}: expected an array {' or '.join(f'`{k}`' for k in keys)}, found "
+                                     f"{sorted(names)}")  # fmt: skip
+                with archive.open(names[key]) as member:
+                    fmt = np.lib.format
+                    version = fmt.read_magic(member)
+                    header = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+                    shape = header(member)[0]
+        except (zipfile.BadZipFile, EOFError) as error:
+            raise ValueError(f"{path}: cannot read it as a numpy .npz archive ({error})") from None
+        if len(shape) < 2:
+            raise ValueError(f"{path}: `{key}` has shape {shape}, not (..., H, W)")
+        return shape[-2], shape[-1]
+
+    return read
+
+
+def _array_size(read: Callable[[Path], Any]) -> SizeReader:
+    """(H, W) of the array a reader returns (for files whose size is only known once read)."""
+    def size(path: Path) -> tuple[int, int]:
+        shape = read(path).shape
+        return shape[-2], shape[-1]
+
+    return size
+
+
+def family_size_readers(family: str, input_format: str, gt_format: str) -> tuple[SizeReader, SizeReader, bool]:
+    """``(pred size, ground-truth size, ucm2)`` readers of a family's formats (those of
+    :func:`~segmetrics_torch.app.evaluation.boundary_formats` / ``partition_formats``; proposals: .npz or images);
+    ``ucm2``: the prediction is a double-size (2H+1, 2W+1) ucm2."""
+    from ..io import read_bsds_ground_truth, read_segmentations
+
+    def by_suffix(mat: SizeReader | None, npz: SizeReader | None) -> SizeReader:
+        def read(path: Path) -> tuple[int, int]:
+            suffix = Path(path).suffix.lower()
+            if suffix == ".mat" and mat is not None:
+                return mat(path)
+            if suffix == ".npz" and npz is not None:
+                return npz(path)
+            return image_size(path)
+
+        return read
+
+    gt_mat = _array_size(lambda p: read_bsds_ground_truth(p).boundaries)
+    if family == "proposals":
+        return by_suffix(None, _npz_size(("masks", "labels"))), by_suffix(None, _npz_size(("objects",))), False
+    pred = {"ucm2": _mat_variable_size("ucm2"), "stack": _array_size(read_segmentations)}.get(input_format, image_size)
+    return pred, (gt_mat if gt_format == "mat" else image_size), input_format == "ucm2"
+
+
+def scan_sizes(
+    pairs: Sequence[tuple[str, Path, Path]],
+    missing: Iterable[str] = (),
+    extra: Iterable[str] = (),
+    *,
+    read_pred: SizeReader,
+    read_gt: SizeReader,
+    ucm2: bool = False,
+    resizable: bool = False,
+    gt_cache: dict[Path, Any] | None = None,
+) -> Scan:
+    """Every problem of boundary / partition / proposal pairs (and the unpaired names) in one :class:`Scan`:
+    unreadable files and sizes that do not fit (a ucm2 must be (2H+1, 2W+1) for an (H, W) ground truth).
+
+    Args:
+        pairs: ``(stem, pred_path, gt_path)``.
+        missing, extra: ground-truth stems without a prediction, prediction stems without a ground truth.
+        read_pred, read_gt: (H, W) of a file (:func:`family_size_readers`).
+        ucm2: the predictions are double-size ucm2 hierarchies.
+        resizable: another size is a ``size`` problem (``--resize`` fixes it: soft boundary maps), else ``shape``.
+        gt_cache: sizes of ground-truth files already scanned (several methods share one dataset).
+    """
+    scan = Scan([Problem("missing", s) for s in missing] + [Problem("extra", s) for s in extra], len(pairs))
+    gt_cache = {} if gt_cache is None else gt_cache
+
+    def probe(read: SizeReader, path: Path) -> tuple[Any, str | None]:
+        try:
+            return read(Path(path)), None
+        except (OSError, ValueError, SyntaxError) as error:  # PIL raises SyntaxError for some broken headers
+            message = str(error) or type(error).__name__
+            return None, message if Path(path).name in message else f"{path}: {message}"
+
+    for stem, pred_path, gt_path in pairs:
+        if Path(gt_path) not in gt_cache:
+            gt_cache[Path(gt_path)] = probe(read_gt, gt_path)
+        (gt, gt_error), (pred, pred_error) = gt_cache[Path(gt_path)], probe(read_pred, pred_path)
+        for error in (pred_error, gt_error):
+            if error is not None:
+                scan.problems.append(Problem("unreadable", stem, error))
+        if gt is None or pred is None:
+            continue
+        (h, w), (ph, pw) = gt, pred
+        need = (2 * h + 1, 2 * w + 1) if ucm2 else (h, w)
+        if (ph, pw) != need:
+            wanted = f", which needs a double-size ucm2 of {need[1]}x{need[0]}" if ucm2 else ""
+            detail = f"prediction {pw}x{ph}, ground truth {w}x{h} (WxH){wanted}"
+            scan.problems.append(Problem("size" if resizable else "shape", stem, detail))
     order = list(KINDS)
     scan.problems.sort(key=lambda p: (order.index(p.kind), p.image))
     return scan

@@ -659,7 +659,7 @@ def _plan(config: ReportConfig, warn: Callable[[str], None], device_type: str) -
                     skipped.append(f"{label}: no folder {pred_dir}")
                     continue
                 try:
-                    jobs.append(_plan_job(config, dataset, family, method.name, pred_dir, label, warn, device_type))
+                    jobs.append(_plan_job(config, dataset, family, method.name, pred_dir, device_type))
                 except InputError as error:
                     raise InputError(f"{label}: {error}") from None
     if not jobs:
@@ -671,19 +671,23 @@ def _plan(config: ReportConfig, warn: Callable[[str], None], device_type: str) -
 
 
 def _prescan(jobs: list[Job], config: ReportConfig, warn: Callable[[str], None]) -> None:
-    """Every problem of every foreground job in one error (or, with ``skip_bad``, the bad images left out and
-    recorded); notes printed once per kind; then, by default, each dataset's methods restricted to the images they
-    all have (``compare_on: common``)."""
-    from .prescan import Problem, Scan, listing, raise_or_skip, scan_foreground
+    """Every problem of every job in one error (or, with ``skip_bad``, the bad images left out and recorded); notes
+    printed once per kind; then, by default, the methods of each dataset and family restricted to the images they all
+    have (``compare_on: common``)."""
+    from .prescan import Problem, Scan, family_size_readers, listing, raise_or_skip, scan_foreground, scan_sizes
 
-    scanned = [job for job in jobs if job.family == "foreground"]
-    if not scanned:
-        return
-    gt_cache: dict[Path, Any] = {}
+    scanned = jobs
+    # ground truths scanned once per dataset (their findings differ by family and format)
+    gt_caches: dict[tuple[str, str], dict[Path, Any]] = {}
 
-    def scan_job(pairing):
-        return scan_foreground(pairing.pairs, pairing.missing, pairing.unmatched, workers=max(1, config.workers),
-                               gt_cache=gt_cache)  # fmt: skip
+    def scan_job(job: Job) -> Scan:
+        pairing, gt_cache = job.pairing, gt_caches.setdefault((job.family, job.gt_format), {})
+        if job.family == "foreground":
+            return scan_foreground(pairing.pairs, pairing.missing, pairing.unmatched, gt_cache=gt_cache)
+        read_pred, read_gt, ucm2 = family_size_readers(job.family, job.input_format, job.gt_format)
+        resizable = job.family == "boundary" and job.input_format == "soft"
+        return scan_sizes(pairing.pairs, pairing.missing, pairing.unmatched, read_pred=read_pred, read_gt=read_gt,
+                          ucm2=ucm2, resizable=resizable, gt_cache=gt_cache)  # fmt: skip
 
     scans = []
     def scan_or_cached(job: Job) -> Any:
@@ -695,7 +699,7 @@ def _prescan(jobs: list[Job], config: ReportConfig, warn: Callable[[str], None])
             if cached is not None:
                 found = [Problem(p["problem"], p["image"], p.get("detail", "")) for p in cached.get("problems", [])]
                 return Scan(found, len(job.pairing.pairs))
-        return scan_job(job.pairing)
+        return scan_job(job)
 
     # under torchrun rank 0 scans (or reads its cache) and the other ranks take its findings
     results = distributed.main_decides(lambda: [scan_or_cached(j) for j in scanned])
@@ -723,15 +727,15 @@ def _prescan(jobs: list[Job], config: ReportConfig, warn: Callable[[str], None])
         if not job.pairing.pairs:
             raise InputError(f"{label}: every image has a problem (listed above); nothing to evaluate")
     if config.compare_on == "common":
-        by_dataset: dict[str, list[Job]] = {}
+        by_dataset: dict[tuple[str, str], list[Job]] = {}
         for job in scanned:
-            by_dataset.setdefault(job.dataset.name, []).append(job)
-        for dataset, group in by_dataset.items():
+            by_dataset.setdefault((job.dataset.name, job.family), []).append(job)
+        for (dataset, family), group in by_dataset.items():
             common = set.intersection(*({stem for stem, _, _ in job.pairing.pairs} for job in group))
             if not common:
                 raise InputError(
-                    f"dataset {dataset}: no image has a prediction of every method; compare each method on its own "
-                    "images with --compare-on each"
+                    f"dataset {dataset} ({family}): no image has a prediction of every method; compare each method "
+                    "on its own images with --compare-on each"
                 )
             for job in group:
                 job.pairing = replace(job.pairing, pairs=[pair for pair in job.pairing.pairs if pair[0] in common])
@@ -743,38 +747,29 @@ def _plan_job(
     family: str,
     method: str,
     pred_dir: Path,
-    label: str,
-    warn: Callable[[str], None],
     device_type: str,
 ) -> Job:
     from ..io import find_pairs
 
+    pairing_keys = {key: value for key, value in config.pairing.items() if key != "pair_regex"}
+    if "pair_regex" in config.pairing:
+        pairing_keys["pattern"] = config.pairing["pair_regex"]
     try:
         if family == "foreground":
-            pairing_keys = {key: value for key, value in config.pairing.items() if key != "pair_regex"}
-            if "pair_regex" in config.pairing:
-                pairing_keys["pattern"] = config.pairing["pair_regex"]
             pairing = find_pairs(pred_dir, dataset.gt, **pairing_keys)
             pred_kind, gt_kind = "image", "image"
         elif family == "proposals":
             from ..io import PROPOSAL_EXTENSIONS
 
-            pairing, pred_kind, gt_kind = find_pairs(pred_dir, dataset.gt, PROPOSAL_EXTENSIONS), "pool", "objects"
+            pairing = find_pairs(pred_dir, dataset.gt, PROPOSAL_EXTENSIONS, **pairing_keys)
+            pred_kind, gt_kind = "pool", "objects"
         else:
-            pairing, pred_kind, gt_kind = match_folders(pred_dir, dataset.gt, BOUNDARY_EXTENSIONS)
-    except ValueError as error:
+            pairing, pred_kind, gt_kind = match_folders(pred_dir, dataset.gt, BOUNDARY_EXTENSIONS, **pairing_keys)
+    except (ValueError, InputError) as error:
         prefix = "pair_regex (--pair-regex): " if "pairing pattern" in str(error) else ""
-        raise InputError(f"{prefix}{error}") from None
-    check_pairing(
-        pairing,
-        pred_dir,
-        dataset.gt,
-        # foreground: missing and extra files are listed by the pre-scan with every other problem
-        config.allow_missing or config.skip_bad or family == "foreground",
-        option="--allow-missing",
-        warn=(lambda message: None) if family == "foreground" else
-        (lambda message: warn(f"warning: {label}: {message.removeprefix('warning: ')}")),
-    )  # fmt: skip
+        raise InputError(f"{prefix}{str(error).removeprefix('--pair-regex: ')}") from None
+    # no common name is an error here; missing and extra files are listed by the pre-scan with every other problem
+    check_pairing(pairing, pred_dir, dataset.gt, True, option="--allow-missing", warn=lambda message: None)
     options = dict(config.options[family])
     if family == "foreground":
         input_format = gt_format = "gray"
@@ -869,16 +864,10 @@ def _compute(job: Job, config: ReportConfig, device, progress, images) -> dict[s
             "num_images": len(pairs),
             "missing_predictions": job.pairing.missing,
             "unmatched_predictions": job.pairing.unmatched,
-            **(
-                {
-                    "num_ground_truths": job.gt_total or len(pairs) + len(job.pairing.missing),
-                    "compared_on": config.compare_on,
-                    "problems": [p.as_dict() for p in job.scan.problems] if job.scan is not None else [],
-                    "skipped": job.skipped,
-                }
-                if job.family == "foreground"
-                else {}
-            ),
+            "num_ground_truths": job.gt_total or len(pairs) + len(job.pairing.missing),
+            "compared_on": config.compare_on,
+            "problems": [p.as_dict() for p in job.scan.problems] if job.scan is not None else [],
+            "skipped": job.skipped,
             "settings": {**job.settings, **derived},
             "device": str(device),
             "elapsed_s": elapsed,

@@ -1,0 +1,123 @@
+"""Issue 14 for the boundary, partition and proposal commands: one run lists every problem of the inputs (missing,
+extra, unreadable, size) before any measure runs; ``--skip-bad`` evaluates the rest and records what it left out;
+the report form (``--config``) does the same for every family."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from segmetrics_torch.app.cli import main
+
+H, W = 40, 48
+
+
+def _png(path: Path, array: np.ndarray) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(array).save(path)
+
+
+def _labels(rng, h: int = H, w: int = W) -> np.ndarray:
+    """Four rectangles of labels 1..4 (a partition)."""
+    labels = np.ones((h, w), np.uint8)
+    labels[h // 2 :, : w // 2] = 2
+    labels[: h // 2, w // 2 :] = 3
+    labels[h // 2 :, w // 2 :] = 4
+    return labels
+
+
+def _bad_folders(root: Path, family: str) -> tuple[Path, Path]:
+    """Six ground truths: a (good), b (good), c (no prediction), d (corrupt prediction), e (prediction of another
+    size), f (corrupt ground truth); plus a prediction z without a ground truth."""
+    rng = np.random.default_rng(0)
+    pred, gt = root / family / "pred", root / family / "gt"
+    for stem in "abcdef":
+        labels = _labels(rng)
+        if family == "boundary":
+            edges = np.zeros((H, W), np.uint8)
+            edges[H // 2, :] = edges[:, W // 2] = 255
+            _png(gt / f"{stem}.png", edges)
+            soft = np.clip(edges * 0.8 + rng.integers(0, 40, (H, W)), 0, 255).astype(np.uint8)
+            size = (H, W - 4) if stem == "e" else (H, W)
+            _png(pred / f"{stem}.png", soft[: size[0], : size[1]])
+        elif family == "partition":
+            _png(gt / f"{stem}.png", labels)
+            _png(pred / f"{stem}.png", labels if stem != "e" else labels[:, :-4])
+        else:
+            objects = np.stack([labels == k for k in (1, 4)])
+            np.savez(gt / f"{stem}.npz" if gt.exists() else _mkdir(gt) / f"{stem}.npz", objects=objects)
+            masks = np.stack([labels == k for k in (1, 2, 3, 4)])
+            np.savez(_mkdir(pred) / f"{stem}.npz", masks=masks if stem != "e" else masks[:, :, :-4])
+    ext = "npz" if family == "proposals" else "png"
+    (pred / f"c.{ext}").unlink()
+    (pred / f"d.{ext}").write_bytes(b"corrupt")
+    (gt / f"f.{ext}").write_bytes(b"corrupt too")
+    (pred / f"z.{ext}").write_bytes((pred / f"a.{ext}").read_bytes())
+    return pred, gt
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _args(family: str, pred: Path, gt: Path) -> list[str]:
+    extra = {"boundary": ["--thresholds", "5"], "proposals": ["--counts", "1,2,4"]}.get(family, [])
+    return ["evaluate", family, "--pred", str(pred), "--gt", str(gt), "--no-progress", *extra]
+
+
+@pytest.mark.parametrize("family", ["boundary", "partition", "proposals"])
+def test_every_problem_in_one_error_then_skip_bad(tmp_path, capsys, family):
+    pred, gt = _bad_folders(tmp_path, family)
+    assert main(_args(family, pred, gt)) == 2
+    captured = capsys.readouterr()
+    err = captured.err
+    assert captured.out == "" and err.startswith("error: 5 problem(s) in the inputs, found before evaluating")
+    assert "ground truth without a prediction: 1: c" in err
+    assert "prediction without a ground truth: 1: z" in err
+    assert "unreadable or corrupt file: 2: d (" in err and ", f (" in err
+    size_label = "prediction size differs from its ground truth" if family == "boundary" else (
+        "prediction size does not fit its ground truth")
+    assert f"{size_label}: 1: e (prediction 44x40, ground truth 48x40 (WxH))" in err
+    assert "Traceback" not in err
+
+    out_json = tmp_path / f"{family}.json"
+    assert main([*_args(family, pred, gt), "--skip-bad", "--json", str(out_json)]) == 0
+    err = capsys.readouterr().err
+    assert "skipped: unreadable or corrupt file: 2: d" in err
+    report = json.loads(out_json.read_text())
+    assert report["num_images"] == 2
+    assert {(p["image"], p["problem"]) for p in report["skipped"]} == {
+        ("d", "unreadable"), ("f", "unreadable"), ("e", "size" if family == "boundary" else "shape")}
+    assert {p["image"] for p in report["problems"]} == {"c", "d", "e", "f", "z"}
+
+
+def test_boundary_resize_fixes_the_size_problem(tmp_path, capsys):
+    pred, gt = _bad_folders(tmp_path, "boundary")
+    out_json = tmp_path / "r.json"
+    assert main([*_args("boundary", pred, gt), "--skip-bad", "--resize", "--json", str(out_json)]) == 0
+    report = json.loads(out_json.read_text())
+    assert report["num_images"] == 3 and report["settings"]["resize"] is True
+    assert sorted(report["results"]["per_image"]) == ["a", "b", "e"]
+    capsys.readouterr()
+
+
+def test_report_form_scans_every_family(tmp_path, capsys):
+    pred, gt = _bad_folders(tmp_path, "partition")
+    config = tmp_path / "eval.yaml"
+    config.write_text(f"families: [partition]\ndatasets:\n  D: {{gt: {gt}}}\nmethods:\n  M: {{D: {pred}}}\n"
+                      f"output: {tmp_path / 'report'}\nfigures: false\n")  # fmt: skip
+    assert main(["evaluate", "--config", str(config), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "D / partition / M" in err
+    assert "unreadable or corrupt file: 2: d" in err and "prediction size does not fit its ground truth: 1: e" in err
+    assert not (tmp_path / "report").exists()
+
+    assert main(["evaluate", "--config", str(config), "--no-progress", "--skip-bad"]) == 0
+    capsys.readouterr()
+    record = json.loads((tmp_path / "report" / "results.json").read_text())["results"]["D"]["partition"]["M"]
+    assert record["num_images"] == 2 and {p["image"] for p in record["skipped"]} == {"d", "e", "f"}
