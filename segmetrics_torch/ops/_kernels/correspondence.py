@@ -10,7 +10,7 @@ thinned, its pixels are matched one-to-one with each annotator's within the tole
 import numba
 import numpy as np
 
-from .assignment import min_cost_maximum_matching
+from .assignment import assign_rows, min_cost_maximum_matching
 from .thinning import foreground_coords, padded_binary, thin_padded
 from .unionfind import find
 
@@ -144,11 +144,242 @@ def gt_index_grids(gts, n_gt, dims, pad):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def level_counts(img, grids, n2s, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad, big, out, b, k):
+def _pixel_hits(present, y, x, off_dy, off_dx, n_off, hit_o, hit_m):  # pragma: no cover - compiled
+    # The offsets o (table order) at which some annotator has a pixel, seen from padded position (y, x), with the
+    # bitmask of those annotators (`present`: union grid of the first 64 annotators, bit a = annotator a). Returns
+    # the number of hits written to hit_o / hit_m.
+    n = 0
+    for o in range(n_off):
+        m = present[y + off_dy[o], x + off_dx[o]]
+        if m != 0:
+            hit_o[n] = o
+            hit_m[n] = m
+            n += 1
+    return n
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def gt_candidates(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad):  # pragma: no cover - compiled
+    # The candidate lists of every pixel of every image, built once per image and shared by all its levels: for
+    # pixel p = y * W + x (W the image's true width) and annotator a, the annotator's pixels within the tolerance,
+    # as GT indices (raster order, see gt_index_grids) with the pair's cost, in offset-table order (squared distance,
+    # row, column) as build_adjacency lists them:
+    #     k = near[b, p] >= 0 (-1: no annotator pixel within reach), e in sub[b, k * A + a] .. sub[b, k * A + a + 1],
+    #     cand_adj[b, e], cand_cost[b, e];  A = grids.shape[1] (the batch's most annotators).
+    # Pixels out of reach of every annotator are skipped first with per-row prefix counts of the annotators' union
+    # (the tolerance disc is, row by row, a run of offsets |dx| <= half[dy]); up to 64 annotators, each pixel's
+    # offsets are read once, with the bitmask of the annotators there (more annotators: one read per annotator).
+    # Every entry is a (GT pixel, offset) pair, so there are at most (GT pixels) * (offsets) of them.
+    nb, na, hh, ww = grids.shape
+    n_pix = (hh - 2 * pad) * (ww - 2 * pad)
+    cap = 1
+    for b in range(nb):
+        total = 0
+        for a in range(n_gt[b]):
+            total += n2s[b, a]
+        cap = max(cap, total * n_off[b])
+    near = np.empty((nb, n_pix), np.int64)
+    sub = np.empty((nb, n_pix * na + 1), np.int64)
+    cand_adj = np.empty((nb, cap), np.int32)
+    cand_cost = np.empty((nb, cap), np.int64)
+    for b in numba.prange(nb):
+        h = dims[b, 0]
+        w = dims[b, 1]
+        half = np.full(2 * pad + 1, -1, np.int64)
+        for o in range(n_off[b]):
+            half[off_dy[b, o] + pad] = max(half[off_dy[b, o] + pad], off_dx[b, o])
+        # prefix[y, x + 1] = pixels of any annotator in padded row y at columns <= x; present: bitmask grid
+        prefix = np.zeros((hh, ww + 1), np.int64)
+        present = np.zeros((hh, ww), np.uint64)
+        for y in range(hh):
+            for x in range(ww):
+                on = 0
+                for a in range(n_gt[b]):
+                    if grids[b, a, y, x] >= 0:
+                        on = 1
+                        if a < 64:
+                            present[y, x] |= np.uint64(1) << np.uint64(a)
+                prefix[y, x + 1] = prefix[y, x] + on
+        hit_o = np.empty(n_off[b], np.int64)
+        hit_m = np.empty(n_off[b], np.uint64)
+        k = 0
+        e = 0
+        for y in range(h):
+            for x in range(w):
+                hit = False
+                for d in range(2 * pad + 1):
+                    r = half[d]
+                    if r >= 0 and prefix[y + d, x + pad + r + 1] > prefix[y + d, x + pad - r]:
+                        hit = True
+                        break
+                if not hit:
+                    near[b, y * w + x] = -1
+                    continue
+                near[b, y * w + x] = k
+                nh = 0
+                if n_gt[b] <= 64:
+                    nh = _pixel_hits(present, y + pad, x + pad, off_dy[b], off_dx[b], n_off[b], hit_o, hit_m)
+                for a in range(na):
+                    sub[b, k * na + a] = e
+                    if a >= n_gt[b]:
+                        continue
+                    if n_gt[b] <= 64:
+                        bit = np.uint64(1) << np.uint64(a)
+                        for q in range(nh):
+                            if hit_m[q] & bit:
+                                o = hit_o[q]
+                                cand_adj[b, e] = grids[b, a, y + pad + off_dy[b, o], x + pad + off_dx[b, o]]
+                                cand_cost[b, e] = off_cost[b, o]
+                                e += 1
+                    else:
+                        for o in range(n_off[b]):
+                            j = grids[b, a, y + pad + off_dy[b, o], x + pad + off_dx[b, o]]
+                            if j >= 0:
+                                cand_adj[b, e] = j
+                                cand_cost[b, e] = off_cost[b, o]
+                                e += 1
+                k += 1
+        sub[b, k * na] = e
+    return near, sub, cand_adj, cand_cost
+
+
+@numba.njit(cache=True, nogil=True)
+def _annotator_rows(my, mx, w, a, na, near, sub):  # pragma: no cover - compiled
+    # The rows of annotator a's candidate graph at one level: the machine pixels (my, mx) (raster order) with at
+    # least one candidate, as machine indices, with the bounds of their lists in the per-image candidate arrays.
+    n1 = my.shape[0]
+    n = 0
+    for i in range(n1):
+        k = near[my[i] * w + mx[i]]
+        if k >= 0 and sub[k * na + a + 1] > sub[k * na + a]:
+            n += 1
+    rows = np.empty(n, np.int64)
+    beg = np.empty(n, np.int64)
+    end = np.empty(n, np.int64)
+    n = 0
+    for i in range(n1):
+        k = near[my[i] * w + mx[i]]
+        if k >= 0 and sub[k * na + a + 1] > sub[k * na + a]:
+            rows[n] = i
+            beg[n] = sub[k * na + a]
+            end[n] = sub[k * na + a + 1]
+            n += 1
+    return rows, beg, end
+
+
+@numba.njit(cache=True, nogil=True)
+def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, work, hkeys, hcols, lstart, ladj, lcost,
+                     ones):
+    # pragma: no cover - compiled
+    # The matching of one annotator's graph (rows 0..n_rows-1 = its active machine pixels, machine indices rows_at,
+    # lists adj / cost[beg[r]:end[r]]; columns = GT pixels 0..n2-1), one connected component at a time, each
+    # solved from its side with fewer pixels (machine side on a tie), exactly as correspond() solves the whole graph:
+    # components do not interact, and the relative order of rows and columns inside a component (the solver's
+    # tie-breaking) is kept. Marks acc[machine index] of matched machine pixels; returns the number of matches.
+    n_nodes = n_rows + n2
+    parent = np.arange(n_nodes)
+    for r in range(n_rows):
+        for p in range(beg[r], end[r]):
+            a = find(parent, r)
+            b = find(parent, n_rows + adj[p])
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    # components numbered by their first row; rows and columns grouped per component, in increasing index
+    comp = np.full(n_nodes, -1, np.int64)
+    n_comp = 0
+    for r in range(n_rows):
+        root = find(parent, r)
+        if comp[root] < 0:
+            comp[root] = n_comp
+            n_comp += 1
+    row_start = np.zeros(n_comp + 1, np.int64)
+    col_start = np.zeros(n_comp + 1, np.int64)
+    has_col = np.zeros(n2, np.bool_)
+    for r in range(n_rows):
+        row_start[comp[find(parent, r)] + 1] += 1
+        for p in range(beg[r], end[r]):
+            has_col[adj[p]] = True
+    for j in range(n2):
+        if has_col[j]:
+            col_start[comp[find(parent, n_rows + j)] + 1] += 1
+    for k in range(n_comp):
+        row_start[k + 1] += row_start[k]
+        col_start[k + 1] += col_start[k]
+    row_fill = row_start[:n_comp].copy()
+    col_fill = col_start[:n_comp].copy()
+    comp_rows = np.empty(n_rows, np.int64)
+    local = np.empty(n_nodes, np.int64)  # position of a row / column inside its component
+    n_cols_on = col_start[n_comp]
+    comp_cols = np.empty(n_cols_on, np.int64)
+    for r in range(n_rows):
+        k = comp[find(parent, r)]
+        local[r] = row_fill[k] - row_start[k]
+        comp_rows[row_fill[k]] = r
+        row_fill[k] += 1
+    for j in range(n2):
+        if has_col[j]:
+            k = comp[find(parent, n_rows + j)]
+            local[n_rows + j] = col_fill[k] - col_start[k]
+            comp_cols[col_fill[k]] = j
+            col_fill[k] += 1
+    matched = 0
+    for k in range(n_comp):
+        nr = row_start[k + 1] - row_start[k]
+        nc = col_start[k + 1] - col_start[k]
+        ne = 0
+        if nr <= nc:
+            # machine pixels as rows: their lists, columns renumbered inside the component
+            lstart[0] = 0
+            for q in range(nr):
+                r = comp_rows[row_start[k] + q]
+                for p in range(beg[r], end[r]):
+                    ladj[ne] = local[n_rows + adj[p]]
+                    lcost[ne] = cost[p]
+                    ne += 1
+                lstart[q + 1] = ne
+            assign_rows(lstart[: nr + 1], ladj, lcost, nc, big, ones, work, hkeys, hcols)
+            for q in range(nr):
+                if work[q] >= 0:
+                    acc[rows_at[comp_rows[row_start[k] + q]]] = True
+                    matched += 1
+        else:
+            # GT pixels as rows: each lists its machine pixels in increasing machine index (as transpose_adjacency)
+            for q in range(nc + 1):
+                lstart[q] = 0
+            for q in range(nr):
+                r = comp_rows[row_start[k] + q]
+                for p in range(beg[r], end[r]):
+                    lstart[local[n_rows + adj[p]] + 1] += 1
+            for q in range(nc):
+                lstart[q + 1] += lstart[q]
+            for q in range(nr):
+                r = comp_rows[row_start[k] + q]
+                for p in range(beg[r], end[r]):
+                    lc = local[n_rows + adj[p]]
+                    e = lstart[lc]
+                    ladj[e] = q
+                    lcost[e] = cost[p]
+                    lstart[lc] = e + 1
+            for q in range(nc, 0, -1):
+                lstart[q] = lstart[q - 1]
+            lstart[0] = 0
+            assign_rows(lstart[: nc + 1], ladj, lcost, nr, big, ones, work, hkeys, hcols)
+            row4col = work[nc : nc + nr]
+            for q in range(nr):
+                if row4col[q] >= 0:
+                    acc[rows_at[comp_rows[row_start[k] + q]]] = True
+                    matched += 1
+    return matched
+
+
+@numba.njit(cache=True, nogil=True)
+def level_counts(img, n2s, n_gt, na, near, sub, cand_adj, cand_cost, lut1, lut2, do_thin, big, out, b, k):
     # pragma: no cover - compiled
     # Counts of one machine map (padded uint8 `img`) against the n_gt annotators of image b: writes
     # out[0, b, k] = cntR (matched GT pixels summed over annotators), out[1, b, k] = cntP (machine pixels matched
-    # in at least one annotator), out[2, b, k] = sumP (machine pixels after thinning).
+    # in at least one annotator), out[2, b, k] = sumP (machine pixels after thinning). Each annotator's candidate
+    # graph takes its lists from the image's candidate arrays (gt_candidates; na = their annotator stride) and is
+    # matched per connected component (_match_annotator), in workspaces shared by its components.
     if do_thin:
         ys, xs = thin_padded(img, lut1, lut2)
     else:
@@ -156,14 +387,28 @@ def level_counts(img, grids, n2s, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off
     n1 = ys.shape[0]
     my = ys - 1
     mx = xs - 1
+    w = img.shape[1] - 2
     acc = np.zeros(n1, np.bool_)
     cnt_r = 0
     for a in range(n_gt):
-        match1, _ = correspond(my, mx, grids[a], n2s[a], off_dy, off_dx, off_cost, n_off, pad, big)
-        for i in range(n1):
-            if match1[i] >= 0:
-                acc[i] = True
-                cnt_r += 1
+        rows, beg, end = _annotator_rows(my, mx, w, a, na, near, sub)
+        n_rows = rows.shape[0]
+        if n_rows == 0:
+            continue
+        n_edges = 0
+        for r in range(n_rows):
+            n_edges += end[r] - beg[r]
+        nodes = n_rows + n2s[a]
+        work = np.empty(9 * nodes, np.int64)
+        hkeys = np.empty(n_edges + nodes + 1, np.int64)
+        hcols = np.empty(n_edges + nodes + 1, np.int64)
+        lstart = np.empty(nodes + 1, np.int64)
+        ladj = np.empty(n_edges, np.int32)
+        lcost = np.empty(n_edges, np.int64)
+        ones = np.ones(nodes, np.bool_)
+        cnt_r += _match_annotator(
+            n_rows, rows, beg, end, cand_adj, cand_cost, n2s[a], big, acc, work, hkeys, hcols, lstart, ladj, lcost, ones
+        )
     cnt_p = 0
     for i in range(n1):
         if acc[i]:
@@ -183,6 +428,7 @@ def soft_map_counts(pb, thresholds, tasks, dims, gts, n_gt, lut1, lut2, do_thin,
     nb = pb.shape[0]
     nk = thresholds.shape[0]
     grids, n2s = gt_index_grids(gts, n_gt, dims, pad)
+    near, sub, cand_adj, cand_cost = gt_candidates(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad)
     out = np.zeros((3, nb, nk), np.int64)
     for task in numba.prange(tasks.shape[0]):
         b = tasks[task, 0]
@@ -196,8 +442,8 @@ def soft_map_counts(pb, thresholds, tasks, dims, gts, n_gt, lut1, lut2, do_thin,
                 if pb[b, y, x] >= t:
                     img[y + 1, x + 1] = 1
         level_counts(
-            img, grids[b], n2s[b], n_gt[b], lut1, lut2, do_thin,
-            off_dy[b], off_dx[b], off_cost[b], n_off[b], pad, big, out, b, k,
+            img, n2s[b], n_gt[b], grids.shape[1], near[b], sub[b], cand_adj[b], cand_cost[b], lut1, lut2, do_thin, big,
+            out, b, k,
         )
     return out
 
@@ -209,6 +455,7 @@ def stack_counts(maps, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off
     nb = maps.shape[0]
     nk = maps.shape[1]
     grids, n2s = gt_index_grids(gts, n_gt, dims, pad)
+    near, sub, cand_adj, cand_cost = gt_candidates(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad)
     out = np.zeros((3, nb, nk), np.int64)
     for task in numba.prange(nb * nk):
         b = task // nk
@@ -217,7 +464,7 @@ def stack_counts(maps, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off
         w = dims[b, 1]
         img = padded_binary(maps[b, k], h, w)
         level_counts(
-            img, grids[b], n2s[b], n_gt[b], lut1, lut2, do_thin,
-            off_dy[b], off_dx[b], off_cost[b], n_off[b], pad, big, out, b, k,
+            img, n2s[b], n_gt[b], grids.shape[1], near[b], sub[b], cand_adj[b], cand_cost[b], lut1, lut2, do_thin, big,
+            out, b, k,
         )
     return out
