@@ -49,11 +49,11 @@ def _heap_pop(keys, cols, size):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True)
 def _packed_push(keys, size, key):  # pragma: no cover - compiled
-    # Binary min-heap of packed int64 entries ((key << shift) | column: one comparison orders by key, then column);
+    # 4-ary min-heap of packed int64 entries ((key << shift) | column: one comparison orders by key, then column);
     # returns the new size.
     i = size
     while i > 0:
-        parent = (i - 1) >> 1
+        parent = (i - 1) >> 2
         if keys[parent] < key:
             break
         keys[i] = keys[parent]
@@ -69,18 +69,22 @@ def _packed_pop(keys, size):  # pragma: no cover - compiled
     last = keys[size]
     i = 0
     while True:
-        left = 2 * i + 1
-        if left >= size:
+        first = 4 * i + 1
+        if first >= size:
             break
-        m = left
-        if left + 1 < size and keys[left + 1] < keys[left]:
-            m = left + 1
-        if last < keys[m]:
+        m = first
+        low = keys[first]
+        for q in range(first + 1, min(first + 4, size)):
+            if keys[q] < low:
+                low = keys[q]
+                m = q
+        if last < low:
             break
-        keys[i] = keys[m]
+        keys[i] = low
         i = m
     keys[i] = last
     return size
+
 
 @numba.njit(cache=True, nogil=True)
 def assign_rows(start, adj, cost, n_cols, big, use_row, work, hkeys, hcols):  # pragma: no cover - compiled

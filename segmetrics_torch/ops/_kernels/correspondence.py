@@ -278,49 +278,53 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, work, h
     # tie-breaking) is kept. Marks acc[machine index] of matched machine pixels; returns the number of matches.
     n_nodes = n_rows + n2
     parent = np.arange(n_nodes)
-    for r in range(n_rows):
-        for p in range(beg[r], end[r]):
-            a = find(parent, r)
-            b = find(parent, n_rows + adj[p])
-            if a != b:
-                parent[max(a, b)] = min(a, b)
-    # components numbered by their first row; rows and columns grouped per component, in increasing index
-    comp = np.full(n_nodes, -1, np.int64)
-    n_comp = 0
+    has_col = np.zeros(n2, np.bool_)
     for r in range(n_rows):
         root = find(parent, r)
-        if comp[root] < 0:
-            comp[root] = n_comp
+        for p in range(beg[r], end[r]):
+            has_col[adj[p]] = True
+            b = find(parent, n_rows + adj[p])
+            if root != b:
+                low = min(root, b)
+                parent[max(root, b)] = low
+                root = low
+    # components numbered by their first row; rows and columns grouped per component, in increasing index
+    local = np.empty(n_nodes, np.int64)  # the root of every row / used column, then its position in its component
+    for r in range(n_rows):
+        local[r] = find(parent, r)
+    for j in range(n2):
+        if has_col[j]:
+            local[n_rows + j] = find(parent, n_rows + j)
+    comp = np.full(n_nodes, -1, np.int64)  # component number of a root
+    n_comp = 0
+    for r in range(n_rows):
+        if comp[local[r]] < 0:
+            comp[local[r]] = n_comp
             n_comp += 1
     row_start = np.zeros(n_comp + 1, np.int64)
     col_start = np.zeros(n_comp + 1, np.int64)
-    has_col = np.zeros(n2, np.bool_)
     for r in range(n_rows):
-        row_start[comp[find(parent, r)] + 1] += 1
-        for p in range(beg[r], end[r]):
-            has_col[adj[p]] = True
+        parent[r] = comp[local[r]]  # from here on parent[] holds component numbers
+        row_start[parent[r] + 1] += 1
     for j in range(n2):
         if has_col[j]:
-            col_start[comp[find(parent, n_rows + j)] + 1] += 1
+            parent[n_rows + j] = comp[local[n_rows + j]]
+            col_start[parent[n_rows + j] + 1] += 1
     for k in range(n_comp):
         row_start[k + 1] += row_start[k]
         col_start[k + 1] += col_start[k]
     row_fill = row_start[:n_comp].copy()
     col_fill = col_start[:n_comp].copy()
     comp_rows = np.empty(n_rows, np.int64)
-    local = np.empty(n_nodes, np.int64)  # position of a row / column inside its component
-    n_cols_on = col_start[n_comp]
-    comp_cols = np.empty(n_cols_on, np.int64)
     for r in range(n_rows):
-        k = comp[find(parent, r)]
+        k = parent[r]
         local[r] = row_fill[k] - row_start[k]
         comp_rows[row_fill[k]] = r
         row_fill[k] += 1
     for j in range(n2):
         if has_col[j]:
-            k = comp[find(parent, n_rows + j)]
+            k = parent[n_rows + j]
             local[n_rows + j] = col_fill[k] - col_start[k]
-            comp_cols[col_fill[k]] = j
             col_fill[k] += 1
     matched = 0
     for k in range(n_comp):
