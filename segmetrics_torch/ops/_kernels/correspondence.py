@@ -4,7 +4,9 @@ Behind :func:`segmetrics_torch.ops.matching.correspondence_counts` and
 :func:`segmetrics_torch.ops.matching.correspond_pixels`, which document the rule. Every machine map is (optionally)
 thinned, its pixels are matched one-to-one with each annotator's within the tolerance by the exact assignment of
 :mod:`.assignment`, and the matches are counted. Images are handled through padded uint8 buffers (see
-:mod:`.thinning`).
+:mod:`.thinning`). The batched kernels build the candidate lists of every pixel once per image (``gt_candidates``)
+and match each annotator's graph one connected component at a time (``_match_annotator``); ``correspond`` (one pair
+of maps) solves the whole graph at once, with the same result.
 """
 
 import numba
@@ -143,33 +145,15 @@ def gt_index_grids(gts, n_gt, dims, pad):  # pragma: no cover - compiled
     return grids, counts
 
 
-@numba.njit(cache=True, nogil=True)
-def _pixel_hits(present, y, x, off_dy, off_dx, n_off, hit_o, hit_m):  # pragma: no cover - compiled
-    # The offsets o (table order) at which some annotator has a pixel, seen from padded position (y, x), with the
-    # bitmask of those annotators (`present`: union grid of the first 64 annotators, bit a = annotator a). Returns
-    # the number of hits written to hit_o / hit_m.
-    n = 0
-    for o in range(n_off):
-        m = present[y + off_dy[o], x + off_dx[o]]
-        if m != 0:
-            hit_o[n] = o
-            hit_m[n] = m
-            n += 1
-    return n
-
-
 @numba.njit(cache=True, nogil=True, parallel=True)
 def gt_candidates(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad):  # pragma: no cover - compiled
     # The candidate lists of every pixel of every image, built once per image and shared by all its levels: for
     # pixel p = y * W + x (W the image's true width) and annotator a, the annotator's pixels within the tolerance,
     # as GT indices (raster order, see gt_index_grids) with the pair's cost, in offset-table order (squared distance,
     # row, column) as build_adjacency lists them:
-    #     k = near[b, p] >= 0 (-1: no annotator pixel within reach), e in sub[b, k * A + a] .. sub[b, k * A + a + 1],
-    #     cand_adj[b, e], cand_cost[b, e];  A = grids.shape[1] (the batch's most annotators).
-    # Pixels out of reach of every annotator are skipped first with per-row prefix counts of the annotators' union
-    # (the tolerance disc is, row by row, a run of offsets |dx| <= half[dy]); up to 64 annotators, each pixel's
-    # offsets are read once, with the bitmask of the annotators there (more annotators: one read per annotator).
-    # Every entry is a (GT pixel, offset) pair, so there are at most (GT pixels) * (offsets) of them.
+    #     e in sub[b, p * A + a] .. sub[b, p * A + a + 1]: cand_adj[b, e], cand_cost[b, e];
+    # A = grids.shape[1] (the batch's most annotators). Built from the annotators' side, offset by offset (the outer
+    # loop, hence the order of every list): GT pixel j at q lists itself for the machine position q - offset.
     nb, na, hh, ww = grids.shape
     n_pix = (hh - 2 * pad) * (ww - 2 * pad)
     cap = 1
@@ -178,91 +162,69 @@ def gt_candidates(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad):
         for a in range(n_gt[b]):
             total += n2s[b, a]
         cap = max(cap, total * n_off[b])
-    near = np.empty((nb, n_pix), np.int64)
-    sub = np.empty((nb, n_pix * na + 1), np.int64)
+    sub = np.zeros((nb, n_pix * na + 1), np.int64)
     cand_adj = np.empty((nb, cap), np.int32)
     cand_cost = np.empty((nb, cap), np.int64)
     for b in numba.prange(nb):
         h = dims[b, 0]
         w = dims[b, 1]
-        half = np.full(2 * pad + 1, -1, np.int64)
+        max_n2 = 0
+        for a in range(n_gt[b]):
+            max_n2 = max(max_n2, n2s[b, a])
+        gy = np.empty((n_gt[b], max_n2), np.int64)
+        gx = np.empty((n_gt[b], max_n2), np.int64)
+        for a in range(n_gt[b]):
+            j = 0
+            for y in range(h):
+                for x in range(w):
+                    if grids[b, a, y + pad, x + pad] >= 0:
+                        gy[a, j] = y
+                        gx[a, j] = x
+                        j += 1
+        # counts per (pixel, annotator), then the list bounds, then the entries
+        for a in range(n_gt[b]):
+            for o in range(n_off[b]):
+                for j in range(n2s[b, a]):
+                    y = gy[a, j] - off_dy[b, o]
+                    x = gx[a, j] - off_dx[b, o]
+                    if 0 <= y < h and 0 <= x < w:
+                        sub[b, (y * w + x) * na + a + 1] += 1
+        for q in range(n_pix * na):
+            sub[b, q + 1] += sub[b, q]
+        fill = sub[b, : n_pix * na].copy()
         for o in range(n_off[b]):
-            half[off_dy[b, o] + pad] = max(half[off_dy[b, o] + pad], off_dx[b, o])
-        # prefix[y, x + 1] = pixels of any annotator in padded row y at columns <= x; present: bitmask grid
-        prefix = np.zeros((hh, ww + 1), np.int64)
-        present = np.zeros((hh, ww), np.uint64)
-        for y in range(hh):
-            for x in range(ww):
-                on = 0
-                for a in range(n_gt[b]):
-                    if grids[b, a, y, x] >= 0:
-                        on = 1
-                        if a < 64:
-                            present[y, x] |= np.uint64(1) << np.uint64(a)
-                prefix[y, x + 1] = prefix[y, x] + on
-        hit_o = np.empty(n_off[b], np.int64)
-        hit_m = np.empty(n_off[b], np.uint64)
-        k = 0
-        e = 0
-        for y in range(h):
-            for x in range(w):
-                hit = False
-                for d in range(2 * pad + 1):
-                    r = half[d]
-                    if r >= 0 and prefix[y + d, x + pad + r + 1] > prefix[y + d, x + pad - r]:
-                        hit = True
-                        break
-                if not hit:
-                    near[b, y * w + x] = -1
-                    continue
-                near[b, y * w + x] = k
-                nh = 0
-                if n_gt[b] <= 64:
-                    nh = _pixel_hits(present, y + pad, x + pad, off_dy[b], off_dx[b], n_off[b], hit_o, hit_m)
-                for a in range(na):
-                    sub[b, k * na + a] = e
-                    if a >= n_gt[b]:
-                        continue
-                    if n_gt[b] <= 64:
-                        bit = np.uint64(1) << np.uint64(a)
-                        for q in range(nh):
-                            if hit_m[q] & bit:
-                                o = hit_o[q]
-                                cand_adj[b, e] = grids[b, a, y + pad + off_dy[b, o], x + pad + off_dx[b, o]]
-                                cand_cost[b, e] = off_cost[b, o]
-                                e += 1
-                    else:
-                        for o in range(n_off[b]):
-                            j = grids[b, a, y + pad + off_dy[b, o], x + pad + off_dx[b, o]]
-                            if j >= 0:
-                                cand_adj[b, e] = j
-                                cand_cost[b, e] = off_cost[b, o]
-                                e += 1
-                k += 1
-        sub[b, k * na] = e
-    return near, sub, cand_adj, cand_cost
+            for a in range(n_gt[b]):
+                for j in range(n2s[b, a]):
+                    y = gy[a, j] - off_dy[b, o]
+                    x = gx[a, j] - off_dx[b, o]
+                    if 0 <= y < h and 0 <= x < w:
+                        q = (y * w + x) * na + a
+                        cand_adj[b, fill[q]] = j
+                        cand_cost[b, fill[q]] = off_cost[b, o]
+                        fill[q] += 1
+    return sub, cand_adj, cand_cost
 
 
 @numba.njit(cache=True, nogil=True)
-def _annotator_rows(my, mx, w, a, na, near, sub):  # pragma: no cover - compiled
+def _annotator_rows(my, mx, w, a, na, sub):  # pragma: no cover - compiled
     # The rows of annotator a's candidate graph at one level: the machine pixels (my, mx) (raster order) with at
     # least one candidate, as machine indices, with the bounds of their lists in the per-image candidate arrays.
     n1 = my.shape[0]
     n = 0
     for i in range(n1):
-        k = near[my[i] * w + mx[i]]
-        if k >= 0 and sub[k * na + a + 1] > sub[k * na + a]:
+        q = (my[i] * w + mx[i]) * na + a
+        if sub[q + 1] > sub[q]:
             n += 1
     rows = np.empty(n, np.int64)
     beg = np.empty(n, np.int64)
     end = np.empty(n, np.int64)
     n = 0
     for i in range(n1):
-        k = near[my[i] * w + mx[i]]
-        if k >= 0 and sub[k * na + a + 1] > sub[k * na + a]:
+        q = (my[i] * w + mx[i]) * na + a
+        if sub[q + 1] > sub[q]:
             rows[n] = i
-            beg[n] = sub[k * na + a]
-            end[n] = sub[k * na + a + 1]
+            beg[n] = sub[q]
+            end[n] = sub[q + 1]
             n += 1
     return rows, beg, end
 
@@ -377,13 +339,37 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, work, h
 
 
 @numba.njit(cache=True, nogil=True)
-def level_counts(img, n2s, n_gt, na, near, sub, cand_adj, cand_cost, lut1, lut2, do_thin, big, out, b, k):
+def _annotator_count(rows, beg, end, adj, cost, n2, big, acc):  # pragma: no cover - compiled
+    # Matched pixels of one annotator's graph (rows: machine indices with candidates, lists adj / cost[beg:end]),
+    # with workspaces shared by its components; marks acc[machine index] of the matched machine pixels.
+    n_rows = rows.shape[0]
+    if n_rows == 0:
+        return 0
+    n_edges = 0
+    for r in range(n_rows):
+        n_edges += end[r] - beg[r]
+    nodes = n_rows + n2
+    work = np.empty(9 * nodes, np.int64)
+    hkeys = np.empty(n_edges + nodes + 1, np.int64)
+    hcols = np.empty(n_edges + nodes + 1, np.int64)
+    lstart = np.empty(nodes + 1, np.int64)
+    ladj = np.empty(n_edges, np.int32)
+    lcost = np.empty(n_edges, np.int64)
+    ones = np.ones(nodes, np.bool_)
+    return _match_annotator(n_rows, rows, beg, end, adj, cost, n2, big, acc, work, hkeys, hcols, lstart, ladj, lcost,
+                            ones)
+
+
+@numba.njit(cache=True, nogil=True)
+def level_counts(img, grids, n2s, n_gt, sub, cand_adj, cand_cost, precomputed, lut1, lut2, do_thin, off_dy, off_dx,
+                 off_cost, n_off, pad, big, out, b, k):
     # pragma: no cover - compiled
     # Counts of one machine map (padded uint8 `img`) against the n_gt annotators of image b: writes
     # out[0, b, k] = cntR (matched GT pixels summed over annotators), out[1, b, k] = cntP (machine pixels matched
     # in at least one annotator), out[2, b, k] = sumP (machine pixels after thinning). Each annotator's candidate
-    # graph takes its lists from the image's candidate arrays (gt_candidates; na = their annotator stride) and is
-    # matched per connected component (_match_annotator), in workspaces shared by its components.
+    # graph takes its lists from the image's candidate arrays (gt_candidates) when `precomputed`, else lists them
+    # for this map (build_adjacency: images whose candidate arrays would be too large), and is matched per connected
+    # component (_match_annotator).
     if do_thin:
         ys, xs = thin_padded(img, lut1, lut2)
     else:
@@ -395,24 +381,22 @@ def level_counts(img, n2s, n_gt, na, near, sub, cand_adj, cand_cost, lut1, lut2,
     acc = np.zeros(n1, np.bool_)
     cnt_r = 0
     for a in range(n_gt):
-        rows, beg, end = _annotator_rows(my, mx, w, a, na, near, sub)
-        n_rows = rows.shape[0]
-        if n_rows == 0:
-            continue
-        n_edges = 0
-        for r in range(n_rows):
-            n_edges += end[r] - beg[r]
-        nodes = n_rows + n2s[a]
-        work = np.empty(9 * nodes, np.int64)
-        hkeys = np.empty(n_edges + nodes + 1, np.int64)
-        hcols = np.empty(n_edges + nodes + 1, np.int64)
-        lstart = np.empty(nodes + 1, np.int64)
-        ladj = np.empty(n_edges, np.int32)
-        lcost = np.empty(n_edges, np.int64)
-        ones = np.ones(nodes, np.bool_)
-        cnt_r += _match_annotator(
-            n_rows, rows, beg, end, cand_adj, cand_cost, n2s[a], big, acc, work, hkeys, hcols, lstart, ladj, lcost, ones
-        )
+        if precomputed:
+            rows, beg, end = _annotator_rows(my, mx, w, a, grids.shape[0], sub)
+            cnt_r += _annotator_count(rows, beg, end, cand_adj, cand_cost, n2s[a], big, acc)
+        else:
+            start, adj, cost = build_adjacency(my, mx, grids[a], off_dy, off_dx, off_cost, n_off, pad)
+            n = 0
+            for i in range(n1):
+                if start[i + 1] > start[i]:
+                    n += 1
+            rows = np.empty(n, np.int64)
+            n = 0
+            for i in range(n1):
+                if start[i + 1] > start[i]:
+                    rows[n] = i
+                    n += 1
+            cnt_r += _annotator_count(rows, start[rows], start[rows + 1], adj, cost, n2s[a], big, acc)
     cnt_p = 0
     for i in range(n1):
         if acc[i]:
@@ -422,17 +406,27 @@ def level_counts(img, n2s, n_gt, na, near, sub, cand_adj, cand_cost, lut1, lut2,
     out[2, b, k] = n1
 
 
+@numba.njit(cache=True, nogil=True)
+def _candidates_or_none(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad, precompute):
+    # pragma: no cover - compiled
+    if precompute:
+        return gt_candidates(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad)
+    nb = grids.shape[0]
+    return np.zeros((nb, 1), np.int64), np.zeros((nb, 1), np.int32), np.zeros((nb, 1), np.int64)
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
 def soft_map_counts(pb, thresholds, tasks, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad,
-                    big):
+                    big, precompute):
     # pragma: no cover - compiled
     # Soft maps (B, H, W) float64 (padded to a common size; dims[b] = true (H, W)) at thresholds (K,): machine map
     # `pb >= t`. Returns (3, B, K) int64 [cntR, cntP, sumP], filled for the (image, threshold) pairs of `tasks`
-    # (T, 2), one parallel task each.
+    # (T, 2), one parallel task each. `precompute`: build the per-image candidate arrays (gt_candidates) once.
     nb = pb.shape[0]
     nk = thresholds.shape[0]
     grids, n2s = gt_index_grids(gts, n_gt, dims, pad)
-    near, sub, cand_adj, cand_cost = gt_candidates(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad)
+    sub, cand_adj, cand_cost = _candidates_or_none(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad,
+                                                   precompute)
     out = np.zeros((3, nb, nk), np.int64)
     for task in numba.prange(tasks.shape[0]):
         b = tasks[task, 0]
@@ -446,20 +440,21 @@ def soft_map_counts(pb, thresholds, tasks, dims, gts, n_gt, lut1, lut2, do_thin,
                 if pb[b, y, x] >= t:
                     img[y + 1, x + 1] = 1
         level_counts(
-            img, n2s[b], n_gt[b], grids.shape[1], near[b], sub[b], cand_adj[b], cand_cost[b], lut1, lut2, do_thin, big,
-            out, b, k,
+            img, grids[b], n2s[b], n_gt[b], sub[b], cand_adj[b], cand_cost[b], precompute, lut1, lut2, do_thin,
+            off_dy[b], off_dx[b], off_cost[b], n_off[b], pad, big, out, b, k,
         )
     return out
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def stack_counts(maps, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad, big):
+def stack_counts(maps, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad, big, precompute):
     # pragma: no cover - compiled
     # Binary machine maps (B, K, H, W) uint8, one per level (e.g. the boundaries of K segmentations).
     nb = maps.shape[0]
     nk = maps.shape[1]
     grids, n2s = gt_index_grids(gts, n_gt, dims, pad)
-    near, sub, cand_adj, cand_cost = gt_candidates(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad)
+    sub, cand_adj, cand_cost = _candidates_or_none(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad,
+                                                   precompute)
     out = np.zeros((3, nb, nk), np.int64)
     for task in numba.prange(nb * nk):
         b = task // nk
@@ -468,7 +463,7 @@ def stack_counts(maps, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off
         w = dims[b, 1]
         img = padded_binary(maps[b, k], h, w)
         level_counts(
-            img, n2s[b], n_gt[b], grids.shape[1], near[b], sub[b], cand_adj[b], cand_cost[b], lut1, lut2, do_thin, big,
-            out, b, k,
+            img, grids[b], n2s[b], n_gt[b], sub[b], cand_adj[b], cand_cost[b], precompute, lut1, lut2, do_thin,
+            off_dy[b], off_dx[b], off_cost[b], n_off[b], pad, big, out, b, k,
         )
     return out
