@@ -14,11 +14,22 @@ Case 1 (the headline) times one image; case 2 times the whole sample (ours in ba
 ``sumP`` are identical between the libraries (they do not depend on the matching) and the largest difference of the
 per-threshold F (``cntR``/``cntP`` may differ: ours is the maximum matching, pyEdgeEval's CSA approximates it).
 Data: ``../shared/bsds_sample/BSDS500/{ucm2/test, data/groundTruth/test}/*.mat`` (``--data``); without it a
-synthetic stand-in is used (clearly labelled). Run::
+synthetic stand-in is used (clearly labelled).
+
+``--levels distinct`` (issue 16) times the hard case instead: soft maps whose 99 thresholded maps all differ, like the
+PNG outputs of edge detectors (HED, RCF, PiDiNet), where no level can be copied from another. Each sample image's
+``ucm2[2::2, 2::2]`` is Gaussian-blurred (sigma 1.5), divided by its 99th percentile, clipped to [0, 1] and rounded to
+1/255 (a uint8 map, read as ``value / 255`` by both libraries); the script checks and prints that all 99 thresholded
+maps of every image differ. It reports CPU seconds per image (``time.process_time``, all threads of the process) and
+wall seconds for ours (all images, lists of ``--batch``) and for pyEdgeEval, at 99 and at 9 thresholds, and the
+ratios. pyEdgeEval at 9 thresholds is measured on all 9; at 99 thresholds it is measured on 9 of them spread over the
+range (every 11th: 0.06, 0.17, ..., 0.94, one per block of 11) and extrapolated (x 11), which the output says.
+``--threads 1`` gives per-core figures (pyEdgeEval is single-threaded anyway). Run::
 
     python benchmarks/bench_boundary.py                   # CPU, default torch/numba threads (~3-5 minutes)
     python benchmarks/bench_boundary.py --skip-peer       # ours only
     python benchmarks/bench_boundary.py --device cuda     # threshold + thin on the GPU (matching stays on the CPU)
+    python benchmarks/bench_boundary.py --levels distinct [--threads 1] [--peer-images 20]   # all levels differ
 """
 
 from __future__ import annotations
@@ -164,6 +175,111 @@ def fmt_cmp(c: dict, thr: np.ndarray, indent: str) -> str:
     )
 
 
+# ------------------------------------------------------------------------------------------ issue 16: distinct
+def distinct_map(ucm2: np.ndarray) -> np.ndarray:
+    """uint8 soft map whose 99 thresholded maps all differ: the ucm2 soft map blurred, stretched, rounded to 1/255."""
+    from scipy import ndimage
+
+    b = ndimage.gaussian_filter(ucm2[2::2, 2::2], 1.5)
+    return np.round(np.clip(b / np.quantile(b, 0.99), 0, 1) * 255).astype(np.uint8)
+
+
+def distinct_levels(pb: np.ndarray, thr: np.ndarray) -> int:
+    """Number of distinct maps ``pb >= t`` over the thresholds."""
+    return len({np.packbits(pb >= t).tobytes() for t in thr})
+
+
+def time_ours(preds: list[np.ndarray], gts: list[np.ndarray], n_thr: int, device: str, batch: int):
+    """(CPU s, wall s) for all images, lists of ``batch`` images per call, and the (4, B, K) counts."""
+    p = [torch.from_numpy(x).to(device) for x in preds]
+    g = [torch.from_numpy(x).to(device) for x in gts]
+    sync(device)
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    outs = [
+        boundary_pr_counts(p[i : i + batch], g[i : i + batch], thresholds=n_thr, max_dist=MAX_DIST)
+        for i in range(0, len(p), batch)
+    ]
+    sync(device)
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    counts = np.stack(
+        [torch.cat([getattr(o, k) for o in outs]).cpu().numpy() for k in ("cnt_r", "sum_r", "cnt_p", "sum_p")]
+    )
+    return cpu, wall, counts
+
+
+def peer_on(pred: np.ndarray, gt: np.ndarray, thr: np.ndarray) -> tuple[float, float, np.ndarray]:
+    """pyEdgeEval on one uint8 map (as value / 255) at the given thresholds: (wall s, CPU s, (4, K) counts)."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        from pyEdgeEval.common.binary_label.evaluate_boundaries import evaluate_boundaries_threshold_multiple_gts
+
+    pb = pred.astype(np.float64) / 255
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    out = evaluate_boundaries_threshold_multiple_gts(
+        thresholds=thr, pred=pb, gts=[np.asarray(x, bool) for x in gt], max_dist=MAX_DIST, apply_thinning=True,
+        apply_nms=False,
+    )
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    return wall, cpu, np.stack([np.asarray(a) for a in out]).astype(np.int64)
+
+
+def distinct_levels_case(args: argparse.Namespace, ids: list[str], load) -> None:
+    data = [load(i) for i in ids]
+    preds, gts = [distinct_map(d[0]) for d in data], [d[1] for d in data]
+    thr99 = np.linspace(1 / 100, 99 / 100, 99)
+    n_distinct = [distinct_levels(p / 255, thr99) for p in preds]
+    load_avg = os.getloadavg()
+    print(
+        f"\nDistinct-level soft maps (issue 16): {len(ids)} images, ucm2[2::2, 2::2] blurred (sigma 1.5), / 99th "
+        f"percentile, rounded to 1/255 (uint8)\n  distinct thresholded maps per image at 99 thresholds: min "
+        f"{min(n_distinct)}, max {max(n_distinct)} ({'ALL 99 DIFFER' if min(n_distinct) == 99 else 'NOT all differ'})"
+        f"\n  load average before the run: {load_avg[0]:.2f} {load_avg[1]:.2f} {load_avg[2]:.2f} "
+        f"({os.cpu_count()} CPUs)"
+    )
+    n_peer = 0 if args.skip_peer else max(1, min(args.peer_images, len(ids)))
+    for n_thr in (99, 9):
+        ours_thr = default_thresholds(n_thr).numpy()
+        peer_thr = np.linspace(1 / (n_thr + 1), 1 - 1 / (n_thr + 1), n_thr)
+        same = all(
+            ((p / 255 >= a) == (p / 255 >= b)).all() for p in preds for a, b in zip(ours_thr, peer_thr, strict=True)
+        )
+        runs = [time_ours(preds, gts, n_thr, args.device, args.batch) for _ in range(args.repeats)]
+        cpu = statistics.median(r[0] for r in runs) / len(ids)
+        wall = statistics.median(r[1] for r in runs) / len(ids)
+        print(
+            f"\n  {n_thr} thresholds (ours MATLAB linspace, peer np.linspace: binarised maps identical: "
+            f"{'yes' if same else 'NO'})\n    ours: {cpu:.3f} CPU s/img, {wall:.3f} wall s/img (median of "
+            f"{args.repeats} runs over {len(ids)} images: CPU {', '.join(f'{r[0]:.2f}' for r in runs)} s)"
+        )
+        if not n_peer:
+            continue
+        sub = np.arange(5, 99, 11) if n_thr == 99 else np.arange(n_thr)  # 9 thresholds spread over the range
+        scale = n_thr / len(sub)
+        p_cpu, p_wall, cmps = [], [], []
+        for j in range(n_peer):
+            w, c, counts = peer_on(preds[j], gts[j], peer_thr[sub])
+            p_cpu.append(c * scale)
+            p_wall.append(w * scale)
+            cmps.append(compare(runs[0][2][:, j, sub], counts))
+        how = (
+            f"measured on {len(sub)} of the 99 thresholds ({', '.join(f'{t:.2f}' for t in peer_thr[sub])}), "
+            f"EXTRAPOLATED x {scale:.0f}"
+            if n_thr == 99
+            else f"measured on all {n_thr} thresholds"
+        )
+        pc, pw = float(np.mean(p_cpu)), float(np.mean(p_wall))
+        print(
+            f"    peer: {pc:.1f} CPU s/img, {pw:.1f} wall s/img ({how}; {n_peer} image(s): "
+            f"{', '.join(f'{c:.1f}' for c in p_cpu)})\n"
+            f"    ratio peer/ours: CPU {pc / cpu:.0f}x, wall {pw / wall:.0f}x\n"
+            f"    agreement on the measured thresholds: sumR identical {all(c['sum_r'] for c in cmps)}, sumP "
+            f"identical {all(c['sum_p'] for c in cmps)}, ours - peer cntR in [{min(c['d_cnt_r'][0] for c in cmps)}, "
+            f"{max(c['d_cnt_r'][1] for c in cmps)}], cntP in [{min(c['d_cnt_p'][0] for c in cmps)}, "
+            f"{max(c['d_cnt_p'][1] for c in cmps)}], max |dF| {max(c['max_df'] for c in cmps):.1e}"
+        )
+    load_avg = os.getloadavg()
+    print(f"\n  load average after the run: {load_avg[0]:.2f} {load_avg[1]:.2f} {load_avg[2]:.2f}")
+
+
 # ----------------------------------------------------------------------------------------------------------- main
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -175,6 +291,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="runs of ours per case (the median is reported)")
     parser.add_argument("--peer-images", type=int, default=1, help="images the peer runs on in case 2 (the first N)")
     parser.add_argument("--skip-peer", action="store_true", help="time ours only")
+    parser.add_argument(
+        "--levels", choices=("ucm2", "distinct"), default="ucm2",
+        help="ucm2: the gPb ucm2 maps (few distinct levels); distinct: blurred maps whose 99 levels all differ",
+    )
     args = parser.parse_args()
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         parser.error("--device cuda: no CUDA device is available")
@@ -204,6 +324,9 @@ def main() -> None:
     thr = np.linspace(1 / 100, 99 / 100, 99)  # the peer's thresholds
     ours_thr = default_thresholds(N_THRESHOLDS).numpy()  # MATLAB linspace
     print(f"ours: first (warm-up) call, numba compile or cache load: {warm_up(args.device):.1f} s, excluded")
+    if args.levels == "distinct":
+        distinct_levels_case(args, ids, load)
+        return
 
     # ---- case 1: one image
     ucm2, gt = load(args.image)

@@ -48,86 +48,180 @@ def _heap_pop(keys, cols, size):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def min_cost_maximum_matching(start, adj, cost, n_cols, big, use_row):  # pragma: no cover - compiled
+def _packed_push(keys, size, key):  # pragma: no cover - compiled
+    # 4-ary min-heap of packed int64 entries ((key << shift) | column: one comparison orders by key, then column);
+    # returns the new size.
+    i = size
+    while i > 0:
+        parent = (i - 1) >> 2
+        if keys[parent] < key:
+            break
+        keys[i] = keys[parent]
+        i = parent
+    keys[i] = key
+    return size + 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _packed_pop(keys, size):  # pragma: no cover - compiled
+    # Removes the top (read it before calling); returns the new size.
+    size -= 1
+    last = keys[size]
+    i = 0
+    while True:
+        first = 4 * i + 1
+        if first >= size:
+            break
+        m = first
+        low = keys[first]
+        for q in range(first + 1, min(first + 4, size)):
+            if keys[q] < low:
+                low = keys[q]
+                m = q
+        if last < low:
+            break
+        keys[i] = low
+        i = m
+    keys[i] = last
+    return size
+
+
+@numba.njit(cache=True, nogil=True)
+def assign_rows(start, adj, cost, n_cols, big, use_row, work, hkeys, hcols):  # pragma: no cover - compiled
     # Among the maximum-cardinality matchings of the bipartite graph (rows = CSR lists, columns 0..n_cols-1), one of
     # least total cost. Hungarian method with sparse Dijkstra (shortest augmenting path per row, Johnson potentials
     # u, v with reduced costs w - u - v >= 0, zero on matched edges), on the graph extended by one private "unmatched"
     # column per row of cost `big`: with `big` larger than any total cost, the optimum matches as many rows as
     # possible, then minimises the cost. Rows are added in index order; the heap orders by (reduced distance * 2 +
     # [column is matched], column), so ties prefer a free column, then the smaller index. Only rows with
-    # use_row[r] are added (whole connected components, so the others cannot interfere). Returns col4row (real
-    # columns only, -1 = unmatched) and row4col.
+    # use_row[r] are added (whole connected components, so the others cannot interfere).
+    #
+    # Pruning (exact): a search stops at the first free column it settles, and the heap always holds the best entry
+    # (key, column) of a free column seen so far, so an entry above that one is never popped. Such entries are not
+    # pushed (and their distance is not recorded: a later, better entry is still pushed, with the same predecessor
+    # as without pruning, and a never-settled column's distance plays no role). The matching, the potentials and
+    # the tie-breaking are those of the search without pruning. A row's private column is relaxed before its edges
+    # (only that row reaches it, so the order changes no predecessor, and the heap order does not depend on the
+    # order of pushes): the first one, of the new row s (u[s] = v = 0 there), bounds every key pushed in the search
+    # by 2 * big, which lets a heap entry be one packed int64.
+    #
+    # Workspace (caller-allocated, reused between calls; only the first entries are used): `work` int64
+    # (7 * (n_rows + n_cols) + 2 * n_rows) or larger; hkeys, hcols int64 of at least (edges + n_rows + 1).
+    # Writes col4row (real columns only, -1 = unmatched) into work[0:n_rows] and row4col into
+    # work[n_rows:n_rows + n_cols]; see min_cost_maximum_matching for the allocating form.
     n_rows = start.shape[0] - 1
     n_all = n_cols + n_rows
     inf = np.int64(1) << 62
-    u = np.zeros(n_rows, np.int64)
-    v = np.zeros(n_all, np.int64)
-    col4row = np.full(n_rows, -1, np.int64)
-    row4col = np.full(n_all, -1, np.int64)
-    dist = np.full(n_all, inf, np.int64)
-    pred = np.empty(n_all, np.int64)
-    settled = np.zeros(n_all, np.bool_)
-    touched = np.empty(n_all, np.int64)
-    scanned = np.empty(n_all, np.int64)
-    # every row is expanded at most once per search, so a search pushes at most (edges + private columns) entries
-    cap = start[n_rows] + n_rows + 1
-    hkeys = np.empty(cap, np.int64)
-    hcols = np.empty(cap, np.int64)
+    col4row = work[0:n_rows]
+    row4col = work[n_rows : n_rows + n_all]
+    u = work[n_rows + n_all : 2 * n_rows + n_all]
+    v = work[2 * n_rows + n_all : 2 * n_rows + 2 * n_all]
+    dist = work[2 * n_rows + 2 * n_all : 2 * n_rows + 3 * n_all]
+    pred = work[2 * n_rows + 3 * n_all : 2 * n_rows + 4 * n_all]
+    scanned_dist = work[2 * n_rows + 4 * n_all : 2 * n_rows + 5 * n_all]
+    touched = work[2 * n_rows + 5 * n_all : 2 * n_rows + 6 * n_all]
+    scanned = work[2 * n_rows + 6 * n_all : 2 * n_rows + 7 * n_all]
+    for r in range(n_rows):
+        col4row[r] = -1
+        u[r] = 0
+    for c in range(n_all):
+        row4col[c] = -1
+        v[c] = 0
+        dist[c] = inf
+    # heap entries packed into one int64 when (key << shift) | column cannot overflow: every pushed key is at most
+    # 2 * big + 1 (see the pruning note), so that holds unless big is near 2**(62 - shift)
+    shift = np.int64(1)
+    while (np.int64(1) << shift) <= n_all:
+        shift += 1
+    col_mask = (np.int64(1) << shift) - 1
+    packed = shift < 60 and 2 * big + 2 < (np.int64(1) << (61 - shift))
     for s in range(n_rows):
         if start[s + 1] == start[s] or not use_row[s]:
             continue  # no candidate (stays unmatched) or solved from the other side
+        # Shortcut (exact): the first column settled is the least (key, column) among the new row's candidates, all
+        # with u[s] = 0. When that one is free, the search ends there: match it directly, without the heap.
+        bkey = np.int64(2) * big  # the private column of s: distance big, free
+        bcol = n_cols + s
+        for p in range(start[s], start[s + 1]):
+            c = np.int64(adj[p])
+            key = (cost[p] - v[c]) * 2 + (1 if row4col[c] >= 0 else 0)
+            if key < bkey or (key == bkey and c < bcol):
+                bkey = key
+                bcol = c
+        if bkey & 1 == 0:
+            u[s] = bkey >> 1
+            row4col[bcol] = s
+            col4row[s] = bcol
+            continue
         n_touched = 0
         n_scanned = 0
         hsize = 0
         row = s
         base = np.int64(0)
         sink = -1
+        bkey = inf  # best (key, column) of a free column pushed in this search
+        bcol = n_all
         while True:
-            # relax the edges of `row`, reached at distance `base`, and its private column
-            for p in range(start[row], start[row + 1] + 1):
-                if p < start[row + 1]:
+            # relax the private column of `row`, reached at distance `base`, then its edges (a settled column has
+            # dist -1, below any distance, so it is never relaxed again)
+            reach = base - u[row]
+            for p in range(start[row] - 1, start[row + 1]):
+                if p >= start[row]:
                     c = np.int64(adj[p])
                     w = cost[p]
                 else:
                     c = n_cols + row
                     w = big
-                if settled[c]:
-                    continue
-                nd = base + w - u[row] - v[c]
+                nd = reach + w - v[c]
                 if nd < dist[c]:
+                    flag = 1 if row4col[c] >= 0 else 0
+                    key = nd * 2 + flag
+                    if key > bkey or (key == bkey and c > bcol):
+                        continue  # never popped before the sink: pruned
+                    if flag == 0:
+                        bkey = key
+                        bcol = c
                     if dist[c] == inf:
                         touched[n_touched] = c
                         n_touched += 1
                     dist[c] = nd
                     pred[c] = row
-                    flag = 1 if row4col[c] >= 0 else 0
-                    hsize = _heap_push(hkeys, hcols, hsize, nd * 2 + flag, c)
+                    if packed:
+                        hsize = _packed_push(hkeys, hsize, (key << shift) | c)
+                    else:
+                        hsize = _heap_push(hkeys, hcols, hsize, key, c)
             # next column: smallest tentative distance not yet settled
             c = -1
             while hsize > 0:
-                top = hcols[0]
-                key = hkeys[0]
-                hsize = _heap_pop(hkeys, hcols, hsize)
-                if not settled[top] and key >> 1 == dist[top]:
+                if packed:
+                    top = hkeys[0] & col_mask
+                    key = hkeys[0] >> shift
+                    hsize = _packed_pop(hkeys, hsize)
+                else:
+                    top = hcols[0]
+                    key = hkeys[0]
+                    hsize = _heap_pop(hkeys, hcols, hsize)
+                if key >> 1 == dist[top]:  # not stale, not settled
                     c = top
                     break
             if c < 0:
                 break  # unreachable: every row has its private column
-            settled[c] = True
+            base = dist[c]
+            dist[c] = -1  # settled
             scanned[n_scanned] = c
+            scanned_dist[n_scanned] = base
             n_scanned += 1
             if row4col[c] < 0:
                 sink = c
                 break
             row = row4col[c]
-            base = dist[c]
-        dmin = dist[sink]
+        dmin = base
         u[s] += dmin
         for k in range(n_scanned):
             c = scanned[k]
             if c == sink:
                 continue
-            delta = dmin - dist[c]
+            delta = dmin - scanned_dist[k]
             u[row4col[c]] += delta
             v[c] -= delta
         c = sink
@@ -142,8 +236,18 @@ def min_cost_maximum_matching(start, adj, cost, n_cols, big, use_row):  # pragma
         for k in range(n_touched):
             c = touched[k]
             dist[c] = inf
-            settled[c] = False
     for r in range(n_rows):
         if col4row[r] >= n_cols:
             col4row[r] = -1
-    return col4row, row4col[:n_cols].copy()
+
+
+@numba.njit(cache=True, nogil=True)
+def min_cost_maximum_matching(start, adj, cost, n_cols, big, use_row):  # pragma: no cover - compiled
+    # The allocating form of assign_rows: returns col4row (real columns only, -1 = unmatched) and row4col.
+    n_rows = start.shape[0] - 1
+    work = np.empty(7 * (n_rows + n_cols) + 2 * n_rows, np.int64)
+    cap = start[n_rows] + n_rows + 1
+    hkeys = np.empty(cap, np.int64)
+    hcols = np.empty(cap, np.int64)
+    assign_rows(start, adj, cost, n_cols, big, use_row, work, hkeys, hcols)
+    return work[0:n_rows].copy(), work[n_rows : n_rows + n_cols].copy()

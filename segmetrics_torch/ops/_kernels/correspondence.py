@@ -4,13 +4,15 @@ Behind :func:`segmetrics_torch.ops.matching.correspondence_counts` and
 :func:`segmetrics_torch.ops.matching.correspond_pixels`, which document the rule. Every machine map is (optionally)
 thinned, its pixels are matched one-to-one with each annotator's within the tolerance by the exact assignment of
 :mod:`.assignment`, and the matches are counted. Images are handled through padded uint8 buffers (see
-:mod:`.thinning`).
+:mod:`.thinning`). The batched kernels build the candidate lists of every pixel once per image (``gt_candidates``)
+and match each annotator's graph one connected component at a time (``_match_annotator``); ``correspond`` (one pair
+of maps) solves the whole graph at once, with the same result.
 """
 
 import numba
 import numpy as np
 
-from .assignment import min_cost_maximum_matching
+from .assignment import assign_rows, min_cost_maximum_matching
 from .thinning import foreground_coords, padded_binary, thin_padded
 from .unionfind import find
 
@@ -143,12 +145,231 @@ def gt_index_grids(gts, n_gt, dims, pad):  # pragma: no cover - compiled
     return grids, counts
 
 
+@numba.njit(cache=True, nogil=True, parallel=True)
+def gt_candidates(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad):  # pragma: no cover - compiled
+    # The candidate lists of every pixel of every image, built once per image and shared by all its levels: for
+    # pixel p = y * W + x (W the image's true width) and annotator a, the annotator's pixels within the tolerance,
+    # as GT indices (raster order, see gt_index_grids) with the pair's cost, in offset-table order (squared distance,
+    # row, column) as build_adjacency lists them:
+    #     e in sub[b, p * A + a] .. sub[b, p * A + a + 1]: cand_adj[b, e], cand_cost[b, e];
+    # A = grids.shape[1] (the batch's most annotators). Built from the annotators' side, offset by offset (the outer
+    # loop, hence the order of every list): GT pixel j at q lists itself for the machine position q - offset.
+    nb, na, hh, ww = grids.shape
+    n_pix = (hh - 2 * pad) * (ww - 2 * pad)
+    cap = 1
+    for b in range(nb):
+        total = 0
+        for a in range(n_gt[b]):
+            total += n2s[b, a]
+        cap = max(cap, total * n_off[b])
+    sub = np.zeros((nb, n_pix * na + 1), np.int64)
+    cand_adj = np.empty((nb, cap), np.int32)
+    cand_cost = np.empty((nb, cap), np.int64)
+    for b in numba.prange(nb):
+        h = dims[b, 0]
+        w = dims[b, 1]
+        max_n2 = 0
+        for a in range(n_gt[b]):
+            max_n2 = max(max_n2, n2s[b, a])
+        gy = np.empty((n_gt[b], max_n2), np.int64)
+        gx = np.empty((n_gt[b], max_n2), np.int64)
+        for a in range(n_gt[b]):
+            j = 0
+            for y in range(h):
+                for x in range(w):
+                    if grids[b, a, y + pad, x + pad] >= 0:
+                        gy[a, j] = y
+                        gx[a, j] = x
+                        j += 1
+        # counts per (pixel, annotator), then the list bounds, then the entries
+        for a in range(n_gt[b]):
+            for o in range(n_off[b]):
+                for j in range(n2s[b, a]):
+                    y = gy[a, j] - off_dy[b, o]
+                    x = gx[a, j] - off_dx[b, o]
+                    if 0 <= y < h and 0 <= x < w:
+                        sub[b, (y * w + x) * na + a + 1] += 1
+        for q in range(n_pix * na):
+            sub[b, q + 1] += sub[b, q]
+        fill = sub[b, : n_pix * na].copy()
+        for o in range(n_off[b]):
+            for a in range(n_gt[b]):
+                for j in range(n2s[b, a]):
+                    y = gy[a, j] - off_dy[b, o]
+                    x = gx[a, j] - off_dx[b, o]
+                    if 0 <= y < h and 0 <= x < w:
+                        q = (y * w + x) * na + a
+                        cand_adj[b, fill[q]] = j
+                        cand_cost[b, fill[q]] = off_cost[b, o]
+                        fill[q] += 1
+    return sub, cand_adj, cand_cost
+
+
 @numba.njit(cache=True, nogil=True)
-def level_counts(img, grids, n2s, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad, big, out, b, k):
+def _annotator_rows(my, mx, w, a, na, sub):  # pragma: no cover - compiled
+    # The rows of annotator a's candidate graph at one level: the machine pixels (my, mx) (raster order) with at
+    # least one candidate, as machine indices, with the bounds of their lists in the per-image candidate arrays.
+    n1 = my.shape[0]
+    n = 0
+    for i in range(n1):
+        q = (my[i] * w + mx[i]) * na + a
+        if sub[q + 1] > sub[q]:
+            n += 1
+    rows = np.empty(n, np.int64)
+    beg = np.empty(n, np.int64)
+    end = np.empty(n, np.int64)
+    n = 0
+    for i in range(n1):
+        q = (my[i] * w + mx[i]) * na + a
+        if sub[q + 1] > sub[q]:
+            rows[n] = i
+            beg[n] = sub[q]
+            end[n] = sub[q + 1]
+            n += 1
+    return rows, beg, end
+
+
+@numba.njit(cache=True, nogil=True)
+def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, work, hkeys, hcols, lstart, ladj, lcost,
+                     ones):
+    # pragma: no cover - compiled
+    # The matching of one annotator's graph (rows 0..n_rows-1 = its active machine pixels, machine indices rows_at,
+    # lists adj / cost[beg[r]:end[r]]; columns = GT pixels 0..n2-1), one connected component at a time, each
+    # solved from its side with fewer pixels (machine side on a tie), exactly as correspond() solves the whole graph:
+    # components do not interact, and the relative order of rows and columns inside a component (the solver's
+    # tie-breaking) is kept. Marks acc[machine index] of matched machine pixels; returns the number of matches.
+    n_nodes = n_rows + n2
+    parent = np.arange(n_nodes)
+    has_col = np.zeros(n2, np.bool_)
+    for r in range(n_rows):
+        root = find(parent, r)
+        for p in range(beg[r], end[r]):
+            has_col[adj[p]] = True
+            b = find(parent, n_rows + adj[p])
+            if root != b:
+                low = min(root, b)
+                parent[max(root, b)] = low
+                root = low
+    # components numbered by their first row; rows and columns grouped per component, in increasing index
+    local = np.empty(n_nodes, np.int64)  # the root of every row / used column, then its position in its component
+    for r in range(n_rows):
+        local[r] = find(parent, r)
+    for j in range(n2):
+        if has_col[j]:
+            local[n_rows + j] = find(parent, n_rows + j)
+    comp = np.full(n_nodes, -1, np.int64)  # component number of a root
+    n_comp = 0
+    for r in range(n_rows):
+        if comp[local[r]] < 0:
+            comp[local[r]] = n_comp
+            n_comp += 1
+    row_start = np.zeros(n_comp + 1, np.int64)
+    col_start = np.zeros(n_comp + 1, np.int64)
+    for r in range(n_rows):
+        parent[r] = comp[local[r]]  # from here on parent[] holds component numbers
+        row_start[parent[r] + 1] += 1
+    for j in range(n2):
+        if has_col[j]:
+            parent[n_rows + j] = comp[local[n_rows + j]]
+            col_start[parent[n_rows + j] + 1] += 1
+    for k in range(n_comp):
+        row_start[k + 1] += row_start[k]
+        col_start[k + 1] += col_start[k]
+    row_fill = row_start[:n_comp].copy()
+    col_fill = col_start[:n_comp].copy()
+    comp_rows = np.empty(n_rows, np.int64)
+    for r in range(n_rows):
+        k = parent[r]
+        local[r] = row_fill[k] - row_start[k]
+        comp_rows[row_fill[k]] = r
+        row_fill[k] += 1
+    for j in range(n2):
+        if has_col[j]:
+            k = parent[n_rows + j]
+            local[n_rows + j] = col_fill[k] - col_start[k]
+            col_fill[k] += 1
+    matched = 0
+    for k in range(n_comp):
+        nr = row_start[k + 1] - row_start[k]
+        nc = col_start[k + 1] - col_start[k]
+        ne = 0
+        if nr <= nc:
+            # machine pixels as rows: their lists, columns renumbered inside the component
+            lstart[0] = 0
+            for q in range(nr):
+                r = comp_rows[row_start[k] + q]
+                for p in range(beg[r], end[r]):
+                    ladj[ne] = local[n_rows + adj[p]]
+                    lcost[ne] = cost[p]
+                    ne += 1
+                lstart[q + 1] = ne
+            assign_rows(lstart[: nr + 1], ladj, lcost, nc, big, ones, work, hkeys, hcols)
+            for q in range(nr):
+                if work[q] >= 0:
+                    acc[rows_at[comp_rows[row_start[k] + q]]] = True
+                    matched += 1
+        else:
+            # GT pixels as rows: each lists its machine pixels in increasing machine index (as transpose_adjacency)
+            for q in range(nc + 1):
+                lstart[q] = 0
+            for q in range(nr):
+                r = comp_rows[row_start[k] + q]
+                for p in range(beg[r], end[r]):
+                    lstart[local[n_rows + adj[p]] + 1] += 1
+            for q in range(nc):
+                lstart[q + 1] += lstart[q]
+            for q in range(nr):
+                r = comp_rows[row_start[k] + q]
+                for p in range(beg[r], end[r]):
+                    lc = local[n_rows + adj[p]]
+                    e = lstart[lc]
+                    ladj[e] = q
+                    lcost[e] = cost[p]
+                    lstart[lc] = e + 1
+            for q in range(nc, 0, -1):
+                lstart[q] = lstart[q - 1]
+            lstart[0] = 0
+            assign_rows(lstart[: nc + 1], ladj, lcost, nr, big, ones, work, hkeys, hcols)
+            row4col = work[nc : nc + nr]
+            for q in range(nr):
+                if row4col[q] >= 0:
+                    acc[rows_at[comp_rows[row_start[k] + q]]] = True
+                    matched += 1
+    return matched
+
+
+@numba.njit(cache=True, nogil=True)
+def _annotator_count(rows, beg, end, adj, cost, n2, big, acc):  # pragma: no cover - compiled
+    # Matched pixels of one annotator's graph (rows: machine indices with candidates, lists adj / cost[beg:end]),
+    # with workspaces shared by its components; marks acc[machine index] of the matched machine pixels.
+    n_rows = rows.shape[0]
+    if n_rows == 0:
+        return 0
+    n_edges = 0
+    for r in range(n_rows):
+        n_edges += end[r] - beg[r]
+    nodes = n_rows + n2
+    work = np.empty(9 * nodes, np.int64)
+    hkeys = np.empty(n_edges + nodes + 1, np.int64)
+    hcols = np.empty(n_edges + nodes + 1, np.int64)
+    lstart = np.empty(nodes + 1, np.int64)
+    ladj = np.empty(n_edges, np.int32)
+    lcost = np.empty(n_edges, np.int64)
+    ones = np.ones(nodes, np.bool_)
+    return _match_annotator(n_rows, rows, beg, end, adj, cost, n2, big, acc, work, hkeys, hcols, lstart, ladj, lcost,
+                            ones)
+
+
+@numba.njit(cache=True, nogil=True)
+def level_counts(img, grids, n2s, n_gt, sub, cand_adj, cand_cost, precomputed, lut1, lut2, do_thin, off_dy, off_dx,
+                 off_cost, n_off, pad, big, out, b, k):
     # pragma: no cover - compiled
     # Counts of one machine map (padded uint8 `img`) against the n_gt annotators of image b: writes
     # out[0, b, k] = cntR (matched GT pixels summed over annotators), out[1, b, k] = cntP (machine pixels matched
-    # in at least one annotator), out[2, b, k] = sumP (machine pixels after thinning).
+    # in at least one annotator), out[2, b, k] = sumP (machine pixels after thinning). Each annotator's candidate
+    # graph takes its lists from the image's candidate arrays (gt_candidates) when `precomputed`, else lists them
+    # for this map (build_adjacency: images whose candidate arrays would be too large), and is matched per connected
+    # component (_match_annotator).
     if do_thin:
         ys, xs = thin_padded(img, lut1, lut2)
     else:
@@ -156,14 +377,26 @@ def level_counts(img, grids, n2s, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off
     n1 = ys.shape[0]
     my = ys - 1
     mx = xs - 1
+    w = img.shape[1] - 2
     acc = np.zeros(n1, np.bool_)
     cnt_r = 0
     for a in range(n_gt):
-        match1, _ = correspond(my, mx, grids[a], n2s[a], off_dy, off_dx, off_cost, n_off, pad, big)
-        for i in range(n1):
-            if match1[i] >= 0:
-                acc[i] = True
-                cnt_r += 1
+        if precomputed:
+            rows, beg, end = _annotator_rows(my, mx, w, a, grids.shape[0], sub)
+            cnt_r += _annotator_count(rows, beg, end, cand_adj, cand_cost, n2s[a], big, acc)
+        else:
+            start, adj, cost = build_adjacency(my, mx, grids[a], off_dy, off_dx, off_cost, n_off, pad)
+            n = 0
+            for i in range(n1):
+                if start[i + 1] > start[i]:
+                    n += 1
+            rows = np.empty(n, np.int64)
+            n = 0
+            for i in range(n1):
+                if start[i + 1] > start[i]:
+                    rows[n] = i
+                    n += 1
+            cnt_r += _annotator_count(rows, start[rows], start[rows + 1], adj, cost, n2s[a], big, acc)
     cnt_p = 0
     for i in range(n1):
         if acc[i]:
@@ -173,16 +406,27 @@ def level_counts(img, grids, n2s, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off
     out[2, b, k] = n1
 
 
+@numba.njit(cache=True, nogil=True)
+def _candidates_or_none(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad, precompute):
+    # pragma: no cover - compiled
+    if precompute:
+        return gt_candidates(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad)
+    nb = grids.shape[0]
+    return np.zeros((nb, 1), np.int64), np.zeros((nb, 1), np.int32), np.zeros((nb, 1), np.int64)
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
 def soft_map_counts(pb, thresholds, tasks, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad,
-                    big):
+                    big, precompute):
     # pragma: no cover - compiled
     # Soft maps (B, H, W) float64 (padded to a common size; dims[b] = true (H, W)) at thresholds (K,): machine map
     # `pb >= t`. Returns (3, B, K) int64 [cntR, cntP, sumP], filled for the (image, threshold) pairs of `tasks`
-    # (T, 2), one parallel task each.
+    # (T, 2), one parallel task each. `precompute`: build the per-image candidate arrays (gt_candidates) once.
     nb = pb.shape[0]
     nk = thresholds.shape[0]
     grids, n2s = gt_index_grids(gts, n_gt, dims, pad)
+    sub, cand_adj, cand_cost = _candidates_or_none(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad,
+                                                   precompute)
     out = np.zeros((3, nb, nk), np.int64)
     for task in numba.prange(tasks.shape[0]):
         b = tasks[task, 0]
@@ -196,19 +440,21 @@ def soft_map_counts(pb, thresholds, tasks, dims, gts, n_gt, lut1, lut2, do_thin,
                 if pb[b, y, x] >= t:
                     img[y + 1, x + 1] = 1
         level_counts(
-            img, grids[b], n2s[b], n_gt[b], lut1, lut2, do_thin,
+            img, grids[b], n2s[b], n_gt[b], sub[b], cand_adj[b], cand_cost[b], precompute, lut1, lut2, do_thin,
             off_dy[b], off_dx[b], off_cost[b], n_off[b], pad, big, out, b, k,
         )
     return out
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def stack_counts(maps, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad, big):
+def stack_counts(maps, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad, big, precompute):
     # pragma: no cover - compiled
     # Binary machine maps (B, K, H, W) uint8, one per level (e.g. the boundaries of K segmentations).
     nb = maps.shape[0]
     nk = maps.shape[1]
     grids, n2s = gt_index_grids(gts, n_gt, dims, pad)
+    sub, cand_adj, cand_cost = _candidates_or_none(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad,
+                                                   precompute)
     out = np.zeros((3, nb, nk), np.int64)
     for task in numba.prange(nb * nk):
         b = task // nk
@@ -217,7 +463,7 @@ def stack_counts(maps, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off
         w = dims[b, 1]
         img = padded_binary(maps[b, k], h, w)
         level_counts(
-            img, grids[b], n2s[b], n_gt[b], lut1, lut2, do_thin,
+            img, grids[b], n2s[b], n_gt[b], sub[b], cand_adj[b], cand_cost[b], precompute, lut1, lut2, do_thin,
             off_dy[b], off_dx[b], off_cost[b], n_off[b], pad, big, out, b, k,
         )
     return out
