@@ -86,6 +86,32 @@ def _ods_index(values: dict, measure: str, parameters) -> int:
     return int(torch.nonzero(torch.as_tensor(parameters) == ods[measure]["ods_parameter"])[0, 0])
 
 
+def _partitions_at(ucms: list, thresholds, indices: list[int]) -> dict:
+    """{level index: the B partitions ``gridbmap2seg(ucm2 > threshold)`` of the level}, all levels of an image from
+    one union-find sweep (``thresholds`` (L,) for every image or (B, L) per image)."""
+    from ..ops.hierarchy import ucm_hierarchy
+
+    chosen = thresholds[..., indices]
+    hierarchy = ucm_hierarchy(ucms, chosen)
+    stacks = [hierarchy.partitions(b) for b in range(len(ucms))]
+    return {level: [s[k] for s in stacks] for k, level in enumerate(indices)}
+
+
+def _record(m: str, results: dict, threshold, quad_regions: int, random_regions: int, rows: dict, report: dict,
+            ods_rows: dict) -> None:  # fmt: skip
+    """Store measure ``m``'s SABD / SISD results and its ODS levels in the table rows and the JSON report."""
+    for key, res in results.items():
+        rows[m][key] = _pct(res.rate)
+        report["measures"][m][key] = {k: getattr(res, k) for k in ("rate", "count", "total", "ties")}
+    rows[m]["global"] = (rows[m]["sihd"] + rows[m]["sabd_quadtree"] + rows[m]["sisd"]) / 3
+    ods_rows[m] = {
+        "soa_threshold": float(threshold),
+        "quadtree_regions": float(quad_regions),
+        "random_regions": float(random_regions),
+    }
+    report["measures"][m]["ods"] = ods_rows[m]
+
+
 def _run_meta_partition(args: argparse.Namespace) -> int:
     import torch
 
@@ -93,14 +119,14 @@ def _run_meta_partition(args: argparse.Namespace) -> int:
     from ..io import read_bsds_ground_truth, read_mat_array
     from ..meta import (
         grid_oversegmentation,
-        quadtree_partition,
+        quadtree_partitions,
         random_hierarchy_ucm,
         sabd,
+        shared_computations,
         sihd,
         sisd,
     )
     from ..meta.metameasures import PARTITION_MEASURES
-    from ..ops.hierarchy import gridbmap2seg
     from .outputs import check_output
     from .tables import format_table, write_json
 
@@ -139,37 +165,32 @@ def _run_meta_partition(args: argparse.Namespace) -> int:
             ucms = [torch.from_numpy(read_mat_array(ucm_files[s], "ucm2")).double() for s in stems]
         except ValueError as error:
             raise _input_error(str(error)) from None
-        sizes = [tuple(a.shape[-2:]) for a in annotations]
+        sizes = [(int(a.shape[-2]), int(a.shape[-1])) for a in annotations]
         soa_values = hierarchy_measures(ucms, annotations, measures=measures, region_benchmark=False)
         thresholds = soa_values["thresholds"]
-        quad = [torch.stack([quadtree_partition(h, w, n) for n in QUADTREE_PARAMETERS]) for h, w in sizes]
+        # the quadtree depends on the image size only: one stack per size, shared by the images of that size
+        quad_of_size = {(h, w): quadtree_partitions(h, w, list(QUADTREE_PARAMETERS)) for h, w in dict.fromkeys(sizes)}
+        quad = [quad_of_size[size] for size in sizes]
         quad_values = hierarchy_measures(quad, annotations, input_format="stack", measures=measures,
                                          thresholds=len(QUADTREE_PARAMETERS), region_benchmark=False)  # fmt: skip
         random_ucms = [random_hierarchy_ucm(grid_oversegmentation(h, w), seed=args.seed) for h, w in sizes]
         rand_values = hierarchy_measures(random_ucms, annotations, num_regions=list(QUADTREE_PARAMETERS),
                                          measures=measures, region_benchmark=False)  # fmt: skip
-        for m in measures:
-            t = _ods_index(soa_values, m, thresholds)
-            levels = torch.arange(1, len(QUADTREE_PARAMETERS) + 1, dtype=torch.float64)
-            q, r = _ods_index(quad_values, m, levels), _ods_index(rand_values, m, levels)
-            soa = [gridbmap2seg(u > thresholds[t]) for u in ucms]
-            base_q = [s[q] for s in quad]
-            base_r = [gridbmap2seg(u > th[r]) for u, th in zip(random_ucms, rand_values["thresholds"], strict=True)]
-            results = {
-                "sabd_quadtree": sabd(m, soa, base_q, annotations),
-                "sabd_random": sabd(m, soa, base_r, annotations),
-                "sisd": sisd(m, soa, annotations, pairing=args.pairing, seed=args.seed),
-            }
-            for key, res in results.items():
-                rows[m][key] = _pct(res.rate)
-                report["measures"][m][key] = {k: getattr(res, k) for k in ("rate", "count", "total", "ties")}
-            rows[m]["global"] = (rows[m]["sihd"] + rows[m]["sabd_quadtree"] + rows[m]["sisd"]) / 3
-            ods_rows[m] = {
-                "soa_threshold": float(thresholds[t]),
-                "quadtree_regions": float(QUADTREE_PARAMETERS[q]),
-                "random_regions": float(QUADTREE_PARAMETERS[r]),
-            }
-            report["measures"][m]["ods"] = ods_rows[m]
+        levels = torch.arange(1, len(QUADTREE_PARAMETERS) + 1, dtype=torch.float64)
+        ods = {m: (_ods_index(soa_values, m, thresholds), _ods_index(quad_values, m, levels),
+                   _ods_index(rand_values, m, levels)) for m in measures}  # fmt: skip
+        # every level's partitions are built once, so measures that share an ODS level share their pairs' values
+        soa_at = _partitions_at(ucms, thresholds, sorted({t for t, _, _ in ods.values()}))
+        random_at = _partitions_at(random_ucms, rand_values["thresholds"], sorted({r for _, _, r in ods.values()}))
+        with shared_computations():  # each (partition, ground truth) pair evaluated once for all measures and tests
+            for m, (t, q, r) in ods.items():
+                results = {
+                    "sabd_quadtree": sabd(m, soa_at[t], [s[q] for s in quad], annotations),
+                    "sabd_random": sabd(m, soa_at[t], random_at[r], annotations),
+                    "sisd": sisd(m, soa_at[t], annotations, pairing=args.pairing, seed=args.seed),
+                }
+                _record(m, results, thresholds[t], QUADTREE_PARAMETERS[q], QUADTREE_PARAMETERS[r], rows, report,
+                        ods_rows)  # fmt: skip
     elapsed = time.perf_counter() - start
     columns = [("sihd", "SIHD")]
     if args.ucm:

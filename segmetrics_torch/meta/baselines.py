@@ -25,7 +25,7 @@ from torch import Tensor
 
 from .._checks import as_binary_mask, check_choice, check_tensor
 from ..functional.boundary.summary import matlab_linspace
-from ..ops.hierarchy import gridbmap2seg
+from ..ops.hierarchy import gridbmap2seg, ucm_hierarchy
 
 __all__ = [
     "PERTURBATIONS",
@@ -37,6 +37,7 @@ __all__ = [
     "match_size",
     "perturb_ground_truth",
     "quadtree_partition",
+    "quadtree_partitions",
     "quadtree_ucm",
     "random_hierarchy_partition",
     "random_hierarchy_ucm",
@@ -106,6 +107,7 @@ def quadtree_partition(height: int, width: int, num_regions: int, *, portrait: b
     degrees counter-clockwise: SEISM stores one tree per dataset size and ``imrotate(partition, 90)`` when its size
     differs from the ground truth's, which is how its published BSDS500 QuadTree results were made (the landscape
     tree built directly puts the cuts elsewhere). ``portrait=False`` builds the tree for (H, W) as given.
+    :func:`quadtree_partitions` gives several levels at once.
 
     Example:
         >>> from segmetrics_torch.meta import quadtree_partition
@@ -115,13 +117,34 @@ def quadtree_partition(height: int, width: int, num_regions: int, *, portrait: b
     """
     if isinstance(num_regions, bool) or not isinstance(num_regions, int) or num_regions < 1:
         raise ValueError(f"Expected `num_regions` to be a positive int, but got {num_regions!r}.")
+    return quadtree_partitions(height, width, [num_regions], portrait=portrait)[0]
+
+
+def quadtree_partitions(height: int, width: int, num_regions: Sequence[int], *, portrait: bool = True) -> Tensor:
+    """:func:`quadtree_partition` at several ``num_regions`` levels, an (L, H, W) int64 stack: the tree is built
+    once and every level comes from one sweep of it (:func:`segmetrics_torch.ops.hierarchy.ucm_hierarchy`; the
+    partition of a grid at a threshold is ``gridbmap2seg(grid > threshold)``).
+
+    Example:
+        >>> from segmetrics_torch.meta import quadtree_partitions
+        >>> p = quadtree_partitions(64, 64, [2, 4, 16])
+        >>> p.shape, [int(level.unique().numel()) for level in p]
+        (torch.Size([3, 64, 64]), [2, 4, 16])
+    """
+    if isinstance(num_regions, (str, bytes)) or not isinstance(num_regions, Sequence) or not num_regions:
+        raise ValueError(f"Expected `num_regions` to be a non-empty list of positive ints, but got {num_regions!r}.")
+    for n in num_regions:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"Expected `num_regions` to hold positive ints, but got {num_regions!r}.")
     height, width = _check_int(height, "height", 2), _check_int(width, "width", 2)  # named before any swap
     rotate = portrait and height < width
     grid = quadtree_ucm(width, height) if rotate else quadtree_ucm(height, width)
     values = torch.unique(grid)
-    threshold = float(values[values.numel() - num_regions]) if num_regions <= values.numel() else 0.0
-    seg = gridbmap2seg(grid > threshold)
-    return torch.rot90(seg, 1, (0, 1)).contiguous() if rotate else seg
+    # griducm2seg keeps the values strictly above the num_regions-th largest distinct value (0 if there are fewer)
+    thresholds = torch.tensor([float(values[values.numel() - n]) if n <= values.numel() else 0.0
+                               for n in num_regions], dtype=torch.float64)  # fmt: skip
+    levels = ucm_hierarchy([grid], thresholds).partitions(0)
+    return torch.rot90(levels, 1, (1, 2)).contiguous() if rotate else levels
 
 
 # ------------------------------------------------------------------------------------------------ shared checks

@@ -145,11 +145,24 @@ def _foreground(key: str, reduce: str | None = None) -> Callable[[Any, Any], Ten
     return fn
 
 
-def _all_partition_tables(preds: Any, target: Any) -> dict[str, Tensor]:
-    from ..functional.partition import partition_measures
-    from ..functional.partition.tables import MEASURES
+#: the groups of partition measures computed together (see :func:`_group_measures`)
+_PARTITION_GROUPS = ("partition_tables", "partition_fb")
 
-    return partition_measures(preds, target, measures=[m for m in MEASURES if m != "fb"])
+
+def _group_measures(group: str) -> tuple[str, ...]:
+    """Every measure but Fb comes from one set of contingency tables; Fb (boundary matching, the costly one) alone."""
+    from ..functional.partition.tables import TABLE_MEASURES
+
+    return ("fb",) if group == "partition_fb" else TABLE_MEASURES
+
+
+def _all_partition(group: str) -> Callable[[Any, Any], dict[str, Tensor]]:
+    def fn_all(preds: Any, target: Any) -> dict[str, Tensor]:
+        from ..functional.partition import partition_measures
+
+        return partition_measures(preds, target, measures=list(_group_measures(group)))
+
+    return fn_all
 
 
 def _partition(key: str) -> Callable[[Any, Any], Tensor]:
@@ -158,8 +171,8 @@ def _partition(key: str) -> Callable[[Any, Any], Tensor]:
 
         return partition_measures(preds, target, measures=[key])[key]
 
-    if key != "fb":  # every measure but Fb comes from the same contingency tables; Fb matches boundaries
-        fn.group = ("partition_tables", _all_partition_tables, lambda values: values[key])  # type: ignore[attr-defined]
+    group = "partition_fb" if key == "fb" else "partition_tables"
+    fn.group = (group, _all_partition(group), lambda values: values[key])  # type: ignore[attr-defined]
     return fn
 
 
@@ -308,7 +321,9 @@ def shared_computations() -> Iterator[None]:
     from one set of contingency tables; the tests of a measure re-evaluate the same state-of-the-art maps, and the
     baselines (noise maps, generic maps, perturbed and switched ground truths) are the same for every measure. Inside
     the block, :func:`_evaluate` evaluates a group's function once per set of inputs and every measure of the group
-    reads its values from that result, and the baselines are built once. Inputs are recognised by their memory
+    reads its values from that result, and the baselines are built once. Partition measures go further, pair by pair
+    (:class:`_SharedPairs`): every distinct map is prepared once and every (partition, ground truth) pair evaluated
+    once per group (tables; Fb), whichever test, measure and batch asks for it. Inputs are recognised by their memory
     (data pointer, shape, strides, dtype, device), which the cache keeps alive for the block's lifetime, so a key
     cannot be reused by another tensor. The numbers are identical to evaluating each measure on its own (tested).
 
@@ -347,11 +362,58 @@ def _shared(key: tuple, make: Callable[[], Any], *pinned: Any) -> Any:
     return cache[key][0]
 
 
+class _SharedPairs:
+    """Partition measures inside :func:`shared_computations`, pair by pair: every distinct map (recognised by its
+    memory, kept alive here) is registered once with one :class:`~segmetrics_torch.functional.partition.pairs.
+    PartitionPairs`, and every (partition, ground truth) pair is evaluated once per group of measures, whichever test
+    and measure asks for it (SABD and SISD of several measures score the same results at shared levels)."""
+
+    def __init__(self) -> None:
+        from ..functional.partition.pairs import PartitionPairs
+
+        self.pairs = PartitionPairs()
+        self._ids: dict[tuple, int] = {}
+        self._pinned: list[Tensor] = []
+        self._done: dict[tuple[str, int, int], tuple[dict[str, Tensor], int]] = {}
+
+    def _id(self, kind: str, x: Tensor) -> int:
+        key = (kind, *_fingerprint([x]))
+        if key not in self._ids:
+            self._ids[key] = self.pairs.add_partition(x) if kind == "partition" else self.pairs.add_target(x)
+            self._pinned.append(x)
+        return self._ids[key]
+
+    def values(self, group: str, preds: list[Tensor], target: list[Tensor]) -> dict[str, Tensor]:
+        """{key: (B,) values} of the group's measures for the aligned lists, evaluating only pairs not seen yet."""
+        ids = [(self._id("partition", p), self._id("target", g)) for p, g in zip(preds, target, strict=True)]
+        new = list(dict.fromkeys(i for i in ids if (group, *i) not in self._done))
+        if new:
+            result = self.pairs.evaluate(new, measures=_group_measures(group))
+            self._done.update({(group, *i): (result, row) for row, i in enumerate(new)})
+        refs = [self._done[(group, *i)] for i in ids]
+        by_result: dict[int, tuple[dict[str, Tensor], list[int], list[int]]] = {}
+        for position, (result, row) in enumerate(refs):
+            entry = by_result.setdefault(id(result), (result, [], []))
+            entry[1].append(position)
+            entry[2].append(row)
+        out = {k: torch.empty(len(refs), dtype=v.dtype) for k, v in refs[0][0].items()}
+        for result, positions, rows in by_result.values():
+            for k, v in result.items():
+                out[k][torch.tensor(positions)] = v[torch.tensor(rows)]
+        return out
+
+
 def _evaluate(measure: Measure, preds: list[Tensor], target: list[Tensor], batch_size: int) -> Tensor:
-    """Per-image values of aligned lists, in chunks of ``batch_size`` (float64, CPU)."""
+    """Per-image values of aligned lists, in chunks of ``batch_size`` (float64, CPU). Inside
+    :func:`shared_computations`, a group's values are computed once per input set, and partition measures once per
+    (partition, ground truth) pair (see :class:`_SharedPairs`)."""
     batch_size = _check_batch_size(batch_size)
     chunks = range(0, len(preds), batch_size)
-    if measure.group is not None and _SHARED.get() is not None:
+    if measure.group is not None and measure.group[0] in _PARTITION_GROUPS and _SHARED.get() is not None and preds:
+        group, _, extract = measure.group
+        shared_pairs = _shared(("partition_pairs",), _SharedPairs)
+        out = [extract(shared_pairs.values(group, preds, target)).detach().double().flatten().cpu()]
+    elif measure.group is not None and _SHARED.get() is not None:
         group, fn_all, extract = measure.group
 
         def run_group() -> list[dict[str, Tensor]]:
@@ -663,7 +725,8 @@ def sihd(
         max_different: score a seeded random sample of this many different-image pairs (all when None).
         ordered: both directions of every pair (default) or one.
         seed: seeds that sample.
-        batch_size: pairs per measure call.
+        batch_size: pairs per measure call, for a measure not given by name (named measures are evaluated pair by
+            pair from maps prepared once, see :func:`_human_pair_measures`).
 
     Returns:
         :class:`SIHDResult`, or {name: :class:`SIHDResult`} for a list of names.
@@ -686,41 +749,62 @@ def sihd(
         bad = [n for n in names if n not in PARTITION_MEASURES]
         if bad or not names:
             raise ValueError(f"Expected a list of names of {sorted(PARTITION_MEASURES)}, but got {names!r}.")
-
-        def score_all(preds: Any, target: Any) -> dict[str, Tensor]:
-            from ..functional.partition import partition_measures
-
-            out = partition_measures(preds, target, measures=names)
-            return {k: out[k].detach().double().cpu() for k in names}
-
     else:
         m = as_measure(measure)
         names = [m.name]
-
-        def score_all(preds: Any, target: Any) -> dict[str, Tensor]:
-            return {m.name: m(preds, target)}
-
     batch_size = _check_batch_size(batch_size)
     items = _annotation_list(annotations, "annotations")
     if len(items) < 2:
         raise ValueError(f"Expected `annotations` of at least 2 images, but got {len(items)}.")
     same_pairs, diff_pairs = _human_pairs(items, max_different, seed, check_bool(ordered, "ordered"))
-
-    def scores(pairs: list[tuple[int, int, int, int]]) -> dict[str, Tensor]:
-        # pairs (gt image, gt annotation, partition image, partition annotation), batched by image size
-        out = {k: torch.empty(len(pairs), dtype=torch.float64) for k in names}
-        order = sorted(range(len(pairs)), key=lambda k: tuple(items[pairs[k][0]].shape[-2:]))
-        for start in range(0, len(order), batch_size):
-            chunk = order[start : start + batch_size]
-            preds = [match_size(items[pairs[k][2]][pairs[k][3]], _size(items[pairs[k][0]])) for k in chunk]
-            target = [items[pairs[k][0]][pairs[k][1]][None] for k in chunk]
-            for k, v in score_all(_batch(preds), _batch(target)).items():
-                out[k][torch.tensor(chunk)] = v
-        return out
-
-    same, diff = scores(same_pairs), scores(diff_pairs)
+    if multi or (isinstance(measure, str) and measure in PARTITION_MEASURES):
+        values = _human_pair_measures(items, same_pairs + diff_pairs, names)
+        same = {k: v[: len(same_pairs)] for k, v in values.items()}
+        diff = {k: v[len(same_pairs) :] for k, v in values.items()}
+    else:
+        same, diff = (_measure_human_pairs(m, items, pairs, batch_size) for pairs in (same_pairs, diff_pairs))
     results = {k: sihd_from_values(same[k], diff[k], num_bins=num_bins, measure=k) for k in names}
     return results if multi else results[names[0]]
+
+
+def _measure_human_pairs(
+    m: Measure, items: list[Tensor], pairs: list[tuple[int, int, int, int]], batch_size: int
+) -> dict[str, Tensor]:
+    """{name: values} of any measure on human-partition pairs (gt image, gt annotation, partition image, partition
+    annotation), batched by image size in calls of ``batch_size`` pairs."""
+    out = torch.empty(len(pairs), dtype=torch.float64)
+    order = sorted(range(len(pairs)), key=lambda k: tuple(items[pairs[k][0]].shape[-2:]))
+    for start in range(0, len(order), batch_size):
+        chunk = order[start : start + batch_size]
+        preds = [match_size(items[pairs[k][2]][pairs[k][3]], _size(items[pairs[k][0]])) for k in chunk]
+        target = [items[pairs[k][0]][pairs[k][1]][None] for k in chunk]
+        out[torch.tensor(chunk)] = m(_batch(preds), _batch(target))
+    return {m.name: out}
+
+
+def _human_pair_measures(
+    items: list[Tensor], pairs: list[tuple[int, int, int, int]], names: list[str]
+) -> dict[str, Tensor]:
+    """SEISM's measures ``names`` of human-partition pairs (gt image, gt annotation, partition image, annotation),
+    as :func:`.partition_measures` on each pair but with every annotation prepared once per image size it is scored
+    at (about 100 maps in about 10,000 pairs on BSDS500's test set): see
+    :class:`~segmetrics_torch.functional.partition.pairs.PartitionPairs`."""
+    from ..functional.partition.pairs import PartitionPairs
+
+    evaluator = PartitionPairs()
+    partitions: dict[tuple[int, int, tuple[int, int]], int] = {}
+    targets: dict[tuple[int, int], int] = {}
+
+    def ids(i: int, a: int, j: int, b: int) -> tuple[int, int]:
+        size = _size(items[i])
+        if (j, b, size) not in partitions:
+            partitions[(j, b, size)] = evaluator.add_partition(match_size(items[j][b], size))
+        if (i, a) not in targets:
+            targets[(i, a)] = evaluator.add_target(items[i][a][None])
+        return partitions[(j, b, size)], targets[(i, a)]
+
+    values = evaluator.evaluate([ids(*pair) for pair in pairs], measures=names)
+    return {k: values[k].detach().double().cpu() for k in names}
 
 
 def _human_pairs(
@@ -864,7 +948,11 @@ def sisd(
     good, bad = [], []
     for parts in methods.values():
         own = _evaluate(m, parts, gts, batch_size)
-        swapped = [match_size(parts[j], _size(gts[i])) for i, j in pairs]
+        swapped = [
+            _shared(("swapped", _fingerprint([parts[j]]), _size(gts[i])),
+                    functools.partial(match_size, parts[j], _size(gts[i])), parts[j])
+            for i, j in pairs
+        ]  # fmt: skip
         bad.append(_evaluate(m, swapped, [gts[i] for i, _ in pairs], batch_size))
         good.append(own[torch.tensor([i for i, _ in pairs])])
     return _rate("sisd", m, torch.cat(good), torch.cat(bad), "correct")

@@ -295,16 +295,23 @@ def contingency_tables(
     table_partition: Tensor,
     table_annotation: Tensor,
     *,
+    partition_index: Tensor | None = None,
+    annotation_index: Tensor | None = None,
     backend: Backend = "auto",
 ) -> ContingencyTables:
     """Pixel-level tables of relabelled maps.
 
     Args:
-        partitions: (P, N) int64 partitions relabelled ``0..K_S-1`` (see :func:`relabel`); all maps of the batch
-            flattened to the same N (images of one size).
-        partition_regions: (P,) region counts K_S.
-        annotations: (A, N) int64 relabelled annotations; ``annotation_regions`` (A,) their K_G.
-        table_partition, table_annotation: (T,) the pairs to tabulate (see :func:`pair_tables`).
+        partitions: (M_S, N) int64 (or int32) partition maps relabelled ``0..K_S-1`` (see :func:`relabel`); all maps
+            of the batch flattened to the same N (images of one size).
+        partition_regions: (M_S,) region counts K_S of the maps.
+        annotations: (M_G, N) relabelled annotation maps; ``annotation_regions`` (M_G,) their K_G.
+        table_partition, table_annotation: (T,) the pairs to tabulate (see :func:`pair_tables`), indices of the
+            partitions and annotations of the result.
+        partition_index, annotation_index: (P,) / (A,) the map of each partition / annotation of the result, when
+            several of them share a map (the meta-measures compare a few hundred maps in thousands of pairs): the
+            tables are those of ``partitions[partition_index]`` and ``annotations[annotation_index]``, counted
+            without copying the maps. Default: one map each (P = M_S, A = M_G).
         backend: "numba" (a compiled kernel counts each table into its dense block; CPU tensors), "torch" (one
             ``bincount`` / ``unique`` over a (T, N) index on the input's device) or "auto" (numba on CPU).
     """
@@ -312,6 +319,17 @@ def contingency_tables(
     n = partitions.shape[1]
     if annotations.shape[1] != n:
         raise ValueError(f"Expected partitions and annotations of {n} pixels, but got {annotations.shape[1]}.")
+    for name, index, maps in (("partition_index", partition_index, partitions),
+                              ("annotation_index", annotation_index, annotations)):  # fmt: skip
+        if index is not None and index.numel() and (int(index.min()) < 0 or int(index.max()) >= maps.shape[0]):
+            raise ValueError(f"Expected `{name}` to index the {maps.shape[0]} maps, but got values outside [0, "
+                             f"{maps.shape[0]}).")  # fmt: skip
+    part_map = table_partition if partition_index is None else partition_index[table_partition]
+    ann_map = table_annotation if annotation_index is None else annotation_index[table_annotation]
+    if partition_index is not None:
+        partition_regions = partition_regions[partition_index]
+    if annotation_index is not None:
+        annotation_regions = annotation_regions[annotation_index]
     k_g, cell_offset, total = _cells(table_partition, table_annotation, partition_regions, annotation_regions)
     if backend == "auto":
         backend = "numba" if partitions.device.type == "cpu" else "torch"
@@ -319,14 +337,14 @@ def contingency_tables(
         from ._kernels.tables import dense_table_counts
 
         dense = np.zeros(int(total), np.int64)
-        args = (partitions, annotations, table_partition, table_annotation, k_g, cell_offset)
+        args = (partitions, annotations, part_map, ann_map, k_g, cell_offset)
         parts, anns, t_part, t_ann, k_np, offsets = (a.cpu().numpy() for a in args)
         dense_table_counts(parts, anns, t_part, t_ann, k_np, offsets, dense)
         return _from_dense(torch.from_numpy(dense).to(partitions.device), table_partition, table_annotation,
                            partition_regions, annotation_regions)  # fmt: skip
     # one (T, N) index, broadcast per table rather than gathered per pixel
-    flat = partitions[table_partition] * k_g[:, None] + cell_offset[:, None]
-    flat += annotations[table_annotation]
+    flat = partitions[part_map].long() * k_g[:, None] + cell_offset[:, None]
+    flat += annotations[ann_map]
     return _from_flat(flat.flatten(), None, int(total), table_partition, table_annotation, partition_regions,
                       annotation_regions)  # fmt: skip
 

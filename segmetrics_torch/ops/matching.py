@@ -42,7 +42,13 @@ from torch import Tensor
 from segmetrics_torch._checks import check_positive_float, check_tensor, check_tolerance
 from segmetrics_torch.ops.morphology import thinning_luts
 
-__all__ = ["correspond_pixels", "correspondence_counts", "max_dist_pixels", "offsets_within"]
+__all__ = [
+    "correspond_pixels",
+    "correspondence_counts",
+    "max_dist_pixels",
+    "offsets_within",
+    "pair_correspondence_counts",
+]
 
 
 def max_dist_pixels(max_dist: float, height: int, width: int) -> float:
@@ -128,7 +134,8 @@ def correspond_pixels(machine: Tensor, target: Tensor, max_dist: float = 0.0075)
     m = machine.cpu().numpy()
     g = target.cpu().numpy().astype(np.uint8)
     my, mx = (a.astype(np.int32) for a in np.nonzero(m))
-    grids, n2 = k.gt_index_grids(g[None, None], np.ones(1, np.int64), np.array([[h, w]], np.int64), pad)
+    grids, n2 = k.gt_index_grids(g[None, None], np.ones(1, np.int64), np.array([[h, w]], np.int64), pad, dy[None],
+                                 dx[None], np.array([len(dy)], np.int64))  # fmt: skip
     big = _big(int(cost.max()), h * w)
     match1, match2 = k.correspond(my, mx, grids[0, 0], n2[0, 0], dy, dx, cost, len(dy), pad, big)
     gy, gx = np.nonzero(g)
@@ -161,6 +168,22 @@ def _distinct_levels(pb: np.ndarray, thresholds: np.ndarray, dims: np.ndarray) -
         new = below[1:nk] > 0
         for kk in range(1, nk):
             if not new[kk - 1]:
+                rep[b, kk] = rep[b, kk - 1]
+    return rep
+
+
+def _distinct_stack_levels(maps: np.ndarray, dims: np.ndarray) -> np.ndarray:
+    """(B, K) index of the level whose counts level k copies: k-1's (transitively) when map k equals map k-1.
+
+    The levels of a hierarchy repeat: the 99 thresholds of a ucm2 give 23-47 distinct partitions per BSDS500 image,
+    consecutive (a partition at a threshold holds until the next boundary value). Equal maps give equal counts, so
+    only the first of each run is matched.
+    """
+    nb, nk = maps.shape[:2]
+    rep = np.tile(np.arange(nk), (nb, 1))
+    for b, (h, w) in enumerate(dims):
+        for kk in range(1, nk):
+            if np.array_equal(maps[b, kk, :h, :w], maps[b, kk - 1, :h, :w]):
                 rep[b, kk] = rep[b, kk - 1]
     return rep
 
@@ -215,6 +238,76 @@ def correspondence_counts(
             precompute,
         )
         return np.take_along_axis(out, rep[None].repeat(3, 0), axis=2)
-    return k.stack_counts(
-        machine, dims, gts, n_gt, lut1, lut2, thin, off[0], off[1], off_cost, n_off, pad, big, precompute
+    rep = _distinct_stack_levels(machine, dims)
+    tasks = np.argwhere(rep == np.arange(machine.shape[1]))
+    with _dynamic_schedule():
+        out = k.stack_counts(machine, tasks, dims, gts, n_gt, lut1, lut2, thin, off[0], off[1], off_cost, n_off, pad,
+                             big, precompute)  # fmt: skip
+    return np.take_along_axis(out, rep[None].repeat(3, 0), axis=2)
+
+
+def _dynamic_schedule():
+    """Hand the parallel matching tasks to the threads one at a time: their costs differ by 10x and more (a fine
+    level matched against its own image's annotators vs a coarse one or another image's), so that the default
+    static split into one block per thread leaves threads idle."""
+    import numba
+
+    return numba.parallel_chunksize(1)
+
+
+def pair_correspondence_counts(
+    machine: np.ndarray,
+    annotators: np.ndarray,
+    pair_machine: np.ndarray,
+    pair_start: np.ndarray,
+    pair_annotators: np.ndarray,
+    max_dist: float,
+) -> np.ndarray:
+    """Counts ``[cntR, cntP, sumP]`` of many (machine map, annotators) pairs drawn from shared maps (host arrays).
+
+    The counts of :func:`correspondence_counts` (``thin=False``) of every pair, but each map enters once: a machine
+    map's pixel list and an annotator's index grid are built once for all the pairs that use it (the meta-measures
+    match a few hundred maps in thousands of pairs). One parallel task per pair.
+
+    Args:
+        machine: (M, H, W) binary machine maps (thin already: used as they are), all of one size.
+        annotators: (G, H, W) binary annotator boundary maps of the same size.
+        pair_machine: (T,) int64 machine map of every pair.
+        pair_start, pair_annotators: the annotators of pair ``t`` are
+            ``pair_annotators[pair_start[t]:pair_start[t + 1]]`` (int64 CSR, (T + 1,) and (E,)).
+        max_dist: tolerance, see :func:`max_dist_pixels`.
+
+    Returns:
+        (3, T) int64: cntR (matched annotator pixels summed over the pair's annotators), cntP (machine pixels matched
+        to at least one of them), sumP (machine pixels).
+    """
+    if machine.ndim != 3 or annotators.ndim != 3 or machine.shape[1:] != annotators.shape[1:]:
+        raise ValueError(
+            f"Expected (M, H, W) machine and (G, H, W) annotator maps of one size, but got {machine.shape} and "
+            f"{annotators.shape}."
+        )
+    pair_machine, pair_start, pair_annotators = (
+        np.ascontiguousarray(a, np.int64) for a in (pair_machine, pair_start, pair_annotators)
     )
+    t = pair_machine.shape[0]
+    if (
+        pair_start.shape != (t + 1,)
+        or (t and (pair_start[0] != 0 or pair_start[-1] != pair_annotators.shape[0] or (np.diff(pair_start) < 0).any()))
+        or ((pair_machine < 0) | (pair_machine >= machine.shape[0])).any()
+        or ((pair_annotators < 0) | (pair_annotators >= annotators.shape[0])).any()
+    ):
+        raise ValueError("Expected pairs that index the machine and annotator maps (CSR offsets from 0 to E).")
+    h, w = (int(v) for v in machine.shape[1:])
+    dist_px = max_dist_pixels(max_dist, h, w)
+    dy, dx, cost = offsets_within(dist_px)
+    pad = math.floor(dist_px)
+    k = _kernels()
+    m_idx, m_ys, m_xs = (a.astype(np.int64) for a in np.nonzero(machine))  # raster order within each map
+    m_start = np.searchsorted(m_idx, np.arange(machine.shape[0] + 1)).astype(np.int64)
+    gts = np.ascontiguousarray(annotators != 0, dtype=np.uint8)[None]
+    grids, n2 = k.gt_index_grids(gts, np.array([gts.shape[1]], np.int64), np.array([[h, w]], np.int64), pad,
+                                 dy[None], dx[None], np.array([len(dy)], np.int64))  # fmt: skip
+    big = _big(int(cost.max()), h * w)
+    with _dynamic_schedule():
+        return k.pair_counts(m_start, m_ys, m_xs, grids[0], n2[0], pair_machine, pair_start, pair_annotators, dy, dx,
+                             cost, len(dy), pad, big)  # fmt: skip

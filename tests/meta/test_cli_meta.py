@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 import torch
@@ -76,3 +77,14 @@ def test_meta_partition_matches_the_library(tmp_path, capsys):
         assert report["measures"][m]["sabd_quadtree"] == {"rate": ref.rate, "count": ref.count, "total": 3,
                                                           "ties": ref.ties}  # fmt: skip
         assert report["measures"][m]["sisd"]["total"] == 6
+
+
+def test_the_command_lets_idle_openmp_threads_sleep_unless_the_user_chose(monkeypatch):
+    from segmetrics_torch.app import cli
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    cli._passive_idle_threads()
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    cli._passive_idle_threads()
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"

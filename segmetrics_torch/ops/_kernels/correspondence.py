@@ -20,31 +20,30 @@ from .unionfind import find
 @numba.njit(cache=True, nogil=True)
 def build_adjacency(my, mx, gidx, off_dy, off_dx, off_cost, n_off, pad):  # pragma: no cover - compiled
     # CSR lists of the GT pixels within the tolerance of each machine pixel with the cost of each pair, every list
-    # ordered by (squared distance, GT row, GT column) because the offsets are. `gidx` is the GT index grid padded
-    # by `pad` pixels of -1 on every side; (my, mx) are unpadded coordinates.
+    # ordered by (squared distance, GT row, GT column) because the offsets are. `gidx` is the GT index grid of
+    # gt_index_grids, padded by `pad` pixels; (my, mx) are unpadded coordinates. One pass into buffers sized for the
+    # pixels near some GT pixel (a cell of -1 has none within the tolerance: its pixel is skipped).
     n1 = my.shape[0]
     start = np.zeros(n1 + 1, np.int64)
+    near = 0
+    for i in range(n1):
+        if gidx[my[i] + pad, mx[i] + pad] != -1:
+            near += 1
+    adj = np.empty(near * n_off, np.int32)
+    cost = np.empty(near * n_off, np.int64)
+    p = 0
     for i in range(n1):
         y = my[i] + pad
         x = mx[i] + pad
-        c = 0
-        for o in range(n_off):
-            if gidx[y + off_dy[o], x + off_dx[o]] >= 0:
-                c += 1
-        start[i + 1] = start[i] + c
-    adj = np.empty(start[n1], np.int32)
-    cost = np.empty(start[n1], np.int64)
-    for i in range(n1):
-        y = my[i] + pad
-        x = mx[i] + pad
-        p = start[i]
-        for o in range(n_off):
-            j = gidx[y + off_dy[o], x + off_dx[o]]
-            if j >= 0:
-                adj[p] = j
-                cost[p] = off_cost[o]
-                p += 1
-    return start, adj, cost
+        if gidx[y, x] != -1:
+            for o in range(n_off):
+                j = gidx[y + off_dy[o], x + off_dx[o]]
+                if j >= 0:
+                    adj[p] = j
+                    cost[p] = off_cost[o]
+                    p += 1
+        start[i + 1] = p
+    return start, adj[:p], cost[:p]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -124,9 +123,12 @@ def correspond(my, mx, gidx, n2, off_dy, off_dx, off_cost, n_off, pad, big):  # 
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def gt_index_grids(gts, n_gt, dims, pad):  # pragma: no cover - compiled
-    # Index grids of the annotators' on pixels, raster order, padded by `pad` pixels of -1 on every side:
-    # (B, A, H + 2 pad, W + 2 pad) int32, plus the pixel count of every annotator (B, A).
+def gt_index_grids(gts, n_gt, dims, pad, off_dy, off_dx, n_off):  # pragma: no cover - compiled
+    # Index grids of the annotators' on pixels, raster order, padded by `pad` pixels on every side:
+    # (B, A, H + 2 pad, W + 2 pad) int32, plus the pixel count of every annotator (B, A). Cells without a GT pixel
+    # hold -2 where a machine pixel would have some GT pixel within the tolerance (image b's offsets
+    # off_dy[b, :n_off[b]], off_dx[b, :n_off[b]]) and -1 where it would have none, so that build_adjacency skips
+    # those machine pixels at once (most pixels of a fine level lie far from every annotator's boundary).
     nb, na, hh, ww = gts.shape
     grids = np.full((nb, na, hh + 2 * pad, ww + 2 * pad), -1, np.int32)
     counts = np.zeros((nb, na), np.int64)
@@ -142,6 +144,16 @@ def gt_index_grids(gts, n_gt, dims, pad):  # pragma: no cover - compiled
                     grids[b, a, y + pad, x + pad] = n
                     n += 1
         counts[b, a] = n
+        # a machine pixel at cell (g - offset) has the GT pixel g among its candidates
+        grid = grids[b, a]
+        for y in range(dims[b, 0]):
+            for x in range(dims[b, 1]):
+                if gts[b, a, y, x]:
+                    for o in range(min(n_off[b], off_dy.shape[1])):
+                        yy = y + pad - off_dy[b, o]
+                        xx = x + pad - off_dx[b, o]
+                        if 0 <= yy < grid.shape[0] and 0 <= xx < grid.shape[1] and grid[yy, xx] == -1:
+                            grid[yy, xx] = -2
     return grids, counts
 
 
@@ -424,7 +436,7 @@ def soft_map_counts(pb, thresholds, tasks, dims, gts, n_gt, lut1, lut2, do_thin,
     # (T, 2), one parallel task each. `precompute`: build the per-image candidate arrays (gt_candidates) once.
     nb = pb.shape[0]
     nk = thresholds.shape[0]
-    grids, n2s = gt_index_grids(gts, n_gt, dims, pad)
+    grids, n2s = gt_index_grids(gts, n_gt, dims, pad, off_dy, off_dx, n_off)
     sub, cand_adj, cand_cost = _candidates_or_none(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad,
                                                    precompute)
     out = np.zeros((3, nb, nk), np.int64)
@@ -447,18 +459,23 @@ def soft_map_counts(pb, thresholds, tasks, dims, gts, n_gt, lut1, lut2, do_thin,
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def stack_counts(maps, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad, big, precompute):
+def stack_counts(maps, tasks, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad, big,
+                 precompute):
     # pragma: no cover - compiled
-    # Binary machine maps (B, K, H, W) uint8, one per level (e.g. the boundaries of K segmentations).
+    # Binary machine maps (B, K, H, W) uint8, one per level (e.g. the boundaries of K segmentations). Returns
+    # (3, B, K) int64 [cntR, cntP, sumP], filled for the (image, level) pairs of `tasks` (T, 2), one parallel task
+    # each (pairs outside the stack are skipped). `precompute`: as soft_map_counts.
     nb = maps.shape[0]
     nk = maps.shape[1]
-    grids, n2s = gt_index_grids(gts, n_gt, dims, pad)
+    grids, n2s = gt_index_grids(gts, n_gt, dims, pad, off_dy, off_dx, n_off)
     sub, cand_adj, cand_cost = _candidates_or_none(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad,
                                                    precompute)
     out = np.zeros((3, nb, nk), np.int64)
-    for task in numba.prange(nb * nk):
-        b = task // nk
-        k = task % nk
+    for task in numba.prange(tasks.shape[0]):
+        b = tasks[task, 0]
+        k = tasks[task, 1]
+        if b < 0 or b >= nb or k < 0 or k >= nk:
+            continue
         h = dims[b, 0]
         w = dims[b, 1]
         img = padded_binary(maps[b, k], h, w)
@@ -466,4 +483,61 @@ def stack_counts(maps, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off
             img, grids[b], n2s[b], n_gt[b], sub[b], cand_adj[b], cand_cost[b], precompute, lut1, lut2, do_thin,
             off_dy[b], off_dx[b], off_cost[b], n_off[b], pad, big, out, b, k,
         )
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def annotator_counts(my, mx, grids, n2s, annotators, off_dy, off_dx, off_cost, n_off, pad, big):
+    # pragma: no cover - compiled
+    # Match the machine pixels (my, mx) (unpadded, raster order) with each annotator of `annotators` (indices into
+    # the index grids `grids` and their pixel counts `n2s`): returns (cntR, cntP), the matched GT pixels summed over
+    # the annotators and the machine pixels matched to at least one of them.
+    n1 = my.shape[0]
+    acc = np.zeros(n1, np.bool_)
+    cnt_r = 0
+    for a in annotators:
+        match1, _ = correspond(my, mx, grids[a], n2s[a], off_dy, off_dx, off_cost, n_off, pad, big)
+        for i in range(n1):
+            if match1[i] >= 0:
+                acc[i] = True
+                cnt_r += 1
+    cnt_p = 0
+    for i in range(n1):
+        if acc[i]:
+            cnt_p += 1
+    return cnt_r, cnt_p
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def pair_counts(m_start, m_ys, m_xs, grids, n2s, item_machine, item_start, item_annotators, off_dy, off_dx, off_cost,
+                n_off, pad, big):
+    # pragma: no cover - compiled
+    # Many (machine map, annotators) pairs of one image size drawn from shared maps: the (thin) machine maps as pixel
+    # lists (CSR m_start, unpadded raster-order m_ys/m_xs) and the annotators' index grids (G, H + 2 pad, W + 2 pad)
+    # of gt_index_grids (built with these offsets), each built once for all the pairs that use it. Pair t matches
+    # machine item_machine[t] with the annotators item_annotators[item_start[t]:item_start[t+1]]. Returns (3, T)
+    # int64 [cntR, cntP, sumP]; a pair naming a map outside the arrays is left at 0.
+    nt = item_machine.shape[0]
+    n_machines = m_start.shape[0] - 1
+    n_grids = grids.shape[0]
+    out = np.zeros((3, nt), np.int64)
+    for t in numba.prange(nt):
+        m = item_machine[t]
+        lo = item_start[t]
+        hi = item_start[t + 1]
+        if m < 0 or m >= n_machines or lo < 0 or hi > item_annotators.shape[0] or lo > hi:
+            continue
+        annotators = item_annotators[lo:hi]
+        ok = True
+        for a in annotators:
+            if a < 0 or a >= n_grids:
+                ok = False
+        if not ok:
+            continue
+        my = m_ys[m_start[m] : m_start[m + 1]]
+        mx = m_xs[m_start[m] : m_start[m + 1]]
+        cnt_r, cnt_p = annotator_counts(my, mx, grids, n2s, annotators, off_dy, off_dx, off_cost, n_off, pad, big)
+        out[0, t] = cnt_r
+        out[1, t] = cnt_p
+        out[2, t] = my.shape[0]
     return out

@@ -67,6 +67,8 @@ def dense_table_counts(parts, anns, table_partition, table_annotation, k_g, cell
     # out[cell_offset[t] + part * K_G + ann] += 1 for every pixel of every table (dense blocks never overlap)
     n = parts.shape[1]
     for t in numba.prange(table_partition.shape[0]):
+        if not (0 <= table_partition[t] < parts.shape[0] and 0 <= table_annotation[t] < anns.shape[0]):
+            continue
         p = parts[table_partition[t]]
         a = anns[table_annotation[t]]
         off = cell_offset[t]
