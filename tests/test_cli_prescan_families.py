@@ -121,3 +121,71 @@ def test_report_form_scans_every_family(tmp_path, capsys):
     capsys.readouterr()
     record = json.loads((tmp_path / "report" / "results.json").read_text())["results"]["D"]["partition"]["M"]
     assert record["num_images"] == 2 and {p["image"] for p in record["skipped"]} == {"d", "e", "f"}
+
+
+def _ucm2(path: Path, split: float = 0.6) -> None:
+    """A (2H+1, 2W+1) ucm2 whose middle row of edges has strength ``split``: two regions below it, one above."""
+    import scipy.io
+
+    ucm2 = np.zeros((2 * H + 1, 2 * W + 1))
+    ucm2[H, :] = split
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scipy.io.savemat(path, {"ucm2": ucm2})
+
+
+def test_report_with_label_maps_and_ucm2_methods(tmp_path, capsys):
+    """A label-map method and a ucm2 method of one partition dataset in one report, with figures and the family's
+    thresholds (they pick the ucm2's levels; the label maps are evaluated as they are)."""
+    rng = np.random.default_rng(0)
+    for stem in "ab":
+        _png(tmp_path / "gt" / f"{stem}.png", _labels(rng))
+        _png(tmp_path / "labels" / f"{stem}.png", _labels(rng))
+        _ucm2(tmp_path / "ucm" / f"{stem}.mat")
+    _ucm2(tmp_path / "ucm" / "c.mat")
+    (tmp_path / "ucm" / "c.mat").write_bytes((tmp_path / "ucm" / "a.mat").read_bytes()[:300])  # truncated
+    _png(tmp_path / "gt" / "c.png", _labels(rng))
+    _png(tmp_path / "labels" / "c.png", _labels(rng))
+    config = tmp_path / "eval.yaml"
+    config.write_text(
+        f"families: [partition]\ndatasets:\n  D: {{gt: {tmp_path / 'gt'}}}\n"
+        f"methods:\n  Flat: {{D: {tmp_path / 'labels'}}}\n  Tree: {{D: {tmp_path / 'ucm'}}}\n"
+        f"options: {{partition: {{thresholds: [0.3, 0.8], measures: [fop, voi]}}}}\n"
+        f"output: {tmp_path / 'report'}\nfigures: [png]\n"
+    )
+    # the truncated ucm2 is found by the pre-scan (its .mat header alone looks sound)
+    assert main(["evaluate", "--config", str(config), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: D / partition / Tree: c: unreadable or corrupt file") and "Traceback" not in err
+
+    assert main(["evaluate", "--config", str(config), "--no-progress", "--skip-bad"]) == 0
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    records = json.loads((tmp_path / "report" / "results.json").read_text())["results"]["D"]["partition"]
+    assert records["Flat"]["num_images"] == 2 and records["Tree"]["num_images"] == 2  # compared on a, b
+    assert records["Tree"]["settings"]["thresholds"] == [0.3, 0.8]
+    assert records["Flat"]["settings"]["thresholds"] is None
+    figures = sorted(p.name for p in (tmp_path / "report" / "figures").glob("*.png"))
+    assert figures == ["D_partition_fop_pr.png"]  # the PR curve of the hierarchy; a label map has none
+
+
+def test_count_column_is_an_integer_never_marked_best(tmp_path):
+    from segmetrics_torch.app.tables import format_latex_table, format_markdown_table, format_table
+
+    rows = {"A": {"num_images": 2, "s": 0.5}, "B": {"num_images": 5, "s": 0.6}}
+    columns = [("num_images", "images"), ("s", "S")]
+    markdown = format_markdown_table(rows, columns)
+    assert "| method | images | S ↑ |" in markdown and "| B | 5 | **0.6000** |" in markdown
+    latex = format_latex_table(rows, columns)
+    assert "images $" not in latex and r"\textbf{5}" not in latex
+    assert format_table(rows, columns).splitlines()[2].split() == ["A", "2", "0.5000"]
+
+
+def test_every_missing_prediction_folder_in_one_error(tmp_path, capsys):
+    _, gt = _bad_folders(tmp_path, "partition")
+    config = tmp_path / "eval.yaml"
+    config.write_text(f"families: [partition]\ndatasets:\n  D: {{gt: {gt}}}\n  E: {{gt: {gt}}}\n"
+                      f"methods:\n  M: '{tmp_path}/nope/{{dataset}}'\noutput: {tmp_path / 'report'}\n")  # fmt: skip
+    assert main(["evaluate", "--config", str(config), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: 2 folder(s) do not exist; use --allow-missing")
+    assert "D / partition / M: the prediction folder" in err and "E / partition / M: the prediction folder" in err

@@ -5,10 +5,9 @@ file, a resized map, an RGB mask), not one fatal error per run. :func:`scan_fore
 (its values decide "empty" and "0/1 mask") and the header of every prediction (size, colour mode; PIL's ``verify``
 checks the file's structure and checksums without decoding the pixels, so the scan costs a fraction of the
 evaluation), and returns the problems sorted by kind. :func:`scan_sizes` does the same for the boundary, partition
-and proposal families: each file's size from the cheapest source that has it (an image header, a .mat variable's
-header, an .npz member's header; BSDS ``groundTruth`` and ``segs`` .mat files are read, as their sizes are inside
-their cells). The caller turns fatal ones into one error listing all of them,
-or with ``--skip-bad`` leaves the bad pairs out and records them.
+and proposal families: each file's size from the cheapest source that has it (an image header, an .npz member's
+header; .mat files are read whole, as only reading finds a truncated one). The caller turns fatal ones into one
+error listing all of them, or with ``--skip-bad`` leaves the bad pairs out and records them.
 
 Also here: the default names of datasets and methods from common folder layouts (:func:`dataset_name`,
 :func:`method_name`), and the flags that change the pairing (:data:`PAIRING_FLAGS`).
@@ -181,24 +180,6 @@ def image_size(path: Path) -> tuple[int, int]:
     return h, w
 
 
-def _mat_variable_size(key: str) -> SizeReader:
-    """(H, W) of the numeric .mat variable ``key`` (e.g. ``ucm2``) from the file's header, without loading it."""
-
-    def read(path: Path) -> tuple[int, int]:
-        import scipy.io
-
-        from ..io import _read_mat
-
-        shapes = {name: shape for name, shape, _ in _read_mat(scipy.io.whosmat, path)}
-        if key not in shapes:
-            raise ValueError(f"{path}: expected a variable `{key}`, found {sorted(shapes)}")
-        if len(shapes[key]) != 2:
-            raise ValueError(f"{path}: `{key}` is not a 2-D array (shape {shapes[key]})")
-        return shapes[key][0], shapes[key][1]
-
-    return read
-
-
 def _npz_size(keys: Sequence[str]) -> SizeReader:
     """(H, W) of the first of ``keys`` held by an .npz archive, from its member's .npy header (no array is read)."""
 
@@ -241,7 +222,7 @@ def family_size_readers(family: str, input_format: str, gt_format: str) -> tuple
     """``(pred size, ground-truth size, ucm2)`` readers of a family's formats (those of
     :func:`~segmetrics_torch.app.evaluation.boundary_formats` / ``partition_formats``; proposals: .npz or images);
     ``ucm2``: the prediction is a double-size (2H+1, 2W+1) ucm2."""
-    from ..io import read_bsds_ground_truth, read_segmentations
+    from ..io import read_bsds_ground_truth, read_mat_array, read_segmentations
 
     def by_suffix(mat: SizeReader | None, npz: SizeReader | None) -> SizeReader:
         def read(path: Path) -> tuple[int, int]:
@@ -257,7 +238,9 @@ def family_size_readers(family: str, input_format: str, gt_format: str) -> tuple
     gt_mat = _array_size(lambda p: read_bsds_ground_truth(p).boundaries)
     if family == "proposals":
         return by_suffix(None, _npz_size(("masks", "labels"))), by_suffix(None, _npz_size(("objects",))), False
-    pred = {"ucm2": _mat_variable_size("ucm2"), "stack": _array_size(read_segmentations)}.get(input_format, image_size)
+    # .mat files are read whole: their headers do not show truncated or corrupt data (scipy reads lazily)
+    ucm2 = _array_size(lambda p: read_mat_array(p, "ucm2"))
+    pred = {"ucm2": ucm2, "stack": _array_size(read_segmentations)}.get(input_format, image_size)
     return pred, (gt_mat if gt_format == "mat" else image_size), input_format == "ucm2"
 
 

@@ -136,7 +136,8 @@ def _pr_curves(records: Mapping[str, Mapping[str, Any]], family: str, measure: s
                 "value": ods["f"],
                 "point": (ods["recall"], ods["precision"]),
             }
-        elif measure in res:
+        elif isinstance(res.get(measure), Mapping) and "recall" in res[measure]:
+            # hierarchies have a PR curve per measure; a flat label map has one value per measure and no curve
             m = res[measure]
             curves[method] = {
                 "recall": m["recall"],
@@ -349,7 +350,7 @@ def render_report(
                 # methods scored on different images: every table says how many each was scored on
                 columns = [("num_images", "images"), *columns]
                 for method, record in by_method.items():
-                    rows[method]["num_images"] = float(record["num_images"])
+                    rows[method]["num_images"] = int(record["num_images"])
             terminal.append(f"{title}\n{format_table(rows, columns)}")
             figures = _figures(dataset, family, by_method) if config.figures else {}
             markdown += [

@@ -640,24 +640,41 @@ SOD_SETTINGS: dict[str, Any] = {
 def _plan(config: ReportConfig, warn: Callable[[str], None], device_type: str) -> tuple[list[Job], list[str]]:
     """Every combination, checked and paired before anything is computed; also the skipped ones (as sentences)."""
     jobs, skipped = [], []
+    missing_gt = [
+        f"dataset {d.name}: the ground-truth folder {d.gt} {'is not a folder' if d.gt.exists() else 'does not exist'}"
+        for d in config.datasets
+        if not d.gt.is_dir()
+    ]
+    missing_pred: list[str] = []
     for dataset in config.datasets:
         if not dataset.gt.is_dir():
-            what = "is not a folder" if dataset.gt.exists() else "does not exist"
-            raise InputError(f"dataset {dataset.name}: the ground-truth folder {dataset.gt} {what}")
+            continue
         for family in dataset.families:
             for method in config.methods:
                 pred_dir = method.folder(dataset.name, family)
                 label = f"{dataset.name} / {family} / {method.name}"
                 if pred_dir is None:
                     skipped.append(f"{label}: no prediction folder given")
-                    continue
-                if not pred_dir.is_dir():
-                    message = f"{label}: the prediction folder {pred_dir} does not exist"
-                    if not (config.allow_missing or config.skip_bad):
-                        raise InputError(f"{message} (use --allow-missing to leave it out)")
-                    warn(f"warning: {message}; skipped")
+                elif not pred_dir.is_dir():
+                    missing_pred.append(f"{label}: the prediction folder {pred_dir} does not exist")
                     skipped.append(f"{label}: no folder {pred_dir}")
+    # every missing folder in one error (ground truths always; predictions unless --allow-missing leaves them out)
+    fatal = missing_gt + ([] if config.allow_missing or config.skip_bad else missing_pred)
+    if len(fatal) == 1:
+        hint = "" if missing_gt else " (use --allow-missing to leave it out)"
+        raise InputError(f"{fatal[0]}{hint}")
+    if fatal:
+        hint = "" if missing_gt else "; use --allow-missing to leave the missing prediction folders out"
+        raise InputError("\n  ".join([f"{len(fatal)} folder(s) do not exist{hint}:", *fatal]))
+    for message in missing_pred:
+        warn(f"warning: {message}; skipped")
+    for dataset in config.datasets:
+        for family in dataset.families:
+            for method in config.methods:
+                pred_dir = method.folder(dataset.name, family)
+                if pred_dir is None or not pred_dir.is_dir():
                     continue
+                label = f"{dataset.name} / {family} / {method.name}"
                 try:
                     jobs.append(_plan_job(config, dataset, family, method.name, pred_dir, device_type))
                 except InputError as error:
@@ -786,16 +803,19 @@ def _plan_job(
         settings = {**options, "gt_classes": None if dataset.gt_classes is None else str(dataset.gt_classes)}
     else:
         input_format, gt_format = partition_formats(pairing, pred_kind, gt_kind)
-        given = [key for key in ("thresholds", "num_regions") if options[key] is not None]
-        if input_format != "ucm2" and given:
-            raise InputError(
-                f"options.partition.{given[0]} applies to ucm2 hierarchies only, but {pred_dir} holds "
-                f"{input_format} predictions"
-            )
+        # the family's thresholds / num_regions pick the levels of ucm2 hierarchies; the other methods of the
+        # family (label maps, stacks of levels) have their own levels and are evaluated as they are
+        options.update(_ucm2_only_options(options, input_format))
         settings = {**options, "input_format": input_format, "gt_format": gt_format}
     job = Job(dataset, family, method, pred_dir, pairing, input_format, gt_format, settings)
     job.device_type = device_type
     return job
+
+
+def _ucm2_only_options(options: Mapping[str, Any], input_format: str) -> dict[str, Any]:
+    """``thresholds`` / ``num_regions`` as a partition method of ``input_format`` uses them (None unless ucm2)."""
+    keys = ("thresholds", "num_regions")
+    return {key: options[key] for key in keys} if input_format == "ucm2" else dict.fromkeys(keys)
 
 
 def _fingerprint(job: Job, config: ReportConfig) -> None:
@@ -847,6 +867,7 @@ def _compute(job: Job, config: ReportConfig, device, progress, images) -> dict[s
         results = {**results, "per_image": per_image}
         derived = {"counts": options["counts"], "num_classes": metric.num_classes}
     else:
+        options.update(_ucm2_only_options(options, job.input_format))
         results, metric = evaluate_partition(
             pairs, input_format=job.input_format, gt_format=job.gt_format, **options, **run
         )

@@ -76,10 +76,24 @@ def scalar_row(results: Mapping[str, Any], prefix: str = "") -> dict[str, float]
     return row
 
 
+#: columns that count (images), not measure: printed as integers, without an arrow, never marked best
+COUNT_COLUMNS = frozenset({"num_images"})
+
+
 def _format_number(value: float | None, digits: int) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "nan"
+    if isinstance(value, int):
+        return str(value)
     return f"{value:.{digits}f}"
+
+
+def _table_cell(values: Mapping[str, Any], key: str, digits: int) -> str:
+    if key not in values:
+        return "-"
+    if key in COUNT_COLUMNS and values[key] is not None:
+        return str(int(values[key]))
+    return _format_number(values[key], digits)
 
 
 def format_table(
@@ -109,7 +123,7 @@ def format_table(
     """
     cols = [(c, c) if isinstance(c, str) else (c[0], c[1]) for c in columns]
     body = [
-        [name] + [_format_number(values[key], digits) if key in values else "-" for key, _ in cols]
+        [name] + [_table_cell(values, key, digits) for key, _ in cols]
         for name, values in rows.items()
     ]
     header = [index_header] + [h for _, h in cols]
@@ -274,6 +288,9 @@ def best_rows(
     """
     best: dict[str, set[str]] = {}
     for key, _ in _columns(columns):
+        if key in COUNT_COLUMNS:
+            best[key] = set()
+            continue
         values: dict[str, float] = {}
         for name, v in rows.items():
             x = v.get(key)
@@ -302,7 +319,7 @@ def format_markdown_table(
     """
     cols = _columns(columns)
     best = best_rows(rows, cols, lower_is_better=lower_is_better, digits=digits)
-    arrow = {key: " ↓" if key in lower_is_better else " ↑" for key, _ in cols}
+    arrow = {key: "" if key in COUNT_COLUMNS else " ↓" if key in lower_is_better else " ↑" for key, _ in cols}
     lines = [
         "| " + " | ".join([index_header, *(f"{h}{arrow[k]}" for k, h in cols)]) + " |",
         "|" + "---|" + "---:|" * len(cols),
@@ -310,7 +327,7 @@ def format_markdown_table(
     for name, values in rows.items():
         cells = []
         for key, _ in cols:
-            text = _format_number(values[key], digits) if key in values else "-"
+            text = _table_cell(values, key, digits)
             cells.append(f"**{text}**" if name in best[key] else text)
         lines.append("| " + " | ".join([name.replace("|", "\\|"), *cells]) + " |")
     return "\n".join(lines)
@@ -341,7 +358,8 @@ def format_latex_table(
     """
     cols = _columns(columns)
     best = best_rows(rows, cols, lower_is_better=lower_is_better, digits=digits)
-    arrow = {key: r"$\downarrow$" if key in lower_is_better else r"$\uparrow$" for key, _ in cols}
+    arrow = {key: "" if key in COUNT_COLUMNS else r"$\downarrow$" if key in lower_is_better else r"$\uparrow$"
+             for key, _ in cols}
     header = " & ".join([_latex_escape(index_header), *(f"{_latex_escape(h)} {arrow[k]}" for k, h in cols)])
     lines = [r"\begin{table}[t]", r"\centering"]
     if caption:
@@ -352,7 +370,7 @@ def format_latex_table(
     for name, values in rows.items():
         cells = []
         for key, _ in cols:
-            text = _format_number(values[key], digits) if key in values else "-"
+            text = _table_cell(values, key, digits)
             cells.append(rf"\textbf{{{text}}}" if name in best[key] else text)
         lines.append(" & ".join([_latex_escape(name), *cells]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
