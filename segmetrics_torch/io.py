@@ -252,11 +252,15 @@ class Pairing:
         pairs: sorted ``(stem, pred_path, gt_path)`` of the stems present in both folders.
         missing: ground-truth stems without a prediction (sorted).
         unmatched: prediction stems without a ground truth (sorted).
+        gt_reasons, pred_reasons: why a file of that side took part in no pairing at all: its stem lacks the
+            prefix / suffix or does not match the pattern (``{stem: reason}``; empty without name mapping).
     """
 
     pairs: list[tuple[str, Path, Path]]
     missing: list[str] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)
+    gt_reasons: dict[str, str] = field(default_factory=dict)
+    pred_reasons: dict[str, str] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -273,25 +277,26 @@ class Pairing:
         return "; ".join(parts)
 
 
-def _pair_key(stem: str, prefix: str, suffix: str, pattern) -> str | None:
+def _pair_key(stem: str, prefix: str, suffix: str, pattern) -> tuple[str | None, str]:
     """The name a file is paired by: its stem without ``prefix`` / ``suffix``, then ``pattern``'s ``id`` group (or
-    group 1, or the whole match); None when the stem lacks the affix or does not match (the file stays unpaired)."""
+    group 1, or the whole match); ``(None, why)`` when the stem lacks the affix or does not match (the file stays
+    unpaired)."""
     if prefix:
         if not stem.startswith(prefix):
-            return None
+            return None, f"its name does not start with {prefix!r}"
         stem = stem[len(prefix) :]
     if suffix:
         if not stem.endswith(suffix) or len(stem) == len(suffix):
-            return None
+            return None, f"its name does not end in {suffix!r}"
         stem = stem[: -len(suffix)]
     if pattern is None:
-        return stem
+        return stem, ""
     match = pattern.search(stem)
     if match is None:
-        return None
+        return None, f"its name does not match the pairing pattern {pattern.pattern!r}"
     if "id" in pattern.groupindex:
-        return match.group("id")
-    return match.group(1) if pattern.groups else match.group(0)
+        return match.group("id"), ""
+    return (match.group(1) if pattern.groups else match.group(0)), ""
 
 
 def find_pairs(
@@ -336,17 +341,21 @@ def find_pairs(
     preds = list_images(pred_dir, exts, name="prediction folder")
     gts = list_images(gt_dir, exts, name="ground-truth folder")
     keyed: list[dict[str, str]] = []
+    reasons: list[dict[str, str]] = []
     for stems, prefix, suffix, what in ((preds, pred_prefix, pred_suffix, "predictions"),
                                         (gts, gt_prefix, gt_suffix, "ground truths")):  # fmt: skip
         keys: dict[str, str] = {}
+        why: dict[str, str] = {}
         for stem in stems:
-            key = _pair_key(stem, prefix, suffix, regex)
+            key, reason = _pair_key(stem, prefix, suffix, regex)
             if key is None:
+                why[stem] = reason
                 continue
             if key in keys:
                 raise ValueError(f"two {what} map to the name {key!r}: {keys[key]} and {stem}.")
             keys[key] = stem
         keyed.append(keys)
+        reasons.append(why)
     pred_keys, gt_keys = keyed
     paired_preds = {pred_keys[key] for key in gt_keys if key in pred_keys}
     pairs = [(gt_keys[key], preds[pred_keys[key]], gts[gt_keys[key]]) for key in gt_keys if key in pred_keys]
@@ -356,6 +365,8 @@ def find_pairs(
         pairs=pairs,
         missing=[stem for stem in gts if stem not in paired_gts],
         unmatched=[stem for stem in preds if stem not in paired_preds],
+        gt_reasons=reasons[1],
+        pred_reasons=reasons[0],
     )
 
 

@@ -189,3 +189,21 @@ def test_every_missing_prediction_folder_in_one_error(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: 2 folder(s) do not exist; use --allow-missing")
     assert "D / partition / M: the prediction folder" in err and "E / partition / M: the prediction folder" in err
+
+
+def test_unpaired_names_say_why_under_name_mapping(tmp_path, capsys):
+    """A prediction without the suffix the other names carry: the listing says so instead of naming it on both
+    sides without a reason."""
+    mask = np.zeros((H, W), np.uint8)
+    mask[10:30, 10:30] = 255
+    for stem in ("a", "b"):
+        _png(tmp_path / "gt" / f"{stem}.png", mask)
+    _png(tmp_path / "pred" / "a_sal.png", mask)
+    _png(tmp_path / "pred" / "b.png", mask)
+    args = ["evaluate", "foreground", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress"]
+    assert main([*args, "--pred-suffix", "_sal"]) == 2
+    err = capsys.readouterr().err
+    assert "prediction without a ground truth: 1: b (its name does not end in '_sal')" in err
+    assert main([*args, "--pair-regex", "^a"]) == 2
+    err = capsys.readouterr().err
+    assert "ground truth without a prediction: 1: b (its name does not match the pairing pattern '^a')" in err

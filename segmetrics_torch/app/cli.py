@@ -270,8 +270,9 @@ def _run_evaluate_foreground(args: argparse.Namespace) -> int:
 
     # every problem of every file at once, before any measure runs
     # under torchrun rank 0 scans and the other ranks take its findings
+    reasons = (pairing.gt_reasons, pairing.pred_reasons)
     scan = distributed.main_decides(
-        lambda: scan_foreground(pairing.pairs, pairing.missing, pairing.unmatched, workers=max(1, args.workers))
+        lambda: scan_foreground(pairing.pairs, pairing.missing, pairing.unmatched, reasons=reasons)
     )
     pairs, bad = _scan_and_report(args, scan, pairing.pairs)
 
@@ -469,7 +470,7 @@ def _prescan(args: argparse.Namespace, pairing, family: str, input_format: str, 
     # under torchrun rank 0 scans and the other ranks take its findings
     def scan():
         return scan_sizes(pairing.pairs, pairing.missing, pairing.unmatched, read_pred=read_pred, read_gt=read_gt,
-                          ucm2=ucm2, resizable=resizable)  # fmt: skip
+                          ucm2=ucm2, resizable=resizable, reasons=(pairing.gt_reasons, pairing.pred_reasons))
 
     scanned = distributed.main_decides(scan)
     pairs, bad = _scan_and_report(args, scanned, pairing.pairs)

@@ -92,6 +92,15 @@ class Scan:
         return sum(p.kind == kind for p in self.problems)
 
 
+def _unpaired(
+    missing: Iterable[str], extra: Iterable[str], reasons: tuple[dict[str, str], dict[str, str]], pairs: int
+) -> Scan:
+    """A scan holding the unpaired names, each with why it took part in no pairing when the name mapping says."""
+    gt_why, pred_why = reasons
+    found = [Problem("missing", s, gt_why.get(s, "")) for s in missing]
+    return Scan(found + [Problem("extra", s, pred_why.get(s, "")) for s in extra], pairs)
+
+
 def _header(path: Path) -> tuple[tuple[int, int], str]:
     """(W, H) and the mode of an image, its structure verified (chunks, checksums) without decoding the pixels."""
     from PIL import Image
@@ -129,6 +138,7 @@ def scan_foreground(
     *,
     workers: int = 1,
     gt_cache: dict[Path, Any] | None = None,
+    reasons: tuple[dict[str, str], dict[str, str]] = ({}, {}),
 ) -> Scan:
     """Every problem of the foreground pairs (and the unpaired names) in one :class:`Scan`.
 
@@ -138,8 +148,10 @@ def scan_foreground(
         workers: unused (kept for the callers): the scan runs in the main thread, so that Ctrl-C meets no reading
             thread (an interrupt during another thread's import prints a traceback) and exits 130 cleanly.
         gt_cache: results of ground-truth files already scanned (several methods share one dataset).
+        reasons: ``(Pairing.gt_reasons, Pairing.pred_reasons)``: why names took part in no pairing (the listing's
+            detail).
     """
-    scan = Scan([Problem("missing", s) for s in missing] + [Problem("extra", s) for s in extra], len(pairs))
+    scan = _unpaired(missing, extra, reasons, len(pairs))
     gt_cache = {} if gt_cache is None else gt_cache
     todo = sorted({Path(g) for _, _, g in pairs} - set(gt_cache))
     del workers
@@ -254,6 +266,7 @@ def scan_sizes(
     ucm2: bool = False,
     resizable: bool = False,
     gt_cache: dict[Path, Any] | None = None,
+    reasons: tuple[dict[str, str], dict[str, str]] = ({}, {}),
 ) -> Scan:
     """Every problem of boundary / partition / proposal pairs (and the unpaired names) in one :class:`Scan`:
     unreadable files and sizes that do not fit (a ucm2 must be (2H+1, 2W+1) for an (H, W) ground truth).
@@ -265,8 +278,9 @@ def scan_sizes(
         ucm2: the predictions are double-size ucm2 hierarchies.
         resizable: another size is a ``size`` problem (``--resize`` fixes it: soft boundary maps), else ``shape``.
         gt_cache: sizes of ground-truth files already scanned (several methods share one dataset).
+        reasons: as :func:`scan_foreground`.
     """
-    scan = Scan([Problem("missing", s) for s in missing] + [Problem("extra", s) for s in extra], len(pairs))
+    scan = _unpaired(missing, extra, reasons, len(pairs))
     gt_cache = {} if gt_cache is None else gt_cache
 
     def probe(read: SizeReader, path: Path) -> tuple[Any, str | None]:

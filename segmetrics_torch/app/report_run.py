@@ -699,12 +699,15 @@ def _prescan(jobs: list[Job], config: ReportConfig, warn: Callable[[str], None])
 
     def scan_job(job: Job) -> Scan:
         pairing, gt_cache = job.pairing, gt_caches.setdefault((job.family, job.gt_format), {})
+        reasons = (pairing.gt_reasons, pairing.pred_reasons)
         if job.family == "foreground":
-            return scan_foreground(pairing.pairs, pairing.missing, pairing.unmatched, gt_cache=gt_cache)
+            return scan_foreground(
+                pairing.pairs, pairing.missing, pairing.unmatched, gt_cache=gt_cache, reasons=reasons
+            )
         read_pred, read_gt, ucm2 = family_size_readers(job.family, job.input_format, job.gt_format)
         resizable = job.family == "boundary" and job.input_format == "soft"
         return scan_sizes(pairing.pairs, pairing.missing, pairing.unmatched, read_pred=read_pred, read_gt=read_gt,
-                          ucm2=ucm2, resizable=resizable, gt_cache=gt_cache)  # fmt: skip
+                          ucm2=ucm2, resizable=resizable, gt_cache=gt_cache, reasons=reasons)  # fmt: skip
 
     scans = []
     def scan_or_cached(job: Job) -> Any:
