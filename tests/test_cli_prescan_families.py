@@ -207,3 +207,12 @@ def test_unpaired_names_say_why_under_name_mapping(tmp_path, capsys):
     assert main([*args, "--pair-regex", "^a"]) == 2
     err = capsys.readouterr().err
     assert "ground truth without a prediction: 1: b (its name does not match the pairing pattern '^a')" in err
+
+
+def test_method_names_skip_format_folders():
+    from segmetrics_torch.app.prescan import method_name
+
+    gt = "/data/BSR/BSDS500/data/groundTruth/test"
+    assert method_name("/data/results/gPb/ucm2", "BSDS500", gt) == "gPb"
+    assert method_name("/data/results/HED/edges", "BSDS500", gt) == "HED"
+    assert method_name("/data/results/MCG/segs", "BSDS500", gt) == "MCG"

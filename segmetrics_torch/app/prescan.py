@@ -370,6 +370,8 @@ GENERIC_NAMES = {
     "data", "dataset", "datasets", "image", "images", "img", "imgs", "pred", "preds", "prediction", "predictions",
     "result", "results", "output", "outputs", "saliency", "salmap", "salmaps", "map", "maps", "png", "segmentation",
     "segmentations", "objectmask", "binarymask", "testdataset", "testset", "testingset", "eval", "evaluation",
+    "ucm2", "ucm", "segs", "edge", "edges", "edgemaps", "boundary", "boundaries", "contour", "contours", "proposals",
+    "mat", "npz",
 }  # fmt: skip
 
 
