@@ -105,6 +105,8 @@ def _header(path: Path) -> tuple[tuple[int, int], str]:
     """(W, H) and the mode of an image, its structure verified (chunks, checksums) without decoding the pixels."""
     from PIL import Image
 
+    if Path(path).stat().st_size == 0:
+        raise ValueError(f"{path} is an empty file (0 bytes)")
     with Image.open(path) as image:
         size, mode = image.size, image.mode
         image.verify()
