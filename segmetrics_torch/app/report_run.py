@@ -1049,10 +1049,9 @@ def run_report(
     )
     for line in skipped:
         out(f"Not evaluated: {line}")
-    out(
-        f"Wrote {len(written)} file(s) to {config.output}: results.json, tables.md, tables.tex, csv/"
-        + (", figures/" if any(p.parent.name == "figures" for p in written) else "")
-    )
+    top = sorted({p.relative_to(config.output).parts[0] + ("/" if p.parent != config.output else "")
+                  for p in written if p.is_relative_to(config.output)})  # fmt: skip
+    out(f"Wrote {len(written)} file(s) to {config.output}: {', '.join(top)}")
     return SuiteResult(records, computed, cached, skipped, written, tables)
 
 
@@ -1410,9 +1409,9 @@ def _write_file_outputs(result: SuiteResult, outputs: Mapping[str, Path]) -> Non
                                **{k: scores[k] for k in keys if k in scores}})  # fmt: skip
     if "csv" in outputs:
         upsert_csv(outputs["csv"], rows, ("method", "dataset"), "--csv")
-        print(f"Wrote {outputs['csv']} ({len(rows)} foreground row(s))")
+        print(f"Wrote {outputs['csv']} ({len(rows)} foreground row(s) of this run merged in)")
     if "per_image_csv" in outputs:
         upsert_csv(outputs["per_image_csv"], images, ("method", "dataset", "image"), "--per-image-csv")
-        print(f"Wrote {outputs['per_image_csv']} ({len(images)} row(s))")
+        print(f"Wrote {outputs['per_image_csv']} ({len(images)} row(s) of this run merged in)")
 
 
