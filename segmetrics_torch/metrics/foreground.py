@@ -267,7 +267,7 @@ class WeightedFMeasure(_ForegroundMetric):
         self.beta2 = check_positive_float(beta2, "beta2")
         check_edt_backend(edt_backend)
         self.edt_backend = edt_backend
-        self._options = MeasureOptions(weighted_f=True, wf_beta2=self.beta2, edt_backend=edt_backend)
+        self._options = MeasureOptions(weighted_f=True, wf_beta2=self.beta2, edt_backend=edt_backend, counts=False)
 
     def _derive(self, values: ForegroundIntermediates) -> dict[str, Tensor]:
         assert values.weighted_f_measure is not None

@@ -62,6 +62,7 @@ def foreground_statistics(
     weighted_f: bool = False,
     wf_beta2: float = 1.0,
     distance: tuple[Tensor, Tensor] | None = None,
+    counts: bool = True,
 ) -> ForegroundStatistics:
     """The per-image foreground statistics of a (B, H, W) CPU batch (see the module doc).
 
@@ -75,6 +76,9 @@ def foreground_statistics(
         weighted_f: compute the weighted F-measure with ``wf_beta2``.
         distance: ``(dist, index)`` (B, H, W) float64 / int64 of ``distance_transform_edt(target)`` to use; ``None``
             computes it inside the kernel, image by image.
+        counts: compute the histogram, the adaptive counts and MAE; ``False`` (with ``s_measure=False``) skips them
+            for the weighted F alone: ``histogram`` is then all zero and ``tp_adaptive``, ``pp_adaptive`` and
+            ``mae`` are NaN.
 
     Returns:
         :class:`ForegroundStatistics`.
@@ -109,8 +113,8 @@ def foreground_statistics(
     else:  # the kernel computes the distance transform itself (or does not need one)
         dist, index = torch.zeros(batch, 1, 1, dtype=torch.float64).numpy(), torch.zeros(batch, 1, 1).long().numpy()
     hist, out = kernel.foreground_kernel(
-        raw, garr, dist, index, scale, normalize, alpha, skip_empty_quadrant, wf_beta2,
-        matlab_gaussian_kernel1d(7, 5.0).numpy(), _importance(), s_measure, weighted_f,
+        raw, garr, dist, index, scale, preds.dtype == torch.uint8, normalize, alpha, skip_empty_quadrant, wf_beta2,
+        matlab_gaussian_kernel1d(7, 5.0).numpy(), _importance(), counts, s_measure, weighted_f,
         max(1, min(numba.get_num_threads(), batch)),
     )  # fmt: skip
     out = torch.from_numpy(out)

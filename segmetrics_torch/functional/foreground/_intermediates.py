@@ -65,6 +65,9 @@ class MeasureOptions:
     empty_quadrant: EmptyQuadrant = "nan"
     wf_beta2: float = 1.0
     edt_backend: EdtBackend = "auto"
+    #: ``False``: the caller reads only the S-measure / weighted F; the compiled kernel may then skip the counts and
+    #: MAE (``adaptive``, ``curve`` and ``mae`` of the intermediates are then not meaningful)
+    counts: bool = True
 
 
 @dataclass(frozen=True)
@@ -99,7 +102,7 @@ def kernel_intermediates(preds: Tensor, g: Tensor, normalize: bool, options: Mea
     stats = foreground_statistics(
         preds, g, normalize=normalize, s_measure=options.s_measure, alpha=options.alpha,
         skip_empty_quadrant=options.empty_quadrant == "skip", weighted_f=options.weighted_f,
-        wf_beta2=options.wf_beta2, distance=distance,
+        wf_beta2=options.wf_beta2, distance=distance, counts=options.counts,
     )  # fmt: skip
     cum = stats.histogram.flip(-1).cumsum(-1).to(torch.float64)  # [:, :, i]: pixels with bin >= 255 - i
     numel = preds.shape[1] * preds.shape[2]

@@ -68,7 +68,7 @@ def weighted_f_measure(
     """
     beta2 = check_positive_float(beta2, "beta2")
     check_edt_backend(edt_backend)
-    options = MeasureOptions(weighted_f=True, wf_beta2=beta2, edt_backend=edt_backend)
+    options = MeasureOptions(weighted_f=True, wf_beta2=beta2, edt_backend=edt_backend, counts=False)
 
     def fn(values: ForegroundIntermediates) -> dict[str, Tensor]:
         assert values.weighted_f_measure is not None

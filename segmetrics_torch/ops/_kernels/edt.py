@@ -33,55 +33,79 @@ def column_scan(mask, out, c0, c1, below):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def row_envelope(gy, y, f, v, z, dist, index):  # pragma: no cover - compiled
-    # Row y: for each x minimise (x - c)^2 + f(c), f(c) = (y - gy[c])^2, over the columns c with gy[c] >= 0;
-    # on a tie the smallest c wins. Writes dist[x] and index[x] = gy[c*] * W + c*; f, v, z are W-long scratch.
+def lower_envelope(gy, y, cst, v, z):  # pragma: no cover - compiled
+    # Row y: the lower envelope of the parabolas (x - c)^2 + f(c), f(c) = (y - gy[c])^2, over the columns c with
+    # gy[c] >= 0; on a tie the smallest c wins. Fills the stack v[0..k] (columns), z[0..k + 1] (v[j] wins on the
+    # integers [z[j], z[j + 1]) of [0, W): z[0] = 0, z[k + 1] = W) and cst[j] = f(v[j]) + v[j]^2; returns k (-1:
+    # no feature column). cst and v are W-long, z (W + 1)-long int64 scratch.
     #
-    # Lower envelope with exact integer breakpoints. Parabola q (a larger column) is *strictly* better than
-    # parabola p < q at integer x iff (x-q)^2 + f(q) < (x-p)^2 + f(p) iff num < x * den, with
-    # num = f(q) + q^2 - f(p) - p^2 and den = 2 (q - p) > 0; i.e. iff x >= floor(num / den) + 1 =: s(p, q).
-    # Everything is an int64 integer far from overflow (|num| < 2 (H^2 + W^2)) and `//` floors, also for a
-    # negative num, so these tests are exact: no floating-point intersection, and at an exact crossing point
-    # x = num / den the smaller column p keeps the pixel, as the tie rule requires. The stack holds columns
-    # v[0..k] with v[j] winning on the integers [z[j], z[j+1] - 1] of [0, W) (z[0] = 0).
+    # Exact integer breakpoints. Parabola q (a larger column) is *strictly* better than parabola p < q at integer
+    # x iff (x-q)^2 + f(q) < (x-p)^2 + f(p) iff num < x * den, with num = f(q) + q^2 - f(p) - p^2 and
+    # den = 2 (q - p) > 0; i.e. iff x >= floor(num / den) + 1 =: s(p, q). Everything is an int64 integer far from
+    # overflow (|num| < 2 (H^2 + W^2)) and `//` floors, also for a negative num, so these tests are exact: no
+    # floating-point intersection, and at an exact crossing point x = num / den the smaller column p keeps the
+    # pixel, as the tie rule requires.
     w = gy.shape[0]
     k = -1
     for q in range(w):
         r = gy[q]
         if r < 0:
             continue
-        fq = np.int64(y - r) * np.int64(y - r)
-        f[q] = fq
-        cq = fq + q * q
+        cq = np.int64(y - r) * np.int64(y - r) + q * q
         # s(v[k], q) <= z[k], i.e. floor(num / den) < z[k], iff num < z[k] * den (z[k] is an integer): q beats
         # v[k] wherever v[k] was winning, so v[k] leaves the envelope. No division needed here.
-        while k >= 0 and cq - f[v[k]] - v[k] * v[k] < z[k] * 2 * (q - v[k]):
+        while k >= 0 and cq - cst[k] < z[k] * 2 * (q - v[k]):
             k -= 1
         if k < 0:
             k = 0
             v[0] = q
             z[0] = 0
+            cst[0] = cq
         else:
-            p = v[k]
-            num = cq - f[p] - p * p
-            den = 2 * (q - p)
+            num = cq - cst[k]
+            den = 2 * (q - v[k])
             # s < W iff num < (W - 1) * den; otherwise q only wins right of the image, off the envelope.
             if num < (w - 1) * den:
                 k += 1
                 v[k] = q
                 z[k] = num // den + 1
+                cst[k] = cq
+    z[k + 1] = w
+    return k
+
+
+@numba.njit(cache=True, nogil=True)
+def row_envelope_sq(gy, y, cst, v, z, sq, index):  # pragma: no cover - compiled
+    # Row y of a non-empty image: sq[x] = the squared distance (an exact integer) and index[x] = gy[c*] * W + c*
+    # of the nearest feature (see lower_envelope; the caller guarantees at least one feature column).
+    w = gy.shape[0]
+    k = lower_envelope(gy, y, cst, v, z)
+    for j in range(k + 1):  # segment by segment: one nearest column per segment, branch-free inner loops
+        c = v[j]
+        fc = cst[j] - c * c
+        ic = gy[c] * w + c
+        for x in range(z[j], z[j + 1]):
+            sq[x] = (x - c) * (x - c) + fc
+            index[x] = ic
+
+
+@numba.njit(cache=True, nogil=True)
+def row_envelope(gy, y, cst, v, z, dist, index):  # pragma: no cover - compiled
+    # Row y: for each x minimise (x - c)^2 + f(c), f(c) = (y - gy[c])^2, over the columns c with gy[c] >= 0;
+    # on a tie the smallest c wins (see lower_envelope). Writes dist[x] and index[x] = gy[c*] * W + c*.
+    w = gy.shape[0]
+    k = lower_envelope(gy, y, cst, v, z)
     if k < 0:  # no feature column: the image is empty
         dist[:] = np.inf
         index[:] = -1
         return
-    j = 0
-    for x in range(w):
-        while j < k and z[j + 1] <= x:
-            j += 1
+    for j in range(k + 1):
         c = v[j]
-        dx = x - c
-        dist[x] = dx * dx + f[c]
-        index[x] = gy[c] * w + c
+        fc = cst[j] - c * c
+        ic = gy[c] * w + c
+        for x in range(z[j], z[j + 1]):
+            dist[x] = (x - c) * (x - c) + fc
+            index[x] = ic
     # A separate, branch-free loop so that the square roots vectorise. The squared distance is an exact integer
     # in float64 and sqrt is correctly rounded, so the result is bitwise scipy's.
     for x in range(w):
@@ -98,7 +122,7 @@ def per_image(mask, dist, index, n_tasks):  # pragma: no cover - compiled
         below = np.empty(w, np.int32)
         f = np.empty(w, np.int64)
         v = np.empty(w, np.int64)
-        z = np.empty(w, np.int64)
+        z = np.empty(w + 1, np.int64)
         for b in range(task, n_img, n_tasks):
             column_scan(mask[b], rows, 0, w, below)
             for y in range(h):
@@ -127,7 +151,7 @@ def row_blocks(dist, index, block):  # pragma: no cover - compiled
         gy = np.empty(w, np.int64)
         f = np.empty(w, np.int64)
         v = np.empty(w, np.int64)
-        z = np.empty(w, np.int64)
+        z = np.empty(w + 1, np.int64)
         for y in range(y0, min(y0 + block, h)):
             gy[:] = index[b, y]
             row_envelope(gy, y, f, v, z, dist[b, y], index[b, y])

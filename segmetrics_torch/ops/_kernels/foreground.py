@@ -3,11 +3,13 @@
 Behind :func:`segmetrics_torch.ops.foreground.foreground_statistics`.
 
 Why: on a CPU, the tensor path runs ~100 float64 elementwise operations per image, each a full pass over memory;
-this kernel reads every image in three fused passes (plus the weighted F's blur), ~10x less memory traffic, and
-runs images in parallel. It computes exactly the quantities of the tensor path, with the same operations in the same
-order where the order matters for the reference (input preparation, bins, the adaptive threshold test, the shifted
-quadrant moments, the blur's summation order); sums are accumulated sequentially instead of pairwise, which changes
-results by ~1e-16. The tensor path (the CUDA path) is tested against the same oracle on CPU tensors.
+this kernel reads every image in three fused passes (a uint8 map through a 256-level table of its prepared values),
+~10x less memory traffic, and runs images in parallel. The weighted F streams row by row (distance transform's row
+pass, blur, sums) with row-sized scratch; the weighted F alone skips the counts' passes. It computes exactly the
+quantities of the tensor path, with the same operations in the same order where the order matters for the reference
+(input preparation, bins, the adaptive threshold test, the shifted quadrant moments, the blur's summation order);
+sums are accumulated sequentially instead of pairwise, which changes results by ~1e-16. The tensor path (the CUDA
+path) is tested against the same oracle on CPU tensors.
 
 Per image it returns the 2x256 histogram of ``trunc(255 p)`` split by the ground truth, the adaptive-threshold counts,
 MAE and, on request, the S-measure and the weighted F (given the distance transform of the ground truth).
@@ -20,15 +22,24 @@ import numpy as np
 
 from ..._constants import EPS, LOG_HALF_OVER_5
 from . import FOREGROUND_JIT
-from .edt import column_scan, row_envelope
+from .edt import column_scan, lower_envelope
 
-#: squared distances covered by the importance table (distances below ~362 px)
+#: squared distances examined by :func:`importance_table` (distances below ~362 px)
 IMPORTANCE_TABLE = 1 << 17
 
 
 def importance_table():
-    """``2 - exp(log(0.5) / 5 * sqrt(k))`` for k < IMPORTANCE_TABLE, in float64 (the weighted F's B)."""
-    return 2 - np.exp(LOG_HALF_OVER_5 * np.sqrt(np.arange(IMPORTANCE_TABLE, dtype=np.float64)))
+    """``2 - exp(log(0.5) / 5 * sqrt(k))`` in float64 (the weighted F's B) for k = 0 .. K, K the first squared
+    distance whose weight rounds to exactly 2.0 (K = 70226, d ~ 265: ``0.5^(d / 5) <= 2^-53``, half an ulp of the
+    numbers just below 2). The kernel reads entry K for every larger k. Checked here: every weight from K to
+    IMPORTANCE_TABLE is 2.0, and beyond it (d > 362) ``0.5^(d / 5) < 2^-72`` is far below that half ulp, so
+    ``2 - 0.5^(d / 5)`` is 2.0 there too. A 0.56 MB table instead of one up to 2 (H^2 + W^2): it stays in cache.
+    """
+    table = 2 - np.exp(LOG_HALF_OVER_5 * np.sqrt(np.arange(IMPORTANCE_TABLE, dtype=np.float64)))
+    cut = int(np.flatnonzero(table != 2.0)[-1]) + 1
+    if not (table[cut:] == 2.0).all() or 2 - math.exp(LOG_HALF_OVER_5 * math.sqrt(IMPORTANCE_TABLE)) != 2.0:
+        raise AssertionError("the importance weight must round to 2.0 from the table's end on")
+    return table[: cut + 1].copy()
 
 # out[b, :] columns
 MAE, SM, WFM, TP_A, PP_A, POS = range(6)
@@ -129,8 +140,11 @@ def _bin(v):  # pragma: no cover - compiled
 
 
 @numba.njit(**_JIT)
-def _value(raw, y, x, scale, lo, span, stretch):  # pragma: no cover - compiled
-    # the tensor path's prepare_maps: raw / scale, then (p - lo) / (hi - lo) in float64
+def _value(raw, y, x, lut, use_lut, scale, lo, span, stretch):  # pragma: no cover - compiled
+    # the tensor path's prepare_maps: raw / scale, then (p - lo) / (hi - lo) in float64. A uint8 map reads the
+    # same quotients from its 256-level table (computed by these operations on the level: bit-identical).
+    if use_lut:
+        return lut[int(raw[y, x])]
     v = raw[y, x] / scale
     if stretch:
         v = (v - lo) / span
@@ -151,7 +165,117 @@ def _ssim(n, mean_x, mean_y, sx, sy, sxy):  # pragma: no cover - compiled
 
 
 @numba.njit(**_JIT)
-def _image(raw, g, dist, index, scale, normalize, alpha, skip_empty, wf_beta2, kern, importance, do_sm, do_wfm, et, pad_r, pad_c, hist, out):  # pragma: no cover - compiled  # noqa: E501
+def _value_at(rawf, i, lut, use_lut, scale, lo, span, stretch):  # pragma: no cover - compiled
+    # _value of the flat map's pixel i
+    if use_lut:
+        return lut[int(rawf[i])]
+    v = rawf[i] / scale
+    if stretch:
+        v = (v - lo) / span
+    return v
+
+
+@numba.njit(**_JIT)
+def _weighted_f(raw, g, col_rows, dist, index, lut, use_lut, scale, lo, span, stretch, pos, wf_beta2, kern, importance, row_fg, cst, v, z, pad, ring, ea):  # pragma: no cover - compiled  # noqa: E501
+    # The weighted F of a non-empty ground truth, row by row (no full-plane scratch): the distance transform's row
+    # pass (the lower envelope of the column pass's nearest rows `col_rows`; or rows of the given `dist`/`index`
+    # when `col_rows` is empty), Et = err of the nearest ground-truth pixel = |p - 1| there (one value per
+    # envelope segment), the background's err * importance, the blur's row pass into a ring of the last `taps`
+    # rows and, `half` rows behind, the blur's column pass on the ground truth. Every sum takes the terms of the
+    # plane-by-plane pipeline in the same order (zero padding, row pass then column pass): the padding's rows are
+    # skipped, and a tap sum starts from its first product instead of 0.0 + it; both leave a sum of non-negative
+    # terms unchanged. Rows of the blur that no ground-truth pixel reads (all farther than `half` rows) are skipped.
+    h, w = raw.shape
+    half = kern.shape[0] // 2
+    taps = kern.shape[0]
+    fused = col_rows.shape[0] == h
+    rawf = raw.reshape(-1)
+    last = importance.shape[0] - 1  # beyond the table the weight is 2.0 (see importance_table)
+    ew_fg = 0.0
+    ew_bg = 0.0
+    near = 0  # ground-truth pixels in rows y - half .. y + half (the rows whose EA reads row y's row pass)
+    for r in range(min(half, h)):
+        near += row_fg[r]
+    for y in range(h + half):
+        if y < h:
+            if y + half < h:
+                near += row_fg[y + half]
+            need_et = near > 0
+            need_bg = row_fg[y] < w
+            if fused:
+                gy = col_rows[y]
+                k = lower_envelope(gy, y, cst, v, z)
+                for j in range(k + 1):  # segment j: the pixels z[j] .. z[j + 1] - 1, nearest column c
+                    c = v[j]
+                    fc = cst[j] - c * c
+                    xa = z[j]
+                    xb = z[j + 1]
+                    if need_et:
+                        e = abs(_value_at(rawf, gy[c] * w + c, lut, use_lut, scale, lo, span, stretch) - 1.0)
+                        for x in range(xa + half, xb + half):
+                            pad[x] = e
+                    if need_bg:
+                        for x in range(xa, xb):
+                            if not g[y, x]:
+                                err = abs(_value(raw, y, x, lut, use_lut, scale, lo, span, stretch))
+                                ew_bg += err * importance[min((x - c) * (x - c) + fc, last)]
+            else:
+                idx = index[y]
+                if need_et:
+                    for x in range(w):
+                        pad[x + half] = abs(_value_at(rawf, idx[x], lut, use_lut, scale, lo, span, stretch) - 1.0)
+                if need_bg:
+                    for x in range(w):
+                        if not g[y, x]:
+                            err = abs(_value(raw, y, x, lut, use_lut, scale, lo, span, stretch))
+                            d = dist[y, x]
+                            ew_bg += err * importance[min(int(d * d + 0.5), last)]  # d * d: the integer squared
+            if need_et:  # the blur's row pass of row y
+                rr = ring[y % taps]
+                if taps == 7:
+                    k0, k1, k2, k3, k4, k5, k6 = kern[0], kern[1], kern[2], kern[3], kern[4], kern[5], kern[6]
+                    for x in range(w):
+                        rr[x] = (pad[x] * k0 + pad[x + 1] * k1 + pad[x + 2] * k2 + pad[x + 3] * k3 + pad[x + 4] * k4
+                                 + pad[x + 5] * k5 + pad[x + 6] * k6)  # fmt: skip
+                else:
+                    for x in range(w):
+                        acc = 0.0
+                        for j in range(taps):
+                            acc += pad[x + j] * kern[j]
+                        rr[x] = acc
+            if y - half >= 0:
+                near -= row_fg[y - half]
+        yo = y - half
+        if yo >= 0 and row_fg[yo] > 0:  # EA = the column pass, on this row's ground truth
+            if taps == 7 and yo >= half and yo + half < h:
+                r0, r1, r2, r3 = ring[(yo - 3) % 7], ring[(yo - 2) % 7], ring[(yo - 1) % 7], ring[yo % 7]
+                r4, r5, r6 = ring[(yo + 1) % 7], ring[(yo + 2) % 7], ring[(yo + 3) % 7]
+                k0, k1, k2, k3, k4, k5, k6 = kern[0], kern[1], kern[2], kern[3], kern[4], kern[5], kern[6]
+                for x in range(w):
+                    ea[x] = (r0[x] * k0 + r1[x] * k1 + r2[x] * k2 + r3[x] * k3 + r4[x] * k4 + r5[x] * k5
+                             + r6[x] * k6)  # fmt: skip
+            else:
+                ea[:] = 0.0
+                for i in range(taps):
+                    r = yo + i - half
+                    if 0 <= r < h:
+                        ki = kern[i]
+                        rr = ring[r % taps]
+                        for x in range(w):
+                            ea[x] += rr[x] * ki
+            for x in range(w):
+                if g[yo, x]:
+                    err = abs(_value(raw, yo, x, lut, use_lut, scale, lo, span, stretch) - 1.0)
+                    e = ea[x]
+                    ew_fg += e if e < err else err
+    tpw = pos - ew_fg
+    recall = 1 - ew_fg / pos
+    precision = tpw / (tpw + ew_bg + EPS)
+    return (1 + wf_beta2) * recall * precision / (recall + wf_beta2 * precision + EPS)
+
+
+@numba.njit(**_JIT)
+def _image(raw, g, col_rows, dist, index, scale, use_lut, normalize, alpha, skip_empty, wf_beta2, kern, importance, counts, do_sm, do_wfm, et, lut, row_fg, f, v, z, pad, ring, ea, hist, out):  # pragma: no cover - compiled  # noqa: E501
     h, w = raw.shape
     n = h * w
     lo_raw = raw[0, 0]
@@ -168,6 +292,29 @@ def _image(raw, g, dist, index, scale, normalize, alpha, skip_empty, wf_beta2, k
     hi = hi_raw / scale
     stretch = normalize and hi != lo
     span = hi - lo
+    if use_lut:
+        for lv in range(256):
+            level = lv / scale
+            if stretch:
+                level = (level - lo) / span
+            lut[lv] = level
+
+    if not (counts or do_sm):  # the weighted F alone: it needs the ground truth's rows only
+        pos = 0
+        for y in range(h):
+            pos_row = 0
+            for x in range(w):
+                if g[y, x]:
+                    pos_row += 1
+            row_fg[y] = pos_row
+            pos += pos_row
+        out[POS] = pos
+        if do_wfm:
+            out[WFM] = 0.0 if pos == 0 else _weighted_f(
+                raw, g, col_rows, dist, index, lut, use_lut, scale, lo, span, stretch, pos, wf_beta2, kern,
+                importance, row_fg, f, v, z, pad, ring, ea,
+            )  # fmt: skip
+        return
 
     # pass 1: histogram, sums for MAE, the adaptive threshold, the object means, the centroid
     flat = et.reshape(-1)  # scratch: the prepared map, for numpy's summation order of its mean
@@ -178,21 +325,24 @@ def _image(raw, g, dist, index, scale, normalize, alpha, skip_empty, wf_beta2, k
     row_sum = 0
     col_sum = 0
     for y in range(h):
+        pos_row = 0
         for x in range(w):
-            v = _value(raw, y, x, scale, lo, span, stretch)
-            b = _bin(v)
-            flat[y * w + x] = v
+            v_ = _value(raw, y, x, lut, use_lut, scale, lo, span, stretch)
+            b = _bin(v_)
+            flat[y * w + x] = v_
             if g[y, x]:
                 hist[1, b] += 1
-                pos += 1
-                sum_fg += v
-                sum_abs += abs(1 - v)  # == 1 - v in [0, 1]; |p - g| as the tensor path beyond it (unvalidated)
+                pos_row += 1
+                sum_fg += v_
+                sum_abs += abs(1 - v_)  # == 1 - v in [0, 1]; |p - g| as the tensor path beyond it (unvalidated)
                 row_sum += y
                 col_sum += x
             else:
                 hist[0, b] += 1
-                sum_bg += 1 - v
-                sum_abs += abs(v)
+                sum_bg += 1 - v_
+                sum_abs += abs(v_)
+        row_fg[y] = pos_row
+        pos += pos_row
     mean_p = pairwise_sum(flat, 0, n) / n
     thr = min(2 * mean_p, 1.0)
     out[MAE] = sum_abs / n
@@ -207,35 +357,51 @@ def _image(raw, g, dist, index, scale, normalize, alpha, skip_empty, wf_beta2, k
         cy = _round_half_even(row_sum / pos) + 1
         cx = _round_half_even(col_sum / pos) + 1
         # each quadrant's first pixel (clamped: an empty quadrant's value is never used)
-        x0[0] = _value(raw, 0, 0, scale, lo, span, stretch)
-        x0[1] = _value(raw, 0, min(cx, w - 1), scale, lo, span, stretch)
-        x0[2] = _value(raw, min(cy, h - 1), 0, scale, lo, span, stretch)
-        x0[3] = _value(raw, min(cy, h - 1), min(cx, w - 1), scale, lo, span, stretch)
+        x0[0] = _value(raw, 0, 0, lut, use_lut, scale, lo, span, stretch)
+        x0[1] = _value(raw, 0, min(cx, w - 1), lut, use_lut, scale, lo, span, stretch)
+        x0[2] = _value(raw, min(cy, h - 1), 0, lut, use_lut, scale, lo, span, stretch)
+        x0[3] = _value(raw, min(cy, h - 1), min(cx, w - 1), lut, use_lut, scale, lo, span, stretch)
 
-    # pass 2: adaptive counts, object spreads, quadrant first moments
+    # pass 2: adaptive counts, object spreads, quadrant first moments (each row in its two quadrant segments, so
+    # that the quadrant's sums are register accumulators; every sum is still taken in row-major order)
     tp_a = 0
     pp_a = 0
     var1 = 0.0
     var0 = 0.0
     qd = np.zeros(4)
     qg = np.zeros(4)
+    cxc = min(cx, w)
     for y in range(h):
-        for x in range(w):
-            v = _value(raw, y, x, scale, lo, span, stretch)
-            gv = g[y, x]
-            if v >= thr:
-                pp_a += 1
-                if gv:
-                    tp_a += 1
-            if do_sm:
-                if gv:
-                    var1 += (v - m1) ** 2
-                else:
-                    var0 += ((1 - v) - m0) ** 2
-                q = (2 if y >= cy else 0) + (1 if x >= cx else 0)
-                qd[q] += v - x0[q]
-                if gv:
-                    qg[q] += 1
+        if do_sm:
+            qrow = 2 if y >= cy else 0
+            for seg in range(2):
+                q = qrow + seg
+                xa = 0 if seg == 0 else cxc
+                xb = cxc if seg == 0 else w
+                x0q = x0[q]
+                a_qd = qd[q]
+                a_qg = qg[q]
+                for x in range(xa, xb):
+                    v_ = _value(raw, y, x, lut, use_lut, scale, lo, span, stretch)
+                    gv = g[y, x]
+                    if v_ >= thr:
+                        pp_a += 1
+                        if gv:
+                            tp_a += 1
+                    if gv:
+                        var1 += (v_ - m1) ** 2
+                        a_qg += 1
+                    else:
+                        var0 += ((1 - v_) - m0) ** 2
+                    a_qd += v_ - x0q
+                qd[q] = a_qd
+                qg[q] = a_qg
+        else:
+            for x in range(w):
+                if _value(raw, y, x, lut, use_lut, scale, lo, span, stretch) >= thr:
+                    pp_a += 1
+                    if g[y, x]:
+                        tp_a += 1
     out[TP_A] = tp_a
     out[PP_A] = pp_a
 
@@ -256,18 +422,32 @@ def _image(raw, g, dist, index, scale, normalize, alpha, skip_empty, wf_beta2, k
             for q in range(4):
                 mean_d[q] = qd[q] / sizes[q]
                 mean_g[q] = qg[q] / sizes[q]
-            # pass 3: centred quadrant moments
+            # pass 3: centred quadrant moments, quadrant by quadrant (row-major within each: the same sums)
             sxx = np.zeros(4)
             syy = np.zeros(4)
             sxy = np.zeros(4)
-            for y in range(h):
-                for x in range(w):
-                    q = (2 if y >= cy else 0) + (1 if x >= cx else 0)
-                    dc = (_value(raw, y, x, scale, lo, span, stretch) - x0[q]) - mean_d[q]
-                    yc = (1.0 if g[y, x] else 0.0) - mean_g[q]
-                    sxx[q] += dc * dc
-                    syy[q] += yc * yc
-                    sxy[q] += dc * yc
+            cyc = min(cy, h)
+            for q in range(4):
+                ya = 0 if q < 2 else cyc
+                yb = cyc if q < 2 else h
+                xa = 0 if q % 2 == 0 else cxc
+                xb = cxc if q % 2 == 0 else w
+                x0q = x0[q]
+                md = mean_d[q]
+                mg = mean_g[q]
+                a_xx = 0.0
+                a_yy = 0.0
+                a_xy = 0.0
+                for y in range(ya, yb):
+                    for x in range(xa, xb):
+                        dc = (_value(raw, y, x, lut, use_lut, scale, lo, span, stretch) - x0q) - md
+                        yc = (1.0 if g[y, x] else 0.0) - mg
+                        a_xx += dc * dc
+                        a_yy += yc * yc
+                        a_xy += dc * yc
+                sxx[q] = a_xx
+                syy[q] = a_yy
+                sxy[q] = a_xy
             std1 = math.sqrt(var1 / (pos - 1)) if pos > 1 else 0.0
             std0 = math.sqrt(var0 / (n - pos - 1)) if n - pos > 1 else 0.0
             s_fg = 2 * m1 / (m1 * m1 + 1 + std1 + EPS)
@@ -290,52 +470,22 @@ def _image(raw, g, dist, index, scale, normalize, alpha, skip_empty, wf_beta2, k
         if pos == 0:
             out[WFM] = 0.0
             return
-        half = kern.shape[0] // 2
-        taps = kern.shape[0]
-        # err of every pixel (flat), then Et = err of the nearest ground-truth pixel, written into a zero-padded
-        # buffer so that the blur's row pass needs no bounds tests (adding the padding's 0.0 changes no sum)
-        for y in range(h):
-            for x in range(w):
-                flat[y * w + x] = abs(_value(raw, y, x, scale, lo, span, stretch) - (1.0 if g[y, x] else 0.0))
-        for y in range(h):
-            for x in range(w):
-                pad_r[y, x + half] = flat[index[y, x]]
-        for y in range(h):
-            for x in range(w):
-                acc = 0.0
-                for j in range(taps):
-                    acc += pad_r[y, x + j] * kern[j]
-                pad_c[y + half, x] = acc
-        ew_fg = 0.0
-        ew_bg = 0.0
-        for y in range(h):
-            for x in range(w):
-                gv = g[y, x]
-                err = flat[y * w + x]
-                if gv:
-                    ea = 0.0
-                    for i in range(taps):
-                        ea += pad_c[y + i, x] * kern[i]
-                    ew_fg += ea if ea < err else err
-                else:
-                    d = dist[y, x]
-                    k = int(d * d + 0.5)  # the squared distance, an integer
-                    ew_bg += err * (importance[k] if k < importance.shape[0] else 2 - math.exp(LOG_HALF_OVER_5 * d))
-        tpw = pos - ew_fg
-        recall = 1 - ew_fg / pos
-        precision = tpw / (tpw + ew_bg + EPS)
-        out[WFM] = (1 + wf_beta2) * recall * precision / (recall + wf_beta2 * precision + EPS)
+        out[WFM] = _weighted_f(raw, g, col_rows, dist, index, lut, use_lut, scale, lo, span, stretch, pos, wf_beta2,
+                               kern, importance, row_fg, f, v, z, pad, ring, ea)  # fmt: skip
 
 
 @numba.njit(parallel=True, **_JIT)
-def foreground_kernel(raw, g, dist, index, scale, normalize, alpha, skip_empty, wf_beta2, kern, importance, do_sm, do_wfm, n_tasks):  # pragma: no cover - compiled  # noqa: E501
+def foreground_kernel(raw, g, dist, index, scale, use_lut, normalize, alpha, skip_empty, wf_beta2, kern, importance, counts, do_sm, do_wfm, n_tasks):  # pragma: no cover - compiled  # noqa: E501
     """Per-image histograms (B, 2, 256) and values (B, 6): MAE, SM, WFM, TP_A, PP_A, POS (see the module doc).
 
-    With ``do_wfm``, the distance transform of the ground truth is ``dist``/``index`` when they are (B, H, W), and
-    is otherwise computed here, image by image, with the kernels of :mod:`.edt` into per-task scratch that stays
-    in cache (a batch-sized result would cost 16 bytes of fresh memory per pixel). ``importance[k]`` is the
-    weight ``2 - 0.5^(sqrt(k) / 5)`` of a background pixel at squared distance ``k`` (a table: ``exp`` per pixel
-    would be the kernel's largest cost), computed with ``exp`` beyond the table.
+    ``counts=False`` with ``do_sm=False`` skips the histogram, MAE and the adaptive counts (left 0 / NaN): the
+    weighted F alone reads the ground truth's row counts only. ``use_lut``: ``raw`` is uint8 (its prepared values
+    are read from a 256-level table). With ``do_wfm``, the distance transform of the ground truth is
+    ``dist``/``index`` when they are (B, H, W), and is otherwise computed here, image by image: the column pass of
+    :mod:`.edt` into per-task scratch (int32 rows), its row pass row by row as the weighted F consumes it (full
+    float64 / int64 planes of the distance and index cost 16 bytes of memory traffic per pixel). ``importance[k]``
+    is the weight ``2 - 0.5^(sqrt(k) / 5)`` of a background pixel at squared distance ``k`` (a table: ``exp`` per
+    pixel would be the kernel's largest cost); beyond the table it is exactly 2.0, the table's last entry.
     """
     batch, h, w = raw.shape
     hist = np.zeros((batch, 2, 256), np.int64)
@@ -344,25 +494,23 @@ def foreground_kernel(raw, g, dist, index, scale, normalize, alpha, skip_empty, 
     for task in numba.prange(n_tasks):
         # task t takes images t, t + n_tasks, ...: scratch allocated once per task and reused
         half = kern.shape[0] // 2
-        et = np.empty((h, w))
-        pad_r = np.zeros((h, w + 2 * half))  # only the interior is ever written: the border stays 0
-        pad_c = np.zeros((h + 2 * half, w))
-        if do_wfm and not given:
-            col_rows = np.empty((h, w), np.int32)
-            below = np.empty(w, np.int32)
-            f = np.empty(w, np.int64)
-            v = np.empty(w, np.int64)
-            z = np.empty(w, np.int64)
-            d_img = np.empty((h, w))
-            i_img = np.empty((h, w), np.int64)
+        taps = kern.shape[0]
+        et = np.empty((h if counts or do_sm else 0, w))
+        lut = np.empty(256)
+        row_fg = np.empty(h, np.int64)
+        pad = np.zeros(w + 2 * half)  # only the interior is ever written: the border stays 0
+        ring = np.empty((taps, w))
+        ea = np.empty(w)
+        f = np.empty(w, np.int64)
+        v = np.empty(w, np.int64)
+        z = np.empty(w + 1, np.int64)
+        fused = do_wfm and not given
+        col_rows = np.empty((h if fused else 0, w), np.int32)
+        below = np.empty(w, np.int32)
         for b in range(task, batch, n_tasks):
-            if do_wfm and not given:
+            if fused:
                 column_scan(g[b], col_rows, 0, w, below)
-                for y in range(h):
-                    row_envelope(col_rows[y], y, f, v, z, d_img[y], i_img[y])
-                _image(raw[b], g[b], d_img, i_img, scale, normalize, alpha, skip_empty, wf_beta2, kern, importance,
-                       do_sm, do_wfm, et, pad_r, pad_c, hist[b], out[b])  # fmt: skip
-            else:
-                _image(raw[b], g[b], dist[b], index[b], scale, normalize, alpha, skip_empty, wf_beta2, kern,
-                       importance, do_sm, do_wfm, et, pad_r, pad_c, hist[b], out[b])  # fmt: skip
+            _image(raw[b], g[b], col_rows, dist[b], index[b], scale, use_lut, normalize, alpha, skip_empty, wf_beta2,
+                   kern, importance, counts, do_sm, do_wfm, et, lut, row_fg, f, v, z, pad, ring, ea, hist[b],
+                   out[b])  # fmt: skip
     return hist, out
