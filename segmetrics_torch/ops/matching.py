@@ -22,12 +22,12 @@ least-cost choice and the tie rule. ``sumR`` and ``sumP`` never depend on the ma
 The compiled kernels are :mod:`segmetrics_torch.ops._kernels.correspondence` (graph, counts) and
 :mod:`segmetrics_torch.ops._kernels.assignment` (the solver); the matching is sequential by nature, so it always runs
 on the CPU (thresholding and thinning can run on the GPU, see
-:func:`segmetrics_torch.functional.boundary.boundary_pr_counts`). For speed (issue 16), the candidate lists of every
-pixel are built once per image and shared by all its levels (up to :data:`CANDIDATE_BYTES`; beyond, each level lists
-its own), each component is solved in its own compact numbering, and the solver skips work that cannot change its
-result (heap entries that are never popped, the heap itself when a new pixel's cheapest candidate is free): the
-matchings, hence every count, are those of the plain algorithm above (tested against counts frozen before the
-change, ``tests/boundary/test_level_counts.py``).
+:func:`segmetrics_torch.functional.boundary.boundary_pr_counts`). For speed (issue 16), each level lists the
+candidates of its own machine pixels, skipping at once the pixels with no annotator pixel within the tolerance (the
+annotators' index grids mark them), each component is solved in its own compact numbering, and the solver skips
+work that cannot change its result (heap entries that are never popped, the heap itself when a new pixel's cheapest
+candidate is free): the matchings, hence every count, are those of the plain algorithm above (tested against counts
+frozen before the change, ``tests/boundary/test_level_counts.py``).
 """
 
 from __future__ import annotations
@@ -77,18 +77,6 @@ def offsets_within(max_dist_px: float) -> tuple[np.ndarray, np.ndarray, np.ndarr
     for a in out:
         a.setflags(write=False)
     return out
-
-
-#: Bound on the per-image candidate lists the kernel builds once per call and shares between levels (beyond it, each
-#: level lists the candidates of its own machine pixels, as fast for a few levels and far smaller for huge images).
-CANDIDATE_BYTES = 256 * 2**20
-
-
-def candidate_bytes(gts_shape: tuple[int, ...], max_gt_pixels: int, n_offsets: int) -> int:
-    """Bytes of the kernel's candidate lists for (B, A, H, W) annotator maps: list bounds for every (pixel, annotator)
-    and one entry (GT index, cost) per (annotator pixel, offset), sized for the image with the most annotator pixels."""
-    nb, na, h, w = gts_shape
-    return nb * (8 * h * w * na + 12 * max_gt_pixels * n_offsets)
 
 
 def _big(max_cost: int, n_pixels: int) -> int:
@@ -227,24 +215,19 @@ def correspondence_counts(
         off_cost[b, : n_off[b]] = t[2]
     pad = int(max(math.floor(max_dist_pixels(max_dist, int(h), int(w))) for h, w in dims))
     big = _big(int(off_cost.max()), int(dims.prod(1).max()))
-    gt_pixels = gts.reshape(nb, -1).astype(bool).sum(1)
-    precompute = candidate_bytes(gts.shape, int(gt_pixels.max()), width) <= CANDIDATE_BYTES
     k = _kernels()
     if thresholds is not None:
         rep = _distinct_levels(machine, thresholds, dims)
         tasks = np.argwhere(rep == np.arange(len(thresholds)))
         out = k.soft_map_counts(
-            machine, thresholds, tasks, dims, gts, n_gt, lut1, lut2, thin, off[0], off[1], off_cost, n_off, pad, big,
-            precompute,
+            machine, thresholds, tasks, dims, gts, n_gt, lut1, lut2, thin, off[0], off[1], off_cost, n_off, pad, big
         )
         return np.take_along_axis(out, rep[None].repeat(3, 0), axis=2)
     rep = _distinct_stack_levels(machine, dims)
     tasks = np.argwhere(rep == np.arange(machine.shape[1]))
-    # stacks (hierarchy levels, the meta-measures' partitions) list each level's candidates: measured on
-    # `segmetrics meta partition`, the per-image candidate arrays made it 33 s instead of 21 s (same counts)
     with _dynamic_schedule():
         out = k.stack_counts(machine, tasks, dims, gts, n_gt, lut1, lut2, thin, off[0], off[1], off_cost, n_off, pad,
-                             big, False)  # fmt: skip
+                             big)  # fmt: skip
     return np.take_along_axis(out, rep[None].repeat(3, 0), axis=2)
 
 

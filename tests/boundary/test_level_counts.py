@@ -63,18 +63,3 @@ def test_synthetic_counts_unchanged(k):
     np.testing.assert_array_equal(
         make.counts([pred], [gt], thresholds=25, max_dist=3.2, thin=False), DATA[f"synthetic_nothin_{k}"]
     )
-
-
-def test_per_level_candidate_path_counts_unchanged(sample, monkeypatch):
-    # images whose shared candidate lists would pass CANDIDATE_BYTES list each level's candidates instead
-    from segmetrics_torch.ops import matching
-
-    monkeypatch.setattr(matching, "CANDIDATE_BYTES", 0)
-    ucm2s, gts = sample
-    maps = [make.distinct_map(u) for u in ucm2s]
-    np.testing.assert_array_equal(make.counts(maps, gts, thresholds=9), DATA["distinct_9"])
-    for k in range(4):
-        pred, gt = DATA[f"synthetic_pred_{k}"], DATA[f"synthetic_gt_{k}"]
-        np.testing.assert_array_equal(
-            make.counts([pred], [gt], thresholds=99, max_dist=2.5), DATA[f"synthetic_thin_{k}"]
-        )

@@ -57,13 +57,7 @@ from ..._checks import (
     check_tensor,
 )
 from ...ops.edge_nms import edge_nms
-from ...ops.matching import (
-    CANDIDATE_BYTES,
-    candidate_bytes,
-    correspondence_counts,
-    max_dist_pixels,
-    offsets_within,
-)
+from ...ops.matching import correspondence_counts
 from ...ops.morphology import resolve_backend, seg2bmap
 from ...ops.morphology import thin as thin_maps
 from .summary import (
@@ -329,8 +323,7 @@ def boundary_pr_counts(
     dims = np.array([m.shape[-2:] for m in machine], np.int64)
     n_gt = np.array([g.shape[0] for g in gts], np.int64)
     out = np.zeros((3, len(machine), levels.numel()), np.int64)
-    sum_r = torch.stack([g.sum(dtype=torch.int64) for g in gts])
-    for lo, hi in _chunks(dims, n_gt, sum_r.cpu().numpy(), max_dist):
+    for lo, hi in _chunks(dims, n_gt, max_dist):
         hh, ww = (int(v) for v in dims[lo:hi].max(0))
         gt_np = _pad_stack(gts[lo:hi], (int(n_gt[lo:hi].max()), hh, ww), np.uint8)
         if run_levels is None:
@@ -341,7 +334,7 @@ def boundary_pr_counts(
             m_np, gt_np, n_gt[lo:hi], dims[lo:hi], max_dist, thresholds=run_levels, thin=run_thin
         )
     counts = torch.from_numpy(out).to(device)
-    sum_r = sum_r.to(device)
+    sum_r = torch.stack([g.sum(dtype=torch.int64) for g in gts]).to(device)
     return BoundaryCounts(
         cnt_r=counts[0],
         sum_r=sum_r[:, None].expand(-1, levels.numel()).contiguous(),
@@ -351,16 +344,11 @@ def boundary_pr_counts(
     )
 
 
-def _chunks(dims: np.ndarray, n_gt: np.ndarray, gt_pixels: np.ndarray, max_dist: float) -> list[tuple[int, int]]:
-    """Split the batch so that the kernel's annotator index grids stay under ``_GRID_BYTES`` and its candidate lists
-    (shared by the levels of an image) under ``CANDIDATE_BYTES``; an image whose lists alone exceed that bound is
-    evaluated without them (:func:`~segmetrics_torch.ops.matching.correspondence_counts` decides)."""
+def _chunks(dims: np.ndarray, n_gt: np.ndarray, max_dist: float) -> list[tuple[int, int]]:
+    """Split the batch so that the kernel's annotator index grids stay under ``_GRID_BYTES``."""
     pad = 2 * int(np.ceil(max_dist * np.hypot(dims[:, 0], dims[:, 1]).max() if max_dist < 1 else max_dist))
     per_image = 4 * int(n_gt.max()) * int((dims[:, 0].max() + pad) * (dims[:, 1].max() + pad))
-    h, w = (int(v) for v in dims.max(0))
-    n_offsets = len(offsets_within(max_dist_pixels(max_dist, h, w))[0])
-    per_image_lists = candidate_bytes((1, int(n_gt.max()), h, w), int(gt_pixels.max()), n_offsets)
-    step = max(1, min(_GRID_BYTES // per_image, CANDIDATE_BYTES // per_image_lists))
+    step = max(1, _GRID_BYTES // per_image)
     return [(lo, min(lo + step, len(dims))) for lo in range(0, len(dims), step)]
 
 

@@ -4,9 +4,9 @@ Behind :func:`segmetrics_torch.ops.matching.correspondence_counts` and
 :func:`segmetrics_torch.ops.matching.correspond_pixels`, which document the rule. Every machine map is (optionally)
 thinned, its pixels are matched one-to-one with each annotator's within the tolerance by the exact assignment of
 :mod:`.assignment`, and the matches are counted. Images are handled through padded uint8 buffers (see
-:mod:`.thinning`). The batched kernels build the candidate lists of every pixel once per image (``gt_candidates``)
-and match each annotator's graph one connected component at a time (``_match_annotator``); ``correspond`` (one pair
-of maps) solves the whole graph at once, with the same result.
+:mod:`.thinning`). The batched kernels list each level's candidates (``build_adjacency``, which skips the pixels
+with no annotator pixel within the tolerance) and match each annotator's graph one connected component at a time
+(``_match_annotator``); ``correspond`` (one pair of maps) solves the whole graph at once, with the same result.
 """
 
 import numba
@@ -157,90 +157,6 @@ def gt_index_grids(gts, n_gt, dims, pad, off_dy, off_dx, n_off):  # pragma: no c
     return grids, counts
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
-def gt_candidates(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad):  # pragma: no cover - compiled
-    # The candidate lists of every pixel of every image, built once per image and shared by all its levels: for
-    # pixel p = y * W + x (W the image's true width) and annotator a, the annotator's pixels within the tolerance,
-    # as GT indices (raster order, see gt_index_grids) with the pair's cost, in offset-table order (squared distance,
-    # row, column) as build_adjacency lists them:
-    #     e in sub[b, p * A + a] .. sub[b, p * A + a + 1]: cand_adj[b, e], cand_cost[b, e];
-    # A = grids.shape[1] (the batch's most annotators). Built from the annotators' side, offset by offset (the outer
-    # loop, hence the order of every list): GT pixel j at q lists itself for the machine position q - offset.
-    nb, na, hh, ww = grids.shape
-    n_pix = (hh - 2 * pad) * (ww - 2 * pad)
-    cap = 1
-    for b in range(nb):
-        total = 0
-        for a in range(n_gt[b]):
-            total += n2s[b, a]
-        cap = max(cap, total * n_off[b])
-    sub = np.zeros((nb, n_pix * na + 1), np.int64)
-    cand_adj = np.empty((nb, cap), np.int32)
-    cand_cost = np.empty((nb, cap), np.int64)
-    for b in numba.prange(nb):
-        h = dims[b, 0]
-        w = dims[b, 1]
-        max_n2 = 0
-        for a in range(n_gt[b]):
-            max_n2 = max(max_n2, n2s[b, a])
-        gy = np.empty((n_gt[b], max_n2), np.int64)
-        gx = np.empty((n_gt[b], max_n2), np.int64)
-        for a in range(n_gt[b]):
-            j = 0
-            for y in range(h):
-                for x in range(w):
-                    if grids[b, a, y + pad, x + pad] >= 0:
-                        gy[a, j] = y
-                        gx[a, j] = x
-                        j += 1
-        # counts per (pixel, annotator), then the list bounds, then the entries
-        for a in range(n_gt[b]):
-            for o in range(n_off[b]):
-                for j in range(n2s[b, a]):
-                    y = gy[a, j] - off_dy[b, o]
-                    x = gx[a, j] - off_dx[b, o]
-                    if 0 <= y < h and 0 <= x < w:
-                        sub[b, (y * w + x) * na + a + 1] += 1
-        for q in range(n_pix * na):
-            sub[b, q + 1] += sub[b, q]
-        fill = sub[b, : n_pix * na].copy()
-        for o in range(n_off[b]):
-            for a in range(n_gt[b]):
-                for j in range(n2s[b, a]):
-                    y = gy[a, j] - off_dy[b, o]
-                    x = gx[a, j] - off_dx[b, o]
-                    if 0 <= y < h and 0 <= x < w:
-                        q = (y * w + x) * na + a
-                        cand_adj[b, fill[q]] = j
-                        cand_cost[b, fill[q]] = off_cost[b, o]
-                        fill[q] += 1
-    return sub, cand_adj, cand_cost
-
-
-@numba.njit(cache=True, nogil=True)
-def _annotator_rows(my, mx, w, a, na, sub):  # pragma: no cover - compiled
-    # The rows of annotator a's candidate graph at one level: the machine pixels (my, mx) (raster order) with at
-    # least one candidate, as machine indices, with the bounds of their lists in the per-image candidate arrays.
-    n1 = my.shape[0]
-    n = 0
-    for i in range(n1):
-        q = (my[i] * w + mx[i]) * na + a
-        if sub[q + 1] > sub[q]:
-            n += 1
-    rows = np.empty(n, np.int64)
-    beg = np.empty(n, np.int64)
-    end = np.empty(n, np.int64)
-    n = 0
-    for i in range(n1):
-        q = (my[i] * w + mx[i]) * na + a
-        if sub[q + 1] > sub[q]:
-            rows[n] = i
-            beg[n] = sub[q]
-            end[n] = sub[q + 1]
-            n += 1
-    return rows, beg, end
-
-
 @numba.njit(cache=True, nogil=True)
 def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, work, hkeys, hcols, lstart, ladj, lcost,
                      ones):
@@ -373,15 +289,12 @@ def _annotator_count(rows, beg, end, adj, cost, n2, big, acc):  # pragma: no cov
 
 
 @numba.njit(cache=True, nogil=True)
-def level_counts(img, grids, n2s, n_gt, sub, cand_adj, cand_cost, precomputed, lut1, lut2, do_thin, off_dy, off_dx,
-                 off_cost, n_off, pad, big, out, b, k):
+def level_counts(img, grids, n2s, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad, big, out, b, k):
     # pragma: no cover - compiled
     # Counts of one machine map (padded uint8 `img`) against the n_gt annotators of image b: writes
     # out[0, b, k] = cntR (matched GT pixels summed over annotators), out[1, b, k] = cntP (machine pixels matched
     # in at least one annotator), out[2, b, k] = sumP (machine pixels after thinning). Each annotator's candidate
-    # graph takes its lists from the image's candidate arrays (gt_candidates) when `precomputed`, else lists them
-    # for this map (build_adjacency: images whose candidate arrays would be too large), and is matched per connected
-    # component (_match_annotator).
+    # graph lists this map's candidates (build_adjacency) and is matched per connected component (_match_annotator).
     if do_thin:
         ys, xs = thin_padded(img, lut1, lut2)
     else:
@@ -389,26 +302,21 @@ def level_counts(img, grids, n2s, n_gt, sub, cand_adj, cand_cost, precomputed, l
     n1 = ys.shape[0]
     my = ys - 1
     mx = xs - 1
-    w = img.shape[1] - 2
     acc = np.zeros(n1, np.bool_)
     cnt_r = 0
     for a in range(n_gt):
-        if precomputed:
-            rows, beg, end = _annotator_rows(my, mx, w, a, grids.shape[0], sub)
-            cnt_r += _annotator_count(rows, beg, end, cand_adj, cand_cost, n2s[a], big, acc)
-        else:
-            start, adj, cost = build_adjacency(my, mx, grids[a], off_dy, off_dx, off_cost, n_off, pad)
-            n = 0
-            for i in range(n1):
-                if start[i + 1] > start[i]:
-                    n += 1
-            rows = np.empty(n, np.int64)
-            n = 0
-            for i in range(n1):
-                if start[i + 1] > start[i]:
-                    rows[n] = i
-                    n += 1
-            cnt_r += _annotator_count(rows, start[rows], start[rows + 1], adj, cost, n2s[a], big, acc)
+        start, adj, cost = build_adjacency(my, mx, grids[a], off_dy, off_dx, off_cost, n_off, pad)
+        n = 0
+        for i in range(n1):
+            if start[i + 1] > start[i]:
+                n += 1
+        rows = np.empty(n, np.int64)
+        n = 0
+        for i in range(n1):
+            if start[i + 1] > start[i]:
+                rows[n] = i
+                n += 1
+        cnt_r += _annotator_count(rows, start[rows], start[rows + 1], adj, cost, n2s[a], big, acc)
     cnt_p = 0
     for i in range(n1):
         if acc[i]:
@@ -418,27 +326,16 @@ def level_counts(img, grids, n2s, n_gt, sub, cand_adj, cand_cost, precomputed, l
     out[2, b, k] = n1
 
 
-@numba.njit(cache=True, nogil=True)
-def _candidates_or_none(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad, precompute):
-    # pragma: no cover - compiled
-    if precompute:
-        return gt_candidates(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad)
-    nb = grids.shape[0]
-    return np.zeros((nb, 1), np.int64), np.zeros((nb, 1), np.int32), np.zeros((nb, 1), np.int64)
-
-
 @numba.njit(cache=True, nogil=True, parallel=True)
 def soft_map_counts(pb, thresholds, tasks, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad,
-                    big, precompute):
+                    big):
     # pragma: no cover - compiled
     # Soft maps (B, H, W) float64 (padded to a common size; dims[b] = true (H, W)) at thresholds (K,): machine map
     # `pb >= t`. Returns (3, B, K) int64 [cntR, cntP, sumP], filled for the (image, threshold) pairs of `tasks`
-    # (T, 2), one parallel task each. `precompute`: build the per-image candidate arrays (gt_candidates) once.
+    # (T, 2), one parallel task each.
     nb = pb.shape[0]
     nk = thresholds.shape[0]
     grids, n2s = gt_index_grids(gts, n_gt, dims, pad, off_dy, off_dx, n_off)
-    sub, cand_adj, cand_cost = _candidates_or_none(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad,
-                                                   precompute)
     out = np.zeros((3, nb, nk), np.int64)
     for task in numba.prange(tasks.shape[0]):
         b = tasks[task, 0]
@@ -452,24 +349,21 @@ def soft_map_counts(pb, thresholds, tasks, dims, gts, n_gt, lut1, lut2, do_thin,
                 if pb[b, y, x] >= t:
                     img[y + 1, x + 1] = 1
         level_counts(
-            img, grids[b], n2s[b], n_gt[b], sub[b], cand_adj[b], cand_cost[b], precompute, lut1, lut2, do_thin,
+            img, grids[b], n2s[b], n_gt[b], lut1, lut2, do_thin,
             off_dy[b], off_dx[b], off_cost[b], n_off[b], pad, big, out, b, k,
         )
     return out
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def stack_counts(maps, tasks, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad, big,
-                 precompute):
+def stack_counts(maps, tasks, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad, big):
     # pragma: no cover - compiled
     # Binary machine maps (B, K, H, W) uint8, one per level (e.g. the boundaries of K segmentations). Returns
     # (3, B, K) int64 [cntR, cntP, sumP], filled for the (image, level) pairs of `tasks` (T, 2), one parallel task
-    # each (pairs outside the stack are skipped). `precompute`: as soft_map_counts.
+    # each (pairs outside the stack are skipped).
     nb = maps.shape[0]
     nk = maps.shape[1]
     grids, n2s = gt_index_grids(gts, n_gt, dims, pad, off_dy, off_dx, n_off)
-    sub, cand_adj, cand_cost = _candidates_or_none(grids, n_gt, n2s, dims, off_dy, off_dx, off_cost, n_off, pad,
-                                                   precompute)
     out = np.zeros((3, nb, nk), np.int64)
     for task in numba.prange(tasks.shape[0]):
         b = tasks[task, 0]
@@ -480,7 +374,7 @@ def stack_counts(maps, tasks, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_
         w = dims[b, 1]
         img = padded_binary(maps[b, k], h, w)
         level_counts(
-            img, grids[b], n2s[b], n_gt[b], sub[b], cand_adj[b], cand_cost[b], precompute, lut1, lut2, do_thin,
+            img, grids[b], n2s[b], n_gt[b], lut1, lut2, do_thin,
             off_dy[b], off_dx[b], off_cost[b], n_off[b], pad, big, out, b, k,
         )
     return out
