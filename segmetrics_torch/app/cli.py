@@ -63,7 +63,7 @@ from typing import Any
 from .. import __version__
 from . import distributed
 from .errors import InputError
-from .evaluation import BOUNDARY_EXTENSIONS, GT_FORMATS, PREDICTION_FORMATS, check_pairing
+from .evaluation import BOUNDARY_EXTENSIONS, GT_FORMATS, PREDICTION_FORMATS, check_pairing, pairing_error
 
 __all__ = ["main"]
 
@@ -261,8 +261,7 @@ def _run_evaluate_foreground(args: argparse.Namespace) -> int:
     try:
         pairing = find_pairs(args.pred, args.gt, **pairing_options(args))
     except ValueError as error:
-        prefix = "--pair-regex: " if "pairing pattern" in str(error) else ""
-        raise InputError(f"{prefix}{error}") from None
+        raise pairing_error(error) from None
     if not pairing.pairs:
         _check_pairing(pairing, args)
     dataset = args.dataset or dataset_name(args.gt)
@@ -313,8 +312,7 @@ def _run_evaluate_foreground(args: argparse.Namespace) -> int:
                 "pairing": pairing_options(args),
                 "measures": [key for key, _ in columns],
             },
-            extra={"dataset": dataset, "curve_convention": CURVE_CONVENTION,
-                   "problems": [p.as_dict() for p in scan.problems], "skipped": [p.as_dict() for p in bad]},
+            extra={"dataset": dataset, "curve_convention": CURVE_CONVENTION, **scan.findings(bad)},
             elapsed=elapsed,
             results={**results, "per_image": per_image},
         )  # fmt: skip
@@ -577,7 +575,7 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
                 "resize": args.resize,
                 "pairing": pairing_options(args),
             },
-            extra={"problems": [p.as_dict() for p in scan.problems], "skipped": [p.as_dict() for p in bad]},
+            extra=scan.findings(bad),
             elapsed=elapsed,
             results=results,
         )
@@ -685,7 +683,7 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
                 **hierarchy_settings,
                 "pairing": pairing_options(args),
             },
-            extra={"problems": [p.as_dict() for p in scan.problems], "skipped": [p.as_dict() for p in bad]},
+            extra=scan.findings(bad),
             elapsed=elapsed,
             results=results,
         )
@@ -723,8 +721,7 @@ def _run_evaluate_proposals(args: argparse.Namespace) -> int:
         pairing = find_pairs(args.pred, args.gt, PROPOSAL_EXTENSIONS, **pairing_options(args))
         classes = None if args.gt_classes is None else list_images(args.gt_classes, name="class folder")
     except ValueError as error:
-        prefix = "--pair-regex: " if "pairing pattern" in str(error) else ""
-        raise InputError(f"{prefix}{error}") from None
+        raise pairing_error(error) from None
     pairs, scan, bad = _prescan(args, pairing, "proposals", "pool", "objects")
     counts = sorted(set(args.counts or MCG_PROPOSAL_COUNTS))
     void_label = None if args.void_label < 0 else args.void_label
@@ -781,7 +778,7 @@ def _run_evaluate_proposals(args: argparse.Namespace) -> int:
                 "average recall >= over 0.5:0.05:0.95; x = mean min(N, P) per image",
                 "pairing": pairing_options(args),
             },
-            extra={"problems": [p.as_dict() for p in scan.problems], "skipped": [p.as_dict() for p in bad]},
+            extra=scan.findings(bad),
             elapsed=elapsed,
             results={**results, "per_image": per_image},
         )

@@ -68,6 +68,7 @@ __all__ = [
     "hierarchy_format",
     "load_measures",
     "match_folders",
+    "pairing_error",
     "partition_formats",
     "worker_pool_context",
 ]
@@ -387,6 +388,13 @@ def _folder_kind(files: dict[str, Path], folder: str | Path, what: str) -> str:
     )
 
 
+def pairing_error(error: ValueError) -> InputError:
+    """A listing or pairing error of :func:`segmetrics_torch.io.find_pairs` as the command's input error; a bad
+    pairing pattern names the flag that gave it."""
+    prefix = "--pair-regex: " if "pairing pattern" in str(error) else ""
+    return InputError(f"{prefix}{error}")
+
+
 def match_folders(
     pred_dir: str | Path, gt_dir: str | Path, exts: Sequence[str] = BOUNDARY_EXTENSIONS, **pairing_options: Any
 ):
@@ -400,8 +408,7 @@ def match_folders(
         gt_files = list_images(gt_dir, exts, name="ground-truth folder")
         pairing = find_pairs(pred_dir, gt_dir, exts, **pairing_options)
     except ValueError as error:
-        prefix = "--pair-regex: " if "pairing pattern" in str(error) else ""
-        raise InputError(f"{prefix}{error}") from None
+        raise pairing_error(error) from None
     pred_kind = _folder_kind(pred_files, pred_dir, "prediction folder")
     return pairing, pred_kind, _folder_kind(gt_files, gt_dir, "ground-truth folder")
 

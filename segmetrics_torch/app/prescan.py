@@ -91,6 +91,10 @@ class Scan:
     def count(self, kind: str) -> int:
         return sum(p.kind == kind for p in self.problems)
 
+    def findings(self, skipped: Sequence[Problem]) -> dict[str, list[dict[str, str]]]:
+        """What a JSON report records: every problem found, and those whose images were left out."""
+        return {"problems": [p.as_dict() for p in self.problems], "skipped": [p.as_dict() for p in skipped]}
+
 
 def _unpaired(
     missing: Iterable[str], extra: Iterable[str], reasons: tuple[dict[str, str], dict[str, str]], pairs: int
@@ -238,20 +242,12 @@ def family_size_readers(family: str, input_format: str, gt_format: str) -> tuple
     ``ucm2``: the prediction is a double-size (2H+1, 2W+1) ucm2."""
     from ..io import read_bsds_ground_truth, read_mat_array, read_segmentations
 
-    def by_suffix(mat: SizeReader | None, npz: SizeReader | None) -> SizeReader:
-        def read(path: Path) -> tuple[int, int]:
-            suffix = Path(path).suffix.lower()
-            if suffix == ".mat" and mat is not None:
-                return mat(path)
-            if suffix == ".npz" and npz is not None:
-                return npz(path)
-            return image_size(path)
-
-        return read
+    def npz_or_image(npz: SizeReader) -> SizeReader:
+        return lambda path: npz(path) if Path(path).suffix.lower() == ".npz" else image_size(path)
 
     gt_mat = _array_size(lambda p: read_bsds_ground_truth(p).boundaries)
     if family == "proposals":
-        return by_suffix(None, _npz_size(("masks", "labels"))), by_suffix(None, _npz_size(("objects",))), False
+        return npz_or_image(_npz_size(("masks", "labels"))), npz_or_image(_npz_size(("objects",))), False
     # .mat files are read whole: their headers do not show truncated or corrupt data (scipy reads lazily)
     ucm2 = _array_size(lambda p: read_mat_array(p, "ucm2"))
     pred = {"ucm2": ucm2, "stack": _array_size(read_segmentations)}.get(input_format, image_size)
