@@ -483,8 +483,8 @@ class ContextMeasure(_SumMetric):
     r"""Context measure over a dataset (Wang et al. 2025, arXiv:2512.07076), PySODMetrics 1.6.2 ``ContextMeasure``.
 
     The mean of the per-image values of :func:`segmetrics_torch.functional.context_measure` (forward inference and
-    reverse deduction weighted by a GT-shaped Gaussian context kernel; PySOD's ``cm``). The correlations are
-    OpenCV's on the CPU, as in PySOD. ``compute()`` returns a scalar float64 tensor.
+    reverse deduction weighted by a GT-shaped Gaussian context kernel; PySOD's ``cm``), filtered on each GT's box by
+    FFT on the input's device (no OpenCV). ``compute()`` returns a scalar float64 tensor.
 
     Args:
         beta2 (1.0), alpha (6.0): see the functional. normalize, validate_args: as :class:`ThresholdMeasures`.

@@ -1,4 +1,7 @@
-"""Per-mask pixel counts of stacks of binary masks, with compiled CPU kernels (the object-proposal evaluation's).
+"""Per-mask pixel counts of stacks of binary masks, with compiled CPU kernels.
+
+* :func:`mask_moments`: pixel count, exact integer coordinate sums (first and second order) and bounding box of
+  every mask (the context measure's kernel shape and window).
 
 * :func:`signature_counts`: pixels of every mask per *signature*, a label of pixel groups (e.g. which objects contain
   each pixel), from one pass over the bool masks.
@@ -15,9 +18,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from segmetrics_torch._checks import check_tensor
+from segmetrics_torch._checks import BACKENDS, Backend, check_choice, check_tensor
 
-__all__ = ["boundary_match_counts", "signature_counts"]
+__all__ = ["boundary_match_counts", "mask_moments", "signature_counts"]
 
 
 def _check_masks(masks: Tensor) -> tuple[int, int, int]:
@@ -37,6 +40,54 @@ def _check_map(x: Tensor, name: str, shape: tuple[int, int], dtype: torch.dtype 
 def _uint8(x: Tensor) -> np.ndarray:
     """A bool tensor as a contiguous uint8 host array (a view: no copy for contiguous CPU input)."""
     return x.cpu().contiguous().numpy().view(np.uint8)
+
+
+MOMENT_NAMES = ("n", "sum_i", "sum_j", "sum_ii", "sum_jj", "sum_ij", "row0", "row1", "col0", "col1")
+
+
+def mask_moments(masks: Tensor, *, backend: Backend = "auto") -> Tensor:
+    """Pixel count, coordinate sums and bounding box of every mask, exact.
+
+    For mask ``k`` with foreground pixels ``(i, j)`` (row, column): ``out[k] = (n, sum i, sum j, sum i^2, sum j^2,
+    sum i*j, first row, last row, first column, last column)`` (:data:`MOMENT_NAMES`; the box is inclusive). An
+    empty mask gives ``n = 0`` and the box ``(H, -1, W, -1)``. The covariance of the pixel coordinates follows
+    exactly from these integers: ``n (n - 1) cov_ij = n sum_ij - sum_i sum_j``.
+
+    ``backend="auto"``: CPU masks are read by one compiled pass (``"numba"``, no coordinate list), other devices by
+    int64 tensor reductions (``"torch"``, any device).
+
+    Args:
+        masks: bool (B, H, W) masks.
+        backend: ``"auto"``, ``"numba"`` or ``"torch"``.
+
+    Returns:
+        (B, 10) int64 tensor on the masks' device.
+
+    Example:
+        >>> import torch
+        >>> m = torch.zeros(1, 4, 5, dtype=torch.bool); m[0, 1, 2] = m[0, 3, 4] = True
+        >>> mask_moments(m).tolist()
+        [[2, 4, 6, 10, 20, 14, 1, 3, 2, 4]]
+    """
+    b, h, w = _check_masks(masks)
+    check_choice(backend, "backend", BACKENDS)
+    if backend == "numba" or (backend == "auto" and masks.device.type == "cpu"):
+        from ._kernels.moments import mask_moments as kernel
+
+        out = np.zeros((b, 10), np.int64)
+        kernel(_uint8(masks), out)
+        return torch.from_numpy(out).to(masks.device)
+    m = masks.to(torch.int64)
+    rows, cols = m.sum(dim=2), m.sum(dim=1)  # (B, H), (B, W)
+    i = torch.arange(h, device=masks.device, dtype=torch.int64)
+    j = torch.arange(w, device=masks.device, dtype=torch.int64)
+    has_r, has_c = rows > 0, cols > 0
+    return torch.stack([
+        rows.sum(dim=1), (rows * i).sum(dim=1), (cols * j).sum(dim=1), (rows * i * i).sum(dim=1),
+        (cols * j * j).sum(dim=1), ((m * j).sum(dim=2) * i).sum(dim=1),
+        torch.where(has_r, i, h).amin(dim=1), torch.where(has_r, i, -1).amax(dim=1),
+        torch.where(has_c, j, w).amin(dim=1), torch.where(has_c, j, -1).amax(dim=1),
+    ], dim=1)  # fmt: skip
 
 
 def signature_counts(masks: Tensor, signature: Tensor, num_signatures: int) -> Tensor:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import numpy as np
@@ -9,9 +10,13 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import ndimage
 
+from segmetrics_torch.functional.foreground import _intermediates
 from segmetrics_torch.functional.foreground.context_measure import context_measure
 from segmetrics_torch.metrics.foreground_extra import ContextMeasure
+from segmetrics_torch.reference import foreground as ref
+from segmetrics_torch.reference import foreground_extra as ref_extra
 from tests.conftest import shared_path
 from tests.foreground.test_hce import blob_pairs
 from tests.foreground.test_size_invariance import multi_object_pairs
@@ -20,6 +25,17 @@ from tests.reference.test_reference_vs_pysod import image_pairs
 
 pysod = pytest.importorskip("py_sod_metrics")
 cv2 = pytest.importorskip("cv2")
+
+
+@contextlib.contextmanager
+def _intermediates_flag(kernel: bool):
+    """CPU tensors through the compiled / scipy path (True) or the tensor path CUDA inputs take (False)."""
+    old = _intermediates.CPU_KERNEL
+    _intermediates.CPU_KERNEL = kernel
+    try:
+        yield
+    finally:
+        _intermediates.CPU_KERNEL = old
 
 
 @settings(max_examples=200, deadline=None)
@@ -37,6 +53,73 @@ def test_random_maps_match_pysod(pair, params):
         return
     out = context_measure(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None], beta2=beta2, alpha=alpha)
     close(out[0].numpy(), metric.scores[0], "cm")
+
+
+@st.composite
+def border_pairs(draw):
+    """Maps whose GT touches or nears the image border (the reflected-border path), large kernels on small images
+    (several reflections) and nearly collinear GTs (ill-conditioned covariance: PySOD's own arithmetic)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    h, w = draw(st.integers(2, 90)), draw(st.integers(2, 90))
+    kind = draw(st.sampled_from(("edge", "corner", "tiny", "line", "full")))
+    gt = np.zeros((h, w), np.uint8)
+    if kind == "edge":
+        r0 = draw(st.integers(0, h - 1))
+        gt[r0 : r0 + draw(st.integers(1, h)), : draw(st.integers(1, w))] = 255
+    elif kind == "corner":
+        gt[h - draw(st.integers(1, h)) :, w - draw(st.integers(1, w)) :] = 255
+    elif kind == "tiny":
+        gt = (rng.random((h, w)) < 0.5).astype(np.uint8) * 255
+    elif kind == "line":  # a slanted line and one pixel off it
+        n = min(h, w)
+        gt[np.arange(n), np.arange(n)] = 255
+        gt[rng.integers(0, h), rng.integers(0, w)] = 255
+    else:
+        gt[:] = 255
+    pred = np.clip(ndimage.gaussian_filter(gt.astype(float), 2) + rng.normal(0, 40, (h, w)), 0, 255).astype(np.uint8)
+    return pred, gt
+
+
+def _oracle(pred: np.ndarray, gt: np.ndarray, beta2: float = 1.0, alpha: float = 6.0) -> float | None:
+    p, g = ref.prepare(pred, gt)
+    try:
+        return ref_extra.context_measure(p, g, beta2, alpha)
+    except np.linalg.LinAlgError:
+        return None
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(border_pairs(), image_pairs(), multi_object_pairs()), st.sampled_from(((1.0, 6.0), (0.3, 3.0))))
+def test_equal_to_the_numpy_oracle_on_every_path(pair, params):
+    """The windowed FFT + border gap + exact-moment kernel == the whole-image float64 formula (1e-10), for uint8 and
+    float maps and on the tensor (CUDA) path run on CPU tensors."""
+    pred, gt = pair
+    expected = _oracle(pred, gt, *params)
+    beta2, alpha = params
+    inputs = [(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None]),
+              (torch.from_numpy(pred.astype(np.float64) / 255)[None], torch.from_numpy(gt > 128)[None])]  # fmt: skip
+    for tensor_path in (False, True):
+        with _intermediates_flag(not tensor_path):
+            for preds, target in inputs:
+                if expected is None:
+                    with pytest.raises(ValueError, match=r"`target`.*singular"):
+                        context_measure(preds, target, beta2=beta2, alpha=alpha)
+                    continue
+                out = context_measure(preds, target, beta2=beta2, alpha=alpha)
+                np.testing.assert_allclose(out.numpy(), [expected], rtol=0, atol=1e-10)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.one_of(border_pairs(), image_pairs()))
+def test_numpy_oracle_matches_pysod(pair):
+    pred, gt = pair
+    metric = pysod.ContextMeasure()
+    try:
+        metric.step(pred, gt)
+    except np.linalg.LinAlgError:
+        assert _oracle(pred, gt) is None
+        return
+    close(_oracle(pred, gt), metric.scores[0], "cm oracle")
 
 
 def test_pysod_test_images_and_batches():
@@ -89,8 +172,6 @@ def test_empty_gt_is_zero():
 # ----------------------------------------------------------------------------------------------------------------
 # camouflage context measure (needs the RGB image)
 # ----------------------------------------------------------------------------------------------------------------
-from scipy import ndimage  # noqa: E402
-
 from segmetrics_torch.functional.foreground.context_measure import camouflage_context_measure  # noqa: E402
 from segmetrics_torch.metrics.foreground_extra import CamouflageContextMeasure  # noqa: E402
 

@@ -8,7 +8,8 @@ Rules:
   ``assignment`` (least-cost maximum matching), ``unionfind``, ``correspondence`` (BSDS boundary counts built on
   thinning + assignment), ``labels`` (relabelling, UCM hierarchy sweeps), ``tables`` (contingency counts, weighted
   matchings, proposal mask counts), ``foreground`` (the fused foreground-measure kernel), ``edge_nms`` (edge
-  non-maximum suppression of soft boundary maps).
+  non-maximum suppression of soft boundary maps), ``moments`` (pixel counts, coordinate sums and boxes of masks),
+  ``reflect_gap`` (the border term of a reflected correlation).
 * Kernel modules import each other by public (non-underscore) names only; helpers private to one algorithm keep a
   leading underscore.
 * Kernels stay at module level in these stable module names, with ``cache=True``, so that numba's on-disk cache is
