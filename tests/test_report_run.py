@@ -395,6 +395,26 @@ def test_config_errors_name_the_entry(tmp_path, capsys, text, message):
     assert str(path) in err or "ground-truth" in message
 
 
+def test_config_with_several_mistakes_names_them_all(tmp_path, capsys):
+    path = tmp_path / "eval.yaml"
+    path.write_text(
+        "families: sod\ndatasets: {A: {gt: a, gt_labels: 3}, B: b}\nmethods: {m: x, n: {C: y}}\n"
+        "options: {boundary: {thresholds: 0}, sod: {measures: [mae, nope]}}\nbatch_size: 0\nhighlight: q\n"
+    )
+    status, _, err = _run(capsys, "--config", str(path))
+    assert status == 2 and "Traceback" not in err
+    first = _error_line(err)
+    assert "6 mistakes in" in first and str(path) in first
+    for message in ("datasets.A.gt_labels: expected true or false", "methods.n.C: no dataset of that name",
+                    "options.boundary.thresholds: expected a positive integer", "options.foreground.measures",
+                    "batch_size: expected a positive integer", "highlight: expected a method name"):  # fmt: skip
+        assert message in err
+    # one mistake: one line, as before
+    path.write_text("families: sod\ndatasets: {A: a}\nmethods: {m: x}\nbatch_size: 0\n")
+    status, _, err = _run(capsys, "--config", str(path))
+    assert status == 2 and "mistakes" not in err and "batch_size: expected a positive integer" in _error_line(err)
+
+
 def test_usage(capsys, tmp_path):
     assert main(["evaluate"]) == 2
     assert "--config" in capsys.readouterr().err

@@ -29,6 +29,7 @@ wrong checksum (a partial or corrupt file) is reported and recomputed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import math
@@ -38,7 +39,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -300,92 +301,73 @@ def _families(value: Any, source: str, path: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(map(_family, families)))
 
 
+@contextlib.contextmanager
+def _gather(errors: list[str]) -> Iterator[None]:
+    """Record the :class:`InputError` of one independent check and go on, so one run names every mistake."""
+    try:
+        yield
+    except InputError as error:
+        errors.append(str(error))
+
+
 def config_from_mapping(data: Any, base: str | Path = ".", source: str = "configuration") -> ReportConfig:
     """Check a parsed configuration (a mapping, as read from YAML or JSON) and resolve its paths against ``base``.
 
+    Every independent entry is checked (each dataset, method, family's options, top-level key), and all the
+    mistakes found are reported together.
+
     Raises:
-        InputError: naming the file and the entry at fault (``eval.yaml: datasets.ECSSD.gt: ...``).
+        InputError: naming the file and the entry at fault (``eval.yaml: datasets.ECSSD.gt: ...``), one line per
+            mistake.
     """
     base = Path(base)
     _expect(isinstance(data, Mapping), source, "", "a mapping with `datasets` and `methods`", type(data).__name__)
+    errors: list[str] = []
     unknown = sorted(set(data) - _TOP_KEYS)
     if unknown:
-        raise InputError(
+        errors.append(
             f"{source}: unknown key(s) {', '.join(map(str, unknown))} (known: {', '.join(sorted(_TOP_KEYS))})"
         )
     for key in ("datasets", "methods"):
-        _expect(
-            isinstance(data.get(key), Mapping) and data[key], source, key, "a non-empty mapping of names", data.get(key)
-        )
-    default_families = _families(data["families"], source, "families") if "families" in data else None
+        with _gather(errors):
+            _expect(isinstance(data.get(key), Mapping) and data[key], source, key, "a non-empty mapping of names",
+                    data.get(key))  # fmt: skip
+    if not all(isinstance(data.get(key), Mapping) and data[key] for key in ("datasets", "methods")):
+        _raise_all(errors, source)  # nothing below can be checked without them
+    default_families = None
+    with _gather(errors):
+        default_families = _families(data["families"], source, "families") if "families" in data else None
 
     datasets = []
     for name, entry in data["datasets"].items():
-        path = f"datasets.{name}"
-        if isinstance(entry, str):
-            entry = {"gt": entry}
-        _expect(
-            isinstance(entry, Mapping) and isinstance(entry.get("gt"), str),
-            source,
-            path,
-            "a folder path or a mapping with `gt`",
-            entry,
-        )
-        extra = sorted(set(entry) - {"gt", "family", "families", "gt_labels", "gt_classes"})
-        if extra:
-            raise InputError(
-                f"{_where(source, path)}: unknown key(s) {', '.join(extra)} "
-                "(known: gt, families, gt_labels, gt_classes)"
-            )
-        families = entry.get("families", entry.get("family"))
-        if families is None:
-            families = default_families or DEFAULT_FAMILIES
-        else:
-            families = _families(families, source, f"{path}.families")
-        gt_labels = entry.get("gt_labels", False)
-        _expect(isinstance(gt_labels, bool), source, f"{path}.gt_labels", "true or false", gt_labels)
-        classes = entry.get("gt_classes")
-        _expect(classes is None or isinstance(classes, str), source, f"{path}.gt_classes", "a folder path", classes)
-        classes = None if classes is None else base / classes
-        datasets.append(Dataset(str(name), base / entry["gt"], families, gt_labels, classes))
+        with _gather(errors):
+            datasets.append(_dataset(str(name), entry, default_families, base, source))
 
     methods = []
     for name, entry in data["methods"].items():
-        path = f"methods.{name}"
-        ok = isinstance(entry, str) or (
-            isinstance(entry, Mapping)
-            and all(
-                isinstance(v, str) or (isinstance(v, Mapping) and all(isinstance(f, str) for f in v.values()))
-                for v in entry.values()
-            )
-        )
-        _expect(ok, source, path, "a folder template or a mapping {dataset: folder or {family: folder}}", entry)
-        if isinstance(entry, Mapping):
-            for dataset, value in entry.items():
-                if dataset not in data["datasets"]:
-                    raise InputError(f"{_where(source, f'{path}.{dataset}')}: no dataset of that name")
-                if isinstance(value, Mapping) and {_family(f) for f in value} - set(FAMILIES):
-                    raise InputError(
-                        f"{_where(source, f'{path}.{dataset}')}: keys must be families ({', '.join(FAMILIES)})"
-                    )
-        if isinstance(entry, Mapping):
-            entry = {d: {_family(f): v for f, v in value.items()} if isinstance(value, Mapping) else value
-                     for d, value in entry.items()}  # fmt: skip
-        methods.append(Method(str(name), entry, base))
+        with _gather(errors):
+            methods.append(_method(str(name), entry, data["datasets"], base, source))
 
     options_in = data.get("options", {})
-    _expect(isinstance(options_in, Mapping), source, "options", "a mapping {family: options}", options_in)
-    for family in options_in:
-        if _family(family) not in FAMILIES:
-            raise InputError(f"{_where(source, f'options.{family}')}: not a family ({', '.join(FAMILIES)})")
-    options_in = {_family(f): value for f, value in options_in.items()}
-    options = {f: _check_family_options(f, options_in.get(f) or {}, source, f"options.{f}") for f in FAMILIES}
+    options: dict[str, dict[str, Any]] = {}
+    with _gather(errors):
+        _expect(isinstance(options_in, Mapping), source, "options", "a mapping {family: options}", options_in)
+    if isinstance(options_in, Mapping):
+        for family in options_in:
+            if _family(family) not in FAMILIES:
+                errors.append(f"{_where(source, f'options.{family}')}: not a family ({', '.join(FAMILIES)})")
+        options_in = {_family(f): value for f, value in options_in.items()}
+        for f in FAMILIES:
+            with _gather(errors):
+                options[f] = _check_family_options(f, options_in.get(f) or {}, source, f"options.{f}")
 
     output = base / str(data.get("output", "segmetrics-report"))
     config = ReportConfig(datasets, methods, output, options, source=source)
     cache = data.get("cache", True)
-    _expect(isinstance(cache, (bool, str)), source, "cache", "true, false or a folder", cache)
-    config.cache = (config.output / "cache") if cache is True else (base / cache if isinstance(cache, str) else None)
+    with _gather(errors):
+        _expect(isinstance(cache, (bool, str)), source, "cache", "true, false or a folder", cache)
+        config.cache = (config.output / "cache") if cache is True else (base / cache if isinstance(cache, str)
+                                                                        else None)  # fmt: skip
     for key, check, expected in (
         ("cache_check", lambda v: v in ("stat", "content"), "stat or content"),
         ("device", lambda v: isinstance(v, str), "cpu, cuda, cuda:N or auto"),
@@ -398,41 +380,109 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
         ("compare_on", lambda v: v in ("common", "each"), "common (the images every method has) or each"),
     ):
         if key in data:
-            _expect(check(data[key]), source, key, expected, data[key])
-            setattr(config, "allow_missing" if key == "skip_missing" else key, data[key])
-    _presentation(config, data, source)
+            with _gather(errors):
+                _expect(check(data[key]), source, key, expected, data[key])
+                setattr(config, "allow_missing" if key == "skip_missing" else key, data[key])
+    _presentation(config, data, source, errors)
     for key in PAIRING_KEYS:
         if data.get(key) is not None:
-            _expect(isinstance(data[key], str) and data[key], source, key, "a non-empty string", data[key])
-            config.pairing[key] = data[key]
+            with _gather(errors):
+                _expect(isinstance(data[key], str) and data[key], source, key, "a non-empty string", data[key])
+                config.pairing[key] = data[key]
     if "figures" in data:
-        config.figures = _figure_formats(data["figures"], source)
+        with _gather(errors):
+            config.figures = _figure_formats(data["figures"], source)
+    _raise_all(errors, source)
     return config
 
 
-def _presentation(config: ReportConfig, data: Mapping[str, Any], source: str) -> None:
+def _raise_all(errors: list[str], source: str) -> None:
+    if len(errors) == 1:
+        raise InputError(errors[0])
+    if errors:
+        raise InputError("\n  ".join([f"{len(errors)} mistakes in {source}:", *errors]))
+
+
+def _dataset(name: str, entry: Any, default_families: tuple[str, ...] | None, base: Path, source: str) -> Dataset:
+    path = f"datasets.{name}"
+    if isinstance(entry, str):
+        entry = {"gt": entry}
+    _expect(
+        isinstance(entry, Mapping) and isinstance(entry.get("gt"), str),
+        source,
+        path,
+        "a folder path or a mapping with `gt`",
+        entry,
+    )
+    extra = sorted(set(entry) - {"gt", "family", "families", "gt_labels", "gt_classes"})
+    if extra:
+        raise InputError(
+            f"{_where(source, path)}: unknown key(s) {', '.join(extra)} (known: gt, families, gt_labels, gt_classes)"
+        )
+    families = entry.get("families", entry.get("family"))
+    if families is None:
+        families = default_families or DEFAULT_FAMILIES
+    else:
+        families = _families(families, source, f"{path}.families")
+    gt_labels = entry.get("gt_labels", False)
+    _expect(isinstance(gt_labels, bool), source, f"{path}.gt_labels", "true or false", gt_labels)
+    classes = entry.get("gt_classes")
+    _expect(classes is None or isinstance(classes, str), source, f"{path}.gt_classes", "a folder path", classes)
+    classes = None if classes is None else base / classes
+    return Dataset(name, base / entry["gt"], families, gt_labels, classes)
+
+
+def _method(name: str, entry: Any, datasets: Mapping[str, Any], base: Path, source: str) -> Method:
+    path = f"methods.{name}"
+    ok = isinstance(entry, str) or (
+        isinstance(entry, Mapping)
+        and all(
+            isinstance(v, str) or (isinstance(v, Mapping) and all(isinstance(f, str) for f in v.values()))
+            for v in entry.values()
+        )
+    )
+    _expect(ok, source, path, "a folder template or a mapping {dataset: folder or {family: folder}}", entry)
+    if isinstance(entry, Mapping):
+        for dataset, value in entry.items():
+            if dataset not in datasets:
+                raise InputError(f"{_where(source, f'{path}.{dataset}')}: no dataset of that name")
+            if isinstance(value, Mapping) and {_family(f) for f in value} - set(FAMILIES):
+                raise InputError(
+                    f"{_where(source, f'{path}.{dataset}')}: keys must be families ({', '.join(FAMILIES)})"
+                )
+        entry = {d: {_family(f): v for f, v in value.items()} if isinstance(value, Mapping) else value
+                 for d, value in entry.items()}  # fmt: skip
+    return Method(name, entry, base)
+
+
+def _presentation(config: ReportConfig, data: Mapping[str, Any], source: str, errors: list[str]) -> None:
     """The keys that change how the report looks, not its numbers: xlsx, method_order, colors, highlight, style."""
     names = {m.name for m in config.methods}
     if "xlsx" in data:
-        _expect(isinstance(data["xlsx"], bool), source, "xlsx", "true or false", data["xlsx"])
-        config.xlsx = data["xlsx"]
+        with _gather(errors):
+            _expect(isinstance(data["xlsx"], bool), source, "xlsx", "true or false", data["xlsx"])
+            config.xlsx = data["xlsx"]
     if "method_order" in data:
-        order = data["method_order"]
-        _expect(isinstance(order, list) and all(m in names for m in order), source, "method_order",
-                f"a list of method names ({', '.join(sorted(names))})", order)  # fmt: skip
-        config.method_order = list(order)
+        with _gather(errors):
+            order = data["method_order"]
+            _expect(isinstance(order, list) and all(m in names for m in order), source, "method_order",
+                    f"a list of method names ({', '.join(sorted(names))})", order)  # fmt: skip
+            config.method_order = list(order)
     if "colors" in data:
-        colors = data["colors"]
-        _expect(isinstance(colors, Mapping) and all(m in names and isinstance(c, str) for m, c in colors.items()),
-                source, "colors", "a mapping {method: matplotlib colour}", colors)  # fmt: skip
-        config.colors = dict(colors)
+        with _gather(errors):
+            colors = data["colors"]
+            _expect(isinstance(colors, Mapping) and all(m in names and isinstance(c, str) for m, c in colors.items()),
+                    source, "colors", "a mapping {method: matplotlib colour}", colors)  # fmt: skip
+            config.colors = dict(colors)
     if "highlight" in data:
-        _expect(data["highlight"] in names, source, "highlight", f"a method name ({', '.join(sorted(names))})",
-                data["highlight"])  # fmt: skip
-        config.highlight = data["highlight"]
+        with _gather(errors):
+            _expect(data["highlight"] in names, source, "highlight", f"a method name ({', '.join(sorted(names))})",
+                    data["highlight"])  # fmt: skip
+            config.highlight = data["highlight"]
     if "style" in data:
-        _expect(isinstance(data["style"], str), source, "style", "a matplotlib style name", data["style"])
-        config.style = data["style"]
+        with _gather(errors):
+            _expect(isinstance(data["style"], str), source, "style", "a matplotlib style name", data["style"])
+            config.style = data["style"]
 
 
 def _figure_formats(value: Any, source: str = "--figures") -> tuple[str, ...]:
@@ -1353,11 +1403,12 @@ def config_from_args(args: argparse.Namespace) -> ReportConfig:
             )
         config.options["foreground"] = {**config.options["foreground"], "measures": measures}
     flags = {"xlsx": "--xlsx", "method_order": "--method-order", "highlight": "--highlight", "style": "--style"}
-    try:
-        _presentation(config, overrides, "command line")
-    except InputError as error:
-        key = next(k for k in flags if f": {k}:" in str(error))
-        raise InputError(str(error).replace(f"command line: {key}:", f"{flags[key]}:")) from None
+    errors: list[str] = []
+    _presentation(config, overrides, "command line", errors)
+    for i, error in enumerate(errors):
+        key = next(k for k in flags if f": {k}:" in error)
+        errors[i] = error.replace(f"command line: {key}:", f"{flags[key]}:")
+    _raise_all(errors, "the command line")
     return config
 
 
