@@ -388,19 +388,25 @@ def _folder_kind(files: dict[str, Path], folder: str | Path, what: str) -> str:
     )
 
 
-def pairing_error(error: ValueError) -> InputError:
+def pairing_error(error: ValueError, option: str = "--pair-regex") -> InputError:
     """A listing or pairing error of :func:`segmetrics_torch.io.find_pairs` as the command's input error; a bad
-    pairing pattern names the flag that gave it."""
-    prefix = "--pair-regex: " if "pairing pattern" in str(error) else ""
+    pairing pattern names the ``option`` that gave it (the flag, or a configuration key)."""
+    prefix = f"{option}: " if "pairing pattern" in str(error) else ""
     return InputError(f"{prefix}{error}")
 
 
 def match_folders(
-    pred_dir: str | Path, gt_dir: str | Path, exts: Sequence[str] = BOUNDARY_EXTENSIONS, **pairing_options: Any
+    pred_dir: str | Path,
+    gt_dir: str | Path,
+    exts: Sequence[str] = BOUNDARY_EXTENSIONS,
+    *,
+    pattern_option: str = "--pair-regex",
+    **pairing_options: Any,
 ):
     """Pair two folders (images or .mat files) by stem: ``(pairing, pred kind, gt kind)``, kinds ``"image"`` /
     ``"mat"`` (a folder mixing both is an error). ``pairing_options``: the name mapping of
-    :func:`segmetrics_torch.io.find_pairs` (prefixes, suffixes, pattern)."""
+    :func:`segmetrics_torch.io.find_pairs` (prefixes, suffixes, pattern); a bad pattern is named
+    ``pattern_option``."""
     from ..io import find_pairs, list_images
 
     try:
@@ -408,7 +414,7 @@ def match_folders(
         gt_files = list_images(gt_dir, exts, name="ground-truth folder")
         pairing = find_pairs(pred_dir, gt_dir, exts, **pairing_options)
     except ValueError as error:
-        raise pairing_error(error) from None
+        raise pairing_error(error, pattern_option) from None
     pred_kind = _folder_kind(pred_files, pred_dir, "prediction folder")
     return pairing, pred_kind, _folder_kind(gt_files, gt_dir, "ground-truth folder")
 

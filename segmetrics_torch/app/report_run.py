@@ -62,6 +62,7 @@ from .evaluation import (
     evaluate_proposals,
     load_measures,
     match_folders,
+    pairing_error,
     partition_formats,
 )
 from .measures import FOREGROUND_MEASURES, check_foreground_measures
@@ -811,6 +812,9 @@ def _prescan(jobs: list[Job], config: ReportConfig, warn: Callable[[str], None])
                 job.pairing = replace(job.pairing, pairs=[pair for pair in job.pairing.pairs if pair[0] in common])
 
 
+_PAIR_REGEX = "pair_regex (--pair-regex)"  # the configuration key and the flag that give the pairing pattern
+
+
 def _plan_job(
     config: ReportConfig,
     dataset: Dataset,
@@ -834,10 +838,10 @@ def _plan_job(
             pairing = find_pairs(pred_dir, dataset.gt, PROPOSAL_EXTENSIONS, **pairing_keys)
             pred_kind, gt_kind = "pool", "objects"
         else:
-            pairing, pred_kind, gt_kind = match_folders(pred_dir, dataset.gt, BOUNDARY_EXTENSIONS, **pairing_keys)
-    except (ValueError, InputError) as error:
-        prefix = "pair_regex (--pair-regex): " if "pairing pattern" in str(error) else ""
-        raise InputError(f"{prefix}{str(error).removeprefix('--pair-regex: ')}") from None
+            pairing, pred_kind, gt_kind = match_folders(pred_dir, dataset.gt, BOUNDARY_EXTENSIONS,
+                                                        pattern_option=_PAIR_REGEX, **pairing_keys)  # fmt: skip
+    except ValueError as error:
+        raise pairing_error(error, _PAIR_REGEX) from None
     # no common name is an error here; missing and extra files are listed by the pre-scan with every other problem
     check_pairing(pairing, pred_dir, dataset.gt, True, option="--allow-missing", warn=lambda message: None)
     options = dict(config.options[family])
