@@ -122,7 +122,10 @@ def context_terms(p_at: Callable[[int, int, int, int], Tensor], g: Tensor, momen
     ``p_at(r0, r1, c0, c1)`` gives the float64 values on rows ``r0:r1``, columns ``c0:c1`` (only the GT box and a
     border of two half kernels are read); the second in raster order of the GT pixels. numpy values for CPU inputs
     (no torch element-wise passes, which stall on a busy machine), tensors otherwise (module doc)."""
-    kernel = torch.from_numpy(context_kernel(g, moments, alpha))
+    k = context_kernel(g, moments, alpha)
+    # symmetric by construction (z and -z give the same products); averaging with its flip makes that exact to the
+    # bit whatever the einsum's summation order (the border gap's identity needs it), and changes no symmetric entry
+    kernel = torch.from_numpy(0.5 * (k + k[::-1, ::-1]))
     h, w = g.shape
     hr, hc = kernel.shape[0] // 2, kernel.shape[1] // 2
     r0, r1, c0, c1 = moments[6:10]
