@@ -209,6 +209,8 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, work, h
         root = find(parent, r)
         for p in range(beg[r], end[r]):
             has_col[adj[p]] = True
+            if parent[n_rows + adj[p]] == root:
+                continue  # already in this row's set (the common case: neighbouring rows share their columns)
             b = find(parent, n_rows + adj[p])
             if root != b:
                 low = min(root, b)
@@ -313,7 +315,7 @@ def _annotator_count(rows, beg, end, adj, cost, n2, big, acc):  # pragma: no cov
     for r in range(n_rows):
         n_edges += end[r] - beg[r]
     nodes = n_rows + n2
-    work = np.empty(9 * nodes, np.int64)
+    work = np.empty(10 * nodes, np.int64)
     hkeys = np.empty(n_edges + nodes + 1, np.int64)
     hcols = np.empty(n_edges + nodes + 1, np.int64)
     lstart = np.empty(nodes + 1, np.int64)

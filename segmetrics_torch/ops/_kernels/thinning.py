@@ -61,7 +61,9 @@ def thin_listed(img, ys, xs, lut1, lut2):  # pragma: no cover - compiled
     # raster-order (padded) coordinates of all its on pixels, overwritten. Each subiteration decides every deletion
     # from the image as it was before that subiteration (that is what makes it "parallel"), so deletions are
     # collected first and applied after. Only on pixels are visited: the list of them is kept and compacted, in
-    # raster order, after every subiteration that deleted something.
+    # raster order, after every subiteration that deleted something. (Re-examining only the neighbours of deletions,
+    # with a work list or per-pixel "stale" bits, is exact too but slower: the test it adds per pixel costs about
+    # what the neighbour code it saves does.)
     # Returns the raster-order coordinates (padded) of the remaining pixels.
     n = ys.shape[0]
     dels = np.empty(n, np.int32)
