@@ -139,25 +139,31 @@ def correspond_pixels(machine: Tensor, target: Tensor, max_dist: float = 0.0075)
             torch.from_numpy(out2.reshape(h, w)).to(machine.device))
 
 
-def _distinct_levels(pb: np.ndarray, thresholds: np.ndarray, dims: np.ndarray) -> np.ndarray:
-    """(B, K) index of the first threshold giving the same machine map as threshold k (k itself if it is new).
+def _threshold_levels(pb: np.ndarray, thresholds: np.ndarray, dims: np.ndarray):
+    """Soft maps as level numbers: ``(levels, hist, rank, rep)`` for ``soft_map_counts``.
 
-    With increasing thresholds, ``pb >= t[k]`` equals ``pb >= t[k-1]`` unless some pixel lies in ``[t[k-1], t[k])``;
-    ucm2 maps have few distinct values, so most of the 99 maps repeat (typically 25-50 are distinct) and their
-    counts are copied instead of recomputed. Unsorted thresholds are all computed.
+    ``levels`` (B, H, W) counts the thresholds each pixel reaches (``pb >= t``; uint8 up to 255 thresholds), over
+    the thresholds in increasing order; ``rank[k]`` is threshold k's position in that order, so the machine map of
+    threshold k is ``levels > rank[k]``: one byte per pixel per level instead of a float64 comparison, and each level's
+    pixel count is known from ``hist`` (B, K + 1), the histogram of ``levels`` per image. ``rep`` (B, K) is the index
+    of the first threshold giving the same machine map as threshold k (k itself if it is new): with increasing
+    thresholds, ``pb >= t[k]`` equals ``pb >= t[k-1]`` unless some pixel reaches exactly k of them; ucm2 maps have few
+    distinct values, so most of the 99 maps repeat (typically 25-50 are distinct) and their counts are copied
+    instead of recomputed. Unsorted thresholds are all computed.
     """
     nb, nk = dims.shape[0], len(thresholds)
+    order = np.argsort(thresholds, kind="stable")
+    rank = np.empty(nk, np.int64)
+    rank[order] = np.arange(nk)
+    dtype = np.uint8 if nk < 2**8 else np.uint16 if nk < 2**16 else np.int64
+    levels = np.zeros(pb.shape, dtype)
+    hist = _kernels().level_index(pb, np.ascontiguousarray(thresholds[order]), dims, levels)
     rep = np.tile(np.arange(nk), (nb, 1))
-    if nk < 2 or not np.all(np.diff(thresholds) > 0):
-        return rep
-    for b, (h, w) in enumerate(dims):
-        # number of thresholds <= value, per pixel: level k is new iff some pixel has exactly k of them
-        below = np.bincount(np.searchsorted(thresholds, pb[b, :h, :w].ravel(), side="right"), minlength=nk + 1)
-        new = below[1:nk] > 0
-        for kk in range(1, nk):
-            if not new[kk - 1]:
-                rep[b, kk] = rep[b, kk - 1]
-    return rep
+    if nk >= 2 and np.all(np.diff(thresholds) > 0):
+        # level k (>= 1) is new iff some pixel reaches exactly k thresholds; otherwise it repeats the one before
+        new = np.concatenate([np.ones((nb, 1), bool), hist[:, 1:nk] > 0], axis=1)
+        rep = np.maximum.accumulate(np.where(new, rep, 0), axis=1)
+    return levels, hist, rank, rep
 
 
 def _distinct_stack_levels(maps: np.ndarray, dims: np.ndarray) -> np.ndarray:
@@ -217,10 +223,10 @@ def correspondence_counts(
     big = _big(int(off_cost.max()), int(dims.prod(1).max()))
     k = _kernels()
     if thresholds is not None:
-        rep = _distinct_levels(machine, thresholds, dims)
+        levels, hist, rank, rep = _threshold_levels(machine, thresholds, dims)
         tasks = np.argwhere(rep == np.arange(len(thresholds)))
         out = k.soft_map_counts(
-            machine, thresholds, tasks, dims, gts, n_gt, lut1, lut2, thin, off[0], off[1], off_cost, n_off, pad, big
+            levels, hist, rank, tasks, dims, gts, n_gt, lut1, lut2, thin, off[0], off[1], off_cost, n_off, pad, big
         )
         return np.take_along_axis(out, rep[None].repeat(3, 0), axis=2)
     rep = _distinct_stack_levels(machine, dims)

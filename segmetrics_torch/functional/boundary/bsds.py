@@ -323,9 +323,11 @@ def boundary_pr_counts(
     dims = np.array([m.shape[-2:] for m in machine], np.int64)
     n_gt = np.array([g.shape[0] for g in gts], np.int64)
     out = np.zeros((3, len(machine), levels.numel()), np.int64)
+    sum_r = np.zeros(len(machine), np.int64)
     for lo, hi in _chunks(dims, n_gt, max_dist):
         hh, ww = (int(v) for v in dims[lo:hi].max(0))
         gt_np = _pad_stack(gts[lo:hi], (int(n_gt[lo:hi].max()), hh, ww), np.uint8)
+        sum_r[lo:hi] = [np.count_nonzero(g) for g in gt_np]  # on the host copy: cheaper than torch sums
         if run_levels is None:
             m_np = _pad_stack(machine[lo:hi], (levels.numel(), hh, ww), np.uint8)
         else:
@@ -334,10 +336,9 @@ def boundary_pr_counts(
             m_np, gt_np, n_gt[lo:hi], dims[lo:hi], max_dist, thresholds=run_levels, thin=run_thin
         )
     counts = torch.from_numpy(out).to(device)
-    sum_r = torch.stack([g.sum(dtype=torch.int64) for g in gts]).to(device)
     return BoundaryCounts(
         cnt_r=counts[0],
-        sum_r=sum_r[:, None].expand(-1, levels.numel()).contiguous(),
+        sum_r=torch.from_numpy(np.repeat(sum_r[:, None], levels.numel(), axis=1)).to(device),
         cnt_p=counts[1],
         sum_p=counts[2],
         thresholds=levels.to(device),

@@ -48,22 +48,24 @@ def _heap_pop(keys, cols, size):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _packed_push(keys, size, key):  # pragma: no cover - compiled
-    # 4-ary min-heap of packed int64 entries ((key << shift) | column: one comparison orders by key, then column);
-    # returns the new size.
-    i = size
+def _packed_sift_up(keys, pos, i, entry, col_mask):  # pragma: no cover - compiled
+    # 4-ary min-heap of packed int64 entries ((key << shift) | column: one comparison orders by key, then column),
+    # with the position of every column's entry in pos[column]: places `entry` at slot i or above (a new entry at
+    # i = size, or a lowered key of the entry at i = pos[column]).
     while i > 0:
         parent = (i - 1) >> 2
-        if keys[parent] < key:
+        up = keys[parent]
+        if up < entry:
             break
-        keys[i] = keys[parent]
+        keys[i] = up
+        pos[up & col_mask] = i
         i = parent
-    keys[i] = key
-    return size + 1
+    keys[i] = entry
+    pos[entry & col_mask] = i
 
 
 @numba.njit(cache=True, nogil=True)
-def _packed_pop(keys, size):  # pragma: no cover - compiled
+def _packed_pop(keys, pos, size, col_mask):  # pragma: no cover - compiled
     # Removes the top (read it before calling); returns the new size.
     size -= 1
     last = keys[size]
@@ -81,8 +83,10 @@ def _packed_pop(keys, size):  # pragma: no cover - compiled
         if last < low:
             break
         keys[i] = low
+        pos[low & col_mask] = i
         i = m
     keys[i] = last
+    pos[last & col_mask] = i
     return size
 
 
@@ -103,10 +107,13 @@ def assign_rows(start, adj, cost, n_cols, big, use_row, work, hkeys, hcols):  # 
     # the tie-breaking are those of the search without pruning. A row's private column is relaxed before its edges
     # (only that row reaches it, so the order changes no predecessor, and the heap order does not depend on the
     # order of pushes): the first one, of the new row s (u[s] = v = 0 there), bounds every key pushed in the search
-    # by 2 * big, which lets a heap entry be one packed int64.
+    # by 2 * big, which lets a heap entry be one packed int64. The packed heap keeps one entry per column: a shorter
+    # distance lowers the column's entry in place (its slot in `pos`) instead of pushing a second one, so pops never
+    # meet stale entries (a third of them before) and the heap stays smaller; it pops the same (key, column)
+    # sequence, the smallest live entry each time.
     #
     # Workspace (caller-allocated, reused between calls; only the first entries are used): `work` int64
-    # (7 * (n_rows + n_cols) + 2 * n_rows) or larger; hkeys, hcols int64 of at least (edges + n_rows + 1).
+    # (8 * (n_rows + n_cols) + 2 * n_rows) or larger; hkeys, hcols int64 of at least (edges + n_rows + 1).
     # Writes col4row (real columns only, -1 = unmatched) into work[0:n_rows] and row4col into
     # work[n_rows:n_rows + n_cols]; see min_cost_maximum_matching for the allocating form.
     n_rows = start.shape[0] - 1
@@ -121,6 +128,7 @@ def assign_rows(start, adj, cost, n_cols, big, use_row, work, hkeys, hcols):  # 
     scanned_dist = work[2 * n_rows + 4 * n_all : 2 * n_rows + 5 * n_all]
     touched = work[2 * n_rows + 5 * n_all : 2 * n_rows + 6 * n_all]
     scanned = work[2 * n_rows + 6 * n_all : 2 * n_rows + 7 * n_all]
+    pos = work[2 * n_rows + 7 * n_all : 2 * n_rows + 8 * n_all]
     for r in range(n_rows):
         col4row[r] = -1
         u[r] = 0
@@ -165,14 +173,14 @@ def assign_rows(start, adj, cost, n_cols, big, use_row, work, hkeys, hcols):  # 
             # relax the private column of `row`, reached at distance `base`, then its edges (a settled column has
             # dist -1, below any distance, so it is never relaxed again)
             reach = base - u[row]
-            for p in range(start[row] - 1, start[row + 1]):
-                if p >= start[row]:
-                    c = np.int64(adj[p])
-                    w = cost[p]
-                else:
+            first = start[row]
+            for p in range(first - 1, start[row + 1]):
+                if p < first:  # the private column first (a test on the loop index, not on loaded data)
                     c = n_cols + row
-                    w = big
-                nd = reach + w - v[c]
+                    nd = reach + big - v[c]
+                else:
+                    c = np.int64(adj[p])
+                    nd = reach + cost[p] - v[c]
                 if nd < dist[c]:
                     flag = 1 if row4col[c] >= 0 else 0
                     key = nd * 2 + flag
@@ -181,27 +189,31 @@ def assign_rows(start, adj, cost, n_cols, big, use_row, work, hkeys, hcols):  # 
                     if flag == 0:
                         bkey = key
                         bcol = c
+                    if packed:
+                        if dist[c] == inf:  # new in this search
+                            _packed_sift_up(hkeys, pos, hsize, (key << shift) | c, col_mask)
+                            hsize += 1
+                        else:  # in the heap (dist is finite from a push until the column is settled)
+                            _packed_sift_up(hkeys, pos, pos[c], (key << shift) | c, col_mask)
+                    else:
+                        hsize = _heap_push(hkeys, hcols, hsize, key, c)
                     if dist[c] == inf:
                         touched[n_touched] = c
                         n_touched += 1
                     dist[c] = nd
                     pred[c] = row
-                    if packed:
-                        hsize = _packed_push(hkeys, hsize, (key << shift) | c)
-                    else:
-                        hsize = _heap_push(hkeys, hcols, hsize, key, c)
             # next column: smallest tentative distance not yet settled
             c = -1
             while hsize > 0:
                 if packed:
                     top = hkeys[0] & col_mask
                     key = hkeys[0] >> shift
-                    hsize = _packed_pop(hkeys, hsize)
+                    hsize = _packed_pop(hkeys, pos, hsize, col_mask)
                 else:
                     top = hcols[0]
                     key = hkeys[0]
                     hsize = _heap_pop(hkeys, hcols, hsize)
-                if key >> 1 == dist[top]:  # not stale, not settled
+                if key >> 1 == dist[top]:  # not stale, not settled (always so in the packed heap)
                     c = top
                     break
             if c < 0:
@@ -245,7 +257,7 @@ def assign_rows(start, adj, cost, n_cols, big, use_row, work, hkeys, hcols):  # 
 def min_cost_maximum_matching(start, adj, cost, n_cols, big, use_row):  # pragma: no cover - compiled
     # The allocating form of assign_rows: returns col4row (real columns only, -1 = unmatched) and row4col.
     n_rows = start.shape[0] - 1
-    work = np.empty(7 * (n_rows + n_cols) + 2 * n_rows, np.int64)
+    work = np.empty(8 * (n_rows + n_cols) + 2 * n_rows, np.int64)
     cap = start[n_rows] + n_rows + 1
     hkeys = np.empty(cap, np.int64)
     hcols = np.empty(cap, np.int64)

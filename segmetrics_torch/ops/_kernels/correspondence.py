@@ -4,7 +4,7 @@ Behind :func:`segmetrics_torch.ops.matching.correspondence_counts` and
 :func:`segmetrics_torch.ops.matching.correspond_pixels`, which document the rule. Every machine map is (optionally)
 thinned, its pixels are matched one-to-one with each annotator's within the tolerance by the exact assignment of
 :mod:`.assignment`, and the matches are counted. Images are handled through padded uint8 buffers (see
-:mod:`.thinning`). The batched kernels list each level's candidates (``build_adjacency``, which skips the pixels
+:mod:`.thinning`). The batched kernels list each level's candidates (``candidate_lists``, which skips the pixels
 with no annotator pixel within the tolerance) and match each annotator's graph one connected component at a time
 (``_match_annotator``); ``correspond`` (one pair of maps) solves the whole graph at once, with the same result.
 """
@@ -13,37 +13,73 @@ import numba
 import numpy as np
 
 from .assignment import assign_rows, min_cost_maximum_matching
-from .thinning import foreground_coords, padded_binary, thin_padded
+from .thinning import foreground_coords, padded_binary, thin_listed
 from .unionfind import find
 
 
 @numba.njit(cache=True, nogil=True)
+def flat_offsets(off_dy, off_dx, n_off, grid_width):  # pragma: no cover - compiled
+    # The offsets as steps in a flattened index grid of `grid_width` columns (one add per candidate cell).
+    lin = np.empty(n_off, np.int64)
+    for o in range(n_off):
+        lin[o] = np.int64(off_dy[o]) * grid_width + off_dx[o]
+    return lin
+
+
+@numba.njit(cache=True, nogil=True)
+def candidate_lists(my, mx, gflat, grid_width, lin, off_cost, n_off, pad, rows_at, start, adj, cost):
+    # pragma: no cover - compiled
+    # CSR lists of the GT pixels within the tolerance of each machine pixel that has some, with the cost of each
+    # pair, every list ordered by (squared distance, GT row, GT column) because the offsets are. `gflat` is a GT
+    # index grid of gt_index_grids, padded by `pad` pixels and flattened (`grid_width` columns, `lin` the offsets
+    # as flat steps, see flat_offsets); (my, mx) are unpadded coordinates. A cell of -1 has no GT pixel within the
+    # tolerance: its pixel is skipped. Fills the caller's buffers -- rows_at (the machine index of every listed
+    # pixel, increasing), start (n + 1), adj and cost (at least n_near * n_off + 1 entries) -- and returns n.
+    # The offset loop stores every cell and advances only past GT pixels (no branch: ~1 in 8 cells is one, so a
+    # test would be mispredicted about once per hit).
+    p = 0
+    n = 0
+    start[0] = 0
+    for i in range(my.shape[0]):
+        base = (np.int64(my[i]) + pad) * grid_width + mx[i] + pad
+        if gflat[base] == -1:
+            continue
+        for o in range(n_off):
+            j = gflat[base + lin[o]]
+            adj[p] = j
+            cost[p] = off_cost[o]
+            p += j >= 0
+        if p > start[n]:
+            rows_at[n] = i
+            n += 1
+            start[n] = p
+    return n
+
+
+@numba.njit(cache=True, nogil=True)
 def build_adjacency(my, mx, gidx, off_dy, off_dx, off_cost, n_off, pad):  # pragma: no cover - compiled
-    # CSR lists of the GT pixels within the tolerance of each machine pixel with the cost of each pair, every list
-    # ordered by (squared distance, GT row, GT column) because the offsets are. `gidx` is the GT index grid of
-    # gt_index_grids, padded by `pad` pixels; (my, mx) are unpadded coordinates. One pass into buffers sized for the
-    # pixels near some GT pixel (a cell of -1 has none within the tolerance: its pixel is skipped).
+    # CSR lists of candidate_lists for every machine pixel (an empty list where it has none): start (n1 + 1), adj,
+    # cost. `gidx` is a GT index grid of gt_index_grids, padded by `pad` pixels.
     n1 = my.shape[0]
-    start = np.zeros(n1 + 1, np.int64)
+    width = gidx.shape[1]
+    gflat = gidx.reshape(-1)
     near = 0
     for i in range(n1):
         if gidx[my[i] + pad, mx[i] + pad] != -1:
             near += 1
-    adj = np.empty(near * n_off, np.int32)
-    cost = np.empty(near * n_off, np.int64)
-    p = 0
+    rows_at = np.empty(near, np.int64)
+    compact = np.empty(near + 1, np.int64)
+    adj = np.empty(near * n_off + 1, np.int32)
+    cost = np.empty(near * n_off + 1, np.int64)
+    lin = flat_offsets(off_dy, off_dx, n_off, width)
+    n = candidate_lists(my, mx, gflat, width, lin, off_cost, n_off, pad, rows_at, compact, adj, cost)
+    start = np.zeros(n1 + 1, np.int64)
+    q = 0
     for i in range(n1):
-        y = my[i] + pad
-        x = mx[i] + pad
-        if gidx[y, x] != -1:
-            for o in range(n_off):
-                j = gidx[y + off_dy[o], x + off_dx[o]]
-                if j >= 0:
-                    adj[p] = j
-                    cost[p] = off_cost[o]
-                    p += 1
-        start[i + 1] = p
-    return start, adj[:p], cost[:p]
+        if q < n and rows_at[q] == i:
+            q += 1
+        start[i + 1] = compact[q]
+    return start, adj[: compact[n]], cost[: compact[n]]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -127,7 +163,7 @@ def gt_index_grids(gts, n_gt, dims, pad, off_dy, off_dx, n_off):  # pragma: no c
     # Index grids of the annotators' on pixels, raster order, padded by `pad` pixels on every side:
     # (B, A, H + 2 pad, W + 2 pad) int32, plus the pixel count of every annotator (B, A). Cells without a GT pixel
     # hold -2 where a machine pixel would have some GT pixel within the tolerance (image b's offsets
-    # off_dy[b, :n_off[b]], off_dx[b, :n_off[b]]) and -1 where it would have none, so that build_adjacency skips
+    # off_dy[b, :n_off[b]], off_dx[b, :n_off[b]]) and -1 where it would have none, so that candidate_lists skips
     # those machine pixels at once (most pixels of a fine level lie far from every annotator's boundary).
     nb, na, hh, ww = gts.shape
     grids = np.full((nb, na, hh + 2 * pad, ww + 2 * pad), -1, np.int32)
@@ -173,6 +209,8 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, work, h
         root = find(parent, r)
         for p in range(beg[r], end[r]):
             has_col[adj[p]] = True
+            if parent[n_rows + adj[p]] == root:
+                continue  # already in this row's set (the common case: neighbouring rows share their columns)
             b = find(parent, n_rows + adj[p])
             if root != b:
                 low = min(root, b)
@@ -277,7 +315,7 @@ def _annotator_count(rows, beg, end, adj, cost, n2, big, acc):  # pragma: no cov
     for r in range(n_rows):
         n_edges += end[r] - beg[r]
     nodes = n_rows + n2
-    work = np.empty(9 * nodes, np.int64)
+    work = np.empty(10 * nodes, np.int64)
     hkeys = np.empty(n_edges + nodes + 1, np.int64)
     hcols = np.empty(n_edges + nodes + 1, np.int64)
     lstart = np.empty(nodes + 1, np.int64)
@@ -289,34 +327,31 @@ def _annotator_count(rows, beg, end, adj, cost, n2, big, acc):  # pragma: no cov
 
 
 @numba.njit(cache=True, nogil=True)
-def level_counts(img, grids, n2s, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad, big, out, b, k):
+def level_counts(img, ys, xs, grids, n2s, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad, big, out, b,
+                 k):
     # pragma: no cover - compiled
-    # Counts of one machine map (padded uint8 `img`) against the n_gt annotators of image b: writes
-    # out[0, b, k] = cntR (matched GT pixels summed over annotators), out[1, b, k] = cntP (machine pixels matched
-    # in at least one annotator), out[2, b, k] = sumP (machine pixels after thinning). Each annotator's candidate
-    # graph lists this map's candidates (build_adjacency) and is matched per connected component (_match_annotator).
+    # Counts of one machine map (padded uint8 `img`, its on pixels at the padded raster-order coordinates ys, xs)
+    # against the n_gt annotators of image b: writes out[0, b, k] = cntR (matched GT pixels summed over annotators),
+    # out[1, b, k] = cntP (machine pixels matched in at least one annotator), out[2, b, k] = sumP (machine pixels
+    # after thinning). Each annotator's candidate graph lists this map's candidates (candidate_lists) and is matched
+    # per connected component (_match_annotator).
     if do_thin:
-        ys, xs = thin_padded(img, lut1, lut2)
-    else:
-        ys, xs = foreground_coords(img)
+        ys, xs = thin_listed(img, ys, xs, lut1, lut2)
     n1 = ys.shape[0]
     my = ys - 1
     mx = xs - 1
     acc = np.zeros(n1, np.bool_)
+    # list buffers shared by the annotators (no list is longer than n_off; only the used part is touched)
+    rows_at = np.empty(n1, np.int64)
+    start = np.empty(n1 + 1, np.int64)
+    adj = np.empty(n1 * n_off + 1, np.int32)
+    cost = np.empty(n1 * n_off + 1, np.int64)
+    width = grids.shape[2]
+    lin = flat_offsets(off_dy, off_dx, n_off, width)
     cnt_r = 0
     for a in range(n_gt):
-        start, adj, cost = build_adjacency(my, mx, grids[a], off_dy, off_dx, off_cost, n_off, pad)
-        n = 0
-        for i in range(n1):
-            if start[i + 1] > start[i]:
-                n += 1
-        rows = np.empty(n, np.int64)
-        n = 0
-        for i in range(n1):
-            if start[i + 1] > start[i]:
-                rows[n] = i
-                n += 1
-        cnt_r += _annotator_count(rows, start[rows], start[rows + 1], adj, cost, n2s[a], big, acc)
+        n = candidate_lists(my, mx, grids[a].reshape(-1), width, lin, off_cost, n_off, pad, rows_at, start, adj, cost)
+        cnt_r += _annotator_count(rows_at[:n], start[:n], start[1 : n + 1], adj, cost, n2s[a], big, acc)
     cnt_p = 0
     for i in range(n1):
         if acc[i]:
@@ -326,15 +361,45 @@ def level_counts(img, grids, n2s, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off
     out[2, b, k] = n1
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
-def soft_map_counts(pb, thresholds, tasks, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad,
-                    big):
-    # pragma: no cover - compiled
-    # Soft maps (B, H, W) float64 (padded to a common size; dims[b] = true (H, W)) at thresholds (K,): machine map
-    # `pb >= t`. Returns (3, B, K) int64 [cntR, cntP, sumP], filled for the (image, threshold) pairs of `tasks`
-    # (T, 2), one parallel task each.
-    nb = pb.shape[0]
+@numba.njit(cache=True, nogil=True)
+def level_index(pb, thresholds, dims, levels):  # pragma: no cover - compiled
+    # levels[b, y, x] = the number of thresholds t with pb[b, y, x] >= t, for sorted (non-decreasing) thresholds:
+    # those t form a prefix, so the pixel is on at the m-th smallest threshold iff levels[b, y, x] > m (the very
+    # comparison `pb >= t` of the machine map, NaN off everywhere). True areas only (dims). Returns the (B, K + 1)
+    # int64 histogram of these numbers per image: the on pixels of every level, and which levels repeat a map.
     nk = thresholds.shape[0]
+    hist = np.zeros((pb.shape[0], nk + 1), np.int64)
+    for b in range(pb.shape[0]):
+        m = 0
+        for y in range(dims[b, 0]):
+            for x in range(dims[b, 1]):
+                v = pb[b, y, x]
+                # the previous pixel's number first (neighbours mostly share it), else a binary search
+                if not ((m == 0 or v >= thresholds[m - 1]) and (m == nk or not v >= thresholds[m])):
+                    lo = 0
+                    hi = nk
+                    while lo < hi:
+                        mid = (lo + hi) >> 1
+                        if v >= thresholds[mid]:
+                            lo = mid + 1
+                        else:
+                            hi = mid
+                    m = lo
+                levels[b, y, x] = m
+                hist[b, m] += 1
+    return hist
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def soft_map_counts(levels, hist, rank, tasks, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off,
+                    pad, big):
+    # pragma: no cover - compiled
+    # Soft maps given as their level numbers (B, H, W) and histograms (B, K + 1) of level_index, over the sorted
+    # thresholds; rank[k] = the position of threshold k among them, so that the machine map at threshold k
+    # (`pb >= t[k]`) is `levels > rank[k]`. Returns (3, B, K) int64 [cntR, cntP, sumP], filled for the
+    # (image, threshold) pairs of `tasks` (T, 2), one parallel task each.
+    nb = levels.shape[0]
+    nk = rank.shape[0]
     grids, n2s = gt_index_grids(gts, n_gt, dims, pad, off_dy, off_dx, n_off)
     out = np.zeros((3, nb, nk), np.int64)
     for task in numba.prange(tasks.shape[0]):
@@ -342,14 +407,24 @@ def soft_map_counts(pb, thresholds, tasks, dims, gts, n_gt, lut1, lut2, do_thin,
         k = tasks[task, 1]
         h = dims[b, 0]
         w = dims[b, 1]
-        t = thresholds[k]
+        m = rank[k]
+        n_on = 0
+        for v in range(m + 1, nk + 1):
+            n_on += hist[b, v]
+        # the map and its raster-order pixel list in one pass
         img = np.zeros((h + 2, w + 2), np.uint8)
+        ys = np.empty(n_on, np.int32)
+        xs = np.empty(n_on, np.int32)
+        q = 0
         for y in range(h):
             for x in range(w):
-                if pb[b, y, x] >= t:
+                if levels[b, y, x] > m:
                     img[y + 1, x + 1] = 1
+                    ys[q] = y + 1
+                    xs[q] = x + 1
+                    q += 1
         level_counts(
-            img, grids[b], n2s[b], n_gt[b], lut1, lut2, do_thin,
+            img, ys, xs, grids[b], n2s[b], n_gt[b], lut1, lut2, do_thin,
             off_dy[b], off_dx[b], off_cost[b], n_off[b], pad, big, out, b, k,
         )
     return out
@@ -373,8 +448,9 @@ def stack_counts(maps, tasks, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_
         h = dims[b, 0]
         w = dims[b, 1]
         img = padded_binary(maps[b, k], h, w)
+        ys, xs = foreground_coords(img)
         level_counts(
-            img, grids[b], n2s[b], n_gt[b], lut1, lut2, do_thin,
+            img, ys, xs, grids[b], n2s[b], n_gt[b], lut1, lut2, do_thin,
             off_dy[b], off_dx[b], off_cost[b], n_off[b], pad, big, out, b, k,
         )
     return out

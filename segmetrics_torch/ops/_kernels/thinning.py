@@ -49,12 +49,22 @@ def foreground_coords(img):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True)
 def thin_padded(img, lut1, lut2):  # pragma: no cover - compiled
-    # Parallel two-subiteration thinning of a padded uint8 {0,1} image, in place, to convergence. Each subiteration
-    # decides every deletion from the image as it was before that subiteration (that is what makes it "parallel"),
-    # so deletions are collected first and applied after. Only on pixels are visited: the list of them is kept and
-    # compacted, in raster order, after every subiteration that deleted something.
-    # Returns the raster-order coordinates (padded) of the remaining pixels.
+    # Thinning of a padded uint8 {0,1} image, in place (thin_listed on all its on pixels); returns the raster-order
+    # coordinates (padded) of the remaining pixels.
     ys, xs = foreground_coords(img)
+    return thin_listed(img, ys, xs, lut1, lut2)
+
+
+@numba.njit(cache=True, nogil=True)
+def thin_listed(img, ys, xs, lut1, lut2):  # pragma: no cover - compiled
+    # Parallel two-subiteration thinning of a padded uint8 {0,1} image, in place, to convergence; (ys, xs) are the
+    # raster-order (padded) coordinates of all its on pixels, overwritten. Each subiteration decides every deletion
+    # from the image as it was before that subiteration (that is what makes it "parallel"), so deletions are
+    # collected first and applied after. Only on pixels are visited: the list of them is kept and compacted, in
+    # raster order, after every subiteration that deleted something. (Re-examining only the neighbours of deletions,
+    # with a work list or per-pixel "stale" bits, is exact too but slower: the test it adds per pixel costs about
+    # what the neighbour code it saves does.)
+    # Returns the raster-order coordinates (padded) of the remaining pixels.
     n = ys.shape[0]
     dels = np.empty(n, np.int32)
     while True:
