@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Literal, TypeVar, get_args
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -94,8 +95,12 @@ def check_uint8_target(target: Tensor, name: str) -> None:
     (synchronises a CUDA device): call it only when ``validate_args``."""
     if target.dtype != torch.uint8 or not target.numel():
         return
-    per_image = target.reshape(target.shape[0] if target.ndim >= 3 else 1, -1).amax(dim=1)
-    if bool((per_image == 1).any()):
+    rows = target.shape[0] if target.ndim >= 3 else 1
+    if target.device.type == "cpu":  # numpy: torch's threaded reduction stalls on a busy machine (same values)
+        one = bool((target.detach().numpy().reshape(rows, -1).max(axis=1) == 1).any())
+    else:
+        one = bool((target.reshape(rows, -1).amax(dim=1) == 1).any())
+    if one:
         raise ValueError(
             f"Expected `{name}` of dtype uint8 to be an 8-bit mask (0 / 255, foreground > 128), but an image holds "
             "only 0 and 1, which would read as an empty mask. Pass it as bool (`target.bool()`) or scale it to "
@@ -131,9 +136,16 @@ def check_tolerance(pixels: float, value: float, name: str, height: int, width: 
 
 def check_probability_map(x: Tensor, name: str) -> None:
     """Raise ``ValueError`` unless every value of the floating tensor ``x`` is finite and in [0, 1] (syncs)."""
-    if not bool(torch.isfinite(x).all()):
-        raise ValueError(f"Expected `{name}` to contain only finite values, but it contains NaN or inf.")
-    lo, hi = float(x.min()), float(x.max())
+    if x.device.type == "cpu" and x.dtype in (torch.float16, torch.float32, torch.float64) and x.numel():
+        # numpy on the host: torch's threaded reductions stall on a busy machine (same checks, same values)
+        a = x.detach().numpy()
+        if not np.isfinite(a).all():
+            raise ValueError(f"Expected `{name}` to contain only finite values, but it contains NaN or inf.")
+        lo, hi = float(a.min()), float(a.max())
+    else:
+        if not bool(torch.isfinite(x).all()):
+            raise ValueError(f"Expected `{name}` to contain only finite values, but it contains NaN or inf.")
+        lo, hi = float(x.min()), float(x.max())
     if lo < 0 or hi > 1:
         raise ValueError(
             f"Expected floating `{name}` to lie in [0, 1], but got values in [{lo:g}, {hi:g}]. "
