@@ -19,8 +19,8 @@ one filtered box gives both terms; otherwise the two sums differ by the border t
 computed exactly from the border band alone. The covariance comes from exact integer coordinate sums
 (:func:`segmetrics_torch.ops.masks.mask_moments`, correctly rounded); where it is singular or ill-conditioned
 (``det < 1e-6 S_00 S_11``) the kernel is built from the coordinate list with PySOD's own ``np.cov`` arithmetic, so
-borderline kernels and PySOD's failure (below) are reproduced. The cost follows the GT box, not the image: ~1.1 ms
-per 320x320 image, ~8 ms per 1024x1024 (RESULTS.md); no OpenCV needed. Runs on the input's device (``scipy.fft`` on
+borderline kernels and PySOD's failure (below) are reproduced. The cost follows the GT box, not the image: ~0.8 ms
+per 320x320 image, ~6.5 ms per 1024x1024 (RESULTS.md); no OpenCV needed. Runs on the input's device (``scipy.fft`` on
 the CPU, ``torch.fft`` elsewhere; the border term on the host), one image at a time (each has its own kernel and
 box). ``camouflage_context_measure`` (below) weights the reverse term by the camouflage degree of the RGB image.
 
