@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 
 import numpy as np
 import pytest
@@ -120,6 +121,18 @@ def test_numpy_oracle_matches_pysod(pair):
         assert _oracle(pred, gt) is None
         return
     close(_oracle(pred, gt), metric.scores[0], "cm oracle")
+
+
+def test_half_size_at_a_rounding_tie_follows_pysod():
+    """alpha = 12.5 sqrt(2) / 3 on a square GT puts both half sizes at round(12.5): decided by PySOD's arithmetic."""
+    alpha = 12.5 * math.sqrt(2) / 3
+    gt = np.zeros((64, 64), np.uint8)
+    gt[5:25, 20:40] = 255
+    pred = np.clip(ndimage.gaussian_filter(gt.astype(float), 3), 0, 255).astype(np.uint8)
+    metric = pysod.ContextMeasure(alpha=alpha)
+    metric.step(pred, gt)
+    out = context_measure(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None], alpha=alpha)
+    close(out[0].numpy(), metric.scores[0], "cm at a tie")
 
 
 def test_pysod_test_images_and_batches():

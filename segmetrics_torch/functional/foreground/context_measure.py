@@ -107,7 +107,11 @@ def context_kernel(g: Tensor, moments: list[int], alpha: float) -> np.ndarray:
     if n <= 1 or a == 0 or b == 0 or (a * b - c * c) < _ILL_CONDITIONED * a * b:
         return _kernel(g.cpu().numpy(), alpha)
     f = n * (n - 1)
-    cov, x_dis, y_dis = _scaled(np.array([[a / f, c / f], [c / f, b / f]]), alpha)  # int / int: correctly rounded
+    exact = np.array([[a / f, c / f], [c / f, b / f]])  # int / int: correctly rounded
+    half = 3 * alpha * np.sqrt(np.diag(exact) / (exact[0, 0] + exact[1, 1]))
+    if np.any(np.abs(half - np.floor(half) - 0.5) < 1e-9):  # a half size at a rounding tie: PySOD's arithmetic decides
+        return _kernel(g.cpu().numpy(), alpha)
+    cov, x_dis, y_dis = _scaled(exact, alpha)
     # well conditioned: the 2x2 inverse in closed form (LAPACK's to an ulp or two), the quadratic form on the grid
     det = cov[0, 0] * cov[1, 1] - cov[0, 1] * cov[1, 0]
     x = np.arange(-x_dis, x_dis + 1, dtype=np.float64)[:, None]
