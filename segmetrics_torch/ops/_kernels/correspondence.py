@@ -162,9 +162,11 @@ def correspond(my, mx, gidx, n2, off_dy, off_dx, off_cost, n_off, pad, big):  # 
 def gt_index_grids(gts, n_gt, dims, pad, off_dy, off_dx, n_off):  # pragma: no cover - compiled
     # Index grids of the annotators' on pixels, raster order, padded by `pad` pixels on every side:
     # (B, A, H + 2 pad, W + 2 pad) int32, plus the pixel count of every annotator (B, A). Cells without a GT pixel
-    # hold -2 where a machine pixel would have some GT pixel within the tolerance (image b's offsets
-    # off_dy[b, :n_off[b]], off_dx[b, :n_off[b]]) and -1 where it would have none, so that candidate_lists skips
-    # those machine pixels at once (most pixels of a fine level lie far from every annotator's boundary).
+    # hold -2 where a machine pixel would have some GT pixel within the tolerance (image b's offsets off_dy[b, :n_off[b]],
+    # off_dx[b, :n_off[b]]) and -1 where it would have none, so that candidate_lists skips those machine pixels at
+    # once (most pixels of a fine level lie far from every annotator's boundary). The marks are written row by row:
+    # for every row offset dy, the cells from dx_min(dy) to dx_max(dy) (the offsets of a disk fill that interval; a
+    # larger mark would only cost time, never change a count).
     nb, na, hh, ww = gts.shape
     grids = np.full((nb, na, hh + 2 * pad, ww + 2 * pad), -1, np.int32)
     counts = np.zeros((nb, na), np.int64)
@@ -173,23 +175,32 @@ def gt_index_grids(gts, n_gt, dims, pad, off_dy, off_dx, n_off):  # pragma: no c
         a = task % na
         if a >= n_gt[b]:
             continue
+        # per row offset dy in [-pad, pad]: the interval of column offsets
+        dx_lo = np.full(2 * pad + 1, 1, np.int64)
+        dx_hi = np.full(2 * pad + 1, 0, np.int64)  # empty (lo > hi) unless some offset has this dy
+        for o in range(min(n_off[b], off_dy.shape[1])):
+            if abs(off_dy[b, o]) > pad or abs(off_dx[b, o]) > pad:
+                continue  # outside the padding (not so from offsets_within): no cell to mark, none to read
+            i = off_dy[b, o] + pad
+            if dx_lo[i] > dx_hi[i]:
+                dx_lo[i] = off_dx[b, o]
+                dx_hi[i] = off_dx[b, o]
+            else:
+                dx_lo[i] = min(dx_lo[i], off_dx[b, o])
+                dx_hi[i] = max(dx_hi[i], off_dx[b, o])
+        grid = grids[b, a]
         n = 0
         for y in range(dims[b, 0]):
             for x in range(dims[b, 1]):
                 if gts[b, a, y, x]:
-                    grids[b, a, y + pad, x + pad] = n
+                    # a machine pixel at cell (g - offset) has the GT pixel g among its candidates
+                    for i in range(2 * pad + 1):
+                        row = grid[y + 2 * pad - i]
+                        for xx in range(x + pad - dx_hi[i], x + pad - dx_lo[i] + 1):
+                            row[xx] = row[xx] if row[xx] >= 0 else -2
+                    grid[y + pad, x + pad] = n  # numbered after its own marks (which cover its cell)
                     n += 1
         counts[b, a] = n
-        # a machine pixel at cell (g - offset) has the GT pixel g among its candidates
-        grid = grids[b, a]
-        for y in range(dims[b, 0]):
-            for x in range(dims[b, 1]):
-                if gts[b, a, y, x]:
-                    for o in range(min(n_off[b], off_dy.shape[1])):
-                        yy = y + pad - off_dy[b, o]
-                        xx = x + pad - off_dx[b, o]
-                        if 0 <= yy < grid.shape[0] and 0 <= xx < grid.shape[1] and grid[yy, xx] == -1:
-                            grid[yy, xx] = -2
     return grids, counts
 
 
