@@ -162,11 +162,11 @@ def correspond(my, mx, gidx, n2, off_dy, off_dx, off_cost, n_off, pad, big):  # 
 def gt_index_grids(gts, n_gt, dims, pad, off_dy, off_dx, n_off):  # pragma: no cover - compiled
     # Index grids of the annotators' on pixels, raster order, padded by `pad` pixels on every side:
     # (B, A, H + 2 pad, W + 2 pad) int32, plus the pixel count of every annotator (B, A). Cells without a GT pixel
-    # hold -2 where a machine pixel would have some GT pixel within the tolerance (image b's offsets off_dy[b, :n_off[b]],
-    # off_dx[b, :n_off[b]]) and -1 where it would have none, so that candidate_lists skips those machine pixels at
-    # once (most pixels of a fine level lie far from every annotator's boundary). The marks are written row by row:
-    # for every row offset dy, the cells from dx_min(dy) to dx_max(dy) (the offsets of a disk fill that interval; a
-    # larger mark would only cost time, never change a count).
+    # hold -2 where a machine pixel would have some GT pixel within the tolerance (image b's offsets
+    # off_dy[b, :n_off[b]], off_dx[b, :n_off[b]]) and -1 where it would have none, so that candidate_lists skips
+    # those machine pixels at once (most pixels of a fine level lie far from every annotator's boundary). The marks
+    # are written row by row: for every row offset dy, the cells from dx_min(dy) to dx_max(dy) (the offsets of a
+    # disk fill that interval; a larger mark would only cost time, never change a count).
     nb, na, hh, ww = gts.shape
     grids = np.full((nb, na, hh + 2 * pad, ww + 2 * pad), -1, np.int32)
     counts = np.zeros((nb, na), np.int64)
