@@ -13,7 +13,7 @@ import numba
 import numpy as np
 
 from .assignment import assign_rows, min_cost_maximum_matching
-from .thinning import foreground_coords, padded_binary, thin_listed
+from .thinning import foreground_coords, padded_binary, thin_listed, thin_positions
 from .unionfind import find
 
 
@@ -164,7 +164,9 @@ def gt_index_grids(gts, n_gt, dims, pad, off_dy, off_dx, n_off):  # pragma: no c
     # (B, A, H + 2 pad, W + 2 pad) int32, plus the pixel count of every annotator (B, A). Cells without a GT pixel
     # hold -2 where a machine pixel would have some GT pixel within the tolerance (image b's offsets
     # off_dy[b, :n_off[b]], off_dx[b, :n_off[b]]) and -1 where it would have none, so that candidate_lists skips
-    # those machine pixels at once (most pixels of a fine level lie far from every annotator's boundary).
+    # those machine pixels at once (most pixels of a fine level lie far from every annotator's boundary). The marks
+    # are written row by row: for every row offset dy, the cells from dx_min(dy) to dx_max(dy) (the offsets of a
+    # disk fill that interval; a larger mark would only cost time, never change a count).
     nb, na, hh, ww = gts.shape
     grids = np.full((nb, na, hh + 2 * pad, ww + 2 * pad), -1, np.int32)
     counts = np.zeros((nb, na), np.int64)
@@ -173,23 +175,32 @@ def gt_index_grids(gts, n_gt, dims, pad, off_dy, off_dx, n_off):  # pragma: no c
         a = task % na
         if a >= n_gt[b]:
             continue
+        # per row offset dy in [-pad, pad]: the interval of column offsets
+        dx_lo = np.full(2 * pad + 1, 1, np.int64)
+        dx_hi = np.full(2 * pad + 1, 0, np.int64)  # empty (lo > hi) unless some offset has this dy
+        for o in range(min(n_off[b], off_dy.shape[1])):
+            if abs(off_dy[b, o]) > pad or abs(off_dx[b, o]) > pad:
+                continue  # outside the padding (not so from offsets_within): no cell to mark, none to read
+            i = off_dy[b, o] + pad
+            if dx_lo[i] > dx_hi[i]:
+                dx_lo[i] = off_dx[b, o]
+                dx_hi[i] = off_dx[b, o]
+            else:
+                dx_lo[i] = min(dx_lo[i], off_dx[b, o])
+                dx_hi[i] = max(dx_hi[i], off_dx[b, o])
+        grid = grids[b, a]
         n = 0
         for y in range(dims[b, 0]):
             for x in range(dims[b, 1]):
                 if gts[b, a, y, x]:
-                    grids[b, a, y + pad, x + pad] = n
+                    # a machine pixel at cell (g - offset) has the GT pixel g among its candidates
+                    for i in range(2 * pad + 1):
+                        row = grid[y + 2 * pad - i]
+                        for xx in range(x + pad - dx_hi[i], x + pad - dx_lo[i] + 1):
+                            row[xx] = row[xx] if row[xx] >= 0 else -2
+                    grid[y + pad, x + pad] = n  # numbered after its own marks (which cover its cell)
                     n += 1
         counts[b, a] = n
-        # a machine pixel at cell (g - offset) has the GT pixel g among its candidates
-        grid = grids[b, a]
-        for y in range(dims[b, 0]):
-            for x in range(dims[b, 1]):
-                if gts[b, a, y, x]:
-                    for o in range(min(n_off[b], off_dy.shape[1])):
-                        yy = y + pad - off_dy[b, o]
-                        xx = x + pad - off_dx[b, o]
-                        if 0 <= yy < grid.shape[0] and 0 <= xx < grid.shape[1] and grid[yy, xx] == -1:
-                            grid[yy, xx] = -2
     return grids, counts
 
 
@@ -327,19 +338,14 @@ def _annotator_count(rows, beg, end, adj, cost, n2, big, acc):  # pragma: no cov
 
 
 @numba.njit(cache=True, nogil=True)
-def level_counts(img, ys, xs, grids, n2s, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off, pad, big, out, b,
-                 k):
+def level_counts(my, mx, grids, n2s, n_gt, off_dy, off_dx, off_cost, n_off, pad, big, out, b, k):
     # pragma: no cover - compiled
-    # Counts of one machine map (padded uint8 `img`, its on pixels at the padded raster-order coordinates ys, xs)
-    # against the n_gt annotators of image b: writes out[0, b, k] = cntR (matched GT pixels summed over annotators),
-    # out[1, b, k] = cntP (machine pixels matched in at least one annotator), out[2, b, k] = sumP (machine pixels
-    # after thinning). Each annotator's candidate graph lists this map's candidates (candidate_lists) and is matched
-    # per connected component (_match_annotator).
-    if do_thin:
-        ys, xs = thin_listed(img, ys, xs, lut1, lut2)
-    n1 = ys.shape[0]
-    my = ys - 1
-    mx = xs - 1
+    # Counts of one machine map (thinned already where asked: its on pixels at the unpadded raster-order coordinates
+    # my, mx) against the n_gt annotators of image b: writes out[0, b, k] = cntR (matched GT pixels summed over
+    # annotators), out[1, b, k] = cntP (machine pixels matched in at least one annotator), out[2, b, k] = sumP
+    # (machine pixels). Each annotator's candidate graph lists this map's candidates (candidate_lists) and is
+    # matched per connected component (_match_annotator).
+    n1 = my.shape[0]
     acc = np.zeros(n1, np.bool_)
     # list buffers shared by the annotators (no list is longer than n_off; only the used part is touched)
     rows_at = np.empty(n1, np.int64)
@@ -402,30 +408,51 @@ def soft_map_counts(levels, hist, rank, tasks, dims, gts, n_gt, lut1, lut2, do_t
     nk = rank.shape[0]
     grids, n2s = gt_index_grids(gts, n_gt, dims, pad, off_dy, off_dx, n_off)
     out = np.zeros((3, nb, nk), np.int64)
+    # per image, once: the flat positions (in the image padded by one pixel, raster order) and level numbers of the
+    # pixels on at the image's lowest level among the tasks; every level's map is a filter of that list
+    low = np.full(nb, nk, np.int64)
+    for task in range(tasks.shape[0]):
+        low[tasks[task, 0]] = min(low[tasks[task, 0]], rank[tasks[task, 1]])
+    first = np.zeros(nb + 1, np.int64)
+    for b in range(nb):
+        first[b + 1] = first[b]
+        for v in range(low[b] + 1, nk + 1):
+            first[b + 1] += hist[b, v]
+    on_pos = np.empty(first[nb], np.int32)
+    on_level = np.empty(first[nb], levels.dtype)
+    for b in numba.prange(nb):
+        w2 = dims[b, 1] + 2
+        q = first[b]
+        for y in range(dims[b, 0]):
+            for x in range(dims[b, 1]):
+                if levels[b, y, x] > low[b]:
+                    on_pos[q] = (y + 1) * w2 + x + 1
+                    on_level[q] = levels[b, y, x]
+                    q += 1
     for task in numba.prange(tasks.shape[0]):
         b = tasks[task, 0]
         k = tasks[task, 1]
-        h = dims[b, 0]
-        w = dims[b, 1]
+        h2 = dims[b, 0] + 2
+        w2 = dims[b, 1] + 2
         m = rank[k]
         n_on = 0
         for v in range(m + 1, nk + 1):
             n_on += hist[b, v]
-        # the map and its raster-order pixel list in one pass
-        img = np.zeros((h + 2, w + 2), np.uint8)
-        ys = np.empty(n_on, np.int32)
-        xs = np.empty(n_on, np.int32)
+        pos = np.empty(n_on + 1, np.int32)  # + 1: the filter below stores before it decides
         q = 0
-        for y in range(h):
-            for x in range(w):
-                if levels[b, y, x] > m:
-                    img[y + 1, x + 1] = 1
-                    ys[q] = y + 1
-                    xs[q] = x + 1
-                    q += 1
+        for i in range(first[b], first[b + 1]):
+            pos[q] = on_pos[i]
+            q += on_level[i] > m
+        if do_thin:
+            q = thin_positions(pos, q, h2, w2, lut1, lut2)
+        my = np.empty(q, np.int32)
+        mx = np.empty(q, np.int32)
+        for i in range(q):
+            my[i] = pos[i] // w2
+            mx[i] = pos[i] - my[i] * w2 - 1
+            my[i] -= 1
         level_counts(
-            img, ys, xs, grids[b], n2s[b], n_gt[b], lut1, lut2, do_thin,
-            off_dy[b], off_dx[b], off_cost[b], n_off[b], pad, big, out, b, k,
+            my, mx, grids[b], n2s[b], n_gt[b], off_dy[b], off_dx[b], off_cost[b], n_off[b], pad, big, out, b, k
         )
     return out
 
@@ -449,10 +476,10 @@ def stack_counts(maps, tasks, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_
         w = dims[b, 1]
         img = padded_binary(maps[b, k], h, w)
         ys, xs = foreground_coords(img)
-        level_counts(
-            img, ys, xs, grids[b], n2s[b], n_gt[b], lut1, lut2, do_thin,
-            off_dy[b], off_dx[b], off_cost[b], n_off[b], pad, big, out, b, k,
-        )
+        if do_thin:
+            ys, xs = thin_listed(img, ys, xs, lut1, lut2)
+        level_counts(ys - 1, xs - 1, grids[b], n2s[b], n_gt[b], off_dy[b], off_dx[b], off_cost[b], n_off[b], pad, big,
+                     out, b, k)  # fmt: skip
     return out
 
 

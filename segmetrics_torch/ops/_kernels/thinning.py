@@ -11,22 +11,6 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
-def neighbour_code(img, y, x):  # pragma: no cover - compiled
-    # Bit k set iff the k-th neighbour is on, neighbours counted counter-clockwise from East:
-    # E, NE, N, NW, W, SW, S, SE (the numbering of the lookup tables in morphology.py).
-    return (
-        np.int64(img[y, x + 1])
-        | (np.int64(img[y - 1, x + 1]) << 1)
-        | (np.int64(img[y - 1, x]) << 2)
-        | (np.int64(img[y - 1, x - 1]) << 3)
-        | (np.int64(img[y, x - 1]) << 4)
-        | (np.int64(img[y + 1, x - 1]) << 5)
-        | (np.int64(img[y + 1, x]) << 6)
-        | (np.int64(img[y + 1, x + 1]) << 7)
-    )
-
-
-@numba.njit(cache=True, nogil=True)
 def foreground_coords(img):  # pragma: no cover - compiled
     # Raster-order (row-major) coordinates of the on pixels of a padded image, in padded coordinates.
     h2, w2 = img.shape
@@ -56,41 +40,98 @@ def thin_padded(img, lut1, lut2):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
+def window_luts(lut1, lut2):  # pragma: no cover - compiled
+    # The two deletion tables re-indexed by a 9-bit window code: three column codes of 3 bits (top, middle, bottom
+    # row; see thin_listed), for the columns x - 1, x, x + 1 at bits 0-2, 3-5, 6-8. The centre (bit 4) is ignored.
+    out = np.empty((2, 512), np.uint8)
+    for win in range(512):
+        code = (
+            ((win >> 7) & 1)  # E: right column, middle row
+            | (((win >> 6) & 1) << 1)  # NE
+            | (((win >> 3) & 1) << 2)  # N
+            | ((win & 1) << 3)  # NW
+            | (((win >> 1) & 1) << 4)  # W
+            | (((win >> 2) & 1) << 5)  # SW
+            | (((win >> 5) & 1) << 6)  # S
+            | (((win >> 8) & 1) << 7)  # SE
+        )
+        out[0, win] = lut1[code]
+        out[1, win] = lut2[code]
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
 def thin_listed(img, ys, xs, lut1, lut2):  # pragma: no cover - compiled
-    # Parallel two-subiteration thinning of a padded uint8 {0,1} image, in place, to convergence; (ys, xs) are the
-    # raster-order (padded) coordinates of all its on pixels, overwritten. Each subiteration decides every deletion
-    # from the image as it was before that subiteration (that is what makes it "parallel"), so deletions are
-    # collected first and applied after. Only on pixels are visited: the list of them is kept and compacted, in
-    # raster order, after every subiteration that deleted something. (Re-examining only the neighbours of deletions,
-    # with a work list or per-pixel "stale" bits, is exact too but slower: the test it adds per pixel costs about
-    # what the neighbour code it saves does.)
-    # Returns the raster-order coordinates (padded) of the remaining pixels.
+    # Thinning of a padded uint8 {0,1} image, in place, to convergence (thin_positions); (ys, xs) are the raster-order
+    # (padded) coordinates of all its on pixels. Returns the raster-order coordinates (padded) of the remaining
+    # pixels.
+    h2, w2 = img.shape
     n = ys.shape[0]
-    dels = np.empty(n, np.int32)
-    while True:
+    pos = np.empty(n, np.int32)
+    for k in range(n):
+        pos[k] = ys[k] * w2 + xs[k]
+        img[ys[k], xs[k]] = 0
+    m = thin_positions(pos, n, h2, w2, lut1, lut2)
+    out_y = np.empty(m, np.int32)
+    out_x = np.empty(m, np.int32)
+    for k in range(m):
+        out_y[k] = pos[k] // w2
+        out_x[k] = pos[k] - out_y[k] * w2
+        img[out_y[k], out_x[k]] = 1
+    return out_y, out_x
+
+
+@numba.njit(cache=True, nogil=True)
+def thin_positions(pos, n, h2, w2, lut1, lut2):  # pragma: no cover - compiled
+    # Parallel two-subiteration thinning, to convergence, of the binary image of h2 x w2 pixels whose on pixels are
+    # at the flat positions pos[:n] (raster order, none on the outer rows and columns: a padded image). Each
+    # subiteration decides every deletion from the image as it was before that subiteration (that is what makes it
+    # "parallel"), so deletions are collected first and applied after. Only on pixels are visited, from the list of
+    # positions, compacted in raster order in place; returns the number m of remaining pixels, at pos[:m].
+    # The image itself is a plane of column codes, col[p] = on(p - w2) | on(p) << 1 | on(p + w2) << 2: the 3x3
+    # window of p is three adjacent bytes of one row, col[p - 1], col[p], col[p + 1], and one lookup in a 512-entry
+    # table (window_luts) decides; a deletion clears its bit in the three column codes that hold it. (Re-examining
+    # only the neighbours of deletions, with a work list or per-pixel "stale" bits, is exact too but slower: the
+    # test it adds per pixel costs about what the neighbour code it saves does.)
+    luts = window_luts(lut1, lut2)
+    # the column codes from the on pixels (fewer than the pixels of the plane: cheaper than a pass over it)
+    col = np.zeros(h2 * w2, np.uint8)
+    for k in range(n):
+        p = pos[k]
+        col[p - w2] |= 4
+        col[p] |= 2
+        col[p + w2] |= 1
+    dels = np.empty(max(n, 1), np.int32)
+    idle = 0  # subiterations in a row that deleted nothing: two (a whole iteration) end the thinning
+    sub = 0
+    while idle < 2 or sub == 1:
+        # one pass: drop the entries deleted by the previous subiteration (their position is -1), decide this one's
+        lut = luts[sub]
+        m = 0
         removed = 0
-        for sub in range(2):
-            lut = lut1 if sub == 0 else lut2
-            nd = 0
-            for k in range(n):
-                if lut[neighbour_code(img, ys[k], xs[k])]:
-                    dels[nd] = k
-                    nd += 1
-            if nd == 0:
+        for k in range(n):
+            p = pos[k]
+            if p < 0:
                 continue
-            removed += nd
-            for d in range(nd):
-                img[ys[dels[d]], xs[dels[d]]] = 0
-            m = 0
-            for k in range(n):
-                if img[ys[k], xs[k]]:
-                    ys[m] = ys[k]
-                    xs[m] = xs[k]
-                    m += 1
-            n = m
-        if removed == 0:
-            break
-    return ys[:n].copy(), xs[:n].copy()
+            pos[m] = p
+            dels[removed] = m  # kept only if the table says delete (no branch: deletions come unpredictably)
+            removed += lut[col[p - 1] | (np.int32(col[p]) << 3) | (np.int32(col[p + 1]) << 6)]
+            m += 1
+        n = m
+        for d in range(removed):
+            p = pos[dels[d]]
+            pos[dels[d]] = -1
+            col[p - w2] &= 3  # the bottom bit of the column code above
+            col[p] &= 5
+            col[p + w2] &= 6
+        idle = idle + 1 if removed == 0 else 0
+        sub ^= 1
+    m = 0
+    for k in range(n):
+        if pos[k] >= 0:
+            pos[m] = pos[k]
+            m += 1
+    return m
 
 
 @numba.njit(cache=True, nogil=True)
