@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.io
+import scipy.ndimage
 import torch
 from PIL import Image
 
@@ -282,3 +283,41 @@ def test_error_from_the_measure_names_the_image(tmp_path, capsys, data):
     pred = _write(tmp_path / "ucm2", ucm2, "mat")
     status, _, err = _run(capsys, "--pred", str(pred), "--gt", str(_gt_mat(tmp_path, data)), "--batch-size", "3")
     assert status == 2 and _error_line(err).startswith("error: img_b: ") and "NaN" in err
+
+
+# ------------------------------------------------------------------------------------------- soft maps as labels
+
+
+def test_soft_maps_given_as_label_maps_warn_once(tmp_path, capsys, data):
+    """Edge-strength PNGs (many gray levels in thin runs) read as partitions: a warning, the run goes on; real label
+    maps (the test's, and 8-bit ones with few solid regions) do not warn."""
+    rng = np.random.default_rng(0)
+    soft = {}
+    for stem, (h, w) in SIZES.items():
+        ridge = np.exp(-((np.arange(h)[:, None] - h / 2) ** 2 + (np.arange(w)[None] - w / 3) ** 2 * 0.1) / 40)
+        soft[stem] = np.clip(ridge * 255 + rng.normal(0, 20, (h, w)), 0, 255).astype(np.uint8)
+    gt = _gt_png(tmp_path, data)
+    status, _, err = _run(capsys, "--pred", str(_write(tmp_path / "soft", soft)), "--gt", str(gt), "--max-dist", "2")
+    assert status == 0, err
+    lines = [line for line in err.splitlines() if "look like soft maps" in line]
+    assert len(lines) == 1 and "evaluate boundary" in lines[0] and "gray levels" in lines[0], err
+    labels8 = {stem: d["gt"][0] * 40 for stem, d in data.items()}  # 8-bit, 3 solid regions
+    for pred in (_write(tmp_path / "labels16", {stem: d["pred"] for stem, d in data.items()}),
+                 _write(tmp_path / "labels8", labels8)):  # fmt: skip
+        status, _, err = _run(capsys, "--pred", str(pred), "--gt", str(gt), "--max-dist", "2")
+        assert status == 0 and "soft maps" not in err, err
+
+
+def test_soft_map_reason_on_the_bsds_sample():
+    """Annotations and superpixel-like partitions are label maps; a ucm2 saved as an 8-bit PNG is a soft map."""
+    from segmetrics_torch.app.evaluation import soft_map_reason
+    from segmetrics_torch.io import read_bsds_ground_truth, read_mat_array
+
+    root = shared_path("bsds_sample") / "BSDS500"
+    for mat in sorted((root / "ucm2" / "test").glob("*.mat"))[:5]:
+        ucm2 = read_mat_array(mat, "ucm2")
+        assert soft_map_reason(np.round(ucm2[2::2, 2::2] * 255).astype(np.int64)) is not None, mat.stem
+        for seg in read_bsds_ground_truth(root / "data" / "groundTruth" / "test" / mat.name).segmentations:
+            assert soft_map_reason(seg) is None, mat.stem
+        fine = scipy.ndimage.label(ucm2[2::2, 2::2] <= 0.05)[0] % 256  # a fine partition in 8 bits (labels reused)
+        assert np.unique(fine).size >= 32 and soft_map_reason(fine) is None, mat.stem
