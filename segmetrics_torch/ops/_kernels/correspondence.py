@@ -5,7 +5,8 @@ Behind :func:`segmetrics_torch.ops.matching.correspondence_counts` and
 thinned, its pixels are matched one-to-one with each annotator's within the tolerance by the exact assignment of
 :mod:`.assignment`, and the matches are counted. Images are handled through padded uint8 buffers (see
 :mod:`.thinning`). The batched kernels list each level's candidates (``candidate_lists``, which skips the pixels
-with no annotator pixel within the tolerance) and match each annotator's graph one connected component at a time
+with no annotator pixel within the tolerance; soft maps list them once per image for the thin pixels of all its
+levels, ``indexed_candidates``) and match each annotator's graph one connected component at a time
 (``_match_annotator``); ``correspond`` (one pair of maps) solves the whole graph at once, with the same result.
 """
 
@@ -396,6 +397,67 @@ def level_index(pb, thresholds, dims, levels):  # pragma: no cover - compiled
     return hist
 
 
+@numba.njit(cache=True, nogil=True)
+def indexed_candidates(u_base, n_u, gflat, lin, off_cost, n_off, start, adj, cost):  # pragma: no cover - compiled
+    # CSR lists (start, n_u + 1 entries; an empty list where a pixel has none) of the GT pixels within the tolerance
+    # of every pixel u of an image's union list, given as its flat cell u_base[u] in the padded GT index grid
+    # `gflat`: the lists of candidate_lists, in the same order, with the same branch-free offset loop; adj and cost
+    # hold at least (pixels whose cell is not -1) * n_off + 1 entries. Returns the number of entries.
+    p = 0
+    for u in range(n_u):
+        start[u] = p
+        base = u_base[u]
+        if gflat[base] == -1:
+            continue
+        for o in range(n_off):
+            j = gflat[base + lin[o]]
+            adj[p] = j
+            cost[p] = off_cost[o]
+            p += j >= 0
+    start[n_u] = p
+    return p
+
+
+@numba.njit(cache=True, nogil=True)
+def indexed_level_counts(uidx, n1, n_gt, pair0, s_off, e_off, l_start, l_adj, l_cost, n2s, big, out, b, k):
+    # pragma: no cover - compiled
+    # level_counts for a machine map given as the union indices uidx[:n1] of its pixels (raster order), whose
+    # candidate lists are already listed per annotator a (pair pair0 + a: CSR l_start[s_off:], entries at
+    # l_adj / l_cost[e_off:], see indexed_candidates). Each annotator's graph has the rows and lists that
+    # candidate_lists would build for this map (the machine pixels with some candidate, in raster order), read in
+    # place through begin / end positions instead of copied.
+    acc = np.zeros(n1, np.bool_)
+    rows_at = np.empty(n1 + 1, np.int64)  # + 1: the loop below stores before it decides
+    beg = np.empty(n1 + 1, np.int64)
+    end = np.empty(n1 + 1, np.int64)
+    cnt_r = 0
+    for a in range(n_gt):
+        so = s_off[pair0 + a]
+        eo = e_off[pair0 + a]
+        n = 0
+        for i in range(n1):
+            u = so + uidx[i]
+            s = l_start[u]
+            e = l_start[u + 1]
+            rows_at[n] = i
+            beg[n] = s
+            end[n] = e
+            n += e > s
+        cnt_r += _annotator_count(rows_at[:n], beg[:n], end[:n], l_adj[eo:], l_cost[eo:], n2s[a], big, acc)
+    cnt_p = 0
+    for i in range(n1):
+        if acc[i]:
+            cnt_p += 1
+    out[0, b, k] = cnt_r
+    out[1, b, k] = cnt_p
+    out[2, b, k] = n1
+
+
+# Soft maps are matched in waves of whole images whose levels' on pixels (the thinning buffers, all alive at once)
+# stay under this many entries (int32); an image above it forms a wave of its own.
+_WAVE_PIXELS = 1 << 23
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
 def soft_map_counts(levels, hist, rank, tasks, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off,
                     pad, big):
@@ -403,15 +465,22 @@ def soft_map_counts(levels, hist, rank, tasks, dims, gts, n_gt, lut1, lut2, do_t
     # Soft maps given as their level numbers (B, H, W) and histograms (B, K + 1) of level_index, over the sorted
     # thresholds; rank[k] = the position of threshold k among them, so that the machine map at threshold k
     # (`pb >= t[k]`) is `levels > rank[k]`. Returns (3, B, K) int64 [cntR, cntP, sumP], filled for the
-    # (image, threshold) pairs of `tasks` (T, 2), one parallel task each.
+    # (image, threshold) pairs of `tasks` (T, 2).
+    # The levels of one image share most of their thin pixels (a blurred boundary thins to about the same ridge at
+    # every threshold), and a pixel's candidate list depends only on the pixel and the annotator. So, per wave of
+    # images: every task's map is thresholded and thinned (one parallel task each); each image's thin pixels over
+    # all its levels are numbered once (its union list); every (image, annotator) pair lists the candidates of that
+    # union once (one parallel task each); and every task matches its map from those lists (one parallel task
+    # each). The graphs, their row order and every list are those of level_counts, so the counts are too.
     nb = levels.shape[0]
     nk = rank.shape[0]
+    nt = tasks.shape[0]
     grids, n2s = gt_index_grids(gts, n_gt, dims, pad, off_dy, off_dx, n_off)
     out = np.zeros((3, nb, nk), np.int64)
     # per image, once: the flat positions (in the image padded by one pixel, raster order) and level numbers of the
     # pixels on at the image's lowest level among the tasks; every level's map is a filter of that list
     low = np.full(nb, nk, np.int64)
-    for task in range(tasks.shape[0]):
+    for task in range(nt):
         low[tasks[task, 0]] = min(low[tasks[task, 0]], rank[tasks[task, 1]])
     first = np.zeros(nb + 1, np.int64)
     for b in range(nb):
@@ -429,31 +498,125 @@ def soft_map_counts(levels, hist, rank, tasks, dims, gts, n_gt, lut1, lut2, do_t
                     on_pos[q] = (y + 1) * w2 + x + 1
                     on_level[q] = levels[b, y, x]
                     q += 1
-    for task in numba.prange(tasks.shape[0]):
-        b = tasks[task, 0]
-        k = tasks[task, 1]
-        h2 = dims[b, 0] + 2
-        w2 = dims[b, 1] + 2
-        m = rank[k]
-        n_on = 0
-        for v in range(m + 1, nk + 1):
-            n_on += hist[b, v]
-        pos = np.empty(n_on + 1, np.int32)  # + 1: the filter below stores before it decides
-        q = 0
-        for i in range(first[b], first[b + 1]):
-            pos[q] = on_pos[i]
-            q += on_level[i] > m
-        if do_thin:
-            q = thin_positions(pos, q, h2, w2, lut1, lut2)
-        my = np.empty(q, np.int32)
-        mx = np.empty(q, np.int32)
-        for i in range(q):
-            my[i] = pos[i] // w2
-            mx[i] = pos[i] - my[i] * w2 - 1
-            my[i] -= 1
-        level_counts(
-            my, mx, grids[b], n2s[b], n_gt[b], off_dy[b], off_dx[b], off_cost[b], n_off[b], pad, big, out, b, k
-        )
+    # the tasks grouped by image (a stable counting sort), with each task's on-pixel count
+    t_first = np.zeros(nb + 1, np.int64)
+    for task in range(nt):
+        t_first[tasks[task, 0] + 1] += 1
+    for b in range(nb):
+        t_first[b + 1] += t_first[b]
+    fill = t_first[:nb].copy()
+    order = np.empty(nt, np.int64)
+    for task in range(nt):
+        order[fill[tasks[task, 0]]] = task
+        fill[tasks[task, 0]] += 1
+    n_on = np.zeros(nt, np.int64)
+    for task in range(nt):
+        for v in range(rank[tasks[task, 1]] + 1, nk + 1):
+            n_on[task] += hist[tasks[task, 0], v]
+    n_pairs = np.zeros(nb + 1, np.int64)  # first (image, annotator) pair of every image
+    for b in range(nb):
+        n_pairs[b + 1] = n_pairs[b] + n_gt[b]
+    gw = grids.shape[3]
+    cells = (levels.shape[1] + 2) * (levels.shape[2] + 2)
+    b0 = 0
+    while b0 < nb:
+        # the wave: images b0..b1-1
+        b1 = b0 + 1
+        size = 0
+        for q in range(t_first[b0], t_first[b1]):
+            size += n_on[order[q]] + 1
+        while b1 < nb:
+            more = 0
+            for q in range(t_first[b1], t_first[b1 + 1]):
+                more += n_on[order[q]] + 1
+            if size + more > _WAVE_PIXELS:
+                break
+            size += more
+            b1 += 1
+        q0 = t_first[b0]
+        nq = t_first[b1] - q0
+        # 1. every task's map, thinned: positions at buf[slot[q]:slot[q] + n_thin[q]]
+        slot = np.zeros(nq + 1, np.int64)
+        for q in range(nq):
+            slot[q + 1] = slot[q] + n_on[order[q0 + q]] + 1  # + 1: the filter stores before it decides
+        buf = np.empty(slot[nq], np.int32)
+        n_thin = np.zeros(nq, np.int64)
+        for q in numba.prange(nq):
+            task = order[q0 + q]
+            b = tasks[task, 0]
+            m = rank[tasks[task, 1]]
+            pos = buf[slot[q] : slot[q + 1]]
+            c = 0
+            for i in range(first[b], first[b + 1]):
+                pos[c] = on_pos[i]
+                c += on_level[i] > m
+            if do_thin:
+                c = thin_positions(pos, c, dims[b, 0] + 2, dims[b, 1] + 2, lut1, lut2)
+            n_thin[q] = c
+        # 2. per image, its union list: each task's positions are replaced by union indices (first appearance
+        # numbers), u_base holds each union pixel's cell in the padded GT index grids
+        u_first = np.zeros(b1 - b0 + 1, np.int64)
+        for b in range(b0, b1):
+            u_first[b - b0 + 1] = u_first[b - b0]
+            for q in range(t_first[b] - q0, t_first[b + 1] - q0):
+                u_first[b - b0 + 1] += n_thin[q]
+        u_base = np.empty(u_first[b1 - b0], np.int64)
+        n_u = np.zeros(b1 - b0, np.int64)
+        for b in numba.prange(b0, b1):
+            w2 = dims[b, 1] + 2
+            idx = np.full(cells, -1, np.int32)
+            n = 0
+            ub = u_base[u_first[b - b0] :]
+            for q in range(t_first[b] - q0, t_first[b + 1] - q0):
+                for i in range(slot[q], slot[q] + n_thin[q]):
+                    p = buf[i]
+                    if idx[p] < 0:
+                        idx[p] = n
+                        y = p // w2
+                        ub[n] = (y - 1 + pad) * gw + p - y * w2 - 1 + pad
+                        n += 1
+                    buf[i] = idx[p]
+            n_u[b - b0] = n
+        # 3. every (image, annotator) pair's candidate lists of its image's union list
+        p0 = n_pairs[b0]
+        np_w = n_pairs[b1] - p0
+        s_off = np.zeros(np_w + 1, np.int64)
+        e_off = np.zeros(np_w + 1, np.int64)
+        near = np.zeros(np_w, np.int64)
+        for pr in numba.prange(np_w):
+            b = b0
+            while n_pairs[b + 1] <= p0 + pr:
+                b += 1
+            gflat = grids[b, p0 + pr - n_pairs[b]].reshape(-1)
+            ub = u_base[u_first[b - b0] :]
+            c = 0
+            for u in range(n_u[b - b0]):
+                c += gflat[ub[u]] != -1
+            near[pr] = c
+        for pr in range(np_w):
+            b = b0
+            while n_pairs[b + 1] <= p0 + pr:
+                b += 1
+            s_off[pr + 1] = s_off[pr] + n_u[b - b0] + 1
+            e_off[pr + 1] = e_off[pr] + near[pr] * n_off[b] + 1
+        l_start = np.empty(s_off[np_w], np.int64)
+        l_adj = np.empty(e_off[np_w], np.int32)
+        l_cost = np.empty(e_off[np_w], np.int64)
+        for pr in numba.prange(np_w):
+            b = b0
+            while n_pairs[b + 1] <= p0 + pr:
+                b += 1
+            lin = flat_offsets(off_dy[b], off_dx[b], n_off[b], gw)
+            indexed_candidates(u_base[u_first[b - b0] :], n_u[b - b0], grids[b, p0 + pr - n_pairs[b]].reshape(-1),
+                               lin, off_cost[b], n_off[b], l_start[s_off[pr] :], l_adj[e_off[pr] :],
+                               l_cost[e_off[pr] :])  # fmt: skip
+        # 4. every task's matching
+        for q in numba.prange(nq):
+            task = order[q0 + q]
+            b = tasks[task, 0]
+            indexed_level_counts(buf[slot[q] :], n_thin[q], n_gt[b], n_pairs[b] - p0, s_off, e_off, l_start, l_adj,
+                                 l_cost, n2s[b], big, out, b, tasks[task, 1])  # fmt: skip
+        b0 = b1
     return out
 
 
