@@ -299,8 +299,8 @@ def main() -> None:
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         parser.error("--device cuda: no CUDA device is available")
     if args.threads is not None:
+        numba.set_num_threads(args.threads)  # first: it resets torch's OpenMP thread count to the default
         torch.set_num_threads(args.threads)
-        numba.set_num_threads(args.threads)
 
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; torch {torch.__version__}, "

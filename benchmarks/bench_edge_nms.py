@@ -87,8 +87,8 @@ def main() -> None:
     parser.add_argument("--uint8", action="store_true", help="the maps rounded to uint8 (read / 255 by both)")
     args = parser.parse_args()
     if args.threads:
+        numba.set_num_threads(args.threads)  # first: it resets torch's OpenMP thread count to the default
         torch.set_num_threads(args.threads)
-        numba.set_num_threads(args.threads)
     with contextlib.redirect_stdout(io.StringIO()):  # pyEdgeEval prints a warning on import
         from pyEdgeEval.preprocess import fast_nms
 

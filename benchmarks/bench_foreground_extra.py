@@ -129,10 +129,10 @@ def main() -> None:
     parser.add_argument("--measures", default="threshold,si_threshold,si_mae,hce,cm,msiou", help="which measures")
     parser.add_argument("--sizes", default="320:100,1024:10", help="size:count pairs (MSIoU uses count / 10)")
     args = parser.parse_args()
-    torch.set_num_threads(args.threads)
     import numba
 
-    numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))
+    numba.set_num_threads(min(args.threads, numba.config.NUMBA_NUM_THREADS))  # first: it resets torch's count
+    torch.set_num_threads(args.threads)
     import cv2
 
     print(f"torch {torch.__version__}, CPU, {torch.get_num_threads()} torch / numba threads, "
