@@ -361,6 +361,21 @@ def test_measures_choose_the_columns_in_both_forms(tmp_path):
         assert results[key] == pytest.approx(float(expected[key]), abs=1e-12)
     bad = _cli("foreground", "--pred", pred, "--gt", gt, "--measures", "s,nope")
     assert bad.returncode == 2 and "--measures" in bad.stderr and "simae" in bad.stderr
+    # an image a measure has no value for (the context measure of a GT on one slanted line; PySOD: LinAlgError): one
+    # error naming the image, no traceback (it was exit 1 with a traceback), in both forms
+    line = np.zeros(_pred(0).shape, np.uint8)
+    line[np.arange(3, 20), np.arange(3, 20)] = 255
+    _write(tmp_path / "DS" / "GT", {"im9": line})
+    _write(tmp_path / "Net" / "DS", {"im9": _pred(0)})
+    for args in (("foreground", "--pred", pred, "--gt", gt, "--measures", "mae,cm", "--workers", "0"),
+                 ("--gt", gt, "--pred", f"Net={pred}", "--measures", "mae,cm", "--figures", "none",
+                  "--output", tmp_path / "rep", "--no-progress")):  # fmt: skip
+        bad = _cli(*args)
+        assert bad.returncode == 2 and "Traceback" not in bad.stderr, bad.stderr
+        assert bad.stderr.startswith("error: ") and "im9" in bad.stderr and "slanted line" in bad.stderr, bad.stderr
+    for stem in ("im9",):
+        (tmp_path / "DS" / "GT" / f"{stem}.png").unlink()
+        (tmp_path / "Net" / "DS" / f"{stem}.png").unlink()
 
     config = tmp_path / "eval.yaml"
     config.write_text(

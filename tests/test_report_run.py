@@ -409,6 +409,22 @@ def test_config_with_several_mistakes_names_them_all(tmp_path, capsys):
                     "options.boundary.thresholds: expected a positive integer", "options.foreground.measures",
                     "batch_size: expected a positive integer", "highlight: expected a method name"):  # fmt: skip
         assert message in err
+    # every bad option of one family, the device, the pairing pattern and the colours too (these were found only
+    # when used: a matplotlib traceback after the evaluation, or an error naming no entry)
+    path.write_text(
+        "families: sod\ndatasets: {A: a}\nmethods: {m: x}\noptions: {boundary: {thresholds: 0, thin: maybe}}\n"
+        "device: tpu\npair_regex: '('\ncolors: {m: notacolour, z: red}\n"
+    )
+    status, _, err = _run(capsys, "--config", str(path))
+    assert status == 2 and "Traceback" not in err
+    assert "5 mistakes in" in _error_line(err), err
+    for message in ("options.boundary.thresholds: expected a positive integer", "options.boundary.thin: expected "
+                    "true or false", "device: expected cpu, cuda, cuda:N or auto", "pair_regex: not a regular "
+                    "expression", "colors: no method named z"):  # fmt: skip
+        assert message in err, (message, err)
+    path.write_text("families: sod\ndatasets: {A: a}\nmethods: {m: x}\ncolors: {m: notacolour}\n")
+    status, _, err = _run(capsys, "--config", str(path))
+    assert status == 2 and "colors: not a matplotlib colour: m: 'notacolour'" in _error_line(err), err
     # one mistake: one line, as before
     path.write_text("families: sod\ndatasets: {A: a}\nmethods: {m: x}\nbatch_size: 0\n")
     status, _, err = _run(capsys, "--config", str(path))

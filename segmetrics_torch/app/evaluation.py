@@ -573,6 +573,23 @@ def run_named(run: Callable[[Any, Any], Any], batch: list[tuple[str, Any, Any]],
         raise InputError(f"{', '.join(stem for stem, _, _ in batch)}: {error}") from None
 
 
+def _update_naming_the_image(metric, preds, target, names: list[str]) -> None:
+    """``metric.update(preds, target)``; a ValueError (an input the measure has no value for, e.g. the context
+    measure's GT on one slanted line) becomes an :class:`InputError` naming the image, found by updating a copy of
+    the metric with each image alone (a failed update adds nothing)."""
+    import copy
+
+    try:
+        metric.update(preds, target)
+    except ValueError as error:
+        for i, stem in enumerate(names):
+            try:
+                copy.deepcopy(metric).update(preds[i : i + 1], target[i : i + 1])
+            except ValueError as single:
+                raise InputError(f"{stem}: {single}") from None
+        raise InputError(f"{', '.join(names)}: {error}") from None
+
+
 def sync(device) -> None:
     """Wait for a CUDA device, so that timings and results are complete."""
     if getattr(device, "type", str(device)) == "cuda":
@@ -631,7 +648,7 @@ def evaluate_foreground(
     for names, preds, target in _batches(images, batch_size, device):
         metric.update(preds, target, names)
         for m in extra.values():
-            m.update(preds, target)
+            _update_naming_the_image(m, preds, target, names)
     distributed.merge_foreground(metric, len(pairs))  # under torchrun: every rank's sums (the Metrics sync in compute)
     results = metric.compute()
     if extra:

@@ -254,14 +254,18 @@ def _check_family_options(family: str, options: Any, source: str, path: str) -> 
             "void_label": (lambda v: v is None or (_is_int(v) and v >= 0), "a label >= 0 or null"),
         },
     }[family]
+    errors: list[str] = []
     for key, value in options.items():
-        if key not in allowed:
-            known = ", ".join(allowed) or "none"
-            raise InputError(f"{_where(source, f'{path}.{key}')}: unknown option of {family} (known: {known})")
-        check, expected = allowed[key]
-        _expect(bool(check(value)), source, f"{path}.{key}", expected, value)
+        with _gather(errors):
+            if key not in allowed:
+                known = ", ".join(allowed) or "none"
+                raise InputError(f"{_where(source, f'{path}.{key}')}: unknown option of {family} (known: {known})")
+            check, expected = allowed[key]
+            _expect(bool(check(value)), source, f"{path}.{key}", expected, value)
     if family == "partition" and "thresholds" in options and "num_regions" in options:
-        raise InputError(f"{_where(source, path)}: give thresholds or num_regions, not both")
+        errors.append(f"{_where(source, path)}: give thresholds or num_regions, not both")
+    if errors:  # each mistake on its own line of the configuration's listing
+        raise _Mistakes(errors)
     defaults_by_family: dict[str, dict[str, Any]] = {
         "foreground": {"measures": None},
         "boundary": {"thresholds": 99, "max_dist": 0.0075, "thin": True, "nms": False},
@@ -302,11 +306,21 @@ def _families(value: Any, source: str, path: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(map(_family, families)))
 
 
+class _Mistakes(InputError):
+    """Several mistakes of one entry (listed one per line by :func:`_gather`)."""
+
+    def __init__(self, mistakes: list[str]) -> None:
+        super().__init__("\n  ".join(mistakes) if len(mistakes) > 1 else mistakes[0])
+        self.mistakes = mistakes
+
+
 @contextlib.contextmanager
 def _gather(errors: list[str]) -> Iterator[None]:
     """Record the :class:`InputError` of one independent check and go on, so one run names every mistake."""
     try:
         yield
+    except _Mistakes as error:
+        errors.extend(error.mistakes)
     except InputError as error:
         errors.append(str(error))
 
@@ -371,7 +385,8 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
                                                                         else None)  # fmt: skip
     for key, check, expected in (
         ("cache_check", lambda v: v in ("stat", "content"), "stat or content"),
-        ("device", lambda v: isinstance(v, str), "cpu, cuda, cuda:N or auto"),
+        ("device", lambda v: isinstance(v, str) and re.fullmatch(r"cpu|auto|cuda(:\d+)?", v) is not None,
+         "cpu, cuda, cuda:N or auto"),
         ("batch_size", lambda v: _is_int(v) and v >= 1, "a positive integer"),
         ("workers", lambda v: _is_int(v) and v >= 0, "a non-negative integer"),
         ("allow_missing", lambda v: isinstance(v, bool), "true or false"),
@@ -389,6 +404,11 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
         if data.get(key) is not None:
             with _gather(errors):
                 _expect(isinstance(data[key], str) and data[key], source, key, "a non-empty string", data[key])
+                if key == "pair_regex":
+                    try:
+                        re.compile(data[key])
+                    except re.error as error:
+                        raise InputError(f"{_where(source, key)}: not a regular expression ({error})") from None
                 config.pairing[key] = data[key]
     if "figures" in data:
         with _gather(errors):
@@ -472,8 +492,16 @@ def _presentation(config: ReportConfig, data: Mapping[str, Any], source: str, er
     if "colors" in data:
         with _gather(errors):
             colors = data["colors"]
-            _expect(isinstance(colors, Mapping) and all(m in names and isinstance(c, str) for m, c in colors.items()),
-                    source, "colors", "a mapping {method: matplotlib colour}", colors)  # fmt: skip
+            _expect(isinstance(colors, Mapping) and all(isinstance(c, str) for c in colors.values()), source,
+                    "colors", "a mapping {method: matplotlib colour}", colors)  # fmt: skip
+            unknown = [str(m) for m in colors if m not in names]
+            if unknown:
+                raise InputError(f"{_where(source, 'colors')}: no method named {', '.join(unknown)} (methods: "
+                                 f"{', '.join(sorted(names))})")  # fmt: skip
+            bad = _bad_colours(colors)
+            if bad:
+                raise InputError(f"{_where(source, 'colors')}: not a matplotlib colour: "
+                                 f"{', '.join(f'{m}: {c!r}' for m, c in bad.items())}")  # fmt: skip
             config.colors = dict(colors)
     if "highlight" in data:
         with _gather(errors):
@@ -484,6 +512,15 @@ def _presentation(config: ReportConfig, data: Mapping[str, Any], source: str, er
         with _gather(errors):
             _expect(isinstance(data["style"], str), source, "style", "a matplotlib style name", data["style"])
             config.style = data["style"]
+
+
+def _bad_colours(colors: Mapping[str, str]) -> dict[str, str]:
+    """The entries matplotlib would reject (none checked without matplotlib: then no figure is drawn either)."""
+    try:
+        from matplotlib.colors import is_color_like
+    except ImportError:  # pragma: no cover - the plot extra is not installed
+        return {}
+    return {m: c for m, c in colors.items() if not is_color_like(c)}
 
 
 def _figure_formats(value: Any, source: str = "--figures") -> tuple[str, ...]:
