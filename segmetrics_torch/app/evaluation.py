@@ -886,7 +886,8 @@ def soft_map_reason(labels: np.ndarray) -> str | None:
     share = float(border[other].mean())
     if share < SOFT_MAP_BORDER:
         return None
-    return f"{levels} gray levels, {share:.0%} of the pixels off its commonest value next to another value"
+    return (f"{levels} gray levels; {share:.0%} of its pixels other than its most common value "
+            f"({int(counts.argmax())}) touch a different value")
 
 
 def _check_soft_labels(
