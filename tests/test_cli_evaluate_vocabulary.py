@@ -359,6 +359,14 @@ def test_measures_choose_the_columns_in_both_forms(tmp_path):
     expected = metric.compute()
     for key in ("size_invariant_mae", "human_correction_effort", "s_measure"):
         assert results[key] == pytest.approx(float(expected[key]), abs=1e-12)
+    # the measures with one value per image are in the per-image rows too
+    from segmetrics_torch.functional import human_correction_effort, size_invariant_mae
+
+    preds3 = torch.from_numpy(np.stack([_pred(i) for i in range(3)]))
+    masks3 = torch.from_numpy(np.stack([_mask(i) for i in range(3)]))
+    for key, fn in (("size_invariant_mae", size_invariant_mae), ("human_correction_effort", human_correction_effort)):
+        per = [results["per_image"][f"im{i}"][key] for i in range(3)]
+        np.testing.assert_allclose(per, fn(preds3, masks3).numpy(), rtol=0, atol=1e-12)
     bad = _cli("foreground", "--pred", pred, "--gt", gt, "--measures", "s,nope")
     assert bad.returncode == 2 and "--measures" in bad.stderr and "simae" in bad.stderr
     # an image a measure has no value for (the context measure of a GT on one slanted line; PySOD: LinAlgError): one

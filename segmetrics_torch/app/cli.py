@@ -323,7 +323,7 @@ def _run_evaluate_foreground(args: argparse.Namespace) -> int:
         action = upsert_csv(csv_path, [row], ("method", "dataset"), "--csv")
         print(f"{action.capitalize()} {csv_path} (row {name} / {dataset})")
     if per_image_path is not None:
-        # per image: the measures computed image by image (the included ones are dataset-level accumulators)
+        # per image: the core measures and the chosen ones with one value per image (curve-based ones are dataset-level)
         _write_per_image_csv(per_image_path, name, dataset, per_image, keys)
     return 0
 

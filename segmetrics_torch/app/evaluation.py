@@ -647,8 +647,12 @@ def evaluate_foreground(
     images = _counted(images, progress)
     for names, preds, target in _batches(images, batch_size, device):
         metric.update(preds, target, names)
-        for m in extra.values():
+        for key, m in extra.items():
             _update_naming_the_image(m, preds, target, names)
+            values = getattr(m, "last_image_values", None)
+            if metric.per_image is not None and values is not None:  # measures with one value per image
+                for stem, value in zip(names, values.tolist(), strict=True):
+                    metric.per_image[stem][key] = value
     distributed.merge_foreground(metric, len(pairs))  # under torchrun: every rank's sums (the Metrics sync in compute)
     results = metric.compute()
     if extra:

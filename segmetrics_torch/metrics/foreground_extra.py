@@ -44,7 +44,15 @@ _F64 = torch.float64
 
 
 class _SumMetric(Metric):
-    """Common checks and the image count of the issue-15 Metrics."""
+    """Common checks and the image count of the issue-15 Metrics.
+
+    The measures with one value per image (``SizeInvariantMAE``, ``HumanCorrectionEffort``, ``ContextMeasure``) also
+    keep the per-image values of their latest ``update`` in ``last_image_values`` ((B,) float64, in input order; None
+    before the first update): a convenience for per-image reports, not a state (not synchronised, not reset).
+    """
+
+    #: the per-image values of the latest update (the per-image measures only)
+    last_image_values: Tensor | None = None
 
     def plot(self, val=None, ax=None):
         """Plot a result (default: ``compute()``): curves with their axes (PR curve, value against the threshold,
@@ -224,6 +232,7 @@ class SizeInvariantMAE(_SumMetric):
         """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
         values = size_invariant_mae(preds, target, normalize=self.normalize, validate_args=self.validate_args)
         self._add("si_mae_sum", values.sum())
+        self.last_image_values = values
         self.count += values.shape[0]
 
     def compute(self) -> Tensor:
@@ -473,6 +482,7 @@ class HumanCorrectionEffort(_SumMetric):
         values = human_correction_effort(preds, target, relax=self.relax, epsilon=self.epsilon,
                                          normalize=self.normalize, validate_args=self.validate_args)  # fmt: skip
         self._add("hce_sum", values.sum())
+        self.last_image_values = values
         self.count += values.shape[0]
 
     def compute(self) -> Tensor:
@@ -519,6 +529,7 @@ class ContextMeasure(_SumMetric):
         values = context_measure(preds, target, beta2=self.beta2, alpha=self.alpha, normalize=self.normalize,
                                  validate_args=self.validate_args)  # fmt: skip
         self._add("cm_sum", values.sum())
+        self.last_image_values = values
         self.count += values.shape[0]
 
     def compute(self) -> Tensor:
