@@ -8,6 +8,7 @@ averaged first and ``mean``/``max`` are taken of the averaged curve.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import torch
@@ -87,6 +88,9 @@ class _SumMetric(Metric):
         setattr(self, name, state + value.to(device=state.device, dtype=state.dtype))
 
     def _mean(self, name: str) -> Tensor:
+        if not bool(self.count):  # (compute reads the values anyway) e.g. after updates that all raised
+            warnings.warn(f"{type(self).__name__}.compute(): no image has been added (no update succeeded), so the "
+                          "value is NaN.", RuntimeWarning, stacklevel=3)  # fmt: skip
         return getattr(self, name) / self.count
 
 

@@ -177,6 +177,16 @@ def test_gt_on_one_slanted_line_is_a_clear_error():
         context_measure(torch.full((1, 8, 8), 100, dtype=torch.uint8), target)
 
 
+def test_compute_after_only_failed_updates_warns():
+    metric = ContextMeasure()
+    target = torch.zeros(1, 8, 8, dtype=torch.uint8)
+    target[0, [1, 2, 3], [1, 2, 3]] = 255
+    with pytest.raises(ValueError, match="singular"):
+        metric.update(torch.full((1, 8, 8), 100, dtype=torch.uint8), target)
+    with pytest.warns(RuntimeWarning, match="no image has been added"):
+        assert torch.isnan(metric.compute())
+
+
 def test_empty_gt_is_zero():
     assert float(context_measure(torch.full((1, 8, 8), 200, dtype=torch.uint8), torch.zeros(1, 8, 8))[0]) == 0.0
     assert np.isfinite(float(context_measure(torch.zeros(1, 8, 8), torch.ones(1, 8, 8))[0]))
