@@ -564,30 +564,33 @@ def run_named(run: Callable[[Any, Any], Any], batch: list[tuple[str, Any, Any]],
     try:
         return run(preds, target)
     except ValueError as error:
-        if len(batch) > 1:  # the message names the index in the batch: find the image at fault
-            for i, (stem, _, _) in enumerate(batch):
-                try:
-                    run(preds[i : i + 1], target[i : i + 1])
-                except ValueError as single:
-                    raise InputError(f"{stem}: {single}") from None
-        raise InputError(f"{', '.join(stem for stem, _, _ in batch)}: {error}") from None
+        raise _image_at_fault(lambda i: run(preds[i : i + 1], target[i : i + 1]), [s for s, _, _ in batch],
+                              error) from None  # fmt: skip
+
+
+def _image_at_fault(probe: Callable[[int], Any], names: Sequence[str], error: ValueError) -> InputError:
+    """The :class:`InputError` of a batch's ValueError, naming the image at fault: the first ``i`` whose
+    ``probe(i)`` (the step run on image ``i`` alone) raises too (a batch's message names an index, not a file)."""
+    if len(names) > 1:
+        for i, stem in enumerate(names):
+            try:
+                probe(i)
+            except ValueError as single:
+                return InputError(f"{stem}: {single}")
+    return InputError(f"{', '.join(names)}: {error}")
 
 
 def _update_naming_the_image(metric, preds, target, names: list[str]) -> None:
     """``metric.update(preds, target)``; a ValueError (an input the measure has no value for, e.g. the context
     measure's GT on one slanted line) becomes an :class:`InputError` naming the image, found by updating a copy of
-    the metric with each image alone (a failed update adds nothing)."""
+    the metric with each image alone (:func:`_image_at_fault`; a failed update adds nothing)."""
     import copy
 
     try:
         metric.update(preds, target)
     except ValueError as error:
-        for i, stem in enumerate(names):
-            try:
-                copy.deepcopy(metric).update(preds[i : i + 1], target[i : i + 1])
-            except ValueError as single:
-                raise InputError(f"{stem}: {single}") from None
-        raise InputError(f"{', '.join(names)}: {error}") from None
+        raise _image_at_fault(lambda i: copy.deepcopy(metric).update(preds[i : i + 1], target[i : i + 1]), names,
+                              error) from None  # fmt: skip
 
 
 def sync(device) -> None:
