@@ -28,6 +28,19 @@ def flat_offsets(off_dy, off_dx, n_off, grid_width):  # pragma: no cover - compi
 
 
 @numba.njit(cache=True, nogil=True)
+def _list_cell(gflat, base, lin, off_cost, n_off, adj, cost, p):  # pragma: no cover - compiled
+    # Appends at adj[p:] / cost[p:] the GT pixels (and their costs) at the n_off offsets `lin` of the flat cell
+    # `base`; returns the new end. Every cell is stored and p advances only past GT pixels (no branch: ~1 in 8 cells
+    # is one, so a test would be mispredicted about once per hit).
+    for o in range(n_off):
+        j = gflat[base + lin[o]]
+        adj[p] = j
+        cost[p] = off_cost[o]
+        p += j >= 0
+    return p
+
+
+@numba.njit(cache=True, nogil=True)
 def candidate_lists(my, mx, gflat, grid_width, lin, off_cost, n_off, pad, rows_at, start, adj, cost):
     # pragma: no cover - compiled
     # CSR lists of the GT pixels within the tolerance of each machine pixel that has some, with the cost of each
@@ -36,8 +49,6 @@ def candidate_lists(my, mx, gflat, grid_width, lin, off_cost, n_off, pad, rows_a
     # as flat steps, see flat_offsets); (my, mx) are unpadded coordinates. A cell of -1 has no GT pixel within the
     # tolerance: its pixel is skipped. Fills the caller's buffers -- rows_at (the machine index of every listed
     # pixel, increasing), start (n + 1), adj and cost (at least n_near * n_off + 1 entries) -- and returns n.
-    # The offset loop stores every cell and advances only past GT pixels (no branch: ~1 in 8 cells is one, so a
-    # test would be mispredicted about once per hit).
     p = 0
     n = 0
     start[0] = 0
@@ -45,11 +56,7 @@ def candidate_lists(my, mx, gflat, grid_width, lin, off_cost, n_off, pad, rows_a
         base = (np.int64(my[i]) + pad) * grid_width + mx[i] + pad
         if gflat[base] == -1:
             continue
-        for o in range(n_off):
-            j = gflat[base + lin[o]]
-            adj[p] = j
-            cost[p] = off_cost[o]
-            p += j >= 0
+        p = _list_cell(gflat, base, lin, off_cost, n_off, adj, cost, p)
         if p > start[n]:
             rows_at[n] = i
             n += 1
@@ -401,7 +408,7 @@ def level_index(pb, thresholds, dims, levels):  # pragma: no cover - compiled
 def indexed_candidates(u_base, n_u, gflat, lin, off_cost, n_off, start, adj, cost):  # pragma: no cover - compiled
     # CSR lists (start, n_u + 1 entries; an empty list where a pixel has none) of the GT pixels within the tolerance
     # of every pixel u of an image's union list, given as its flat cell u_base[u] in the padded GT index grid
-    # `gflat`: the lists of candidate_lists, in the same order, with the same branch-free offset loop; adj and cost
+    # `gflat`: the lists of candidate_lists, in the same order (the same _list_cell); adj and cost
     # hold at least (pixels whose cell is not -1) * n_off + 1 entries. Returns the number of entries.
     p = 0
     for u in range(n_u):
@@ -409,11 +416,7 @@ def indexed_candidates(u_base, n_u, gflat, lin, off_cost, n_off, start, adj, cos
         base = u_base[u]
         if gflat[base] == -1:
             continue
-        for o in range(n_off):
-            j = gflat[base + lin[o]]
-            adj[p] = j
-            cost[p] = off_cost[o]
-            p += j >= 0
+        p = _list_cell(gflat, base, lin, off_cost, n_off, adj, cost, p)
     start[n_u] = p
     return p
 

@@ -78,14 +78,20 @@ def lower_envelope(gy, y, cst, v, z):  # pragma: no cover - compiled
 def row_envelope_sq(gy, y, cst, v, z, sq, index):  # pragma: no cover - compiled
     # Row y of a non-empty image: sq[x] = the squared distance (an exact integer) and index[x] = gy[c*] * W + c*
     # of the nearest feature (see lower_envelope; the caller guarantees at least one feature column).
+    _fill_segments(gy, lower_envelope(gy, y, cst, v, z), cst, v, z, sq, index)
+
+
+@numba.njit(cache=True, nogil=True)
+def _fill_segments(gy, k, cst, v, z, out, index):  # pragma: no cover - compiled
+    # Segments 0..k of a row's lower envelope: out[x] = (x - c)^2 + f(c) (an exact integer, in out's dtype) and
+    # index[x] = gy[c] * W + c for the segment's column c; segment by segment, branch-free inner loops.
     w = gy.shape[0]
-    k = lower_envelope(gy, y, cst, v, z)
-    for j in range(k + 1):  # segment by segment: one nearest column per segment, branch-free inner loops
+    for j in range(k + 1):
         c = v[j]
         fc = cst[j] - c * c
         ic = gy[c] * w + c
         for x in range(z[j], z[j + 1]):
-            sq[x] = (x - c) * (x - c) + fc
+            out[x] = (x - c) * (x - c) + fc
             index[x] = ic
 
 
@@ -93,22 +99,15 @@ def row_envelope_sq(gy, y, cst, v, z, sq, index):  # pragma: no cover - compiled
 def row_envelope(gy, y, cst, v, z, dist, index):  # pragma: no cover - compiled
     # Row y: for each x minimise (x - c)^2 + f(c), f(c) = (y - gy[c])^2, over the columns c with gy[c] >= 0;
     # on a tie the smallest c wins (see lower_envelope). Writes dist[x] and index[x] = gy[c*] * W + c*.
-    w = gy.shape[0]
     k = lower_envelope(gy, y, cst, v, z)
     if k < 0:  # no feature column: the image is empty
         dist[:] = np.inf
         index[:] = -1
         return
-    for j in range(k + 1):
-        c = v[j]
-        fc = cst[j] - c * c
-        ic = gy[c] * w + c
-        for x in range(z[j], z[j + 1]):
-            dist[x] = (x - c) * (x - c) + fc
-            index[x] = ic
+    _fill_segments(gy, k, cst, v, z, dist, index)
     # A separate, branch-free loop so that the square roots vectorise. The squared distance is an exact integer
     # in float64 and sqrt is correctly rounded, so the result is bitwise scipy's.
-    for x in range(w):
+    for x in range(dist.shape[0]):
         dist[x] = np.sqrt(dist[x])
 
 
