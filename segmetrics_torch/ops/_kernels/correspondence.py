@@ -213,8 +213,8 @@ def gt_index_grids(gts, n_gt, dims, pad, off_dy, off_dx, n_off):  # pragma: no c
 
 
 @numba.njit(cache=True, nogil=True)
-def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, work, hkeys, hcols, lstart, ladj, lcost,
-                     ones):
+def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, work, hkeys, hcols, lstart, ladj,
+                     lcost, ones):
     # pragma: no cover - compiled
     # The matching of one annotator's graph (rows 0..n_rows-1 = its active machine pixels, machine indices rows_at,
     # lists adj / cost[beg[r]:end[r]]; columns = GT pixels 0..n2-1), one connected component at a time, each
@@ -273,10 +273,17 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, work, h
             k = parent[n_rows + j]
             local[n_rows + j] = col_fill[k] - col_start[k]
             col_fill[k] += 1
-    matched = 0
     for k in range(n_comp):
         nr = row_start[k + 1] - row_start[k]
         nc = col_start[k + 1] - col_start[k]
+        need = False
+        for q in range(nr):
+            r = comp_rows[row_start[k] + q]
+            if unc[r] and not acc[rows_at[r]]:
+                need = True
+                break
+        if not need:
+            continue  # its matching cannot add a machine pixel to acc (see _certain_rows)
         ne = 0
         if nr <= nc:
             # machine pixels as rows: their lists, columns renumbered inside the component
@@ -292,7 +299,6 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, work, h
             for q in range(nr):
                 if work[q] >= 0:
                     acc[rows_at[comp_rows[row_start[k] + q]]] = True
-                    matched += 1
         else:
             # GT pixels as rows: each lists its machine pixels in increasing machine index (as transpose_adjacency)
             for q in range(nc + 1):
@@ -319,17 +325,120 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, work, h
             for q in range(nr):
                 if row4col[q] >= 0:
                     acc[rows_at[comp_rows[row_start[k] + q]]] = True
-                    matched += 1
-    return matched
 
 
 @numba.njit(cache=True, nogil=True)
-def _annotator_count(rows, beg, end, adj, cost, n2, big, acc):  # pragma: no cover - compiled
-    # Matched pixels of one annotator's graph (rows: machine indices with candidates, lists adj / cost[beg:end]),
-    # with workspaces shared by its components; marks acc[machine index] of the matched machine pixels.
+def _max_cardinality(beg, end, adj, n2, mate_row, mate_col, seen, srow, spos, scol, visited):
+    # pragma: no cover - compiled
+    # A maximum-cardinality matching (any one) of the graph whose rows r list the columns adj[beg[r]:end[r]] (columns
+    # 0..n2-1): greedy, then a depth-first augmenting search from every row left unmatched (Kuhn). The columns a
+    # failed search visits stay closed to the later searches (seen[c] = -2): each is matched and its mate's columns
+    # were all visited, so no alternating path through them reaches a free column, and no later augmentation enters
+    # the set or changes its mates. Fills mate_row / mate_col (-1 = unmatched); returns the cardinality.
+    n_rows = beg.shape[0]
+    for c in range(n2):
+        mate_col[c] = -1
+        seen[c] = -1
+    size = 0
+    for r in range(n_rows):
+        mate_row[r] = -1
+        for p in range(beg[r], end[r]):
+            c = adj[p]
+            if mate_col[c] < 0:
+                mate_col[c] = r
+                mate_row[r] = c
+                size += 1
+                break
+    closed = -2
+    for r in range(n_rows):
+        if mate_row[r] >= 0:
+            continue
+        n_vis = 0
+        top = 0
+        srow[0] = r
+        spos[0] = beg[r]
+        free = -1
+        while top >= 0:
+            row = srow[top]
+            p = spos[top]
+            nxt = -1
+            while p < end[row]:
+                c = adj[p]
+                p += 1
+                if seen[c] == r or seen[c] == closed:
+                    continue
+                seen[c] = r
+                visited[n_vis] = c
+                n_vis += 1
+                if mate_col[c] < 0:
+                    free = c
+                else:
+                    nxt = c
+                break
+            if free >= 0:
+                break
+            if nxt < 0:
+                top -= 1  # this row's columns are exhausted: back to the row before
+                continue
+            spos[top] = p
+            scol[top] = nxt
+            top += 1
+            srow[top] = mate_col[nxt]
+            spos[top] = beg[srow[top]]
+        if free >= 0:
+            # augment: the last row takes the free column, every row before it the column that led to the next
+            c = free
+            for i in range(top, -1, -1):
+                row = srow[i]
+                mate_col[c] = row
+                mate_row[row] = c
+                if i > 0:
+                    c = scol[i - 1]
+            size += 1
+        else:
+            for i in range(n_vis):
+                seen[visited[i]] = closed
+    return size
+
+
+@numba.njit(cache=True, nogil=True)
+def _certain_rows(rows, beg, end, adj, n2, acc, unc, mate_row, mate_col, seen, srow, spos, scol, visited):
+    # pragma: no cover - compiled
+    # The part of one annotator's matching that does not depend on the costs. Every least-cost maximum matching is a
+    # maximum matching, so its cardinality (this annotator's cntR) is that of any maximum matching, and a machine
+    # pixel is matched by all of them unless some maximum matching leaves it unmatched -- the rows reached by an
+    # alternating path from a row that a maximum matching leaves unmatched (Dulmage-Mendelsohn; here the rows left
+    # unmatched and the mates of the columns closed by their failed searches). Those rows get unc[r] = True; every
+    # other matched row is marked in acc[machine index] now. Returns the cardinality. The exact assignment
+    # (_solve_uncertain) then only has to say which of the uncertain rows end matched.
     n_rows = rows.shape[0]
-    if n_rows == 0:
-        return 0
+    size = _max_cardinality(beg, end, adj, n2, mate_row, mate_col, seen, srow, spos, scol, visited)
+    for r in range(n_rows):
+        unc[r] = mate_row[r] < 0
+    for c in range(n2):
+        if seen[c] == -2:
+            unc[mate_col[c]] = True
+    for r in range(n_rows):
+        if not unc[r]:
+            acc[rows[r]] = True
+    return size
+
+
+@numba.njit(cache=True, nogil=True)
+def _solve_uncertain(rows, beg, end, adj, cost, n2, big, acc, unc):  # pragma: no cover - compiled
+    # The exact assignment of one annotator's graph (rows: machine indices with candidates, lists adj / cost[beg:end])
+    # where it can still change acc: per connected component (_match_annotator), only where some uncertain row
+    # (_certain_rows) is not yet in acc. The union acc over the annotators does not depend on the order in which
+    # their matchings are added, and a component whose uncertain rows are all in acc adds nothing whichever of them
+    # its matching keeps, so skipping it leaves cntP as it is; the components solved are solved whole, as before.
+    n_rows = rows.shape[0]
+    todo = False
+    for r in range(n_rows):
+        if unc[r] and not acc[rows[r]]:
+            todo = True
+            break
+    if not todo:
+        return
     n_edges = 0
     for r in range(n_rows):
         n_edges += end[r] - beg[r]
@@ -341,8 +450,8 @@ def _annotator_count(rows, beg, end, adj, cost, n2, big, acc):  # pragma: no cov
     ladj = np.empty(n_edges, np.int32)
     lcost = np.empty(n_edges, np.int64)
     ones = np.ones(nodes, np.bool_)
-    return _match_annotator(n_rows, rows, beg, end, adj, cost, n2, big, acc, work, hkeys, hcols, lstart, ladj, lcost,
-                            ones)
+    _match_annotator(n_rows, rows, beg, end, adj, cost, n2, big, acc, unc, work, hkeys, hcols, lstart, ladj, lcost,
+                     ones)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -362,10 +471,27 @@ def level_counts(my, mx, grids, n2s, n_gt, off_dy, off_dx, off_cost, n_off, pad,
     cost = np.empty(n1 * n_off + 1, np.int64)
     width = grids.shape[2]
     lin = flat_offsets(off_dy, off_dx, n_off, width)
+    n2max = 1
+    for a in range(n_gt):
+        n2max = max(n2max, n2s[a])
+    mate_row = np.empty(n1 + 1, np.int64)
+    srow = np.empty(n1 + 1, np.int64)
+    spos = np.empty(n1 + 1, np.int64)
+    scol = np.empty(n1 + 1, np.int64)
+    mate_col = np.empty(n2max, np.int64)
+    seen = np.empty(n2max, np.int64)
+    visited = np.empty(n2max, np.int64)
+    unc = np.empty((n_gt, n1 + 1), np.bool_)
+    # first the part of every annotator's matching that needs no costs, then the exact assignments where they can
+    # still add a pixel (the lists are listed again for those: cheaper than keeping every annotator's)
     cnt_r = 0
     for a in range(n_gt):
         n = candidate_lists(my, mx, grids[a].reshape(-1), width, lin, off_cost, n_off, pad, rows_at, start, adj, cost)
-        cnt_r += _annotator_count(rows_at[:n], start[:n], start[1 : n + 1], adj, cost, n2s[a], big, acc)
+        cnt_r += _certain_rows(rows_at[:n], start[:n], start[1 : n + 1], adj, n2s[a], acc, unc[a], mate_row,
+                               mate_col, seen, srow, spos, scol, visited)  # fmt: skip
+    for a in range(n_gt):
+        n = candidate_lists(my, mx, grids[a].reshape(-1), width, lin, off_cost, n_off, pad, rows_at, start, adj, cost)
+        _solve_uncertain(rows_at[:n], start[:n], start[1 : n + 1], adj, cost, n2s[a], big, acc, unc[a])
     cnt_p = 0
     for i in range(n1):
         if acc[i]:
@@ -430,23 +556,46 @@ def indexed_level_counts(uidx, n1, n_gt, pair0, s_off, e_off, l_start, l_adj, l_
     # candidate_lists would build for this map (the machine pixels with some candidate, in raster order), read in
     # place through begin / end positions instead of copied.
     acc = np.zeros(n1, np.bool_)
-    rows_at = np.empty(n1 + 1, np.int64)  # + 1: the loop below stores before it decides
-    beg = np.empty(n1 + 1, np.int64)
-    end = np.empty(n1 + 1, np.int64)
+    rows_at = np.empty((n_gt, n1 + 1), np.int64)  # + 1: the loop below stores before it decides
+    beg = np.empty((n_gt, n1 + 1), np.int64)
+    end = np.empty((n_gt, n1 + 1), np.int64)
+    n_rows = np.zeros(n_gt, np.int64)
+    n2max = 1
+    for a in range(n_gt):
+        n2max = max(n2max, n2s[a])
+    mate_row = np.empty(n1 + 1, np.int64)
+    srow = np.empty(n1 + 1, np.int64)
+    spos = np.empty(n1 + 1, np.int64)
+    scol = np.empty(n1 + 1, np.int64)
+    mate_col = np.empty(n2max, np.int64)
+    seen = np.empty(n2max, np.int64)
+    visited = np.empty(n2max, np.int64)
+    unc = np.empty((n_gt, n1 + 1), np.bool_)
+    # first the part of every annotator's matching that needs no costs, then the exact assignments where they can
+    # still add a pixel (see _certain_rows and _solve_uncertain)
     cnt_r = 0
     for a in range(n_gt):
         so = s_off[pair0 + a]
         eo = e_off[pair0 + a]
         n = 0
+        ra = rows_at[a]
+        ba = beg[a]
+        ea = end[a]
         for i in range(n1):
             u = so + uidx[i]
             s = l_start[u]
             e = l_start[u + 1]
-            rows_at[n] = i
-            beg[n] = s
-            end[n] = e
+            ra[n] = i
+            ba[n] = s
+            ea[n] = e
             n += e > s
-        cnt_r += _annotator_count(rows_at[:n], beg[:n], end[:n], l_adj[eo:], l_cost[eo:], n2s[a], big, acc)
+        n_rows[a] = n
+        cnt_r += _certain_rows(ra[:n], ba[:n], ea[:n], l_adj[eo:], n2s[a], acc, unc[a], mate_row, mate_col, seen,
+                               srow, spos, scol, visited)  # fmt: skip
+    for a in range(n_gt):
+        n = n_rows[a]
+        eo = e_off[pair0 + a]
+        _solve_uncertain(rows_at[a, :n], beg[a, :n], end[a, :n], l_adj[eo:], l_cost[eo:], n2s[a], big, acc, unc[a])
     cnt_p = 0
     for i in range(n1):
         if acc[i]:
