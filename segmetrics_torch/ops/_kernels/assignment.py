@@ -91,7 +91,8 @@ def _packed_pop(keys, pos, size, col_mask):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def assign_rows(start, adj, cost, n_cols, big, use_row, work, hkeys, hcols):  # pragma: no cover - compiled
+def assign_rows(start, adj, cost, n_cols, big, use_row, work, hkeys, hcols, watch, watch_cols):
+    # pragma: no cover - compiled
     # Among the maximum-cardinality matchings of the bipartite graph (rows = CSR lists, columns 0..n_cols-1), one of
     # least total cost. Hungarian method with sparse Dijkstra (shortest augmenting path per row, Johnson potentials
     # u, v with reduced costs w - u - v >= 0, zero on matched edges), on the graph extended by one private "unmatched"
@@ -111,6 +112,13 @@ def assign_rows(start, adj, cost, n_cols, big, use_row, work, hkeys, hcols):  # 
     # distance lowers the column's entry in place (its slot in `pos`) instead of pushing a second one, so pops never
     # meet stale entries (a third of them before) and the heap stays smaller; it pops the same (key, column)
     # sequence, the smallest live entry each time.
+    #
+    # Early stop (with a non-empty `watch`; an empty one solves every row): when only the fate of some rows or
+    # columns is wanted (watch[i] true; i a row, or a column with watch_cols), the search sequence is cut as soon as it is decided, and nothing else is then final.
+    # It is decided because a row left on its private column stays there (only that row reaches it, so no later
+    # augmenting path passes through it) and a matched real column stays matched (augmenting paths re-match every
+    # column on them): for watched rows, once the last of them has been added and none holds a real column; for
+    # watched columns, once all are matched.
     #
     # Workspace (caller-allocated, reused between calls; only the first entries are used): `work` int64
     # (8 * (n_rows + n_cols) + 2 * n_rows) or larger; hkeys, hcols int64 of at least (edges + n_rows + 1).
@@ -143,7 +151,24 @@ def assign_rows(start, adj, cost, n_cols, big, use_row, work, hkeys, hcols):  # 
         shift += 1
     col_mask = (np.int64(1) << shift) - 1
     packed = shift < 60 and 2 * big + 2 < (np.int64(1) << (61 - shift))
+    # the early stop: watched rows / columns still to be decided (rows: not yet added, or holding a real column)
+    pending = 0
+    last_watched = -1
+    stop = watch.shape[0] > 0
+    if stop:
+        for i in range(watch.shape[0]):
+            if watch[i]:
+                pending += 1
+                last_watched = i
+    watched_rows = not watch_cols
+    holding = 0  # watched rows that hold a real column
     for s in range(n_rows):
+        if stop:
+            if watched_rows:
+                if s > last_watched and holding == 0:
+                    break
+            elif pending == 0:
+                break
         if start[s + 1] == start[s] or not use_row[s]:
             continue  # no candidate (stays unmatched) or solved from the other side
         # Shortcut (exact): the first column settled is the least (key, column) among the new row's candidates, all
@@ -160,6 +185,11 @@ def assign_rows(start, adj, cost, n_cols, big, use_row, work, hkeys, hcols):  # 
             u[s] = bkey >> 1
             row4col[bcol] = s
             col4row[s] = bcol
+            if stop and bcol < n_cols:
+                if watched_rows:
+                    holding += watch[s]
+                else:
+                    pending -= watch[bcol]
             continue
         n_touched = 0
         n_scanned = 0
@@ -236,6 +266,16 @@ def assign_rows(start, adj, cost, n_cols, big, use_row, work, hkeys, hcols):  # 
             delta = dmin - scanned_dist[k]
             u[row4col[c]] += delta
             v[c] -= delta
+        if stop:
+            if watched_rows:
+                # s ends on a real column unless the sink is its own private one; the row whose private column is
+                # the sink (another row) gives up its real column
+                if sink != n_cols + s:
+                    holding += watch[s]
+                    if sink >= n_cols:
+                        holding -= watch[sink - n_cols]
+            elif sink < n_cols:
+                pending -= watch[sink]
         c = sink
         while True:
             r = pred[c]
@@ -261,5 +301,5 @@ def min_cost_maximum_matching(start, adj, cost, n_cols, big, use_row):  # pragma
     cap = start[n_rows] + n_rows + 1
     hkeys = np.empty(cap, np.int64)
     hcols = np.empty(cap, np.int64)
-    assign_rows(start, adj, cost, n_cols, big, use_row, work, hkeys, hcols)
+    assign_rows(start, adj, cost, n_cols, big, use_row, work, hkeys, hcols, np.zeros(0, np.bool_), False)
     return work[0:n_rows].copy(), work[n_rows : n_rows + n_cols].copy()

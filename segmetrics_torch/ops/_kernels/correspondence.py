@@ -214,7 +214,7 @@ def gt_index_grids(gts, n_gt, dims, pad, off_dy, off_dx, n_off):  # pragma: no c
 
 @numba.njit(cache=True, nogil=True)
 def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, work, hkeys, hcols, lstart, ladj,
-                     lcost, ones):
+                     lcost, ones, watch):
     # pragma: no cover - compiled
     # The matching of one annotator's graph (rows 0..n_rows-1 = its active machine pixels, machine indices rows_at,
     # lists adj / cost[beg[r]:end[r]]; columns = GT pixels 0..n2-1), one connected component at a time, each
@@ -276,12 +276,12 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, wo
     for k in range(n_comp):
         nr = row_start[k + 1] - row_start[k]
         nc = col_start[k + 1] - col_start[k]
+        # the machine pixels whose fate is wanted: uncertain and not yet in acc (the others are in acc already)
         need = False
         for q in range(nr):
             r = comp_rows[row_start[k] + q]
-            if unc[r] and not acc[rows_at[r]]:
-                need = True
-                break
+            watch[q] = unc[r] and not acc[rows_at[r]]
+            need |= watch[q]
         if not need:
             continue  # its matching cannot add a machine pixel to acc (see _certain_rows)
         ne = 0
@@ -295,7 +295,7 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, wo
                     lcost[ne] = cost[p]
                     ne += 1
                 lstart[q + 1] = ne
-            assign_rows(lstart[: nr + 1], ladj, lcost, nc, big, ones, work, hkeys, hcols)
+            assign_rows(lstart[: nr + 1], ladj, lcost, nc, big, ones, work, hkeys, hcols, watch[:nr], False)
             for q in range(nr):
                 if work[q] >= 0:
                     acc[rows_at[comp_rows[row_start[k] + q]]] = True
@@ -320,7 +320,7 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, wo
             for q in range(nc, 0, -1):
                 lstart[q] = lstart[q - 1]
             lstart[0] = 0
-            assign_rows(lstart[: nc + 1], ladj, lcost, nr, big, ones, work, hkeys, hcols)
+            assign_rows(lstart[: nc + 1], ladj, lcost, nr, big, ones, work, hkeys, hcols, watch[:nr], True)
             row4col = work[nc : nc + nr]
             for q in range(nr):
                 if row4col[q] >= 0:
@@ -450,8 +450,9 @@ def _solve_uncertain(rows, beg, end, adj, cost, n2, big, acc, unc):  # pragma: n
     ladj = np.empty(n_edges, np.int32)
     lcost = np.empty(n_edges, np.int64)
     ones = np.ones(nodes, np.bool_)
+    watch = np.empty(n_rows, np.bool_)
     _match_annotator(n_rows, rows, beg, end, adj, cost, n2, big, acc, unc, work, hkeys, hcols, lstart, ladj, lcost,
-                     ones)
+                     ones, watch)
 
 
 @numba.njit(cache=True, nogil=True)
