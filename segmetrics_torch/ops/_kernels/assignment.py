@@ -7,6 +7,9 @@ Behind :mod:`segmetrics_torch.ops.matching` (boundary pixel correspondence) and
 import numba
 import numpy as np
 
+_COLUMN = np.int64(0xFFFFFFFF)  # the column bits of a packed edge (pack_edge)
+_COST_LIMIT = np.int64(1) << 31
+
 
 @numba.njit(cache=True, nogil=True)
 def _heap_push(keys, cols, size, key, col):  # pragma: no cover - compiled
@@ -91,9 +94,10 @@ def _packed_pop(keys, pos, size, col_mask):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def assign_rows(start, adj, cost, n_cols, big, use_row, work, hkeys, hcols, watch, watch_cols):
+def assign_rows(start, edges, n_cols, big, use_row, work, hkeys, hcols, watch, watch_cols):
     # pragma: no cover - compiled
-    # Among the maximum-cardinality matchings of the bipartite graph (rows = CSR lists, columns 0..n_cols-1), one of
+    # Among the maximum-cardinality matchings of the bipartite graph (rows = CSR lists of packed edges
+    # (cost << 32) | column, see pack_edges; columns 0..n_cols-1), one of
     # least total cost. Hungarian method with sparse Dijkstra (shortest augmenting path per row, Johnson potentials
     # u, v with reduced costs w - u - v >= 0, zero on matched edges), on the graph extended by one private "unmatched"
     # column per row of cost `big`: with `big` larger than any total cost, the optimum matches as many rows as
@@ -176,8 +180,9 @@ def assign_rows(start, adj, cost, n_cols, big, use_row, work, hkeys, hcols, watc
         bkey = np.int64(2) * big  # the private column of s: distance big, free
         bcol = n_cols + s
         for p in range(start[s], start[s + 1]):
-            c = np.int64(adj[p])
-            key = (cost[p] - v[c]) * 2 + (1 if row4col[c] >= 0 else 0)
+            e = edges[p]
+            c = e & _COLUMN
+            key = ((e >> 32) - v[c]) * 2 + (1 if row4col[c] >= 0 else 0)
             if key < bkey or (key == bkey and c < bcol):
                 bkey = key
                 bcol = c
@@ -209,8 +214,9 @@ def assign_rows(start, adj, cost, n_cols, big, use_row, work, hkeys, hcols, watc
                     c = n_cols + row
                     nd = reach + big - v[c]
                 else:
-                    c = np.int64(adj[p])
-                    nd = reach + cost[p] - v[c]
+                    e = edges[p]
+                    c = e & _COLUMN
+                    nd = reach + (e >> 32) - v[c]
                 if nd < dist[c]:
                     flag = 1 if row4col[c] >= 0 else 0
                     key = nd * 2 + flag
@@ -294,12 +300,25 @@ def assign_rows(start, adj, cost, n_cols, big, use_row, work, hkeys, hcols, watc
 
 
 @numba.njit(cache=True, nogil=True)
+def pack_edge(column, cost):  # pragma: no cover - compiled
+    # One edge of assign_rows' lists: (cost << 32) | column, for 0 <= cost < 2**31 and 0 <= column < 2**32 (one load
+    # per relaxed edge instead of two)
+    return (np.int64(cost) << 32) | np.int64(column)
+
+
+@numba.njit(cache=True, nogil=True)
 def min_cost_maximum_matching(start, adj, cost, n_cols, big, use_row):  # pragma: no cover - compiled
-    # The allocating form of assign_rows: returns col4row (real columns only, -1 = unmatched) and row4col.
+    # The allocating form of assign_rows, on separate column and cost lists (costs 0 <= cost < 2**31, else a
+    # ValueError): returns col4row (real columns only, -1 = unmatched) and row4col.
     n_rows = start.shape[0] - 1
+    edges = np.empty(start[n_rows], np.int64)
+    for p in range(start[n_rows]):
+        if cost[p] < 0 or cost[p] >= _COST_LIMIT:
+            raise ValueError("min_cost_maximum_matching: every cost must be in [0, 2**31)")
+        edges[p] = pack_edge(adj[p], cost[p])
     work = np.empty(8 * (n_rows + n_cols) + 2 * n_rows, np.int64)
     cap = start[n_rows] + n_rows + 1
     hkeys = np.empty(cap, np.int64)
     hcols = np.empty(cap, np.int64)
-    assign_rows(start, adj, cost, n_cols, big, use_row, work, hkeys, hcols, np.zeros(0, np.bool_), False)
+    assign_rows(start, edges, n_cols, big, use_row, work, hkeys, hcols, np.zeros(0, np.bool_), False)
     return work[0:n_rows].copy(), work[n_rows : n_rows + n_cols].copy()

@@ -13,7 +13,7 @@ levels, ``indexed_candidates``) and match each annotator's graph one connected c
 import numba
 import numpy as np
 
-from .assignment import assign_rows, min_cost_maximum_matching
+from .assignment import assign_rows, min_cost_maximum_matching, pack_edge
 from .thinning import foreground_coords, padded_binary, thin_listed, thin_positions
 from .unionfind import find
 
@@ -213,8 +213,8 @@ def gt_index_grids(gts, n_gt, dims, pad, off_dy, off_dx, n_off):  # pragma: no c
 
 
 @numba.njit(cache=True, nogil=True)
-def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, work, hkeys, hcols, lstart, ladj,
-                     lcost, ones, watch):
+def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, work, hkeys, hcols, lstart, ledges,
+                     ones, watch):
     # pragma: no cover - compiled
     # The matching of one annotator's graph (rows 0..n_rows-1 = its active machine pixels, machine indices rows_at,
     # lists adj / cost[beg[r]:end[r]]; columns = GT pixels 0..n2-1), one connected component at a time, each
@@ -291,11 +291,10 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, wo
             for q in range(nr):
                 r = comp_rows[row_start[k] + q]
                 for p in range(beg[r], end[r]):
-                    ladj[ne] = local[n_rows + adj[p]]
-                    lcost[ne] = cost[p]
+                    ledges[ne] = pack_edge(local[n_rows + adj[p]], cost[p])
                     ne += 1
                 lstart[q + 1] = ne
-            assign_rows(lstart[: nr + 1], ladj, lcost, nc, big, ones, work, hkeys, hcols, watch[:nr], False)
+            assign_rows(lstart[: nr + 1], ledges, nc, big, ones, work, hkeys, hcols, watch[:nr], False)
             for q in range(nr):
                 if work[q] >= 0:
                     acc[rows_at[comp_rows[row_start[k] + q]]] = True
@@ -314,13 +313,12 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, wo
                 for p in range(beg[r], end[r]):
                     lc = local[n_rows + adj[p]]
                     e = lstart[lc]
-                    ladj[e] = q
-                    lcost[e] = cost[p]
+                    ledges[e] = pack_edge(q, cost[p])
                     lstart[lc] = e + 1
             for q in range(nc, 0, -1):
                 lstart[q] = lstart[q - 1]
             lstart[0] = 0
-            assign_rows(lstart[: nc + 1], ladj, lcost, nr, big, ones, work, hkeys, hcols, watch[:nr], True)
+            assign_rows(lstart[: nc + 1], ledges, nr, big, ones, work, hkeys, hcols, watch[:nr], True)
             row4col = work[nc : nc + nr]
             for q in range(nr):
                 if row4col[q] >= 0:
@@ -447,12 +445,11 @@ def _solve_uncertain(rows, beg, end, adj, cost, n2, big, acc, unc):  # pragma: n
     hkeys = np.empty(n_edges + nodes + 1, np.int64)
     hcols = np.empty(n_edges + nodes + 1, np.int64)
     lstart = np.empty(nodes + 1, np.int64)
-    ladj = np.empty(n_edges, np.int32)
-    lcost = np.empty(n_edges, np.int64)
+    ledges = np.empty(n_edges, np.int64)
     ones = np.ones(nodes, np.bool_)
     watch = np.empty(n_rows, np.bool_)
-    _match_annotator(n_rows, rows, beg, end, adj, cost, n2, big, acc, unc, work, hkeys, hcols, lstart, ladj, lcost,
-                     ones, watch)
+    _match_annotator(n_rows, rows, beg, end, adj, cost, n2, big, acc, unc, work, hkeys, hcols, lstart, ledges, ones,
+                     watch)
 
 
 @numba.njit(cache=True, nogil=True)
