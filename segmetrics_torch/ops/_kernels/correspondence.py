@@ -691,18 +691,31 @@ def soft_map_counts(levels, hist, rank, tasks, dims, gts, n_gt, lut1, lut2, do_t
             slot[q + 1] = slot[q] + n_on[order[q0 + q]] + 1  # + 1: the filter stores before it decides
         buf = np.empty(slot[nq], np.int32)
         n_thin = np.zeros(nq, np.int64)
-        for q in numba.prange(nq):
-            task = order[q0 + q]
-            b = tasks[task, 0]
-            m = rank[tasks[task, 1]]
-            pos = buf[slot[q] : slot[q + 1]]
-            c = 0
-            for i in range(first[b], first[b + 1]):
-                pos[c] = on_pos[i]
-                c += on_level[i] > m
-            if do_thin:
-                c = thin_positions(pos, c, dims[b, 0] + 2, dims[b, 1] + 2, lut1, lut2)
-            n_thin[q] = c
+        for bi in numba.prange(b1 - b0):
+            # one image's tasks from its lowest level up: the maps are nested, so each level's pixels are filtered
+            # (in place, raster order kept) from the level below it rather than from the whole lowest list
+            b = b0 + bi
+            qs = np.arange(t_first[b] - q0, t_first[b + 1] - q0)
+            ms = np.empty(qs.shape[0], np.int64)
+            for j in range(qs.shape[0]):
+                ms[j] = rank[tasks[order[q0 + qs[j]], 1]]
+            by_level = np.argsort(ms, kind="mergesort")
+            f = first[b]
+            cnt = first[b + 1] - f
+            for j in by_level:
+                q = qs[j]
+                m = ms[j]
+                c = 0
+                for i in range(f, f + cnt):
+                    on_pos[f + c] = on_pos[i]
+                    on_level[f + c] = on_level[i]
+                    c += on_level[i] > m
+                cnt = c
+                pos = buf[slot[q] : slot[q + 1]]
+                pos[:c] = on_pos[f : f + c]
+                if do_thin:
+                    c = thin_positions(pos, c, dims[b, 0] + 2, dims[b, 1] + 2, lut1, lut2)
+                n_thin[q] = c
         # 2. per image, its union list: each task's positions are replaced by union indices (first appearance
         # numbers), u_base holds each union pixel's cell in the padded GT index grids
         u_first = np.zeros(b1 - b0 + 1, np.int64)
