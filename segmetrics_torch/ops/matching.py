@@ -27,7 +27,13 @@ candidates of its own machine pixels, skipping at once the pixels with no annota
 annotators' index grids mark them), each component is solved in its own compact numbering, and the solver skips
 work that cannot change its result (heap entries that are never popped, the heap itself when a new pixel's cheapest
 candidate is free): the matchings, hence every count, are those of the plain algorithm above (tested against counts
-frozen before the change, ``tests/boundary/test_level_counts.py``).
+frozen before the change, ``tests/boundary/test_level_counts.py``). The batched counts go further and run the
+least-cost solver only where it can change a count: ``cntR`` is the size of *any* maximum matching, and a machine
+pixel that every maximum matching keeps (none reached by an alternating path from an unmatched one) is matched
+whatever the costs, so one maximum-cardinality matching per annotator settles both; a component is then solved, as
+above, only while one of its other pixels is matched by no annotator yet (``cntP`` is an OR over annotators), and
+only until those pixels are decided. The counts are unchanged (``tests/boundary/test_certain_rows.py`` checks each
+step against scipy and against the full solve).
 """
 
 from __future__ import annotations

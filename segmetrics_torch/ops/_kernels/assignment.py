@@ -118,11 +118,11 @@ def assign_rows(start, edges, n_cols, big, use_row, work, hkeys, hcols, watch, w
     # sequence, the smallest live entry each time.
     #
     # Early stop (with a non-empty `watch`; an empty one solves every row): when only the fate of some rows or
-    # columns is wanted (watch[i] true; i a row, or a column with watch_cols), the search sequence is cut as soon as it is decided, and nothing else is then final.
-    # It is decided because a row left on its private column stays there (only that row reaches it, so no later
-    # augmenting path passes through it) and a matched real column stays matched (augmenting paths re-match every
-    # column on them): for watched rows, once the last of them has been added and none holds a real column; for
-    # watched columns, once all are matched.
+    # columns is wanted (watch[i] true; i a row, or a column with watch_cols), the rows are added only until it is
+    # decided, and nothing else is then final. It is decided because a row left on its private column stays there
+    # (only that row reaches it, so no later augmenting path passes through it) and a matched real column stays
+    # matched (augmenting paths re-match every column on them): for watched rows, once the last of them has been
+    # added and none holds a real column; for watched columns, once all are matched.
     #
     # Workspace (caller-allocated, reused between calls; only the first entries are used): `work` int64
     # (8 * (n_rows + n_cols) + 2 * n_rows) or larger; hkeys, hcols int64 of at least (edges + n_rows + 1).

@@ -6,8 +6,11 @@ thinned, its pixels are matched one-to-one with each annotator's within the tole
 :mod:`.assignment`, and the matches are counted. Images are handled through padded uint8 buffers (see
 :mod:`.thinning`). The batched kernels list each level's candidates (``candidate_lists``, which skips the pixels
 with no annotator pixel within the tolerance; soft maps list them once per image for the thin pixels of all its
-levels, ``indexed_candidates``) and match each annotator's graph one connected component at a time
-(``_match_annotator``); ``correspond`` (one pair of maps) solves the whole graph at once, with the same result.
+levels, ``indexed_candidates``). Their counts need the exact assignment only in part: a maximum-cardinality matching
+of every annotator's graph gives cntR and the machine pixels matched in every maximum matching (``_certain_rows``),
+and the components where some other pixel is not yet matched by any annotator are solved one at a time, each whole
+and as ``correspond`` would (``_solve_uncertain``, ``_match_annotator``). ``correspond`` (one pair of maps) solves
+the whole graph at once, with the same matching; ``annotator_counts`` counts from it.
 """
 
 import numba
@@ -220,7 +223,8 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, wo
     # lists adj / cost[beg[r]:end[r]]; columns = GT pixels 0..n2-1), one connected component at a time, each
     # solved from its side with fewer pixels (machine side on a tie), exactly as correspond() solves the whole graph:
     # components do not interact, and the relative order of rows and columns inside a component (the solver's
-    # tie-breaking) is kept. Marks acc[machine index] of matched machine pixels; returns the number of matches.
+    # tie-breaking) is kept. Only the components with a row that is uncertain (unc) and not yet in acc are solved,
+    # watching those rows (the solver stops once they are decided); marks acc[machine index] of the matched ones.
     n_nodes = n_rows + n2
     parent = np.arange(n_nodes)
     has_col = np.zeros(n2, np.bool_)
@@ -458,8 +462,8 @@ def level_counts(my, mx, grids, n2s, n_gt, off_dy, off_dx, off_cost, n_off, pad,
     # Counts of one machine map (thinned already where asked: its on pixels at the unpadded raster-order coordinates
     # my, mx) against the n_gt annotators of image b: writes out[0, b, k] = cntR (matched GT pixels summed over
     # annotators), out[1, b, k] = cntP (machine pixels matched in at least one annotator), out[2, b, k] = sumP
-    # (machine pixels). Each annotator's candidate graph lists this map's candidates (candidate_lists) and is
-    # matched per connected component (_match_annotator).
+    # (machine pixels). Each annotator's candidate graph lists this map's candidates (candidate_lists); the
+    # counts come from _certain_rows and _solve_uncertain.
     n1 = my.shape[0]
     acc = np.zeros(n1, np.bool_)
     # list buffers shared by the annotators (no list is longer than n_off; only the used part is touched)
