@@ -47,8 +47,12 @@ def test_random_maps_match_pysod(pair, params):
     beta2, alpha = params
     metric = pysod.ContextMeasure(beta2=beta2, alpha=alpha)
     try:
-        metric.step(pred, gt)
+        with np.errstate(all="ignore"):
+            metric.step(pred, gt)
+        no_value = bool(np.isnan(metric.scores[0]))
     except np.linalg.LinAlgError:  # GT pixels on one slanted line: singular covariance, PySOD has no value
+        no_value = True
+    if no_value:  # (LinAlgError, or NaN where rounding leaves the covariance barely invertible)
         with pytest.raises(ValueError, match=r"`target`.*singular"):
             context_measure(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None], beta2=beta2, alpha=alpha)
         return
@@ -177,6 +181,35 @@ def test_gt_on_one_slanted_line_is_a_clear_error():
         context_measure(torch.full((1, 8, 8), 100, dtype=torch.uint8), target)
 
 
+def _slanted_line_gt(size=32):
+    g = np.zeros((size, size), np.uint8)
+    for i in range(10):
+        g[5 + i, 3 + 2 * i] = 255  # on one line of slope 1/2
+    return g
+
+
+def test_gt_where_pysod_returns_nan_is_a_clear_error():
+    g = _slanted_line_gt()
+    metric = pysod.ContextMeasure()
+    with np.errstate(all="ignore"):
+        metric.step(g.copy(), g)
+    assert np.isnan(metric.scores[0])  # no LinAlgError here: the kernel is NaN, and so is PySOD's value
+    with pytest.raises(ValueError, match=r"`target`.*singular"):
+        context_measure(torch.from_numpy(g)[None].clone(), torch.from_numpy(g)[None])
+
+
+def test_batch_error_names_the_image():
+    target = torch.zeros(3, 32, 32, dtype=torch.uint8)
+    target[:, 8:24, 8:24] = 255
+    target[2] = torch.from_numpy(_slanted_line_gt())
+    with pytest.raises(ValueError, match=r"^Image 2 of the batch: Expected a `target`.*singular"):
+        context_measure(target.clone(), target)
+    with pytest.raises(ValueError, match=r"^Image 1 of the batch: "):  # lists: the index in the list
+        context_measure([target[0], target[2]], [target[0], target[2]])
+    with pytest.raises(ValueError, match=r"^Expected a `target`"):  # one image: nothing to name
+        context_measure(target[2:].clone(), target[2:])
+
+
 def test_compute_after_only_failed_updates_warns():
     metric = ContextMeasure()
     target = torch.zeros(1, 8, 8, dtype=torch.uint8)
@@ -197,6 +230,15 @@ def test_empty_gt_is_zero():
 # ----------------------------------------------------------------------------------------------------------------
 from segmetrics_torch.functional.foreground.context_measure import camouflage_context_measure  # noqa: E402
 from segmetrics_torch.metrics.foreground_extra import CamouflageContextMeasure  # noqa: E402
+
+
+def test_camouflage_batch_error_names_the_image():
+    target = torch.zeros(3, 32, 32, dtype=torch.uint8)
+    target[:, 8:24, 8:24] = 255
+    target[2] = torch.from_numpy(_slanted_line_gt())
+    images = torch.zeros(3, 32, 32, 3, dtype=torch.uint8)
+    with pytest.raises(ValueError, match=r"^Image 2 of the batch: Expected a `target`.*singular"):
+        camouflage_context_measure(target.clone(), target, images)
 
 
 @st.composite

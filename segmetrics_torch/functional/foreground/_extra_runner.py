@@ -20,13 +20,38 @@ from ._prepare import check_dtypes, check_values
 __all__ = ["run_raw"]
 
 
-def _run_stack(fn: Callable[[Tensor, Tensor], dict[str, Tensor]], preds: Tensor, target: Tensor) -> dict[str, Tensor]:
+def _run_stack(
+    fn: Callable[[Tensor, Tensor], dict[str, Tensor]],
+    preds: Tensor,
+    target: Tensor,
+    indices: list[int] | None = None,
+    batch: int = 1,
+) -> dict[str, Tensor]:
+    # indices[j]: the position of stacked image j in the caller's batch of `batch` images (for the error message)
     kernel = use_cpu_kernel(preds.device)
-    parts = [fn(preds[b], target[b]) for b in _blocks(preds.shape[0], preds.shape[1], preds.shape[2], preds.device,
-                                                      kernel)]  # fmt: skip
+    parts = []
+    for b in _blocks(preds.shape[0], preds.shape[1], preds.shape[2], preds.device, kernel):
+        try:
+            parts.append(fn(preds[b], target[b]))
+        except ValueError as err:
+            if batch == 1:
+                raise
+            _raise_for_image(fn, preds, target, range(preds.shape[0])[b], indices, err)
     if len(parts) == 1:
         return parts[0]
     return {key: torch.cat([part[key] for part in parts]) for key in parts[0]}
+
+
+def _raise_for_image(fn, preds: Tensor, target: Tensor, block: range, indices: list[int] | None, err: ValueError):
+    """Re-raise a block's ValueError (e.g. a singular GT of the context measure) naming the image of the batch that
+    causes it: the block's images are tried one by one (only after the failure, so the batch path stays as fast)."""
+    for j in block:
+        try:
+            fn(preds[j : j + 1], target[j : j + 1])
+        except ValueError as one:
+            k = j if indices is None else indices[j]
+            raise ValueError(f"Image {k} of the batch: {one}") from None
+    raise err  # no single image fails alone (not expected): the block's own error
 
 
 def run_raw(
@@ -63,7 +88,7 @@ def run_raw(
         check_dtypes(preds, target, pname, tname)
         if validate_args:
             check_values(preds, target, pname, tname)
-        return _run_stack(fn, preds, target)
+        return _run_stack(fn, preds, target, batch=preds.shape[0])
 
     if len(plist) != len(tlist):
         raise ValueError(f"Expected as many `{tname}` as `{pname}` images, but got {len(tlist)} and {len(plist)}.")
@@ -84,7 +109,7 @@ def run_raw(
         t = torch.stack([tlist[i] for i in indices])
         if validate_args:
             check_values(p, t, f"{pname}[{indices[0]}..]", f"{tname}[{indices[0]}..]")
-        out = _run_stack(fn, p, t)
+        out = _run_stack(fn, p, t, indices, len(plist))
         if results is None:
             results = {k: v.new_empty((len(plist), *v.shape[1:])) for k, v in out.items()}
         index = torch.tensor(indices, device=p.device)

@@ -25,7 +25,8 @@ the CPU, ``torch.fft`` elsewhere; the border term on the host), one image at a t
 box). ``camouflage_context_measure`` (below) weights the reverse term by the camouflage degree of the RGB image.
 
 Edge case: when the GT pixels all lie on one slanted line their covariance is singular and the kernel undefined;
-PySODMetrics 1.6.2 stops with numpy's ``LinAlgError``, here it is a ``ValueError`` naming ``target``.
+PySODMetrics 1.6.2 stops with numpy's ``LinAlgError`` (or, where rounding leaves the covariance barely invertible,
+returns NaN), here it is a ``ValueError`` naming ``target`` (and, in a batch, the image).
 """
 
 from __future__ import annotations
@@ -69,18 +70,26 @@ def _require(module: str):
     return importlib.import_module(module)
 
 
+_SINGULAR = (
+    "Expected a `target` whose foreground pixels do not all lie on one slanted line: their covariance is singular "
+    "and the context measure's Gaussian kernel is undefined (PySODMetrics 1.6.2 fails there too: numpy's LinAlgError, "
+    "or NaN where rounding leaves the covariance barely invertible)."
+)
+
+
 def _gaussian(cov: np.ndarray, x_dis: int, y_dis: int) -> np.ndarray:
     try:
         inv = np.linalg.inv(cov)
     except np.linalg.LinAlgError:  # PySOD 1.6.2 raises numpy's LinAlgError here: no reference value exists
-        raise ValueError(
-            "Expected a `target` whose foreground pixels do not all lie on one slanted line: their covariance is "
-            "singular and the context measure's Gaussian kernel is undefined (PySODMetrics 1.6.2 fails there too)."
-        ) from None
+        raise ValueError(_SINGULAR) from None
     x, y = np.meshgrid(np.arange(-x_dis, x_dis + 1), np.arange(-y_dis, y_dis + 1), indexing="ij")
     z = np.stack([x, y], axis=-1)
-    kernel = np.exp(-0.5 * np.einsum("...i,ij,...j->...", z, inv, z)) / (2 * np.pi * np.sqrt(np.linalg.det(cov)))
-    return kernel / np.sum(kernel)
+    with np.errstate(all="ignore"):  # a (numerically) singular covariance: refused just below
+        kernel = np.exp(-0.5 * np.einsum("...i,ij,...j->...", z, inv, z)) / (2 * np.pi * np.sqrt(np.linalg.det(cov)))
+        kernel = kernel / np.sum(kernel)
+    if not np.isfinite(kernel).all():  # PySOD 1.6.2 returns NaN here: never a silent NaN
+        raise ValueError(_SINGULAR)
+    return kernel
 
 
 def _scaled(cov: np.ndarray, alpha: float) -> tuple[np.ndarray, int, int]:
@@ -369,7 +378,12 @@ def camouflage_context_measure(
     for i, (p_i, t_i) in enumerate(zip(p_list, t_list, strict=True)):
         p, g = _prepared_one(p_i, t_i, normalize, i)  # checked above
         img = image_list[i].cpu().numpy()
-        values.append(camouflage_context_of_maps(p, g, img, beta2, alpha, gamma, lambda_spatial))
+        try:
+            values.append(camouflage_context_of_maps(p, g, img, beta2, alpha, gamma, lambda_spatial))
+        except ValueError as err:
+            if len(p_list) == 1:
+                raise
+            raise ValueError(f"Image {i} of the batch: {err}") from None
     device = p_list[0].device
     return torch.tensor(values, dtype=torch.float64, device=device)
 
