@@ -425,6 +425,16 @@ def test_config_with_several_mistakes_names_them_all(tmp_path, capsys):
     path.write_text("families: sod\ndatasets: {A: a}\nmethods: {m: x}\ncolors: {m: notacolour}\n")
     status, _, err = _run(capsys, "--config", str(path))
     assert status == 2 and "colors: not a matplotlib colour: m: 'notacolour'" in _error_line(err), err
+    # a `datasets` that is not a mapping no longer stops the listing; a method with a mistake is still a method
+    path.write_text("families: sod\ndatasets: [a, b]\nmethods: {m: x}\nbatch_size: 0\ncolors: {m: notacolour}\n")
+    status, _, err = _run(capsys, "--config", str(path))
+    assert status == 2 and "3 mistakes in" in _error_line(err), err
+    for message in ("datasets: expected a non-empty mapping of names", "batch_size: expected a positive integer",
+                    "colors: not a matplotlib colour: m: 'notacolour'"):  # fmt: skip
+        assert message in err, (message, err)
+    path.write_text("families: sod\ndatasets: {A: a}\nmethods: {m: x, n: {C: y}}\ncolors: {n: red}\n")
+    status, _, err = _run(capsys, "--config", str(path))
+    assert status == 2 and "methods.n.C: no dataset of that name" in _error_line(err) and "no method" not in err
     # one mistake: one line, as before
     path.write_text("families: sod\ndatasets: {A: a}\nmethods: {m: x}\nbatch_size: 0\n")
     status, _, err = _run(capsys, "--config", str(path))

@@ -343,23 +343,23 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
         errors.append(
             f"{source}: unknown key(s) {', '.join(map(str, unknown))} (known: {', '.join(sorted(_TOP_KEYS))})"
         )
+    named = {key: isinstance(data.get(key), Mapping) and bool(data[key]) for key in ("datasets", "methods")}
     for key in ("datasets", "methods"):
         with _gather(errors):
-            _expect(isinstance(data.get(key), Mapping) and data[key], source, key, "a non-empty mapping of names",
-                    data.get(key))  # fmt: skip
-    if not all(isinstance(data.get(key), Mapping) and data[key] for key in ("datasets", "methods")):
-        _raise_all(errors, source)  # nothing below can be checked without them
+            _expect(named[key], source, key, "a non-empty mapping of names", data.get(key))
     default_families = None
     with _gather(errors):
         default_families = _families(data["families"], source, "families") if "families" in data else None
 
+    # the entries of a section that is not a mapping cannot be checked (nor methods without datasets, which they
+    # name); the other keys still are, so that one run lists every mistake
     datasets = []
-    for name, entry in data["datasets"].items():
+    for name, entry in data["datasets"].items() if named["datasets"] else ():
         with _gather(errors):
             datasets.append(_dataset(str(name), entry, default_families, base, source))
 
     methods = []
-    for name, entry in data["methods"].items():
+    for name, entry in data["methods"].items() if named["datasets"] and named["methods"] else ():
         with _gather(errors):
             methods.append(_method(str(name), entry, data["datasets"], base, source))
 
@@ -399,7 +399,10 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
             with _gather(errors):
                 _expect(check(data[key]), source, key, expected, data[key])
                 setattr(config, "allow_missing" if key == "skip_missing" else key, data[key])
-    _presentation(config, data, source, errors)
+    # colours, order and highlight name methods: checked against the names declared (an entry with a mistake is
+    # still a method), not at all where `methods` itself is wrong
+    declared = {str(name) for name in data["methods"]} if named["methods"] else None
+    _presentation(config, data, source, errors, declared, check_names=named["methods"])
     for key in PAIRING_KEYS:
         if data.get(key) is not None:
             with _gather(errors):
@@ -476,9 +479,20 @@ def _method(name: str, entry: Any, datasets: Mapping[str, Any], base: Path, sour
     return Method(name, entry, base)
 
 
-def _presentation(config: ReportConfig, data: Mapping[str, Any], source: str, errors: list[str]) -> None:
-    """The keys that change how the report looks, not its numbers: xlsx, method_order, colors, highlight, style."""
-    names = {m.name for m in config.methods}
+def _presentation(
+    config: ReportConfig,
+    data: Mapping[str, Any],
+    source: str,
+    errors: list[str],
+    names: set[str] | None = None,
+    check_names: bool = True,
+) -> None:
+    """The keys that change how the report looks, not its numbers: xlsx, method_order, colors, highlight, style.
+
+    Method names are checked against ``names`` (default: the configuration's methods), or not at all without
+    ``check_names``."""
+    if names is None:
+        names = {m.name for m in config.methods}
     if "xlsx" in data:
         with _gather(errors):
             _expect(isinstance(data["xlsx"], bool), source, "xlsx", "true or false", data["xlsx"])
@@ -486,15 +500,15 @@ def _presentation(config: ReportConfig, data: Mapping[str, Any], source: str, er
     if "method_order" in data:
         with _gather(errors):
             order = data["method_order"]
-            _expect(isinstance(order, list) and all(m in names for m in order), source, "method_order",
-                    f"a list of method names ({', '.join(sorted(names))})", order)  # fmt: skip
+            _expect(isinstance(order, list) and (not check_names or all(m in names for m in order)), source,
+                    "method_order", f"a list of method names ({', '.join(sorted(names))})", order)  # fmt: skip
             config.method_order = list(order)
     if "colors" in data:
         with _gather(errors):
             colors = data["colors"]
             _expect(isinstance(colors, Mapping) and all(isinstance(c, str) for c in colors.values()), source,
                     "colors", "a mapping {method: matplotlib colour}", colors)  # fmt: skip
-            unknown = [str(m) for m in colors if m not in names]
+            unknown = [str(m) for m in colors if m not in names] if check_names else []
             if unknown:
                 raise InputError(f"{_where(source, 'colors')}: no method named {', '.join(unknown)} (methods: "
                                  f"{', '.join(sorted(names))})")  # fmt: skip
@@ -505,8 +519,8 @@ def _presentation(config: ReportConfig, data: Mapping[str, Any], source: str, er
             config.colors = dict(colors)
     if "highlight" in data:
         with _gather(errors):
-            _expect(data["highlight"] in names, source, "highlight", f"a method name ({', '.join(sorted(names))})",
-                    data["highlight"])  # fmt: skip
+            _expect(not check_names or data["highlight"] in names, source, "highlight",
+                    f"a method name ({', '.join(sorted(names))})", data["highlight"])  # fmt: skip
             config.highlight = data["highlight"]
     if "style" in data:
         with _gather(errors):
