@@ -321,3 +321,27 @@ def test_soft_map_reason_on_the_bsds_sample():
             assert soft_map_reason(seg) is None, mat.stem
         fine = scipy.ndimage.label(ucm2[2::2, 2::2] <= 0.05)[0] % 256  # a fine partition in 8 bits (labels reused)
         assert np.unique(fine).size >= 32 and soft_map_reason(fine) is None, mat.stem
+
+
+def test_soft_map_reason_on_16_bit_maps():
+    """Soft maps and a ucm2 saved as 16-bit are soft maps; superpixel partitions of thousands of regions (even a
+    degenerate one, a few pixels per region) are not."""
+    from PIL import Image
+    from skimage.segmentation import felzenszwalb, slic
+
+    from segmetrics_torch.app.evaluation import soft_map_reason
+    from segmetrics_torch.io import read_mat_array
+
+    root = shared_path("bsds_sample") / "BSDS500"
+    for mat in sorted((root / "ucm2" / "test").glob("*.mat"))[:3]:
+        ucm2 = read_mat_array(mat, "ucm2")[2::2, 2::2]
+        blurred = scipy.ndimage.gaussian_filter(ucm2, 1.5)
+        blurred = np.clip(blurred / np.quantile(blurred, 0.99), 0, 1)
+        for soft in (ucm2, blurred):
+            reason = soft_map_reason(np.round(soft * 65535).astype(np.int64))
+            assert reason is not None and "separate runs" in reason, mat.stem
+        image = np.asarray(Image.open(root / "data" / "images" / "test" / f"{mat.stem}.jpg"))
+        superpixels = slic(image, n_segments=10000, start_label=0)
+        degenerate = felzenszwalb(image, scale=1, sigma=0.3, min_size=2)  # 40,000-45,000 regions of 3-4 pixels
+        for labels in (superpixels, degenerate):
+            assert labels.max() > 255 and soft_map_reason(labels) is None, mat.stem

@@ -862,28 +862,35 @@ def evaluate_partition(
     return results, metric
 
 
-#: an 8-bit label map with at least this many values, most of whose pixels off its commonest value differ from a
+#: a label map with at least this many values, most of whose pixels off its commonest value differ from a
 #: 4-neighbour, is a soft map (probability / edge strength), not regions (BSDS annotations: 2-8 %, 3,000 SLIC
 #: superpixels: ~48 % of such pixels on a region border; soft and ucm2 maps saved as PNG: 77-100 %)
 SOFT_MAP_LEVELS, SOFT_MAP_BORDER = 32, 0.75
+#: a label map with values above 255 (16-bit) is a soft map when, besides the above, its gray levels are scattered:
+#: at least this many 4-connected runs of equal value per distinct value (16-bit soft maps of the BSDS sample: 4-7,
+#: ucm2 saved as 16-bit: 2.2-2.4; label maps: SLIC 1.0, even 25,000-45,000 Felzenszwalb regions 1.4-1.6)
+SOFT_MAP_SCATTER = 1.8
 #: decoded label maps looked at by the check (the first ones of a method)
 SOFT_MAP_CHECKED = 3
 
 
 def soft_map_reason(labels: np.ndarray) -> str | None:
-    """Why an (H, W) label map looks like a soft map saved as 8-bit gray rather than a partition, or None.
+    """Why an (H, W) label map looks like a soft map saved as gray levels rather than a partition, or None.
 
-    A partition of <= 256 regions stored as 8-bit gray has few, solid regions; a soft boundary or probability map
-    read as labels has one region per gray level, scattered in thin runs: at least :data:`SOFT_MAP_LEVELS` values
-    and at least :data:`SOFT_MAP_BORDER` of the pixels off the commonest value next to another value.
+    A partition stored as gray has solid regions; a soft boundary or probability map read as labels has one region
+    per gray level, scattered in thin runs: at least :data:`SOFT_MAP_LEVELS` values and at least
+    :data:`SOFT_MAP_BORDER` of the pixels off the commonest value next to another value. Above 255 (16-bit) a
+    partition can have that many small regions (superpixels), so there each value must also fall apart into
+    :data:`SOFT_MAP_SCATTER` or more separate runs on average, as gray levels do and regions do not.
     """
-    if labels.ndim != 2 or labels.size == 0 or labels.min() < 0 or labels.max() > 255:
+    if labels.ndim != 2 or labels.size == 0 or labels.min() < 0:
         return None
-    counts = np.bincount(labels.ravel(), minlength=256)
-    levels = int(np.count_nonzero(counts))
+    values, counts = np.unique(labels, return_counts=True)
+    levels = len(values)
     if levels < SOFT_MAP_LEVELS:
         return None
-    other = labels != counts.argmax()
+    common = values[counts.argmax()]
+    other = labels != common
     border = np.zeros(labels.shape, bool)
     across, down = labels[:, 1:] != labels[:, :-1], labels[1:] != labels[:-1]
     border[:, 1:] |= across
@@ -893,8 +900,27 @@ def soft_map_reason(labels: np.ndarray) -> str | None:
     share = float(border[other].mean())
     if share < SOFT_MAP_BORDER:
         return None
-    return (f"{levels} gray levels; {share:.0%} of its pixels other than its most common value "
-            f"({int(counts.argmax())}) touch a different value")
+    reason = (f"{levels} gray levels; {share:.0%} of its pixels other than its most common value ({int(common)}) "
+              "touch a different value")
+    if labels.max() <= 255:
+        return reason
+    runs = _equal_value_runs(labels, across, down)
+    if runs < SOFT_MAP_SCATTER * levels:
+        return None
+    return f"{reason}, and its values fall apart into {runs / levels:.1f} separate runs each"
+
+
+def _equal_value_runs(labels: np.ndarray, across: np.ndarray, down: np.ndarray) -> int:
+    """The number of 4-connected runs of equal value (``across``/``down``: where neighbours differ)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    h, w = labels.shape
+    index = np.arange(h * w).reshape(h, w)
+    rows = np.concatenate([index[:, 1:][~across], index[1:][~down]])
+    cols = np.concatenate([index[:, :-1][~across], index[:-1][~down]])
+    graph = coo_matrix((np.ones(len(rows), np.int8), (rows, cols)), shape=(h * w, h * w))
+    return int(connected_components(graph, directed=False)[0])
 
 
 def _check_soft_labels(
