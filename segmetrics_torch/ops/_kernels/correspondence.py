@@ -487,13 +487,17 @@ def level_counts(my, mx, grids, n2s, n_gt, off_dy, off_dx, off_cost, n_off, pad,
     # first the part of every annotator's matching that needs no costs, then the exact assignments where they can
     # still add a pixel (the lists are listed again for those: cheaper than keeping every annotator's)
     cnt_r = 0
+    some_unc = np.zeros(n_gt, np.bool_)
     for a in range(n_gt):
         n = candidate_lists(my, mx, grids[a].reshape(-1), width, lin, off_cost, n_off, pad, rows_at, start, adj, cost)
         cnt_r += _certain_rows(rows_at[:n], start[:n], start[1 : n + 1], adj, n2s[a], acc, unc[a], mate_row,
                                mate_col, seen, srow, spos, scol, visited)  # fmt: skip
+        some_unc[a] = unc[a, :n].any()
     for a in range(n_gt):
-        n = candidate_lists(my, mx, grids[a].reshape(-1), width, lin, off_cost, n_off, pad, rows_at, start, adj, cost)
-        _solve_uncertain(rows_at[:n], start[:n], start[1 : n + 1], adj, cost, n2s[a], big, acc, unc[a])
+        if some_unc[a]:
+            n = candidate_lists(my, mx, grids[a].reshape(-1), width, lin, off_cost, n_off, pad, rows_at, start, adj,
+                                cost)  # fmt: skip
+            _solve_uncertain(rows_at[:n], start[:n], start[1 : n + 1], adj, cost, n2s[a], big, acc, unc[a])
     cnt_p = 0
     for i in range(n1):
         if acc[i]:
@@ -550,18 +554,34 @@ def indexed_candidates(u_base, n_u, gflat, lin, off_cost, n_off, start, adj, cos
 
 
 @numba.njit(cache=True, nogil=True)
+def _level_rows(uidx, n1, so, l_start, rows_at, beg, end):  # pragma: no cover - compiled
+    # One annotator's rows of a map given by union indices (see indexed_level_counts): the machine indices i with
+    # some candidate, and where their lists begin and end in the annotator's lists (CSR l_start[so:]); returns n.
+    n = 0
+    for i in range(n1):
+        u = so + uidx[i]
+        s = l_start[u]
+        e = l_start[u + 1]
+        rows_at[n] = i
+        beg[n] = s
+        end[n] = e
+        n += e > s
+    return n
+
+
+@numba.njit(cache=True, nogil=True)
 def indexed_level_counts(uidx, n1, n_gt, pair0, s_off, e_off, l_start, l_adj, l_cost, n2s, big, out, b, k):
     # pragma: no cover - compiled
     # level_counts for a machine map given as the union indices uidx[:n1] of its pixels (raster order), whose
     # candidate lists are already listed per annotator a (pair pair0 + a: CSR l_start[s_off:], entries at
     # l_adj / l_cost[e_off:], see indexed_candidates). Each annotator's graph has the rows and lists that
     # candidate_lists would build for this map (the machine pixels with some candidate, in raster order), read in
-    # place through begin / end positions instead of copied.
+    # place through begin / end positions instead of copied (and listed again for the second pass: one annotator's
+    # rows at a time, so memory does not grow with the annotators).
     acc = np.zeros(n1, np.bool_)
-    rows_at = np.empty((n_gt, n1 + 1), np.int64)  # + 1: the loop below stores before it decides
-    beg = np.empty((n_gt, n1 + 1), np.int64)
-    end = np.empty((n_gt, n1 + 1), np.int64)
-    n_rows = np.zeros(n_gt, np.int64)
+    rows_at = np.empty(n1 + 1, np.int64)  # + 1: _level_rows stores before it decides
+    beg = np.empty(n1 + 1, np.int64)
+    end = np.empty(n1 + 1, np.int64)
     n2max = 1
     for a in range(n_gt):
         n2max = max(n2max, n2s[a])
@@ -573,31 +593,20 @@ def indexed_level_counts(uidx, n1, n_gt, pair0, s_off, e_off, l_start, l_adj, l_
     seen = np.empty(n2max, np.int64)
     visited = np.empty(n2max, np.int64)
     unc = np.empty((n_gt, n1 + 1), np.bool_)
+    some_unc = np.zeros(n_gt, np.bool_)
     # first the part of every annotator's matching that needs no costs, then the exact assignments where they can
     # still add a pixel (see _certain_rows and _solve_uncertain)
     cnt_r = 0
     for a in range(n_gt):
-        so = s_off[pair0 + a]
-        eo = e_off[pair0 + a]
-        n = 0
-        ra = rows_at[a]
-        ba = beg[a]
-        ea = end[a]
-        for i in range(n1):
-            u = so + uidx[i]
-            s = l_start[u]
-            e = l_start[u + 1]
-            ra[n] = i
-            ba[n] = s
-            ea[n] = e
-            n += e > s
-        n_rows[a] = n
-        cnt_r += _certain_rows(ra[:n], ba[:n], ea[:n], l_adj[eo:], n2s[a], acc, unc[a], mate_row, mate_col, seen,
-                               srow, spos, scol, visited)  # fmt: skip
+        n = _level_rows(uidx, n1, s_off[pair0 + a], l_start, rows_at, beg, end)
+        cnt_r += _certain_rows(rows_at[:n], beg[:n], end[:n], l_adj[e_off[pair0 + a] :], n2s[a], acc, unc[a],
+                               mate_row, mate_col, seen, srow, spos, scol, visited)  # fmt: skip
+        some_unc[a] = unc[a, :n].any()
     for a in range(n_gt):
-        n = n_rows[a]
-        eo = e_off[pair0 + a]
-        _solve_uncertain(rows_at[a, :n], beg[a, :n], end[a, :n], l_adj[eo:], l_cost[eo:], n2s[a], big, acc, unc[a])
+        if some_unc[a]:
+            n = _level_rows(uidx, n1, s_off[pair0 + a], l_start, rows_at, beg, end)
+            eo = e_off[pair0 + a]
+            _solve_uncertain(rows_at[:n], beg[:n], end[:n], l_adj[eo:], l_cost[eo:], n2s[a], big, acc, unc[a])
     cnt_p = 0
     for i in range(n1):
         if acc[i]:
