@@ -70,21 +70,26 @@ def test_certain_rows_are_those_every_maximum_matching_keeps(graph):
 
 
 @settings(max_examples=300, deadline=None)
-@given(graphs(), st.integers(0, 2**31 - 1), st.booleans())
-def test_early_stop_decides_the_watched_rows_and_columns(graph, seed, watch_cols):
+@given(graphs(), st.integers(0, 2**31 - 1), st.sampled_from(["rows", "rows with deficit", "columns"]))
+def test_early_stop_decides_the_watched_rows_and_columns(graph, seed, mode):
     start, adj, cost, n_cols = graph
     n_rows = len(start) - 1
     big = _big(int(cost.max()), n_rows + n_cols)
     full_c4r, full_r4c = min_cost_maximum_matching(start, adj, cost, n_cols, big, np.ones(n_rows, np.bool_))
+    watch_cols = mode == "columns"
     watch = np.random.default_rng(seed).random(n_cols if watch_cols else n_rows) < 0.2
+    deficit = n_rows - _cardinality(n_rows, n_cols, start, adj) if mode == "rows with deficit" else -1
     edges = np.array([pack_edge(a, c) for a, c in zip(adj, cost, strict=True)], np.int64)
     work = np.empty(8 * (n_rows + n_cols) + 2 * n_rows, np.int64)
     heap = np.empty(len(adj) + n_rows + 1, np.int64)
-    assign_rows(start, edges, n_cols, big, np.ones(n_rows, np.bool_), work, heap, heap.copy(), watch, watch_cols)
+    rest = assign_rows(start, edges, n_cols, big, np.ones(n_rows, np.bool_), work, heap, heap.copy(), watch,
+                       watch_cols, deficit)  # fmt: skip
     if watch_cols:
         np.testing.assert_array_equal(work[n_rows : n_rows + n_cols][watch] >= 0, full_r4c[watch] >= 0)
     else:
-        np.testing.assert_array_equal(work[:n_rows][watch] >= 0, full_c4r[watch] >= 0)
+        matched = (work[:n_rows] >= 0) | (np.arange(n_rows) >= rest)  # rows from `rest` on: matched, not added
+        np.testing.assert_array_equal(matched[watch], full_c4r[watch] >= 0)
+        assert rest == n_rows or mode == "rows with deficit"
 
 
 def test_costs_beyond_the_packed_edge_are_refused():

@@ -94,7 +94,7 @@ def _packed_pop(keys, pos, size, col_mask):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def assign_rows(start, edges, n_cols, big, use_row, work, hkeys, hcols, watch, watch_cols):
+def assign_rows(start, edges, n_cols, big, use_row, work, hkeys, hcols, watch, watch_cols, deficit):
     # pragma: no cover - compiled
     # Among the maximum-cardinality matchings of the bipartite graph (rows = CSR lists of packed edges
     # (cost << 32) | column, see pack_edges; columns 0..n_cols-1), one of
@@ -122,7 +122,12 @@ def assign_rows(start, edges, n_cols, big, use_row, work, hkeys, hcols, watch, w
     # decided, and nothing else is then final. It is decided because a row left on its private column stays there
     # (only that row reaches it, so no later augmenting path passes through it) and a matched real column stays
     # matched (augmenting paths re-match every column on them): for watched rows, once the last of them has been
-    # added and none holds a real column; for watched columns, once all are matched.
+    # added and none holds a real column; for watched columns, once all are matched. With watched rows, a known
+    # `deficit` (>= 0: the rows a maximum matching leaves unmatched, every row having a candidate and use_row) stops
+    # it earlier: each search either matches one more real column or leaves one more row on its private column, so
+    # once `deficit` rows are on theirs, every later search augments -- no held column is given up and every row not
+    # yet added will be matched. Returns that first row not added (n_rows when all were, or when the rows left
+    # were not decided); rows from it on count as matched.
     #
     # Workspace (caller-allocated, reused between calls; only the first entries are used): `work` int64
     # (8 * (n_rows + n_cols) + 2 * n_rows) or larger; hkeys, hcols int64 of at least (edges + n_rows + 1).
@@ -166,10 +171,15 @@ def assign_rows(start, edges, n_cols, big, use_row, work, hkeys, hcols, watch, w
                 last_watched = i
     watched_rows = not watch_cols
     holding = 0  # watched rows that hold a real column
+    dropped = 0  # rows on their private column
+    rest = n_rows
     for s in range(n_rows):
         if stop:
             if watched_rows:
                 if s > last_watched and holding == 0:
+                    break
+                if dropped == deficit:
+                    rest = s
                     break
             elif pending == 0:
                 break
@@ -190,8 +200,10 @@ def assign_rows(start, edges, n_cols, big, use_row, work, hkeys, hcols, watch, w
             u[s] = bkey >> 1
             row4col[bcol] = s
             col4row[s] = bcol
-            if stop and bcol < n_cols:
-                if watched_rows:
+            if stop:
+                if bcol >= n_cols:
+                    dropped += 1
+                elif watched_rows:
                     holding += watch[s]
                 else:
                     pending -= watch[bcol]
@@ -273,6 +285,7 @@ def assign_rows(start, edges, n_cols, big, use_row, work, hkeys, hcols, watch, w
             u[row4col[c]] += delta
             v[c] -= delta
         if stop:
+            dropped += sink >= n_cols
             if watched_rows:
                 # s ends on a real column unless the sink is its own private one; the row whose private column is
                 # the sink (another row) gives up its real column
@@ -297,6 +310,7 @@ def assign_rows(start, edges, n_cols, big, use_row, work, hkeys, hcols, watch, w
     for r in range(n_rows):
         if col4row[r] >= n_cols:
             col4row[r] = -1
+    return rest
 
 
 @numba.njit(cache=True, nogil=True)
@@ -320,5 +334,5 @@ def min_cost_maximum_matching(start, adj, cost, n_cols, big, use_row):  # pragma
     cap = start[n_rows] + n_rows + 1
     hkeys = np.empty(cap, np.int64)
     hcols = np.empty(cap, np.int64)
-    assign_rows(start, edges, n_cols, big, use_row, work, hkeys, hcols, np.zeros(0, np.bool_), False)
+    assign_rows(start, edges, n_cols, big, use_row, work, hkeys, hcols, np.zeros(0, np.bool_), False, -1)
     return work[0:n_rows].copy(), work[n_rows : n_rows + n_cols].copy()

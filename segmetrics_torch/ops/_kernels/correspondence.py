@@ -282,10 +282,12 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, wo
         nc = col_start[k + 1] - col_start[k]
         # the machine pixels whose fate is wanted: uncertain and not yet in acc (the others are in acc already)
         need = False
+        deficit = 0  # rows of the component that a maximum matching leaves unmatched (unc 2)
         for q in range(nr):
             r = comp_rows[row_start[k] + q]
-            watch[q] = unc[r] and not acc[rows_at[r]]
+            watch[q] = unc[r] > 0 and not acc[rows_at[r]]
             need |= watch[q]
+            deficit += unc[r] == 2
         if not need:
             continue  # its matching cannot add a machine pixel to acc (see _certain_rows)
         ne = 0
@@ -298,9 +300,9 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, wo
                     ledges[ne] = pack_edge(local[n_rows + adj[p]], cost[p])
                     ne += 1
                 lstart[q + 1] = ne
-            assign_rows(lstart[: nr + 1], ledges, nc, big, ones, work, hkeys, hcols, watch[:nr], False)
+            rest = assign_rows(lstart[: nr + 1], ledges, nc, big, ones, work, hkeys, hcols, watch[:nr], False, deficit)
             for q in range(nr):
-                if work[q] >= 0:
+                if work[q] >= 0 or q >= rest:
                     acc[rows_at[comp_rows[row_start[k] + q]]] = True
         else:
             # GT pixels as rows: each lists its machine pixels in increasing machine index (as transpose_adjacency)
@@ -322,7 +324,7 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, wo
             for q in range(nc, 0, -1):
                 lstart[q] = lstart[q - 1]
             lstart[0] = 0
-            assign_rows(lstart[: nc + 1], ledges, nr, big, ones, work, hkeys, hcols, watch[:nr], True)
+            assign_rows(lstart[: nc + 1], ledges, nr, big, ones, work, hkeys, hcols, watch[:nr], True, -1)
             row4col = work[nc : nc + nr]
             for q in range(nr):
                 if row4col[q] >= 0:
@@ -410,16 +412,17 @@ def _certain_rows(rows, beg, end, adj, n2, acc, unc, mate_row, mate_col, seen, s
     # maximum matching, so its cardinality (this annotator's cntR) is that of any maximum matching, and a machine
     # pixel is matched by all of them unless some maximum matching leaves it unmatched -- the rows reached by an
     # alternating path from a row that a maximum matching leaves unmatched (Dulmage-Mendelsohn; here the rows left
-    # unmatched and the mates of the columns closed by their failed searches). Those rows get unc[r] = True; every
+    # unmatched and the mates of the columns closed by their failed searches). Those rows get unc[r] = 1, or 2 for
+    # the rows this maximum matching leaves unmatched (their number per component is the deficit); every
     # other matched row is marked in acc[machine index] now. Returns the cardinality. The exact assignment
     # (_solve_uncertain) then only has to say which of the uncertain rows end matched.
     n_rows = rows.shape[0]
     size = _max_cardinality(beg, end, adj, n2, mate_row, mate_col, seen, srow, spos, scol, visited)
     for r in range(n_rows):
-        unc[r] = mate_row[r] < 0
+        unc[r] = 2 if mate_row[r] < 0 else 0
     for c in range(n2):
         if seen[c] == -2:
-            unc[mate_col[c]] = True
+            unc[mate_col[c]] = 1  # a matched row (the mate of a closed column)
     for r in range(n_rows):
         if not unc[r]:
             acc[rows[r]] = True
@@ -483,7 +486,7 @@ def level_counts(my, mx, grids, n2s, n_gt, off_dy, off_dx, off_cost, n_off, pad,
     mate_col = np.empty(n2max, np.int64)
     seen = np.empty(n2max, np.int64)
     visited = np.empty(n2max, np.int64)
-    unc = np.empty((n_gt, n1 + 1), np.bool_)
+    unc = np.empty((n_gt, n1 + 1), np.uint8)
     # first the part of every annotator's matching that needs no costs, then the exact assignments where they can
     # still add a pixel (the lists are listed again for those: cheaper than keeping every annotator's)
     cnt_r = 0
@@ -592,7 +595,7 @@ def indexed_level_counts(uidx, n1, n_gt, pair0, s_off, e_off, l_start, l_adj, l_
     mate_col = np.empty(n2max, np.int64)
     seen = np.empty(n2max, np.int64)
     visited = np.empty(n2max, np.int64)
-    unc = np.empty((n_gt, n1 + 1), np.bool_)
+    unc = np.empty((n_gt, n1 + 1), np.uint8)
     some_unc = np.zeros(n_gt, np.bool_)
     # first the part of every annotator's matching that needs no costs, then the exact assignments where they can
     # still add a pixel (see _certain_rows and _solve_uncertain)
