@@ -246,21 +246,26 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, wo
     for j in range(n2):
         if has_col[j]:
             local[n_rows + j] = find(parent, n_rows + j)
+    # only the components to solve are numbered: those with an uncertain row not yet in acc (the components of one
+    # annotator share no machine pixel, so solving one cannot change which others qualify)
     comp = np.full(n_nodes, -1, np.int64)  # component number of a root
+    for r in range(n_rows):
+        if unc[r] and not acc[rows_at[r]]:
+            comp[local[r]] = -2
     n_comp = 0
     for r in range(n_rows):
-        if comp[local[r]] < 0:
+        if comp[local[r]] == -2:
             comp[local[r]] = n_comp
             n_comp += 1
     row_start = np.zeros(n_comp + 1, np.int64)
     col_start = np.zeros(n_comp + 1, np.int64)
     for r in range(n_rows):
-        parent[r] = comp[local[r]]  # from here on parent[] holds component numbers
-        row_start[parent[r] + 1] += 1
+        parent[r] = comp[local[r]]  # from here on parent[] holds component numbers (< 0: not solved)
+        row_start[parent[r] + 1] += parent[r] >= 0
     for j in range(n2):
         if has_col[j]:
             parent[n_rows + j] = comp[local[n_rows + j]]
-            col_start[parent[n_rows + j] + 1] += 1
+            col_start[parent[n_rows + j] + 1] += parent[n_rows + j] >= 0
     for k in range(n_comp):
         row_start[k + 1] += row_start[k]
         col_start[k + 1] += col_start[k]
@@ -269,14 +274,16 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, wo
     comp_rows = np.empty(n_rows, np.int64)
     for r in range(n_rows):
         k = parent[r]
-        local[r] = row_fill[k] - row_start[k]
-        comp_rows[row_fill[k]] = r
-        row_fill[k] += 1
+        if k >= 0:
+            local[r] = row_fill[k] - row_start[k]
+            comp_rows[row_fill[k]] = r
+            row_fill[k] += 1
     for j in range(n2):
         if has_col[j]:
             k = parent[n_rows + j]
-            local[n_rows + j] = col_fill[k] - col_start[k]
-            col_fill[k] += 1
+            if k >= 0:
+                local[n_rows + j] = col_fill[k] - col_start[k]
+                col_fill[k] += 1
     for k in range(n_comp):
         nr = row_start[k + 1] - row_start[k]
         nc = col_start[k + 1] - col_start[k]
