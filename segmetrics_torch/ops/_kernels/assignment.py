@@ -97,7 +97,7 @@ def _packed_pop(keys, pos, size, col_mask):  # pragma: no cover - compiled
 def assign_rows(start, edges, n_cols, big, use_row, work, hkeys, hcols, watch, watch_cols, deficit):
     # pragma: no cover - compiled
     # Among the maximum-cardinality matchings of the bipartite graph (rows = CSR lists of packed edges
-    # (cost << 32) | column, see pack_edges; columns 0..n_cols-1), one of
+    # (cost << 32) | column, see pack_edge; columns 0..n_cols-1), one of
     # least total cost. Hungarian method with sparse Dijkstra (shortest augmenting path per row, Johnson potentials
     # u, v with reduced costs w - u - v >= 0, zero on matched edges), on the graph extended by one private "unmatched"
     # column per row of cost `big`: with `big` larger than any total cost, the optimum matches as many rows as

@@ -467,6 +467,20 @@ def _solve_uncertain(rows, beg, end, adj, cost, n2, big, acc, unc):  # pragma: n
 
 
 @numba.njit(cache=True, nogil=True)
+def _pass_buffers(n1, n2s, n_gt):  # pragma: no cover - compiled
+    # Workspaces of the two passes over one map's annotators (_certain_rows, then _solve_uncertain): the maximum
+    # matching's (mate_row, mate_col, seen, srow, spos, scol, visited; shared by the annotators) and every
+    # annotator's uncertain rows (unc, (n_gt, n1 + 1)).
+    n2max = 1
+    for a in range(n_gt):
+        n2max = max(n2max, n2s[a])
+    rows = n1 + 1
+    return (np.empty(rows, np.int64), np.empty(n2max, np.int64), np.empty(n2max, np.int64), np.empty(rows, np.int64),
+            np.empty(rows, np.int64), np.empty(rows, np.int64), np.empty(n2max, np.int64),
+            np.empty((n_gt, rows), np.uint8))  # fmt: skip
+
+
+@numba.njit(cache=True, nogil=True)
 def level_counts(my, mx, grids, n2s, n_gt, off_dy, off_dx, off_cost, n_off, pad, big, out, b, k):
     # pragma: no cover - compiled
     # Counts of one machine map (thinned already where asked: its on pixels at the unpadded raster-order coordinates
@@ -483,17 +497,7 @@ def level_counts(my, mx, grids, n2s, n_gt, off_dy, off_dx, off_cost, n_off, pad,
     cost = np.empty(n1 * n_off + 1, np.int64)
     width = grids.shape[2]
     lin = flat_offsets(off_dy, off_dx, n_off, width)
-    n2max = 1
-    for a in range(n_gt):
-        n2max = max(n2max, n2s[a])
-    mate_row = np.empty(n1 + 1, np.int64)
-    srow = np.empty(n1 + 1, np.int64)
-    spos = np.empty(n1 + 1, np.int64)
-    scol = np.empty(n1 + 1, np.int64)
-    mate_col = np.empty(n2max, np.int64)
-    seen = np.empty(n2max, np.int64)
-    visited = np.empty(n2max, np.int64)
-    unc = np.empty((n_gt, n1 + 1), np.uint8)
+    mate_row, mate_col, seen, srow, spos, scol, visited, unc = _pass_buffers(n1, n2s, n_gt)
     # first the part of every annotator's matching that needs no costs, then the exact assignments where they can
     # still add a pixel (the lists are listed again for those: cheaper than keeping every annotator's)
     cnt_r = 0
@@ -592,17 +596,7 @@ def indexed_level_counts(uidx, n1, n_gt, pair0, s_off, e_off, l_start, l_adj, l_
     rows_at = np.empty(n1 + 1, np.int64)  # + 1: _level_rows stores before it decides
     beg = np.empty(n1 + 1, np.int64)
     end = np.empty(n1 + 1, np.int64)
-    n2max = 1
-    for a in range(n_gt):
-        n2max = max(n2max, n2s[a])
-    mate_row = np.empty(n1 + 1, np.int64)
-    srow = np.empty(n1 + 1, np.int64)
-    spos = np.empty(n1 + 1, np.int64)
-    scol = np.empty(n1 + 1, np.int64)
-    mate_col = np.empty(n2max, np.int64)
-    seen = np.empty(n2max, np.int64)
-    visited = np.empty(n2max, np.int64)
-    unc = np.empty((n_gt, n1 + 1), np.uint8)
+    mate_row, mate_col, seen, srow, spos, scol, visited, unc = _pass_buffers(n1, n2s, n_gt)
     some_unc = np.zeros(n_gt, np.bool_)
     # first the part of every annotator's matching that needs no costs, then the exact assignments where they can
     # still add a pixel (see _certain_rows and _solve_uncertain)
