@@ -82,6 +82,8 @@ def as_binary_mask(x: Tensor, name: str, validate_args: bool = True) -> Tensor:
     if x.is_complex():
         raise TypeError(f"Expected `{name}` to be bool or a {{0, 1}} tensor, but got dtype {x.dtype}.")
     if validate_args and x.numel() and not bool(((x == 0) | (x == 1)).all()):
+        if x.is_floating_point() and not bool(torch.isfinite(x).all()):
+            raise ValueError(f"Expected `{name}` to be boolean (bool, or only 0 and 1), but it contains NaN or inf.")
         raise ValueError(
             f"Expected `{name}` to be boolean (bool, or only 0 and 1), but it holds other values "
             f"(range [{float(x.min()):g}, {float(x.max()):g}])."

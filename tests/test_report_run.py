@@ -417,10 +417,11 @@ def test_config_with_several_mistakes_names_them_all(tmp_path, capsys):
     )
     status, _, err = _run(capsys, "--config", str(path))
     assert status == 2 and "Traceback" not in err
-    assert "5 mistakes in" in _error_line(err), err
+    assert "6 mistakes in" in _error_line(err), err
     for message in ("options.boundary.thresholds: expected a positive integer", "options.boundary.thin: expected "
                     "true or false", "device: expected cpu, cuda, cuda:N or auto", "pair_regex: not a regular "
-                    "expression", "colors: no method named z"):  # fmt: skip
+                    "expression", "colors: no method named z",
+                    "colors: not a matplotlib colour: m: 'notacolour'"):  # fmt: skip
         assert message in err, (message, err)
     path.write_text("families: sod\ndatasets: {A: a}\nmethods: {m: x}\ncolors: {m: notacolour}\n")
     status, _, err = _run(capsys, "--config", str(path))
@@ -432,6 +433,14 @@ def test_config_with_several_mistakes_names_them_all(tmp_path, capsys):
     for message in ("datasets: expected a non-empty mapping of names", "batch_size: expected a positive integer",
                     "colors: not a matplotlib colour: m: 'notacolour'"):  # fmt: skip
         assert message in err, (message, err)
+    # an RGB list is a colour; a number is not, and an unknown name beside it is a second mistake
+    path.write_text("families: sod\ndatasets: {A: a}\nmethods: {m: x}\ncolors: {m: [1, 0, 0]}\nbatch_size: 0\n")
+    status, _, err = _run(capsys, "--config", str(path))
+    assert status == 2 and "mistakes" not in err and "batch_size" in _error_line(err), err
+    path.write_text("families: sod\ndatasets: {A: a}\nmethods: {m: x}\ncolors: {m: 12, z: red}\n")
+    status, _, err = _run(capsys, "--config", str(path))
+    assert status == 2 and "2 mistakes in" in _error_line(err), err
+    assert "colors: no method named z" in err and "colors: not a matplotlib colour: m: 12" in err, err
     path.write_text("families: sod\ndatasets: {A: a}\nmethods: {m: x, n: {C: y}}\ncolors: {n: red}\n")
     status, _, err = _run(capsys, "--config", str(path))
     assert status == 2 and "methods.n.C: no dataset of that name" in _error_line(err) and "no method" not in err

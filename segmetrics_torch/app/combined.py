@@ -240,7 +240,7 @@ def _sheet_name(family: str) -> str:
 # ----------------------------------------------------------------------------------------------------- figures
 
 
-def _line_style(i: int, method: str, colors: Mapping[str, str], highlight: str | None) -> dict[str, Any]:
+def _line_style(i: int, method: str, colors: Mapping[str, Any], highlight: str | None) -> dict[str, Any]:
     styles = ("-", "--", "-.", ":")
     style = {"color": colors.get(method, f"C{i % 10}"), "ls": styles[(i // 10) % 4], "lw": 1.2, "zorder": 2}
     if highlight is not None and method == highlight:
@@ -254,7 +254,7 @@ def plot_grid(
     *,
     kind: str,
     method_order: Sequence[str] = (),
-    colors: Mapping[str, str] | None = None,
+    colors: Mapping[str, Any] | None = None,
     highlight: str | None = None,
     style: str | None = None,
     summary: str = "",

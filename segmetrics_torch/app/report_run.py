@@ -182,7 +182,7 @@ class ReportConfig:
     figures: tuple[str, ...] = ("png", "pdf")
     xlsx: bool = False
     method_order: list[str] = field(default_factory=list)
-    colors: dict[str, str] = field(default_factory=dict)
+    colors: dict[str, Any] = field(default_factory=dict)
     highlight: str | None = None
     style: str | None = None
     progress: bool = True
@@ -504,19 +504,20 @@ def _presentation(
                     "method_order", f"a list of method names ({', '.join(sorted(names))})", order)  # fmt: skip
             config.method_order = list(order)
     if "colors" in data:
+        colors = data["colors"]
         with _gather(errors):
-            colors = data["colors"]
-            _expect(isinstance(colors, Mapping) and all(isinstance(c, str) for c in colors.values()), source,
-                    "colors", "a mapping {method: matplotlib colour}", colors)  # fmt: skip
+            _expect(isinstance(colors, Mapping), source, "colors", "a mapping {method: matplotlib colour}", colors)
+        if isinstance(colors, Mapping):  # unknown names and bad colours are two mistakes, both listed
             unknown = [str(m) for m in colors if m not in names] if check_names else []
             if unknown:
-                raise InputError(f"{_where(source, 'colors')}: no method named {', '.join(unknown)} (methods: "
-                                 f"{', '.join(sorted(names))})")  # fmt: skip
+                errors.append(f"{_where(source, 'colors')}: no method named {', '.join(unknown)} (methods: "
+                              f"{', '.join(sorted(names))})")  # fmt: skip
             bad = _bad_colours(colors)
             if bad:
-                raise InputError(f"{_where(source, 'colors')}: not a matplotlib colour: "
-                                 f"{', '.join(f'{m}: {c!r}' for m, c in bad.items())}")  # fmt: skip
-            config.colors = dict(colors)
+                errors.append(f"{_where(source, 'colors')}: not a matplotlib colour: "
+                              f"{', '.join(f'{m}: {c!r}' for m, c in bad.items())}")  # fmt: skip
+            if not unknown and not bad:
+                config.colors = dict(colors)
     if "highlight" in data:
         with _gather(errors):
             _expect(not check_names or data["highlight"] in names, source, "highlight",
@@ -528,13 +529,14 @@ def _presentation(
             config.style = data["style"]
 
 
-def _bad_colours(colors: Mapping[str, str]) -> dict[str, str]:
-    """The entries matplotlib would reject (none checked without matplotlib: then no figure is drawn either)."""
+def _bad_colours(colors: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries matplotlib would reject (a name, hex string or RGB(A) list are colours; without matplotlib only
+    strings pass: then no figure is drawn either)."""
     try:
         from matplotlib.colors import is_color_like
     except ImportError:  # pragma: no cover - the plot extra is not installed
-        return {}
-    return {m: c for m, c in colors.items() if not is_color_like(c)}
+        return {m: c for m, c in colors.items() if not isinstance(c, str)}
+    return {m: c for m, c in colors.items() if isinstance(c, bool) or not is_color_like(c)}
 
 
 def _figure_formats(value: Any, source: str = "--figures") -> tuple[str, ...]:

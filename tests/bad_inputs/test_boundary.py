@@ -112,6 +112,12 @@ CASES = [
         "counts-target-complex", lambda: _counts(PB, GT.to(torch.complex64)), TypeError, r"`target\[0\]` to be bool"
     ),
     raises("counts-target-values", lambda: _counts(PB, GT.long() * 3), ValueError, r"`target\[0\]` to be boolean"),
+    raises(
+        "counts-target-nan",
+        lambda: _counts(PB, torch.where(GT, float("nan"), 0.0)),
+        ValueError,
+        r"`target\[0\]` to be boolean .* contains NaN or inf",
+    ),
     raises("counts-meta", lambda: _counts(meta(PB), GT), ValueError, r"`preds` to hold values.*'meta'"),
     raises(
         "counts-meta-in-list",

@@ -25,8 +25,9 @@ the CPU, ``torch.fft`` elsewhere; the border term on the host), one image at a t
 box). ``camouflage_context_measure`` (below) weights the reverse term by the camouflage degree of the RGB image.
 
 Edge case: when the GT pixels all lie on one slanted line their covariance is singular and the kernel undefined;
-PySODMetrics 1.6.2 stops with numpy's ``LinAlgError`` (or, where rounding leaves the covariance barely invertible,
-returns NaN), here it is a ``ValueError`` naming ``target`` (and, in a batch, the image).
+where PySODMetrics 1.6.2 then has no value (numpy's ``LinAlgError``, or NaN where rounding leaves the covariance barely
+invertible) it is a ``ValueError`` naming ``target`` (and, in a batch, the image); where rounding leaves a finite kernel
+(some two-pixel masks), PySOD's number is reproduced.
 """
 
 from __future__ import annotations
