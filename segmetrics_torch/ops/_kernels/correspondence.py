@@ -287,16 +287,13 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, wo
     for k in range(n_comp):
         nr = row_start[k + 1] - row_start[k]
         nc = col_start[k + 1] - col_start[k]
-        # the machine pixels whose fate is wanted: uncertain and not yet in acc (the others are in acc already)
-        need = False
+        # the machine pixels whose fate is wanted: uncertain and not yet in acc (the others are in acc already; at
+        # least one, or the component would not be numbered)
         deficit = 0  # rows of the component that a maximum matching leaves unmatched (unc 2)
         for q in range(nr):
             r = comp_rows[row_start[k] + q]
             watch[q] = unc[r] > 0 and not acc[rows_at[r]]
-            need |= watch[q]
             deficit += unc[r] == 2
-        if not need:
-            continue  # its matching cannot add a machine pixel to acc (see _certain_rows)
         ne = 0
         if nr <= nc:
             # machine pixels as rows: their lists, columns renumbered inside the component
@@ -481,6 +478,17 @@ def _pass_buffers(n1, n2s, n_gt):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
+def _store_counts(acc, cnt_r, out, b, k):  # pragma: no cover - compiled
+    # out[:, b, k] = [cntR, cntP (the machine pixels marked in acc), sumP (all machine pixels)]
+    cnt_p = 0
+    for i in range(acc.shape[0]):
+        cnt_p += acc[i]
+    out[0, b, k] = cnt_r
+    out[1, b, k] = cnt_p
+    out[2, b, k] = acc.shape[0]
+
+
+@numba.njit(cache=True, nogil=True)
 def level_counts(my, mx, grids, n2s, n_gt, off_dy, off_dx, off_cost, n_off, pad, big, out, b, k):
     # pragma: no cover - compiled
     # Counts of one machine map (thinned already where asked: its on pixels at the unpadded raster-order coordinates
@@ -512,13 +520,7 @@ def level_counts(my, mx, grids, n2s, n_gt, off_dy, off_dx, off_cost, n_off, pad,
             n = candidate_lists(my, mx, grids[a].reshape(-1), width, lin, off_cost, n_off, pad, rows_at, start, adj,
                                 cost)  # fmt: skip
             _solve_uncertain(rows_at[:n], start[:n], start[1 : n + 1], adj, cost, n2s[a], big, acc, unc[a])
-    cnt_p = 0
-    for i in range(n1):
-        if acc[i]:
-            cnt_p += 1
-    out[0, b, k] = cnt_r
-    out[1, b, k] = cnt_p
-    out[2, b, k] = n1
+    _store_counts(acc, cnt_r, out, b, k)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -611,13 +613,7 @@ def indexed_level_counts(uidx, n1, n_gt, pair0, s_off, e_off, l_start, l_adj, l_
             n = _level_rows(uidx, n1, s_off[pair0 + a], l_start, rows_at, beg, end)
             eo = e_off[pair0 + a]
             _solve_uncertain(rows_at[:n], beg[:n], end[:n], l_adj[eo:], l_cost[eo:], n2s[a], big, acc, unc[a])
-    cnt_p = 0
-    for i in range(n1):
-        if acc[i]:
-            cnt_p += 1
-    out[0, b, k] = cnt_r
-    out[1, b, k] = cnt_p
-    out[2, b, k] = n1
+    _store_counts(acc, cnt_r, out, b, k)
 
 
 # Soft maps are matched in waves of whole images whose levels' on pixels (the thinning buffers, all alive at once)
@@ -635,7 +631,8 @@ def soft_map_counts(levels, hist, rank, tasks, dims, gts, n_gt, lut1, lut2, do_t
     # (image, threshold) pairs of `tasks` (T, 2).
     # The levels of one image share most of their thin pixels (a blurred boundary thins to about the same ridge at
     # every threshold), and a pixel's candidate list depends only on the pixel and the annotator. So, per wave of
-    # images: every task's map is thresholded and thinned (one parallel task each); each image's thin pixels over
+    # images: every task's map is thresholded and thinned (one parallel task per image, its levels from the lowest
+    # up, each filtered from the one below); each image's thin pixels over
     # all its levels are numbered once (its union list); every (image, annotator) pair lists the candidates of that
     # union once (one parallel task each); and every task matches its map from those lists (one parallel task
     # each). The graphs, their row order and every list are those of level_counts, so the counts are too.
