@@ -133,6 +133,24 @@ def _check_output(path: str | None, option: str) -> Path | None:
     return check_output(path, option)
 
 
+def _check_inputs_safe(args: argparse.Namespace, files: dict[str, Path | None], *, out_dir: Path | None = None) -> None:
+    """No output of a single-folder command replaces, deletes or pollutes an input (see ``output_safety``)."""
+    from .output_safety import InputFolder, check_outputs
+
+    inputs = [InputFolder("the prediction folder", Path(args.pred))]
+    inputs.append(InputFolder("the ground-truth folder", Path(args.gt)))
+    if getattr(args, "gt_classes", None):
+        inputs.append(InputFolder("the class folder", Path(args.gt_classes)))
+    outputs = dict(files)
+    if out_dir is not None:
+        outputs.update({f"--out-dir ({name})": out_dir / name for name in BSR_FILES})
+    check_outputs(outputs, inputs=inputs)
+    from .tables import CSV_KINDS, check_csv_output
+
+    for option in CSV_KINDS:  # a table to merge into is read before any measure runs, not after
+        check_csv_output(files.get(option), option)
+
+
 def _check_pairing(pairing, args: argparse.Namespace) -> None:
     """No common stem is an error; unmatched files are one too, or a warning with ``--allow-missing``."""
     check_pairing(pairing, args.pred, args.gt, args.allow_missing)
@@ -258,6 +276,7 @@ def _run_evaluate_foreground(args: argparse.Namespace) -> int:
     json_path = _check_output(args.json, "--json")
     csv_path = _check_output(args.csv, "--csv")
     per_image_path = _check_output(args.per_image_csv, "--per-image-csv")
+    _check_inputs_safe(args, {"--json": json_path, "--csv": csv_path, "--per-image-csv": per_image_path})
     try:
         pairing = find_pairs(args.pred, args.gt, **pairing_options(args))
     except ValueError as error:
@@ -475,6 +494,10 @@ def _prescan(args: argparse.Namespace, pairing, family: str, input_format: str, 
     return pairs, scanned, bad
 
 
+#: the files of BSR's collect_eval_bdry.m that --out-dir writes
+BSR_FILES = ("eval_bdry.txt", "eval_bdry_thr.txt", "eval_bdry_img.txt")
+
+
 def _write_bsr_files(out_dir: Path, summary: dict[str, Any]) -> list[Path]:
     """BSR ``collect_eval_bdry.m`` outputs, every number as MATLAB's ``%10g``, fields separated by one space."""
 
@@ -510,6 +533,7 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
     json_path = _check_output(args.json, "--json")
     per_image_path = _check_output(args.per_image_csv, "--per-image-csv")
     out_dir = _check_out_dir(args.out_dir)
+    _check_inputs_safe(args, {"--json": json_path, "--per-image-csv": per_image_path}, out_dir=out_dir)
     pairing, pred_kind, gt_kind = _match_folders(args)
     input_format, gt_format = boundary_formats(pred_kind, gt_kind, args.gt_labels, args.gt)
     check_boundary_nms(args.nms, input_format, "--nms")
@@ -609,12 +633,13 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
 
     device = _device(args.device)
     json_path = _check_output(args.json, "--json")
+    per_image_path = _check_output(args.per_image_csv, "--per-image-csv")
+    _check_inputs_safe(args, {"--json": json_path, "--per-image-csv": per_image_path})
     pairing, pred_kind, gt_kind = _match_folders(args)
     if not pairing.pairs:
         _check_pairing(pairing, args)  # no common name: the pairing error, with examples of both sides
     input_format, gt_format = partition_formats(pairing, pred_kind, gt_kind)
     hierarchy = input_format != "labels"
-    per_image_path = _check_output(args.per_image_csv, "--per-image-csv")
     if hierarchy and per_image_path is not None:
         raise InputError(
             f"--per-image-csv needs label-map partitions: {args.pred} holds {PREDICTION_FORMATS[input_format]}, whose "
@@ -717,6 +742,7 @@ def _run_evaluate_proposals(args: argparse.Namespace) -> int:
             import matplotlib  # noqa: F401
         except ImportError:
             raise InputError("--plot needs matplotlib: pip install 'segmetrics-torch[plot]'") from None
+    _check_inputs_safe(args, {"--json": json_path, "--per-image-csv": per_image_path, "--plot": plot_path})
     try:
         pairing = find_pairs(args.pred, args.gt, PROPOSAL_EXTENSIONS, **pairing_options(args))
         classes = None if args.gt_classes is None else list_images(args.gt_classes, name="class folder")

@@ -71,6 +71,14 @@ def _mat_files(folder: str, what: str) -> dict[str, Path]:
         raise _input_error(str(error)) from None
 
 
+def _check_inputs_safe(json_path: str | None, folders: list[tuple[str, str | None]]) -> None:
+    """``--json`` neither replaces an input nor lands where a pairing would read it (see ``output_safety``)."""
+    from .output_safety import InputFolder, check_outputs
+
+    inputs = [InputFolder(role, Path(folder)) for role, folder in folders if folder]
+    check_outputs({"--json": Path(json_path) if json_path else None}, inputs=inputs)
+
+
 def _pct(value: float) -> float:
     return 100 * value
 
@@ -131,6 +139,7 @@ def _run_meta_partition(args: argparse.Namespace) -> int:
     from .tables import format_table, write_json
 
     check_output(args.json, "--json")
+    _check_inputs_safe(args.json, [("the ground-truth folder", args.gt), ("the ucm2 folder", args.ucm)])
     measures = _measure_list(args.measures, PARTITION_MEASURES)
     gt_files = _mat_files(args.gt, "ground-truth folder")
     stems = sorted(gt_files)
@@ -263,6 +272,8 @@ def _run_meta_foreground(args: argparse.Namespace) -> int:
     from .tables import format_table, write_json
 
     check_output(args.json, "--json")
+    predictions = [("a prediction folder", p) for p in args.pred or ()]
+    _check_inputs_safe(args.json, [("the ground-truth folder", args.gt), *predictions])
     measures = _measure_list(args.measures, FOREGROUND_MEASURES)
     preds, gt, names = _read_foreground(args)
     start = time.perf_counter()

@@ -187,6 +187,8 @@ class ReportConfig:
     style: str | None = None
     progress: bool = True
     source: str = "configuration"
+    #: the configuration file the run was read from (``None``: built from the command line)
+    config_file: Path | None = None
 
 
 def _where(source: str, path: str) -> str:
@@ -580,7 +582,9 @@ def load_config(path: str | Path) -> ReportConfig:
             raise InputError(f"{path}: {message}; a later one would silently replace the earlier: merge them") from None
         except yaml.YAMLError as error:
             raise InputError(f"{path}: not valid YAML ({' '.join(str(error).split())})") from None
-    return config_from_mapping(data, path.parent, str(path))
+    config = config_from_mapping(data, path.parent, str(path))
+    config.config_file = path
+    return config
 
 
 class _DuplicateKey(Exception):
@@ -1048,6 +1052,7 @@ def run_report(
     resolve_device: Callable[[str], Any] | None = None,
     out: Callable[[str], None] = print,
     warn: Callable[[str], None] | None = None,
+    file_outputs: Mapping[str, Path] | None = None,
 ) -> SuiteResult:
     """Evaluate a configuration and write its report (see the module doc for the order of work).
 
@@ -1061,6 +1066,8 @@ def run_report(
             (default: ``torch.device``).
         out: where the tables and the summary go (stdout).
         warn: where warnings go (default: stderr).
+        file_outputs: ``option -> path`` of the single-file outputs written after the report (``--json``,
+            ``--csv``, ``--per-image-csv``), checked with the report's own against the inputs before anything runs.
 
     Returns:
         The records, which combinations were computed / taken from the cache / skipped, and the written files.
@@ -1069,6 +1076,7 @@ def run_report(
 
     warn = warn or (lambda message: print(message, file=sys.stderr))
     _check_output_folder(config)
+    check_report_outputs(config, file_outputs or {})
     if config.xlsx:
         from .combined import check_xlsx
 
@@ -1183,6 +1191,35 @@ def _check_output_folder(config: ReportConfig) -> None:
         raise InputError(f"the cache {config.cache} is a file; give a folder")
 
 
+def check_report_outputs(config: ReportConfig, file_outputs: Mapping[str, Path]) -> None:
+    """No output of the report (its folder, its cache, ``--json`` / ``--csv`` / ``--per-image-csv``) replaces,
+    deletes or pollutes an input: a ground-truth, prediction or class folder, or the configuration file (see
+    :mod:`~segmetrics_torch.app.output_safety`)."""
+    from .output_safety import FolderOutput, InputFile, InputFolder, check_outputs, report_folder
+
+    inputs: list[InputFolder] = []
+    for dataset in config.datasets:
+        inputs.append(InputFolder(f"the ground-truth folder of {dataset.name}", dataset.gt))
+        if dataset.gt_classes is not None:
+            inputs.append(InputFolder(f"the class folder of {dataset.name}", dataset.gt_classes))
+        for method in config.methods:
+            for family in dataset.families:
+                folder = method.folder(dataset.name, family)
+                if folder is not None:
+                    inputs.append(InputFolder(f"the prediction folder of {method.name} on {dataset.name}", folder))
+    default_cache = config.cache is not None and config.cache == config.output / "cache"
+    folders = [report_folder(config.output, "the output folder", default_cache=default_cache)]
+    if config.cache is not None and not default_cache:
+        folders.append(FolderOutput("the cache folder", config.cache))
+    sources = [InputFile("the configuration file", config.config_file)] if config.config_file is not None else []
+    files = {("--" + option.replace("_", "-")): path for option, path in file_outputs.items()}
+    check_outputs(files, folders=folders, inputs=inputs, input_files=sources, cache=config.cache)
+    from .tables import CSV_KINDS, check_csv_output
+
+    for option in CSV_KINDS:  # a table to merge into is read before any measure runs, not after
+        check_csv_output(files.get(option), option)
+
+
 #: the list of files a report wrote, in its folder: the next report removes those it does not write again
 MANIFEST = ".segmetrics-manifest.json"
 
@@ -1220,6 +1257,8 @@ def _write_atomically(folder: Path, files: Mapping[str, Callable[[Path], None]])
 
 def _replace_manifest(folder: Path, relatives: list[str]) -> list[str]:
     """Remove the previous report's files that ``relatives`` does not name, then record ``relatives``."""
+    from .output_safety import report_owns
+
     manifest = folder / MANIFEST
     removed = []
     try:
@@ -1229,8 +1268,8 @@ def _replace_manifest(folder: Path, relatives: list[str]) -> list[str]:
     keep = set(relatives)
     root = folder.resolve()
     for relative in previous:
-        if not isinstance(relative, str) or relative in keep:
-            continue
+        if not isinstance(relative, str) or relative in keep or not report_owns(relative):
+            continue  # a manifest names only files a report writes: anything else there is not removed
         path = (folder / relative).resolve()
         if root not in path.parents or not path.is_file():  # only files inside the report folder
             continue
@@ -1475,7 +1514,7 @@ def run_from_args(args: argparse.Namespace, resolve_device: Callable[[str], Any]
         args.subparser.print_help(sys.stderr)
         return 2
     outputs = _check_file_outputs(args)
-    result = run_report(config_from_args(args), resolve_device=resolve_device)
+    result = run_report(config_from_args(args), resolve_device=resolve_device, file_outputs=outputs)
     if distributed.is_main():
         _write_file_outputs(result, outputs)
     return 0

@@ -30,6 +30,7 @@ __all__ = [
     "scalar_row",
     "slug",
     "to_jsonable",
+    "check_csv_output",
     "upsert_csv",
     "write_csv",
     "write_json",
@@ -217,32 +218,66 @@ def write_rows(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> None:
     write_atomically(path, write)
 
 
-def upsert_csv(path: str | Path, rows: Sequence[Mapping[str, Any]], keys: Sequence[str], option: str) -> str:
-    """Merge ``rows`` into the CSV file ``path``: a row whose ``keys`` columns equal an existing row's replaces it (a
-    re-run of one method on one dataset), other rows are appended, so that one file collects several runs and never
-    silently loses another run's rows. Returns "wrote" / "updated".
+#: the first columns of each kind of CSV table the command writes: a file is merged into only if it starts so
+CSV_KINDS = {
+    "--csv": ("method", "dataset", "num_images"),
+    "--per-image-csv": ("method", "dataset", "image"),
+}
+
+
+def _read_csv_table(path: Path, option: str) -> tuple[list[str], list[dict[str, str]]]:
+    """The header and rows of an existing CSV table this command wrote (``([], [])`` for a missing or empty file).
 
     Raises:
-        InputError: the existing file is not such a CSV (other columns): naming ``option`` and the file.
+        InputError: the file is not such a table (not UTF-8 text, not CSV, or another kind of table).
     """
     from .errors import InputError
 
-    path = Path(path)
-    header = list(dict.fromkeys(k for row in rows for k in row))
-    kept: list[dict[str, str]] = []
-    action = "wrote"
-    if path.exists() and path.stat().st_size:
+    if not path.exists() or not path.stat().st_size:
+        return [], []
+    prefix = CSV_KINDS[option]
+    expected = f"a CSV table this command wrote (columns {', '.join(prefix)}, ...)"
+    try:
         with path.open(newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)
-            old = list(reader.fieldnames or [])
-            if old != header:
+            header = list(reader.fieldnames or [])
+            if tuple(header[: len(prefix)]) != prefix:
+                shown = ", ".join(header[:4]) + (" ..." if len(header) > 4 else "")
                 raise InputError(
-                    f"{option} {path} holds another table (columns {', '.join(old[:4])} ...); rows are added to a "
-                    "file of the same columns only: give another file name"
+                    f"{option} {path} is not {expected} but holds columns {shown}; rows are added to such a table "
+                    "only: give another file name"
                 )
-            new_keys = {tuple(str(row[k]) for k in keys) for row in rows}
-            kept = [dict(row) for row in reader if tuple(row[k] for k in keys) not in new_keys]
-        action = "updated"
+            rows = [dict(row) for row in reader]
+    except UnicodeDecodeError as error:
+        raise InputError(f"{option} {path} is not {expected}: byte {error.start} is not UTF-8 text") from None
+    except csv.Error as error:
+        raise InputError(f"{option} {path} is not {expected}: {error}") from None
+    return header, rows
+
+
+def check_csv_output(path: str | Path | None, option: str) -> None:
+    """Before any measure runs: an existing ``path`` is a table that ``option`` can merge its rows into."""
+    if path is not None:
+        _read_csv_table(Path(path), option)
+
+
+def upsert_csv(path: str | Path, rows: Sequence[Mapping[str, Any]], keys: Sequence[str], option: str) -> str:
+    """Merge ``rows`` into the CSV file ``path``: a row whose ``keys`` columns equal an existing row's replaces it (a
+    re-run of one method on one dataset), other rows are appended, so that one file collects several runs and never
+    silently loses another run's rows. Runs with different measures share one file: the columns are the union, the
+    file's own first, then the new ones in this run's order; a cell a run did not compute is empty. Returns
+    "wrote" / "updated".
+
+    Raises:
+        InputError: the existing file is not a CSV table of ``option``'s kind (:data:`CSV_KINDS`): naming ``option``
+            and the file.
+    """
+    path = Path(path)
+    old_header, old_rows = _read_csv_table(path, option)
+    header = list(dict.fromkeys([*old_header, *(k for row in rows for k in row)]))
+    new_keys = {tuple(str(row[k]) for k in keys) for row in rows}
+    kept = [row for row in old_rows if tuple(row.get(k, "") for k in keys) not in new_keys]
+    action = "updated" if old_header else "wrote"
     from .outputs import write_atomically
 
     def write(p: Path) -> None:
@@ -250,7 +285,7 @@ def upsert_csv(path: str | Path, rows: Sequence[Mapping[str, Any]], keys: Sequen
             writer = csv.writer(f)
             writer.writerow(header)
             for old_row in kept:
-                writer.writerow([old_row.get(k, "") for k in header])
+                writer.writerow([old_row.get(k) or "" for k in header])
             for row in rows:
                 writer.writerow([_cell(row.get(k)) for k in header])
 

@@ -1,0 +1,228 @@
+"""The rule that keeps the command from touching what the user owns: no output replaces or deletes a file the run
+reads or would read, nor lands where an input folder's pairing would pick it up next time.
+
+Checked before any measure runs (a mistake costs nothing), for every output of every form:
+
+* a **file output** (``--json``, ``--csv``, ``--per-image-csv``, ``--plot``, BSR's ``eval_bdry*.txt`` of
+  ``--out-dir``) must not be an input file (an image, ``.mat`` or ``.npz`` of a prediction / ground-truth / class
+  folder, the configuration file; symbolic and hard links are followed), must not sit in an input folder under a
+  name that folder's pairing reads (an image, ``.mat`` or ``.npz`` name: the next run would take it for a
+  prediction), and must not sit in the cache folder (whose ``.json`` entries the run reads). A new ``results.json``
+  beside the images is allowed: no pairing reads ``.json``;
+* a **folder output** (``--output``, ``--cache``) must not be an input folder itself, and the parts of it that the
+  report writes and replaces (``results.json``, ``tables.*``, ``combined.*``, ``csv/``, ``figures/``, ``cache/``,
+  its temporary ``.segmetrics-report-*`` folders) must not hold an input folder or the configuration file;
+* two outputs must not name the same file.
+
+A violation is an :class:`~segmetrics_torch.app.errors.InputError` (exit 2, one ``error:`` line) naming the option,
+the path and the input it would destroy or pollute.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import InputError
+
+__all__ = [
+    "INPUT_EXTENSIONS",
+    "REPORT_FILES",
+    "REPORT_FOLDERS",
+    "REPORT_TEMP_PREFIX",
+    "FolderOutput",
+    "InputFile",
+    "InputFolder",
+    "check_outputs",
+    "report_folder",
+    "report_owns",
+]
+
+#: every extension a pairing of any family reads (images, BSDS / ucm2 ``.mat``, proposal ``.npz``)
+INPUT_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".mat", ".npz")
+
+#: the files a report writes at the top of its folder (and replaces on the next run)
+REPORT_FILES = frozenset(
+    {"results.json", "tables.md", "tables.tex", "combined.md", "combined.tex", "combined.xlsx",
+     ".segmetrics-manifest.json"}
+)  # fmt: skip
+#: the sub-folders of a report folder whose files the report writes and removes
+REPORT_FOLDERS = frozenset({"csv", "figures"})
+#: a report renders into a temporary folder of this prefix inside its folder (removed after, or by the next run)
+REPORT_TEMP_PREFIX = ".segmetrics-report-"
+
+
+@dataclass(frozen=True)
+class InputFolder:
+    """A folder the run reads: ``role`` names it in errors ("the prediction folder"); ``extensions`` are the names
+    its reader picks up."""
+
+    role: str
+    path: Path
+    extensions: tuple[str, ...] = INPUT_EXTENSIONS
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """A single file the run reads (the configuration)."""
+
+    role: str
+    path: Path
+
+
+@dataclass(frozen=True)
+class FolderOutput:
+    """A folder the run writes into: the top-level ``files`` and the ``folders`` (whole sub-trees) it owns."""
+
+    option: str
+    path: Path
+    files: frozenset[str] = frozenset()
+    folders: frozenset[str] = field(default_factory=frozenset)
+    prefixes: tuple[str, ...] = ()
+
+
+def report_owns(relative: str) -> bool:
+    """Whether a path relative to a report folder is one the report writes (and may therefore remove)."""
+    parts = Path(relative).parts
+    if not parts or ".." in parts or Path(relative).is_absolute():
+        return False
+    if len(parts) == 1:
+        return parts[0] in REPORT_FILES
+    return parts[0] in REPORT_FOLDERS
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path != folder and path.is_relative_to(folder)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _hard_link_in(path: Path, folder: InputFolder) -> Path | None:
+    """An input of ``folder`` that is the same file as ``path`` under another name (a hard link), if any."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    if stat.st_nlink < 2:
+        return None
+    try:
+        entries = list(os.scandir(folder.path))
+    except OSError:
+        return None
+    for entry in entries:
+        if entry.name.startswith(".") or Path(entry.name).suffix.lower() not in folder.extensions:
+            continue
+        try:
+            other = entry.stat()
+        except OSError:
+            continue
+        if (other.st_ino, other.st_dev) == (stat.st_ino, stat.st_dev):
+            return Path(entry.path)
+    return None
+
+
+def check_outputs(
+    files: Mapping[str, Path | None] | Iterable[tuple[str, Path | None]],
+    *,
+    folders: Sequence[FolderOutput] = (),
+    inputs: Sequence[InputFolder] = (),
+    input_files: Sequence[InputFile] = (),
+    cache: Path | None = None,
+) -> None:
+    """Raise :class:`InputError` if an output would replace, delete or pollute an input (see the module doc).
+
+    Args:
+        files: ``option -> path`` of the file outputs (``None``: not given).
+        folders: the folder outputs.
+        inputs: the folders the run reads.
+        input_files: single input files (the configuration).
+        cache: the cache folder the run reads, if any.
+    """
+    pairs = list(files.items()) if isinstance(files, Mapping) else list(files)
+    given = [(option, Path(path)) for option, path in pairs if path is not None]
+    folder_inputs = [InputFolder(f.role, _real(f.path), f.extensions) for f in inputs]
+    file_inputs = [InputFile(f.role, _real(f.path)) for f in input_files]
+    cache_real = _real(cache) if cache is not None else None
+
+    seen: dict[Path, str] = {}
+    for option, path in given:
+        real = _real(path)
+        if real in seen:
+            raise InputError(f"{seen[real]} and {option} name the same file {path}; give each its own file name")
+        seen[real] = option
+        for source in file_inputs:
+            if real == source.path or _same_file(real, source.path):
+                raise InputError(f"{option} {path} is {source.role} this run reads; writing it would replace it")
+        for folder in folder_inputs:
+            picked = not real.name.startswith(".") and real.suffix.lower() in folder.extensions
+            if real.parent == folder.path and picked:
+                if real.exists():
+                    raise InputError(
+                        f"{option} {path} is a file of {folder.role} {folder.path} that this run reads; writing it "
+                        "would replace it: give a file name outside that folder"
+                    )
+                raise InputError(
+                    f"{option} {path}: a {real.suffix} file in {folder.role} {folder.path} would be read as an input "
+                    "by the next run's pairing; give a file name outside that folder (a .json or .csv name there "
+                    "is fine)"
+                )
+            link = _hard_link_in(real, folder) if real.exists() else None
+            if link is not None:
+                raise InputError(
+                    f"{option} {path} is the same file as {link} of {folder.role} (a hard link); writing it would "
+                    "replace that input"
+                )
+        if cache_real is not None and (real.parent == cache_real or _inside(real, cache_real)):
+            raise InputError(
+                f"{option} {path} is inside the cache folder {cache_real}, whose entries this run reads; give a file "
+                "name outside it"
+            )
+        for out in folders:
+            root = _real(out.path)
+            if (real.parent == root and real.name in out.files) or (
+                _inside(real, root) and real.relative_to(root).parts[0] in out.folders
+            ):
+                raise InputError(f"{option} {path} is a file that {out.option} {out.path} writes; give another name")
+
+    for out in folders:
+        root = _real(out.path)
+        for folder in folder_inputs:
+            if root == folder.path:
+                raise InputError(
+                    f"{out.option} {out.path} is {folder.role}; give a folder of its own (the run writes files there "
+                    "and replaces them on the next run)"
+                )
+            if _inside(folder.path, root):
+                first = folder.path.relative_to(root).parts[0]
+                if first in out.folders or any(first.startswith(p) for p in out.prefixes):
+                    raise InputError(
+                        f"{folder.role} {folder.path} is inside {root / first}, which {out.option} {out.path} "
+                        "writes and replaces; move the inputs or choose another output folder"
+                    )
+        for source in file_inputs:
+            if _inside(source.path, root):
+                relative = source.path.relative_to(root)
+                first = relative.parts[0]
+                owned = (len(relative.parts) == 1 and first in out.files) or first in out.folders
+                if owned or any(first.startswith(p) for p in out.prefixes):
+                    raise InputError(
+                        f"{source.role} {source.path} is a file that {out.option} {out.path} writes; rename it or "
+                        "choose another output folder"
+                    )
+
+
+def report_folder(path: Path, option: str = "--output", *, default_cache: bool = False) -> FolderOutput:
+    """The :class:`FolderOutput` of a report folder (``cache/`` included when the cache is the default one)."""
+    owned = REPORT_FOLDERS | ({"cache"} if default_cache else set())
+    return FolderOutput(option, path, REPORT_FILES, frozenset(owned), (REPORT_TEMP_PREFIX,))

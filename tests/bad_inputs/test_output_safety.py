@@ -1,0 +1,289 @@
+"""No output of the command replaces, deletes or pollutes what the user owns (issue 26, item 1).
+
+Every output option of every form (single-folder commands of the four families, ``--output`` reports, the
+``--config`` / ``--gt --pred`` report form, the meta-measures) is pointed at every input role it has (a prediction,
+a ground truth, a class image, the configuration file, the cache): each is exit 2 with one ``error:`` line, checked
+before any measure runs, and every input file keeps its bytes. A new ``results.json`` beside the images stays
+allowed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io
+from PIL import Image
+
+from segmetrics_torch.app import report_run
+from segmetrics_torch.app.cli import main
+from segmetrics_torch.app.output_safety import report_owns
+
+H, W = 20, 24
+
+
+def _png(path: Path, array: np.ndarray) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(array).save(path)
+
+
+def _gt_mat(path: Path, seg: np.ndarray) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cell = np.empty((1, 1), dtype=object)
+    bnd = np.zeros_like(seg, dtype=np.uint8)
+    bnd[:, 1:] |= (seg[:, 1:] != seg[:, :-1]).astype(np.uint8)
+    bnd[1:, :] |= (seg[1:, :] != seg[:-1, :]).astype(np.uint8)
+    cell[0, 0] = {"Segmentation": seg.astype(np.uint16), "Boundaries": bnd}
+    scipy.io.savemat(path, {"groundTruth": cell})
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """Valid inputs of every family, a configuration file and a cache folder, in a fresh folder per case."""
+    rng = np.random.default_rng(0)
+    for i in range(3):
+        gt = np.zeros((H, W), np.uint8)
+        gt[4 : 10 + i, 5:15] = 255
+        _png(tmp_path / "sod/gt" / f"im{i}.png", gt)
+        _png(tmp_path / "sod/pred" / f"im{i}.png", rng.integers(0, 256, (H, W), dtype=np.uint8))
+    seg = np.ones((H, W), np.int64)
+    seg[:, W // 2 :] = 2
+    for i in range(2):
+        _gt_mat(tmp_path / "bdry/gt" / f"b{i}.mat", seg)
+        _png(tmp_path / "bdry/pred" / f"b{i}.png", rng.integers(0, 256, (H, W), dtype=np.uint8))
+        _png(tmp_path / "part/pred" / f"b{i}.png", (seg * 40).astype(np.uint8))
+        _gt_mat(tmp_path / "part/gt" / f"b{i}.mat", seg)
+        masks = np.zeros((4, H, W), bool)
+        masks[:, 2:12, 3:15] = True
+        (tmp_path / "prop/pred").mkdir(parents=True, exist_ok=True)
+        np.savez(tmp_path / "prop/pred" / f"p{i}.npz", masks=masks)
+        inst = np.zeros((H, W), np.uint8)
+        inst[2:10, 3:12] = 1
+        _png(tmp_path / "prop/gt" / f"p{i}.png", inst)
+        _png(tmp_path / "prop/cls" / f"p{i}.png", inst * 7)
+    (tmp_path / "eval.yaml").write_text(
+        "output: report\ndatasets:\n  D: sod/gt\nmethods:\n  M: sod/pred\nfamilies: [foreground]\n", encoding="utf-8"
+    )
+    (tmp_path / "cachedir").mkdir()
+    (tmp_path / "cachedir" / "0123abcd.json").write_text("{}", encoding="utf-8")
+    return tmp_path
+
+
+def _fingerprint(root: Path) -> dict[str, str]:
+    """Every file under ``root`` (inputs, config, cache) with its content hash."""
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+def _fg(r: Path, *extra: str) -> list[str]:
+    return ["evaluate", "foreground", "--pred", str(r / "sod/pred"), "--gt", str(r / "sod/gt"), "--no-progress", *extra]
+
+
+def _bdry(r: Path, *extra: str) -> list[str]:
+    return ["evaluate", "boundary", "--pred", str(r / "bdry/pred"), "--gt", str(r / "bdry/gt"), "--no-progress", *extra]
+
+
+def _part(r: Path, *extra: str) -> list[str]:
+    return ["evaluate", "partition", "--pred", str(r / "part/pred"), "--gt", str(r / "part/gt"), "--no-progress",
+            *extra]  # fmt: skip
+
+
+def _prop(r: Path, *extra: str) -> list[str]:
+    return ["evaluate", "proposals", "--pred", str(r / "prop/pred"), "--gt", str(r / "prop/gt"), "--gt-classes",
+            str(r / "prop/cls"), "--no-progress", *extra]  # fmt: skip
+
+
+def _report(r: Path, *extra: str) -> list[str]:
+    return ["evaluate", "--gt", str(r / "sod/gt"), "--pred", f"M={r / 'sod/pred'}", "--family", "foreground",
+            "--output", str(r / "out"), "--no-progress", "--figures", "none", *extra]  # fmt: skip
+
+
+def _config(r: Path, *extra: str) -> list[str]:
+    return ["evaluate", "--config", str(r / "eval.yaml"), "--no-progress", "--figures", "none", *extra]
+
+
+def _symlink_to_pred(r: Path) -> Path:
+    link = r / "elsewhere.png"
+    link.symlink_to(r / "sod/pred/im0.png")
+    return link
+
+
+def _hardlink_to_gt(r: Path) -> Path:
+    link = r / "hard.json"
+    os.link(r / "sod/gt/im1.png", link)
+    return link
+
+
+def _json_config_in_report(r: Path) -> list[str]:
+    (r / "out").mkdir()
+    data = {"output": ".", "datasets": {"D": "../sod/gt"}, "methods": {"M": "../sod/pred"}, "families": ["foreground"]}
+    (r / "out" / "results.json").write_text(json.dumps(data), encoding="utf-8")
+    return ["evaluate", "--config", str(r / "out" / "results.json"), "--no-progress", "--figures", "none"]
+
+
+def _preds_inside_figures(r: Path) -> list[str]:
+    (r / "out/figures").mkdir(parents=True)
+    os.rename(r / "sod/pred", r / "out/figures/pred")
+    return ["evaluate", "foreground", "--pred", str(r / "out/figures/pred"), "--gt", str(r / "sod/gt"),
+            "--output", str(r / "out"), "--no-progress"]  # fmt: skip
+
+
+def _bsr_file_linked_to_pred(r: Path) -> list[str]:
+    (r / "bsr").mkdir()
+    (r / "bsr" / "eval_bdry.txt").symlink_to(r / "bdry/pred/b0.png")
+    return _bdry(r, "--out-dir", str(r / "bsr"))
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    argv: Callable[[Path], list[str]]
+    match: str  # regex the error line matches
+
+
+CASES = [
+    # evaluate foreground (single folder): --json, --csv, --per-image-csv x prediction, GT
+    Case("fg-json-pred", lambda r: _fg(r, "--json", str(r / "sod/pred/im0.png")), r"--json .*im0\.png is a file of the prediction folder"),
+    Case("fg-json-gt", lambda r: _fg(r, "--json", str(r / "sod/gt/im0.png")), r"--json .* ground-truth folder .* would replace"),
+    Case("fg-csv-gt", lambda r: _fg(r, "--csv", str(r / "sod/gt/im1.png")), r"--csv .*im1\.png is a file of the ground-truth folder"),
+    Case("fg-per-image-pred", lambda r: _fg(r, "--per-image-csv", str(r / "sod/pred/im2.png")), r"--per-image-csv .* prediction folder"),
+    Case("fg-json-new-image-in-pred", lambda r: _fg(r, "--json", str(r / "sod/pred/new.jpg")), r"would be read as an input by the next run's pairing"),
+    Case("fg-csv-new-image-in-gt", lambda r: _fg(r, "--csv", str(r / "sod/gt/table.TIF")), r"would be read as an input"),
+    Case("fg-json-symlink-to-pred", lambda r: _fg(r, "--json", str(_symlink_to_pred(r))), r"prediction folder .* would replace"),
+    Case("fg-json-hardlink-to-gt", lambda r: _fg(r, "--json", str(_hardlink_to_gt(r))), r"hard link"),
+    Case("fg-json-and-csv-same-file", lambda r: _fg(r, "--json", str(r / "x.csv"), "--csv", str(r / "x.csv")), r"--json and --csv name the same file"),
+    # evaluate foreground --output (the report of one method): the folder x prediction, GT, cache
+    Case("fg-output-is-pred", lambda r: _fg(r, "--output", str(r / "sod/pred")), r"the output folder .* is the prediction folder"),
+    Case("fg-output-is-gt", lambda r: _fg(r, "--output", str(r / "sod/gt")), r"is the ground-truth folder"),
+    Case("fg-output-holds-pred-in-figures", _preds_inside_figures, r"prediction folder .* is inside .*figures, which the output folder"),
+    # the report form (--gt/--pred and --config): --json, --csv, --per-image-csv, --output, --cache x every role
+    Case("report-json-pred", lambda r: _report(r, "--json", str(r / "sod/pred/im1.png")), r"--json .* prediction folder of M on"),
+    Case("report-csv-gt", lambda r: _report(r, "--csv", str(r / "sod/gt/im0.png")), r"--csv .* ground-truth folder of"),
+    Case("report-per-image-new-in-gt", lambda r: _report(r, "--per-image-csv", str(r / "sod/gt/rows.png")), r"would be read as an input"),
+    Case("report-cache-is-pred", lambda r: _report(r, "--cache", str(r / "sod/pred")), r"the cache folder .* is the prediction folder"),
+    Case("report-output-is-gt", lambda r: ["evaluate", "--gt", str(r / "sod/gt"), "--pred", f"M={r / 'sod/pred'}", "--family", "foreground", "--output", str(r / "sod/gt"), "--no-progress"], r"is the ground-truth folder"),
+    Case("report-json-in-cache", lambda r: _report(r, "--cache", str(r / "cachedir"), "--json", str(r / "cachedir/0123abcd.json")), r"inside the cache folder"),
+    Case("report-json-new-in-cache", lambda r: _report(r, "--cache", str(r / "cachedir"), "--json", str(r / "cachedir/run.json")), r"inside the cache folder"),
+    Case("config-json-is-config", lambda r: _config(r, "--json", str(r / "eval.yaml")), r"--json .*eval\.yaml is the configuration file"),
+    Case("config-csv-is-config", lambda r: _config(r, "--csv", str(r / "eval.yaml")), r"--csv .* is the configuration file"),
+    Case("config-per-image-is-config", lambda r: _config(r, "--per-image-csv", str(r / "eval.yaml")), r"is the configuration file"),
+    Case("config-output-replaces-config", _json_config_in_report, r"configuration file .*results\.json is a file that the output folder"),
+    Case("config-output-is-pred", lambda r: _config(r, "--output", str(r / "sod/pred")), r"is the prediction folder of M on D"),
+    Case("config-cache-is-gt", lambda r: _config(r, "--cache", str(r / "sod/gt")), r"the cache folder .* is the ground-truth folder"),
+    # evaluate boundary: --json, --per-image-csv, --out-dir (BSR files) x prediction, GT
+    Case("bdry-json-pred", lambda r: _bdry(r, "--json", str(r / "bdry/pred/b0.png")), r"--json .* prediction folder"),
+    Case("bdry-per-image-gt-mat", lambda r: _bdry(r, "--per-image-csv", str(r / "bdry/gt/b1.mat")), r"ground-truth folder"),
+    Case("bdry-json-new-mat-in-gt", lambda r: _bdry(r, "--json", str(r / "bdry/gt/x.mat")), r"a \.mat file .* would be read"),
+    Case("bdry-out-dir-file-links-to-pred", _bsr_file_linked_to_pred, r"--out-dir \(eval_bdry\.txt\) .* prediction folder"),
+    # evaluate partition: --json, --per-image-csv x prediction, GT
+    Case("part-json-gt", lambda r: _part(r, "--json", str(r / "part/gt/b0.mat")), r"ground-truth folder"),
+    Case("part-per-image-new-in-pred", lambda r: _part(r, "--per-image-csv", str(r / "part/pred/new.png")), r"would be read"),
+    # evaluate proposals: --json, --per-image-csv, --plot x prediction (.npz), GT, class images
+    Case("prop-json-pred-npz", lambda r: _prop(r, "--json", str(r / "prop/pred/p0.npz")), r"prediction folder"),
+    Case("prop-plot-new-in-gt", lambda r: _prop(r, "--plot", str(r / "prop/gt/recall.png")), r"--plot .* would be read"),
+    Case("prop-per-image-class", lambda r: _prop(r, "--per-image-csv", str(r / "prop/cls/p1.png")), r"class folder"),
+    # segmetrics meta: --json x prediction, GT
+    Case("meta-partition-json-gt", lambda r: ["meta", "partition", "--gt", str(r / "bdry/gt"), "--json", str(r / "bdry/gt/b0.mat")], r"ground-truth folder"),
+    Case("meta-foreground-json-pred", lambda r: ["meta", "foreground", "--pred", str(r / "sod/pred"), "--gt", str(r / "sod/gt"), "--json", str(r / "sod/pred/im0.png")], r"prediction folder"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_no_output_touches_an_input(case: Case, root: Path, capsys) -> None:
+    argv = case.argv(root)
+    before = _fingerprint(root)
+    status = main(argv)
+    err = capsys.readouterr().err
+    assert status == 2, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert "Traceback" not in err
+    assert __import__("re").search(case.match, lines[0]), lines[0]
+    after = _fingerprint(root)
+    assert after == before  # no input replaced, none removed, nothing new (checked before any measure runs)
+
+
+def test_every_output_option_is_covered() -> None:
+    """The matrix names every output option of every form at least once."""
+    ids = " ".join(c.id for c in CASES)
+    for needed in ("fg-json", "fg-csv", "fg-per-image", "fg-output", "report-json", "report-csv", "report-per-image",
+                   "report-cache", "report-output", "config-json", "config-csv", "config-per-image", "config-output",
+                   "config-cache", "bdry-json", "bdry-per-image", "bdry-out-dir", "part-json", "part-per-image",
+                   "prop-json", "prop-plot", "prop-per-image", "meta-partition-json", "meta-foreground-json"):  # fmt: skip
+        assert needed in ids, needed
+
+
+def test_results_json_beside_the_images_is_allowed(root: Path, capsys) -> None:
+    assert main(_fg(root, "--json", str(root / "sod/pred/results.json"))) == 0, capsys.readouterr().err
+    assert json.loads((root / "sod/pred/results.json").read_text())["num_images"] == 3
+
+
+def test_bsr_files_in_the_prediction_folder_are_allowed(root: Path, capsys) -> None:
+    """BSR's eval_bdry*.txt beside the maps (as its benchmark scripts often do) neither replace nor pollute."""
+    assert main(_bdry(root, "--out-dir", str(root / "bdry/pred"), "--thresholds", "5")) == 0, capsys.readouterr().err
+    assert (root / "bdry/pred/eval_bdry.txt").is_file()
+
+
+def test_csv_that_is_not_a_table_of_the_command(root: Path, capsys) -> None:
+    """A binary file outside the inputs is not read as text (was: exit 1, unexpected UnicodeDecodeError)."""
+    photo = root / "photo.png"
+    photo.write_bytes((root / "sod/gt/im1.png").read_bytes())
+    assert main(_fg(root, "--csv", str(photo), "--json", str(root / "r.json"))) == 2
+    err = capsys.readouterr().err
+    assert "--csv" in err and "is not a CSV table this command wrote" in err and "UTF-8" in err
+    assert not (root / "r.json").exists()  # checked before any measure runs: nothing is written
+
+
+def test_csv_of_another_kind_is_rejected_before_any_measure(root: Path, capsys) -> None:
+    runs = root / "runs.csv"
+    runs.write_text("method,dataset,image,MAE\nA,D,im0,0.1\n", encoding="utf-8")
+    assert main(_fg(root, "--csv", str(runs), "--json", str(root / "r.json"))) == 2
+    err = capsys.readouterr().err
+    assert "is not a CSV table this command wrote" in err and "method, dataset, image" in err
+    assert not (root / "r.json").exists()
+    assert runs.read_text(encoding="utf-8") == "method,dataset,image,MAE\nA,D,im0,0.1\n"
+
+
+def test_one_csv_collects_runs_with_different_measures(root: Path, capsys) -> None:
+    runs = root / "runs.csv"
+    assert main(_fg(root, "--csv", str(runs), "--measures", "mae", "--name", "A")) == 0
+    assert main(_fg(root, "--csv", str(runs), "--measures", "mae,s", "--name", "B")) == 0
+    capsys.readouterr()
+    lines = runs.read_text(encoding="utf-8").splitlines()
+    header = lines[0].split(",")
+    assert header[:3] == ["method", "dataset", "num_images"] and "mae" in header and len(header) == 5
+    rows = {line.split(",")[0]: dict(zip(header, line.split(","), strict=True)) for line in lines[1:]}
+    assert set(rows) == {"A", "B"}
+    s_key = header[4]
+    assert rows["A"][s_key] == "" and rows["B"][s_key] != ""  # A did not compute it: an empty cell
+
+
+def test_a_manifest_removes_only_report_files(tmp_path: Path) -> None:
+    """A manifest naming a file the report never writes (edited, or of another tool) does not remove that file."""
+    (tmp_path / "eval.yaml").write_text("x", encoding="utf-8")
+    (tmp_path / "figures").mkdir()
+    (tmp_path / "figures" / "old.png").write_text("x", encoding="utf-8")
+    (tmp_path / report_run.MANIFEST).write_text(
+        json.dumps({"files": ["eval.yaml", "figures/old.png", "../outside.txt"]}), encoding="utf-8"
+    )
+    (tmp_path.parent / "outside.txt").write_text("x", encoding="utf-8")
+    removed = report_run._replace_manifest(tmp_path, ["results.json"])
+    assert removed == ["figures/old.png"]
+    assert (tmp_path / "eval.yaml").exists() and (tmp_path.parent / "outside.txt").exists()
+
+
+def test_report_owns_names_what_render_writes() -> None:
+    for relative in ("results.json", "tables.md", "tables.tex", "combined.xlsx", "csv/a_foreground.csv",
+                     "figures/grid_foreground_pr.png"):  # fmt: skip
+        assert report_owns(relative), relative
+    for relative in ("eval.yaml", "pred/im0.png", "../x", "/etc/passwd", "cache/abc.json"):
+        assert not report_owns(relative), relative
