@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import ndimage
 
+from segmetrics_torch.ops import distance
 from segmetrics_torch.ops.distance import _edt_numba, distance_transform_edt
 
 # "numba-images" / "numba-blocks" force one of the numba kernel's two parallel strategies (the public backend picks
@@ -306,3 +307,52 @@ def test_rejects_unknown_backend():
 def test_rejects_bad_chunk_size(chunk_size):
     with pytest.raises(ValueError, match="`chunk_size`"):
         distance_transform_edt(torch.zeros(3, 3, dtype=torch.bool), backend="torch", chunk_size=chunk_size)
+
+
+# ------------------------------------------------------------------ the monotone row pass of the tensor path
+
+
+def _row_pass_reference(g: torch.Tensor, bits: int) -> torch.Tensor:
+    """Every column tried: ``min_c ((x - c)^2 + g[c]) << bits | c`` (the definition the row pass must meet)."""
+    w = g.shape[1]
+    cols = torch.arange(w, dtype=torch.int64)
+    return torch.amin((((cols[:, None] - cols[None]) ** 2 + g[:, None, :]) << bits) + cols[None], dim=-1)
+
+
+@st.composite
+def row_costs(draw) -> torch.Tensor:
+    """Rows of squared column distances: small values (many ties), sparse features among `big`, or all `big`."""
+    w = draw(st.one_of(st.integers(1, 70), st.sampled_from([31, 32, 33, 63, 64, 65, 127, 128, 129])))
+    n = draw(st.integers(1, 4))
+    seed = draw(st.integers(0, 2**32 - 1))
+    kind = draw(st.sampled_from(["small", "sparse", "empty", "equal"]))
+    gen = torch.Generator().manual_seed(seed)
+    big = 2 * w * w + 7
+    if kind == "small":
+        return torch.randint(0, 4, (n, w), generator=gen) ** 2
+    if kind == "equal":
+        return torch.full((n, w), draw(st.integers(0, 9)))
+    g = torch.full((n, w), big)
+    if kind == "sparse":
+        g[torch.rand(n, w, generator=gen) < 0.1] = 0
+    return g
+
+
+@settings(max_examples=300, deadline=None)
+@given(g=row_costs())
+def test_monotone_row_pass_equals_trying_every_column(g):
+    w = g.shape[1]
+    bits = max(1, (w - 1).bit_length())
+    out = torch.empty_like(g)
+    distance._row_pass_monotone(g, bits, out)
+    torch.testing.assert_close(out, _row_pass_reference(g, bits), rtol=0, atol=0)
+
+
+@pytest.mark.slow
+def test_large_masks_match_scipy_on_both_paths():
+    """2048 x 2048 (blobs; sparse pixels) and a 1 x 5000 line with far-apart features, bit for bit."""
+    rng = np.random.default_rng(11)
+    masks = [random_blobs(rng, 2048, 2048), rng.random((2048, 2048)) < 1e-4, _points(1, 5000, (0, 17), (0, 4321))]
+    for mask in masks:
+        for backend in ("torch", "numba"):
+            assert_matches_scipy(mask, backend)
