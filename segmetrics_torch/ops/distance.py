@@ -200,8 +200,7 @@ def _row_pass_monotone(g: Tensor, bits: int, out: Tensor) -> None:
         nodes = 1 << level
         half = 1 << (levels - 1 - level)  # node j of this level is the pixel x_j = (2 j + 1) * half - 1
         # every column's key for the node that owns it: ((x - c)^2 << bits) + (g << bits | c)
-        torch.mul(seg, 2 * half, out=key)
-        key.add_((half - 1) - c)
+        torch.add((half - 1) - c, seg, alpha=2 * half, out=key)  # x_seg - c, x_j = 2 half j + half - 1
         torch.addcmul(packed, key, key, value=scale, out=key)
         # each node's right end (not owned by it), then the minimum over the columns it owns
         dx = torch.arange(half - 1, (2 * nodes + 1) * half - 1, 2 * half, device=device, dtype=torch.int64) - right

@@ -63,33 +63,33 @@ def _region_score(p: Tensor, g: Tensor, empty_quadrant: str) -> Tensor:
     sizes = torch.stack([cy * cx, cy * (width - cx), (height - cy) * cx, (height - cy) * (width - cx)], dim=1)
     n = sizes.to(torch.float64)
 
-    # quadrant of every pixel: 0 LT, 1 RT, 2 LB, 3 RB; key addresses (image, quadrant)
-    quad = (rows.view(1, -1, 1) >= cy.view(-1, 1, 1)).to(torch.int64) * 2 + (
-        cols.view(1, 1, -1) >= cx.view(-1, 1, 1)
-    ).to(torch.int64)
-    key = (quad + 4 * torch.arange(batch, device=device).view(-1, 1, 1)).reshape(-1)
+    # quadrant masks as one-hot factors: top (B, H, 2) = [y < cy, y >= cy], left (B, W, 2) = [x < cx, x >= cx];
+    # a quadrant's sum is top^T v left (two batched matrix products, one pass over v, no atomics: the same order on
+    # every run), and a per-quadrant value spread to its pixels is top q left^T (each pixel one exact product)
+    top_rows = (rows.view(1, -1) < cy.view(-1, 1)).to(torch.float64)  # (B, H)
+    left_cols = (cols.view(1, -1) < cx.view(-1, 1)).to(torch.float64)  # (B, W)
+    top = torch.stack([top_rows, 1 - top_rows], dim=2)  # (B, H, 2)
+    left = torch.stack([left_cols, 1 - left_cols], dim=2)  # (B, W, 2)
+
+    def quadrant_sums(v: Tensor) -> Tensor:
+        return torch.bmm(torch.bmm(top.transpose(1, 2), v), left).reshape(batch, 4)  # LT, RT, LB, RB
+
+    def spread(q: Tensor) -> Tensor:
+        # an empty quadrant's value (0 / 0) has no pixel to go to, and must not reach the others as 0 * nan
+        q = torch.where(sizes > 0, q, 0.0).view(batch, 2, 2)
+        return torch.bmm(torch.bmm(top, q), left.transpose(1, 2))  # (B, H, W)
 
     # shift by each quadrant's first pixel so that constant quadrants have exactly zero spread
     first_r = torch.stack([torch.zeros_like(cy), torch.zeros_like(cy), cy, cy], dim=1).clamp(max=height - 1)
     first_c = torch.stack([torch.zeros_like(cx), cx, torch.zeros_like(cx), cx], dim=1).clamp(max=width - 1)
     origin = p.reshape(batch, -1).gather(1, first_r * width + first_c)  # (B, 4)
-    d = p.reshape(-1) - origin.reshape(-1)[key]
-    gf = g.reshape(-1).to(torch.float64)
-    top = (rows.view(1, -1, 1) < cy.view(-1, 1, 1)).to(torch.float64)  # (B, H, 1)
-    left = (cols.view(1, -1) < cx.view(-1, 1)).to(torch.float64)  # (B, W)
-
-    def quadrant_sums(v: Tensor) -> Tensor:
-        # (B, 4) sums over the LT, RT, LB, RB rectangles by masked reductions: no atomics (an index_add_ into 4 slots
-        # per image serialised on the GPU and summed in a run-dependent order), the same order on every run
-        v = v.view(batch, height, width)
-        upper, lower = (v * top).sum(dim=1), (v * (1 - top)).sum(dim=1)  # (B, W)
-        return torch.stack([(upper * left).sum(1), (upper * (1 - left)).sum(1), (lower * left).sum(1),
-                            (lower * (1 - left)).sum(1)], dim=1)  # fmt: skip
+    d = p - spread(origin)
+    gf = g.to(torch.float64)
 
     mean_d = quadrant_sums(d) / n
     mean_y = quadrant_sums(gf) / n
-    dc = d - mean_d.reshape(-1)[key]
-    yc = gf - mean_y.reshape(-1)[key]
+    dc = d - spread(mean_d)
+    yc = gf - spread(mean_y)
     den = n - 1 + EPS
     sx, sy, sxy = (
         quadrant_sums(w) / den for w in (dc * dc, yc * yc, dc * yc)
