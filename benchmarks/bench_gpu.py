@@ -90,7 +90,7 @@ def metric_rate(make, p, g, device: str, updates: int, repeats: int) -> tuple[fl
 def loss_time(name: str, device: str, repeats: int) -> float:
     gen = torch.Generator().manual_seed(0)
     logits = torch.randn(32, 1, 352, 352, generator=gen).to(device).requires_grad_(True)
-    target = (torch.rand(32, 1, 352, 352, generator=gen) > 0.7).to(device)
+    target = torch.from_numpy(make_maps(32, 352, seed=1)[1] > 128)[:, None].to(device)  # ellipse GTs
     fns = {
         "BCE (with logits)": lambda: F.binary_cross_entropy_with_logits(logits, target.float()),
         "e_measure_loss": lambda: losses.e_measure_loss(torch.sigmoid(logits), target),
@@ -124,6 +124,7 @@ def main() -> None:
     print(f"{'maps':<22}{'batch':>6}{'GPU img/s':>12}{'CPU img/s':>12}{'GPU/CPU':>9}{'max |GPU-CPU|':>15}")
     cases = [(320, 64, "uint8", 8), (320, 256, "uint8", 4), (320, 256, "float32", 4), (320, 256, "float64", 4),
              (1024, 16, "uint8", 4), (1024, 16, "float32", 4), (1024, 16, "float64", 4)]  # fmt: skip
+    worst, suite, rates = 0.0, (float("nan"), float("nan")), {}
     for size, batch, dtype, updates in cases:
         p, g = _maps(size, batch, dtype)
         gpu_rate, gpu_vals = metric_rate(st.ForegroundMeasures, p, g, dev, updates, repeats)
@@ -131,7 +132,10 @@ def main() -> None:
             print(f"{f'{size}x{size} {dtype}':<22}{batch:>6}{gpu_rate:>12.0f}")
             continue
         cpu_rate, cpu_vals = metric_rate(st.ForegroundMeasures, p, g, "cpu", 1, 1 if size > 512 else 2)
-        diff = float(np.abs(gpu_vals - cpu_vals).max())
+        diff = float(np.nanmax(np.abs(gpu_vals - cpu_vals)))
+        worst = max(worst, diff)
+        if (size, batch, dtype) == (320, 256, "uint8"):
+            suite = (gpu_rate, gpu_rate / cpu_rate)
         print(
             f"{f'{size}x{size} {dtype}':<22}{batch:>6}{gpu_rate:>12.0f}{cpu_rate:>12.0f}"
             f"{gpu_rate / cpu_rate:>8.1f}x{diff:>15.1e}"
@@ -143,21 +147,40 @@ def main() -> None:
     for name in ("MAE", "FMeasure", "EMeasure", "SMeasure", "WeightedFMeasure", "IoU", "ThresholdMeasures"):
         make = getattr(st, name)
         gpu_rate, gpu_vals = metric_rate(make, p, g, dev, 4, repeats)
+        rates[name] = gpu_rate
         if args.skip_cpu:
             print(f"{name:<22}{gpu_rate:>12.0f}")
             continue
         cpu_rate, cpu_vals = metric_rate(make, p, g, "cpu", 1, 2)
-        diff = float(np.abs(gpu_vals - cpu_vals).max())
+        diff = float(np.nanmax(np.abs(gpu_vals - cpu_vals)))
+        worst = max(worst, diff)
         print(f"{name:<22}{gpu_rate:>12.0f}{cpu_rate:>12.0f}{gpu_rate / cpu_rate:>8.1f}x{diff:>15.1e}")
 
     print("\nLosses, forward + backward, (32, 1, 352, 352) float32: ms per batch")
     print(f"{'loss':<26}{'GPU ms':>9}{'CPU ms':>9}{'x BCE (GPU)':>13}")
     bce_gpu = loss_time("BCE (with logits)", dev, repeats)
+    ratios = {}
     for name in ("BCE (with logits)", "e_measure_loss", "weighted_f_measure_loss", "soft_iou_loss"):
         gpu = loss_time(name, dev, repeats)
         cpu = float("nan") if args.skip_cpu else loss_time(name, "cpu", 2)
+        ratios[name] = gpu / bce_gpu
         print(f"{name:<26}{gpu * 1e3:>9.2f}{cpu * 1e3:>9.1f}{gpu / bce_gpu:>12.1f}x")
 
+    if dev.startswith("cuda") and not args.skip_cpu:
+        suite_rate, suite_ratio = suite
+        print("\nTargets (issue 'The GPU path earns its name'):")
+        wf_rate, e_loss = rates["WeightedFMeasure"], ratios["e_measure_loss"]
+        wf_loss = ratios["weighted_f_measure_loss"]
+        checks = [
+            (f"ForegroundMeasures 320x320 batch 256 >= 10,000 img/s: {suite_rate:,.0f}", suite_rate >= 10_000),
+            (f"ForegroundMeasures >= 4x the same machine's CPU: {suite_ratio:.1f}x", suite_ratio >= 4),
+            (f"WeightedFMeasure >= 20,000 img/s: {wf_rate:,.0f}", wf_rate >= 20_000),
+            (f"weighted-F loss <= 5x BCE: {wf_loss:.1f}x", wf_loss <= 5),
+            (f"E-measure loss <= 3x BCE: {e_loss:.1f}x", e_loss <= 3),
+            (f"|GPU - CPU| <= 1e-12 on every value: {worst:.1e}", worst <= 1e-12),
+        ]
+        for text, ok in checks:
+            print(f"  {'met    ' if ok else 'NOT met'} {text}")
 
 if __name__ == "__main__":
     main()

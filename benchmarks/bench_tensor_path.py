@@ -92,7 +92,8 @@ def main() -> None:
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, batch {n} of 320x320, tensor path")
 
     print("\ndistance_transform_edt, ms per image:")
-    masks = {"GT masks": ~g, "1% random pixels": torch.rand(n, 320, 320, generator=torch.Generator().manual_seed(0)) < 0.01}
+    sparse = torch.rand(n, 320, 320, generator=torch.Generator().manual_seed(0)) < 0.01
+    masks = {"GT masks": ~g, "1% random pixels": sparse}
     for label, mask in masks.items():
         new = _timed(lambda m=mask: distance_transform_edt(m, backend="torch"), args.repeats) / n * 1e3
         numba = _timed(lambda m=mask: distance_transform_edt(m, backend="numba"), args.repeats) / n * 1e3

@@ -1,32 +1,44 @@
 #!/usr/bin/env bash
-# Issue 18 part B in one go on a lent GPU machine (benchmarks/RESULTS.md, "GPU"): the environment, the sync-debug
-# tests, the GPU benchmarks, then the test suite (the CUDA branches of the device-parametrised tests included).
-# Logs go to $OUT (or ./out). Wheels the machine lacks (pysodmetrics, pyEdgeEval built for its Python) may lie in
-# .whl/; the reference data in ./shared (copied beside the repository, where the tests look for it).
-#   BENCHES="gpu boundary partition proposals" (default), SUITE_TIMEOUT=300, extra pytest arguments as "$@".
+# The prepared GPU check (issue "The GPU path earns its name", item 4): one call on a lent device, from a bare
+# machine, within 8 minutes. Writes one results file, $OUT/gpu_check.txt (and the raw logs beside it):
+#   1. the environment (device, torch / CUDA / numba versions, commit);
+#   2. the CUDA tests: torch.cuda.set_sync_debug_mode("error") around the foreground updates and the losses, and
+#      CPU == GPU parity of every family (tests/test_sync_free.py, tests/test_device_parity.py);
+#   3. benchmarks/bench_gpu.py --quick: ForegroundMeasures and each measure at 320x320 (batch 256) and 1024x1024
+#      (batch 16) beside the same machine's CPU, the losses beside BCE, and which targets are met.
+# Usage on the device (the repository root is the working directory):
+#   bash benchmarks/run_on_gpu.sh            # SUITE=1 also runs the whole test suite afterwards (not in 8 minutes)
+# The image has torch, numba, scipy, torchmetrics, pillow, pyyaml, tqdm, pytest and hypothesis; wheels it lacks may
+# lie in .whl/ (installed with --no-deps); the reference data in ./shared is copied to ../shared when present.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-out}; mkdir -p "$OUT"
+RESULT="$OUT/gpu_check.txt"
 if compgen -G ".whl/*.whl" >/dev/null; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl || exit 1
 fi
 export PYTHONPATH=/tmp/site:$PWD
+export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-/tmp/numba-cache}
 [ -d shared ] && [ ! -e ../shared ] && cp -r shared ../shared
-{ nvidia-smi -L; python3 -c "import torch, numba, numpy, torchmetrics as tm; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'numba', numba.__version__, 'numpy', numpy.__version__, 'torchmetrics', tm.__version__, torch.cuda.get_device_name())"; } 2>&1 | tee "$OUT/env.txt"
-# 1. CUDA's sync detector around the foreground updates and the losses
-timeout 120 python3 -m pytest -q -p no:cacheprovider tests/test_sync_free.py -rfs > "$OUT/sync.txt" 2>&1
-tail -1 "$OUT/sync.txt"; grep -E "^(E  |FAILED)" "$OUT/sync.txt" | sort | uniq -c | head -20
-# 2. benchmarks, GPU beside CPU, nothing else running
-for b in ${BENCHES:-gpu boundary partition proposals}; do
-    case $b in
-        gpu) args=(--quick) ;; boundary) args=(--device cuda --skip-peer --repeats 3) ;;
-        partition) args=(--device cuda --repeat 2) ;; proposals) args=(--device cuda --peer-proposals 100) ;;
-    esac
-    timeout 170 python3 "benchmarks/bench_$b.py" "${args[@]}" > "$OUT/bench_$b.txt" 2>&1; echo "bench_$b rc=$?"
-    tail -3 "$OUT/bench_$b.txt" | grep -i error
-done
-# 3. the suite, one line per test (the release test builds in an isolated env that needs the network: not here)
-SEGMETRICS_REQUIRE_SHARED=1 timeout "${SUITE_TIMEOUT:-300}" python3 -m pytest -p no:cacheprovider -n 15 -v -rfE \
-    --deselect tests/test_packaging.py "$@" > "$OUT/tests.txt" 2>&1; echo "suite rc=$?"
-grep -E " (FAILED|ERROR) " "$OUT/tests.txt" | sed 's/^\[gw[0-9]*\] \[ *[0-9]*%\] //' | sort | head -60
-tail -2 "$OUT/tests.txt"
+start=$(date +%s)
+{
+    echo "# GPU check, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+    nvidia-smi -L
+    python3 -c "import torch, numba, numpy, torchmetrics as tm; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'numba', numba.__version__, 'numpy', numpy.__version__, 'torchmetrics', tm.__version__, '|', torch.cuda.get_device_name())"
+} > "$RESULT" 2>&1
+# 2. the CUDA tests (numba compiles its CPU kernels on the first CPU run: part of this step's time)
+timeout 240 python3 -m pytest -q -p no:cacheprovider -rfs tests/test_sync_free.py tests/test_device_parity.py \
+    > "$OUT/cuda_tests.txt" 2>&1
+echo "cuda tests rc=$?" >> "$RESULT"
+{ tail -1 "$OUT/cuda_tests.txt"; grep -E "^(FAILED|ERROR)" "$OUT/cuda_tests.txt" | head -20; } >> "$RESULT"
+# 3. the foreground and loss tables, GPU beside the same machine's CPU
+timeout 270 python3 benchmarks/bench_gpu.py --quick > "$OUT/bench_gpu.txt" 2>&1
+echo "bench_gpu rc=$?" >> "$RESULT"
+cat "$OUT/bench_gpu.txt" >> "$RESULT"
+echo "elapsed $(( $(date +%s) - start )) s" >> "$RESULT"
+if [ "${SUITE:-0}" = 1 ]; then
+    SEGMETRICS_REQUIRE_SHARED=1 timeout "${SUITE_TIMEOUT:-300}" python3 -m pytest -p no:cacheprovider -n 15 -q -rfE \
+        --deselect tests/test_packaging.py > "$OUT/tests.txt" 2>&1; echo "suite rc=$?" >> "$RESULT"
+    tail -2 "$OUT/tests.txt" >> "$RESULT"
+fi
+cat "$RESULT"

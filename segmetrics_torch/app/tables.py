@@ -23,6 +23,7 @@ import torch
 __all__ = [
     "SOD_COLUMNS",
     "best_rows",
+    "check_csv_output",
     "format_latex_table",
     "format_markdown_table",
     "format_table",
@@ -30,7 +31,6 @@ __all__ = [
     "scalar_row",
     "slug",
     "to_jsonable",
-    "check_csv_output",
     "upsert_csv",
     "write_csv",
     "write_json",

@@ -21,13 +21,11 @@ filter from being self-adjoint, ``<x, A y> - <A x, y>``, computed from the image
 from __future__ import annotations
 
 import functools
-
 import math
 from typing import Literal
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 from .._checks import check_choice, check_tensor

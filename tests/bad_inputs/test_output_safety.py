@@ -7,6 +7,7 @@ before any measure runs, and every input file keeps its bytes. A new ``results.j
 allowed.
 """
 
+# ruff: noqa: E501  (the case table: one case per line)
 from __future__ import annotations
 
 import hashlib
