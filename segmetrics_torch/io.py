@@ -20,6 +20,7 @@ Convention (checked against OpenCV 4.14 in ``tests/test_io.py``):
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +29,9 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "DEFAULT_MAX_IMAGE_PIXELS",
     "IMAGE_EXTENSIONS",
+    "MAX_IMAGE_PIXELS_ENV",
     "PROPOSAL_EXTENSIONS",
     "BSDSGroundTruth",
     "ObjectAnnotation",
@@ -74,17 +77,72 @@ def _is_16bit(image) -> bool:
     return False
 
 
-def _open_image(path: Path):
-    """PIL image of ``path``; a file PIL cannot read raises ``ValueError`` naming it (a missing file stays
-    ``FileNotFoundError``)."""
+#: environment variable: the most pixels an image may have (``segmetrics evaluate --max-image-pixels`` sets it)
+MAX_IMAGE_PIXELS_ENV = "SEGMETRICS_MAX_IMAGE_PIXELS"
+#: Pillow's own error threshold (twice its ``Image.MAX_IMAGE_PIXELS``): what opens today still opens, silently
+DEFAULT_MAX_IMAGE_PIXELS = 2 * 89_478_485
+_PIL_GLOBALS = threading.Lock()
+
+
+def max_image_pixels() -> int:
+    """The image size limit in pixels: ``$SEGMETRICS_MAX_IMAGE_PIXELS`` or :data:`DEFAULT_MAX_IMAGE_PIXELS`.
+
+    Raises:
+        ValueError: the variable is set but not a positive integer (naming it).
+    """
+    text = os.environ.get(MAX_IMAGE_PIXELS_ENV)
+    if text is None or not text.strip():
+        return DEFAULT_MAX_IMAGE_PIXELS
+    try:
+        value = int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{MAX_IMAGE_PIXELS_ENV}={text!r}: expected a positive number of pixels")
+    return value
+
+
+def open_image(path: str | Path):
+    """PIL image of ``path`` (lazily decoded), with a size limit that names the file.
+
+    Pillow refuses images over twice its ``MAX_IMAGE_PIXELS`` with a ``DecompressionBombError`` (a guard against
+    files that decode to gigabytes) and warns below that. Here one limit applies, :func:`max_image_pixels`: the
+    header is read with Pillow's check off, and an image over the limit is a ``ValueError`` naming the file, its size
+    and the limit and how to raise it (``--max-image-pixels N`` or ``SEGMETRICS_MAX_IMAGE_PIXELS=N``).
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        ValueError: not a readable image, or over the size limit (the message names the file).
+    """
     from PIL import Image, UnidentifiedImageError
 
+    path = Path(path)
+    limit = max_image_pixels()
     try:
-        return Image.open(path)
+        with _PIL_GLOBALS:  # Pillow's limit is a module global: switched off only around this header read
+            saved = Image.MAX_IMAGE_PIXELS
+            Image.MAX_IMAGE_PIXELS = None
+            try:
+                image = Image.open(path)
+            finally:
+                Image.MAX_IMAGE_PIXELS = saved
     except FileNotFoundError:
         raise
     except (UnidentifiedImageError, OSError) as error:
         raise ValueError(f"{path}: not a readable image ({error}).") from None
+    width, height = image.size
+    if width * height > limit:
+        image.close()
+        raise ValueError(
+            f"{path}: {width}x{height} = {width * height:,} pixels exceeds the limit of {limit:,} pixels (a guard "
+            f"against decompression bombs); raise it with --max-image-pixels N or {MAX_IMAGE_PIXELS_ENV}=N"
+        )
+    return image
+
+
+def _open_image(path: Path):
+    """:func:`open_image` (kept for the readers below)."""
+    return open_image(path)
 
 
 def read_gray(path: str | Path) -> np.ndarray:
@@ -641,7 +699,6 @@ def read_gray_map(path: str | Path) -> np.ndarray:
     black that way (a 0/1 or 0/255 mask saved in 16 bits), so it raises ``ValueError`` instead of evaluating
     silently against an empty map. 16-bit colour images stay an error (:func:`read_gray`).
     """
-    from PIL import Image
 
     path = Path(path)
     try:
@@ -649,7 +706,7 @@ def read_gray_map(path: str | Path) -> np.ndarray:
     except ValueError as error:
         if "16-bit images are not supported" not in str(error):
             raise
-    with Image.open(path) as image:
+    with open_image(path) as image:
         if image.mode not in ("I;16", "I;16B", "I;16L", "I") or image.getbands() != ("I",):
             raise ValueError(
                 f"{path}: only 8-bit images and 16-bit grayscale images are supported (mode {image.mode!r})."

@@ -1153,12 +1153,64 @@ def main(argv: Sequence[str] | None = None) -> int:
         own usage errors raise ``SystemExit`` (0 and 2) as usual.
     """
     _passive_idle_threads()
+    stdout = sys.stdout
+    guarded = _GuardedStdout(stdout)
+    sys.stdout = guarded
     try:
         with distributed.session():  # under torchrun: one rank of the process group (else nothing)
-            return _main(argv)
+            status = _main(argv)
+        guarded.flush()  # a full disk shows here, not as a traceback at the interpreter's exit
+        return status
     except KeyboardInterrupt:  # during start-up (importing torch) or argument parsing
         print("error: interrupted", file=sys.stderr)
         return 130
+    except InputError as error:  # standard output could not be written
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    finally:
+        sys.stdout = stdout
+
+
+class _GuardedStdout:
+    """Standard output for the command: ordinary faults of the reader are not bugs.
+
+    * The reader went away (``segmetrics ... | head -1``, ``| true``): the rest of the output is discarded (the
+      descriptor is pointed at ``/dev/null``, so no later flush fails either) and the run goes on to write its
+      files and exits 0, as the work was done.
+    * Any other write error (``> /dev/full``: no space left; an I/O error) is an :class:`InputError`, exit 2:
+      ``error: cannot write to standard output: no space left on device``.
+    """
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+        self._gone = False
+
+    def write(self, text: str) -> int:
+        if not self._gone:
+            self._guard(lambda: self._stream.write(text))
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._gone:
+            self._guard(self._stream.flush)
+
+    def _guard(self, action) -> None:
+        try:
+            action()
+        except BrokenPipeError:
+            self._gone = True
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, self._stream.fileno())
+                os.close(devnull)
+            except (OSError, ValueError, AttributeError):  # no descriptor (a test's capture): nothing to redirect
+                pass
+        except OSError as error:
+            reason = (error.strerror or str(error)).lower()
+            raise InputError(f"cannot write to standard output: {reason}") from None
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
 
 
 def _passive_idle_threads() -> None:
@@ -1186,6 +1238,11 @@ def _main(argv: Sequence[str] | None) -> int:
             gc.enable()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
+    try:
+        _check_environment(args)
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     if handler is None:
         (getattr(args, "subparser", None) or parser).print_help(sys.stderr)
         return 2
@@ -1217,6 +1274,37 @@ def _main(argv: Sequence[str] | None) -> int:
         traceback.print_exc()
         print(f"error: unexpected {type(error).__name__}: {error} (a bug? please report it)", file=sys.stderr)
         return 1
+
+
+def _check_environment(args: argparse.Namespace) -> None:
+    """Settings that reach the libraries through the environment, checked (and set) before any of them loads.
+
+    ``--max-image-pixels`` becomes ``SEGMETRICS_MAX_IMAGE_PIXELS`` (so that decoding workers inherit it); a value the
+    libraries would reject later with an unexplained error is an input error naming the variable: a non-positive
+    ``NUMBA_NUM_THREADS`` (numba raises "Number of threads specified must be > 0" at import; a non-number only makes
+    numba warn and use its default, which stays so) and a malformed ``SEGMETRICS_MAX_IMAGE_PIXELS``.
+    """
+    from ..io import MAX_IMAGE_PIXELS_ENV, max_image_pixels
+
+    pixels = getattr(args, "max_image_pixels", None)
+    if pixels is not None:
+        if pixels < 1:
+            raise InputError(f"--max-image-pixels {pixels}: expected a positive number of pixels")
+        os.environ[MAX_IMAGE_PIXELS_ENV] = str(pixels)
+    try:
+        max_image_pixels()
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    threads = os.environ.get("NUMBA_NUM_THREADS", "").strip()
+    try:
+        count = int(threads) if threads else None
+    except ValueError:
+        count = None
+    if count is not None and count < 1:
+        raise InputError(
+            f"NUMBA_NUM_THREADS={threads}: numba needs a positive number of threads; unset the variable or give a "
+            "count such as 2"
+        )
 
 
 def _interrupted(error: BaseException) -> bool:

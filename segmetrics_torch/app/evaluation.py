@@ -223,12 +223,12 @@ _BYTES_PER_PIXEL = {"foreground": 2, "boundary": 48, "partition": 96}
 
 def _pair_bytes(task: DecodeTask) -> int:
     """Decoded size of a pair, estimated from the header of its ground truth (481 x 321 for .mat files)."""
-    from PIL import Image
+    from ..io import open_image
 
     pixels = 481 * 321
     if task.gt_path.suffix.lower() != ".mat":
         try:
-            with Image.open(task.gt_path) as image:
+            with open_image(task.gt_path) as image:
                 pixels = image.width * image.height
         except (OSError, ValueError):
             pass  # the decoder reports it, naming the file

@@ -7,7 +7,8 @@ hour computing to find that ``--json`` points into a read-only folder. So:
   folder exists, and a file can be created there (a real probe: permission bits do not tell the whole story, e.g. a
   read-only mount or an ACL);
 * :func:`write_atomically` writes through a temporary file in the same folder and ``os.replace`` s it onto the target:
-  readers see the old file or the new one, never a part; a failure leaves the old file as it was.
+  readers see the old file or the new one, never a part; a failure leaves the old file as it was. The file gets the
+  mode the user's umask gives a new file (:func:`default_file_mode`), not ``mkstemp``'s 0600.
 """
 
 from __future__ import annotations
@@ -20,7 +21,39 @@ from pathlib import Path
 
 from .errors import InputError
 
-__all__ = ["check_output", "write_atomically"]
+__all__ = ["check_output", "default_file_mode", "make_temporary_file", "write_atomically"]
+
+
+def default_file_mode() -> int:
+    """The mode a new file gets under the process's umask (``0o666 & ~umask``; 0o644 under the usual 022).
+
+    ``tempfile.mkstemp`` creates its files 0600 whatever the umask; the command's outputs are written through such
+    files and moved into place, so they are given this mode first: co-authors on a shared server read them as they
+    read any file the user makes. The umask is read from ``/proc/self/status`` where it exists (no change of the
+    process's umask, which is global to its threads), else set and restored at once.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def make_temporary_file(folder: str | Path, prefix: str, suffix: str = "") -> tuple[int, str]:
+    """``tempfile.mkstemp`` in ``folder``, the file given :func:`default_file_mode`: ``(descriptor, path)``."""
+    handle, temp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=folder)
+    try:
+        os.fchmod(handle, default_file_mode())
+    except BaseException:
+        os.close(handle)
+        os.unlink(temp)
+        raise
+    return handle, temp
 
 
 def check_output(path: str | Path | None, option: str) -> Path | None:
@@ -55,7 +88,7 @@ def write_atomically(path: str | Path, write: Callable[[Path], object]) -> None:
     The temporary file keeps ``path``'s suffix (writers such as matplotlib choose the format from it).
     """
     path = Path(path)
-    handle, temp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}", dir=path.parent)
+    handle, temp = make_temporary_file(path.parent, f".{path.stem}.", f".tmp{path.suffix}")
     os.close(handle)
     try:
         write(Path(temp))

@@ -107,11 +107,11 @@ def _unpaired(
 
 def _header(path: Path) -> tuple[tuple[int, int], str]:
     """(W, H) and the mode of an image, its structure verified (chunks, checksums) without decoding the pixels."""
-    from PIL import Image
+    from ..io import open_image
 
     if Path(path).stat().st_size == 0:
         raise ValueError(f"{path} is an empty file (0 bytes)")
-    with Image.open(path) as image:
+    with open_image(path) as image:
         size, mode = image.size, image.mode
         image.verify()
     return size, mode
@@ -457,6 +457,15 @@ def add_input_options(parser, dest_prefix: str = "", *, resize: bool = True, uns
         default=default,
         help="leave out the images the pre-scan finds unusable (unreadable, corrupt, other size without --resize; "
         "implies --allow-missing) and record them in the outputs; the default is one error listing every problem",
+    )
+    parser.add_argument(
+        "--max-image-pixels",
+        dest="max_image_pixels",
+        metavar="N",
+        type=int,
+        default=None,
+        help="the largest image, in pixels, that is read (default 178,956,970, Pillow's own limit against "
+        "decompression bombs; also SEGMETRICS_MAX_IMAGE_PIXELS); a larger one is a problem of the pre-scan",
     )
     if resize:
         parser.add_argument(

@@ -66,6 +66,7 @@ from .evaluation import (
     partition_formats,
 )
 from .measures import FOREGROUND_MEASURES, check_foreground_measures
+from .outputs import make_temporary_file
 
 __all__ = [
     "FAMILIES",
@@ -560,7 +561,14 @@ def load_config(path: str | Path) -> ReportConfig:
     path = Path(path)
     if not path.is_file():
         raise InputError(f"the configuration {path} {'is not a file' if path.exists() else 'does not exist'}")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        line = error.object.count(b"\n", 0, error.start) + 1
+        raise InputError(
+            f"{path}: byte {error.start} (line {line}) is not UTF-8 ({error.object[error.start:error.start + 1]!r}); "
+            "save it as UTF-8 (an editor's 'encoding' menu, or iconv -f latin1 -t utf-8)"
+        ) from None
     if path.suffix.lower() == ".json":
         try:
             data = json.loads(text, object_pairs_hook=_unique_json_keys)
@@ -671,7 +679,7 @@ class ResultCache:
             "fingerprint": fingerprint,
             "record": record,
         }
-        handle, temp = tempfile.mkstemp(prefix=f".{key[:16]}-", suffix=".tmp", dir=self.root)
+        handle, temp = make_temporary_file(self.root, f".{key[:16]}-", ".tmp")
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as f:
                 f.write(json.dumps(entry, allow_nan=False))
@@ -1091,6 +1099,60 @@ def run_report(
                 f"--style / the configuration's `style`: {config.style!r} is not a matplotlib style (available: "
                 f"{', '.join(sorted(matplotlib.style.available)[:8])} ...; or a .mplstyle file)"
             )
+    with _output_lock(config.output):
+        return _run_checked(config, resolve_device, out, warn)
+
+
+@contextlib.contextmanager
+def _output_lock(folder: Path) -> Iterator[None]:
+    """Hold the output folder for this run: a second run into it at the same time is an input error.
+
+    An advisory lock (``flock``) on ``folder/.segmetrics-lock``, which holds the pid of the run that holds it: the
+    kernel releases it when the process ends, however it ends, so a killed run never leaves the folder locked. Only
+    the writing rank locks under torchrun. A folder this run created and left empty (it failed before writing) is
+    removed again. Where ``fcntl`` does not exist (Windows) nothing is locked.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    if not distributed.is_main():
+        yield
+        return
+    created = not folder.exists()
+    folder.mkdir(exist_ok=True)
+    lock_path = folder / LOCK_FILE
+    handle = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.pread(handle, 32, 0).decode("ascii", "replace").strip() or "?"
+            raise InputError(
+                f"another segmetrics run is writing {folder} (pid {holder}); wait for it or choose another --output"
+            ) from None
+        os.ftruncate(handle, 0)
+        os.pwrite(handle, f"{os.getpid()}\n".encode(), 0)
+        try:
+            yield
+        finally:
+            os.ftruncate(handle, 0)
+    finally:
+        os.close(handle)  # releases the lock
+        if created and [p.name for p in folder.iterdir()] == [LOCK_FILE]:
+            lock_path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
+def _run_checked(
+    config: ReportConfig,
+    resolve_device: Callable[[str], Any] | None,
+    out: Callable[[str], None],
+    warn: Callable[[str], None],
+) -> SuiteResult:
+    """:func:`run_report` once the configuration's outputs are checked and the output folder is held."""
     device = None
     device_type = _device_type(config.device)
     if device_type is None:
@@ -1222,6 +1284,8 @@ def check_report_outputs(config: ReportConfig, file_outputs: Mapping[str, Path])
 
 #: the list of files a report wrote, in its folder: the next report removes those it does not write again
 MANIFEST = ".segmetrics-manifest.json"
+#: the lock file of a report folder (see ``_output_lock``)
+LOCK_FILE = ".segmetrics-lock"
 
 
 def _write_atomically(folder: Path, files: Mapping[str, Callable[[Path], None]]) -> list[Path]:
@@ -1280,7 +1344,7 @@ def _replace_manifest(folder: Path, relatives: list[str]) -> list[str]:
             parent.rmdir()
             parent = parent.parent
     text = json.dumps({"format": "segmetrics-report-manifest/1", "files": relatives}, indent=1)
-    handle, temp = tempfile.mkstemp(prefix=".manifest-", dir=folder)
+    handle, temp = make_temporary_file(folder, ".manifest-")
     with os.fdopen(handle, "w", encoding="utf-8") as f:
         f.write(text + "\n")
     os.replace(temp, manifest)
