@@ -51,6 +51,7 @@ from segmetrics_torch.ops.morphology import thinning_luts
 __all__ = [
     "correspond_pixels",
     "correspondence_counts",
+    "image_offsets",
     "max_dist_pixels",
     "offsets_within",
     "pair_correspondence_counts",
@@ -83,6 +84,26 @@ def offsets_within(max_dist_px: float) -> tuple[np.ndarray, np.ndarray, np.ndarr
     for a in out:
         a.setflags(write=False)
     return out
+
+
+def image_offsets(max_dist: float, height: int, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """The tolerance disk's offsets that can join two pixels of an ``height x width`` image: ``(dy, dx, cost, pad,
+    max_cost)``.
+
+    :func:`offsets_within` of the image's tolerance, less the offsets no pair of its pixels has (``|dy| >= H`` or
+    ``|dx| >= W``): the same candidate pairs in the same order, so the same matching, but a table that does not
+    grow with the part of the disk outside the image (a 1 x 60000 line at BSR's 0.0075 x diagonal has a 450 px
+    tolerance: 901 possible offsets instead of 636,000, which sized its candidate buffers at ~10^10 entries).
+    ``pad`` is the largest remaining ``|dy|`` or ``|dx|``; ``max_cost`` is the whole disk's (the unmatched cost
+    keeps its value).
+    """
+    dy, dx, cost = offsets_within(max_dist_pixels(max_dist, height, width))
+    max_cost = int(cost.max())
+    keep = (np.abs(dy) < height) & (np.abs(dx) < width)
+    if not keep.all():
+        dy, dx, cost = dy[keep], dx[keep], cost[keep]
+    pad = int(max(np.abs(dy).max(), np.abs(dx).max()))
+    return dy, dx, cost, pad, max_cost
 
 
 def _big(max_cost: int, n_pixels: int) -> int:
@@ -121,16 +142,14 @@ def correspond_pixels(machine: Tensor, target: Tensor, max_dist: float = 0.0075)
         )
     check_positive_float(max_dist, "max_dist")
     h, w = machine.shape
-    dist_px = max_dist_pixels(max_dist, h, w)
-    dy, dx, cost = offsets_within(dist_px)
-    pad = math.floor(dist_px)
+    dy, dx, cost, pad, max_cost = image_offsets(max_dist, h, w)
     k = _kernels()
     m = machine.cpu().numpy()
     g = target.cpu().numpy().astype(np.uint8)
     my, mx = (a.astype(np.int32) for a in np.nonzero(m))
     grids, n2 = k.gt_index_grids(g[None, None], np.ones(1, np.int64), np.array([[h, w]], np.int64), pad, dy[None],
                                  dx[None], np.array([len(dy)], np.int64))  # fmt: skip
-    big = _big(int(cost.max()), h * w)
+    big = _big(max_cost, h * w)
     match1, match2 = k.correspond(my, mx, grids[0, 0], n2[0, 0], dy, dx, cost, len(dy), pad, big)
     gy, gx = np.nonzero(g)
     out1 = np.full(h * w, -1, np.int64)
@@ -216,7 +235,7 @@ def correspondence_counts(
     """
     nb = dims.shape[0]
     lut1, lut2 = thinning_luts()
-    tables = [offsets_within(max_dist_pixels(max_dist, int(h), int(w))) for h, w in dims]
+    tables = [image_offsets(max_dist, int(h), int(w)) for h, w in dims]
     n_off = np.array([len(t[0]) for t in tables], np.int64)
     width = int(n_off.max())
     off = np.zeros((2, nb, width), np.int32)
@@ -225,15 +244,17 @@ def correspondence_counts(
         off[0, b, : n_off[b]] = t[0]
         off[1, b, : n_off[b]] = t[1]
         off_cost[b, : n_off[b]] = t[2]
-    pad = int(max(math.floor(max_dist_pixels(max_dist, int(h), int(w))) for h, w in dims))
-    big = _big(int(off_cost.max()), int(dims.prod(1).max()))
+    pad = max(t[3] for t in tables)
+    big = _big(max(t[4] for t in tables), int(dims.prod(1).max()))
     k = _kernels()
     if thresholds is not None:
         levels, hist, rank, rep = _threshold_levels(machine, thresholds, dims)
         tasks = np.argwhere(rep == np.arange(len(thresholds)))
-        out = k.soft_map_counts(
-            levels, hist, rank, tasks, dims, gts, n_gt, lut1, lut2, thin, off[0], off[1], off_cost, n_off, pad, big
-        )
+        out = np.zeros((3, nb, len(thresholds)), np.int64)
+        for part in _task_chunks(tasks, hist, rank):
+            out += k.soft_map_counts(
+                levels, hist, rank, part, dims, gts, n_gt, lut1, lut2, thin, off[0], off[1], off_cost, n_off, pad, big
+            )  # each call fills only its own tasks' counts (zeros elsewhere)
         return np.take_along_axis(out, rep[None].repeat(3, 0), axis=2)
     rep = _distinct_stack_levels(machine, dims)
     tasks = np.argwhere(rep == np.arange(machine.shape[1]))
@@ -241,6 +262,30 @@ def correspondence_counts(
         out = k.stack_counts(machine, tasks, dims, gts, n_gt, lut1, lut2, thin, off[0], off[1], off_cost, n_off, pad,
                              big)  # fmt: skip
     return np.take_along_axis(out, rep[None].repeat(3, 0), axis=2)
+
+
+#: the most thresholded pixels (summed over the levels) that one call of the soft-map kernel holds at once: its
+#: buffers keep every level of an image alive, so without a bound memory grows with the number of thresholds
+_CHUNK_PIXELS = 1 << 26
+
+
+def _task_chunks(tasks: np.ndarray, hist: np.ndarray, rank: np.ndarray) -> list[np.ndarray]:
+    """The (image, threshold) tasks in consecutive groups whose on-pixel counts sum to at most :data:`_CHUNK_PIXELS`
+    (a task larger than that alone): memory bounded whatever the number of thresholds (100,000 thresholds of one
+    200x300 map needed ~11 GB in one call), the usual 99 of a few images in one call as before."""
+    # pixels on at level rank[k] of image b: those whose level number exceeds it
+    above = hist[:, ::-1].cumsum(axis=1)[:, ::-1]  # above[b, v] = pixels with level >= v
+    n_on = above[tasks[:, 0], rank[tasks[:, 1]] + 1] + 1
+    if n_on.sum() <= _CHUNK_PIXELS:
+        return [tasks]
+    chunks, start, total = [], 0, 0
+    for i, size in enumerate(n_on.tolist()):
+        if total and total + size > _CHUNK_PIXELS:
+            chunks.append(tasks[start:i])
+            start, total = i, 0
+        total += size
+    chunks.append(tasks[start:])
+    return chunks
 
 
 def _dynamic_schedule():
@@ -295,16 +340,14 @@ def pair_correspondence_counts(
     ):
         raise ValueError("Expected pairs that index the machine and annotator maps (CSR offsets from 0 to E).")
     h, w = (int(v) for v in machine.shape[1:])
-    dist_px = max_dist_pixels(max_dist, h, w)
-    dy, dx, cost = offsets_within(dist_px)
-    pad = math.floor(dist_px)
+    dy, dx, cost, pad, max_cost = image_offsets(max_dist, h, w)
     k = _kernels()
     m_idx, m_ys, m_xs = (a.astype(np.int64) for a in np.nonzero(machine))  # raster order within each map
     m_start = np.searchsorted(m_idx, np.arange(machine.shape[0] + 1)).astype(np.int64)
     gts = np.ascontiguousarray(annotators != 0, dtype=np.uint8)[None]
     grids, n2 = k.gt_index_grids(gts, np.array([gts.shape[1]], np.int64), np.array([[h, w]], np.int64), pad,
                                  dy[None], dx[None], np.array([len(dy)], np.int64))  # fmt: skip
-    big = _big(int(cost.max()), h * w)
+    big = _big(max_cost, h * w)
     with _dynamic_schedule():
         return k.pair_counts(m_start, m_ys, m_xs, grids[0], n2[0], pair_machine, pair_start, pair_annotators, dy, dx,
                              cost, len(dy), pad, big)  # fmt: skip
