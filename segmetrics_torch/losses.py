@@ -6,7 +6,9 @@ as a training loss), so on a binary ``p`` it equals ``1 - `` the metric's per-im
 * :func:`e_measure_loss`: ``a = p - mean(p)``, ``c = g - mean(g)``, ``xi = 2ac / (a^2 + c^2 + eps)``,
   ``E = sum((1 + xi)^2 / 4) / (N - 1 + eps)``; all-zero GT: ``sum(1 - p)``, all-one GT: ``sum(p)`` in place of the sum
   (Fan's ``Enhancedmeasure.m``, as :func:`segmetrics_torch.functional.e_measure`). The ``N - 1`` normalisation makes
-  a perfect prediction score ``N / (N - 1)``, so the loss reaches ``-1 / (N - 1)``, not 0.
+  a perfect prediction score ``N / (N - 1)``, so the loss reaches ``-1 / (N - 1)``, not 0; it stays in
+  ``[-1, 1]``. A one-pixel image (``N - 1 = 0``, where the metric divides by ``eps`` and PySODMetrics returns
+  ~4.5e15) is normalised by ``N``: its loss is ``|p - g|``.
 * :func:`weighted_f_measure_loss`: Margolin et al.'s weighted F with the error ``E = |p - g|`` of the soft map;
   the distance transform, its nearest-pixel indices and the importance ``B`` depend on the GT only and are computed
   without gradient by the metric's exact ops; the Gaussian dependency term and ``min(E, EA)`` are differentiated.
@@ -134,7 +136,9 @@ def e_measure_loss(
     total = _AlignmentSum.apply(p, c)
     pp = p.sum(dim=(1, 2))
     total = torch.where(pos == 0, n - pp, torch.where(pos == n, pp, total))
-    return _reduce(1 - total / (n - 1 + EPS), reduction, dtype)
+    # N - 1 = 0 for a one-pixel image: the metric's value (total / eps, ~4.5e15) means nothing there, and no loss may
+    # be unbounded; that one case is normalised by N, so the loss is |p - g| in [0, 1]
+    return _reduce(1 - total / (n - 1 + EPS if n > 1 else n), reduction, dtype)
 
 
 class _AlignmentSum(torch.autograd.Function):

@@ -23,9 +23,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sized
 
+import numpy as np
 from torch.utils.data import Sampler
 
 __all__ = ["EvaluationSampler", "shard_indices"]
+
+
+def _as_int(value: object, name: str) -> int:
+    """``value`` as an int: Python and numpy integers (``np.int64(5)``) are; floats, bools and the rest are not."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        what = "the dataset (anything with len()) or its length" if name == "data_source" else "an int"
+        raise TypeError(f"Expected `{name}` to be {what}, but got {value!r} ({type(value).__name__}).")
+    return int(value)
 
 
 def shard_indices(length: int, rank: int, world_size: int) -> range:
@@ -72,7 +81,9 @@ class EvaluationSampler(Sampler[int]):
                 num_replicas = dist.get_world_size() if ready else 1
             if rank is None:
                 rank = dist.get_rank() if ready else 0
-        length = data_source if isinstance(data_source, int) else len(data_source)
+        length = _as_int(data_source, "data_source") if not hasattr(data_source, "__len__") else len(data_source)
+        num_replicas = _as_int(num_replicas, "num_replicas")
+        rank = _as_int(rank, "rank")
         self.indices = shard_indices(length, rank, num_replicas)
         self.num_replicas = num_replicas
         self.rank = rank

@@ -216,3 +216,18 @@ def test_write_foreground_dataset_round_trip(tmp_path):
     for i, name in enumerate(data.names):
         np.testing.assert_array_equal(read_gray(tmp_path / "gt" / f"{name}.png"), data.gt[i])
         np.testing.assert_array_equal(_cv2_gray(tmp_path / "blurry" / f"{name}.png"), data.preds["blurry"][i])
+
+
+@pytest.mark.parametrize("kind", ["random", "gradient"])
+def test_cmyk_jpeg_reads_as_opencv(tmp_path, kind):
+    """OpenCV's own CMYK rule on libjpeg's inverted samples (Pillow's CMYK -> RGB was a grey level off on most px)."""
+    cv2 = pytest.importorskip("cv2")
+    rng = np.random.default_rng(0)
+    yy, xx = np.mgrid[:48, :64]
+    if kind == "random":
+        cmyk = rng.integers(0, 256, (48, 64, 4), dtype=np.uint8)
+    else:
+        cmyk = np.stack([xx * 4, yy * 5, np.full_like(xx, 30), np.full_like(xx, 200)], -1).astype(np.uint8)
+    path = tmp_path / "map.jpg"
+    Image.fromarray(cmyk, "CMYK").save(path, quality=90)
+    np.testing.assert_array_equal(read_gray(path), cv2.imread(str(path), cv2.IMREAD_GRAYSCALE))

@@ -33,6 +33,7 @@ import os
 import shutil
 import sys
 import tempfile
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -648,20 +649,30 @@ def evaluate_foreground(
         images = decode_pairs(decode_tasks(distributed.shard(pairs), "foreground", resize=resize), workers)
     distributed.shard_progress(progress, len(pairs))
     images = _counted(images, progress)
+    nan_stems: dict[str, list[str]] = {}
     for names, preds, target in _batches(images, batch_size, device):
         metric.update(preds, target, names)
         for key, m in extra.items():
             _update_naming_the_image(m, preds, target, names)
             values = getattr(m, "last_image_values", None)
-            if metric.per_image is not None and values is not None:  # measures with one value per image
-                for stem, value in zip(names, values.tolist(), strict=True):
+            if values is None:
+                continue
+            listed = values.tolist()
+            nan_stems.setdefault(key, []).extend(s for s, v in zip(names, listed, strict=True) if v != v)
+            if metric.per_image is not None:  # measures with one value per image
+                for stem, value in zip(names, listed, strict=True):
                     metric.per_image[stem][key] = value
     distributed.merge_foreground(metric, len(pairs))  # under torchrun: every rank's sums (the Metrics sync in compute)
     results = metric.compute()
     if extra:
-        with distributed.peers():  # under torchrun the Metrics sum every rank's states
+        with distributed.peers(), warnings.catch_warnings():  # under torchrun the Metrics sum every rank's states
+            warnings.simplefilter("ignore", RuntimeWarning)  # NaNs are announced below, naming the images
             results = {**results, **{name: m.compute() for name, m in extra.items()}}
     sync(device)
+    if nan_stems.get("size_invariant_mae"):
+        from ..functional.foreground.size_invariance import SI_MAE_NAN_REASON
+
+        warn_nan_images("size-invariant MAE", nan_stems["size_invariant_mae"], len(pairs), SI_MAE_NAN_REASON)
     if metric.nan_s_images:
         from ..functional.foreground.smeasure import S_MEASURE_NAN_REASON
 

@@ -153,6 +153,11 @@ def _pool(proposals: Tensor | Sequence[Tensor], h: int, w: int, validate_args: b
         return "labels", labels, n_prop
     if isinstance(proposals, Tensor):
         proposals = check_tensor(proposals, "proposals")
+        if proposals.ndim == 2:  # bool (the label-map branch above took the others): the dtype is the problem
+            raise TypeError(
+                "Expected `proposals` as an (H, W) label map to be an integer tensor (0 = no proposal, 1..P in rank "
+                "order), but got dtype torch.bool; one mask is a (1, H, W) stack: proposals[None]."
+            )
         if proposals.ndim != 3:
             raise ValueError(f"Expected `proposals` of shape (P, H, W) or an (H, W) label map, but got "
                              f"{tuple(proposals.shape)}.")  # fmt: skip

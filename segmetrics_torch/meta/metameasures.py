@@ -468,7 +468,19 @@ class RateResult:
 
 
 def _rate(test: str, measure: Measure, good: Tensor, bad: Tensor, kind: str) -> RateResult:
-    """Judgements over pairs (good[i] expected better than bad[i])."""
+    """Judgements over pairs (good[i] expected better than bad[i]).
+
+    Raises:
+        ValueError: the measure returned NaN on some map (a NaN is neither better nor worse than anything, so it
+            would count as neither a correct judgement nor an error: a rate of 0 that means nothing).
+    """
+    nan = torch.isnan(good) | torch.isnan(bad)
+    if bool(nan.any()):
+        raise ValueError(
+            f"{test}: the measure {measure.name!r} returned NaN in {int(nan.sum())} of {nan.numel()} judgements; a "
+            "meta-measure cannot rank NaN scores (see the measure's documented NaN cases, or leave out the maps "
+            "that give them)"
+        )
     correct = _better(good, bad, measure.higher_is_better)
     error = _better(bad, good, measure.higher_is_better)
     ties = int((good == bad).sum())

@@ -15,7 +15,6 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from torchmetrics import Metric
 
 from .._checks import BACKENDS, Backend, check_choice, check_positive_float
 from ..functional.boundary.bsds import (
@@ -28,6 +27,7 @@ from ..functional.boundary.bsds import (
 )
 from ..functional.boundary.morphological import morphological_boundary_f
 from ..functional.boundary.summary import UniqueOccurrence, boundary_summary, check_unique_occurrence, ois_counts
+from ._base import ExactMetric
 
 __all__ = ["BoundaryPR", "MorphologicalBoundaryF"]
 
@@ -40,7 +40,7 @@ def _all_nan(res: Any) -> Any:
     }
 
 
-class BoundaryPR(Metric):
+class BoundaryPR(ExactMetric):
     """The BSDS boundary benchmark (precision-recall of boundary pixels with a distance tolerance) over a dataset.
 
     Per image and threshold the machine map ``thin(pb >= t)`` is matched one-to-one with every annotator's
@@ -185,7 +185,7 @@ class BoundaryPR(Metric):
         return plot_metric(self, val, ax)
 
 
-class MorphologicalBoundaryF(Metric):
+class MorphologicalBoundaryF(ExactMetric):
     """Mean morphological boundary F / precision / recall of binary masks (DAVIS ``f_boundary``).
 
     See :func:`segmetrics_torch.functional.morphological_boundary_f`. ``compute()`` returns

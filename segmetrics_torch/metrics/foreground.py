@@ -41,6 +41,7 @@ from ..functional.foreground.suite import (
 )
 from ..functional.foreground.weighted_fmeasure import check_edt_backend
 from ..ops.thresholds import NUM_THRESHOLDS
+from ._base import ExactMetric
 
 __all__ = [
     "MAE",
@@ -67,7 +68,7 @@ def warn_s_measure_nan(what: str, images: str) -> None:
     )
 
 
-class _ForegroundMetric(Metric):
+class _ForegroundMetric(ExactMetric):
     """Shared machinery: input preparation, per-image evaluation, sum states, summaries of curves."""
 
     is_differentiable = False
@@ -503,6 +504,9 @@ class ForegroundMeasures(_ForegroundMetric):
         ['accuracy', 'ber', 'dice']
     """
 
+    #: mixed directions (MAE: lower is better; the others: higher), as torchmetrics says of such Metrics
+    higher_is_better = None
+
     _scalars = SUITE_SCALARS
     _curves = SUITE_CURVES
     _in_forward = False
@@ -523,8 +527,11 @@ class ForegroundMeasures(_ForegroundMetric):
         super().__init__(**kwargs)
         self.beta2 = check_positive_float(beta2, "beta2")
         self._options = suite_options(alpha, empty_quadrant, wf_beta2, edt_backend)
+        # the children get every torchmetrics setting of the composite (syncing, process group, CPU compute), as
+        # torchmetrics' own compositions do: dist_sync_on_step=True syncs the included measures' batch values too
+        shared = {key: value for key, value in kwargs.items() if key in _TORCHMETRICS_SETTINGS}
         self.included = torch.nn.ModuleDict(
-            _included_metrics(include, normalize=self.normalize, validate_args=self.validate_args)
+            _included_metrics(include, normalize=self.normalize, validate_args=self.validate_args, **shared)
         )
 
     @property
@@ -559,6 +566,28 @@ class ForegroundMeasures(_ForegroundMetric):
                 res[name] = value
         return res
 
+    def persistent(self, mode: bool = False) -> None:
+        """Whether the states (the included measures' too) go into ``state_dict``."""
+        super().persistent(mode)
+        for metric in self._included().values():
+            metric.persistent(mode)
+
+    def merge_state(self, incoming_state: dict[str, Any] | Metric) -> None:
+        """Merge another ``ForegroundMeasures``' states, the included measures' each into its own (a dict of states
+        holds this Metric's own states only)."""
+        if isinstance(incoming_state, ForegroundMeasures):
+            mine, theirs = sorted(self.included), sorted(incoming_state.included)
+            if mine != theirs:
+                raise ValueError(
+                    f"Cannot merge ForegroundMeasures states: the two Metrics include different measures ({mine} "
+                    f"here, {theirs} there); merge Metrics built alike."
+                )
+            super().merge_state(incoming_state)
+            for name, metric in self._included().items():
+                metric.merge_state(cast(Metric, incoming_state.included[name]))
+            return
+        super().merge_state(incoming_state)
+
     def reset(self) -> None:
         """Reset the states, the included measures' too (not inside forward(), which keeps the dataset's)."""
         super().reset()
@@ -587,8 +616,13 @@ INCLUDABLE = {
 }
 
 
+#: torchmetrics' own Metric settings (passed on by composite Metrics to their children)
+_TORCHMETRICS_SETTINGS = frozenset({"compute_on_cpu", "dist_sync_on_step", "process_group", "dist_sync_fn",
+                                    "distributed_available_fn", "sync_on_compute", "compute_with_cache"})  # fmt: skip
+
+
 def _included_metrics(
-    include: object, *, normalize: bool, validate_args: bool
+    include: object, *, normalize: bool, validate_args: bool, **shared: Any
 ) -> dict[str, Metric]:
     """The child Metrics of ``ForegroundMeasures(include=...)``, checked by name."""
     if isinstance(include, (str, bytes)) or not isinstance(include, (Sequence, Mapping)):
@@ -607,7 +641,7 @@ def _included_metrics(
         if not isinstance(kwargs, Mapping):
             raise TypeError(f"Expected the options of `include[{name!r}]` to be a mapping, but got {kwargs!r}.")
         cls = getattr(foreground_extra, INCLUDABLE[name])
-        out[name] = cls(normalize=normalize, validate_args=validate_args, **dict(kwargs))
+        out[name] = cls(normalize=normalize, validate_args=validate_args, **{**shared, **dict(kwargs)})
     return out
 
 

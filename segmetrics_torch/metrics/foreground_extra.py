@@ -13,13 +13,16 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from torchmetrics import Metric
 
 from .._checks import check_positive_float
 from ..functional.foreground.context_measure import camouflage_context_measure, context_measure
 from ..functional.foreground.hce import check_hce_args, human_correction_effort
 from ..functional.foreground.multiscale_iou import check_msiou_args, multiscale_iou
-from ..functional.foreground.size_invariance import size_invariant_mae, size_invariant_threshold_measures
+from ..functional.foreground.size_invariance import (
+    size_invariant_mae,
+    size_invariant_threshold_measures,
+    warn_si_mae_nan,
+)
 from ..functional.foreground.threshold_measures import (
     THRESHOLD_MEASURES,
     THRESHOLD_MODES,
@@ -29,6 +32,7 @@ from ..functional.foreground.threshold_measures import (
     threshold_measures,
 )
 from ..ops.thresholds import NUM_THRESHOLDS
+from ._base import ExactMetric
 
 __all__ = [
     "CamouflageContextMeasure",
@@ -44,7 +48,7 @@ __all__ = [
 _F64 = torch.float64
 
 
-class _SumMetric(Metric):
+class _SumMetric(ExactMetric):
     """Common checks and the image count of the issue-15 Metrics.
 
     The measures with one value per image (``SizeInvariantMAE``, ``HumanCorrectionEffort``, ``ContextMeasure``) also
@@ -231,16 +235,33 @@ class SizeInvariantMAE(_SumMetric):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.add_state("si_mae_sum", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
+        self.add_state("si_mae_nan", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
+        self._first_nan: int | None = None  # this process's first NaN image, counted from the first update
 
     def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
         """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
-        values = size_invariant_mae(preds, target, normalize=self.normalize, validate_args=self.validate_args)
+        with warnings.catch_warnings():  # announced once, by compute(), not per batch
+            warnings.simplefilter("ignore", RuntimeWarning)
+            values = size_invariant_mae(preds, target, normalize=self.normalize, validate_args=self.validate_args)
+        nan = torch.isnan(values)
+        if self._first_nan is None and bool(nan.any()):
+            self._first_nan = int(self.count) + int(nan.nonzero()[0, 0])
         self._add("si_mae_sum", values.sum())
+        self._add("si_mae_nan", nan.sum())
         self.last_image_values = values
         self.count += values.shape[0]
 
     def compute(self) -> Tensor:
-        return self._mean("si_mae_sum")
+        value = self._mean("si_mae_sum")
+        nan_images = int(self.si_mae_nan)
+        if nan_images:
+            first = [] if self._first_nan is None else [self._first_nan]
+            warn_si_mae_nan("SizeInvariantMAE", first, nan_images)
+        return value
+
+    def reset(self) -> None:
+        super().reset()
+        self._first_nan = None
 
 
 class SizeInvariantFMeasure(_SumMetric):

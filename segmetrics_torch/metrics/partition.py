@@ -16,7 +16,6 @@ from typing import Any, Literal, TypedDict
 
 import torch
 from torch import Tensor
-from torchmetrics import Metric
 
 from .._checks import check_bool, check_choice, check_positive_float
 from ..functional.boundary.bsds import default_thresholds
@@ -26,6 +25,7 @@ from ..functional.partition.segmentation import partition_measures
 from ..functional.partition.summary import PR_MEASURES, hierarchy_state, state_shapes, summarize_hierarchy
 from ..functional.partition.tables import check_fop_constants, check_measures
 from ..ops.hierarchy import RULES, Rule
+from ._base import ExactMetric
 
 __all__ = [
     "BidirectionalConsistency",
@@ -64,7 +64,7 @@ class HierarchyOptions(PartitionOptions):
     rule: Rule
 
 
-class _SummedStates(Metric):
+class _SummedStates(ExactMetric):
     """Adds the states of :func:`segmetrics_torch.functional.partition.summary.state_shapes`, all summed."""
 
     def plot(self, val=None, ax=None):
@@ -194,6 +194,9 @@ class PartitionMeasures(_PartitionMetric):
         >>> {k: round(float(v), 6) for k, v in metric.compute().items()}
         {'pri': 1.0, 'voi': 0.0}
     """
+
+    #: mixed directions (VoI, GCE, ...: lower is better; PRI, covering, F: higher), as torchmetrics says
+    higher_is_better = None
 
     def compute(self) -> dict[str, Tensor]:
         """Dataset values of the images seen so far."""
@@ -625,6 +628,9 @@ class HierarchyMeasures(_SummedStates):
         >>> round(float(res["region_benchmark"]["covering"]["ods"]), 4)
         0.6667
     """
+
+    #: mixed directions (VoI, GCE, ...: lower is better; PRI, covering, F: higher), as torchmetrics says
+    higher_is_better = None
 
     count: Tensor
 

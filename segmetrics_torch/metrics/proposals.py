@@ -15,7 +15,6 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from torchmetrics import Metric
 from torchmetrics.utilities import dim_zero_cat
 
 from .._checks import check_bool, check_positive_float
@@ -29,6 +28,7 @@ from ..functional.proposals import (
     proposal_boundary_overlaps,
     proposal_overlaps,
 )
+from ._base import ExactMetric
 
 __all__ = ["ProposalRecall"]
 
@@ -56,7 +56,7 @@ def _class_ids(classes: object, num_objects: int, num_classes: int, device: torc
     return raw
 
 
-class ProposalRecall(Metric):
+class ProposalRecall(ExactMetric):
     """Best overlap per annotated object vs the number of proposals, over a dataset (Pont-Tuset & Marques, PAMI 2016).
 
     Args:

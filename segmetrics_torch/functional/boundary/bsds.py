@@ -99,7 +99,12 @@ class BoundaryCounts(NamedTuple):
 
 
 def default_thresholds(thresholds: int | Sequence[float] | Tensor, input_format: InputFormat = "soft") -> Tensor:
-    """Level values as float64: MATLAB ``linspace(1/(K+1), 1-1/(K+1), K)`` for an int K (``1..K`` for "stack")."""
+    """Level values as float64: MATLAB ``linspace(1/(K+1), 1-1/(K+1), K)`` for an int K (``1..K`` for "stack").
+
+    Given values must lie in [0, 1] for soft maps and ucm2 (a ``ValueError`` names ``thresholds``; pyEdgeEval accepts
+    any value, but outside the maps' range a threshold keeps every pixel or none, and the usual cause is a 0..255
+    threshold for a uint8 map, which is read / 255); "stack" levels are labels, any finite values.
+    """
     if isinstance(thresholds, bool):
         raise TypeError(f"Expected `thresholds` to be a positive int or a 1-D sequence, but got {thresholds!r}.")
     if isinstance(thresholds, int):
@@ -116,6 +121,19 @@ def default_thresholds(thresholds: int | Sequence[float] | Tensor, input_format:
         ) from err
     if t.ndim != 1 or t.numel() == 0 or not bool(torch.isfinite(t).all()):
         raise ValueError(f"Expected `thresholds` to be a non-empty 1-D sequence of finite values, but got {t}.")
+    low, high = float(t.min()), float(t.max())
+    if input_format != "stack" and (low < 0 or high > 1):
+        # a threshold outside the maps' range keeps every pixel or none: its P/R point means nothing, and the
+        # likely mistake is a 0..255 threshold for a uint8 map, which is scaled to [0, 1] (read / 255)
+        hint = (
+            f"; thresholds are fractions of 255 for a uint8 map (e.g. {high:g} -> {high / 255:.4f})"
+            if 1 < high <= 255 and low >= 0
+            else ""
+        )
+        raise ValueError(
+            f"Expected `thresholds` in [0, 1], the range of the maps (soft maps and ucm2 are compared as values in "
+            f"[0, 1]), but got values from {low:g} to {high:g}{hint}."
+        )
     return t
 
 

@@ -32,6 +32,8 @@ on the input's device.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import torch
 from torch import Tensor
@@ -287,4 +289,23 @@ def size_invariant_mae(
         plain = err.mean(dim=(1, 2))
         return {"si_mae": torch.where(n_targets > 0, si, plain)}
 
-    return run_raw(fn, preds, target, normalize=normalize, validate_args=validate_args)["si_mae"]
+    values = run_raw(fn, preds, target, normalize=normalize, validate_args=validate_args)["si_mae"]
+    nan = torch.isnan(values)
+    if bool(nan.any()):  # the labelling above ran on the host already: this check costs no extra device sync
+        warn_si_mae_nan("size_invariant_mae", nan.nonzero().flatten().tolist())
+    return values
+
+
+#: why SI-MAE is NaN (PySODMetrics' value, reproduced)
+SI_MAE_NAN_REASON = (
+    "the ground truth's target boxes cover the whole image, so no background pixel is left (r = 0 / 0 in "
+    "PySODMetrics' formula, whose value this is)"
+)
+
+
+def warn_si_mae_nan(what: str, images: list[int], count: int | None = None) -> None:
+    """One ``RuntimeWarning`` for the documented NaN of the size-invariant MAE, naming the images (batch indices)."""
+    shown = ", ".join(map(str, images[:8])) + (" ..." if len(images) > 8 else "")
+    number = len(images) if count is None else count
+    warnings.warn(f"{what} is NaN for {number} image(s) (index {shown}): {SI_MAE_NAN_REASON}.", RuntimeWarning,
+                  stacklevel=3)  # fmt: skip
