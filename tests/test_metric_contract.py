@@ -1,0 +1,255 @@
+"""The torchmetrics contract, for every public Metric of the package (issue 26, item 6).
+
+torchmetrics' ``MetricTester`` checks its own Metrics for these properties; this is our own test of the same
+contracts (no code of it copied), run over every public Metric class on small inputs of its family:
+
+* ``clone()`` and ``pickle`` give a Metric that computes the same;
+* ``state_dict`` with ``persistent(True)`` round-trips into a fresh Metric;
+* ``merge_state`` of a Metric fed one batch into one fed another equals one Metric fed both;
+* ``forward`` batch by batch accumulates as ``update`` does (and returns the batch's own value);
+* float16 / bfloat16 / float64 maps give the results of the same values in float64 (foreground family);
+* two gloo processes, with ``dist_sync_on_step`` off and on, give the single-process results (``slow``, ``ddp``).
+
+TorchScript (``torch.jit.script``) is not supported (documented in docs/training.md): the Metrics are written with
+postponed annotations and dynamic Python that torch's deprecated scripting does not compile.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pickle
+import socket
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+import segmetrics_torch as st
+
+Batch = tuple[Any, Any]
+
+
+def _foreground(seed: int) -> Batch:
+    gen = torch.Generator().manual_seed(seed)
+    yy, xx = torch.meshgrid(torch.arange(24), torch.arange(28), indexing="ij")
+    g = torch.stack([((yy - 8 - 4 * i - seed) ** 2 + (xx - 10 - 3 * i) ** 2) < 30 + 10 * i for i in range(2)])
+    p = (g.float() * 0.5 + torch.rand(2, 24, 28, generator=gen) * 0.5).double()
+    return p, g
+
+
+def _camouflage(seed: int) -> tuple[Any, Any, Any]:
+    p, g = _foreground(seed)
+    gen = torch.Generator().manual_seed(seed + 10)
+    return p, g, torch.randint(0, 256, (*g.shape, 3), dtype=torch.uint8, generator=gen)
+
+
+def _boundary(seed: int) -> Batch:
+    gen = torch.Generator().manual_seed(seed)
+    gt = torch.zeros(2, 2, 24, 28, dtype=torch.bool)
+    gt[:, 0, 12, 3:25] = True
+    gt[:, 1, 4:20, 14 + seed % 3] = True
+    pb = torch.rand(2, 24, 28, generator=gen) * 0.4
+    pb[:, 11:14, 3:25] += 0.5
+    return pb, gt
+
+
+def _masks(seed: int) -> Batch:
+    p, g = _foreground(seed)
+    return p > 0.6, g
+
+
+def _partition(seed: int) -> Batch:
+    gen = torch.Generator().manual_seed(seed)
+    seg = torch.randint(0, 4, (2, 4, 5), generator=gen).repeat_interleave(4, 1).repeat_interleave(4, 2)
+    return seg, torch.stack([seg // 2, (seg + seed) % 3], dim=1)
+
+
+def _stack(seed: int) -> Batch:
+    seg, gt = _partition(seed)
+    return torch.stack([seg // 2, seg, seg * 2 + (seg > 1).long()], dim=1), gt
+
+
+def _proposals(seed: int) -> Batch:
+    objects = torch.zeros(2, 20, 20, dtype=torch.bool)
+    objects[0, 2:9, 2:11] = True
+    objects[1, 10:18, 6 + seed : 17] = True
+    proposals = torch.zeros(4, 20, 20, dtype=torch.bool)
+    for i in range(4):
+        proposals[i, 2 + 3 * i : 10 + 3 * i, 2 + i : 12 + i] = True
+    return proposals, objects
+
+
+FOREGROUND = ["MAE", "SMeasure", "WeightedFMeasure", "FMeasure", "EMeasure", "IoU", "Dice", "ForegroundMeasures",
+              "ThresholdMeasures", "SizeInvariantMAE", "SizeInvariantFMeasure", "MultiScaleIoU", "MSIoU",
+              "HumanCorrectionEffort", "ContextMeasure"]  # fmt: skip
+PARTITION = ["PartitionMeasures", "ObjectsAndPartsPR", "RegionPR", "PartitionBoundaryPR", "ProbabilisticRandIndex",
+             "VariationOfInformation", "NormalizedVariationOfInformation", "SegmentationCovering",
+             "DirectionalHamming", "VanDongen", "BipartiteGraphMatching", "BidirectionalConsistency",
+             "GlobalConsistency", "LocalConsistency"]  # fmt: skip
+
+#: name -> (factory taking torchmetrics kwargs, batch maker by seed)
+CASES: dict[str, tuple[Callable[..., Any], Callable[[int], tuple[Any, ...]]]] = {
+    **{name: (getattr(st, name), _foreground) for name in FOREGROUND},
+    "ForegroundMeasures+include": (
+        lambda **kw: st.ForegroundMeasures(include=["size_invariant_mae", "threshold_measures"], **kw),
+        _foreground,
+    ),
+    "CamouflageContextMeasure": (st.CamouflageContextMeasure, _camouflage),
+    "BoundaryPR": (lambda **kw: st.BoundaryPR(thresholds=5, max_dist=2.0, **kw), _boundary),
+    "MorphologicalBoundaryF": (st.MorphologicalBoundaryF, _masks),
+    **{name: (getattr(st, name), _partition) for name in PARTITION},
+    "HierarchyMeasures": (lambda **kw: st.HierarchyMeasures(3, input_format="stack", **kw), _stack),
+    "RegionBenchmark": (lambda **kw: st.RegionBenchmark(3, input_format="stack", **kw), _stack),
+    "ProposalRecall": (lambda **kw: st.ProposalRecall(counts=[1, 2, 4], **kw), _proposals),
+}
+
+
+def test_every_public_metric_is_covered() -> None:
+    from torchmetrics import Metric
+
+    public = {n for n in st.__all__ if isinstance(getattr(st, n), type) and issubclass(getattr(st, n), Metric)}
+    assert public <= set(CASES), public - set(CASES)
+
+
+def _flat(result: Any, prefix: str = "") -> dict[str, torch.Tensor]:
+    if isinstance(result, dict):
+        out: dict[str, torch.Tensor] = {}
+        for key, value in result.items():
+            out.update(_flat(value, f"{prefix}{key}/"))
+        return out
+    if isinstance(result, (list, tuple)):
+        return {f"{prefix}{i}": torch.as_tensor(v).double() for i, v in enumerate(result)}
+    return {prefix: torch.as_tensor(result).detach().double().cpu()}
+
+
+def _assert_same(got: Any, expected: Any, atol: float = 1e-12) -> None:
+    a, b = _flat(got), _flat(expected)
+    assert set(a) == set(b)
+    for key in b:
+        torch.testing.assert_close(a[key], b[key], rtol=0, atol=atol, equal_nan=True, msg=key)
+
+
+def _computed(metric: Any) -> Any:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # documented NaN warnings of tiny inputs
+        return metric.compute()
+
+
+def _fed(name: str, seeds: tuple[int, ...], **kwargs: Any) -> Any:
+    make, batch = CASES[name]
+    metric = make(**kwargs)
+    for seed in seeds:
+        metric.update(*batch(seed))
+    return metric
+
+
+NAMES = sorted(CASES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_clone_and_pickle(name: str) -> None:
+    metric = _fed(name, (0,))
+    expected = _computed(metric)
+    _assert_same(_computed(metric.clone()), expected)
+    _assert_same(_computed(pickle.loads(pickle.dumps(metric))), expected)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_state_dict_round_trip(name: str) -> None:
+    metric = _fed(name, (0, 1))
+    metric.persistent(True)
+    fresh = CASES[name][0]()
+    fresh.persistent(True)
+    fresh.load_state_dict(metric.state_dict())
+    fresh._update_count = 1  # as after an update: compute() then reads the loaded states without torchmetrics' warning
+    _assert_same(_computed(fresh), _computed(metric))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_merge_state_equals_one_metric_fed_both(name: str) -> None:
+    a, b = _fed(name, (0,)), _fed(name, (1,))
+    a.merge_state(b)
+    _assert_same(_computed(a), _computed(_fed(name, (0, 1))))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_forward_accumulates_as_update(name: str) -> None:
+    make, batch = CASES[name]
+    metric = make()
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = metric(*batch(0))
+        metric(*batch(1))
+    _assert_same(first, _computed(_fed(name, (0,))))  # forward returns the batch's own value
+    _assert_same(_computed(metric), _computed(_fed(name, (0, 1))))
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if CASES[n][1] is _foreground])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float64])
+def test_half_bfloat16_and_double_maps(name: str, dtype: torch.dtype) -> None:
+    make, _ = CASES[name]
+    p, g = _foreground(0)
+    low = p.to(dtype)
+    got, expected = make(), make()
+    got.update(low, g)
+    expected.update(low.double(), g)  # the same values, in float64
+    _assert_same(_computed(got), _computed(expected))
+
+
+# ---------------------------------------------------------------------------------------------- two processes
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _worker(rank: int, world: int, port: int, out_path: str, names: list[str]) -> None:
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    try:
+        assert dist.get_world_size() == 2, "the contract test must run in two processes"
+        results: dict[str, Any] = {}
+        for name in names:
+            make, batch = CASES[name]
+            for on_step in (False, True):
+                metric = make(dist_sync_on_step=on_step)
+                step = metric(*batch(rank))  # forward: with dist_sync_on_step, the batch value of both ranks
+                results[f"{name}/{on_step}"] = {"step": step, "total": _computed(metric)}
+        if rank == 0:
+            torch.save({"world_size": dist.get_world_size(), "results": results}, out_path)
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.slow
+@pytest.mark.ddp
+def test_two_processes_with_and_without_dist_sync_on_step(tmp_path) -> None:
+    names = NAMES
+    out_path = str(tmp_path / "out.pt")
+    mp.spawn(_worker, args=(2, _free_port(), out_path, names), nprocs=2, join=True)
+    got = torch.load(out_path, weights_only=False)
+    assert got["world_size"] == 2
+    for name in names:
+        both = _computed(_fed(name, (0, 1)))  # rank 0 had batch 0, rank 1 batch 1
+        own = _computed(_fed(name, (0,)))
+        for on_step in (False, True):
+            result = got["results"][f"{name}/{on_step}"]
+            _assert_same(result["total"], both)
+            _assert_same(result["step"], both if on_step else own)
+
+
+def test_the_contract_test_can_fail() -> None:
+    """The comparison really compares: two different datasets differ."""
+    with pytest.raises(AssertionError):
+        _assert_same(_computed(_fed("MAE", (0,))), _computed(_fed("MAE", (1,))))
+    assert not math.isnan(float(_computed(_fed("MAE", (0,)))))
