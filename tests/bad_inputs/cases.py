@@ -76,13 +76,56 @@ class _Timeout(Exception):
     pass
 
 
-def _alarm(signum, frame):  # pragma: no cover - only on a hang
-    raise _Timeout(f"the call did not return within {TIMEOUT} s (a hang)")
+class _Compiling:
+    """numba's compile events, counted: the hang guard below does not count first-time compilation.
+
+    A kernel's first call compiles it (tens of seconds on a loaded 2-core machine); raising the guard's exception
+    in the middle of that compilation both failed the case and left numba's dispatcher without a compiled object
+    ("no compiled object yet") for the cases after it.
+    """
+
+    def __init__(self) -> None:
+        self.active = 0
+        self.finished = 0
+
+    def install(self) -> None:
+        from numba.core import event
+
+        compiling = self
+
+        class Listener(event.Listener):
+            def on_start(self, event: Any) -> None:
+                compiling.active += 1
+
+            def on_end(self, event: Any) -> None:
+                compiling.active -= 1
+                compiling.finished += 1
+
+        event.register("numba:compile", Listener())
+
+
+_COMPILING = _Compiling()
+_COMPILING.install()
+
+
+def _guard() -> Callable[[int, Any], None]:
+    """The SIGALRM handler of one call: a timeout while numba compiles (or after it compiled) re-arms the alarm
+    instead of failing; a call that runs TIMEOUT seconds without compiling is a hang."""
+    seen = {"finished": _COMPILING.finished}
+
+    def alarm(signum: int, frame: Any) -> None:  # pragma: no cover - only when slow
+        if _COMPILING.active or _COMPILING.finished != seen["finished"]:
+            seen["finished"] = _COMPILING.finished
+            signal.alarm(TIMEOUT)
+            return
+        raise _Timeout(f"the call did not return within {TIMEOUT} s without compiling (a hang)")
+
+    return alarm
 
 
 def run_case(case: Case) -> Any:
     """Run ``case`` and assert its outcome; returns the value (or None for an error case)."""
-    old = signal.signal(signal.SIGALRM, _alarm)
+    old = signal.signal(signal.SIGALRM, _guard())
     signal.alarm(TIMEOUT)
     try:
         if case.error is not None:
