@@ -100,20 +100,21 @@ def foreground_statistics(
 
     from ._kernels import foreground as kernel
 
-    if preds.dtype == torch.uint8:
-        raw, scale = preds.contiguous().numpy(), 255.0
-    else:
-        raw, scale = preds.to(torch.float64).contiguous().numpy(), 1.0
-    garr = target.contiguous().numpy()
     batch = preds.shape[0]
+    # one kernel signature for every map dtype: the uint8 levels or the float64 values, the other a placeholder
+    if preds.dtype == torch.uint8:
+        raw8, raw64, scale = preds.contiguous().numpy(), np.zeros((batch, 1, 1)), 255.0
+    else:
+        raw8, raw64, scale = np.zeros((batch, 1, 1), np.uint8), preds.to(torch.float64).contiguous().numpy(), 1.0
+    garr = target.contiguous().numpy()
     if weighted_f and distance is not None:
         dist, index = (x.contiguous().numpy() for x in distance)
-        if dist.shape != raw.shape or index.shape != raw.shape or dist.dtype != np.float64 or index.dtype != np.int64:
+        if dist.shape != garr.shape or index.shape != garr.shape or dist.dtype != np.float64 or index.dtype != np.int64:
             raise ValueError("Expected `distance` to be float64 and int64 (B, H, W) tensors of `preds`' shape.")
     else:  # the kernel computes the distance transform itself (or does not need one)
         dist, index = torch.zeros(batch, 1, 1, dtype=torch.float64).numpy(), torch.zeros(batch, 1, 1).long().numpy()
     hist, out = kernel.foreground_kernel(
-        raw, garr, dist, index, scale, preds.dtype == torch.uint8, normalize, alpha, skip_empty_quadrant, wf_beta2,
+        raw8, raw64, garr, dist, index, scale, preds.dtype == torch.uint8, normalize, alpha, skip_empty_quadrant, wf_beta2,
         matlab_gaussian_kernel1d(7, 5.0).numpy(), _importance(), counts, s_measure, weighted_f,
         max(1, min(numba.get_num_threads(), batch)),
     )  # fmt: skip

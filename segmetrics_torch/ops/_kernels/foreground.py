@@ -140,15 +140,33 @@ def _bin(v):  # pragma: no cover - compiled
 
 
 @numba.njit(**_JIT)
-def _value(raw, y, x, lut, use_lut, scale, lo, span, stretch):  # pragma: no cover - compiled
-    # the tensor path's prepare_maps: raw / scale, then (p - lo) / (hi - lo) in float64. A uint8 map reads the
-    # same quotients from its 256-level table (computed by these operations on the level: bit-identical).
+def _value(raw8, raw64, y, x, lut, use_lut, scale, lo, span, stretch):  # pragma: no cover - compiled
+    # the tensor path's prepare_maps: raw / scale, then (p - lo) / (hi - lo) in float64. A uint8 map (raw8) reads
+    # the same quotients from its 256-level table (computed by these operations on the level: bit-identical); other
+    # maps come as float64 (raw64). Both arrays are arguments of every call (the unused one (1, 1)), so that one
+    # compiled kernel serves uint8 and floating maps alike.
     if use_lut:
-        return lut[int(raw[y, x])]
-    v = raw[y, x] / scale
+        return lut[int(raw8[y, x])]
+    v = raw64[y, x] / scale
     if stretch:
         v = (v - lo) / span
     return v
+
+
+@numba.njit(**_JIT)
+def _extent(raw, normalize):  # pragma: no cover - compiled
+    # (min, max) of a map as float64 (its first value twice without `normalize`)
+    lo = raw[0, 0]
+    hi = raw[0, 0]
+    if normalize:
+        for y in range(raw.shape[0]):
+            for x in range(raw.shape[1]):
+                r = raw[y, x]
+                if r < lo:
+                    lo = r
+                if r > hi:
+                    hi = r
+    return float(lo), float(hi)
 
 
 @numba.njit(**_JIT)
@@ -165,18 +183,18 @@ def _ssim(n, mean_x, mean_y, sx, sy, sxy):  # pragma: no cover - compiled
 
 
 @numba.njit(**_JIT)
-def _value_at(rawf, i, lut, use_lut, scale, lo, span, stretch):  # pragma: no cover - compiled
+def _value_at(raw8f, raw64f, i, lut, use_lut, scale, lo, span, stretch):  # pragma: no cover - compiled
     # _value of the flat map's pixel i
     if use_lut:
-        return lut[int(rawf[i])]
-    v = rawf[i] / scale
+        return lut[int(raw8f[i])]
+    v = raw64f[i] / scale
     if stretch:
         v = (v - lo) / span
     return v
 
 
 @numba.njit(**_JIT)
-def _weighted_f(raw, g, col_rows, dist, index, lut, use_lut, scale, lo, span, stretch, pos, wf_beta2, kern, importance, row_fg, cst, v, z, pad, ring, ea):  # pragma: no cover - compiled  # noqa: E501
+def _weighted_f(raw8, raw64, g, col_rows, dist, index, lut, use_lut, scale, lo, span, stretch, pos, wf_beta2, kern, importance, row_fg, cst, v, z, pad, ring, ea):  # pragma: no cover - compiled  # noqa: E501
     # The weighted F of a non-empty ground truth, row by row (no full-plane scratch): the distance transform's row
     # pass (the lower envelope of the column pass's nearest rows `col_rows`; or rows of the given `dist`/`index`
     # when `col_rows` is empty), Et = err of the nearest ground-truth pixel = |p - 1| there (one value per
@@ -185,11 +203,12 @@ def _weighted_f(raw, g, col_rows, dist, index, lut, use_lut, scale, lo, span, st
     # plane-by-plane pipeline in the same order (zero padding, row pass then column pass): the padding's rows are
     # skipped, and a tap sum starts from its first product instead of 0.0 + it; both leave a sum of non-negative
     # terms unchanged. Rows of the blur that no ground-truth pixel reads (all farther than `half` rows) are skipped.
-    h, w = raw.shape
+    h, w = g.shape
     half = kern.shape[0] // 2
     taps = kern.shape[0]
     fused = col_rows.shape[0] == h
-    rawf = raw.reshape(-1)
+    raw8f = raw8.reshape(-1)
+    raw64f = raw64.reshape(-1)
     last = importance.shape[0] - 1  # beyond the table the weight is 2.0 (see importance_table)
     ew_fg = 0.0
     ew_bg = 0.0
@@ -211,23 +230,23 @@ def _weighted_f(raw, g, col_rows, dist, index, lut, use_lut, scale, lo, span, st
                     xa = z[j]
                     xb = z[j + 1]
                     if need_et:
-                        e = abs(_value_at(rawf, gy[c] * w + c, lut, use_lut, scale, lo, span, stretch) - 1.0)
+                        e = abs(_value_at(raw8f, raw64f, gy[c] * w + c, lut, use_lut, scale, lo, span, stretch) - 1.0)
                         for x in range(xa + half, xb + half):
                             pad[x] = e
                     if need_bg:
                         for x in range(xa, xb):
                             if not g[y, x]:
-                                err = abs(_value(raw, y, x, lut, use_lut, scale, lo, span, stretch))
+                                err = abs(_value(raw8, raw64, y, x, lut, use_lut, scale, lo, span, stretch))
                                 ew_bg += err * importance[min((x - c) * (x - c) + fc, last)]
             else:
                 idx = index[y]
                 if need_et:
                     for x in range(w):
-                        pad[x + half] = abs(_value_at(rawf, idx[x], lut, use_lut, scale, lo, span, stretch) - 1.0)
+                        pad[x + half] = abs(_value_at(raw8f, raw64f, idx[x], lut, use_lut, scale, lo, span, stretch) - 1.0)
                 if need_bg:
                     for x in range(w):
                         if not g[y, x]:
-                            err = abs(_value(raw, y, x, lut, use_lut, scale, lo, span, stretch))
+                            err = abs(_value(raw8, raw64, y, x, lut, use_lut, scale, lo, span, stretch))
                             d = dist[y, x]
                             ew_bg += err * importance[min(int(d * d + 0.5), last)]  # d * d: the integer squared
             if need_et:  # the blur's row pass of row y
@@ -265,7 +284,7 @@ def _weighted_f(raw, g, col_rows, dist, index, lut, use_lut, scale, lo, span, st
                             ea[x] += rr[x] * ki
             for x in range(w):
                 if g[yo, x]:
-                    err = abs(_value(raw, yo, x, lut, use_lut, scale, lo, span, stretch) - 1.0)
+                    err = abs(_value(raw8, raw64, yo, x, lut, use_lut, scale, lo, span, stretch) - 1.0)
                     e = ea[x]
                     ew_fg += e if e < err else err
     tpw = pos - ew_fg
@@ -275,19 +294,13 @@ def _weighted_f(raw, g, col_rows, dist, index, lut, use_lut, scale, lo, span, st
 
 
 @numba.njit(**_JIT)
-def _image(raw, g, col_rows, dist, index, scale, use_lut, normalize, alpha, skip_empty, wf_beta2, kern, importance, counts, do_sm, do_wfm, et, lut, row_fg, f, v, z, pad, ring, ea, hist, out):  # pragma: no cover - compiled  # noqa: E501
-    h, w = raw.shape
+def _image(raw8, raw64, g, col_rows, dist, index, scale, use_lut, normalize, alpha, skip_empty, wf_beta2, kern, importance, counts, do_sm, do_wfm, et, lut, row_fg, f, v, z, pad, ring, ea, hist, out):  # pragma: no cover - compiled  # noqa: E501
+    h, w = g.shape
     n = h * w
-    lo_raw = raw[0, 0]
-    hi_raw = raw[0, 0]
-    if normalize:
-        for y in range(h):
-            for x in range(w):
-                r = raw[y, x]
-                if r < lo_raw:
-                    lo_raw = r
-                if r > hi_raw:
-                    hi_raw = r
+    if use_lut:
+        lo_raw, hi_raw = _extent(raw8, normalize)
+    else:
+        lo_raw, hi_raw = _extent(raw64, normalize)
     lo = lo_raw / scale
     hi = hi_raw / scale
     stretch = normalize and hi != lo
@@ -311,7 +324,7 @@ def _image(raw, g, col_rows, dist, index, scale, use_lut, normalize, alpha, skip
         out[POS] = pos
         if do_wfm:
             out[WFM] = 0.0 if pos == 0 else _weighted_f(
-                raw, g, col_rows, dist, index, lut, use_lut, scale, lo, span, stretch, pos, wf_beta2, kern,
+                raw8, raw64, g, col_rows, dist, index, lut, use_lut, scale, lo, span, stretch, pos, wf_beta2, kern,
                 importance, row_fg, f, v, z, pad, ring, ea,
             )  # fmt: skip
         return
@@ -327,7 +340,7 @@ def _image(raw, g, col_rows, dist, index, scale, use_lut, normalize, alpha, skip
     for y in range(h):
         pos_row = 0
         for x in range(w):
-            v_ = _value(raw, y, x, lut, use_lut, scale, lo, span, stretch)
+            v_ = _value(raw8, raw64, y, x, lut, use_lut, scale, lo, span, stretch)
             b = _bin(v_)
             flat[y * w + x] = v_
             if g[y, x]:
@@ -357,10 +370,10 @@ def _image(raw, g, col_rows, dist, index, scale, use_lut, normalize, alpha, skip
         cy = _round_half_even(row_sum / pos) + 1
         cx = _round_half_even(col_sum / pos) + 1
         # each quadrant's first pixel (clamped: an empty quadrant's value is never used)
-        x0[0] = _value(raw, 0, 0, lut, use_lut, scale, lo, span, stretch)
-        x0[1] = _value(raw, 0, min(cx, w - 1), lut, use_lut, scale, lo, span, stretch)
-        x0[2] = _value(raw, min(cy, h - 1), 0, lut, use_lut, scale, lo, span, stretch)
-        x0[3] = _value(raw, min(cy, h - 1), min(cx, w - 1), lut, use_lut, scale, lo, span, stretch)
+        x0[0] = _value(raw8, raw64, 0, 0, lut, use_lut, scale, lo, span, stretch)
+        x0[1] = _value(raw8, raw64, 0, min(cx, w - 1), lut, use_lut, scale, lo, span, stretch)
+        x0[2] = _value(raw8, raw64, min(cy, h - 1), 0, lut, use_lut, scale, lo, span, stretch)
+        x0[3] = _value(raw8, raw64, min(cy, h - 1), min(cx, w - 1), lut, use_lut, scale, lo, span, stretch)
 
     # pass 2: adaptive counts, object spreads, quadrant first moments (each row in its two quadrant segments, so
     # that the quadrant's sums are register accumulators; every sum is still taken in row-major order)
@@ -382,7 +395,7 @@ def _image(raw, g, col_rows, dist, index, scale, use_lut, normalize, alpha, skip
                 a_qd = qd[q]
                 a_qg = qg[q]
                 for x in range(xa, xb):
-                    v_ = _value(raw, y, x, lut, use_lut, scale, lo, span, stretch)
+                    v_ = _value(raw8, raw64, y, x, lut, use_lut, scale, lo, span, stretch)
                     gv = g[y, x]
                     if v_ >= thr:
                         pp_a += 1
@@ -398,7 +411,7 @@ def _image(raw, g, col_rows, dist, index, scale, use_lut, normalize, alpha, skip
                 qg[q] = a_qg
         else:
             for x in range(w):
-                if _value(raw, y, x, lut, use_lut, scale, lo, span, stretch) >= thr:
+                if _value(raw8, raw64, y, x, lut, use_lut, scale, lo, span, stretch) >= thr:
                     pp_a += 1
                     if g[y, x]:
                         tp_a += 1
@@ -440,7 +453,7 @@ def _image(raw, g, col_rows, dist, index, scale, use_lut, normalize, alpha, skip
                 a_xy = 0.0
                 for y in range(ya, yb):
                     for x in range(xa, xb):
-                        dc = (_value(raw, y, x, lut, use_lut, scale, lo, span, stretch) - x0q) - md
+                        dc = (_value(raw8, raw64, y, x, lut, use_lut, scale, lo, span, stretch) - x0q) - md
                         yc = (1.0 if g[y, x] else 0.0) - mg
                         a_xx += dc * dc
                         a_yy += yc * yc
@@ -470,24 +483,25 @@ def _image(raw, g, col_rows, dist, index, scale, use_lut, normalize, alpha, skip
         if pos == 0:
             out[WFM] = 0.0
             return
-        out[WFM] = _weighted_f(raw, g, col_rows, dist, index, lut, use_lut, scale, lo, span, stretch, pos, wf_beta2,
+        out[WFM] = _weighted_f(raw8, raw64, g, col_rows, dist, index, lut, use_lut, scale, lo, span, stretch, pos, wf_beta2,
                                kern, importance, row_fg, f, v, z, pad, ring, ea)  # fmt: skip
 
 
 @numba.njit(parallel=True, **_JIT)
-def foreground_kernel(raw, g, dist, index, scale, use_lut, normalize, alpha, skip_empty, wf_beta2, kern, importance, counts, do_sm, do_wfm, n_tasks):  # pragma: no cover - compiled  # noqa: E501
+def foreground_kernel(raw8, raw64, g, dist, index, scale, use_lut, normalize, alpha, skip_empty, wf_beta2, kern, importance, counts, do_sm, do_wfm, n_tasks):  # pragma: no cover - compiled  # noqa: E501
     """Per-image histograms (B, 2, 256) and values (B, 6): MAE, SM, WFM, TP_A, PP_A, POS (see the module doc).
 
     ``counts=False`` with ``do_sm=False`` skips the histogram, MAE and the adaptive counts (left 0 / NaN): the
-    weighted F alone reads the ground truth's row counts only. ``use_lut``: ``raw`` is uint8 (its prepared values
-    are read from a 256-level table). With ``do_wfm``, the distance transform of the ground truth is
+    weighted F alone reads the ground truth's row counts only. ``use_lut``: the map is ``raw8``, uint8 (its prepared
+    values are read from a 256-level table); otherwise ``raw64``, float64; the other array is a (B, 1, 1)
+    placeholder. One signature for both: a float map after a uint8 one compiles nothing new. With ``do_wfm``, the distance transform of the ground truth is
     ``dist``/``index`` when they are (B, H, W), and is otherwise computed here, image by image: the column pass of
     :mod:`.edt` into per-task scratch (int32 rows), its row pass row by row as the weighted F consumes it (full
     float64 / int64 planes of the distance and index cost 16 bytes of memory traffic per pixel). ``importance[k]``
     is the weight ``2 - 0.5^(sqrt(k) / 5)`` of a background pixel at squared distance ``k`` (a table: ``exp`` per
     pixel would be the kernel's largest cost); beyond the table it is exactly 2.0, the table's last entry.
     """
-    batch, h, w = raw.shape
+    batch, h, w = g.shape
     hist = np.zeros((batch, 2, 256), np.int64)
     out = np.full((batch, N_OUT), np.nan)
     given = dist.shape[1] == h and dist.shape[2] == w
@@ -510,7 +524,7 @@ def foreground_kernel(raw, g, dist, index, scale, use_lut, normalize, alpha, ski
         for b in range(task, batch, n_tasks):
             if fused:
                 column_scan(g[b], col_rows, 0, w, below)
-            _image(raw[b], g[b], col_rows, dist[b], index[b], scale, use_lut, normalize, alpha, skip_empty, wf_beta2,
+            _image(raw8[b], raw64[b], g[b], col_rows, dist[b], index[b], scale, use_lut, normalize, alpha, skip_empty, wf_beta2,
                    kern, importance, counts, do_sm, do_wfm, et, lut, row_fg, f, v, z, pad, ring, ea, hist[b],
                    out[b])  # fmt: skip
     return hist, out
