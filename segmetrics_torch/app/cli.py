@@ -51,6 +51,7 @@ This module only parses arguments and orchestrates: reading is :mod:`segmetrics_
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import os
 import sys
@@ -1238,6 +1239,7 @@ def _main(argv: Sequence[str] | None) -> int:
             gc.enable()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
+    _announce_compilation()
     try:
         _check_environment(args)
     except InputError as error:
@@ -1274,6 +1276,23 @@ def _main(argv: Sequence[str] | None) -> int:
         traceback.print_exc()
         print(f"error: unexpected {type(error).__name__}: {error} (a bug? please report it)", file=sys.stderr)
         return 1
+
+
+class _CompileNote(logging.Handler):
+    """Prints the library's one-time compilation message as a ``note:`` line on stderr (once per process)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.INFO:
+            print(f"note: {record.getMessage()}; this run waits for it, later runs do not", file=sys.stderr)
+
+
+def _announce_compilation() -> None:
+    """A cold numba cache makes the first run compile the kernels (seconds to a minute): say so, once."""
+    logger = logging.getLogger("segmetrics_torch.compile")  # ops._kernels._compile_log.LOGGER_NAME
+    if not any(isinstance(h, _CompileNote) for h in logger.handlers):
+        logger.addHandler(_CompileNote())
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
 
 
 def _check_environment(args: argparse.Namespace) -> None:

@@ -114,8 +114,8 @@ def foreground_statistics(
     else:  # the kernel computes the distance transform itself (or does not need one)
         dist, index = torch.zeros(batch, 1, 1, dtype=torch.float64).numpy(), torch.zeros(batch, 1, 1).long().numpy()
     hist, out = kernel.foreground_kernel(
-        raw8, raw64, garr, dist, index, scale, preds.dtype == torch.uint8, normalize, alpha, skip_empty_quadrant, wf_beta2,
-        matlab_gaussian_kernel1d(7, 5.0).numpy(), _importance(), counts, s_measure, weighted_f,
+        raw8, raw64, garr, dist, index, scale, preds.dtype == torch.uint8, normalize, alpha, skip_empty_quadrant,
+        wf_beta2, matlab_gaussian_kernel1d(7, 5.0).numpy(), _importance(), counts, s_measure, weighted_f,
         max(1, min(numba.get_num_threads(), batch)),
     )  # fmt: skip
     out = torch.from_numpy(out)

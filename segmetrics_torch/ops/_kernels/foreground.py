@@ -22,7 +22,10 @@ import numpy as np
 
 from ..._constants import EPS, LOG_HALF_OVER_5
 from . import FOREGROUND_JIT
+from ._compile_log import watch
 from .edt import column_scan, lower_envelope
+
+watch()  # announce the first compilation (see _compile_log)
 
 #: squared distances examined by :func:`importance_table` (distances below ~362 px)
 IMPORTANCE_TABLE = 1 << 17
@@ -242,7 +245,8 @@ def _weighted_f(raw8, raw64, g, col_rows, dist, index, lut, use_lut, scale, lo, 
                 idx = index[y]
                 if need_et:
                     for x in range(w):
-                        pad[x + half] = abs(_value_at(raw8f, raw64f, idx[x], lut, use_lut, scale, lo, span, stretch) - 1.0)
+                        prepared = _value_at(raw8f, raw64f, idx[x], lut, use_lut, scale, lo, span, stretch)
+                        pad[x + half] = abs(prepared - 1.0)
                 if need_bg:
                     for x in range(w):
                         if not g[y, x]:
@@ -483,8 +487,8 @@ def _image(raw8, raw64, g, col_rows, dist, index, scale, use_lut, normalize, alp
         if pos == 0:
             out[WFM] = 0.0
             return
-        out[WFM] = _weighted_f(raw8, raw64, g, col_rows, dist, index, lut, use_lut, scale, lo, span, stretch, pos, wf_beta2,
-                               kern, importance, row_fg, f, v, z, pad, ring, ea)  # fmt: skip
+        out[WFM] = _weighted_f(raw8, raw64, g, col_rows, dist, index, lut, use_lut, scale, lo, span, stretch, pos,
+                               wf_beta2, kern, importance, row_fg, f, v, z, pad, ring, ea)  # fmt: skip
 
 
 @numba.njit(parallel=True, **_JIT)
@@ -494,8 +498,9 @@ def foreground_kernel(raw8, raw64, g, dist, index, scale, use_lut, normalize, al
     ``counts=False`` with ``do_sm=False`` skips the histogram, MAE and the adaptive counts (left 0 / NaN): the
     weighted F alone reads the ground truth's row counts only. ``use_lut``: the map is ``raw8``, uint8 (its prepared
     values are read from a 256-level table); otherwise ``raw64``, float64; the other array is a (B, 1, 1)
-    placeholder. One signature for both: a float map after a uint8 one compiles nothing new. With ``do_wfm``, the distance transform of the ground truth is
-    ``dist``/``index`` when they are (B, H, W), and is otherwise computed here, image by image: the column pass of
+    placeholder. One signature for both: a float map after a uint8 one compiles nothing new. With ``do_wfm``, the
+    distance transform of the ground truth is ``dist``/``index`` when they are (B, H, W), and is otherwise computed
+    here, image by image: the column pass of
     :mod:`.edt` into per-task scratch (int32 rows), its row pass row by row as the weighted F consumes it (full
     float64 / int64 planes of the distance and index cost 16 bytes of memory traffic per pixel). ``importance[k]``
     is the weight ``2 - 0.5^(sqrt(k) / 5)`` of a background pixel at squared distance ``k`` (a table: ``exp`` per
@@ -524,7 +529,7 @@ def foreground_kernel(raw8, raw64, g, dist, index, scale, use_lut, normalize, al
         for b in range(task, batch, n_tasks):
             if fused:
                 column_scan(g[b], col_rows, 0, w, below)
-            _image(raw8[b], raw64[b], g[b], col_rows, dist[b], index[b], scale, use_lut, normalize, alpha, skip_empty, wf_beta2,
-                   kern, importance, counts, do_sm, do_wfm, et, lut, row_fg, f, v, z, pad, ring, ea, hist[b],
+            _image(raw8[b], raw64[b], g[b], col_rows, dist[b], index[b], scale, use_lut, normalize, alpha, skip_empty,
+                   wf_beta2, kern, importance, counts, do_sm, do_wfm, et, lut, row_fg, f, v, z, pad, ring, ea, hist[b],
                    out[b])  # fmt: skip
     return hist, out

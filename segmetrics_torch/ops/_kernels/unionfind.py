@@ -2,6 +2,10 @@
 
 import numba
 
+from ._compile_log import watch
+
+watch()  # announce the first compilation (see _compile_log)
+
 
 @numba.njit(cache=True, nogil=True)
 def find(parent, x):  # pragma: no cover - compiled

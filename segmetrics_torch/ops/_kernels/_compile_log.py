@@ -1,0 +1,59 @@
+"""Announce the one-time compilation of the package's CPU kernels (a documented log message).
+
+The first call of a kernel on a machine compiles it with numba (seconds to a minute on a small machine); numba caches
+the result on disk (``cache=True``), and later processes load it in milliseconds. A silent first run looks like a
+hang, so the first compilation of a package kernel in a process logs, once, at INFO on the logger
+``segmetrics_torch.compile``::
+
+    compiling segmetrics-torch's CPU kernels for this machine (once: numba caches them in DIR)
+
+and every kernel compiled logs its name at DEBUG. The ``segmetrics`` command prints the INFO message as a ``note:``
+line on stderr; library users see it with ``logging.basicConfig(level=logging.INFO)``. Loading from the cache logs
+nothing. Each kernel module calls :func:`watch` once, at import.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["LOGGER_NAME", "cache_folder", "watch"]
+
+#: the logger of the compilation messages
+LOGGER_NAME = "segmetrics_torch.compile"
+_LOG = logging.getLogger(LOGGER_NAME)
+_state = {"watching": False, "announced": False}
+
+
+def cache_folder() -> str:
+    """Where numba caches the kernels: ``NUMBA_CACHE_DIR``, else the package's ``ops/_kernels/__pycache__``."""
+    return os.environ.get("NUMBA_CACHE_DIR") or str(Path(__file__).resolve().parent / "__pycache__")
+
+
+def watch() -> None:
+    """Register the listener of numba's compile events (once per process)."""
+    if _state["watching"]:
+        return
+    from numba.core import event
+
+    class _Listener(event.Listener):
+        def on_start(self, ev: Any) -> None:
+            dispatcher = ev.data.get("dispatcher")
+            module = getattr(getattr(dispatcher, "py_func", None), "__module__", "") or ""
+            if not module.startswith("segmetrics_torch"):
+                return
+            if not _state["announced"]:
+                _state["announced"] = True
+                _LOG.info(
+                    "compiling segmetrics-torch's CPU kernels for this machine (once: numba caches them in %s)",
+                    cache_folder(),
+                )
+            _LOG.debug("compiling %s.%s", module, dispatcher.py_func.__name__)
+
+        def on_end(self, ev: Any) -> None:
+            pass
+
+    event.register("numba:compile", _Listener())
+    _state["watching"] = True
