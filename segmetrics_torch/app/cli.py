@@ -57,6 +57,7 @@ import os
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -560,6 +561,14 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
     if math.isnan(float(summary["r50"])):
         print(
             "warning: precision never reaches 0.5 on these images, so R50 (recall at precision 0.5) is nan",
+            file=sys.stderr,
+        )
+    first, dollar = float(summary["r50"]), float(summary["r50_dollar"])
+    if abs(first - dollar) > 0.01:  # NaN on either side compares False: nothing to say
+        print(
+            f"warning: precision comes back to 0.5 along the PR curve, so R50 is ambiguous: precision first reaches "
+            f"0.5 at recall {first:.4f} (the table's R50); Dollar's unique-precision interpolation gives {dollar:.4f} "
+            "(r50_dollar in --json)",
             file=sys.stderr,
         )
     rows = {name: scalar_row({key: summary[key] for key in ("ods", "ois", "ap", "r50")})}
@@ -1158,7 +1167,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     guarded = _GuardedStdout(stdout)
     sys.stdout = guarded
     try:
-        with distributed.session():  # under torchrun: one rank of the process group (else nothing)
+        with distributed.session(), warnings.catch_warnings():  # under torchrun: one rank of the process group
+            warnings.showwarning = _warning_line
+            warnings.simplefilter("default")  # shown once per place, whatever filters the caller set (a test's "error")
             status = _main(argv)
         guarded.flush()  # a full disk shows here, not as a traceback at the interpreter's exit
         return status
@@ -1170,6 +1181,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     finally:
         sys.stdout = stdout
+
+
+def _warning_line(message, category, filename, lineno, file=None, line=None) -> None:
+    """A library warning as the command's other warnings: one ``warning:`` line on stderr, no source location."""
+    text = " ".join(str(message).split())
+    print(f"warning: {text}", file=sys.stderr)
 
 
 class _GuardedStdout:

@@ -207,10 +207,11 @@ def _unique(x: np.ndarray, occurrence: str) -> tuple[np.ndarray, np.ndarray]:
 def collect_eval_bdry(
     thresholds: np.ndarray, tables: list[np.ndarray], unique_occurrence: str = "last"
 ) -> dict[str, object]:
-    """BSR ``collect_eval_bdry.m`` from per-image ``[cntR, sumR, cntP, sumP]`` tables, plus Dollar's R50.
+    """BSR ``collect_eval_bdry.m`` from per-image ``[cntR, sumR, cntP, sumP]`` tables, plus two R50s (where precision
+    first reaches 0.5; Dollar's ``edgesEvalDir.m``) and pyEdgeEval's interpolated AP.
 
-    Returns ``{"ods": (T, R, P, F), "ois": (R, P, F), "ap", "r50", "per_image": [(T, R, P, F), ...],
-    "R", "P", "F"}``.
+    Returns ``{"ods": (T, R, P, F), "ois": (R, P, F), "ap", "r50", "r50_dollar", "ap_pyedgeeval",
+    "per_image": [(T, R, P, F), ...], "R", "P", "F"}``.
     """
     total = np.zeros((len(thresholds), 4), np.float64)
     ois = np.zeros(4, np.float64)
@@ -242,14 +243,22 @@ def collect_eval_bdry(
     pu, o = _unique(p, "first")
     q = max(pu[0], 0.5)
     if q > pu[-1]:
-        r50 = float("nan")
+        r50_dollar = float("nan")
     elif len(pu) == 1:
-        r50 = float(r[o[0]])
+        r50_dollar = float(r[o[0]])
     else:
-        r50 = float(np.interp(q, pu, r[o]))
+        r50_dollar = float(np.interp(q, pu, r[o]))
+    # R50 where precision first reaches 0.5 from the lowest threshold (see functional/boundary/summary.py)
+    r50 = float("nan")
+    for k in range(len(p)):
+        if p[k] >= 0.5:
+            r50 = float(r[0]) if k == 0 else float(r[k - 1] + (0.5 - p[k - 1]) * (r[k] - r[k - 1]) / (p[k] - p[k - 1]))
+            break
+    # pyEdgeEval 0.2.8's AP (its calculate_metrics.py), 100 terms over 101
+    ap_pyedgeeval = sum(float(np.max(p[r >= t], initial=0)) / 101 for t in np.arange(0, 1, 0.01))
     return {
-        "ods": ods, "ois": (r_max, p_max, _fmeasure(r_max, p_max)), "ap": ap, "r50": r50,
-        "per_image": per_image, "R": r, "P": p, "F": f,
+        "ods": ods, "ois": (r_max, p_max, _fmeasure(r_max, p_max)), "ap": ap, "r50": r50, "r50_dollar": r50_dollar,
+        "ap_pyedgeeval": ap_pyedgeeval, "per_image": per_image, "R": r, "P": p, "F": f,
     }  # fmt: skip
 
 

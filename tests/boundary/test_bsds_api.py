@@ -142,7 +142,8 @@ def test_summary_matches_collect_eval_bdry(table, occurrence):
     np.testing.assert_allclose([float(got["ois"][k]) for k in ("recall", "precision", "f")], expected["ois"],
                                rtol=0, atol=1e-12)
     np.testing.assert_allclose(float(got["ap"]), expected["ap"], rtol=0, atol=1e-12)
-    np.testing.assert_allclose(float(got["r50"]), expected["r50"], rtol=0, atol=1e-12, equal_nan=True)
+    for key in ("r50", "r50_dollar", "ap_pyedgeeval"):
+        np.testing.assert_allclose(float(got[key]), expected[key], rtol=0, atol=1e-12, equal_nan=True, err_msg=key)
     np.testing.assert_allclose(got["f"].numpy(), expected["F"], rtol=0, atol=1e-15)
     counts = BoundaryCounts(*t, torch.from_numpy(thr))
     per_image = summarize_counts(counts, unique_occurrence=occurrence)["per_image"]

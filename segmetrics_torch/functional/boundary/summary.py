@@ -12,8 +12,17 @@ Conventions (BSR, Arbelaez et al. TPAMI 2011; ``bench/benchmarks/collect_eval_bd
   ``sum * 0.01``; 0 with fewer than two distinct recalls. Where R repeats, MATLAB's ``unique`` picked the *last*
   occurrence before R2013a (when the benchmark's published numbers were produced) and the *first* since:
   ``unique_occurrence`` chooses.
-* **R50** (Dollar's ``edgesEvalDir.m``): recall at precision 0.5 interpolated along the curve sorted by unique
-  precision; NaN when precision never reaches 0.5.
+* **R50**: recall at precision 0.5. Dollar's ``edgesEvalDir.m`` (BSR's ``collect_eval_bdry.m`` has none)
+  interpolates along the curve sorted by *unique precision*, which is the recall where precision first reaches 0.5
+  from the high-recall end when precision only grows with the threshold. On a curve that comes back to 0.5 (edge
+  NMS leaves 2 pixels at a high threshold, one of them matched: P = 0.5 exactly at R ~ 0), Dollar's sort picks that
+  stray point and reports R50 ~ 0 although the curve passes P = 0.5 at R ~ 0.8. So ``r50`` here is the recall where
+  precision first reaches 0.5 walking from the lowest threshold (linear between that point and the one before),
+  Dollar's value stays under ``r50_dollar`` (the command prints a warning line where the two differ by more than
+  0.01). NaN when precision never reaches 0.5 (the Metric and the functional form warn).
+* **AP of pyEdgeEval**: ``ap`` above is BSR's, which pyEdgeEval reports as ``AUC``; pyEdgeEval's own ``AP`` key is
+  an interpolated average precision, ``sum_{t = 0, 0.01, ..., 0.99} max(P[R >= t]) / 101`` (100 terms over 101, as
+  its code has it): ``ap_pyedgeeval``.
 """
 
 from __future__ import annotations
@@ -135,6 +144,29 @@ def recall_at_precision(r: Tensor, p: Tensor, precision: float = 0.5) -> Tensor:
     return _interp1(pu, r[idx], q.reshape(1))[0]
 
 
+def recall_where_precision_first_reaches(r: Tensor, p: Tensor, precision: float = 0.5) -> Tensor:
+    """Recall where precision first reaches ``precision`` from the lowest threshold (the curve's high-recall end):
+    ``r[0]`` if ``p[0]`` reaches it, else linear between the first point that does and the one before; NaN if none.
+    ``r``, ``p``: (K,) curves over increasing thresholds."""
+    nan = torch.tensor(float("nan"), dtype=torch.float64, device=p.device)
+    reach = p >= precision
+    if not bool(reach.any()):
+        return nan
+    k = int(reach.to(torch.int64).argmax())
+    if k == 0:
+        return r[0].to(torch.float64)
+    p0, p1, r0, r1 = p[k - 1], p[k], r[k - 1], r[k]
+    return (r0 + (precision - p0) * (r1 - r0) / (p1 - p0)).to(torch.float64)
+
+
+def pyedgeeval_average_precision(r: Tensor, p: Tensor) -> Tensor:
+    """pyEdgeEval 0.2.8's ``AP``: ``sum over t in arange(0, 1, 0.01) of max(p[r >= t], initial=0) / 101``."""
+    t = torch.arange(100, dtype=torch.float64, device=r.device) / 100
+    above = r[None, :] >= t[:, None]
+    best = torch.where(above, p[None, :], torch.zeros((), dtype=p.dtype, device=p.device)).amax(dim=1)
+    return (best / 101).sum()
+
+
 def check_unique_occurrence(unique_occurrence: object) -> None:
     check_choice(unique_occurrence, "unique_occurrence", get_args(UniqueOccurrence))
 
@@ -158,18 +190,22 @@ def boundary_summary(
         unique_occurrence: which duplicate recall AP keeps, see the module doc.
 
     Returns:
-        ``{"ods": {"threshold", "recall", "precision", "f"}, "ois": {"recall", "precision", "f"}, "ap", "r50",
-        "thresholds", "recall", "precision", "f"}``: 0-d float64 tensors and (K,) curves.
+        ``{"ods": {"threshold", "recall", "precision", "f"}, "ois": {"recall", "precision", "f"}, "ap",
+        "ap_pyedgeeval", "r50", "r50_dollar", "thresholds", "recall", "precision", "f"}``: 0-d float64 tensors and
+        (K,) curves (see the module doc for the two APs and the two R50s).
     """
     check_unique_occurrence(unique_occurrence)
     r, p, f = precision_recall_f(cnt_r, sum_r, cnt_p, sum_p)
     t, br, bp, bf = best_f_interpolated(thresholds, r, p)
     oir, oip, oif = precision_recall_f(*ois_counts.unbind(-1))
+    r50, r50_dollar = recall_where_precision_first_reaches(r, p), recall_at_precision(r, p)
     return {
         "ods": {"threshold": t, "recall": br, "precision": bp, "f": bf},
         "ois": {"recall": oir, "precision": oip, "f": oif},
         "ap": average_precision(r, p, unique_occurrence=unique_occurrence),
-        "r50": recall_at_precision(r, p),
+        "ap_pyedgeeval": pyedgeeval_average_precision(r, p),
+        "r50": r50,
+        "r50_dollar": r50_dollar,
         "thresholds": thresholds.to(device=r.device, dtype=torch.float64),
         "recall": r,
         "precision": p,
