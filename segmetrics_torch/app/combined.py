@@ -121,9 +121,14 @@ def _header(combined: Combined, key: str, header: str) -> str:
     return f"{header} {'↓' if key in combined.lower else '↑'}"
 
 
+#: the one top-three convention of every format (Markdown, LaTeX, Excel): 1st bold, 2nd underlined, 3rd italic
+TOP_THREE = {1: "bold", 2: "underline", 3: "italic"}
+
+
 def format_combined_markdown(combined: Combined) -> str:
-    """A Markdown table: one header row of ``dataset measure`` columns; 1st **bold**, 2nd _italic_, 3rd <ins>."""
-    marks = {1: "**{}**", 2: "_{}_", 3: "<ins>{}</ins>"}
+    """A Markdown table: one header row of ``dataset measure`` columns; the top three as in every format
+    (:data:`TOP_THREE`): 1st **bold**, 2nd <ins>underlined</ins>, 3rd _italic_."""
+    marks = {1: "**{}**", 2: "<ins>{}</ins>", 3: "_{}_"}
     head = ["Method"] + [f"{d} {_header(combined, k, h)}" for d in combined.datasets for k, h in combined.columns]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for method in combined.rows:
