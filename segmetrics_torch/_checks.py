@@ -149,10 +149,13 @@ def check_probability_map(x: Tensor, name: str) -> None:
             raise ValueError(f"Expected `{name}` to contain only finite values, but it contains NaN or inf.")
         lo, hi = float(x.min()), float(x.max())
     if lo < 0 or hi > 1:
-        raise ValueError(
-            f"Expected floating `{name}` to lie in [0, 1], but got values in [{lo:g}, {hi:g}]. "
-            "Pass uint8 maps (0..255) or divide by 255 first."
+        # negative values are logits (a network's raw output); values above 1 only, a 0..255 map given as floats
+        hint = (
+            "These look like logits: apply a sigmoid first (torch.sigmoid)."
+            if lo < 0
+            else "Pass uint8 maps (0..255) or divide by 255 first."
         )
+        raise ValueError(f"Expected floating `{name}` to lie in [0, 1], but got values in [{lo:g}, {hi:g}]. {hint}")
 
 
 def as_unit_map(x: Tensor, name: str, validate_args: bool = True) -> Tensor:

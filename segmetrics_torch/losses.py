@@ -115,6 +115,18 @@ def e_measure_loss(
 ) -> Tensor:
     """``1 - E`` of the soft map (see the module doc); (B,) with ``reduction="none"``.
 
+    Args:
+        preds: (B, H, W) or (B, 1, H, W) probabilities in [0, 1], float16 / bfloat16 / float32 / float64 (apply
+            ``torch.sigmoid`` to logits first; no min-max stretch). Gradients flow to it.
+        target: the same shape, bool, {0, 1} floats or uint8 (binarised ``> 128``); no gradient.
+        reduction: ``"mean"`` (default) or ``"sum"`` over the images, or ``"none"`` for the (B,) per-image losses.
+        validate_args: check shapes, dtypes and values (one pass and one synchronisation); ``False`` for a
+            sync-free training step.
+
+    Returns:
+        A 0-d tensor (``"mean"`` / ``"sum"``) or a (B,) tensor (``"none"``) in ``preds``' dtype (computed in
+        float32 at least).
+
     Example:
         >>> import torch
         >>> from segmetrics_torch.losses import e_measure_loss
@@ -175,6 +187,19 @@ def weighted_f_measure_loss(
     preds: Tensor, target: Tensor, *, beta2: float = 1.0, reduction: Reduction = "mean", validate_args: bool = True
 ) -> Tensor:
     """``1 - F^w_beta`` of the soft map (Margolin et al. CVPR 2014; see the module doc).
+
+    Args:
+        preds: (B, H, W) or (B, 1, H, W) probabilities in [0, 1], float16 / bfloat16 / float32 / float64 (apply
+            ``torch.sigmoid`` to logits first; no min-max stretch). Gradients flow to it.
+        target: the same shape, bool, {0, 1} floats or uint8 (binarised ``> 128``); no gradient.
+        beta2: ``beta^2`` of the weighted F (1, as Margolin et al. and PySODMetrics).
+        reduction: ``"mean"`` (default) or ``"sum"`` over the images, or ``"none"`` for the (B,) per-image losses.
+        validate_args: check shapes, dtypes and values (one pass and one synchronisation); ``False`` for a
+            sync-free training step.
+
+    Returns:
+        A 0-d tensor (``"mean"`` / ``"sum"``) or a (B,) tensor (``"none"``) in ``preds``' dtype (computed in
+        float32 at least).
 
     Example:
         >>> import torch
@@ -254,6 +279,19 @@ def soft_f_measure_loss(
 ) -> Tensor:
     """``1 - F_beta`` of soft counts (see the module doc).
 
+    Args:
+        preds: (B, H, W) or (B, 1, H, W) probabilities in [0, 1], float16 / bfloat16 / float32 / float64 (apply
+            ``torch.sigmoid`` to logits first; no min-max stretch). Gradients flow to it.
+        target: the same shape, bool, {0, 1} floats or uint8 (binarised ``> 128``); no gradient.
+        beta2: ``beta^2`` (0.3, as the SOD F-measure).
+        reduction: ``"mean"`` (default) or ``"sum"`` over the images, or ``"none"`` for the (B,) per-image losses.
+        validate_args: check shapes, dtypes and values (one pass and one synchronisation); ``False`` for a
+            sync-free training step.
+
+    Returns:
+        A 0-d tensor (``"mean"`` / ``"sum"``) or a (B,) tensor (``"none"``) in ``preds``' dtype (computed in
+        float32 at least).
+
     Example:
         >>> import torch
         >>> from segmetrics_torch.losses import soft_f_measure_loss
@@ -279,6 +317,18 @@ def soft_iou_loss(
     preds: Tensor, target: Tensor, *, reduction: Reduction = "mean", validate_args: bool = True
 ) -> Tensor:
     """``1 - IoU`` of soft counts (see the module doc).
+
+    Args:
+        preds: (B, H, W) or (B, 1, H, W) probabilities in [0, 1], float16 / bfloat16 / float32 / float64 (apply
+            ``torch.sigmoid`` to logits first; no min-max stretch). Gradients flow to it.
+        target: the same shape, bool, {0, 1} floats or uint8 (binarised ``> 128``); no gradient.
+        reduction: ``"mean"`` (default) or ``"sum"`` over the images, or ``"none"`` for the (B,) per-image losses.
+        validate_args: check shapes, dtypes and values (one pass and one synchronisation); ``False`` for a
+            sync-free training step.
+
+    Returns:
+        A 0-d tensor (``"mean"`` / ``"sum"``) or a (B,) tensor (``"none"``) in ``preds``' dtype (computed in
+        float32 at least).
 
     Example:
         >>> import torch

@@ -237,6 +237,10 @@ class WeightedFMeasure(_ForegroundMetric):
 
     Args:
         beta2: :math:`\\beta^2` (1). edt_backend: ``"auto"``, ``"torch"`` or ``"numba"``.
+        normalize: min-max stretch each map to [0, 1] first, as PySODMetrics (default ``True``).
+        validate_args: check shapes, dtypes and values (NaN, range, binary target); ``False`` skips the checks
+        (never memory safety). torchmetrics' own options (``dist_sync_on_step``, ``sync_on_compute``,
+        ``process_group``, ``compute_on_cpu``, ...) are accepted as keywords.
 
     As input to ``update`` (and ``forward``):
 
@@ -286,6 +290,13 @@ class FMeasure(_ForegroundMetric):
     ``compute()`` returns a dict: ``adaptive`` (mean of per-image adaptive F), ``curve`` (256,) image-averaged F at
     the thresholds ``trunc(255 p) >= 255 - i`` (descending), ``mean``/``max`` of that curve, ``precision`` and
     ``recall`` (256,) image-averaged curves (for the PR curve).
+
+    Args:
+        beta2: :math:`\\beta^2` of the F-measure (0.3, as PySODMetrics).
+        normalize: min-max stretch each map to [0, 1] first, as PySODMetrics (default ``True``).
+        validate_args: check shapes, dtypes and values (NaN, range, binary target); ``False`` skips the checks
+        (never memory safety). torchmetrics' own options (``dist_sync_on_step``, ``sync_on_compute``,
+        ``process_group``, ``compute_on_cpu``, ...) are accepted as keywords.
 
     As input to ``update`` (and ``forward``):
 

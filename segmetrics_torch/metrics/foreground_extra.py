@@ -211,6 +211,12 @@ class SizeInvariantMAE(_SumMetric):
     GT gives the plain MAE, boxes covering the whole image give NaN as in PySODMetrics). ``compute()`` returns a
     scalar float64 tensor (PySODMetrics' ``si_mae``).
 
+    Args:
+        normalize: min-max stretch each map to [0, 1] first, as PySODMetrics (default ``True``).
+        validate_args: check shapes, dtypes and values (NaN, range, binary target); ``False`` skips the checks
+        (never memory safety). torchmetrics' own options (``dist_sync_on_step``, ``sync_on_compute``,
+        ``process_group``, ``compute_on_cpu``, ...) are accepted as keywords.
+
     As input to ``update`` (and ``forward``):
 
     - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
@@ -281,7 +287,8 @@ class SizeInvariantFMeasure(_SumMetric):
       (``si_overall_meanXX``/``si_overall_maxXX``); ``binary`` = the measure of the counts pooled over all targets
       (``si_overall_biXX``).
 
-    Args: as :class:`ThresholdMeasures`. ``compute()`` returns ``{measure: {"adaptive", "dynamic", "mean", "max",
+    Args: as :class:`ThresholdMeasures` (``beta2``, ``modes``, ``sample_based``, ``normalize``,
+    ``validate_args``). ``compute()`` returns ``{measure: {"adaptive", "dynamic", "mean", "max",
     "binary"}}`` (float64; keys per ``modes``).
 
     As input to ``update`` (and ``forward``):

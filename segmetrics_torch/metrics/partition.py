@@ -206,8 +206,21 @@ class PartitionMeasures(_PartitionMetric):
 class _OneMeasure(_PartitionMetric):
     _measure = ""
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(measures=(self._measure,), **kwargs)
+    def __init__(
+        self,
+        *,
+        gamma_obj: float = 0.9,
+        gamma_part: float = 0.25,
+        beta: float = 0.1,
+        max_dist: float = 0.0075,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        """One measure of :class:`PartitionMeasures`, with its arguments (``gamma_obj``, ``gamma_part`` and ``beta``
+        are Fop's constants and ``max_dist`` Fb's tolerance; the other measures ignore them; ``measures`` is fixed:
+        this class's one measure)."""
+        super().__init__(measures=(self._measure,), gamma_obj=gamma_obj, gamma_part=gamma_part, beta=beta,
+                         max_dist=max_dist, validate_args=validate_args, **kwargs)  # fmt: skip
 
     def compute(self) -> Tensor | dict[str, Tensor]:
         res = self._dataset_values()
@@ -387,6 +400,9 @@ class SegmentationCovering(_OneMeasure):
         direction: ``"annotation"`` (default; SEISM ``ssc``, BSDS covering C(S -> {G}): each annotation region
             weighted by its area and scored by its best-overlapping partition region) or ``"partition"`` (SEISM
             ``sc``, C({G} -> S): summed over the partition's regions).
+        Other keywords as the one-measure classes (:class:`VariationOfInformation`): ``validate_args``, Fop's
+            ``gamma_obj`` / ``gamma_part`` / ``beta`` and Fb's ``max_dist`` (ignored here), torchmetrics' options;
+            ``measures`` is fixed.
 
     As input to ``update`` (and ``forward``):
 
@@ -420,6 +436,9 @@ class DirectionalHamming(_OneMeasure):
     Args:
         direction: ``"partition_to_annotation"`` (default; SEISM ``dhd``, D_H(S => G) = N - sum_j max_i n_ij) or
             ``"annotation_to_partition"`` (SEISM ``sdhd``).
+        Other keywords as the one-measure classes (:class:`VariationOfInformation`): ``validate_args``, Fop's
+            ``gamma_obj`` / ``gamma_part`` / ``beta`` and Fb's ``max_dist`` (ignored here), torchmetrics' options;
+            ``measures`` is fixed.
 
     As input to ``update`` (and ``forward``):
 
@@ -717,6 +736,11 @@ class RegionBenchmark(HierarchyMeasures):
     ODS / OIS / Best and PRI / VoI ODS / OIS over thresholds of ucm2 maps (``bwlabel(ucm2 <= t)``, 8-connected) or
     levels of segmentation stacks. ``compute()`` returns ``{"covering": {...}, "pri": {...}, "voi": {...},
     "parameters"}`` (see :func:`segmetrics_torch.functional.partition.summary.summarize_hierarchy`).
+
+    Args: ``thresholds``, ``input_format`` and ``rule`` as :class:`HierarchyMeasures` (``rule`` defaults to BSR's
+    here); its other keywords (``num_regions``, ``unique_occurrence``, ``validate_args``, ``gamma_obj``,
+    ``gamma_part``, ``beta``, ``max_dist``) are accepted too.
+    ``measures`` and ``region_benchmark`` are fixed (PRI, VoI and the covering counts).
 
     As input to ``update`` (and ``forward``):
 
