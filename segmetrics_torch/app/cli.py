@@ -135,6 +135,11 @@ def _check_output(path: str | None, option: str) -> Path | None:
     return check_output(path, option)
 
 
+def _shown(path: str) -> str:
+    """A folder the user named, as printed: normalised (``a//b/./c/`` -> ``a/b/c``), relative as given."""
+    return os.path.normpath(path)
+
+
 def _check_inputs_safe(args: argparse.Namespace, files: dict[str, Path | None], *, out_dir: Path | None = None) -> None:
     """No output of a single-folder command replaces, deletes or pollutes an input (see ``output_safety``)."""
     from .output_safety import InputFolder, check_outputs
@@ -313,7 +318,8 @@ def _run_evaluate_foreground(args: argparse.Namespace) -> int:
     count = int(metric.count)
     total = len(pairing.pairs) + len(pairing.missing)
     of = f" (of {total} ground truths)" if count != total else ""
-    print(f"Evaluated {count} image(s){of} of {args.pred} against {args.gt} ({dataset}) on {device} in {elapsed:.2f} s")
+    pred_dir, gt_dir = _shown(args.pred), _shown(args.gt)
+    print(f"Evaluated {count} image(s){of} of {pred_dir} against {gt_dir} ({dataset}) on {device} in {elapsed:.2f} s")
     per_image = metric.per_image or {}
     if json_path is not None:
         _write_report(
@@ -575,7 +581,8 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
     print(format_table(rows, BOUNDARY_COLUMNS))
     thin = ("" if options["thin"] else ", no thinning") + (", edge NMS" if options["nms"] else "")
     print(
-        f"Evaluated {count} image(s) of {args.pred} ({input_format} maps) against {args.gt} ({gt_format}) with "
+        f"Evaluated {count} image(s) of {_shown(args.pred)} ({input_format} maps) against {_shown(args.gt)} "
+        f"({gt_format}) with "
         f"{args.thresholds} thresholds, max_dist {args.max_dist:g}{thin} on {device} in {elapsed:.2f} s."
     )
     if out_dir is not None:
@@ -697,7 +704,8 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
         print(format_table(rows, [(m, measure_name(m)) for m in metric.measures]))
         setting, hierarchy_settings = "", {}
     print(
-        f"Evaluated {len(stems)} image(s) of {args.pred} ({input_format}) against {args.gt} ({gt_format}){setting} "
+        f"Evaluated {len(stems)} image(s) of {_shown(args.pred)} ({input_format}) against {_shown(args.gt)} "
+        f"({gt_format}){setting} "
         f"on {device} in {elapsed:.2f} s."
     )
     if json_path is not None:
@@ -785,7 +793,8 @@ def _run_evaluate_proposals(args: argparse.Namespace) -> int:
     rows = {f"N={n[i]}": {k: float(results[k][i]) for k, _ in columns} for i in shown}
     print(format_table(rows, columns, index_header=name))
     print(
-        f"Evaluated {len(per_image)} image(s), {int(metric.objects)} object(s), of {args.pred} against {args.gt} on "
+        f"Evaluated {len(per_image)} image(s), {int(metric.objects)} object(s), of {_shown(args.pred)} against "
+        f"{_shown(args.gt)} on "
         f"{device} in {elapsed:.2f} s (#prop: mean proposals per image within N)."
     )
     if plot_path is not None:
@@ -864,8 +873,8 @@ def _add_workers_option(command: argparse.ArgumentParser) -> None:
         type=_non_negative_int,
         default=default_workers(),
         metavar="N",
-        help=f"processes decoding the files while the measures run; 0 decodes in the main process (default: "
-        f"{default_workers()}, the cores but one, at most 4)",
+        help=f"processes that decode the image files while the measures run (default here: {default_workers()}; one "
+        "fewer than the machine's cores, at most 4); 0 decodes in the main process",
     )
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import InputError
+from .tables import COUNT_MEASURES, format_count_measure
 
 __all__ = [
     "Combined",
@@ -65,6 +66,8 @@ class Combined:
             return "-"
         if cell[1] == "num_images":
             return str(int(value))
+        if cell[1] in COUNT_MEASURES:
+            return format_count_measure(value)
         return "nan" if math.isnan(value) else f"{value:.{self.digits}f}"
 
 

@@ -847,8 +847,10 @@ def _prescan(jobs: list[Job], config: ReportConfig, warn: Callable[[str], None])
     for job, (label, scan) in zip(scanned, scans, strict=True):
         job.skipped = [p.as_dict() for p in bad[label]]
         notes = [p for p in scan.problems if p not in bad[label]]
-        # findings of the ground truth (0/1 masks, empty masks) are the dataset's: said once, not per method
-        of_gt = [p for p in notes if p.kind in ("binary01", "empty")]
+        # findings of the ground truth (0/1 masks, empty masks, colour masks) are the dataset's: said once, not per
+        # method
+        of_gt = [p for p in notes if p.kind in ("binary01", "empty")
+                 or (p.kind == "colour" and p.detail.startswith("ground truth"))]  # fmt: skip
         for line in listing(of_gt, prefix=""):
             if (job.dataset.name, line) not in said:
                 said.add((job.dataset.name, line))
@@ -1171,12 +1173,10 @@ def _run_checked(
         if todo:
             first = todo[0]
             streams[first.key] = _stream(first, config)
-        loading = time.perf_counter()
         if todo:
             load_measures()  # torch and the measures load while the workers decode
         if device is None:
             device = _resolve(config.device, resolve_device)
-        loading = time.perf_counter() - loading
         from tqdm.auto import tqdm
 
         show = config.progress and sys.stderr.isatty()
@@ -1222,7 +1222,7 @@ def _run_checked(
     cache_note = f" ({len(cached)} from the cache in {cache.root})" if cache is not None and cached else ""
     out(
         f"Evaluated {len(jobs)} (dataset, family, method) combination(s) on {device}: {len(computed)} computed"
-        f"{cache_note}, in {elapsed:.2f} s ({loading:.2f} s of it loading torch and the measures)."
+        f"{cache_note}, in {elapsed:.2f} s."
     )
     for line in skipped:
         out(f"Not evaluated: {line}")
@@ -1409,7 +1409,8 @@ def add_report_arguments(evaluate: argparse.ArgumentParser, positive_int, non_ne
         dest="report_workers",
         type=non_negative_int,
         metavar="N",
-        help=f"decoding processes (default: {default_workers()}, the cores but one, at most 4)",
+        help=f"processes that decode the image files while the measures run (default here: {default_workers()}; "
+        "one fewer than the machine's cores, at most 4); 0 decodes in the main process",
     )
     from .prescan import add_input_options
 

@@ -89,11 +89,25 @@ def _format_number(value: float | None, digits: int) -> str:
     return f"{value:.{digits}f}"
 
 
+#: measures whose per-image value is a count (HCE: the corrections a human needs): the dataset mean is printed as
+#: an integer when it is one and with one decimal otherwise, not as 24.0000
+COUNT_MEASURES = frozenset({"human_correction_effort"})
+
+
+def format_count_measure(value: float) -> str:
+    """A count measure's dataset value: ``24``, ``24.5``, ``nan``."""
+    if math.isnan(value):
+        return "nan"
+    return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
+
+
 def _table_cell(values: Mapping[str, Any], key: str, digits: int) -> str:
     if key not in values:
         return "-"
     if key in COUNT_COLUMNS and values[key] is not None:
         return str(int(values[key]))
+    if key in COUNT_MEASURES and values[key] is not None:
+        return format_count_measure(float(values[key]))
     return _format_number(values[key], digits)
 
 
