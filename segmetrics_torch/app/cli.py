@@ -945,19 +945,27 @@ def _build_parser() -> argparse.ArgumentParser:
         help="add this run's per-image scores (one row per image) to a CSV file, as --csv does",
     )
     fg.add_argument("--dataset", metavar="NAME", help="dataset name (default: from the ground-truth path)")
-    from .measures import DEFAULT_FOREGROUND_MEASURES, FOREGROUND_MEASURES, check_foreground_measures
+    from .measures import (
+        DEFAULT_FOREGROUND_MEASURES,
+        FOREGROUND_MEASURES,
+        check_foreground_measures,
+        foreground_measure_error,
+    )
+
+    def measure_list(text: str) -> list[str]:
+        problem = foreground_measure_error(text)
+        if problem is not None:
+            raise argparse.ArgumentTypeError(problem)
+        return check_foreground_measures(text) or []
 
     fg.add_argument(
         "--measures",
-        type=_number(
-            check_foreground_measures,
-            f"comma-separated names of {','.join(FOREGROUND_MEASURES)}",
-            lambda v: v is not None,
-        ),
+        type=measure_list,
         metavar="LIST",
         help=f"the table's measures, comma-separated, of {','.join(FOREGROUND_MEASURES)} (default: "
         f"{','.join(DEFAULT_FOREGROUND_MEASURES)}; si*, *msiou, hce, cm, meanber, meankappa, meanacc are computed by "
-        "ForegroundMeasures(include=...)'s measures, only when asked)",
+        "ForegroundMeasures(include=...)'s measures, only when asked; PySODEvalToolkit's spellings such as maxEm, "
+        "Smeasure, wFmeasure, adpFm are accepted)",
     )
     from .prescan import add_input_options
 

@@ -8,7 +8,14 @@ lower is better. The default is the table the command printed before the option 
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_FOREGROUND_MEASURES", "FOREGROUND_MEASURES", "check_foreground_measures", "foreground_columns"]
+__all__ = [
+    "ALIASES",
+    "DEFAULT_FOREGROUND_MEASURES",
+    "FOREGROUND_MEASURES",
+    "check_foreground_measures",
+    "foreground_columns",
+    "foreground_measure_error",
+]
 
 #: name -> (result key, header, included measure or None, lower is better)
 FOREGROUND_MEASURES: dict[str, tuple[str, str, str | None, bool]] = {
@@ -43,14 +50,53 @@ DEFAULT_FOREGROUND_MEASURES: tuple[str, ...] = ("mae", "s", "wf", "adpf", "meanf
                                                 "meaniou", "meandice")  # fmt: skip
 
 
-def check_foreground_measures(names: object) -> list[str] | None:
-    """``names`` (a list, or a comma-separated string) lowercased and checked; None when one is unknown."""
+#: other spellings of the names, lowercased with ``_``, ``-`` and spaces removed: PySODEvalToolkit's and
+#: PySODMetrics' keys (``maxEm``, ``Smeasure``, ``wFmeasure``, ``adpFm``, ``avgF`` ...) and the table headers
+ALIASES: dict[str, str] = {
+    "sm": "s", "smeasure": "s", "wfm": "wf", "wfmeasure": "wf", "weightedf": "wf",
+    "adpfm": "adpf", "meanfm": "meanf", "avgf": "meanf", "avgfm": "meanf", "maxfm": "maxf",
+    "adpem": "adpe", "meanem": "meane", "avge": "meane", "avgem": "meane", "maxem": "maxe",
+    "avgiou": "meaniou", "avgdice": "meandice", "iou": "meaniou", "dice": "meandice",
+    "simaxfm": "simaxf", "simeanfm": "simeanf", "siadpfm": "siadpf", "siavgf": "simeanf",
+    "msiou": "meanmsiou", "avgmsiou": "meanmsiou", "context": "cm", "avgber": "meanber", "avgkappa": "meankappa",
+}  # fmt: skip
+
+
+def _canonical(name: str) -> str | None:
+    key = "".join(name.lower().split()).replace("_", "").replace("-", "")
+    if key in FOREGROUND_MEASURES:
+        return key
+    return ALIASES.get(key)
+
+
+def foreground_measure_error(names: object) -> str | None:
+    """Why ``names`` (a list, or a comma-separated string) is not a list of foreground measures, naming the
+    unknown token and the nearest known names; None when it is one."""
     if isinstance(names, str):
         names = [n for n in names.split(",") if n.strip()]
     if not isinstance(names, (list, tuple)) or not names or not all(isinstance(n, str) for n in names):
+        return f"expected a comma-separated list of measure names, got {names!r}"
+    import difflib
+
+    for name in names:
+        if _canonical(name) is None:
+            key = "".join(name.lower().split()).replace("_", "").replace("-", "")
+            near = difflib.get_close_matches(key, [*FOREGROUND_MEASURES, *ALIASES], n=3, cutoff=0.5)
+            hint = f"; did you mean {' or '.join(repr(n) for n in dict.fromkeys(near))}?" if near else ""
+            return f"unknown measure {name.strip()!r}{hint} (known: {', '.join(FOREGROUND_MEASURES)})"
+    return None
+
+
+def check_foreground_measures(names: object) -> list[str] | None:
+    """``names`` (a list, or a comma-separated string) as the table's measure names, other spellings
+    (:data:`ALIASES`: PySODEvalToolkit's ``maxEm``, ``Smeasure`` ...) mapped; None when one is unknown (see
+    :func:`foreground_measure_error` for the message)."""
+    if foreground_measure_error(names) is not None:
         return None
-    out = [n.strip().lower() for n in names]
-    return out if all(n in FOREGROUND_MEASURES for n in out) else None
+    if isinstance(names, str):
+        names = [n for n in names.split(",") if n.strip()]
+    assert isinstance(names, (list, tuple))
+    return list(dict.fromkeys(c for n in names if (c := _canonical(n)) is not None))
 
 
 def foreground_columns(names: list[str] | tuple[str, ...] | None) -> tuple[list[tuple[str, str]], list[str], list[str]]:

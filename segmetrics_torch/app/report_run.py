@@ -39,7 +39,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -65,7 +65,7 @@ from .evaluation import (
     pairing_error,
     partition_formats,
 )
-from .measures import FOREGROUND_MEASURES, check_foreground_measures
+from .measures import FOREGROUND_MEASURES, check_foreground_measures, foreground_measure_error
 from .outputs import make_temporary_file
 
 __all__ = [
@@ -92,6 +92,9 @@ DEFAULT_FAMILIES = ("foreground",)
 
 #: the name-mapping keys of a configuration (and ``--pred-suffix`` ... on the command line)
 PAIRING_KEYS = ("pred_prefix", "pred_suffix", "gt_prefix", "gt_suffix", "pair_regex")
+#: the keys a method's own entry may set (its prediction names), and a dataset's (its ground-truth names)
+PRED_PAIRING_KEYS = ("pred_prefix", "pred_suffix", "pair_regex")
+GT_PAIRING_KEYS = ("gt_prefix", "gt_suffix")
 
 #: default images per update of each family (as its ``evaluate`` subcommand)
 BATCH_SIZES = {"foreground": 16, "boundary": 8, "partition": 8, "proposals": 1}
@@ -139,6 +142,8 @@ class Dataset:
     families: tuple[str, ...]
     gt_labels: bool = False
     gt_classes: Path | None = None
+    #: this dataset's own ground-truth name mapping (``gt_prefix`` / ``gt_suffix``), over the top-level keys
+    pairing: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -149,6 +154,14 @@ class Method:
     name: str
     preds: str | Mapping[str, str | Mapping[str, str]]
     base: Path = Path()
+    #: this method's own prediction name mapping (``pred_prefix`` / ``pred_suffix`` / ``pair_regex``), over the
+    #: dataset's and the top-level keys; ``dataset_pairing[d]`` over that, for dataset d only
+    pairing: Mapping[str, str] = field(default_factory=dict)
+    dataset_pairing: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    def pairing_for(self, dataset: str) -> dict[str, str]:
+        """The method's name mapping on ``dataset``."""
+        return {**self.pairing, **self.dataset_pairing.get(dataset, {})}
 
     def folder(self, dataset: str, family: str) -> Path | None:
         template: str | None
@@ -219,7 +232,7 @@ def _check_family_options(family: str, options: Any, source: str, path: str) -> 
         "foreground": {
             "measures": (
                 lambda v: isinstance(v, list) and check_foreground_measures(v) is not None,
-                f"a list of some of {', '.join(FOREGROUND_MEASURES)}",
+                f"a list of measure names ({foreground_measure_error(options.get('measures'))})",
             ),
         },
         "boundary": {
@@ -441,11 +454,13 @@ def _dataset(name: str, entry: Any, default_families: tuple[str, ...] | None, ba
         "a folder path or a mapping with `gt`",
         entry,
     )
-    extra = sorted(set(entry) - {"gt", "family", "families", "gt_labels", "gt_classes"})
+    extra = sorted(set(entry) - {"gt", "family", "families", "gt_labels", "gt_classes", *GT_PAIRING_KEYS})
     if extra:
         raise InputError(
-            f"{_where(source, path)}: unknown key(s) {', '.join(extra)} (known: gt, families, gt_labels, gt_classes)"
+            f"{_where(source, path)}: unknown key(s) {', '.join(extra)} (known: gt, families, gt_labels, gt_classes, "
+            "gt_prefix, gt_suffix)"
         )
+    pairing = _pairing_keys(entry, GT_PAIRING_KEYS, source, path)
     families = entry.get("families", entry.get("family"))
     if families is None:
         families = default_families or DEFAULT_FAMILIES
@@ -456,11 +471,55 @@ def _dataset(name: str, entry: Any, default_families: tuple[str, ...] | None, ba
     classes = entry.get("gt_classes")
     _expect(classes is None or isinstance(classes, str), source, f"{path}.gt_classes", "a folder path", classes)
     classes = None if classes is None else base / classes
-    return Dataset(name, base / entry["gt"], families, gt_labels, classes)
+    return Dataset(name, base / entry["gt"], families, gt_labels, classes, pairing)
+
+
+def _pairing_keys(entry: Mapping[str, Any], keys: Sequence[str], source: str, path: str) -> dict[str, str]:
+    """The name-mapping keys of a dataset or method entry, checked (non-empty strings; a compilable regex)."""
+    out: dict[str, str] = {}
+    for key in keys:
+        value = entry.get(key)
+        if value is None:
+            continue
+        _expect(isinstance(value, str) and bool(value), source, f"{path}.{key}", "a non-empty string", value)
+        if key == "pair_regex":
+            try:
+                re.compile(value)
+            except re.error as error:
+                where = _where(source, f"{path}.{key}")
+                raise InputError(f"{where}: not a valid regular expression ({error})") from None
+        out[key] = value
+    return out
 
 
 def _method(name: str, entry: Any, datasets: Mapping[str, Any], base: Path, source: str) -> Method:
     path = f"methods.{name}"
+    pairing: dict[str, str] = {}
+    if isinstance(entry, Mapping) and ("path" in entry or set(entry) & set(PRED_PAIRING_KEYS)):
+        # {path: folder template or {dataset: ...}, pred_suffix: ..., pred_prefix: ..., pair_regex: ...}
+        extra = sorted(set(entry) - {"path", *PRED_PAIRING_KEYS})
+        if extra:
+            raise InputError(
+                f"{_where(source, path)}: unknown key(s) {', '.join(map(str, extra))} (known: path, pred_prefix, "
+                "pred_suffix, pair_regex)"
+            )
+        _expect("path" in entry, source, f"{path}.path", "the method's folder (template)", entry.get("path"))
+        pairing = _pairing_keys(entry, PRED_PAIRING_KEYS, source, path)
+        entry = entry["path"]
+    dataset_pairing: dict[str, dict[str, str]] = {}
+    if isinstance(entry, Mapping):
+        # a dataset's entry {path: folder, pred_prefix: ..., pred_suffix: ..., pair_regex: ...}: its own name mapping
+        entry = dict(entry)
+        for dataset, value in list(entry.items()):
+            if isinstance(value, Mapping) and "path" in value:
+                extra = sorted(set(value) - {"path", *PRED_PAIRING_KEYS})
+                if extra:
+                    raise InputError(
+                        f"{_where(source, f'{path}.{dataset}')}: unknown key(s) {', '.join(map(str, extra))} "
+                        "(known: path, pred_prefix, pred_suffix, pair_regex)"
+                    )
+                dataset_pairing[str(dataset)] = _pairing_keys(value, PRED_PAIRING_KEYS, source, f"{path}.{dataset}")
+                entry[dataset] = value["path"]
     ok = isinstance(entry, str) or (
         isinstance(entry, Mapping)
         and all(
@@ -479,7 +538,7 @@ def _method(name: str, entry: Any, datasets: Mapping[str, Any], base: Path, sour
                 )
         entry = {d: {_family(f): v for f, v in value.items()} if isinstance(value, Mapping) else value
                  for d, value in entry.items()}  # fmt: skip
-    return Method(name, entry, base)
+    return Method(name, entry, base, pairing, dataset_pairing)
 
 
 def _presentation(
@@ -792,7 +851,8 @@ def _plan(config: ReportConfig, warn: Callable[[str], None], device_type: str) -
                     continue
                 label = f"{dataset.name} / {family} / {method.name}"
                 try:
-                    jobs.append(_plan_job(config, dataset, family, method.name, pred_dir, device_type))
+                    jobs.append(_plan_job(config, dataset, family, method.name, pred_dir, device_type,
+                                          {**dataset.pairing, **method.pairing_for(dataset.name)}))  # fmt: skip
                 except InputError as error:
                     raise InputError(f"{label}: {error}") from None
     if not jobs:
@@ -889,12 +949,15 @@ def _plan_job(
     method: str,
     pred_dir: Path,
     device_type: str,
+    own_pairing: Mapping[str, str] | None = None,
 ) -> Job:
     from ..io import find_pairs
 
-    pairing_keys = {key: value for key, value in config.pairing.items() if key != "pair_regex"}
-    if "pair_regex" in config.pairing:
-        pairing_keys["pattern"] = config.pairing["pair_regex"]
+    # the name mapping: the top-level keys, then the dataset's own, then the method's own
+    merged = {**config.pairing, **(own_pairing or {})}
+    pairing_keys = {key: value for key, value in merged.items() if key != "pair_regex"}
+    if "pair_regex" in merged:
+        pairing_keys["pattern"] = merged["pair_regex"]
     try:
         if family == "foreground":
             pairing = find_pairs(pred_dir, dataset.gt, **pairing_keys)
@@ -1363,6 +1426,18 @@ def add_report_arguments(evaluate: argparse.ArgumentParser, positive_int, non_ne
         "options override the file's.",
     )
     group.add_argument("--config", dest="report_config", metavar="FILE", help="YAML or JSON configuration")
+    group.add_argument(
+        "--datasets-json",
+        dest="report_datasets_json",
+        metavar="FILE",
+        help="PySODEvalToolkit's dataset configuration (JSON), read as it is; with --methods-json",
+    )
+    group.add_argument(
+        "--methods-json",
+        dest="report_methods_json",
+        metavar="FILE",
+        help="PySODEvalToolkit's method configuration (JSON), read as it is; with --datasets-json",
+    )
     group.add_argument("--gt", dest="report_gt", metavar="DIR", help="one dataset: its ground-truth folder")
     group.add_argument(
         "--pred",
@@ -1486,9 +1561,20 @@ def config_from_args(args: argparse.Namespace) -> ReportConfig:
     """The configuration of ``segmetrics evaluate`` options: the file's (``--config``) or one dataset's, then the
     command-line overrides."""
     single = args.report_gt is not None or args.report_pred or args.report_family or args.report_dataset
-    if args.report_config is not None and single:
+    toolkit = [getattr(args, f"report_{k}_json", None) for k in ("datasets", "methods")]
+    if any(toolkit):
+        if not all(toolkit):
+            raise InputError("PySODEvalToolkit's configurations come in two files: give --datasets-json and "
+                             "--methods-json")  # fmt: skip
+        if args.report_config is not None or single:
+            raise InputError("give --datasets-json/--methods-json, --config, or --gt/--pred, one of them")
+        from .pysod_toolkit import toolkit_configuration
+
+        data = {**toolkit_configuration(*toolkit), "output": "segmetrics-report"}
+        config = config_from_mapping(data, Path.cwd(), "PySODEvalToolkit configuration")
+    elif args.report_config is not None and single:
         raise InputError("give --config, or --gt/--pred/--family for one dataset, not both")
-    if args.report_config is not None:
+    elif args.report_config is not None:
         config = load_config(args.report_config)
     else:
         if args.report_gt is None or not args.report_pred:
@@ -1556,12 +1642,10 @@ def config_from_args(args: argparse.Namespace) -> ReportConfig:
     if args.report_style is not None:
         overrides["style"] = args.report_style
     if args.report_measures is not None:
+        problem = foreground_measure_error(args.report_measures)
+        if problem is not None:
+            raise InputError(f"--measures: {problem}")
         measures = check_foreground_measures(args.report_measures)
-        if measures is None:
-            raise InputError(
-                f"--measures: expected comma-separated names of {','.join(FOREGROUND_MEASURES)}, got "
-                f"{args.report_measures!r}"
-            )
         config.options["foreground"] = {**config.options["foreground"], "measures": measures}
     flags = {"xlsx": "--xlsx", "method_order": "--method-order", "highlight": "--highlight", "style": "--style"}
     errors: list[str] = []
@@ -1575,7 +1659,8 @@ def config_from_args(args: argparse.Namespace) -> ReportConfig:
 
 def run_from_args(args: argparse.Namespace, resolve_device: Callable[[str], Any]) -> int:
     """The ``segmetrics evaluate`` handler without a subcommand: help when no option is given, else a run."""
-    if args.report_config is None and args.report_gt is None and not args.report_pred:
+    toolkit = args.report_datasets_json is not None or args.report_methods_json is not None
+    if args.report_config is None and args.report_gt is None and not args.report_pred and not toolkit:
         args.subparser.print_help(sys.stderr)
         return 2
     outputs = _check_file_outputs(args)
