@@ -373,6 +373,7 @@ def _run_foreground_as_report(args: argparse.Namespace) -> int:
         "allow_missing": args.allow_missing,
         "resize": args.resize,
         "skip_bad": args.skip_bad,
+        "skip_empty_gt": bool(getattr(args, "skip_empty_gt", False)),
         "device": args.device,
         "batch_size": args.batch_size,
         "workers": args.workers,
@@ -471,7 +472,8 @@ def _scan_and_report(args: argparse.Namespace, scan, pairs) -> tuple[list[tuple[
     from .prescan import listing, raise_or_skip
 
     resize = bool(getattr(args, "resize", False))
-    bad = raise_or_skip([("", scan)], allow_missing=args.allow_missing, resize=resize, skip_bad=args.skip_bad)[""]
+    bad = raise_or_skip([("", scan)], allow_missing=args.allow_missing, resize=resize, skip_bad=args.skip_bad,
+                        skip_empty_gt=bool(getattr(args, "skip_empty_gt", False)))[""]  # fmt: skip
     for line in listing([p for p in scan.problems if p not in bad]):
         print(f"note:{line[1:]}" if line.startswith(" ") else f"note: {line}", file=sys.stderr)
     for line in listing(bad):

@@ -324,10 +324,11 @@ def listing(problems: Sequence[Problem], prefix: str = "  ", mark_notes: bool = 
 
 
 def raise_or_skip(
-    scans: Sequence[tuple[str, Scan]], *, allow_missing: bool, resize: bool, skip_bad: bool
+    scans: Sequence[tuple[str, Scan]], *, allow_missing: bool, resize: bool, skip_bad: bool, skip_empty_gt: bool = False
 ) -> dict[str, list[Problem]]:
     """Raise one :class:`InputError` listing every problem of every scan when one is fatal (unless ``skip_bad``);
-    return, per scan label, the problems whose images are left out (fatal ones, with ``skip_bad``)."""
+    return, per scan label, the problems whose images are left out (fatal ones, with ``skip_bad``; the images of
+    empty ground truth, with ``skip_empty_gt``: COD10K's convention)."""
     fatal = {label: scan.fatal(allow_missing or skip_bad, resize) for label, scan in scans}
     count = sum(map(len, fatal.values()))
     if count and not skip_bad:
@@ -356,7 +357,11 @@ def raise_or_skip(
                 lines.append(f"{label}:" if label else "")
                 lines.extend(listing(problems, "  ", mark_notes=True))
         raise InputError("\n".join(line for line in lines if line))
-    return {label: [p for p in problems if p.kind not in ("missing", "extra")] for label, problems in fatal.items()}
+    out = {label: [p for p in problems if p.kind not in ("missing", "extra")] for label, problems in fatal.items()}
+    if skip_empty_gt:
+        for label, scan in scans:
+            out[label] += [p for p in scan.problems if p.kind == "empty"]
+    return out
 
 
 # ------------------------------------------------------------------------------------------------------ names
@@ -457,6 +462,14 @@ def add_input_options(parser, dest_prefix: str = "", *, resize: bool = True, uns
         default=default,
         help="leave out the images the pre-scan finds unusable (unreadable, corrupt, other size without --resize; "
         "implies --allow-missing) and record them in the outputs; the default is one error listing every problem",
+    )
+    parser.add_argument(
+        "--skip-empty-gt",
+        dest=f"{dest_prefix}skip_empty_gt",
+        action="store_true",
+        default=default,
+        help="foreground: leave out the images whose ground truth is empty (COD10K's convention; PySODMetrics keeps "
+        "them), listed as skipped and counted in the outputs",
     )
     parser.add_argument(
         "--max-image-pixels",

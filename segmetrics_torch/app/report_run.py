@@ -117,6 +117,7 @@ _TOP_KEYS = {
     "skip_missing",
     "allow_missing",
     "skip_bad",
+    "skip_empty_gt",
     "compare_on",
     "resize",
     "figures",
@@ -190,6 +191,8 @@ class ReportConfig:
     workers: int = field(default_factory=default_workers)
     allow_missing: bool = False
     skip_bad: bool = False
+    #: leave out the images of empty ground truth (foreground; COD10K's convention)
+    skip_empty_gt: bool = False
     compare_on: str = "common"
     pairing: dict[str, str] = field(default_factory=dict)
     resize: bool = False
@@ -408,6 +411,7 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
         ("allow_missing", lambda v: isinstance(v, bool), "true or false"),
         ("skip_missing", lambda v: isinstance(v, bool), "true or false"),  # the former name of allow_missing
         ("skip_bad", lambda v: isinstance(v, bool), "true or false"),
+        ("skip_empty_gt", lambda v: isinstance(v, bool), "true or false"),
         ("resize", lambda v: isinstance(v, bool), "true or false"),
         ("compare_on", lambda v: v in ("common", "each"), "common (the images every method has) or each"),
     ):
@@ -902,7 +906,8 @@ def _prescan(jobs: list[Job], config: ReportConfig, warn: Callable[[str], None])
     for job, found in zip(scanned, results, strict=True):
         job.scan = found
         scans.append((f"{job.dataset.name} / {job.family} / {job.method}", job.scan))
-    bad = raise_or_skip(scans, allow_missing=config.allow_missing, resize=config.resize, skip_bad=config.skip_bad)
+    bad = raise_or_skip(scans, allow_missing=config.allow_missing, resize=config.resize, skip_bad=config.skip_bad,
+                        skip_empty_gt=config.skip_empty_gt)  # fmt: skip
     said: set[tuple[str, str]] = set()
     for job, (label, scan) in zip(scanned, scans, strict=True):
         job.skipped = [p.as_dict() for p in bad[label]]
@@ -1608,6 +1613,7 @@ def config_from_args(args: argparse.Namespace) -> ReportConfig:
         ("report_workers", "workers"),
         ("report_allow_missing", "allow_missing"),
         ("report_skip_bad", "skip_bad"),
+        ("report_skip_empty_gt", "skip_empty_gt"),
         ("report_resize", "resize"),
         ("report_compare_on", "compare_on"),
         ("report_cache_check", "cache_check"),

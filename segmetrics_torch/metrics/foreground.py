@@ -86,14 +86,28 @@ class _ForegroundMetric(ExactMetric):
     #: the S-measure's NaN-image count (SMeasure, ForegroundMeasures)
     sm_is_nan_sum: Tensor
 
-    def __init__(self, *, normalize: bool = True, validate_args: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self, *, normalize: bool = True, validate_args: bool = True, skip_empty_gt: bool = False, **kwargs: Any
+    ) -> None:
+        """The arguments every foreground Metric takes (as keywords).
+
+        Args:
+            normalize: min-max stretch each map to [0, 1] first, as PySODMetrics (default ``True``).
+            validate_args: check shapes, dtypes and values; ``False`` skips the checks (never memory safety).
+            skip_empty_gt: leave out the images whose ground truth has no foreground pixel (COD10K's convention;
+                PySODMetrics keeps them), counting them in the state ``skipped_empty_gt``; default ``False``.
+            **kwargs: torchmetrics' own options (``dist_sync_on_step``, ``sync_on_compute``, ``process_group``, ...).
+        """
         super().__init__(**kwargs)
-        if not isinstance(normalize, bool):
-            raise TypeError(f"Expected argument `normalize` to be a bool, but got {normalize!r}.")
-        if not isinstance(validate_args, bool):
-            raise TypeError(f"Expected argument `validate_args` to be a bool, but got {validate_args!r}.")
+        flags = (("normalize", normalize), ("validate_args", validate_args), ("skip_empty_gt", skip_empty_gt))
+        for name, value in flags:
+            if not isinstance(value, bool):
+                raise TypeError(f"Expected argument `{name}` to be a bool, but got {value!r}.")
         self.normalize = normalize
         self.validate_args = validate_args
+        self.skip_empty_gt = skip_empty_gt
+        #: images left out by ``skip_empty_gt`` (their ground truth has no foreground pixel), summed over processes
+        self.add_state("skipped_empty_gt", default=torch.zeros((), dtype=torch.int64), dist_reduce_fx="sum")
         for name in self._scalars:
             self.add_state(f"{name}_sum", default=torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
         for name in self._curves:
@@ -107,8 +121,39 @@ class _ForegroundMetric(ExactMetric):
         """Per-image values of the states' names from the shared intermediates of a block."""
         raise NotImplementedError
 
+    def _without_empty_gt(
+        self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]
+    ) -> tuple[Tensor | list[Tensor], Tensor | list[Tensor]]:
+        """``skip_empty_gt``: the batch without its images of empty ground truth (counted in ``skipped_empty_gt``).
+
+        COD10K's convention (camouflaged-object benchmarks leave out the images with no object). Reading which images
+        are empty synchronises a CUDA device once per batch; without ``skip_empty_gt`` nothing is read.
+        """
+        if not self.skip_empty_gt:
+            return preds, target
+        if isinstance(target, Tensor) and isinstance(preds, Tensor):
+            g = target[:, 0] if target.ndim == 4 else target
+            g = g if g.dtype == torch.bool else (g > 128 if g.dtype == torch.uint8 and bool(g.max() > 1) else g > 0.5)
+            keep = g.flatten(1).any(dim=1) if g.ndim == 3 else g.any().reshape(1)
+            if bool(keep.all()):
+                return preds, target
+            self.skipped_empty_gt += int((~keep).sum())
+            return preds[keep], target[keep]
+        items = list(zip(preds, target, strict=True))
+
+        def has_foreground(t: Tensor) -> bool:
+            t = t if t.dtype == torch.bool else (t > 128 if t.dtype == torch.uint8 and bool(t.max() > 1) else t > 0.5)
+            return bool(t.any())
+
+        kept = [(p, t) for p, t in items if has_foreground(t)]
+        self.skipped_empty_gt += len(items) - len(kept)
+        return [p for p, _ in kept], [t for _, t in kept]
+
     def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
         """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
+        preds, target = self._without_empty_gt(preds, target)
+        if len(preds) == 0:
+            return
         values = run_per_image(
             self._derive, preds, target, normalize=self.normalize, validate_args=self.validate_args,
             options=self._options,
@@ -181,7 +226,8 @@ class SMeasure(_ForegroundMetric):
     Args:
         alpha: weight of the object term (0.5).
         empty_quadrant: ``"nan"`` (reference) or ``"skip"`` (drop the empty, zero-weight quadrant).
-        normalize, validate_args: see :func:`segmetrics_torch.functional.s_measure`.
+        normalize, validate_args: see :func:`segmetrics_torch.functional.s_measure`. skip_empty_gt: leave out
+            images of empty ground truth (COD10K's convention), counted in ``skipped_empty_gt``.
 
     As input to ``update`` (and ``forward``):
 
@@ -239,7 +285,8 @@ class WeightedFMeasure(_ForegroundMetric):
         beta2: :math:`\\beta^2` (1). edt_backend: ``"auto"``, ``"torch"`` or ``"numba"``.
         normalize: min-max stretch each map to [0, 1] first, as PySODMetrics (default ``True``).
         validate_args: check shapes, dtypes and values (NaN, range, binary target); ``False`` skips the checks
-        (never memory safety). torchmetrics' own options (``dist_sync_on_step``, ``sync_on_compute``,
+        (never memory safety). skip_empty_gt: leave out images of empty ground truth (COD10K's convention),
+        counted in ``skipped_empty_gt``. torchmetrics' own options (``dist_sync_on_step``, ``sync_on_compute``,
         ``process_group``, ``compute_on_cpu``, ...) are accepted as keywords.
 
     As input to ``update`` (and ``forward``):
@@ -295,7 +342,8 @@ class FMeasure(_ForegroundMetric):
         beta2: :math:`\\beta^2` of the F-measure (0.3, as PySODMetrics).
         normalize: min-max stretch each map to [0, 1] first, as PySODMetrics (default ``True``).
         validate_args: check shapes, dtypes and values (NaN, range, binary target); ``False`` skips the checks
-        (never memory safety). torchmetrics' own options (``dist_sync_on_step``, ``sync_on_compute``,
+        (never memory safety). skip_empty_gt: leave out images of empty ground truth (COD10K's convention),
+        counted in ``skipped_empty_gt``. torchmetrics' own options (``dist_sync_on_step``, ``sync_on_compute``,
         ``process_group``, ``compute_on_cpu``, ...) are accepted as keywords.
 
     As input to ``update`` (and ``forward``):
@@ -488,6 +536,8 @@ class ForegroundMeasures(_ForegroundMetric):
             (:class:`HumanCorrectionEffort`), ``context_measure`` (:class:`ContextMeasure`). Each is a child Metric
             that gets every batch (``normalize`` and ``validate_args`` passed on); its ``compute()`` result appears
             under its name. ``CamouflageContextMeasure`` needs the RGB images and is not offered here.
+        skip_empty_gt: leave out the images whose ground truth is empty (COD10K's convention), for the included
+            measures too; counted in ``skipped_empty_gt``.
 
     As input to ``update`` (and ``forward``):
 
@@ -558,7 +608,11 @@ class ForegroundMeasures(_ForegroundMetric):
         return {name: cast(Metric, metric) for name, metric in self.included.items()}
 
     def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
-        """Add a batch (as :class:`FMeasure`); the included measures get it too."""
+        """Add a batch (as :class:`FMeasure`); the included measures get it too (without the images
+        ``skip_empty_gt`` leaves out)."""
+        preds, target = self._without_empty_gt(preds, target)  # counted here; the second filter finds none
+        if len(preds) == 0:
+            return
         super().update(preds, target)
         if not self._in_forward:  # forward() feeds the included Metrics itself, once
             for metric in self._included().values():

@@ -1,0 +1,65 @@
+"""COD10K's convention: leave out the images of empty ground truth, counted and reported (issue 28, item 11)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+from PIL import Image
+
+import segmetrics_torch as st
+from segmetrics_torch.app.cli import main
+
+
+def _batch() -> tuple[torch.Tensor, torch.Tensor]:
+    gen = torch.Generator().manual_seed(0)
+    p = torch.rand(4, 20, 20, generator=gen)
+    g = torch.zeros(4, 20, 20, dtype=torch.bool)
+    g[0, 2:8, 2:8] = True
+    g[2, 5:15, 5:15] = True
+    return p, g
+
+
+def test_metrics_leave_out_empty_ground_truths() -> None:
+    p, g = _batch()
+    metric = st.ForegroundMeasures(skip_empty_gt=True, include=["size_invariant_mae"])
+    metric.update(p, g)
+    reference = st.ForegroundMeasures(include=["size_invariant_mae"])
+    reference.update(p[[0, 2]], g[[0, 2]])
+    got, expected = metric.compute(), reference.compute()
+    assert int(metric.count) == 2 and int(metric.skipped_empty_gt) == 2
+    assert int(metric.included["size_invariant_mae"].count) == 2
+    for key in ("mae", "s_measure", "weighted_f_measure", "size_invariant_mae"):
+        torch.testing.assert_close(got[key], expected[key], rtol=0, atol=0)
+    lists = st.WeightedFMeasure(skip_empty_gt=True)
+    lists.update(list(p), list(g.to(torch.uint8) * 255))
+    assert int(lists.count) == 2 and int(lists.skipped_empty_gt) == 2
+    kept = st.MAE()
+    kept.update(p, g)
+    assert int(kept.count) == 4 and int(kept.skipped_empty_gt) == 0  # the default keeps them, as PySODMetrics
+
+
+def test_a_batch_of_only_empty_ground_truths() -> None:
+    p, g = _batch()
+    metric = st.SMeasure(skip_empty_gt=True)
+    metric.update(p[[1, 3]], g[[1, 3]])
+    assert int(metric.count) == 0 and int(metric.skipped_empty_gt) == 2
+
+
+def test_the_command_counts_and_reports_them(tmp_path: Path, capsys) -> None:
+    p, g = _batch()
+    for i in range(4):
+        pred, gt = (p[i].numpy() * 255).astype(np.uint8), g[i].numpy().astype(np.uint8) * 255
+        for folder, image in (("pred", pred), ("gt", gt)):
+            (tmp_path / folder).mkdir(exist_ok=True)
+            Image.fromarray(image).save(tmp_path / folder / f"im{i}.png")
+    out = tmp_path / "r.json"
+    assert main(["evaluate", "foreground", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"),
+                 "--skip-empty-gt", "--json", str(out), "--no-progress"]) == 0  # fmt: skip
+    captured = capsys.readouterr()
+    assert "Evaluated 2 image(s) (of 4 ground truths)" in captured.out
+    assert "skipped: empty ground truth (no foreground pixel): 2: im1, im3" in captured.err
+    report = json.loads(out.read_text())
+    assert report["num_images"] == 2 and {s["image"] for s in report["skipped"]} == {"im1", "im3"}
