@@ -36,6 +36,8 @@ FOREGROUND_MEASURES: dict[str, tuple[str, str, str | None, bool]] = {
     "siadpf": ("size_invariant_f_measure/fmeasure/adaptive", "siAdpF", "size_invariant_f_measure", False),
     "simeanf": ("size_invariant_f_measure/fmeasure/mean", "siMeanF", "size_invariant_f_measure", False),
     "simaxf": ("size_invariant_f_measure/fmeasure/max", "siMaxF", "size_invariant_f_measure", False),
+    "siaucroc": ("size_invariant_f_measure/auc_roc", "siAUC-ROC", "size_invariant_f_measure", False),
+    "siaucpr": ("size_invariant_f_measure/auc_pr", "siAUC-PR", "size_invariant_f_measure", False),
     "adpmsiou": ("multiscale_iou/adaptive", "adpMSIoU", "multiscale_iou", False),
     "meanmsiou": ("multiscale_iou/mean", "meanMSIoU", "multiscale_iou", False),
     "maxmsiou": ("multiscale_iou/max", "maxMSIoU", "multiscale_iou", False),
@@ -58,6 +60,7 @@ ALIASES: dict[str, str] = {
     "adpem": "adpe", "meanem": "meane", "avge": "meane", "avgem": "meane", "maxem": "maxe",
     "avgiou": "meaniou", "avgdice": "meandice", "iou": "meaniou", "dice": "meandice",
     "simaxfm": "simaxf", "simeanfm": "simeanf", "siadpfm": "siadpf", "siavgf": "simeanf",
+    "sisampleaucroc": "siaucroc", "sisampleaucpr": "siaucpr", "aucroc": "siaucroc", "aucpr": "siaucpr",
     "msiou": "meanmsiou", "avgmsiou": "meanmsiou", "context": "cm", "avgber": "meanber", "avgkappa": "meankappa",
 }  # fmt: skip
 

@@ -300,7 +300,9 @@ class SizeInvariantFMeasure(_SumMetric):
     As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - ``{measure: {"adaptive", "dynamic", "mean", "max", "binary"}}``: float64 tensors (``dynamic`` (256,)), keys
-      per ``measures`` and ``modes``.
+      per ``measures`` and ``modes``; with the dynamic curves of ``recall`` and ``fpr`` (``precision`` and
+      ``recall``), ``"auc_roc"`` (``"auc_pr"``): the mean over images of the targets' mean area under their ROC (PR)
+      curve, PySODMetrics' recorder's ``si_sample_auc_roc`` (``si_sample_auc_pr``).
 
     Example:
         >>> import torch
@@ -336,6 +338,12 @@ class SizeInvariantFMeasure(_SumMetric):
                     self.add_state(f"{key}_dynamic_max", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
             if "binary" in self.modes and sample_based:
                 self.add_state(f"{key}_binary", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
+        names = {name for _, name in self.measures}
+        #: the areas under the targets' ROC / PR curves (PySODMetrics' recorder), when the curves are measured
+        self.areas = [key for key, needed in (("auc_roc", {"recall", "fpr"}), ("auc_pr", {"precision", "recall"}))
+                      if "dynamic" in self.modes and sample_based and needed <= names]  # fmt: skip
+        for key in self.areas:
+            self.add_state(f"{key}_sum", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
         if not sample_based:
             self.add_state("targets", torch.zeros((), dtype=torch.int64), dist_reduce_fx="sum")
             if "binary" in self.modes:
@@ -359,6 +367,8 @@ class SizeInvariantFMeasure(_SumMetric):
                     self._add(f"{key}_dynamic", values[f"{key}/dynamic_sum"].sum(dim=0))
             if "binary" in self.modes and self.sample_based:
                 self._add(f"{key}_binary", values[f"{key}/binary"].sum(dim=0))
+        for key in self.areas:
+            self._add(f"{key}_sum", values[key].sum())
         if not self.sample_based:
             self._add("targets", values["targets"].sum())
             if "binary" in self.modes:
@@ -385,6 +395,8 @@ class SizeInvariantFMeasure(_SumMetric):
                     tp, fp, tn, fn = self.pooled_counts.unbind()
                     res["binary"] = measure_from_counts(name, tp, fp, tn, fn, beta2=self.beta2)
             out[key] = res
+        for key in self.areas:
+            out[key] = self._mean(f"{key}_sum")  # type: ignore[assignment]
         return out
 
 

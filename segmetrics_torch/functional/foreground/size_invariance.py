@@ -170,7 +170,10 @@ def size_invariant_threshold_measures(
         ``"<measure>/dynamic_max"`` (B,): the mean over the targets of each target's curve maximum (PySOD's
         recorder ``si_sample_maxXX`` averages these over images); ``"<measure>/dynamic_sum"`` (B, 256): the sum of the
         targets' curves and ``"targets"`` (B,) int64, the number of targets (for PySOD's ``sample_based=False``
-        dynamic mean over all targets); with ``return_counts``,
+        dynamic mean over all targets); with the dynamic mode, ``"auc_roc"`` (B,) (needs ``recall`` and ``fpr``) and
+        ``"auc_pr"`` (B,) (needs ``precision`` and ``recall``): each target's area under its ROC / PR curve
+        (:func:`curve_area`), averaged over the image's targets (the recorder's ``si_sample_auc_roc`` / ``_pr``
+        average these over images); with ``return_counts``,
         ``"counts/<mode>"`` (B, 4) / (B, 256, 4): ``tp, fp, tn, fn`` summed over the targets (pooled dataset values).
 
     Example:
@@ -209,11 +212,19 @@ def size_invariant_threshold_measures(
         totals = table.new_zeros((len(names), batch, table.shape[2])).index_add_(1, image, table)
         n_targets = torch.bincount(image, minlength=batch)
         means = totals / n_targets[:, None]
+        out: dict[str, Tensor] = {}
         if "dynamic" in modes:
             start = sum(widths[: modes.index("dynamic")])
-            peaks = _row_max(table, start, start + widths[modes.index("dynamic")])
+            stop = start + widths[modes.index("dynamic")]
+            peaks = _row_max(table, start, stop)
             peak_means = table.new_zeros((len(names), batch)).index_add_(1, image, peaks) / n_targets
-        out: dict[str, Tensor] = {}
+            # areas under each target's ROC (recall against fpr) and PR (precision against recall) curves, averaged
+            # over the image's targets: PySODMetrics' recorder (si_sample_auc_roc / _pr)
+            for key, (y_name, x_name) in (("auc_roc", ("recall", "fpr")), ("auc_pr", ("precision", "recall"))):
+                if y_name in names and x_name in names:
+                    y, x = (table[names.index(n), :, start:stop] for n in (y_name, x_name))
+                    area = curve_area(y, x)
+                    out[key] = area.new_zeros(batch).index_add_(0, image, area) / n_targets
         for mode, start, width in zip(modes, np.cumsum([0, *widths[:-1]]).tolist(), widths, strict=True):
             for key, name in pairs:
                 m = names.index(name)
@@ -230,6 +241,15 @@ def size_invariant_threshold_measures(
         return out
 
     return run_raw(fn, preds, target, normalize=normalize, validate_args=validate_args)
+
+
+def curve_area(y: Tensor, x: Tensor) -> Tensor:
+    """The trapezoidal area under ``y`` against ``x`` of (..., 256) curves over descending thresholds, as
+    PySODMetrics' recorder computes AUC-ROC and AUC-PR: flipped to ascending thresholds, sorted by ``x`` (stable),
+    then ``trapz(y, x)``."""
+    y, x = y.flip(-1), x.flip(-1)
+    order = torch.argsort(x, dim=-1, stable=True)
+    return torch.trapezoid(y.gather(-1, order), x.gather(-1, order), dim=-1)
 
 
 def size_invariant_mae(
