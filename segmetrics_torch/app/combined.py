@@ -265,6 +265,7 @@ def plot_grid(
     colors: Mapping[str, Any] | None = None,
     highlight: str | None = None,
     style: str | None = None,
+    ylabel: str = "F-measure",
     summary: str = "",
 ) -> None:
     """One subplot per dataset: ``kind`` "pr" (``{"recall", "precision", "value"}`` per method) or "threshold"
@@ -298,7 +299,7 @@ def plot_grid(
             if kind == "pr":
                 ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="Recall", ylabel="Precision")
             else:
-                ax.set(xlabel="Threshold", ylabel="F-measure")
+                ax.set(xlabel="Threshold", ylabel=ylabel)
             ax.set_title(dataset)
             ax.grid(True, alpha=0.3)
         for ax in list(axes.flat)[n:]:

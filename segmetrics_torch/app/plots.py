@@ -8,7 +8,7 @@ matplotlib is imported lazily with the non-interactive Agg backend, so nothing h
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +111,9 @@ def plot_proposal_recall(
     return out
 
 
+#: the iso-F contours' colour: a light grey that no method's line takes (the default cycle's grey is #7f7f7f)
+ISO_F_COLOUR = "#c4c4c4"
+
 #: line styles after the 10 colours of the default cycle, so up to 40 methods stay distinguishable
 _STYLES = ("-", "--", "-.", ":")
 
@@ -147,6 +150,7 @@ def plot_pr_curves(
     *,
     summary: str = "maxF",
     title: str | None = None,
+    line_style: Callable[[int, str], dict[str, Any]] | None = None,
     iso_f: bool = False,
 ) -> Path | list[Path]:
     """Precision-recall curves, one line per method, the summary value (ODS / max F) in the legend.
@@ -158,7 +162,9 @@ def plot_pr_curves(
             ``.svg``).
         summary: the name of ``value`` in the legend (``"maxF"``, ``"ODS"``).
         title: axes title.
-        iso_f: draw the iso-F contours F = 0.1 .. 0.9 as the BSDS benchmark's plots do.
+        iso_f: draw the iso-F contours F = 0.1 .. 0.9 as the BSDS benchmark's plots do (in :data:`ISO_F_COLOUR`).
+        line_style: ``(colour index, method) -> matplotlib line keywords`` (the report's colours, order and
+            highlight); default: the default colour cycle.
 
     Returns:
         The written path(s). Legend entries are sorted by ``value``, best first; NaN values go last.
@@ -173,14 +179,14 @@ def plot_pr_curves(
             for f in np.arange(0.1, 1.0, 0.1):
                 p = f * r / (2 * r - f)
                 ok = (p > 0) & (p <= 1)
-                ax.plot(r[ok], p[ok], color="#6a9f58", lw=0.6, ls=":", zorder=0)
-                ax.annotate(f"{f:.1f}", (r[ok][-1], p[ok][-1]), fontsize=6, color="#6a9f58", xytext=(1, -6),
+                ax.plot(r[ok], p[ok], color=ISO_F_COLOUR, lw=0.6, ls=":", zorder=0)
+                ax.annotate(f"{f:.1f}", (r[ok][-1], p[ok][-1]), fontsize=6, color=ISO_F_COLOUR, xytext=(1, -6),
                             textcoords="offset points")  # fmt: skip
         for i, name, c in _ordered(curves):
             recall, precision = _array(c["recall"]), _array(c["precision"])
             if recall.shape != precision.shape:
                 raise ValueError(f"{name}: `recall` {recall.shape} and `precision` {precision.shape} differ in shape.")
-            style = _style(i)
+            style = line_style(i, name) if line_style is not None else _style(i)
             ax.plot(recall, precision, label=f"{name} [{summary}={float(c['value']):.3f}]", **style)
             if c.get("point") is not None:
                 ax.plot(*(float(v) for v in c["point"]), "o", color=style["color"], ms=4)
@@ -202,6 +208,7 @@ def plot_threshold_curves(
     xlabel: str = "Threshold",
     xlim: tuple[float, float] | None = None,
     title: str | None = None,
+    line_style: Callable[[int, str], dict[str, Any]] | None = None,
 ) -> Path | list[Path]:
     """A measure against the binarisation threshold (F- or E-measure curves), one line per method.
 
@@ -213,6 +220,7 @@ def plot_threshold_curves(
         summary: the name of ``value`` in the legend.
         xlabel, xlim: the x axis (default limits: the thresholds' range).
         title: axes title.
+        line_style: as :func:`plot_pr_curves`.
 
     Returns:
         The written path(s).
@@ -228,7 +236,8 @@ def plot_threshold_curves(
             if x.shape != y.shape:
                 raise ValueError(f"{name}: `thresholds` {x.shape} and `values` {y.shape} differ in shape.")
             low, high = min(low, float(x.min())), max(high, float(x.max()))
-            ax.plot(x, y, label=f"{name} [{summary}={float(c['value']):.3f}]", **_style(i))
+            style = line_style(i, name) if line_style is not None else _style(i)
+            ax.plot(x, y, label=f"{name} [{summary}={float(c['value']):.3f}]", **style)
         ax.set(xlim=xlim or (low, high), xlabel=xlabel, ylabel=ylabel)
         if title:
             ax.set_title(title)
