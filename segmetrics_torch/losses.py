@@ -164,7 +164,7 @@ class _AlignmentSum(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx: Any, p: Tensor, c: Tensor) -> Tensor:  # type: ignore[override]
+    def forward(ctx: Any, p: Tensor, c: Tensor) -> Tensor:
         a = p - p.mean(dim=(1, 2), keepdim=True)
         c2 = c * c
         den = (a * a).add_(c2).add_(EPS)
@@ -175,7 +175,7 @@ class _AlignmentSum(torch.autograd.Function):
 
     @staticmethod
     @once_differentiable
-    def backward(ctx: Any, d_total: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
+    def backward(ctx: Any, d_total: Tensor) -> tuple[Tensor | None, ...]:
         c, c2, den, one_plus_xi = ctx.saved_tensors
         # c^2 + eps - a^2 = 2 (c^2 + eps) - den
         slope = c2.add(EPS).mul_(2).sub_(den).mul_(c).mul_(one_plus_xi).div_(den).div_(den)
@@ -247,7 +247,7 @@ class _WeightedErrorSums(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(  # type: ignore[override]
+    def forward(
         ctx: Any, p: Tensor, g: Tensor, gf: Tensor, index: Tensor, importance_bg: Tensor
     ) -> tuple[Tensor, Tensor]:
         b = p.shape[0]
@@ -263,7 +263,7 @@ class _WeightedErrorSums(torch.autograd.Function):
 
     @staticmethod
     @once_differentiable
-    def backward(ctx: Any, d_fg: Tensor, d_bg: Tensor) -> tuple[Tensor | None, ...]:  # type: ignore[override]
+    def backward(ctx: Any, d_fg: Tensor, d_bg: Tensor) -> tuple[Tensor | None, ...]:
         won, gf, index, importance_bg = ctx.saved_tensors
         b = won.shape[0]
         d_fg = d_fg.view(b, 1, 1)

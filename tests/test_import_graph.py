@@ -98,3 +98,24 @@ def test_no_import_cycle():
         if node not in state:
             visit(node, [node])
     assert cycles == []
+
+
+def test_only_ops_imports_the_kernels():
+    """The layer rule of the design: kernels are reached through a checked public op of ``segmetrics_torch.ops``."""
+    kernels = f"{PACKAGE}.ops._kernels"
+    offenders = {
+        m: sorted(d for d in deps if d == kernels or d.startswith(kernels + "."))
+        for m, deps in _graph().items()
+        if not m.startswith(f"{PACKAGE}.ops")
+    }
+    assert {m: d for m, d in offenders.items() if d} == {}
+
+
+def test_ops_never_imports_the_layers_above():
+    above = tuple(f"{PACKAGE}.{layer}" for layer in ("functional", "metrics", "meta", "app", "losses"))
+    offenders = {
+        m: sorted(d for d in deps if d.startswith(above))
+        for m, deps in _graph().items()
+        if m.startswith(f"{PACKAGE}.ops")
+    }
+    assert {m: d for m, d in offenders.items() if d} == {}

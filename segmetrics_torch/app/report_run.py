@@ -1575,7 +1575,7 @@ def config_from_args(args: argparse.Namespace) -> ReportConfig:
             raise InputError("give --datasets-json/--methods-json, --config, or --gt/--pred, one of them")
         from .pysod_toolkit import toolkit_configuration
 
-        data = {**toolkit_configuration(*toolkit), "output": "segmetrics-report"}
+        data = {**toolkit_configuration(str(toolkit[0]), str(toolkit[1])), "output": "segmetrics-report"}
         config = config_from_mapping(data, Path.cwd(), "PySODEvalToolkit configuration")
     elif args.report_config is not None and single:
         raise InputError("give --config, or --gt/--pred/--family for one dataset, not both")

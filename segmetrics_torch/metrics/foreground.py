@@ -72,7 +72,7 @@ class _ForegroundMetric(ExactMetric):
     """Shared machinery: input preparation, per-image evaluation, sum states, summaries of curves."""
 
     is_differentiable = False
-    higher_is_better = True
+    higher_is_better: bool | None = True
     full_state_update = False
     plot_lower_bound = 0.0
     plot_upper_bound: float | None = 1.0
@@ -83,6 +83,7 @@ class _ForegroundMetric(ExactMetric):
     _curves: tuple[str, ...] = ()
 
     count: Tensor
+    skipped_empty_gt: Tensor
     #: the S-measure's NaN-image count (SMeasure, ForegroundMeasures)
     sm_is_nan_sum: Tensor
 

@@ -9,7 +9,7 @@ averaged first and ``mean``/``max`` are taken of the averaged curve.
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch import Tensor
@@ -259,7 +259,7 @@ class SizeInvariantMAE(_SumMetric):
 
     def compute(self) -> Tensor:
         value = self._mean("si_mae_sum")
-        nan_images = int(self.si_mae_nan)
+        nan_images = int(cast(Tensor, self.si_mae_nan))
         if nan_images:
             first = [] if self._first_nan is None else [self._first_nan]
             warn_si_mae_nan("SizeInvariantMAE", first, nan_images)

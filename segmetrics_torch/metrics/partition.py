@@ -76,7 +76,7 @@ class _SummedStates(ExactMetric):
         return plot_metric(self, val, ax)
 
     is_differentiable = False
-    higher_is_better = True
+    higher_is_better: bool | None = True
     full_state_update = False
 
     def _add_states(self, measures: tuple[str, ...], levels: int, region_benchmark: bool) -> None:

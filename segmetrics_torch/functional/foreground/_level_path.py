@@ -52,17 +52,6 @@ def numpy_levels(raw: np.ndarray, normalize: bool) -> np.ndarray:
     return (levels - np.where(stretch, lo, 0.0)) / np.where(stretch, hi - lo, 1.0)
 
 
-def numpy_maps(preds: Tensor, target: Tensor, normalize: bool) -> tuple[np.ndarray, np.ndarray]:
-    """``prepare_maps`` of a CPU block as numpy ``(p (B, H, W) float64, g bool)``; uint8 maps by a per-level lookup
-    (bit-identical values without torch's two-thread element-wise passes, which spun on the shared test VM)."""
-    if preds.device.type != "cpu" or preds.dtype != torch.uint8:
-        p, g = prepare_maps(preds.cpu(), target.cpu(), normalize)
-        return p.numpy(), g.numpy()
-    raw = preds.contiguous().numpy()
-    levels = numpy_levels(raw, normalize)
-    return np.stack([levels[i][raw[i]] for i in range(raw.shape[0])]), binary_target(target).numpy()
-
-
 def level_values(image_hist: Tensor, normalize: bool) -> Tensor:
     """(B, 256) float64 ``p(v)`` of every level from the (B, 2, 256) level histograms (present levels define the
     stretch)."""
@@ -106,7 +95,7 @@ def image_counts(
     preds: Tensor, target: Tensor, normalize: bool, modes: tuple[str, ...]
 ) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
     """``(tp, pp, pos)`` per mode of a uint8 CPU block (whole images), as ``threshold_measures.block_counts``."""
-    from ...ops._kernels.foreground_levels import level_histograms
+    from ...ops.foreground_levels import level_histograms
 
     t_arr, tthr = target_threshold(target)
     starts = np.zeros(preds.shape[0] + 1, np.int64)
@@ -138,7 +127,7 @@ def box_histograms(
     Returns ``(image_hist (B, 2, 256), box_hist (K, 2, 256), outside_hist (B, 2, 256), order (K,))``: ``box_hist[j]``
     belongs to target ``order[j]`` of the given ``image``/``boxes``.
     """
-    from ...ops._kernels.foreground_levels import level_histograms
+    from ...ops.foreground_levels import level_histograms
 
     order = torch.argsort(image, stable=True)
     starts = torch.zeros(preds.shape[0] + 1, dtype=torch.int64)

@@ -105,7 +105,7 @@ def _scores(binary: Tensor, gt_cells: list[Tensor], sizes: list[int]) -> Tensor:
 
 def _kernel_scores(levels: Tensor, g: Tensor, sizes: list[int], num_t: int) -> Tensor:
     """As :func:`_scores` for the maps ``levels >= t``, t < num_t, with the compiled CPU kernel -> (B, num_t)."""
-    from ...ops._kernels.foreground_levels import msiou_counts
+    from ...ops.foreground_levels import msiou_counts
 
     inter, gcells = msiou_counts(levels.to(torch.int16).contiguous().numpy(), g.contiguous().numpy(),
                                  np.asarray(sizes, dtype=np.int64), num_t)  # fmt: skip

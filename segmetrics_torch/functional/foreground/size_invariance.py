@@ -65,7 +65,7 @@ def gt_targets(g: Tensor, area_threshold: int = AREA_THRESHOLD) -> tuple[Tensor,
     device = g.device
     if num == 0:
         return torch.zeros(0, dtype=torch.int64, device=device), torch.zeros(0, 4, dtype=torch.int64, device=device)
-    from ...ops._kernels.foreground_levels import component_boxes
+    from ...ops.foreground_levels import component_boxes
 
     batch = g.shape[0]
     stats = torch.from_numpy(component_boxes(labels_np, num))
@@ -134,7 +134,7 @@ def _row_max(table: Tensor, lo: int, hi: int) -> Tensor:
     """(M, K) maxima of ``table[:, :, lo:hi]`` (compiled on the CPU: torch's strided reduction was slower than the
     measures themselves there)."""
     if use_cpu_kernel(table.device):
-        from ...ops._kernels.foreground_levels import row_max
+        from ...ops.foreground_levels import row_max
 
         return torch.from_numpy(row_max(table.numpy(), lo, hi))
     return table[:, :, lo:hi].amax(dim=2)

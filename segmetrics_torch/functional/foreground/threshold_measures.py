@@ -142,7 +142,7 @@ def measure_table(names: tuple[str, ...], counts: list[Tensor], beta2: float) ->
     operations of evaluating the measures one by one; elsewhere :func:`measure_from_counts` per measure.
     """
     if use_cpu_kernel(counts[0].device):
-        from ...ops._kernels.foreground_levels import measure_table as kernel
+        from ...ops.foreground_levels import measure_table as kernel
 
         codes = np.array([THRESHOLD_MEASURES.index(n) for n in names], np.int64)
         arrays = [c.to(torch.int64).contiguous().numpy() for c in counts]
@@ -165,7 +165,7 @@ def _split(tp: Tensor, pp: Tensor, pos: Tensor, numel: int) -> tuple[Tensor, Ten
 def _binary_half(preds: Tensor, target: Tensor, normalize: bool, g: Tensor) -> tuple[Tensor, Tensor]:
     """``(tp, pp)`` int64 (B,) of ``p > 0.5`` on the prepared map."""
     if use_cpu_kernel(preds.device):
-        from ...ops._kernels.foreground_levels import binary_half_counts
+        from ...ops.foreground_levels import binary_half_counts
 
         if preds.dtype == torch.uint8:
             raw, scale = preds.contiguous().numpy(), 255.0

@@ -79,13 +79,6 @@ def lower_envelope(gy, y, cst, v, z):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def row_envelope_sq(gy, y, cst, v, z, sq, index):  # pragma: no cover - compiled
-    # Row y of a non-empty image: sq[x] = the squared distance (an exact integer) and index[x] = gy[c*] * W + c*
-    # of the nearest feature (see lower_envelope; the caller guarantees at least one feature column).
-    _fill_segments(gy, lower_envelope(gy, y, cst, v, z), cst, v, z, sq, index)
-
-
-@numba.njit(cache=True, nogil=True)
 def _fill_segments(gy, k, cst, v, z, out, index):  # pragma: no cover - compiled
     # Segments 0..k of a row's lower envelope: out[x] = (x - c)^2 + f(c) (an exact integer, in out's dtype) and
     # index[x] = gy[c] * W + c for the segment's column c; segment by segment, branch-free inner loops.
