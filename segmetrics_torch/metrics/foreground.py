@@ -696,7 +696,7 @@ def _included_metrics(
             f"Expected `include` to be a sequence of measure names or a mapping name -> options, but got {include!r}."
         )
     options = dict(include) if isinstance(include, Mapping) else {name: {} for name in include}
-    from . import foreground_extra  # the issue-15 measures; imported only when asked for
+    from . import foreground_extra  # the PySODMetrics measures beyond the suite; imported only when asked for
 
     out: dict[str, Metric] = {}
     for name, kwargs in options.items():

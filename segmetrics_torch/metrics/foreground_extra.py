@@ -1,4 +1,4 @@
-"""torchmetrics ``Metric`` classes of the issue-15 foreground measures (PySODMetrics 1.6.2's remaining classes).
+"""torchmetrics ``Metric`` classes of the foreground measures beyond the suite (PySODMetrics 1.6.2's remaining classes).
 
 States are float64 sums of per-image values / 256-point curves, int64 pooled confusion counts and an int64 image
 count, all reduced with ``"sum"``: a dataset split across DDP processes gives the single-process result (up to
@@ -49,7 +49,7 @@ _F64 = torch.float64
 
 
 class _SumMetric(ExactMetric):
-    """Common checks and the image count of the issue-15 Metrics.
+    """Common checks and the image count of these Metrics.
 
     The measures with one value per image (``SizeInvariantMAE``, ``HumanCorrectionEffort``, ``ContextMeasure``) also
     keep the per-image values of their latest ``update`` in ``last_image_values`` ((B,) float64, in input order; None

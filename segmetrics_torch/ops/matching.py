@@ -22,7 +22,7 @@ least-cost choice and the tie rule. ``sumR`` and ``sumP`` never depend on the ma
 The compiled kernels are :mod:`segmetrics_torch.ops._kernels.correspondence` (graph, counts) and
 :mod:`segmetrics_torch.ops._kernels.assignment` (the solver); the matching is sequential by nature, so it always runs
 on the CPU (thresholding and thinning can run on the GPU, see
-:func:`segmetrics_torch.functional.boundary.boundary_pr_counts`). For speed (issue 16), each level lists the
+:func:`segmetrics_torch.functional.boundary.boundary_pr_counts`). For speed, each level lists the
 candidates of its own machine pixels, skipping at once the pixels with no annotator pixel within the tolerance (the
 annotators' index grids mark them), each component is solved in its own compact numbering, and the solver skips
 work that cannot change its result (heap entries that are never popped, the heap itself when a new pixel's cheapest

@@ -1,4 +1,5 @@
-"""Reference oracles of the issue-15 foreground measures, plain numpy/scipy (readable, loops allowed).
+"""Reference oracles of the foreground measures beyond the suite (threshold set, size invariance, MSIoU, HCE,
+context), plain numpy/scipy (readable, loops allowed).
 
 Like :mod:`segmetrics_torch.reference.foreground` this imports nothing from ``segmetrics_torch`` and no torch; inputs
 are the prepared ``p`` (float64 in [0, 1]) and ``g`` (bool) of one image (``reference.foreground.prepare``).

@@ -1,4 +1,4 @@
-"""Validation, grouping by size and blocking for the measures of issue 15 (threshold set, size-invariant, MSIoU).
+"""Validation, grouping by size and blocking for the threshold-set, size-invariant and MSIoU measures.
 
 :func:`run_raw` is :func:`._prepare.run_per_image` for measures that need the *raw* block of maps (not only the
 shared intermediates): it validates ``preds``/``target`` with the family's checks (same messages), stacks lists of
