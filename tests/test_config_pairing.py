@@ -96,6 +96,22 @@ def test_pysodevaltoolkit_spellings(names, expected) -> None:
 
 def test_an_unknown_measure_is_named_with_its_nearest(capsys) -> None:
     assert "unknown measure 'mxae'; did you mean 'mae'" in (foreground_measure_error("mae,mxae") or "")
-    with pytest.raises(SystemExit):
-        main(["evaluate", "foreground", "--pred", "p", "--gt", "g", "--measures", "maxEm,smesure"])
-    assert "unknown measure 'smesure'; did you mean" in capsys.readouterr().err
+    assert main(["evaluate", "foreground", "--pred", "p", "--gt", "g", "--measures", "maxEm,smesure"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --measures: unknown measure 'smesure'; did you mean") and len(err.splitlines()) == 1
+
+
+def test_a_measure_without_its_optional_packages_is_an_input_error(tmp_path: Path, capsys, monkeypatch) -> None:
+    """HCE runs OpenCV: without it, one error line before any image is read (was: exit 1 and a traceback after
+    the decoding)."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "cv2" else real(name, *a))
+    _write(tmp_path)
+    argv = ["evaluate", "foreground", "--pred", str(tmp_path / "preds/B/DS"), "--gt", str(tmp_path / "DS/GT"),
+            "--gt-suffix", "_mask", "--measures", "s,hce"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == ("error: --measures: the measure 'hce' needs OpenCV: pip install "
+                           "'segmetrics-torch[opencv]'")  # fmt: skip

@@ -119,3 +119,9 @@ def test_ops_never_imports_the_layers_above():
         if m.startswith(f"{PACKAGE}.ops")
     }
     assert {m: d for m, d in offenders.items() if d} == {}
+
+
+def test_checks_import_nothing_of_the_package():
+    """``_checks`` only checks (the converters live in ``ops``): the bottom of the layers, importing none of them."""
+    deps = _graph()[f"{PACKAGE}._checks"]
+    assert sorted(d for d in deps if d != PACKAGE) == []

@@ -66,6 +66,8 @@ def test_per_dataset_figures_follow_the_configuration(tmp_path: Path, drawn, cap
         assert lines["B"]["color"] == "#123456", name  # the configured colour
         assert lines["C"]["lw"] >= 2 * lines["A"]["lw"], name  # the highlight, thick
         assert lines["A"]["color"] == to_hex("C1"), name  # A is second in method_order: the cycle's second colour
+        legend = [line["label"].split(" [")[0] for line in drawn[name] if " [" in line["label"]]
+        assert legend == ["C", "A", "B"], name  # the legend (drawing) order is method_order
     assert "grid_foreground_emeasure.png" in drawn
     assert (tmp_path / "report/figures/grid_foreground_emeasure.png").is_file()
 

@@ -275,6 +275,7 @@ def _run_evaluate_foreground(args: argparse.Namespace) -> int:
     from .prescan import dataset_name, method_name, scan_foreground
     from .tables import format_table, scalar_row, upsert_csv
 
+    args.measures = _measure_names(args.measures)
     if args.output is not None:
         return _run_foreground_as_report(args)
     if args.figures is not None:
@@ -353,6 +354,23 @@ def _run_evaluate_foreground(args: argparse.Namespace) -> int:
         # per image: the core measures and the chosen ones with one value per image (curve-based ones are dataset-level)
         _write_per_image_csv(per_image_path, name, dataset, per_image, keys)
     return 0
+
+
+def _measure_names(text: str | None) -> list[str] | None:
+    """``--measures`` resolved to the table's names (other spellings mapped), checked before anything is read: an
+    unknown name or a measure whose optional packages are missing is one ``error:`` line."""
+    from .measures import check_foreground_measures, foreground_measure_error, missing_packages
+
+    if text is None:
+        return None
+    problem = foreground_measure_error(text)
+    if problem is not None:
+        raise InputError(f"--measures: {problem}")
+    names = check_foreground_measures(text)
+    problem = missing_packages(names)
+    if problem is not None:
+        raise InputError(f"--measures: {problem}")
+    return names
 
 
 def _run_foreground_as_report(args: argparse.Namespace) -> int:
@@ -947,22 +965,10 @@ def _build_parser() -> argparse.ArgumentParser:
         help="add this run's per-image scores (one row per image) to a CSV file, as --csv does",
     )
     fg.add_argument("--dataset", metavar="NAME", help="dataset name (default: from the ground-truth path)")
-    from .measures import (
-        DEFAULT_FOREGROUND_MEASURES,
-        FOREGROUND_MEASURES,
-        check_foreground_measures,
-        foreground_measure_error,
-    )
-
-    def measure_list(text: str) -> list[str]:
-        problem = foreground_measure_error(text)
-        if problem is not None:
-            raise argparse.ArgumentTypeError(problem)
-        return check_foreground_measures(text) or []
+    from .measures import DEFAULT_FOREGROUND_MEASURES, FOREGROUND_MEASURES
 
     fg.add_argument(
         "--measures",
-        type=measure_list,
         metavar="LIST",
         help=f"the table's measures, comma-separated, of {','.join(FOREGROUND_MEASURES)} (default: "
         f"{','.join(DEFAULT_FOREGROUND_MEASURES)}; si*, *msiou, hce, cm, meanber, meankappa, meanacc are computed by "

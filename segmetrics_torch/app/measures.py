@@ -15,6 +15,7 @@ __all__ = [
     "check_foreground_measures",
     "foreground_columns",
     "foreground_measure_error",
+    "missing_packages",
 ]
 
 #: name -> (result key, header, included measure or None, lower is better)
@@ -100,6 +101,24 @@ def check_foreground_measures(names: object) -> list[str] | None:
         names = [n for n in names.split(",") if n.strip()]
     assert isinstance(names, (list, tuple))
     return list(dict.fromkeys(c for n in names if (c := _canonical(n)) is not None))
+
+
+#: the optional packages a measure runs (the ``opencv`` extra): import name -> what to call it in the message
+REQUIRES: dict[str, tuple[str, ...]] = {"hce": ("cv2", "skimage")}
+_PACKAGE_NAMES = {"cv2": "OpenCV", "skimage": "scikit-image", "sklearn": "scikit-learn"}
+
+
+def missing_packages(names: list[str] | tuple[str, ...] | None) -> str | None:
+    """Why the measures ``names`` (canonical) cannot run here, naming the packages and the extra; None when they
+    can. Checked before any image is read (the measure would otherwise fail after the decoding)."""
+    import importlib.util
+
+    for name in names or ():
+        absent = [m for m in REQUIRES.get(name, ()) if importlib.util.find_spec(m) is None]
+        if absent:
+            listed = " and ".join(_PACKAGE_NAMES.get(m, m) for m in absent)
+            return f"the measure {name!r} needs {listed}: pip install 'segmetrics-torch[opencv]'"
+    return None
 
 
 def foreground_columns(names: list[str] | tuple[str, ...] | None) -> tuple[list[tuple[str, str]], list[str], list[str]]:

@@ -138,9 +138,15 @@ def _save_figure(fig, path: str | Path | Sequence[str | Path]) -> Path | list[Pa
     return paths[0] if isinstance(path, (str, Path)) else paths
 
 
-def _ordered(curves: Mapping[str, Mapping[str, Any]]) -> list[tuple[int, str, Mapping[str, Any]]]:
-    """Methods with their colour index (order of ``curves``), listed best summary value first as in papers."""
+def _ordered(
+    curves: Mapping[str, Mapping[str, Any]], legend_order: Sequence[str] | None = None
+) -> list[tuple[int, str, Mapping[str, Any]]]:
+    """Methods with their colour index (order of ``curves``), listed in ``legend_order`` when given (the
+    configuration's ``method_order``), else best summary value first as in papers."""
     items = [(i, name, c) for i, (name, c) in enumerate(curves.items())]
+    if legend_order:
+        rank = {name: k for k, name in enumerate(legend_order)}
+        return sorted(items, key=lambda item: (rank.get(item[1], len(rank)), item[0]))
     return sorted(items, key=lambda item: -np.nan_to_num(float(item[2]["value"]), nan=-np.inf))
 
 
@@ -151,6 +157,7 @@ def plot_pr_curves(
     summary: str = "maxF",
     title: str | None = None,
     line_style: Callable[[int, str], dict[str, Any]] | None = None,
+    legend_order: Sequence[str] | None = None,
     iso_f: bool = False,
 ) -> Path | list[Path]:
     """Precision-recall curves, one line per method, the summary value (ODS / max F) in the legend.
@@ -165,9 +172,10 @@ def plot_pr_curves(
         iso_f: draw the iso-F contours F = 0.1 .. 0.9 as the BSDS benchmark's plots do (in :data:`ISO_F_COLOUR`).
         line_style: ``(colour index, method) -> matplotlib line keywords`` (the report's colours, order and
             highlight); default: the default colour cycle.
+        legend_order: the legend's order (the report's ``method_order``); default: best ``value`` first.
 
     Returns:
-        The written path(s). Legend entries are sorted by ``value``, best first; NaN values go last.
+        The written path(s). Legend entries follow ``legend_order``, else ``value``, best first (NaN last).
     """
     if not curves:
         raise ValueError("Expected at least one method in `curves`, but got none.")
@@ -182,7 +190,7 @@ def plot_pr_curves(
                 ax.plot(r[ok], p[ok], color=ISO_F_COLOUR, lw=0.6, ls=":", zorder=0)
                 ax.annotate(f"{f:.1f}", (r[ok][-1], p[ok][-1]), fontsize=6, color=ISO_F_COLOUR, xytext=(1, -6),
                             textcoords="offset points")  # fmt: skip
-        for i, name, c in _ordered(curves):
+        for i, name, c in _ordered(curves, legend_order):
             recall, precision = _array(c["recall"]), _array(c["precision"])
             if recall.shape != precision.shape:
                 raise ValueError(f"{name}: `recall` {recall.shape} and `precision` {precision.shape} differ in shape.")
@@ -209,6 +217,7 @@ def plot_threshold_curves(
     xlim: tuple[float, float] | None = None,
     title: str | None = None,
     line_style: Callable[[int, str], dict[str, Any]] | None = None,
+    legend_order: Sequence[str] | None = None,
 ) -> Path | list[Path]:
     """A measure against the binarisation threshold (F- or E-measure curves), one line per method.
 
@@ -231,7 +240,7 @@ def plot_threshold_curves(
     with plt.rc_context(_paper_rc()):
         fig, ax = plt.subplots(figsize=(3.8, 3.0))
         low, high = np.inf, -np.inf
-        for i, name, c in _ordered(curves):
+        for i, name, c in _ordered(curves, legend_order):
             x, y = _array(c["thresholds"]), _array(c["values"])
             if x.shape != y.shape:
                 raise ValueError(f"{name}: `thresholds` {x.shape} and `values` {y.shape} differ in shape.")

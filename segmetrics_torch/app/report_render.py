@@ -176,8 +176,9 @@ def _figures(
     colors = dict(getattr(config, "colors", {}) or {})
     highlight = getattr(config, "highlight", None)
     line_style = functools.partial(_line_style, colors=colors, highlight=highlight)
-    plot_pr_curves = functools.partial(plots.plot_pr_curves, line_style=line_style)
-    plot_threshold_curves = functools.partial(plots.plot_threshold_curves, line_style=line_style)
+    order = list(getattr(config, "method_order", ()) or ()) or None
+    plot_pr_curves = functools.partial(plots.plot_pr_curves, line_style=line_style, legend_order=order)
+    plot_threshold_curves = functools.partial(plots.plot_threshold_curves, line_style=line_style, legend_order=order)
 
     stem = f"{slug(dataset)}_{family}"
     figures: dict[str, Callable[[list[Path]], Any]] = {}

@@ -1154,6 +1154,11 @@ def run_report(
 
     warn = warn or (lambda message: print(message, file=sys.stderr))
     _check_output_folder(config)
+    from .measures import missing_packages
+
+    problem = missing_packages(config.options.get("foreground", {}).get("measures"))
+    if problem is not None:
+        raise InputError(f"{config.source}: options.foreground.measures: {problem}")
     check_report_outputs(config, file_outputs or {})
     if config.xlsx:
         from .combined import check_xlsx

@@ -50,13 +50,13 @@ from torch import Tensor
 from .._checks import (
     BACKENDS,
     Backend,
-    as_unit_map,
     check_choice,
     check_image_stack,
     check_probability_map,
     check_tensor,
 )
 from .distance import _numba_available
+from .unit_maps import as_unit_map
 
 __all__ = ["edge_nms", "edge_slopes", "triangle_filter"]
 

@@ -1,4 +1,4 @@
-"""The one ucm2 rule (``_checks.as_ucm2``): the boundary family and the hierarchy family read a uint8 ucm2 and its
+"""The one ucm2 rule (``ops.unit_maps.as_ucm2``): the boundary family and the hierarchy family read a uint8 ucm2 and its
 float64 ``/ 255`` twin to the same numbers, and reject the same bad ucm2 with the same kind of error."""
 
 from __future__ import annotations

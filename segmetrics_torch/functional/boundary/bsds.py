@@ -49,8 +49,6 @@ from torch import Tensor
 from ..._checks import (
     Backend,
     as_binary_mask,
-    as_ucm2,
-    as_unit_map,
     check_bool,
     check_choice,
     check_positive_float,
@@ -60,6 +58,7 @@ from ...ops.edge_nms import edge_nms
 from ...ops.matching import correspondence_counts
 from ...ops.morphology import resolve_backend, seg2bmap
 from ...ops.morphology import thin as thin_maps
+from ...ops.unit_maps import as_ucm2, as_unit_map
 from .summary import (
     UniqueOccurrence,
     best_f_interpolated,

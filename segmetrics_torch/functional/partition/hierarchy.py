@@ -19,7 +19,7 @@ from typing import Literal, get_args
 import torch
 from torch import Tensor
 
-from ..._checks import as_ucm2, check_bool, check_choice, check_positive_float, check_tensor
+from ..._checks import check_bool, check_choice, check_positive_float, check_tensor
 from ...ops.contingency import (
     ContingencyTables,
     TableSlots,
@@ -29,6 +29,7 @@ from ...ops.contingency import (
     relabel,
 )
 from ...ops.hierarchy import RULES, Rule, ucm_hierarchy
+from ...ops.unit_maps import as_ucm2
 from ..boundary.bsds import default_thresholds
 from .segmentation import _by_size, _reassemble, as_label_list, partition_fb
 from .tables import TABLE_MEASURES, check_fop_constants, check_measures, measures_from_tables
