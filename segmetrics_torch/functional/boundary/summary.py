@@ -161,7 +161,7 @@ def recall_where_precision_first_reaches(r: Tensor, p: Tensor, precision: float 
 
 def pyedgeeval_average_precision(r: Tensor, p: Tensor) -> Tensor:
     """pyEdgeEval 0.2.8's ``AP``: ``sum over t in arange(0, 1, 0.01) of max(p[r >= t], initial=0) / 101``."""
-    t = torch.arange(100, dtype=torch.float64, device=r.device) / 100
+    t = torch.arange(100, dtype=torch.float64, device=r.device) * 0.01  # numpy's arange(0, 1, 0.01): i * 0.01
     above = r[None, :] >= t[:, None]
     best = torch.where(above, p[None, :], torch.zeros((), dtype=p.dtype, device=p.device)).amax(dim=1)
     return (best / 101).sum()
