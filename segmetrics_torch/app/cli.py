@@ -590,6 +590,13 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     first, dollar = float(summary["r50"]), float(summary["r50_dollar"])
+    if float(summary["precision"][0]) > 0.5:
+        print(
+            f"warning: precision is above 0.5 already at the lowest threshold ({float(summary['thresholds'][0]):g}), "
+            "so R50 is that threshold's recall, a lower bound of the recall at precision 0.5 (more thresholds, "
+            "e.g. --thresholds 99, extend the curve)",
+            file=sys.stderr,
+        )
     if abs(first - dollar) > 0.01:  # NaN on either side compares False: nothing to say
         print(
             f"warning: precision comes back to 0.5 along the PR curve, so R50 is ambiguous: precision first reaches "

@@ -44,7 +44,11 @@ def _load(path: str | Path, what: str) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as error:
-        raise InputError(f"{path}: byte {error.start} is not UTF-8; save it as UTF-8") from None
+        line = error.object.count(b"\n", 0, error.start) + 1
+        raise InputError(
+            f"{path}: byte {error.start} (line {line}) is not UTF-8 ({error.object[error.start:error.start + 1]!r}); "
+            "save it as UTF-8 (an editor's 'encoding' menu, or iconv -f latin1 -t utf-8)"
+        ) from None
     except json.JSONDecodeError as error:
         raise InputError(f"{path}: not valid JSON ({error})") from None
     if not isinstance(data, dict) or not data:

@@ -53,3 +53,28 @@ def test_pyedgeeval_ap_equals_pyedgeeval() -> None:
     res = _summary(*totals, thresholds)
     assert float(res["ap_pyedgeeval"]) == pytest.approx(overall["AP"], abs=1e-12)
     assert float(res["ap"]) == pytest.approx(overall["AUC"], abs=2e-3)  # pyEdgeEval's AUC: BSR's AP on 0:0.01:0.99
+
+
+def test_the_command_says_when_r50_is_a_lower_bound(tmp_path, capsys) -> None:
+    """Precision above 0.5 already at the lowest threshold: R50 is that threshold's recall, and the command says so
+    (from the new-user trial: 5 thresholds on a good map gave a silent R50)."""
+    import scipy.io
+    from PIL import Image
+
+    from segmetrics_torch.app.cli import main
+
+    seg = np.ones((120, 160), np.uint16)
+    seg[:, 80:] = 2
+    bnd = np.zeros_like(seg, dtype=np.uint8)
+    bnd[:, 80] = 1
+    cell = np.empty((1, 1), dtype=object)
+    cell[0, 0] = {"Segmentation": seg, "Boundaries": bnd}
+    (tmp_path / "gt").mkdir()
+    (tmp_path / "pred").mkdir()
+    scipy.io.savemat(tmp_path / "gt" / "a.mat", {"groundTruth": cell})
+    soft = np.zeros((120, 160), np.uint8)
+    soft[:, 81] = 200  # one pixel off the annotation: matched at every threshold it passes
+    Image.fromarray(soft).save(tmp_path / "pred" / "a.png")
+    assert main(["evaluate", "boundary", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"),
+                 "--thresholds", "5", "--no-progress"]) == 0  # fmt: skip
+    assert "precision is above 0.5 already at the lowest threshold" in capsys.readouterr().err
