@@ -63,3 +63,12 @@ def test_the_command_counts_and_reports_them(tmp_path: Path, capsys) -> None:
     assert "skipped: empty ground truth (no foreground pixel): 2: im1, im3" in captured.err
     report = json.loads(out.read_text())
     assert report["num_images"] == 2 and {s["image"] for s in report["skipped"]} == {"im1", "im3"}
+
+
+def test_bad_input_is_still_named_with_skip_empty_gt() -> None:
+    import pytest
+
+    metric = st.MAE(skip_empty_gt=True)
+    for preds, target in ((torch.zeros(0, 4, 4), torch.zeros(0, 4, 4, dtype=torch.bool)), ([], []), (None, None)):
+        with pytest.raises((ValueError, TypeError), match="preds|target|batch|empty"):
+            metric.update(preds, target)

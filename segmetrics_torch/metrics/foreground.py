@@ -124,37 +124,46 @@ class _ForegroundMetric(ExactMetric):
 
     def _without_empty_gt(
         self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]
-    ) -> tuple[Tensor | list[Tensor], Tensor | list[Tensor]]:
-        """``skip_empty_gt``: the batch without its images of empty ground truth (counted in ``skipped_empty_gt``).
+    ) -> tuple[Tensor | list[Tensor], Tensor | list[Tensor]] | None:
+        """``skip_empty_gt``: the batch without its images of empty ground truth (counted in ``skipped_empty_gt``);
+        ``None`` when every image was left out.
 
         COD10K's convention (camouflaged-object benchmarks leave out the images with no object). Reading which images
-        are empty synchronises a CUDA device once per batch; without ``skip_empty_gt`` nothing is read.
+        are empty synchronises a CUDA device once per batch; without ``skip_empty_gt`` nothing is read, and inputs
+        that are not tensors (or lists of them) of one length are passed on untouched, for the checks to name.
         """
         if not self.skip_empty_gt:
             return preds, target
+
+        def binary(t: Tensor) -> Tensor:
+            if t.dtype == torch.bool:
+                return t
+            return t > 128 if t.dtype == torch.uint8 and bool(t.max() > 1) else t > 0.5
+
         if isinstance(target, Tensor) and isinstance(preds, Tensor):
             g = target[:, 0] if target.ndim == 4 else target
-            g = g if g.dtype == torch.bool else (g > 128 if g.dtype == torch.uint8 and bool(g.max() > 1) else g > 0.5)
-            keep = g.flatten(1).any(dim=1) if g.ndim == 3 else g.any().reshape(1)
+            if g.ndim != 3 or g.shape[0] == 0 or preds.shape[0] != g.shape[0] or g.is_complex():
+                return preds, target  # not a batch this filter can read: the checks name the problem
+            keep = binary(g).flatten(1).any(dim=1)
             if bool(keep.all()):
                 return preds, target
             self.skipped_empty_gt += int((~keep).sum())
-            return preds[keep], target[keep]
-        items = list(zip(preds, target, strict=True))
-
-        def has_foreground(t: Tensor) -> bool:
-            t = t if t.dtype == torch.bool else (t > 128 if t.dtype == torch.uint8 and bool(t.max() > 1) else t > 0.5)
-            return bool(t.any())
-
-        kept = [(p, t) for p, t in items if has_foreground(t)]
-        self.skipped_empty_gt += len(items) - len(kept)
-        return [p for p, _ in kept], [t for _, t in kept]
+            return (preds[keep], target[keep]) if bool(keep.any()) else None
+        if not (isinstance(preds, (list, tuple)) and isinstance(target, (list, tuple)) and preds
+                and len(preds) == len(target) and all(isinstance(t, Tensor) for t in (*preds, *target))):  # fmt: skip
+            return preds, target
+        kept = [(p, t) for p, t in zip(preds, target, strict=True) if t.numel() and bool(binary(t).any())]
+        if len(kept) == len(preds):
+            return preds, target
+        self.skipped_empty_gt += len(preds) - len(kept)
+        return ([p for p, _ in kept], [t for _, t in kept]) if kept else None
 
     def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
         """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
-        preds, target = self._without_empty_gt(preds, target)
-        if len(preds) == 0:
+        batch = self._without_empty_gt(preds, target)
+        if batch is None:  # every image of the batch was left out by skip_empty_gt
             return
+        preds, target = batch
         values = run_per_image(
             self._derive, preds, target, normalize=self.normalize, validate_args=self.validate_args,
             options=self._options,
@@ -611,9 +620,10 @@ class ForegroundMeasures(_ForegroundMetric):
     def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
         """Add a batch (as :class:`FMeasure`); the included measures get it too (without the images
         ``skip_empty_gt`` leaves out)."""
-        preds, target = self._without_empty_gt(preds, target)  # counted here; the second filter finds none
-        if len(preds) == 0:
+        batch = self._without_empty_gt(preds, target)  # counted here; the second filter finds none
+        if batch is None:
             return
+        preds, target = batch
         super().update(preds, target)
         if not self._in_forward:  # forward() feeds the included Metrics itself, once
             for metric in self._included().values():
