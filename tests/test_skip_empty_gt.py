@@ -70,5 +70,5 @@ def test_bad_input_is_still_named_with_skip_empty_gt() -> None:
 
     metric = st.MAE(skip_empty_gt=True)
     for preds, target in ((torch.zeros(0, 4, 4), torch.zeros(0, 4, 4, dtype=torch.bool)), ([], []), (None, None)):
-        with pytest.raises((ValueError, TypeError), match="preds|target|batch|empty"):
+        with pytest.raises((ValueError, TypeError), match=r"preds|target|batch|empty"):
             metric.update(preds, target)
