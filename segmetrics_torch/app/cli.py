@@ -1201,7 +1201,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with distributed.session(), warnings.catch_warnings():  # under torchrun: one rank of the process group
             warnings.showwarning = _warning_line
-            warnings.simplefilter("default")  # shown once per place, whatever filters the caller set (a test's "error")
+            # the library's warnings are shown once per place, whatever filters the caller set (a test's "error");
+            # the categories Python hides by default (ResourceWarning of a file an interruption left open, ...) stay
+            # hidden
+            for category in (RuntimeWarning, UserWarning):
+                warnings.simplefilter("default", category)
             status = _main(argv)
         guarded.flush()  # a full disk shows here, not as a traceback at the interpreter's exit
         return status
