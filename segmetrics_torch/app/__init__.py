@@ -39,8 +39,11 @@ def _requeue_interrupt(unraisable, _previous=sys.unraisablehook):
     # then lost: raise SIGINT again so that it surfaces at the next safe point and the command ends with 130
     if isinstance(unraisable.exc_value, KeyboardInterrupt):
         import signal
+        import threading
 
-        signal.raise_signal(signal.SIGINT)
+        # raised from another thread, so that the handler runs in the main thread at its next safe point, after this
+        # hook returned (raised here, it ran inside the hook, where Python could only print "Exception ignored")
+        threading.Thread(target=signal.raise_signal, args=(signal.SIGINT,), daemon=True).start()
         return
     _previous(unraisable)
 
