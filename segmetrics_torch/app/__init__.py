@@ -42,8 +42,14 @@ def _requeue_interrupt(unraisable, _previous=sys.unraisablehook):
         import threading
 
         # raised from another thread, so that the handler runs in the main thread at its next safe point, after this
-        # hook returned (raised here, it ran inside the hook, where Python could only print "Exception ignored")
-        threading.Thread(target=signal.raise_signal, args=(signal.SIGINT,), daemon=True).start()
+        # hook returned (raised here, it ran inside the hook, where Python could only print "Exception ignored");
+        # delayed, because Thread.start waits for the thread, and a signal landing in that wait was lost the same way
+        timer = threading.Timer(0.05, signal.raise_signal, args=(signal.SIGINT,))
+        timer.daemon = True
+        try:
+            timer.start()
+        except KeyboardInterrupt:  # a further Ctrl-C by the user: the timer is already queued
+            pass
         return
     _previous(unraisable)
 
