@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from .errors import InputError, read_text_file
 
 __all__ = ["toolkit_configuration"]
 
@@ -39,16 +39,9 @@ def _stem_suffix(suffix: str) -> str:
 
 def _load(path: str | Path, what: str) -> dict[str, Any]:
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{what} {path} {'is not a file' if path.exists() else 'does not exist'}")
+    text = read_text_file(path, what)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as error:
-        line = error.object.count(b"\n", 0, error.start) + 1
-        raise InputError(
-            f"{path}: byte {error.start} (line {line}) is not UTF-8 ({error.object[error.start:error.start + 1]!r}); "
-            "save it as UTF-8 (an editor's 'encoding' menu, or iconv -f latin1 -t utf-8)"
-        ) from None
+        data = json.loads(text)
     except json.JSONDecodeError as error:
         raise InputError(f"{path}: not valid JSON ({error})") from None
     if not isinstance(data, dict) or not data:

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from . import distributed
+from .errors import read_text_file
 from .evaluation import (
     BOUNDARY_EXTENSIONS,
     DecodeStream,
@@ -622,16 +623,7 @@ def _figure_formats(value: Any, source: str = "--figures") -> tuple[str, ...]:
 def load_config(path: str | Path) -> ReportConfig:
     """Read a YAML (``.yaml``/``.yml``) or JSON configuration; relative paths are relative to its folder."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"the configuration {path} {'is not a file' if path.exists() else 'does not exist'}")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as error:
-        line = error.object.count(b"\n", 0, error.start) + 1
-        raise InputError(
-            f"{path}: byte {error.start} (line {line}) is not UTF-8 ({error.object[error.start:error.start + 1]!r}); "
-            "save it as UTF-8 (an editor's 'encoding' menu, or iconv -f latin1 -t utf-8)"
-        ) from None
+    text = read_text_file(path, "the configuration")
     if path.suffix.lower() == ".json":
         try:
             data = json.loads(text, object_pairs_hook=_unique_json_keys)
