@@ -19,44 +19,14 @@ from PIL import Image
 
 from segmetrics_torch.app.cli import main
 
-H, W = 20, 24
-
-
-def _png(path: Path, array: np.ndarray) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    Image.fromarray(array).save(path)
-    return path
-
-
-def _gt_mat(path: Path, seg: np.ndarray) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    cell = np.empty((1, 1), dtype=object)
-    bnd = np.zeros_like(seg, dtype=np.uint8)
-    bnd[:, 1:] |= (seg[:, 1:] != seg[:, :-1]).astype(np.uint8)
-    bnd[1:, :] |= (seg[1:, :] != seg[:-1, :]).astype(np.uint8)
-    cell[0, 0] = {"Segmentation": seg.astype(np.uint16), "Boundaries": bnd}
-    scipy.io.savemat(path, {"groundTruth": cell})
-    return path
+from .folders import H, W, png, write_families
 
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory) -> Path:
     """Valid folders: ``sod/{pred,gt}`` (3 pairs), ``bdry/{pred,gt}`` (2 soft maps + BSDS .mat), ``part/{pred,gt}``."""
     base = tmp_path_factory.mktemp("cli_bad")
-    rng = np.random.default_rng(0)
-    for i in range(3):
-        gt = np.zeros((H, W), np.uint8)
-        gt[4 : 10 + i, 5:15] = 255
-        _png(base / "sod/gt" / f"im{i}.png", gt)
-        _png(base / "sod/pred" / f"im{i}.png", rng.integers(0, 256, (H, W), dtype=np.uint8))
-    seg = np.ones((H, W), np.int64)
-    seg[:, W // 2 :] = 2
-    for i in range(2):
-        _gt_mat(base / "bdry/gt" / f"b{i}.mat", seg)
-        _png(base / "bdry/pred" / f"b{i}.png", rng.integers(0, 256, (H, W), dtype=np.uint8))
-        _png(base / "part/pred" / f"b{i}.png", (seg * 40).astype(np.uint8))
-    _gt_mat(base / "part/gt" / "b0.mat", seg)
-    _gt_mat(base / "part/gt" / "b1.mat", seg)
+    write_families(base)
     (base / "a_file.txt").write_text("not a folder")
     (base / "empty").mkdir()
     return base
@@ -124,7 +94,7 @@ def _png_16bit(d: Path) -> None:
 
 
 def _rgb_size(d: Path) -> None:
-    _png(d / "pred" / "im1.png", np.zeros((H + 3, W), np.uint8))
+    png(d / "pred" / "im1.png", np.zeros((H + 3, W), np.uint8))
 
 
 def _broken_link(d: Path) -> None:
@@ -319,7 +289,7 @@ def test_a_nan_is_announced_with_the_images(root: Path, tmp_path: Path, capsys) 
     def corner(d: Path) -> None:
         gt = np.zeros((H, W), np.uint8)
         gt[H - 1, W - 1] = 255
-        _png(d / "gt" / "im1.png", gt)
+        png(d / "gt" / "im1.png", gt)
 
     argv = _sod_edit(corner)(root, tmp_path)
     assert main(argv) == 0

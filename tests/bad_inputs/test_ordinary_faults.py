@@ -20,19 +20,12 @@ from PIL import Image
 from segmetrics_torch.app import report_run
 from segmetrics_torch.app.cli import main
 
-H, W = 20, 24
+from .folders import write_foreground
 
 
 @pytest.fixture
 def sod(tmp_path: Path) -> Path:
-    rng = np.random.default_rng(0)
-    for i in range(3):
-        gt = np.zeros((H, W), np.uint8)
-        gt[4 : 10 + i, 5:15] = 255
-        (tmp_path / "gt").mkdir(exist_ok=True)
-        (tmp_path / "pred").mkdir(exist_ok=True)
-        Image.fromarray(gt).save(tmp_path / "gt" / f"im{i}.png")
-        Image.fromarray(rng.integers(0, 256, (H, W), dtype=np.uint8)).save(tmp_path / "pred" / f"im{i}.png")
+    write_foreground(tmp_path, np.random.default_rng(0))
     return tmp_path
 
 

@@ -19,55 +19,27 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import scipy.io
-from PIL import Image
 
 from segmetrics_torch.app import report_run
 from segmetrics_torch.app.cli import main
 from segmetrics_torch.app.output_safety import report_owns
 
-H, W = 20, 24
-
-
-def _png(path: Path, array: np.ndarray) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    Image.fromarray(array).save(path)
-
-
-def _gt_mat(path: Path, seg: np.ndarray) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    cell = np.empty((1, 1), dtype=object)
-    bnd = np.zeros_like(seg, dtype=np.uint8)
-    bnd[:, 1:] |= (seg[:, 1:] != seg[:, :-1]).astype(np.uint8)
-    bnd[1:, :] |= (seg[1:, :] != seg[:-1, :]).astype(np.uint8)
-    cell[0, 0] = {"Segmentation": seg.astype(np.uint16), "Boundaries": bnd}
-    scipy.io.savemat(path, {"groundTruth": cell})
+from .folders import H, W, png, write_families
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     """Valid inputs of every family, a configuration file and a cache folder, in a fresh folder per case."""
-    rng = np.random.default_rng(0)
-    for i in range(3):
-        gt = np.zeros((H, W), np.uint8)
-        gt[4 : 10 + i, 5:15] = 255
-        _png(tmp_path / "sod/gt" / f"im{i}.png", gt)
-        _png(tmp_path / "sod/pred" / f"im{i}.png", rng.integers(0, 256, (H, W), dtype=np.uint8))
-    seg = np.ones((H, W), np.int64)
-    seg[:, W // 2 :] = 2
+    write_families(tmp_path)
     for i in range(2):
-        _gt_mat(tmp_path / "bdry/gt" / f"b{i}.mat", seg)
-        _png(tmp_path / "bdry/pred" / f"b{i}.png", rng.integers(0, 256, (H, W), dtype=np.uint8))
-        _png(tmp_path / "part/pred" / f"b{i}.png", (seg * 40).astype(np.uint8))
-        _gt_mat(tmp_path / "part/gt" / f"b{i}.mat", seg)
         masks = np.zeros((4, H, W), bool)
         masks[:, 2:12, 3:15] = True
         (tmp_path / "prop/pred").mkdir(parents=True, exist_ok=True)
         np.savez(tmp_path / "prop/pred" / f"p{i}.npz", masks=masks)
         inst = np.zeros((H, W), np.uint8)
         inst[2:10, 3:12] = 1
-        _png(tmp_path / "prop/gt" / f"p{i}.png", inst)
-        _png(tmp_path / "prop/cls" / f"p{i}.png", inst * 7)
+        png(tmp_path / "prop/gt" / f"p{i}.png", inst)
+        png(tmp_path / "prop/cls" / f"p{i}.png", inst * 7)
     (tmp_path / "eval.yaml").write_text(
         "output: report\ndatasets:\n  D: sod/gt\nmethods:\n  M: sod/pred\nfamilies: [foreground]\n", encoding="utf-8"
     )
