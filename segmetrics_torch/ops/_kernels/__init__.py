@@ -13,8 +13,8 @@ Rules:
 * Kernel modules import each other by public (non-underscore) names only; helpers private to one algorithm keep a
   leading underscore.
 * Kernels stay at module level in these stable module names, with ``cache=True``, so that numba's on-disk cache is
-  keyed by a stable name. Importing ``segmetrics_torch.ops._kernels`` itself imports nothing (numba loads only with
-  the submodule an op needs).
+  keyed by a stable name. Only an op's import of a kernel submodule imports this package (and numba): the package
+  first settles numba's cache folder (below), then registers the compile announcement of :mod:`._compile_log`.
 * The on-disk cache is an optimisation, never a requirement. numba caches next to the kernels' source
   (``__pycache__``) or in the user's cache folder, and raises ``RuntimeError: cannot cache function ...: no locator
   available`` at import when neither is writable: a shared read-only install (a cluster module, a container) run by a
@@ -30,6 +30,8 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Literal, TypedDict
+
+from ._compile_log import watch
 
 __all__ = ["FOREGROUND_JIT", "JitOptions", "ensure_writable_cache"]
 
@@ -63,6 +65,8 @@ def ensure_writable_cache() -> str | None:
 
 
 ensure_writable_cache()
+watch()  # announce the first compilation of a kernel (see _compile_log); after the cache folder is settled
+
 
 class JitOptions(TypedDict):
     """Keyword options of ``numba.njit``, typed so that ``numba.njit(**options)`` type-checks."""

@@ -9,7 +9,7 @@ hang, so the first compilation of a package kernel in a process logs, once, at I
 
 and every kernel compiled logs its name at DEBUG. The ``segmetrics`` command prints the INFO message as a ``note:``
 line on stderr; library users see it with ``logging.basicConfig(level=logging.INFO)``. Loading from the cache logs
-nothing. Each kernel module calls :func:`watch` once, at import.
+nothing. The package calls :func:`watch` once, at import (before any kernel module compiles).
 """
 
 from __future__ import annotations

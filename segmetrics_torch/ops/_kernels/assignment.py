@@ -7,10 +7,6 @@ Behind :mod:`segmetrics_torch.ops.matching` (boundary pixel correspondence) and
 import numba
 import numpy as np
 
-from ._compile_log import watch
-
-watch()  # announce the first compilation (see _compile_log)
-
 _COLUMN = np.int64(0xFFFFFFFF)  # the column bits of a packed edge (pack_edge)
 _COST_LIMIT = np.int64(1) << 31
 

@@ -16,12 +16,9 @@ the whole graph at once, with the same matching; ``annotator_counts`` counts fro
 import numba
 import numpy as np
 
-from ._compile_log import watch
 from .assignment import assign_rows, min_cost_maximum_matching, pack_edge
 from .thinning import foreground_coords, padded_binary, thin_listed, thin_positions
 from .unionfind import find
-
-watch()  # announce the first compilation (see _compile_log)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -17,10 +17,6 @@ import math
 import numba
 import numpy as np
 
-from ._compile_log import watch
-
-watch()  # announce the first compilation (see _compile_log)
-
 
 @numba.njit(cache=True, nogil=True)
 def bilinear(img, h, w, x, y):  # pragma: no cover - compiled

@@ -7,10 +7,6 @@ module name: kernels defined inside a function break the cache when the defining
 import numba
 import numpy as np
 
-from ._compile_log import watch
-
-watch()  # announce the first compilation (see _compile_log)
-
 
 @numba.njit(cache=True, nogil=True)
 def column_scan(mask, out, c0, c1, below):  # pragma: no cover - compiled

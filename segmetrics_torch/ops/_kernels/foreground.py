@@ -22,10 +22,7 @@ import numpy as np
 
 from ..._constants import EPS, LOG_HALF_OVER_5
 from . import FOREGROUND_JIT
-from ._compile_log import watch
 from .edt import column_scan, lower_envelope
-
-watch()  # announce the first compilation (see _compile_log)
 
 #: squared distances examined by :func:`importance_table` (distances below ~362 px)
 IMPORTANCE_TABLE = 1 << 17

@@ -11,9 +11,6 @@ import numba
 import numpy as np
 
 from . import FOREGROUND_JIT
-from ._compile_log import watch
-
-watch()  # announce the first compilation (see _compile_log)
 
 _JIT = FOREGROUND_JIT
 

@@ -8,10 +8,7 @@ with ``prange``.
 import numba
 import numpy as np
 
-from ._compile_log import watch
 from .unionfind import find
-
-watch()  # announce the first compilation (see _compile_log)
 
 # A map whose label range is at most this many times its pixel count is relabelled through a lookup array; wider
 # ranges (huge or sparse label values) go through a sort.

@@ -7,10 +7,6 @@ per foreground pixel).
 
 import numba
 
-from ._compile_log import watch
-
-watch()  # announce the first compilation (see _compile_log)
-
 
 @numba.njit(cache=True, nogil=True)
 def mask_moments(masks, out):  # pragma: no cover - compiled

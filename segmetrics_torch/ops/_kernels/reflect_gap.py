@@ -12,10 +12,6 @@ over the pixels ``i`` within half a kernel of the border, and only the kernel ta
 import numba
 import numpy as np
 
-from ._compile_log import watch
-
-watch()  # announce the first compilation (see _compile_log)
-
 
 @numba.njit(cache=True, nogil=True, fastmath=True)
 def _pixel(x, y, k, rref, cref, r, c, h, w):  # pragma: no cover - compiled

@@ -9,10 +9,7 @@ values arrive).
 import numba
 import numpy as np
 
-from ._compile_log import watch
 from .assignment import min_cost_maximum_matching
-
-watch()  # announce the first compilation (see _compile_log)
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)

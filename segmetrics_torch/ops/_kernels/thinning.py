@@ -9,10 +9,6 @@ that border is exactly the zero padding of ``scipy.ndimage.correlate(..., mode="
 import numba
 import numpy as np
 
-from ._compile_log import watch
-
-watch()  # announce the first compilation (see _compile_log)
-
 
 @numba.njit(cache=True, nogil=True)
 def foreground_coords(img):  # pragma: no cover - compiled

@@ -2,10 +2,6 @@
 
 import numba
 
-from ._compile_log import watch
-
-watch()  # announce the first compilation (see _compile_log)
-
 
 @numba.njit(cache=True, nogil=True)
 def find(parent, x):  # pragma: no cover - compiled
