@@ -90,13 +90,8 @@ def filter2d_zero(x: Tensor, row_kernel: Tensor, col_kernel: Tensor | None = Non
 
 @functools.cache
 def _host_gaussian_weights(size: int, sigma: float) -> tuple[float, ...]:
-    """:func:`matlab_gaussian_kernel1d`'s weights as Python floats (same float64 values), made on the host."""
-    half = (size - 1) / 2
-    if 2 * half * half / (2 * sigma * sigma) > 52 * math.log(2):  # as matlab_gaussian_kernel1d
-        raise ValueError(f"Expected a {size}x{size} Gaussian kernel without zeroed entries, but got sigma={sigma}.")
-    axis = np.arange(size, dtype=np.float64) - half
-    g = np.exp(-(axis**2) / (2 * sigma * sigma))
-    return tuple(float(v) for v in g / g.sum())
+    """:func:`matlab_gaussian_kernel1d`'s float64 weights as Python floats, made once on the host."""
+    return tuple(matlab_gaussian_kernel1d(size, sigma).tolist())
 
 
 def _correlate_zero(x: Tensor, kernel: Tensor | tuple[float, ...], dim: int) -> Tensor:
