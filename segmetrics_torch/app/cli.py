@@ -359,14 +359,11 @@ def _run_evaluate_foreground(args: argparse.Namespace) -> int:
 def _measure_names(text: str | None) -> list[str] | None:
     """``--measures`` resolved to the table's names (other spellings mapped), checked before anything is read: an
     unknown name or a measure whose optional packages are missing is one ``error:`` line."""
-    from .measures import check_foreground_measures, foreground_measure_error, missing_packages
+    from .measures import missing_packages, parse_foreground_measures
 
     if text is None:
         return None
-    problem = foreground_measure_error(text)
-    if problem is not None:
-        raise InputError(f"--measures: {problem}")
-    names = check_foreground_measures(text)
+    names = parse_foreground_measures(text, "--measures")
     problem = missing_packages(names)
     if problem is not None:
         raise InputError(f"--measures: {problem}")

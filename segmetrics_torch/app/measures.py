@@ -8,6 +8,8 @@ lower is better. The default is the table the command printed before the option 
 
 from __future__ import annotations
 
+from .errors import InputError
+
 __all__ = [
     "ALIASES",
     "DEFAULT_FOREGROUND_MEASURES",
@@ -16,6 +18,7 @@ __all__ = [
     "foreground_columns",
     "foreground_measure_error",
     "missing_packages",
+    "parse_foreground_measures",
 ]
 
 #: name -> (result key, header, included measure or None, lower is better)
@@ -101,6 +104,17 @@ def check_foreground_measures(names: object) -> list[str] | None:
         names = [n for n in names.split(",") if n.strip()]
     assert isinstance(names, (list, tuple))
     return list(dict.fromkeys(c for n in names if (c := _canonical(n)) is not None))
+
+
+def parse_foreground_measures(text: object, option: str) -> list[str]:
+    """:func:`check_foreground_measures` of a command-line value, or an :class:`InputError` naming ``option`` and
+    the unknown name (:func:`foreground_measure_error`)."""
+    problem = foreground_measure_error(text)
+    if problem is not None:
+        raise InputError(f"{option}: {problem}")
+    names = check_foreground_measures(text)
+    assert names is not None
+    return names
 
 
 #: the optional packages a measure runs (the ``opencv`` extra): import name -> what to call it in the message

@@ -66,7 +66,12 @@ from .evaluation import (
     pairing_error,
     partition_formats,
 )
-from .measures import FOREGROUND_MEASURES, check_foreground_measures, foreground_measure_error
+from .measures import (
+    FOREGROUND_MEASURES,
+    check_foreground_measures,
+    foreground_measure_error,
+    parse_foreground_measures,
+)
 from .outputs import make_temporary_file
 
 __all__ = [
@@ -1645,10 +1650,7 @@ def config_from_args(args: argparse.Namespace) -> ReportConfig:
     if args.report_style is not None:
         overrides["style"] = args.report_style
     if args.report_measures is not None:
-        problem = foreground_measure_error(args.report_measures)
-        if problem is not None:
-            raise InputError(f"--measures: {problem}")
-        measures = check_foreground_measures(args.report_measures)
+        measures = parse_foreground_measures(args.report_measures, "--measures")
         config.options["foreground"] = {**config.options["foreground"], "measures": measures}
     flags = {"xlsx": "--xlsx", "method_order": "--method-order", "highlight": "--highlight", "style": "--style"}
     errors: list[str] = []
