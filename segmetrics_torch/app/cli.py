@@ -152,10 +152,9 @@ def _check_inputs_safe(args: argparse.Namespace, files: dict[str, Path | None], 
     if out_dir is not None:
         outputs.update({f"--out-dir ({name})": out_dir / name for name in BSR_FILES})
     check_outputs(outputs, inputs=inputs)
-    from .tables import CSV_KINDS, check_csv_output
+    from .tables import check_csv_outputs
 
-    for option in CSV_KINDS:  # a table to merge into is read before any measure runs, not after
-        check_csv_output(files.get(option), option)
+    check_csv_outputs(files)
 
 
 def _check_pairing(pairing, args: argparse.Namespace) -> None:

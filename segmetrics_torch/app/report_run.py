@@ -1346,10 +1346,9 @@ def check_report_outputs(config: ReportConfig, file_outputs: Mapping[str, Path])
     sources = [InputFile("the configuration file", config.config_file)] if config.config_file is not None else []
     files = {("--" + option.replace("_", "-")): path for option, path in file_outputs.items()}
     check_outputs(files, folders=folders, inputs=inputs, input_files=sources, cache=config.cache)
-    from .tables import CSV_KINDS, check_csv_output
+    from .tables import check_csv_outputs
 
-    for option in CSV_KINDS:  # a table to merge into is read before any measure runs, not after
-        check_csv_output(files.get(option), option)
+    check_csv_outputs(files)
 
 
 #: the list of files a report wrote, in its folder: the next report removes those it does not write again

@@ -23,7 +23,7 @@ import torch
 __all__ = [
     "SOD_COLUMNS",
     "best_rows",
-    "check_csv_output",
+    "check_csv_outputs",
     "format_latex_table",
     "format_markdown_table",
     "format_table",
@@ -269,10 +269,13 @@ def _read_csv_table(path: Path, option: str) -> tuple[list[str], list[dict[str, 
     return header, rows
 
 
-def check_csv_output(path: str | Path | None, option: str) -> None:
-    """Before any measure runs: an existing ``path`` is a table that ``option`` can merge its rows into."""
-    if path is not None:
-        _read_csv_table(Path(path), option)
+def check_csv_outputs(files: Mapping[str, Path | None]) -> None:
+    """Before any measure runs: each table option of ``files`` (``option -> path``, :data:`CSV_KINDS`) names a new
+    file or an existing table that the option can merge its rows into (a table read after an hour's work is lost)."""
+    for option in CSV_KINDS:
+        path = files.get(option)
+        if path is not None:
+            _read_csv_table(Path(path), option)
 
 
 def upsert_csv(path: str | Path, rows: Sequence[Mapping[str, Any]], keys: Sequence[str], option: str) -> str:
