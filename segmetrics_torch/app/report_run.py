@@ -502,34 +502,32 @@ def _pairing_keys(entry: Mapping[str, Any], keys: Sequence[str], source: str, pa
     return out
 
 
+def _with_pairing(entry: Mapping[str, Any], source: str, path: str) -> tuple[Any, dict[str, str]]:
+    """A method's (or a method's dataset's) entry ``{path: ..., pred_prefix / pred_suffix / pair_regex: ...}``, checked:
+    ``(path value, its name mapping)``."""
+    extra = sorted(set(entry) - {"path", *PRED_PAIRING_KEYS})
+    if extra:
+        raise InputError(
+            f"{_where(source, path)}: unknown key(s) {', '.join(map(str, extra))} (known: path, pred_prefix, "
+            "pred_suffix, pair_regex)"
+        )
+    _expect("path" in entry, source, f"{path}.path", "the method's folder (template)", entry.get("path"))
+    return entry["path"], _pairing_keys(entry, PRED_PAIRING_KEYS, source, path)
+
+
 def _method(name: str, entry: Any, datasets: Mapping[str, Any], base: Path, source: str) -> Method:
     path = f"methods.{name}"
     pairing: dict[str, str] = {}
     if isinstance(entry, Mapping) and ("path" in entry or set(entry) & set(PRED_PAIRING_KEYS)):
         # {path: folder template or {dataset: ...}, pred_suffix: ..., pred_prefix: ..., pair_regex: ...}
-        extra = sorted(set(entry) - {"path", *PRED_PAIRING_KEYS})
-        if extra:
-            raise InputError(
-                f"{_where(source, path)}: unknown key(s) {', '.join(map(str, extra))} (known: path, pred_prefix, "
-                "pred_suffix, pair_regex)"
-            )
-        _expect("path" in entry, source, f"{path}.path", "the method's folder (template)", entry.get("path"))
-        pairing = _pairing_keys(entry, PRED_PAIRING_KEYS, source, path)
-        entry = entry["path"]
+        entry, pairing = _with_pairing(entry, source, path)
     dataset_pairing: dict[str, dict[str, str]] = {}
     if isinstance(entry, Mapping):
         # a dataset's entry {path: folder, pred_prefix: ..., pred_suffix: ..., pair_regex: ...}: its own name mapping
         entry = dict(entry)
         for dataset, value in list(entry.items()):
             if isinstance(value, Mapping) and "path" in value:
-                extra = sorted(set(value) - {"path", *PRED_PAIRING_KEYS})
-                if extra:
-                    raise InputError(
-                        f"{_where(source, f'{path}.{dataset}')}: unknown key(s) {', '.join(map(str, extra))} "
-                        "(known: path, pred_prefix, pred_suffix, pair_regex)"
-                    )
-                dataset_pairing[str(dataset)] = _pairing_keys(value, PRED_PAIRING_KEYS, source, f"{path}.{dataset}")
-                entry[dataset] = value["path"]
+                entry[dataset], dataset_pairing[str(dataset)] = _with_pairing(value, source, f"{path}.{dataset}")
     ok = isinstance(entry, str) or (
         isinstance(entry, Mapping)
         and all(
