@@ -69,13 +69,14 @@ def _rgb_to_gray(rgb: np.ndarray, rule: str) -> np.ndarray:
     return y.astype(np.uint8)
 
 
-def _raw_mode(image) -> str:
-    """The decoder's raw mode of the image's first tile ("" when not known)."""
+def _raw_modes(image) -> list[str]:
+    """The decoder's raw mode of each tile of the image ("" where not known)."""
+    modes = []
     for tile in getattr(image, "tile", None) or ():
         args = tile[-1] if isinstance(tile, tuple) else getattr(tile, "args", None)
         rawmode = args if isinstance(args, str) else (args[0] if isinstance(args, tuple) and args else "")
-        return rawmode if isinstance(rawmode, str) else ""
-    return ""
+        modes.append(rawmode if isinstance(rawmode, str) else "")
+    return modes
 
 
 def _cmyk_to_gray(cmyk: np.ndarray, inverted: bool) -> np.ndarray:
@@ -96,12 +97,7 @@ def _cmyk_to_gray(cmyk: np.ndarray, inverted: bool) -> np.ndarray:
 
 
 def _is_16bit(image) -> bool:
-    for tile in getattr(image, "tile", None) or ():
-        args = tile[-1] if isinstance(tile, tuple) else getattr(tile, "args", None)
-        rawmode = args if isinstance(args, str) else (args[0] if isinstance(args, tuple) and args else "")
-        if isinstance(rawmode, str) and ";16" in rawmode:
-            return True
-    return False
+    return any(";16" in mode for mode in _raw_modes(image))
 
 
 #: environment variable: the most pixels an image may have (``segmetrics evaluate --max-image-pixels`` sets it)
@@ -167,11 +163,6 @@ def open_image(path: str | Path):
     return image
 
 
-def _open_image(path: Path):
-    """:func:`open_image` (kept for the readers below)."""
-    return open_image(path)
-
-
 def read_gray(path: str | Path) -> np.ndarray:
     """Read an image as an 8-bit grayscale array, equal to ``cv2.imread(path, cv2.IMREAD_GRAYSCALE)``.
 
@@ -190,7 +181,7 @@ def read_gray(path: str | Path) -> np.ndarray:
     from PIL import ImageOps
 
     path = Path(path)
-    image = _open_image(path)
+    image = open_image(path)
     with image:
         mode = image.mode
         if mode.startswith("I") or mode == "F" or _is_16bit(image):
@@ -204,7 +195,7 @@ def read_gray(path: str | Path) -> np.ndarray:
         try:
             premultiply = fmt == "TIFF" and mode == "RGBA" and _unassociated_alpha(image)
             # libjpeg's CMYK samples: Adobe files store them inverted, which Pillow undoes ("CMYK;I"); OpenCV does not
-            cmyk_inverted = fmt == "JPEG" and mode == "CMYK" and _raw_mode(image) == "CMYK;I"
+            cmyk_inverted = fmt == "JPEG" and mode == "CMYK" and _raw_modes(image)[:1] == ["CMYK;I"]
             if image.getexif().get(0x0112, 1) in range(2, 9):  # EXIF orientation, applied as cv2.imread does
                 image = ImageOps.exif_transpose(image)
             mode = image.mode
@@ -243,7 +234,7 @@ def read_labels(path: str | Path) -> np.ndarray:
     from PIL import ImageOps
 
     path = Path(path)
-    image = _open_image(path)
+    image = open_image(path)
     with image:
         mode = image.mode
         if mode in ("RGB", "RGBA") and _is_16bit(image):
@@ -730,7 +721,6 @@ def read_gray_map(path: str | Path) -> np.ndarray:
     black that way (a 0/1 or 0/255 mask saved in 16 bits), so it raises ``ValueError`` instead of evaluating
     silently against an empty map. 16-bit colour images stay an error (:func:`read_gray`).
     """
-
     path = Path(path)
     try:
         return read_gray(path)
