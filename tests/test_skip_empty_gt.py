@@ -41,6 +41,23 @@ def test_metrics_leave_out_empty_ground_truths() -> None:
     assert int(kept.count) == 4 and int(kept.skipped_empty_gt) == 0  # the default keeps them, as PySODMetrics
 
 
+def test_forward_leaves_them_out_of_the_included_measures_too() -> None:
+    """Lightning calls ``metric(preds, target)``: the included measures get the filtered batch there as well."""
+    p, g = _batch()
+    by_forward = st.ForegroundMeasures(skip_empty_gt=True, include=["size_invariant_mae"])
+    batch_value = by_forward(p, g)
+    by_update = st.ForegroundMeasures(skip_empty_gt=True, include=["size_invariant_mae"])
+    by_update.update(p, g)
+    assert int(by_forward.included["size_invariant_mae"].count) == 2
+    expected = by_update.compute()["size_invariant_mae"]
+    torch.testing.assert_close(batch_value["size_invariant_mae"], expected, rtol=0, atol=0)
+    torch.testing.assert_close(by_forward.compute()["size_invariant_mae"], expected, rtol=0, atol=0)
+    empty = st.ForegroundMeasures(skip_empty_gt=True, include=["size_invariant_mae"])
+    only_empty = empty(p[[1, 3]], g[[1, 3]])
+    assert torch.isnan(only_empty["size_invariant_mae"]) and torch.isnan(only_empty["mae"])
+    assert int(empty.included["size_invariant_mae"].count) == 0 and int(empty.skipped_empty_gt) == 2
+
+
 def test_a_batch_of_only_empty_ground_truths() -> None:
     p, g = _batch()
     metric = st.SMeasure(skip_empty_gt=True)

@@ -161,9 +161,11 @@ class _ForegroundMetric(ExactMetric):
     def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
         """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
         batch = self._without_empty_gt(preds, target)
-        if batch is None:  # every image of the batch was left out by skip_empty_gt
-            return
-        preds, target = batch
+        if batch is not None:  # None: every image of the batch was left out by skip_empty_gt
+            self._update_kept(*batch)
+
+    def _update_kept(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
+        """Add a batch that ``skip_empty_gt`` has already filtered."""
         values = run_per_image(
             self._derive, preds, target, normalize=self.normalize, validate_args=self.validate_args,
             options=self._options,
@@ -581,6 +583,8 @@ class ForegroundMeasures(_ForegroundMetric):
     _scalars = SUITE_SCALARS
     _curves = SUITE_CURVES
     _in_forward = False
+    #: the batch forward() passes on to the included Metrics (as skip_empty_gt filtered it)
+    _forward_batch: tuple[Any, Any] | None = None
 
     included: torch.nn.ModuleDict
 
@@ -620,24 +624,28 @@ class ForegroundMeasures(_ForegroundMetric):
     def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
         """Add a batch (as :class:`FMeasure`); the included measures get it too (without the images
         ``skip_empty_gt`` leaves out)."""
-        batch = self._without_empty_gt(preds, target)  # counted here; the second filter finds none
-        if batch is None:
-            return
-        preds, target = batch
         super().update(preds, target)
-        if not self._in_forward:  # forward() feeds the included Metrics itself, once
-            for metric in self._included().values():
-                metric.update(preds, target)
+
+    def _update_kept(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
+        super()._update_kept(preds, target)
+        if self._in_forward:  # forward() feeds the included Metrics itself, once, with this filtered batch
+            self._forward_batch = (preds, target)
+            return
+        for metric in self._included().values():
+            metric.update(preds, target)
 
     def forward(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> Any:
-        """The batch's results (and accumulate it), the included measures' batch results under their names."""
+        """The batch's results (and accumulate it), the included measures' batch results under their names (of the
+        images ``skip_empty_gt`` keeps; when it keeps none, their values on no image, NaN, as this Metric's)."""
         self._in_forward = True
+        self._forward_batch = None
         try:
             res = super().forward(preds, target)
         finally:
             self._in_forward = False
-        for name, metric in self.included.items():
-            value = metric(preds, target)
+        kept, self._forward_batch = self._forward_batch, None
+        for name, metric in self._included().items():
+            value = metric(*kept) if kept is not None else _value_of_no_image(metric)
             if isinstance(res, dict):
                 res[name] = value
         return res
@@ -690,6 +698,17 @@ INCLUDABLE = {
     "human_correction_effort": "HumanCorrectionEffort",
     "context_measure": "ContextMeasure",
 }
+
+
+def _value_of_no_image(metric: Metric) -> Any:
+    """``metric``'s result on a batch of no image (NaN values), its accumulated states untouched."""
+    import copy
+
+    empty = copy.deepcopy(metric)
+    empty.reset()
+    with warnings.catch_warnings():  # "compute before update", "no image has been added": the point here
+        warnings.simplefilter("ignore")
+        return empty.compute()
 
 
 #: torchmetrics' own Metric settings (passed on by composite Metrics to their children)
