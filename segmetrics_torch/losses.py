@@ -40,9 +40,8 @@ from torch import Tensor, nn
 from torch.autograd.function import once_differentiable
 
 from ._checks import check_bool, check_choice, check_image_stack, check_positive_float, check_tensor, check_uint8_target
-from ._constants import EPS, LOG_HALF_OVER_5
-from .ops.distance import distance_transform_edt
-from .ops.filters import gaussian_blur_zero
+from ._constants import EPS
+from .ops.weighted_error import ground_truth_terms, weighted_error_grad, weighted_error_sums
 
 __all__ = [
     "EMeasureLoss",
@@ -82,8 +81,9 @@ def _prepare(preds: Tensor, target: Tensor, validate_args: bool) -> tuple[Tensor
         g = target
     else:
         g = target != 0
-        # binary iff it equals its own binarisation: one comparison pass (NaN compares unequal)
-        if validate_args and not torch.equal(target, g.to(target.dtype)):
+        # binary iff "nonzero" and "equal to 1" agree everywhere (NaN is nonzero and not 1): two bool masks compared,
+        # not a float copy of the binarisation (a third of the memory traffic)
+        if validate_args and not torch.equal(g, target == 1):
             raise ValueError("Expected `target` to be binary (bool, {0, 1}, or uint8 binarised > 128).")
     if validate_args:
         with torch.no_grad():
@@ -215,14 +215,8 @@ def weighted_f_measure_loss(
     beta2 = check_positive_float(beta2, "beta2")
     p, g, dtype = _prepare(preds, target, validate_args)
     with torch.no_grad():  # everything that depends on the ground truth only: once per batch, no graph
-        dist, nearest = distance_transform_edt(g)
-        # importance of the background (Margolin's B = 2 - exp(log(0.5) / 5 * dist)); 0 on the ground truth
-        importance_bg = torch.exp_(dist.to(p.dtype).mul_(LOG_HALF_OVER_5)).neg_().add_(2).masked_fill_(g, 0.0)
-        index = nearest.reshape(p.shape[0], -1).clamp_(min=0)  # an empty GT (-1) reads pixel 0: masked out below
-        del dist, nearest
-    gf = g.to(p.dtype)
-    ew_fg, fpw = _WeightedErrorSums.apply(p, g, gf, index, importance_bg)
-    pos = gf.sum(dim=(1, 2))
+        importance_bg, index, pos = ground_truth_terms(g, p.dtype)
+    ew_fg, fpw = _WeightedErrorSums.apply(p, g, index, importance_bg)
     tpw = pos - ew_fg
     recall = 1 - ew_fg / pos.clamp_min(1)
     precision = tpw / (tpw + fpw + EPS)
@@ -231,47 +225,26 @@ def weighted_f_measure_loss(
 
 
 class _WeightedErrorSums(torch.autograd.Function):
-    """The two sums of Margolin's weighted error map ``E^w`` of a soft map, per image, with a hand-written backward.
+    """The two sums of Margolin's weighted error map ``E^w`` of a soft map, per image, with a hand-written backward
+    (:mod:`segmetrics_torch.ops.weighted_error` has the formulas and both paths: compiled kernels for CPU tensors,
+    tensor code elsewhere).
 
-    With ``E = |p - g|`` (``1 - p`` on the ground truth, ``p`` on the background), ``E_t`` = ``E`` at each pixel's
-    nearest ground-truth pixel (``1 - p[nearest]``: the ground truth is its own nearest pixel) and ``E_A`` = the
-    7x7 Gaussian (sigma 5, zero border) of ``E_t``:
-
-    * ``ew_fg = sum_GT min'(E_A, E)``, ``min'`` taking ``E_A`` only where ``E_A < E`` (the reference's tie rule);
-    * ``fpw = sum_background B * p``.
-
-    Autograd of the same expression recorded about thirty full-size tensors; the adjoint here is four passes: the
-    background gets ``B``, ground-truth pixels where ``E`` won get ``-1``, and the ``E_A`` winners send their
-    weight back through the Gaussian (symmetric, zero border: its own adjoint) and the nearest-pixel gather (a
-    ``scatter_add``). First-order only (``once_differentiable``); gradcheck in float64 in the tests.
+    Autograd of the same expression recorded about thirty full-size tensors; the adjoint is one sweep per image on
+    the CPU, four tensor passes elsewhere. First-order only (``once_differentiable``); gradcheck in float64 in the
+    tests.
     """
 
     @staticmethod
-    def forward(
-        ctx: Any, p: Tensor, g: Tensor, gf: Tensor, index: Tensor, importance_bg: Tensor
-    ) -> tuple[Tensor, Tensor]:
-        b = p.shape[0]
-        err_t = p.reshape(b, -1).gather(1, index).view_as(p).neg_().add_(1)
-        err_a = gaussian_blur_zero(err_t, 7, 5.0, fused=True)
-        del err_t
-        err = 1 - p  # E on the ground truth
-        won = (err_a < err).logical_and_(g).to(p.dtype)  # 1 where E_A replaces E
-        ew_fg = (torch.lerp(err, err_a, won, out=err_a) * gf).sum(dim=(1, 2))  # lerp by 0 / 1: a selection
-        fpw = (p * importance_bg).sum(dim=(1, 2))
-        ctx.save_for_backward(won, gf, index, importance_bg)
+    def forward(ctx: Any, p: Tensor, g: Tensor, index: Tensor, importance_bg: Tensor) -> tuple[Tensor, Tensor]:
+        ew_fg, fpw, won = weighted_error_sums(p, g, index, importance_bg)
+        ctx.save_for_backward(won, g, index, importance_bg)
         return ew_fg, fpw
 
     @staticmethod
     @once_differentiable
     def backward(ctx: Any, d_fg: Tensor, d_bg: Tensor) -> tuple[Tensor | None, ...]:
-        won, gf, index, importance_bg = ctx.saved_tensors
-        b = won.shape[0]
-        d_fg = d_fg.view(b, 1, 1)
-        grad = importance_bg * d_bg.view(b, 1, 1)  # background: d fpw / d p = B (0 on the ground truth)
-        grad.addcmul_(gf - won, d_fg, value=-1)  # ground truth where E won: d (1 - p) / d p = -1
-        through = gaussian_blur_zero(won * d_fg, 7, 5.0, fused=True)  # the E_A winners, back through the Gaussian
-        grad.view(b, -1).scatter_add_(1, index, through.view(b, -1).neg_())  # d E_t / d p[nearest] = -1
-        return grad, None, None, None, None
+        won, g, index, importance_bg = ctx.saved_tensors
+        return weighted_error_grad(won, g, index, importance_bg, d_fg, d_bg), None, None, None
 
 
 def soft_f_measure_loss(

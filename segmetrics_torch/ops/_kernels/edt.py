@@ -75,7 +75,7 @@ def lower_envelope(gy, y, cst, v, z):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _fill_segments(gy, k, cst, v, z, out, index):  # pragma: no cover - compiled
+def fill_segments(gy, k, cst, v, z, out, index):  # pragma: no cover - compiled
     # Segments 0..k of a row's lower envelope: out[x] = (x - c)^2 + f(c) (an exact integer, in out's dtype) and
     # index[x] = gy[c] * W + c for the segment's column c; segment by segment, branch-free inner loops.
     w = gy.shape[0]
@@ -97,7 +97,7 @@ def row_envelope(gy, y, cst, v, z, dist, index):  # pragma: no cover - compiled
         dist[:] = np.inf
         index[:] = -1
         return
-    _fill_segments(gy, k, cst, v, z, dist, index)
+    fill_segments(gy, k, cst, v, z, dist, index)
     # A separate, branch-free loop so that the square roots vectorise. The squared distance is an exact integer
     # in float64 and sqrt is correctly rounded, so the result is bitwise scipy's.
     for x in range(dist.shape[0]):
