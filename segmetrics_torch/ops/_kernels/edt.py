@@ -12,24 +12,28 @@ import numpy as np
 def column_scan(mask, out, c0, c1, below):  # pragma: no cover - compiled
     # out[y, c], c in [c0, c1): row of the feature nearest to (y, c) in column c of the (H, W) `mask`, -1 if
     # the column has none. Both scans walk the block row by row (contiguous) rather than down strided columns.
+    # Row views indexed from 0: numba's wraparound of an index from a runtime start keeps LLVM from vectorising.
     h = mask.shape[0]
-    for c in range(c0, c1):
-        out[0, c] = 0 if mask[0, c] else -1
+    n = c1 - c0
+    m, o = mask[0][c0:c1], out[0][c0:c1]
+    for i in range(n):
+        o[i] = 0 if m[i] else -1
     for y in range(1, h):
-        for c in range(c0, c1):
-            out[y, c] = y if mask[y, c] else out[y - 1, c]
-    below[: c1 - c0] = -1
+        m, o, prev = mask[y][c0:c1], out[y][c0:c1], out[y - 1][c0:c1]
+        for i in range(n):
+            o[i] = y if m[i] else prev[i]
+    bl = below[:n]
+    bl[:] = -1
     for y in range(h - 1, -1, -1):
-        for c in range(c0, c1):
-            if mask[y, c]:
-                below[c - c0] = y
-            else:
-                nb = below[c - c0]
-                if nb >= 0:
-                    ab = out[y, c]
-                    # Strict: on a tie the feature above (smaller row) stays, as the tie rule requires.
-                    if ab < 0 or nb - y < y - ab:
-                        out[y, c] = nb
+        m, o = mask[y][c0:c1], out[y][c0:c1]
+        for i in range(n):
+            nb = bl[i]
+            ab = o[i]
+            if m[i]:
+                bl[i] = y
+            # Strict: on a tie the feature above (smaller row) stays, as the tie rule requires.
+            elif nb >= 0 and (ab < 0 or nb - y < y - ab):
+                o[i] = nb
 
 
 @numba.njit(cache=True, nogil=True)
