@@ -97,7 +97,8 @@ def weighted_error_sums(
     del err_t
     err = 1 - p  # E on the ground truth
     won = (err_a < err).logical_and_(g).to(p.dtype)  # 1 where E_A replaces E
-    ew_fg = (torch.lerp(err, err_a, won, out=err_a) * g).sum(dim=(1, 2))  # lerp by 0 / 1: a selection
+    # lerp by 0 / 1: a selection; times the GT as floats (a float times a bool mask promotes per element: 5x slower)
+    ew_fg = (torch.lerp(err, err_a, won, out=err_a) * g.to(p.dtype)).sum(dim=(1, 2))
     fpw = (p * importance).sum(dim=(1, 2))
     return ew_fg, fpw, won
 
