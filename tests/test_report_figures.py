@@ -89,3 +89,43 @@ def test_the_report_drops_the_fall_to_zero(tmp_path: Path) -> None:
                           "ods": {"f": 0.6, "recall": 0.5, "precision": 0.7}}}  # fmt: skip
     curve = _pr_curves({"A": record}, "boundary")["A"]
     assert list(curve["recall"]) == [0.9, 0.5] and list(curve["precision"]) == [0.5, 0.7]
+
+
+def test_a_roc_figure_when_the_areas_under_roc_are_asked_for(tmp_path: Path, drawn, capsys) -> None:
+    """``siaucroc`` among the measures: a per-dataset ROC figure (the mean dynamic TPR against FPR of each method,
+    its siAUC-ROC in the legend, the chance diagonal); without it, none."""
+    import json
+
+    _data(tmp_path)
+    config = ("output: {out}\nfigures: [png]\nfamilies: [foreground]\ndatasets:\n  DS: gt\n"
+              "methods:\n  A: A\n  B: B\n{options}")  # fmt: skip
+    (tmp_path / "roc.yaml").write_text(
+        config.format(out="with", options="options:\n  foreground: {measures: [maxf, siaucroc]}\n"), encoding="utf-8"
+    )
+    assert main(["evaluate", "--config", str(tmp_path / "roc.yaml"), "--no-progress"]) == 0, capsys.readouterr().err
+    results = json.loads((tmp_path / "with/results.json").read_text(encoding="utf-8"))
+    lines = {line["label"].split(" [")[0]: line for line in drawn["DS_foreground_roc.png"] if " [" in line["label"]}
+    assert set(lines) == {"A", "B"}
+    for method in ("A", "B"):
+        assert f"siAUC-ROC={results_value(results, method):.3f}" in lines[method]["label"]
+    chance = [line for line in drawn["DS_foreground_roc.png"] if " [" not in line["label"]]
+    assert any(list(line["x"]) == [0.0, 1.0] for line in chance)
+    (tmp_path / "plain.yaml").write_text(config.format(out="without", options=""), encoding="utf-8")
+    assert main(["evaluate", "--config", str(tmp_path / "plain.yaml"), "--no-progress"]) == 0
+    assert not list((tmp_path / "without/figures").glob("*roc*"))
+
+
+def results_value(results: dict, method: str) -> float:
+    """The method's siAUC-ROC in a report's results.json (searched: its nesting is the report's)."""
+    found: list[float] = []
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            if "auc_roc" in node and method in path:
+                found.append(float(node["auc_roc"]))
+            for key, value in node.items():
+                walk(value, (*path, key))
+
+    walk(results, ())
+    assert len(found) == 1, found
+    return found[0]

@@ -207,6 +207,49 @@ def plot_pr_curves(
     return out
 
 
+def plot_roc_curves(
+    curves: Mapping[str, Mapping[str, Any]],
+    path: str | Path | Sequence[str | Path],
+    *,
+    summary: str = "AUC-ROC",
+    title: str | None = None,
+    line_style: Callable[[int, str], dict[str, Any]] | None = None,
+    legend_order: Sequence[str] | None = None,
+) -> Path | list[Path]:
+    """ROC curves (true-positive rate against false-positive rate), one line per method, with the chance diagonal.
+
+    Args:
+        curves: ``{method: {"fpr": (K,), "tpr": (K,), "value": float}}`` (tensors, arrays or lists); ``value``
+            (an area under the ROC curve) goes in the legend.
+        path: output file(s), as :func:`plot_pr_curves`.
+        summary: the name of ``value`` in the legend (the report: ``"siAUC-ROC"``, PySODMetrics' recorder's
+            ``si_sample_auc_roc``, the mean over images of the targets' areas, not the area under the drawn mean).
+        title, line_style, legend_order: as :func:`plot_pr_curves`.
+
+    Returns:
+        The written path(s).
+    """
+    if not curves:
+        raise ValueError("Expected at least one method in `curves`, but got none.")
+    plt = _pyplot()
+    with plt.rc_context(_paper_rc()):
+        fig, ax = plt.subplots(figsize=(3.6, 3.4))
+        ax.plot([0, 1], [0, 1], color=ISO_F_COLOUR, lw=0.6, ls=":", zorder=0)  # chance
+        for i, name, c in _ordered(curves, legend_order):
+            fpr, tpr = _array(c["fpr"]), _array(c["tpr"])
+            if fpr.shape != tpr.shape:
+                raise ValueError(f"{name}: `fpr` {fpr.shape} and `tpr` {tpr.shape} differ in shape.")
+            style = line_style(i, name) if line_style is not None else _style(i)
+            ax.plot(fpr, tpr, label=f"{name} [{summary}={float(c['value']):.3f}]", **style)
+        ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="False-positive rate", ylabel="True-positive rate", aspect="equal")
+        if title:
+            ax.set_title(title)
+        ax.legend(loc="lower right")
+        out = _save_figure(fig, path)
+        plt.close(fig)
+    return out
+
+
 def plot_threshold_curves(
     curves: Mapping[str, Mapping[str, Any]],
     path: str | Path | Sequence[str | Path],

@@ -164,6 +164,17 @@ def _threshold_curves(records: Mapping[str, Mapping[str, Any]], family: str, key
     return curves
 
 
+def _roc_curves(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The mean dynamic ROC curve (recall against fpr over the 256 thresholds) of each method whose results have
+    the size-invariant measures' ``auc_roc`` (``--measures siaucroc``), with that area as the legend's value."""
+    curves = {}
+    for method, record in records.items():
+        si = record["results"].get("size_invariant_f_measure")
+        if isinstance(si, Mapping) and "auc_roc" in si and "dynamic" in si.get("fpr", {}):
+            curves[method] = {"fpr": si["fpr"]["dynamic"], "tpr": si["recall"]["dynamic"], "value": si["auc_roc"]}
+    return curves
+
+
 def _figures(
     dataset: str, family: str, records: Mapping[str, Mapping[str, Any]], config: Any = None
 ) -> dict[str, Callable[[list[Path]], Any]]:
@@ -194,6 +205,11 @@ def _figures(
                 summary=short,
                 xlim=(0, 255),
                 title=f"{dataset}: {label} curves",
+            )
+        roc = _roc_curves(records)
+        if roc:
+            figures[f"{stem}_roc"] = lambda p: plots.plot_roc_curves(
+                roc, p, summary="siAUC-ROC", title=f"{dataset}: ROC curves", line_style=line_style, legend_order=order
             )
     elif family == "boundary":
         pr = _pr_curves(records, family)
