@@ -15,6 +15,7 @@ device)`` moves them as usual.
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -33,6 +34,24 @@ class ExactMetric(Metric):
         if self._dtype_convert:  # set_dtype: a dtype cast, applied to no state
             exclude_state = tuple(self._defaults)
         return super()._apply(fn, exclude_state=exclude_state)
+
+    #: the ``_update_count`` at which :meth:`_mean` last warned of no image
+    _warned_at = -1
+
+    def _mean(self, name: str) -> Tensor:
+        """The state ``name`` (a sum over images) divided by the image count ``self.count``: NaN with no image.
+
+        No image after ``update`` calls that all raised warns here; no ``update`` at all is torchmetrics' own "compute
+        before update" warning, not repeated; images all left out by ``skip_empty_gt`` are counted in
+        ``skipped_empty_gt`` and give the documented NaN without a warning (``forward`` of such a batch included)."""
+        count = self.count
+        skipped = getattr(self, "skipped_empty_gt", 0)
+        # once per state of the Metric (a compute reads many sums), not once per sum
+        if self._update_count > 0 and not bool(count) and not bool(skipped) and self._warned_at != self._update_count:
+            self._warned_at = self._update_count
+            warnings.warn(f"{type(self).__name__}.compute(): no image has been added (no update succeeded), so the "
+                          "value is NaN.", RuntimeWarning, stacklevel=3)  # fmt: skip
+        return getattr(self, name) / count
 
     def _settings(self) -> dict[str, Any]:
         """The constructor's arguments as this Metric holds them (what two Metrics must share to be merged)."""

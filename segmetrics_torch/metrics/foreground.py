@@ -176,7 +176,7 @@ class _ForegroundMetric(ExactMetric):
         self.count += next(iter(values.values())).shape[0]
 
     def _mean(self, name: str) -> Tensor:
-        return getattr(self, f"{name}_sum") / self.count
+        return super()._mean(f"{name}_sum")
 
     def _curve_summary(self, name: str, adaptive: str | None) -> dict[str, Tensor]:
         curve = self._mean(name)

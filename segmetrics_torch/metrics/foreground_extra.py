@@ -91,12 +91,6 @@ class _SumMetric(ExactMetric):
         state = getattr(self, name)
         setattr(self, name, state + value.to(device=state.device, dtype=state.dtype))
 
-    def _mean(self, name: str) -> Tensor:
-        if not bool(self.count):  # (compute reads the values anyway) e.g. after updates that all raised
-            warnings.warn(f"{type(self).__name__}.compute(): no image has been added (no update succeeded), so the "
-                          "value is NaN.", RuntimeWarning, stacklevel=3)  # fmt: skip
-        return getattr(self, name) / self.count
-
 
 class ThresholdMeasures(_SumMetric):
     r"""PySODMetrics' ``FmeasureV2`` over a dataset: confusion-count measures in adaptive/dynamic/binary modes.

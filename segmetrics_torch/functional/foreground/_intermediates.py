@@ -24,7 +24,7 @@ from typing import Literal
 import torch
 from torch import Tensor
 
-from ..._checks import Backend, as_image_list, check_image_stack, check_tensor
+from ..._checks import Backend, as_image_list, check_bool, check_image_stack, check_tensor
 from ...ops.distance import distance_transform_edt
 from ...ops.foreground import foreground_statistics
 from ...ops.thresholds import BinaryCounts
@@ -176,8 +176,8 @@ def run_per_image(
     """
     options = MeasureOptions() if options is None else options
     pname, tname = names
-    if not isinstance(normalize, bool):
-        raise TypeError(f"Expected argument `normalize` to be a bool, but got {normalize!r}.")
+    check_bool(normalize, "normalize")
+    check_bool(validate_args, "validate_args")  # bool("no") is True: a string must not switch the checks on or off
     plist, tlist = as_image_list(preds, pname), as_image_list(target, tname)
     if (plist is None) != (tlist is None):
         raise TypeError(f"Expected `{pname}` and `{tname}` to be both tensors or both lists of tensors.")
