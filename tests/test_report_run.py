@@ -534,22 +534,10 @@ def test_cli_imports_no_torch_before_planning():
     assert out.strip() == "False"
 
 
-def test_cli_partition_measure_names_match_the_library():
-    from segmetrics_torch.app.cli import PARTITION_MEASURES
-    from segmetrics_torch.functional.partition import MEASURES
-
-    assert PARTITION_MEASURES == MEASURES
-
-
-def test_meta_parser_names_match_the_registries_and_parsing_imports_no_torch():
+def test_building_the_parsers_imports_no_torch():
     import subprocess
     import sys
 
-    from segmetrics_torch.app import meta_command as _cli_meta
-    from segmetrics_torch.meta.metameasures import FOREGROUND_MEASURES, PARTITION_MEASURES
-
-    assert _cli_meta.PARTITION_MEASURES == tuple(PARTITION_MEASURES)
-    assert _cli_meta.FOREGROUND_MEASURES == tuple(FOREGROUND_MEASURES)
     # decoding workers start before torch loads only if building the parser does not load it
     code = ("import sys; from segmetrics_torch.app.cli import _build_parser; _build_parser(); "
             "print('torch' in sys.modules, 'torchmetrics' in sys.modules)")  # fmt: skip

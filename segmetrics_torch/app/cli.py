@@ -63,16 +63,15 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..registry import PARTITION
 from . import distributed
 from .errors import InputError
 from .evaluation import BOUNDARY_EXTENSIONS, GT_FORMATS, PREDICTION_FORMATS, check_pairing, pairing_error
 
 __all__ = ["main"]
 
-#: the keys of segmetrics_torch.functional.partition.MEASURES, spelled out so that the evaluate parsers import no
-#: torch (evaluation runs start their decoding workers before it loads); tests/test_report_run.py checks they agree
-PARTITION_MEASURES = ("fb", "fop", "fr", "pri", "voi", "nvoi", "sc", "ssc", "dhd", "sdhd", "vd", "bgm", "bce", "gce",
-                      "lce")  # fmt: skip
+#: the partition measures' keys (the torch-free registry's: the evaluate parsers import no torch)
+PARTITION_MEASURES = PARTITION
 
 CURVE_CONVENTION = (
     "entry i of every 256-point curve binarises the (min-max normalised) map at trunc(255 * p) >= 255 - i, "

@@ -1,6 +1,7 @@
 """The foreground measures a table can show, by the short names of ``--measures`` / ``options.foreground.measures``.
 
-Torch-free (the command's parsers and the configuration check use it before torch loads). Each name maps to the key
+Torch-free (the command's parsers and the configuration check use it before torch loads); the names, spellings and
+headers are :mod:`segmetrics_torch.registry`'s. Each name maps to the key
 of the flattened result (:func:`segmetrics_torch.app.tables.scalar_row`), the column header, the measure
 :class:`~segmetrics_torch.ForegroundMeasures` must ``include`` to compute it (None: always computed) and whether
 lower is better. The default is the table the command printed before the option existed.
@@ -8,6 +9,7 @@ lower is better. The default is the table the command printed before the option 
 
 from __future__ import annotations
 
+from ..registry import DEFAULT_FOREGROUND, FOREGROUND, MEASURES, aliases, canonical
 from .errors import InputError
 
 __all__ = [
@@ -21,59 +23,21 @@ __all__ = [
     "parse_foreground_measures",
 ]
 
-#: name -> (result key, header, included measure or None, lower is better)
+#: name -> (result key, header, included measure or None, lower is better), from :mod:`segmetrics_torch.registry`
 FOREGROUND_MEASURES: dict[str, tuple[str, str, str | None, bool]] = {
-    "mae": ("mae", "MAE", None, True),
-    "s": ("s_measure", "S-measure", None, False),
-    "wf": ("weighted_f_measure", "wF", None, False),
-    "adpf": ("f_measure/adaptive", "adpF", None, False),
-    "meanf": ("f_measure/mean", "meanF", None, False),
-    "maxf": ("f_measure/max", "maxF", None, False),
-    "adpe": ("e_measure/adaptive", "adpE", None, False),
-    "meane": ("e_measure/mean", "meanE", None, False),
-    "maxe": ("e_measure/max", "maxE", None, False),
-    "meaniou": ("iou/mean", "meanIoU", None, False),
-    "meandice": ("dice/mean", "meanDice", None, False),
-    "maxiou": ("iou/max", "maxIoU", None, False),
-    "maxdice": ("dice/max", "maxDice", None, False),
-    "simae": ("size_invariant_mae", "siMAE", "size_invariant_mae", True),
-    "siadpf": ("size_invariant_f_measure/fmeasure/adaptive", "siAdpF", "size_invariant_f_measure", False),
-    "simeanf": ("size_invariant_f_measure/fmeasure/mean", "siMeanF", "size_invariant_f_measure", False),
-    "simaxf": ("size_invariant_f_measure/fmeasure/max", "siMaxF", "size_invariant_f_measure", False),
-    "siaucroc": ("size_invariant_f_measure/auc_roc", "siAUC-ROC", "size_invariant_f_measure", False),
-    "siaucpr": ("size_invariant_f_measure/auc_pr", "siAUC-PR", "size_invariant_f_measure", False),
-    "adpmsiou": ("multiscale_iou/adaptive", "adpMSIoU", "multiscale_iou", False),
-    "meanmsiou": ("multiscale_iou/mean", "meanMSIoU", "multiscale_iou", False),
-    "maxmsiou": ("multiscale_iou/max", "maxMSIoU", "multiscale_iou", False),
-    "hce": ("human_correction_effort", "HCE", "human_correction_effort", True),
-    "cm": ("context_measure", "Cm", "context_measure", False),
-    "meanber": ("threshold_measures/ber/mean", "meanBER", "threshold_measures", True),
-    "meankappa": ("threshold_measures/kappa/mean", "meanKappa", "threshold_measures", False),
-    "meanacc": ("threshold_measures/accuracy/mean", "meanAcc", "threshold_measures", False),
+    k: (MEASURES[k].result, MEASURES[k].header, MEASURES[k].include, not MEASURES[k].higher_is_better)
+    for k in FOREGROUND
 }
 
-DEFAULT_FOREGROUND_MEASURES: tuple[str, ...] = ("mae", "s", "wf", "adpf", "meanf", "maxf", "adpe", "meane", "maxe",
-                                                "meaniou", "meandice")  # fmt: skip
-
+DEFAULT_FOREGROUND_MEASURES: tuple[str, ...] = DEFAULT_FOREGROUND
 
 #: other spellings of the names, lowercased with ``_``, ``-`` and spaces removed: PySODEvalToolkit's and
 #: PySODMetrics' keys (``maxEm``, ``Smeasure``, ``wFmeasure``, ``adpFm``, ``avgF`` ...) and the table headers
-ALIASES: dict[str, str] = {
-    "sm": "s", "smeasure": "s", "wfm": "wf", "wfmeasure": "wf", "weightedf": "wf",
-    "adpfm": "adpf", "meanfm": "meanf", "avgf": "meanf", "avgfm": "meanf", "maxfm": "maxf",
-    "adpem": "adpe", "meanem": "meane", "avge": "meane", "avgem": "meane", "maxem": "maxe",
-    "avgiou": "meaniou", "avgdice": "meandice", "iou": "meaniou", "dice": "meandice",
-    "simaxfm": "simaxf", "simeanfm": "simeanf", "siadpfm": "siadpf", "siavgf": "simeanf",
-    "sisampleaucroc": "siaucroc", "sisampleaucpr": "siaucpr", "aucroc": "siaucroc", "aucpr": "siaucpr",
-    "msiou": "meanmsiou", "avgmsiou": "meanmsiou", "context": "cm", "avgber": "meanber", "avgkappa": "meankappa",
-}  # fmt: skip
+ALIASES: dict[str, str] = {s: k for s, k in aliases("foreground").items() if s != k}
 
 
 def _canonical(name: str) -> str | None:
-    key = "".join(name.lower().split()).replace("_", "").replace("-", "")
-    if key in FOREGROUND_MEASURES:
-        return key
-    return ALIASES.get(key)
+    return canonical(name, "foreground")
 
 
 def foreground_measure_error(names: object) -> str | None:

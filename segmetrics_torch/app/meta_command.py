@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..registry import META_FOREGROUND, PARTITION, meta_name
+
 __all__ = ["add_meta_parser"]
 
 # SEISM parameters/QuadTree.txt: the quadtree's (and our random hierarchy's) numbers of regions
@@ -55,11 +57,12 @@ def _input_error(message: str) -> Exception:
 
 
 def _measure_list(text: str, known: dict) -> list[str]:
-    names = [t.strip() for t in text.split(",") if t.strip()]
+    """The meta-measures' names of ``--measures`` (any spelling of the registry: ``wf``, ``wFmeasure``, ``maxEm``)."""
+    names = [meta_name(t.strip()) for t in text.split(",") if t.strip()]
     bad = [n for n in names if n not in known]
     if bad or not names:
         raise _input_error(f"--measures: expected names from {sorted(known)}, got {text!r}")
-    return names
+    return list(dict.fromkeys(names))
 
 
 def _mat_files(folder: str, what: str) -> dict[str, Path]:
@@ -323,12 +326,9 @@ def _run_meta_foreground(args: argparse.Namespace) -> int:
     return 0
 
 
-#: the measure names of :mod:`segmetrics_torch.meta.metameasures`' registries, spelt out so that building the parser
-#: imports no torch (every ``segmetrics`` command builds it; a test keeps the lists equal)
-PARTITION_MEASURES = ("fb", "fop", "fr", "pri", "voi", "nvoi", "sc", "ssc", "dhd", "sdhd", "vd", "bgm", "bce", "gce",
-                      "lce")  # fmt: skip
-FOREGROUND_MEASURES = ("mae", "s_measure", "weighted_f", "f_adaptive", "f_mean", "f_max", "e_adaptive", "e_mean",
-                       "e_max")  # fmt: skip
+#: the measure names of the meta-measures, from the torch-free registry (building the parser imports no torch)
+PARTITION_MEASURES = PARTITION
+FOREGROUND_MEASURES = tuple(META_FOREGROUND.values())
 
 
 def add_meta_parser(commands: Any, positive_int, non_negative_int, positive_float) -> None:

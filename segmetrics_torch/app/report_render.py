@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ..registry import PR_MEASURES
 from .tables import measure_name, slug
 
 __all__ = ["render_report", "table_columns"]
@@ -41,7 +42,7 @@ BOUNDARY_SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = (
     ("ap", "AP"),
     ("r50", "R50"),
 )
-_PR_MEASURES = ("fb", "fop", "fr")
+_PR_MEASURES = PR_MEASURES
 #: proposal columns: (result key, header) read at the largest N (AR also at N = 100 and 1000 when evaluated)
 PROPOSAL_SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = (("jaccard_object", "J_i"), ("jaccard_class", "J_c"),
                                                          ("recall_50", "R@.5"), ("recall_70", "R@.7"),

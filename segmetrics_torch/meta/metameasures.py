@@ -55,6 +55,7 @@ from torch import Tensor
 
 from .._checks import check_bool, check_choice
 from ..functional.boundary.summary import matlab_linspace
+from ..registry import MEASURES, META_FOREGROUND, PARTITION, meta_name
 from .baselines import (
     Perturbation,
     centered_circle_map,
@@ -176,27 +177,25 @@ def _partition(key: str) -> Callable[[Any, Any], Tensor]:
     return fn
 
 
-# name: (function, higher_is_better, description)
+#: how each foreground measure of the registry's META_FOREGROUND is read from one ForegroundMeasures pass
+_FOREGROUND_PARTS = {"mae": ("mae",), "s": ("s_measure",), "wf": ("weighted_f_measure",), "adpf": ("f_adaptive",),
+                     "meanf": ("f_curve", "mean"), "maxf": ("f_curve", "max"), "adpe": ("e_adaptive",),
+                     "meane": ("e_curve", "mean"), "maxe": ("e_curve", "max")}  # fmt: skip
+
+# name (the registry's meta name): (function, higher_is_better, description)
 FOREGROUND_MEASURES: dict[str, tuple[Callable[[Any, Any], Tensor], bool, str]] = {
-    "mae": (_foreground("mae"), False, "mean absolute error"),
-    "s_measure": (_foreground("s_measure"), True, "S-measure (Fan et al. 2017)"),
-    "weighted_f": (_foreground("weighted_f_measure"), True, "weighted F-beta (Margolin et al. 2014)"),
-    "f_adaptive": (_foreground("f_adaptive"), True, "F-beta at the adaptive threshold"),
-    "f_mean": (_foreground("f_curve", "mean"), True, "mean F-beta over the 256 thresholds"),
-    "f_max": (_foreground("f_curve", "max"), True, "max F-beta over the 256 thresholds"),
-    "e_adaptive": (_foreground("e_adaptive"), True, "E-measure at the adaptive threshold"),
-    "e_mean": (_foreground("e_curve", "mean"), True, "mean E-measure over the 256 thresholds"),
-    "e_max": (_foreground("e_curve", "max"), True, "max E-measure over the 256 thresholds"),
+    name: (_foreground(*_FOREGROUND_PARTS[key]), MEASURES[key].higher_is_better, MEASURES[key].description)
+    for key, name in META_FOREGROUND.items()
 }
 
 
 def _partition_registry() -> dict[str, tuple[Callable[[Any, Any], Tensor], bool, str]]:
-    from ..functional.partition.tables import MEASURES
-
-    return {m: (_partition(m), m != "voi", f"SEISM {m}") for m in MEASURES}
+    return {m: (_partition(m), MEASURES[m].higher_is_better, f"SEISM {m}: {MEASURES[m].description}")
+            for m in PARTITION}  # fmt: skip
 
 
 PARTITION_MEASURES = _partition_registry()
+
 
 
 def _size(x: Tensor) -> tuple[int, int]:
@@ -237,6 +236,7 @@ def as_measure(
     if higher_is_better is not None:
         check_bool(higher_is_better, "higher_is_better")
     if isinstance(measure, str):
+        measure = meta_name(measure)
         for registry in (PARTITION_MEASURES, FOREGROUND_MEASURES):
             if measure in registry:
                 fn, hib, _ = registry[measure]

@@ -41,13 +41,14 @@ import torch
 from torch import Tensor
 
 from ...ops.contingency import ContingencyTables, TableSlots, max_matching_weights
+from ...registry import PARTITION, PARTITION_TABLES
 from .fop import objects_and_parts
 
 __all__ = ["MEASURES", "TABLE_MEASURES", "check_fop_constants", "check_measures", "measures_from_tables"]
 
-# Measures computed from the tables (Fb needs the boundary matching and is handled by the callers).
-TABLE_MEASURES = ("fop", "fr", "pri", "voi", "nvoi", "sc", "ssc", "dhd", "sdhd", "vd", "bgm", "bce", "gce", "lce")
-MEASURES = ("fb", *TABLE_MEASURES)
+# Measures computed from the tables (Fb needs the boundary matching and is handled by the callers): the registry's.
+TABLE_MEASURES = PARTITION_TABLES
+MEASURES = PARTITION
 
 
 def check_measures(measures) -> tuple[str, ...]:
