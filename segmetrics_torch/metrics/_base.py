@@ -35,6 +35,14 @@ class ExactMetric(Metric):
             exclude_state = tuple(self._defaults)
         return super()._apply(fn, exclude_state=exclude_state)
 
+    def plot(self, val: Any = None, ax: Any = None) -> tuple[Any, Any]:
+        """Plot a result (default: ``compute()``): curves with their axes (PR curve, value against the threshold,
+        recall against the number of proposals), scalars as torchmetrics does; ``(figure, axes)``. Needs
+        matplotlib."""
+        from ._plot import plot_metric
+
+        return plot_metric(self, val, ax)
+
     #: the ``_update_count`` at which :meth:`_mean` last warned of no image
     _warned_at = -1
 

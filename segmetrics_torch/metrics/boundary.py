@@ -176,14 +176,6 @@ class BoundaryPR(ExactMetric):
         warn_if_r50_nan(res, "BoundaryPR", stacklevel=2)
         return res
 
-    def plot(self, val=None, ax=None):
-        """Plot a result (default: ``compute()``): curves with their axes (PR curve, value against the threshold,
-        recall against the number of proposals), scalars as torchmetrics does; ``(figure, axes)``. Needs
-        matplotlib."""
-        from ._plot import plot_metric
-
-        return plot_metric(self, val, ax)
-
 
 class MorphologicalBoundaryF(ExactMetric):
     """Mean morphological boundary F / precision / recall of binary masks (DAVIS ``f_boundary``).
@@ -249,12 +241,5 @@ class MorphologicalBoundaryF(ExactMetric):
 
     def compute(self) -> dict[str, Tensor]:
         """Means over the images seen."""
-        return {name: getattr(self, f"{name}_sum") / self.count for name in ("f", "precision", "recall")}
+        return {name: self._mean(f"{name}_sum") for name in ("f", "precision", "recall")}
 
-    def plot(self, val=None, ax=None):
-        """Plot a result (default: ``compute()``): curves with their axes (PR curve, value against the threshold,
-        recall against the number of proposals), scalars as torchmetrics does; ``(figure, axes)``. Needs
-        matplotlib."""
-        from ._plot import plot_metric
-
-        return plot_metric(self, val, ax)

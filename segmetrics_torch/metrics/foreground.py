@@ -185,14 +185,6 @@ class _ForegroundMetric(ExactMetric):
             out = {"adaptive": self._mean(adaptive), **out}
         return out
 
-    def plot(self, val=None, ax=None):
-        """Plot a result (default: ``compute()``): curves with their axes (PR curve, value against the threshold,
-        recall against the number of proposals), scalars as torchmetrics does; ``(figure, axes)``. Needs
-        matplotlib."""
-        from ._plot import plot_metric
-
-        return plot_metric(self, val, ax)
-
 
 class MAE(_ForegroundMetric):
     """Mean absolute error over a dataset (mean of per-image MAE), PySODMetrics 1.6.2 ``MAE``.

@@ -59,14 +59,6 @@ class _SumMetric(ExactMetric):
     #: the per-image values of the latest update (the per-image measures only)
     last_image_values: Tensor | None = None
 
-    def plot(self, val=None, ax=None):
-        """Plot a result (default: ``compute()``): curves with their axes (PR curve, value against the threshold,
-        recall against the number of proposals), scalars as torchmetrics does; ``(figure, axes)``. Needs
-        matplotlib."""
-        from ._plot import plot_metric
-
-        return plot_metric(self, val, ax)
-
     is_differentiable = False
     higher_is_better = True
     full_state_update = False

@@ -67,14 +67,6 @@ class HierarchyOptions(PartitionOptions):
 class _SummedStates(ExactMetric):
     """Adds the states of :func:`segmetrics_torch.functional.partition.summary.state_shapes`, all summed."""
 
-    def plot(self, val=None, ax=None):
-        """Plot a result (default: ``compute()``): curves with their axes (PR curve, value against the threshold,
-        recall against the number of proposals), scalars as torchmetrics does; ``(figure, axes)``. Needs
-        matplotlib."""
-        from ._plot import plot_metric
-
-        return plot_metric(self, val, ax)
-
     is_differentiable = False
     higher_is_better: bool | None = True
     full_state_update = False

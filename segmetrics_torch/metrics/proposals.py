@@ -105,14 +105,6 @@ class ProposalRecall(ExactMetric):
         ([0.1429, 0.8], [0.0, 1.0])
     """
 
-    def plot(self, val=None, ax=None):
-        """Plot a result (default: ``compute()``): curves with their axes (PR curve, value against the threshold,
-        recall against the number of proposals), scalars as torchmetrics does; ``(figure, axes)``. Needs
-        matplotlib."""
-        from ._plot import plot_metric
-
-        return plot_metric(self, val, ax)
-
     is_differentiable = False
     higher_is_better = True
     full_state_update = False
