@@ -20,6 +20,7 @@ from torch import Tensor
 __all__ = [
     "BACKENDS",
     "Backend",
+    "ImageBatch",
     "as_binary_mask",
     "as_image_list",
     "check_bool",
@@ -31,6 +32,9 @@ __all__ = [
     "check_tolerance",
     "check_uint8_target",
 ]
+
+#: an image input: a (B, H, W) / (B, 1, H, W) tensor, or a sequence of (H, W) / (1, H, W) tensors (sizes may differ)
+ImageBatch = Tensor | Sequence[Tensor]
 
 
 #: where an op with a compiled CPU kernel and a tensor path runs: "numba" (the kernel; CPU), "torch" (tensor code on the

@@ -21,13 +21,17 @@ Convention (checked against OpenCV 4.14 in ``tests/test_io.py``):
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:  # annotations only: PIL is imported where an image is read
+    from PIL.Image import Image as PILImage
 
 __all__ = [
     "DEFAULT_MAX_IMAGE_PIXELS",
@@ -69,7 +73,7 @@ def _rgb_to_gray(rgb: np.ndarray, rule: str) -> np.ndarray:
     return y.astype(np.uint8)
 
 
-def _raw_modes(image) -> list[str]:
+def _raw_modes(image: PILImage) -> list[str]:
     """The decoder's raw mode of each tile of the image ("" where not known)."""
     modes = []
     for tile in getattr(image, "tile", None) or ():
@@ -96,7 +100,7 @@ def _cmyk_to_gray(cmyk: np.ndarray, inverted: bool) -> np.ndarray:
     return ((4899 * r + 9617 * g + 1868 * b + 8192) >> 14).astype(np.uint8)
 
 
-def _is_16bit(image) -> bool:
+def _is_16bit(image: PILImage) -> bool:
     return any(";16" in mode for mode in _raw_modes(image))
 
 
@@ -125,7 +129,7 @@ def max_image_pixels() -> int:
     return value
 
 
-def open_image(path: str | Path):
+def open_image(path: str | Path) -> PILImage:
     """PIL image of ``path`` (lazily decoded), with a size limit that names the file.
 
     Pillow refuses images over twice its ``MAX_IMAGE_PIXELS`` with a ``DecompressionBombError`` (a guard against
@@ -267,7 +271,7 @@ def _check_integer(values: np.ndarray, path: Path | str, what: str = "labels") -
             )
 
 
-def _unassociated_alpha(image) -> bool:
+def _unassociated_alpha(image: PILImage) -> bool:
     tags = getattr(image, "tag_v2", None)
     extra = tags.get(338) if tags is not None else None
     if isinstance(extra, tuple):
@@ -357,7 +361,7 @@ class Pairing:
         return "; ".join(parts)
 
 
-def _pair_key(stem: str, prefix: str, suffix: str, pattern) -> tuple[str | None, str]:
+def _pair_key(stem: str, prefix: str, suffix: str, pattern: re.Pattern[str] | None) -> tuple[str | None, str]:
     """The name a file is paired by: its stem without ``prefix`` / ``suffix``, then ``pattern``'s ``id`` group (or
     group 1, or the whole match); ``(None, why)`` when the stem lacks the affix or does not match (the file stays
     unpaired)."""

@@ -24,16 +24,20 @@ hook) again as SIGINT instead of printing it.
 from __future__ import annotations
 
 import sys
+from types import TracebackType
+from typing import Any
 
 
-def _quiet_interrupt(kind, value, tb, _previous=sys.excepthook):
+def _quiet_interrupt(
+    kind: type[BaseException], value: BaseException, tb: TracebackType | None, _previous: Any = sys.excepthook
+) -> None:
     if issubclass(kind, KeyboardInterrupt):
         print("error: interrupted", file=sys.stderr)
         return
     _previous(kind, value, tb)
 
 
-def _requeue_interrupt(unraisable, _previous=sys.unraisablehook):
+def _requeue_interrupt(unraisable: Any, _previous: Any = sys.unraisablehook) -> None:
     # a Ctrl-C that lands where Python cannot raise it (e.g. in the logging module's lock release after os.fork
     # starts a decoding worker) would be printed as "Exception ignored ... KeyboardInterrupt" with a traceback and
     # then lost: raise SIGINT again so that it surfaces at the next safe point and the command ends with 130

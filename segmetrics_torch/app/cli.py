@@ -58,15 +58,23 @@ import sys
 import time
 import traceback
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from .. import __version__
 from ..registry import PARTITION
 from . import distributed
 from .errors import InputError
 from .evaluation import BOUNDARY_EXTENSIONS, GT_FORMATS, PREDICTION_FORMATS, check_pairing, pairing_error
+
+if TYPE_CHECKING:  # annotations only: building the parser imports no torch
+    import torch
+
+    from ..io import Pairing
+    from .prescan import Problem, Scan
+
+_T = TypeVar("_T")
 
 __all__ = ["main"]
 
@@ -82,10 +90,10 @@ CURVE_CONVENTION = (
 # ------------------------------------------------------------------------------------------------------ helpers
 
 
-def _number(convert, what: str, ok):
+def _number(convert: Callable[[str], _T], what: str, ok: Callable[[_T], bool]) -> Callable[[str], _T]:
     """An argparse type: ``convert(text)`` accepted when ``ok(value)``, else a usage error naming ``what``."""
 
-    def parse(text: str):
+    def parse(text: str) -> _T:
         try:
             value = convert(text)
         except ValueError:
@@ -102,12 +110,12 @@ _non_negative_int = _number(int, "a non-negative integer", lambda v: v >= 0)
 _positive_float = _number(float, "a positive number", lambda v: math.isfinite(v) and v > 0)
 
 
-def _split(convert):
+def _split(convert: Callable[[str], _T]) -> Callable[[str], list[_T]]:
     """``"a,b"`` -> ``[convert("a"), convert("b")]`` (spaces around the items ignored)."""
     return lambda text: [convert(item.strip()) for item in text.split(",")]
 
 
-def _device(name: str):
+def _device(name: str) -> torch.device:
     """``"auto"`` -> CUDA when available, else CPU; otherwise a torch device that must be available."""
     import torch
 
@@ -156,7 +164,7 @@ def _check_inputs_safe(args: argparse.Namespace, files: dict[str, Path | None], 
     check_csv_outputs(files)
 
 
-def _check_pairing(pairing, args: argparse.Namespace) -> None:
+def _check_pairing(pairing: Pairing, args: argparse.Namespace) -> None:
     """No common stem is an error; unmatched files are one too, or a warning with ``--allow-missing``."""
     check_pairing(pairing, args.pred, args.gt, args.allow_missing)
 
@@ -423,9 +431,9 @@ def _write_report(
     task: str,
     name: str,
     args: argparse.Namespace,
-    device,
+    device: str | torch.device,
     count: int,
-    pairing,
+    pairing: Pairing,
     *,
     settings: dict[str, Any],
     elapsed: float,
@@ -471,7 +479,7 @@ def _check_out_dir(path: str | None) -> Path | None:
     return out
 
 
-def _match_folders(args: argparse.Namespace):
+def _match_folders(args: argparse.Namespace) -> tuple[Pairing, str, str]:
     """Pair ``--pred`` and ``--gt`` (images or .mat files) by stem: ``(pairing, pred kind, gt kind)``, kinds
     ``"image"`` / ``"mat"``."""
     from .evaluation import match_folders
@@ -479,7 +487,9 @@ def _match_folders(args: argparse.Namespace):
     return match_folders(args.pred, args.gt, BOUNDARY_EXTENSIONS, **pairing_options(args))
 
 
-def _scan_and_report(args: argparse.Namespace, scan, pairs) -> tuple[list[tuple[str, Path, Path]], list]:
+def _scan_and_report(
+    args: argparse.Namespace, scan: Scan, pairs: list[tuple[str, Path, Path]]
+) -> tuple[list[tuple[str, Path, Path]], list[Problem]]:
     """Raise one error listing every fatal problem of ``scan`` (unless ``--skip-bad``); print the notes and what is
     left out; ``(the pairs to evaluate, the problems left out)``."""
     from .prescan import listing, raise_or_skip
@@ -498,7 +508,9 @@ def _scan_and_report(args: argparse.Namespace, scan, pairs) -> tuple[list[tuple[
     return pairs, bad
 
 
-def _prescan(args: argparse.Namespace, pairing, family: str, input_format: str, gt_format: str):
+def _prescan(
+    args: argparse.Namespace, pairing: Pairing, family: str, input_format: str, gt_format: str
+) -> tuple[list[tuple[str, Path, Path]], Scan, list[Problem]]:
     """The pre-scan of the boundary, partition and proposal commands: every unpaired name, unreadable file and size
     that does not fit, in one error before any measure runs; ``(pairs to evaluate, scan, left out)``."""
     from .prescan import family_size_readers, scan_sizes
@@ -508,7 +520,7 @@ def _prescan(args: argparse.Namespace, pairing, family: str, input_format: str, 
     read_pred, read_gt, ucm2 = family_size_readers(family, input_format, gt_format)
     resizable = family == "boundary" and input_format == "soft"
     # under torchrun rank 0 scans and the other ranks take its findings
-    def scan():
+    def scan() -> Scan:
         return scan_sizes(pairing.pairs, pairing.missing, pairing.unmatched, read_pred=read_pred, read_gt=read_gt,
                           ucm2=ucm2, resizable=resizable, reasons=(pairing.gt_reasons, pairing.pred_reasons))
 
@@ -1214,7 +1226,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = stdout
 
 
-def _warning_line(message, category, filename, lineno, file=None, line=None) -> None:
+def _warning_line(
+    message: Warning | str, category: type[Warning], filename: str, lineno: int, file: IO[str] | None = None,
+    line: str | None = None,
+) -> None:
     """A library warning as the command's other warnings: one ``warning:`` line on stderr, no source location."""
     text = " ".join(str(message).split())
     print(f"warning: {text}", file=sys.stderr)
@@ -1230,7 +1245,7 @@ class _GuardedStdout:
       ``error: cannot write to standard output: no space left on device``.
     """
 
-    def __init__(self, stream) -> None:
+    def __init__(self, stream: IO[str]) -> None:
         self._stream = stream
         self._gone = False
 
@@ -1243,7 +1258,7 @@ class _GuardedStdout:
         if not self._gone:
             self._guard(self._stream.flush)
 
-    def _guard(self, action) -> None:
+    def _guard(self, action: Callable[[], object]) -> None:
         try:
             action()
         except BrokenPipeError:
@@ -1258,7 +1273,7 @@ class _GuardedStdout:
             reason = (error.strerror or str(error)).lower()
             raise InputError(f"cannot write to standard output: {reason}") from None
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
 
 

@@ -32,9 +32,13 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from types import FrameType
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from .errors import InputError
+
+if TYPE_CHECKING:
+    from .foreground_sums import ForegroundSums
 
 __all__ = [
     "active",
@@ -90,7 +94,7 @@ class _ErrorsOnly(io.TextIOBase):
     """The stderr of a rank other than 0: only ``error: ...`` lines and tracebacks get through, prefixed by the
     rank; warnings, notes and progress bars (rank 0 prints them for the whole run) do not."""
 
-    def __init__(self, stream, rank: int) -> None:
+    def __init__(self, stream: TextIO, rank: int) -> None:
         self._stream = stream
         self._rank = rank
         self._line = ""
@@ -125,7 +129,7 @@ class _ErrorsOnly(io.TextIOBase):
         self._stream.flush()
 
 
-def _raise_interrupt(signum, frame) -> None:
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
     if os.getpid() != _STATE["pid"]:  # a forked decoding worker: SIGTERM is its ordinary end
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
@@ -190,7 +194,7 @@ def processes_per_machine() -> int:
         return 1
 
 
-def device_for(device):
+def device_for(device: Any) -> Any:
     """``device`` as this rank uses it: a CUDA device without an index becomes ``cuda:LOCAL_RANK``."""
     if active() and getattr(device, "type", None) == "cuda" and device.index is None:
         import torch
@@ -301,7 +305,7 @@ def barrier() -> None:
             dist.barrier()
 
 
-def merge_foreground(metric, length: int) -> None:
+def merge_foreground(metric: ForegroundSums, length: int) -> None:
     """Make ``metric`` (an ``app.foreground_sums.ForegroundSums`` fed with this rank's shard of ``length`` images)
     hold the whole dataset's state on every rank: the float64 sums added in rank order, the counts added, the
     NaN S-measure positions and the per-image scores in image order (nothing without ``torchrun``)."""
@@ -333,7 +337,7 @@ def share_cached(found: dict[str, Any]) -> dict[str, Any]:
     return found if is_main() else {key: {} for key in cached}
 
 
-def shard_progress(progress, length: int) -> None:
+def shard_progress(progress: Any, length: int) -> None:
     """Under torchrun, make a progress bar of ``length`` images (rank 0's, the only one shown) count this rank's
     shard, so that it ends at 100 %; nothing without torchrun or without a bar."""
     if not active() or progress is None or not hasattr(progress, "total"):

@@ -46,9 +46,17 @@ from . import distributed
 from .errors import InputError
 
 if TYPE_CHECKING:  # annotations only: the app imports torch lazily
+    from multiprocessing.connection import Connection
+    from multiprocessing.synchronize import Semaphore
+
+    import torch
+
     from ..functional.boundary.bsds import InputFormat
     from ..functional.partition.hierarchy import HierarchyFormat
+    from ..io import Pairing
+    from ..metrics import ProposalRecall
     from ..ops.hierarchy import Rule
+    from .foreground_sums import ForegroundSums
 
 __all__ = [
     "BOUNDARY_EXTENSIONS",
@@ -208,7 +216,7 @@ def _decode_chunk(tasks: list[DecodeTask]) -> list[tuple[str, Any, Any]]:
     return [_decode(task) for task in tasks]
 
 
-def worker_pool_context():
+def worker_pool_context() -> Any:  # a multiprocessing context (BaseContext does not type its Process)
     """The multiprocessing context of the decoding workers: fork on Linux (workers start in milliseconds and need no
     re-import; they only run PIL / numpy / scipy.io, never torch, whose thread pools a fork leaves unusable), else
     the platform's default (spawn)."""
@@ -243,7 +251,9 @@ def _scratch_folder() -> str:
     return tempfile.mkdtemp(prefix="segmetrics-decode-", dir=base)
 
 
-def _decode_worker(chunks, index: int, workers: int, conn, slots, folder: str) -> None:
+def _decode_worker(
+    chunks: list[list[DecodeTask]], index: int, workers: int, conn: Connection, slots: Semaphore, folder: str
+) -> None:
     """Decode chunks ``index, index + workers, ...`` in order; each goes to a file, its number down the pipe."""
     import pickle
     import signal
@@ -403,7 +413,7 @@ def match_folders(
     *,
     pattern_option: str = "--pair-regex",
     **pairing_options: Any,
-):
+) -> tuple[Pairing, str, str]:
     """Pair two folders (images or .mat files) by stem: ``(pairing, pred kind, gt kind)``, kinds ``"image"`` /
     ``"mat"`` (a folder mixing both is an error). ``pairing_options``: the name mapping of
     :func:`segmetrics_torch.io.find_pairs` (prefixes, suffixes, pattern); a bad pattern is named
@@ -421,7 +431,7 @@ def match_folders(
 
 
 def check_pairing(
-    pairing,
+    pairing: Pairing,
     pred_dir: str | Path,
     gt_dir: str | Path,
     allow_missing: bool,
@@ -480,7 +490,7 @@ def hierarchy_format(path: Path) -> str:
     raise InputError(f"{path}: expected a variable `ucm2` (hierarchy) or `segs` (stack of label maps), found {names}")
 
 
-def partition_formats(pairing, pred_kind: str, gt_kind: str) -> tuple[str, str]:
+def partition_formats(pairing: Pairing, pred_kind: str, gt_kind: str) -> tuple[str, str]:
     """``(input_format, gt_format)`` of the partition family: label images, ucm2 or segs .mat (by the variables of
     the first prediction); BSDS .mat or label images."""
     if pred_kind != "mat":
@@ -498,7 +508,7 @@ def partition_formats(pairing, pred_kind: str, gt_kind: str) -> tuple[str, str]:
 # --------------------------------------------------------------------------------------------------- running
 
 
-def _counted(images: Iterable[tuple[str, Any, Any]], progress) -> Iterator[tuple[str, Any, Any]]:
+def _counted(images: Iterable[tuple[str, Any, Any]], progress: Any) -> Iterator[tuple[str, Any, Any]]:
     for item in images:
         if progress is not None:
             progress.update(1)
@@ -516,7 +526,9 @@ def _chunked(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield batch
 
 
-def _batches(images: Iterable[tuple[str, Any, Any]], batch_size: int, device):
+def _batches(
+    images: Iterable[tuple[str, Any, Any]], batch_size: int, device: str | torch.device
+) -> Iterator[tuple[list[str], Any, Any]]:
     """Group same-size images into (B, H, W) batches; holds at most ~4 batches of images of mixed sizes.
 
     Yields ``(names, preds, target)``: stacked tensors for a full group of one size, or lists of (H, W) tensors when
@@ -544,7 +556,9 @@ def _batches(images: Iterable[tuple[str, Any, Any]], batch_size: int, device):
         yield _as_lists(pending, device)
 
 
-def _as_lists(pending, device):
+def _as_lists(
+    pending: dict[tuple[int, int], list[tuple[str, Any, Any]]], device: str | torch.device
+) -> tuple[list[str], Any, Any]:
     import torch
 
     items = [item for group in pending.values() for item in group]
@@ -555,7 +569,7 @@ def _as_lists(pending, device):
     )
 
 
-def run_named(run: Callable[[Any, Any], Any], batch: list[tuple[str, Any, Any]], device):
+def run_named(run: Callable[[Any, Any], Any], batch: list[tuple[str, Any, Any]], device: str | torch.device) -> Any:
     """``run(preds, target)`` on a batch of ``(stem, pred, gt)`` arrays as lists of tensors on ``device``; a
     ValueError becomes an :class:`InputError` naming the image at fault (found by running the images one by one)."""
     import torch
@@ -581,7 +595,7 @@ def _image_at_fault(probe: Callable[[int], Any], names: Sequence[str], error: Va
     return InputError(f"{', '.join(names)}: {error}")
 
 
-def _update_naming_the_image(metric, preds, target, names: list[str]) -> None:
+def _update_naming_the_image(metric: Any, preds: Any, target: Any, names: list[str]) -> None:
     """``metric.update(preds, target)``; a ValueError (an input the measure has no value for, e.g. the context
     measure's GT on one slanted line) becomes an :class:`InputError` naming the image, found by updating a copy of
     the metric with each image alone (:func:`_image_at_fault`; a failed update adds nothing)."""
@@ -594,7 +608,7 @@ def _update_naming_the_image(metric, preds, target, names: list[str]) -> None:
                               error) from None  # fmt: skip
 
 
-def sync(device) -> None:
+def sync(device: str | torch.device) -> None:
     """Wait for a CUDA device, so that timings and results are complete."""
     if getattr(device, "type", str(device)) == "cuda":
         import torch
@@ -605,15 +619,15 @@ def sync(device) -> None:
 def evaluate_foreground(
     pairs: Sequence[tuple[str, Path, Path]],
     *,
-    device="cpu",
+    device: str | torch.device = "cpu",
     batch_size: int = 16,
     workers: int = 0,
     resize: bool | None = None,
-    progress=None,
+    progress: Any = None,
     images: Iterable[tuple[str, Any, Any]] | None = None,
     per_image: bool = False,
     include: Sequence[str] = (),
-):
+) -> tuple[dict[str, Any], ForegroundSums]:
     """Every foreground measure of a dataset, PySODMetrics-exact: the sums and ``compute()`` of
     :class:`~segmetrics_torch.ForegroundMeasures` in ``app.foreground_sums.ForegroundSums``.
 
@@ -704,11 +718,11 @@ def evaluate_boundary(
     max_dist: float = 0.0075,
     thin: bool = True,
     nms: bool = False,
-    device="cpu",
+    device: str | torch.device = "cpu",
     batch_size: int = 8,
     workers: int = 0,
     resize: bool | None = None,
-    progress=None,
+    progress: Any = None,
     images: Iterable[tuple[str, Any, Any]] | None = None,
 ) -> dict[str, Any]:
     """The BSDS boundary benchmark of a dataset: counts per image and threshold, summarised as BSR.
@@ -786,13 +800,13 @@ def evaluate_partition(
     rule: str = "seism",
     gamma_obj: float = 0.9,
     max_dist: float = 0.0075,
-    device="cpu",
+    device: str | torch.device = "cpu",
     batch_size: int = 8,
     workers: int = 0,
-    progress=None,
+    progress: Any = None,
     images: Iterable[tuple[str, Any, Any]] | None = None,
     warn: Callable[[str], None] | None = None,
-):
+) -> tuple[dict[str, Any], Any]:
     """SEISM's measures of a dataset of partitions (label maps) or hierarchies (ucm2, segs).
 
     Args:
@@ -827,7 +841,7 @@ def evaluate_partition(
     class PerImage(PartitionMeasures):
         """Keeps every image's values too (for the report), computed once."""
 
-        def update(self, preds, target) -> None:
+        def update(self, preds: Any, target: Any) -> None:
             values = partition_measures(preds, target, measures=self.measures, **self.options)
             self.update_values(values)
             per_image.append(values)
@@ -996,7 +1010,10 @@ def default_workers() -> int:
 # ------------------------------------------------------------------------------------------------ object proposals
 
 
-def _read_proposal_pairs(pairs, classes: Mapping[str, Path] | None, void_label: int | None, class_option: str):
+def _read_proposal_pairs(
+    pairs: Sequence[tuple[str, Path, Path]], classes: Mapping[str, Path] | None, void_label: int | None,
+    class_option: str,
+) -> Iterator[tuple[str, Any, Any]]:
     """Yield ``(stem, pool, ObjectAnnotation)``: pool (P, H, W) bool or an (H, W) label map, checked for size."""
     from ..io import read_objects, read_proposals
 
@@ -1028,10 +1045,10 @@ def evaluate_proposals(
     chunk_size: int | None = None,
     boundary: bool = False,
     bound_th: float = 0.008,
-    device="cpu",
-    progress=None,
+    device: str | torch.device = "cpu",
+    progress: Any = None,
     class_option: str = "--gt-classes",
-):
+) -> tuple[dict[str, Any], dict[str, Any], ProposalRecall]:
     """Object proposals of a dataset, the MCG protocol (:class:`~segmetrics_torch.ProposalRecall`).
 
     Pools are read in this process, one image at a time (a pool of thousands of masks is large; shipping it from a

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from .._checks import check_positive_float
+from .._checks import ImageBatch, check_positive_float
 from ..functional.foreground._intermediates import EdtBackend, EmptyQuadrant, run_per_image
 from ..functional.foreground.suite import (
     SUITE_CURVES,
@@ -70,7 +70,7 @@ class ForegroundSums:
         return suite_settings(self.beta2, self.options)
 
     def update(
-        self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor], names: list[str] | None = None
+        self, preds: ImageBatch, target: ImageBatch, names: list[str] | None = None
     ) -> None:
         """Add a batch, as :meth:`ForegroundMeasures.update`; ``names`` (one per image) key the per-image scores."""
         values = run_per_image(

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +87,7 @@ def _pct(value: float) -> float:
     return 100 * value
 
 
-def _ods_index(values: dict, measure: str, parameters) -> int:
+def _ods_index(values: dict, measure: str, parameters: Any) -> int:
     """The level of the Optimal Dataset Scale of ``measure`` (SEISM ``general_ods.m``; min for voi)."""
     import torch
 
@@ -97,7 +98,7 @@ def _ods_index(values: dict, measure: str, parameters) -> int:
     return int(torch.nonzero(torch.as_tensor(parameters) == ods[measure]["ods_parameter"])[0, 0])
 
 
-def _partitions_at(ucms: list, thresholds, indices: list[int]) -> dict:
+def _partitions_at(ucms: list, thresholds: Any, indices: list[int]) -> dict:
     """{level index: the B partitions ``gridbmap2seg(ucm2 > threshold)`` of the level}, all levels of an image from
     one union-find sweep (``thresholds`` (L,) for every image or (B, L) per image)."""
     from ..ops.hierarchy import ucm_hierarchy
@@ -108,7 +109,7 @@ def _partitions_at(ucms: list, thresholds, indices: list[int]) -> dict:
     return {level: [s[k] for s in stacks] for k, level in enumerate(indices)}
 
 
-def _record(m: str, results: dict, threshold, quad_regions: int, random_regions: int, rows: dict, report: dict,
+def _record(m: str, results: dict, threshold: Any, quad_regions: int, random_regions: int, rows: dict, report: dict,
             ods_rows: dict) -> None:  # fmt: skip
     """Store measure ``m``'s SABD / SISD results and its ODS levels in the table rows and the JSON report."""
     for key, res in results.items():
@@ -229,7 +230,7 @@ def _run_meta_partition(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_foreground(args: argparse.Namespace):
+def _read_foreground(args: argparse.Namespace) -> tuple[dict[str, list[Any]], Any, list[str]]:
     import numpy as np
     import torch
 
@@ -331,7 +332,10 @@ PARTITION_MEASURES = PARTITION
 FOREGROUND_MEASURES = tuple(META_FOREGROUND.values())
 
 
-def add_meta_parser(commands: Any, positive_int, non_negative_int, positive_float) -> None:
+def add_meta_parser(
+    commands: Any, positive_int: Callable[[str], int], non_negative_int: Callable[[str], int],
+    positive_float: Callable[[str], float],
+) -> None:
     """Register ``meta partition`` and ``meta foreground`` on the ``segmetrics`` sub-command set."""
 
     meta = commands.add_parser(

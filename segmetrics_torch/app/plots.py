@@ -27,7 +27,7 @@ PROPOSAL_PANELS: tuple[tuple[str, str], ...] = (
 )
 
 
-def _pyplot():
+def _pyplot() -> Any:  # matplotlib.pyplot, imported on first use
     try:
         import matplotlib
     except ImportError as error:  # pragma: no cover - depends on the environment
@@ -44,7 +44,7 @@ def _array(value: Any) -> np.ndarray:
     return np.asarray(value, dtype=np.float64)
 
 
-def _save(fig, path: str | Path) -> Path:
+def _save(fig: Any, path: str | Path) -> Path:
     path = Path(path)
     write_atomically(path, lambda t: fig.savefig(t, dpi=150, bbox_inches="tight"))
     return path
@@ -128,7 +128,7 @@ def _paper_rc() -> dict[str, Any]:
             "pdf.fonttype": 42}  # fmt: skip
 
 
-def _save_figure(fig, path: str | Path | Sequence[str | Path]) -> Path | list[Path]:
+def _save_figure(fig: Any, path: str | Path | Sequence[str | Path]) -> Path | list[Path]:
     """Save to one path, or to several (one drawing, e.g. PNG and PDF); returns what it was given, as paths."""
     paths = [Path(path)] if isinstance(path, (str, Path)) else [Path(p) for p in path]
     for p in paths:

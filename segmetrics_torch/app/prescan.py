@@ -15,6 +15,7 @@ Also here: the default names of datasets and methods from common folder layouts 
 
 from __future__ import annotations
 
+import argparse
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -431,7 +432,9 @@ def method_name(pred_dir: str | Path, dataset: str | None = None, gt_dir: str | 
 # ------------------------------------------------------------------------------------------------ command line
 
 
-def add_allow_missing(parser, dest_prefix: str = "", default=False) -> None:
+def add_allow_missing(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup, dest_prefix: str = "", default: bool | None = False
+) -> None:
     """``--allow-missing`` and its hidden alias ``--skip-missing`` (the report form's former spelling)."""
     import argparse
 
@@ -449,7 +452,10 @@ def add_allow_missing(parser, dest_prefix: str = "", default=False) -> None:
     )  # fmt: skip
 
 
-def add_input_options(parser, dest_prefix: str = "", *, resize: bool = True, unset=False) -> None:
+def add_input_options(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup, dest_prefix: str = "", *, resize: bool = True,
+    unset: bool = False,
+) -> None:
     """The input options both ``evaluate`` forms share (one vocabulary): ``--allow-missing`` (hidden alias
     ``--skip-missing``), ``--skip-bad``, ``--resize`` and the name-mapping flags. ``unset``: flags default to None
     (the report form, where None means "as the configuration file says")."""

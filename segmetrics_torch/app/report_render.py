@@ -299,7 +299,7 @@ def _combined_files(
     files: dict[str, Callable[[Path], Any]],
     per_family: Mapping[str, Mapping[str, Any]],
     curves: Mapping[str, Mapping[str, Any]],
-    config,
+    config: Any,
     markdown: list[str],
 ) -> None:
     """The combined tables (``combined.md``, ``combined.tex``, ``csv/combined_<family>.csv``, ``combined.xlsx``) and
@@ -348,7 +348,7 @@ def _combined_files(
 
 
 def render_report(
-    records: Mapping[str, Mapping[str, Mapping[str, Mapping[str, Any]]]], config
+    records: Mapping[str, Mapping[str, Mapping[str, Mapping[str, Any]]]], config: Any
 ) -> tuple[dict[str, Callable[[Path], None]], str]:
     """``({relative path: write(path)}, terminal tables)`` of a run's records."""
     from .. import __version__

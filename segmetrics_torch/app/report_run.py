@@ -1023,7 +1023,7 @@ def _fingerprint(job: Job, config: ReportConfig) -> None:
 # ----------------------------------------------------------------------------------------------------- running
 
 
-def _compute(job: Job, config: ReportConfig, device, progress, images) -> dict[str, Any]:
+def _compute(job: Job, config: ReportConfig, device: Any, progress: Any, images: Any) -> dict[str, Any]:
     """Run the family core on the job's pairs; the record that goes into the cache and the JSON report."""
     from .tables import to_jsonable
 
@@ -1048,11 +1048,11 @@ def _compute(job: Job, config: ReportConfig, device, progress, images) -> dict[s
         from ..functional.proposals import MCG_PROPOSAL_COUNTS
 
         options["counts"] = sorted(set(options["counts"] or MCG_PROPOSAL_COUNTS))
-        results, per_image, metric = evaluate_proposals(
+        results, per_image, proposals = evaluate_proposals(
             pairs, classes=job.classes, device=device, progress=progress, class_option="gt_classes", **options
         )
         results = {**results, "per_image": per_image}
-        derived = {"counts": options["counts"], "num_classes": metric.num_classes}
+        derived = {"counts": options["counts"], "num_classes": proposals.num_classes}
     else:
         options.update(_ucm2_only_options(options, job.input_format))
         results, metric = evaluate_partition(
@@ -1300,7 +1300,7 @@ def _run_checked(
     return SuiteResult(records, computed, cached, skipped, written, tables)
 
 
-def _resolve(name: str, resolve_device: Callable[[str], Any] | None):
+def _resolve(name: str, resolve_device: Callable[[str], Any] | None) -> Any:
     if resolve_device is not None:
         return resolve_device(name)
     import torch
@@ -1421,7 +1421,9 @@ def _replace_manifest(folder: Path, relatives: list[str]) -> list[str]:
 # --------------------------------------------------------------------------------------------- command line
 
 
-def add_report_arguments(evaluate: argparse.ArgumentParser, positive_int, non_negative_int) -> None:
+def add_report_arguments(
+    evaluate: argparse.ArgumentParser, positive_int: Callable[[str], int], non_negative_int: Callable[[str], int]
+) -> None:
     """The options of ``segmetrics evaluate`` itself (the many-methods run); dests start with ``report_``."""
     group = evaluate.add_argument_group(
         "evaluation report (many methods x datasets)",

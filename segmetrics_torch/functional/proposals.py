@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 import torch
 from torch import Tensor
 
-from .._checks import BACKENDS, Backend, as_binary_mask, check_choice, check_positive_float, check_tensor
+from .._checks import BACKENDS, Backend, ImageBatch, as_binary_mask, check_choice, check_positive_float, check_tensor
 from ..ops.masks import boundary_match_counts, signature_counts
 
 __all__ = [
@@ -120,7 +120,7 @@ def _check_objects(objects: Tensor, void: Tensor | None, validate_args: bool) ->
 _SPARE_RANKS = 1024
 
 
-def _pool(proposals: Tensor | Sequence[Tensor], h: int, w: int, validate_args: bool) -> tuple[str, Any, int]:
+def _pool(proposals: ImageBatch, h: int, w: int, validate_args: bool) -> tuple[str, Any, int]:
     """``("labels", (H, W) map, P)`` or ``("stack", (P, H, W) tensor or list, P)``, with the pool's checks.
 
     Shapes and types are checked here, before any chunk is built: a list of masks of the wrong size is a
@@ -217,7 +217,7 @@ def _backend(backend: Backend, device: torch.device) -> Backend:
 
 
 def proposal_overlaps(
-    proposals: Tensor | Sequence[Tensor],
+    proposals: ImageBatch,
     objects: Tensor,
     *,
     void: Tensor | None = None,
@@ -284,7 +284,7 @@ def proposal_overlaps(
 
 
 def proposal_boundary_overlaps(
-    proposals: Tensor | Sequence[Tensor],
+    proposals: ImageBatch,
     objects: Tensor,
     *,
     void: Tensor | None = None,

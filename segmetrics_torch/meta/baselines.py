@@ -322,7 +322,9 @@ def random_hierarchy_partition(oversegmentation: Tensor, num_regions: int, *, se
 # ----------------------------------------------------------------------------------- generic foreground maps
 
 
-def centered_gaussian_map(height: int, width: int, *, sigma: float = 0.25, dtype=torch.float64, device=None) -> Tensor:
+def centered_gaussian_map(height: int, width: int, *, sigma: float = 0.25, dtype: torch.dtype = torch.float64,
+    device: torch.device | str | None = None,
+) -> Tensor:
     """Margolin et al.'s generic map (CVPR 2014 "How to evaluate foreground maps?", §6: a centred Gaussian that
     ignores the image content), an (H, W) map in (0, 1] with 1 at the centre.
 
@@ -344,7 +346,8 @@ def centered_gaussian_map(height: int, width: int, *, sigma: float = 0.25, dtype
     return g.to(dtype)
 
 
-def centered_circle_map(height: int, width: int, *, radius: float = 0.25, device=None) -> Tensor:
+def centered_circle_map(height: int, width: int, *, radius: float = 0.25, device: torch.device | str | None = None
+) -> Tensor:
     """A binary generic map: the disk of radius ``radius * min(H, W)`` around the image centre ((H-1)/2, (W-1)/2),
     an (H, W) bool tensor (the binary counterpart of :func:`centered_gaussian_map`, for binary-map measures such as
     Fan et al.'s E-measure, IJCAI 2018; the radius used there is not verified here, 0.25 is our default).
@@ -366,7 +369,8 @@ def centered_circle_map(height: int, width: int, *, radius: float = 0.25, device
 
 
 def gaussian_noise_maps(
-    num: int, height: int, width: int, *, mean: float = 0.5, std: float = 0.25, seed: int = 0, device=None
+    num: int, height: int, width: int, *, mean: float = 0.5, std: float = 0.25, seed: int = 0,
+    device: torch.device | str | None = None,
 ) -> Tensor:
     """``num`` random Gaussian noise maps (Fan et al., IJCAI 2018 §4: "random Gaussian noise maps"), a
     (num, H, W) float64 tensor: i.i.d. ``N(mean, std^2)`` per pixel, clipped to [0, 1].

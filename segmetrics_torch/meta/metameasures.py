@@ -53,7 +53,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .._checks import check_bool, check_choice
+from .._checks import ImageBatch, check_bool, check_choice
 from ..functional.boundary.summary import matlab_linspace
 from ..registry import MEASURES, META_FOREGROUND, PARTITION, meta_name
 from .baselines import (
@@ -292,7 +292,7 @@ def _items(x: Any) -> list[Tensor]:
     return list(x.unbind(0)) if isinstance(x, Tensor) else list(x)
 
 
-def _batch(items: list[Tensor]) -> Tensor | list[Tensor]:
+def _batch(items: list[Tensor]) -> ImageBatch:
     """One (B, ...) tensor when every item has the same shape and device, else the list (the measures take both)."""
     if all(t.shape == items[0].shape and t.device == items[0].device for t in items):
         if items[0].device.type == "cpu" and not any(t.requires_grad for t in items):

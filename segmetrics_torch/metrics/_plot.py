@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -72,7 +73,7 @@ def _curve_lines(value: Mapping[str, Any], name: str) -> dict[str, Tensor]:
     return lines
 
 
-def plot_metric(metric, val: Any = None, ax: Any = None) -> tuple[Any, Any]:
+def plot_metric(metric: Any, val: Any = None, ax: Any = None) -> tuple[Any, Any]:
     """Draw ``val`` (default: ``metric.compute()``) on ``ax`` (default: a new figure); ``(figure, axes)``.
 
     Needs matplotlib (``pip install 'segmetrics-torch[plot]'``), as torchmetrics' ``plot``.
@@ -91,12 +92,15 @@ def plot_metric(metric, val: Any = None, ax: Any = None) -> tuple[Any, Any]:
 
     import matplotlib.pyplot as plt
 
-    def axes():
+    def axes() -> tuple[Any, Any]:
         if ax is not None:
             return ax.get_figure(), ax
         return plt.subplots()
 
-    def finish(fig, axis, xlabel: str, ylabel: str, xlim=None, ylim=(0.0, 1.0), log=False):
+    def finish(
+        fig: Any, axis: Any, xlabel: str, ylabel: str, xlim: tuple[float, float] | None = None,
+        ylim: tuple[float, float] | None = (0.0, 1.0), log: bool = False,
+    ) -> tuple[Any, Any]:
         axis.set_xlabel(xlabel)
         axis.set_ylabel(ylabel)
         if log:
@@ -111,8 +115,8 @@ def plot_metric(metric, val: Any = None, ax: Any = None) -> tuple[Any, Any]:
             axis.legend(loc="best", fontsize="small")
         return fig, axis
 
-    def host(t: Tensor):
-        return t.detach().to("cpu", torch.float64).numpy()
+    def host(t: Tensor | np.ndarray) -> np.ndarray:
+        return t.detach().to("cpu", torch.float64).numpy() if isinstance(t, Tensor) else np.asarray(t, np.float64)
 
     if _is_curve(val.get("counts")):  # object proposals: recall against the number of proposals
         fig, axis = axes()
@@ -137,10 +141,10 @@ def plot_metric(metric, val: Any = None, ax: Any = None) -> tuple[Any, Any]:
         xlabel = "threshold"
         for label, curve in curves.items():
             if isinstance(parameters, Tensor) and _is_curve(parameters) and parameters.numel() == curve.numel():
-                x, xlabel = parameters.to(torch.float64), "hierarchy parameter"
+                along, xlabel = parameters.to(torch.float64), "hierarchy parameter"
             else:
-                x, xlabel = _threshold_x(curve.numel())
-            axis.plot(host(x), host(curve), label=label)
+                along, xlabel = _threshold_x(curve.numel())
+            axis.plot(host(along), host(curve), label=label)
         ylim = None if any(float(c.nan_to_num().max()) > 1 for c in curves.values()) else (0.0, 1.0)
         return finish(fig, axis, xlabel, "value", ylim=ylim)
 

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from .._checks import BACKENDS, Backend, check_choice, check_positive_float
+from .._checks import BACKENDS, Backend, ImageBatch, check_choice, check_positive_float
 from ..functional.boundary.bsds import (
     InputFormat,
     boundary_pr_counts,
@@ -136,7 +136,7 @@ class BoundaryPR(ExactMetric):
         self.add_state("ois", default=torch.zeros(4, dtype=torch.int64), dist_reduce_fx="sum")
         self.add_state("count", default=torch.zeros((), dtype=torch.int64), dist_reduce_fx="sum")
 
-    def update(self, preds: Tensor | Sequence[Tensor], target: Tensor | Sequence[Tensor]) -> None:
+    def update(self, preds: ImageBatch, target: ImageBatch) -> None:
         """Add a batch of images (see the class doc for the formats).
 
         Host synchronisation (by design; the foreground family's update has none): the correspondence of machine and
@@ -225,7 +225,7 @@ class MorphologicalBoundaryF(ExactMetric):
             self.add_state(f"{name}_sum", default=torch.zeros((), dtype=torch.float64), dist_reduce_fx="sum")
         self.add_state("count", default=torch.zeros((), dtype=torch.int64), dist_reduce_fx="sum")
 
-    def update(self, preds: Tensor | Sequence[Tensor], target: Tensor | Sequence[Tensor]) -> None:
+    def update(self, preds: ImageBatch, target: ImageBatch) -> None:
         """Add binary masks: (B, H, W) / (B, 1, H, W) tensors or lists of (H, W) masks.
 
         Host synchronisation: none in the dilation and counting of the torch path beyond the binary-mask value check

@@ -20,7 +20,7 @@ import torch
 from torch import Tensor
 from torchmetrics import Metric
 
-from .._checks import check_positive_float
+from .._checks import ImageBatch, check_positive_float
 from ..functional.foreground._intermediates import (
     EdtBackend,
     EmptyQuadrant,
@@ -123,8 +123,8 @@ class _ForegroundMetric(ExactMetric):
         raise NotImplementedError
 
     def _without_empty_gt(
-        self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]
-    ) -> tuple[Tensor | list[Tensor], Tensor | list[Tensor]] | None:
+        self, preds: ImageBatch, target: ImageBatch
+    ) -> tuple[ImageBatch, ImageBatch] | None:
         """``skip_empty_gt``: the batch without its images of empty ground truth (counted in ``skipped_empty_gt``);
         ``None`` when every image was left out.
 
@@ -158,13 +158,13 @@ class _ForegroundMetric(ExactMetric):
         self.skipped_empty_gt += len(preds) - len(kept)
         return ([p for p, _ in kept], [t for _, t in kept]) if kept else None
 
-    def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
+    def update(self, preds: ImageBatch, target: ImageBatch) -> None:
         """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
         batch = self._without_empty_gt(preds, target)
         if batch is not None:  # None: every image of the batch was left out by skip_empty_gt
             self._update_kept(*batch)
 
-    def _update_kept(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
+    def _update_kept(self, preds: ImageBatch, target: ImageBatch) -> None:
         """Add a batch that ``skip_empty_gt`` has already filtered."""
         values = run_per_image(
             self._derive, preds, target, normalize=self.normalize, validate_args=self.validate_args,
@@ -613,12 +613,12 @@ class ForegroundMeasures(_ForegroundMetric):
         """The included Metrics by name (``self.included`` typed)."""
         return {name: cast(Metric, metric) for name, metric in self.included.items()}
 
-    def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
+    def update(self, preds: ImageBatch, target: ImageBatch) -> None:
         """Add a batch (as :class:`FMeasure`); the included measures get it too (without the images
         ``skip_empty_gt`` leaves out)."""
         super().update(preds, target)
 
-    def _update_kept(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
+    def _update_kept(self, preds: ImageBatch, target: ImageBatch) -> None:
         super()._update_kept(preds, target)
         if self._in_forward:  # forward() feeds the included Metrics itself, once, with this filtered batch
             self._forward_batch = (preds, target)
@@ -626,7 +626,7 @@ class ForegroundMeasures(_ForegroundMetric):
         for metric in self._included().values():
             metric.update(preds, target)
 
-    def forward(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> Any:
+    def forward(self, preds: ImageBatch, target: ImageBatch) -> Any:
         """The batch's results (and accumulate it), the included measures' batch results under their names (of the
         images ``skip_empty_gt`` keeps; when it keeps none, their values on no image, NaN, as this Metric's)."""
         self._in_forward = True

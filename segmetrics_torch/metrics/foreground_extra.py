@@ -14,7 +14,7 @@ from typing import Any, cast
 import torch
 from torch import Tensor
 
-from .._checks import check_positive_float
+from .._checks import ImageBatch, check_positive_float
 from ..functional.foreground.context_measure import camouflage_context_measure, context_measure
 from ..functional.foreground.hce import check_hce_args, human_correction_effort
 from ..functional.foreground.multiscale_iou import check_msiou_args, multiscale_iou
@@ -155,7 +155,7 @@ class ThresholdMeasures(_SumMetric):
         if "binary" in self.modes and not sample_based:
             self.add_state("pooled_counts", torch.zeros(4, dtype=torch.int64), dist_reduce_fx="sum")
 
-    def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
+    def update(self, preds: ImageBatch, target: ImageBatch) -> None:
         """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
         values = threshold_measures(
             preds, target, measures=[k for k, _ in self.measures], modes=self.modes, beta2=self.beta2,
@@ -230,7 +230,7 @@ class SizeInvariantMAE(_SumMetric):
         self.add_state("si_mae_nan", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
         self._first_nan: int | None = None  # this process's first NaN image, counted from the first update
 
-    def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
+    def update(self, preds: ImageBatch, target: ImageBatch) -> None:
         """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
         with warnings.catch_warnings():  # announced once, by compute(), not per batch
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -335,7 +335,7 @@ class SizeInvariantFMeasure(_SumMetric):
             if "binary" in self.modes:
                 self.add_state("pooled_counts", torch.zeros(4, dtype=torch.int64), dist_reduce_fx="sum")
 
-    def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
+    def update(self, preds: ImageBatch, target: ImageBatch) -> None:
         """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
         values = size_invariant_threshold_measures(
             preds, target, measures=[k for k, _ in self.measures], modes=self.modes, beta2=self.beta2,
@@ -445,7 +445,7 @@ class MultiScaleIoU(_SumMetric):
             shape = (257,) if mode == "dynamic" else ()
             self.add_state(f"msiou_{mode}", torch.zeros(shape, dtype=_F64), dist_reduce_fx="sum")
 
-    def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
+    def update(self, preds: ImageBatch, target: ImageBatch) -> None:
         """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
         values = multiscale_iou(preds, target, modes=self.modes, num_levels=self.num_levels,
                                 normalize=self.normalize, validate_args=self.validate_args)  # fmt: skip
@@ -507,7 +507,7 @@ class HumanCorrectionEffort(_SumMetric):
         self.relax, self.epsilon = check_hce_args(relax, epsilon)
         self.add_state("hce_sum", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
 
-    def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
+    def update(self, preds: ImageBatch, target: ImageBatch) -> None:
         """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
         values = human_correction_effort(preds, target, relax=self.relax, epsilon=self.epsilon,
                                          normalize=self.normalize, validate_args=self.validate_args)  # fmt: skip
@@ -554,7 +554,7 @@ class ContextMeasure(_SumMetric):
         self.alpha = check_positive_float(alpha, "alpha")
         self.add_state("cm_sum", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
 
-    def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor]) -> None:
+    def update(self, preds: ImageBatch, target: ImageBatch) -> None:
         """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
         values = context_measure(preds, target, beta2=self.beta2, alpha=self.alpha, normalize=self.normalize,
                                  validate_args=self.validate_args)  # fmt: skip
@@ -611,8 +611,8 @@ class CamouflageContextMeasure(_SumMetric):
         self.lambda_spatial = check_positive_float(lambda_spatial, "lambda_spatial")
         self.add_state("ccm_sum", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
 
-    def update(self, preds: Tensor | list[Tensor], target: Tensor | list[Tensor],
-               images: Tensor | list[Tensor] | None = None) -> None:  # fmt: skip
+    def update(self, preds: ImageBatch, target: ImageBatch,
+               images: ImageBatch | None = None) -> None:  # fmt: skip
         """Add a batch of maps, ground truths and their RGB images (required)."""
         values = camouflage_context_measure(
             preds, target, images, beta2=self.beta2, alpha=self.alpha, gamma=self.gamma,

@@ -17,7 +17,7 @@ from typing import Any, Literal, TypedDict
 import torch
 from torch import Tensor
 
-from .._checks import check_bool, check_choice, check_positive_float
+from .._checks import ImageBatch, check_bool, check_choice, check_positive_float
 from ..functional.boundary.bsds import default_thresholds
 from ..functional.boundary.summary import UniqueOccurrence, check_unique_occurrence
 from ..functional.partition.hierarchy import HIERARCHY_FORMATS, HierarchyFormat, check_num_regions, hierarchy_measures
@@ -116,7 +116,7 @@ class _PartitionMetric(_SummedStates):
         }
         self._add_states(self.measures, 1, False)
 
-    def update(self, preds: Tensor | Sequence[Tensor], target: Tensor | Sequence[Tensor]) -> None:
+    def update(self, preds: ImageBatch, target: ImageBatch) -> None:
         """Add a batch of images.
 
         Host synchronisation (by design): the contingency tables are sparse, so their sizes are read on the host
@@ -693,7 +693,7 @@ class HierarchyMeasures(_SummedStates):
         }
         self._add_states(self.measures, self.levels.numel(), self.region_benchmark)
 
-    def update(self, preds: Tensor | Sequence[Tensor], target: Tensor | Sequence[Tensor]) -> None:
+    def update(self, preds: ImageBatch, target: ImageBatch) -> None:
         """Add a batch of hierarchies (ucm2 maps or level stacks) with their human partitions.
 
         Host synchronisation (by design): a ucm2's levels come from one union-find sweep in a compiled CPU kernel

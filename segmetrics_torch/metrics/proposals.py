@@ -172,7 +172,7 @@ class ProposalRecall(ExactMetric):
         getattr(self, f"{prefix}ar_hits").add_((best[..., None] >= levels).double().mean(-1).sum(1))
         getattr(self, f"{prefix}best").append(best.T.contiguous())
 
-    def _update_one(self, proposals, objects: Tensor, void, classes) -> None:
+    def _update_one(self, proposals: Tensor, objects: Tensor, void: Tensor | None, classes: Tensor | None) -> None:
         ov = proposal_overlaps(proposals, objects, void=void, chunk_size=self.chunk_size,
                                validate_args=self.validate_args)  # fmt: skip
         best = best_overlaps(ov, self.counts.to(ov.inter.device))
@@ -191,13 +191,16 @@ class ProposalRecall(ExactMetric):
         self.objects += j.shape[1]
         self.images += 1
         if self.num_classes is not None:
+            assert classes is not None  # checked above: this metric was built with num_classes
             self.class_objects.index_add_(0, classes, torch.ones_like(classes, dtype=torch.float64))
             for c, key in enumerate(("inter", "fp", "fn")):
                 self.class_counts[:, c].index_add_(0, classes, best[key].to(j.device, torch.float64).T)
             if self.boundary:
                 self.class_f_sum.index_add_(0, classes, f.T)
 
-    def update(self, proposals, objects, void=None, classes=None) -> None:
+    def update(
+        self, proposals: Any, objects: Any, void: Any = None, classes: Any = None
+    ) -> None:
         """Add one image, or lists of images (pools, objects, voids, class ids).
 
         Host synchronisation (by design): a label-map pool's proposal count is its maximum label (``int(max)``);

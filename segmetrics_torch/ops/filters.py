@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from .._checks import check_choice, check_tensor
+from .._checks import ImageBatch, check_choice, check_tensor
 
 __all__ = [
     "filter2d_reflect_gap",
@@ -41,7 +41,9 @@ __all__ = [
 ]
 
 
-def matlab_gaussian_kernel(size: int = 7, sigma: float = 5.0, *, dtype=torch.float64, device=None) -> Tensor:
+def matlab_gaussian_kernel(
+    size: int = 7, sigma: float = 5.0, *, dtype: torch.dtype = torch.float64, device: torch.device | str | None = None
+) -> Tensor:
     """MATLAB ``fspecial('gaussian', size, sigma)`` as a (size, size) tensor.
 
     Example:
@@ -56,7 +58,9 @@ def matlab_gaussian_kernel(size: int = 7, sigma: float = 5.0, *, dtype=torch.flo
     return (h / h.sum()).to(dtype)
 
 
-def matlab_gaussian_kernel1d(size: int = 7, sigma: float = 5.0, *, dtype=torch.float64, device=None) -> Tensor:
+def matlab_gaussian_kernel1d(
+    size: int = 7, sigma: float = 5.0, *, dtype: torch.dtype = torch.float64, device: torch.device | str | None = None
+) -> Tensor:
     """The 1-D factor ``g`` with ``outer(g, g) == fspecial('gaussian', size, sigma)`` (to rounding).
 
     Valid while no entry of the 2-D kernel falls under MATLAB's ``eps * max`` cut-off, i.e. for
@@ -166,7 +170,7 @@ def reflect101_index(length: int, start: int, stop: int) -> np.ndarray:
         z = np.where(low, -z, np.where(high, 2 * length - 2 - z, z))
 
 
-def _region(x, rows: np.ndarray, cols: np.ndarray):
+def _region(x: Any, rows: np.ndarray, cols: np.ndarray) -> Any:  # a numpy array or a tensor, as x
     """``x[refl(rows)][:, refl(cols)]`` of a numpy array or tensor (a view where the window stays inside)."""
     h, w = x.shape
     if rows[0] >= 0 and rows[-1] < h and cols[0] >= 0 and cols[-1] < w:
@@ -178,7 +182,7 @@ def _region(x, rows: np.ndarray, cols: np.ndarray):
 
 
 def filter2d_reflect_window(
-    maps: Tensor | list[Tensor],
+    maps: ImageBatch,
     kernel: Tensor,
     rows: tuple[int, int],
     cols: tuple[int, int],

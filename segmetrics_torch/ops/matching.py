@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any
 
 import numpy as np
 import torch
@@ -111,7 +112,7 @@ def _big(max_cost: int, n_pixels: int) -> int:
     return (max_cost + 1) * (n_pixels + 1)
 
 
-def _kernels():
+def _kernels() -> Any:
     from ._kernels import correspondence
 
     return correspondence
@@ -164,7 +165,9 @@ def correspond_pixels(machine: Tensor, target: Tensor, max_dist: float = 0.0075)
             torch.from_numpy(out2.reshape(h, w)).to(machine.device))
 
 
-def _threshold_levels(pb: np.ndarray, thresholds: np.ndarray, dims: np.ndarray):
+def _threshold_levels(
+    pb: np.ndarray, thresholds: np.ndarray, dims: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Soft maps as level numbers: ``(levels, hist, rank, rep)`` for ``soft_map_counts``.
 
     ``levels`` (B, H, W) counts the thresholds each pixel reaches (``pb >= t``; uint8 up to 255 thresholds), over
@@ -288,7 +291,7 @@ def _task_chunks(tasks: np.ndarray, hist: np.ndarray, rank: np.ndarray) -> list[
     return chunks
 
 
-def _dynamic_schedule():
+def _dynamic_schedule() -> Any:
     """Hand the parallel matching tasks to the threads one at a time: their costs differ by 10x and more (a fine
     level matched against its own image's annotators vs a coarse one or another image's), so that the default
     static split into one block per thread leaves threads idle."""

@@ -14,6 +14,8 @@ Depends on numpy and scipy only.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy import ndimage
 from scipy.optimize import linear_sum_assignment
@@ -178,11 +180,11 @@ def evaluation_bdry_image(
     return out
 
 
-def _fmeasure(r, p):
+def _fmeasure(r: Any, p: Any) -> Any:  # floats or arrays, elementwise
     return 2 * p * r / (p + r + ((p + r) == 0))
 
 
-def _max_f(thresh, r, p):
+def _max_f(thresh: np.ndarray, r: np.ndarray, p: np.ndarray) -> tuple[float, float, float, float]:
     best = (thresh[0], r[0], p[0], _fmeasure(r[0], p[0]))
     for i in range(1, len(thresh)):
         for d in matlab_linspace(0.0, 1.0, 100):

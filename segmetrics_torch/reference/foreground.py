@@ -58,6 +58,7 @@ References
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Literal
 
 import numpy as np
@@ -130,7 +131,7 @@ def adaptive_threshold(p: np.ndarray) -> float:
     return min(2 * float(np.mean(p)), 1.0)
 
 
-def _curve_maps(p: np.ndarray):
+def _curve_maps(p: np.ndarray) -> Iterator[np.ndarray]:
     """Yield the 256 binary maps of a threshold curve, in curve order: map ``i`` is ``trunc(255 p) >= 255 - i``."""
     bins = threshold_bins(p)
     for i in range(NUM_THRESHOLDS):

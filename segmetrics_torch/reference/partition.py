@@ -63,7 +63,7 @@ Checked (``tests/reference/test_partition_reference.py``)
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy import ndimage
@@ -599,7 +599,9 @@ def _lce_of_table(table: np.ndarray) -> float:
     return total / float(table.sum())
 
 
-def _one_minus_mean_error(partition, gts, error_of_table) -> float:
+def _one_minus_mean_error(
+    partition: np.ndarray, gts: Sequence[np.ndarray], error_of_table: Callable[[np.ndarray], float]
+) -> float:
     tables = _tables(partition, gts)
     total = 0.0
     for table in tables:

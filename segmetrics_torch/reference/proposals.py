@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from scipy import ndimage
 
@@ -30,7 +32,9 @@ def jaccard_counts(proposal: np.ndarray, obj: np.ndarray, valid: np.ndarray) -> 
     return inter, fp, fn, (inter / den if den else 0.0)
 
 
-def best_overlaps(proposals: np.ndarray, objects: np.ndarray, counts, void: np.ndarray | None = None) -> dict:
+def best_overlaps(
+    proposals: np.ndarray, objects: np.ndarray, counts: Sequence[int], void: np.ndarray | None = None
+) -> dict:
     """For each N: each object's best J among the first min(N, P) proposals (first best on ties) and its counts."""
     valid = np.ones(objects.shape[1:], bool) if void is None else ~void.astype(bool)
     n_prop, n_obj = len(proposals), len(objects)
@@ -50,7 +54,8 @@ def best_overlaps(proposals: np.ndarray, objects: np.ndarray, counts, void: np.n
     return out
 
 
-def proposal_summary(best: np.ndarray, classes: np.ndarray | None = None, inter=None, fp=None, fn=None) -> dict:
+def proposal_summary(best: np.ndarray, classes: np.ndarray | None = None, inter: np.ndarray | None = None,
+                     fp: np.ndarray | None = None, fn: np.ndarray | None = None) -> dict:
     """Curves over the (L, O) best overlaps of all objects: mean, median, recalls, average recall, J_c."""
     out = {
         "jaccard_object": best.mean(1),
@@ -61,6 +66,7 @@ def proposal_summary(best: np.ndarray, classes: np.ndarray | None = None, inter=
         "average_recall": np.mean([(best >= t).mean(1) for t in np.linspace(0.5, 0.95, 10)], axis=0),
     }
     if classes is not None:
+        assert inter is not None and fp is not None and fn is not None, "per-class values need inter, fp and fn"
         per_class = []
         for c in np.unique(classes):
             sel = classes == c
@@ -100,7 +106,8 @@ def boundary_counts(
 
 
 def best_boundary_f(
-    proposals: np.ndarray, objects: np.ndarray, counts, void: np.ndarray | None = None, bound_th: float = 0.008
+    proposals: np.ndarray, objects: np.ndarray, counts: Sequence[int], void: np.ndarray | None = None,
+    bound_th: float = 0.008,
 ) -> dict:
     """For each N: each object's best boundary F among the first min(N, P) proposals (first best on ties)."""
     valid = np.ones(objects.shape[1:], bool) if void is None else ~void.astype(bool)

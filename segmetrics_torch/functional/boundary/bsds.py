@@ -48,6 +48,7 @@ from torch import Tensor
 
 from ..._checks import (
     Backend,
+    ImageBatch,
     as_binary_mask,
     check_bool,
     check_choice,
@@ -234,8 +235,8 @@ def segmentation_boundaries(segmentations: Tensor) -> Tensor:
 
 
 def boundary_pr_counts(
-    preds: Tensor | Sequence[Tensor],
-    target: Tensor | Sequence[Tensor],
+    preds: ImageBatch,
+    target: ImageBatch,
     *,
     thresholds: int | Sequence[float] | Tensor = 99,
     max_dist: float = 0.0075,
@@ -371,8 +372,8 @@ def _chunks(dims: np.ndarray, n_gt: np.ndarray, max_dist: float) -> list[tuple[i
 
 
 def boundary_pr(
-    preds: Tensor | Sequence[Tensor],
-    target: Tensor | Sequence[Tensor],
+    preds: ImageBatch,
+    target: ImageBatch,
     *,
     thresholds: int | Sequence[float] | Tensor = 99,
     max_dist: float = 0.0075,

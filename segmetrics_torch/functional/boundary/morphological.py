@@ -14,13 +14,13 @@ with ``disk = {(u, v): u^2 + v^2 <= r^2}`` and the reference's edge cases: no pr
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import torch
 from torch import Tensor
 
 from ..._checks import (
     Backend,
+    ImageBatch,
     as_binary_mask,
     as_image_list,
     check_image_stack,
@@ -71,8 +71,8 @@ def boundary_f_from_counts(
 
 
 def morphological_boundary_f(
-    preds: Tensor | Sequence[Tensor],
-    target: Tensor | Sequence[Tensor],
+    preds: ImageBatch,
+    target: ImageBatch,
     *,
     bound_th: float = 0.008,
     backend: Backend = "auto",

@@ -9,11 +9,12 @@ returns a dict of tensors whose first dimension is the block's batch size. Resul
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NoReturn
 
 import torch
 from torch import Tensor
 
-from ..._checks import as_image_list, check_image_stack, check_tensor
+from ..._checks import ImageBatch, as_image_list, check_image_stack, check_tensor
 from ._intermediates import _blocks, use_cpu_kernel
 from ._prepare import check_dtypes, check_values
 
@@ -42,7 +43,10 @@ def _run_stack(
     return {key: torch.cat([part[key] for part in parts]) for key in parts[0]}
 
 
-def _raise_for_image(fn, preds: Tensor, target: Tensor, block: range, indices: list[int] | None, err: ValueError):
+def _raise_for_image(
+    fn: Callable[[Tensor, Tensor], object], preds: Tensor, target: Tensor, block: range, indices: list[int] | None,
+    err: ValueError,
+) -> NoReturn:
     """Re-raise a block's ValueError (e.g. a singular GT of the context measure) naming the image of the batch that
     causes it: the block's images are tried one by one (only after the failure, so the batch path stays as fast)."""
     for j in block:
@@ -56,8 +60,8 @@ def _raise_for_image(fn, preds: Tensor, target: Tensor, block: range, indices: l
 
 def run_raw(
     fn: Callable[[Tensor, Tensor], dict[str, Tensor]],
-    preds: Tensor | list[Tensor],
-    target: Tensor | list[Tensor],
+    preds: ImageBatch,
+    target: ImageBatch,
     *,
     normalize: bool = True,
     validate_args: bool = True,

@@ -24,7 +24,7 @@ from typing import Literal
 import torch
 from torch import Tensor
 
-from ..._checks import Backend, as_image_list, check_bool, check_image_stack, check_tensor
+from ..._checks import Backend, ImageBatch, as_image_list, check_bool, check_image_stack, check_tensor
 from ...ops.distance import distance_transform_edt
 from ...ops.foreground import foreground_statistics
 from ...ops.thresholds import BinaryCounts
@@ -161,8 +161,8 @@ def _run_stack(derive: Derive, preds: Tensor, target: Tensor, normalize: bool,
 
 def run_per_image(
     derive: Derive,
-    preds: Tensor | list[Tensor],
-    target: Tensor | list[Tensor],
+    preds: ImageBatch,
+    target: ImageBatch,
     *,
     normalize: bool = True,
     validate_args: bool = True,

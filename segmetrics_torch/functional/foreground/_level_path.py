@@ -15,6 +15,8 @@ ties are decided exactly as the reference decides them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 from torch import Tensor
@@ -80,7 +82,7 @@ def set_counts(hist: Tensor, chosen: Tensor) -> tuple[Tensor, Tensor]:
     return sel[:, 1].sum(dim=1), sel.sum(dim=(1, 2))
 
 
-def adaptive_thresholds(hist: Tensor, p: Tensor, numel: int, exact_mean) -> Tensor:
+def adaptive_thresholds(hist: Tensor, p: Tensor, numel: int, exact_mean: Callable[[int], float]) -> Tensor:
     """``min(2 mean, 1)`` per row; rows with a present level within 1e-9 of it get ``exact_mean(row)`` (numpy)."""
     total = (hist.sum(dim=1).to(torch.float64) * p).sum(dim=1)
     thr = torch.clamp(2 * (total / numel), max=1.0)
@@ -183,7 +185,9 @@ def target_counts(preds: Tensor, target: Tensor, normalize: bool, image: Tensor,
     return {mode: tuple(c.index_select(0, inverse) for c in counts) for mode, counts in out.items()}
 
 
-def si_mae_parts(preds: Tensor, target: Tensor, normalize: bool, image: Tensor, boxes: Tensor):
+def si_mae_parts(
+    preds: Tensor, target: Tensor, normalize: bool, image: Tensor, boxes: Tensor
+) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     """``(err sum per box (K,), area per box (K,), background err sum (B,), background area (B,), plain MAE (B,))``
     of uint8 maps, boxes in the order of ``image``/``boxes``."""
     hist, box, outside, order = box_histograms(preds, target, image, boxes)

@@ -34,12 +34,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from ..._checks import check_positive_float
+from ..._checks import ImageBatch, check_positive_float
 from ...ops.filters import filter2d_reflect_gap, filter2d_reflect_window
 from ...ops.masks import mask_moments
 from ._extra_runner import run_raw
@@ -56,7 +57,7 @@ _E_FACTOR = math.e / (math.e - 1)
 _ILL_CONDITIONED = 1e-6
 
 
-def _require(module: str):
+def _require(module: str) -> Any:  # the imported module
     """Import an optional dependency of the camouflage context measure, or say how to install it."""
     import importlib
 
@@ -131,7 +132,9 @@ def context_kernel(g: Tensor, moments: list[int], alpha: float) -> np.ndarray:
     return kernel / np.sum(kernel)
 
 
-def context_terms(p_at: Callable[[int, int, int, int], Tensor], g: Tensor, moments: list[int], alpha: float):
+def context_terms(
+    p_at: Callable[[int, int, int, int], Tensor], g: Tensor, moments: list[int], alpha: float
+) -> tuple[Any, Any]:  # numpy values for CPU inputs, tensors otherwise
     """``(sum(p (K * g)), (K * p)[g])`` of one non-empty bool GT ``g`` (H, W) and its prepared map, of which
     ``p_at(r0, r1, c0, c1)`` gives the float64 values on rows ``r0:r1``, columns ``c0:c1`` (only the GT box and a
     border of two half kernels are read); the second in raster order of the GT pixels. numpy values for CPU inputs
@@ -161,11 +164,14 @@ def context_terms(p_at: Callable[[int, int, int, int], Tensor], g: Tensor, momen
     return forward, on_gt
 
 
-def _combine(m_forward, w_reverse, beta2: float) -> float:
+def _combine(m_forward: Any, w_reverse: Any, beta2: float) -> float:
     return float((1 + beta2) * m_forward * w_reverse / (beta2 * m_forward + w_reverse + EPS))
 
 
-def context_of_maps(p_at, g: Tensor, moments: list[int], p_sum: float, beta2: float, alpha: float) -> float:
+def context_of_maps(
+    p_at: Callable[[int, int, int, int], Tensor], g: Tensor, moments: list[int], p_sum: float, beta2: float,
+    alpha: float,
+) -> float:
     """CM of one prepared map (``p_at`` as in :func:`context_terms`) and bool GT with its moments and ``sum(p)``."""
     if moments[0] == 0:  # no GT: wR = 0, so CM = 0 (as PySOD)
         return 0.0
@@ -176,8 +182,8 @@ def context_of_maps(p_at, g: Tensor, moments: list[int], p_sum: float, beta2: fl
 
 
 def context_measure(
-    preds: Tensor | list[Tensor],
-    target: Tensor | list[Tensor],
+    preds: ImageBatch,
+    target: ImageBatch,
     *,
     beta2: float = 1.0,
     alpha: float = 6.0,
@@ -214,7 +220,9 @@ def context_measure(
     return run_raw(fn, preds, target, normalize=normalize, validate_args=validate_args)["cm"]
 
 
-def _map_access(preds: Tensor, target: Tensor, normalize: bool):
+def _map_access(
+    preds: Tensor, target: Tensor, normalize: bool
+) -> tuple[Callable[[int], Callable[[int, int, int, int], Tensor]], list[float], Tensor]:
     """``(p_at, sums, g)`` of a block: ``p_at(i)(r0, r1, c0, c1)`` the prepared map ``i`` (``prepare_maps``) on a
     rectangle, ``sums[i]`` its sum over the image, ``g`` the bool GT. CPU uint8 maps are prepared only where read,
     through the family's per-level values (bit-identical); their sum is ``sum(v - min) / (max - min)`` (or
@@ -291,7 +299,9 @@ def camouflage_degree(img: np.ndarray, g: np.ndarray, gamma: float, lambda_spati
     return ((np.exp(gamma * similarity * fg) - 1) / (np.exp(gamma) - 1)).astype(np.float64)
 
 
-def camouflage_context_of_maps(p, g, img, beta2, alpha, gamma, lambda_spatial) -> float:
+def camouflage_context_of_maps(
+    p: np.ndarray, g: np.ndarray, img: np.ndarray, beta2: float, alpha: float, gamma: float, lambda_spatial: float
+) -> float:
     """CCM of one prepared map (float64), bool GT (numpy) and uint8 RGB image (H, W, 3): the context measure's terms
     (:func:`context_terms`) with the reverse term weighted by ``g + cd`` (``cd`` vanishes off the GT)."""
     pt, gt = torch.from_numpy(p), torch.from_numpy(g)
@@ -306,9 +316,9 @@ def camouflage_context_of_maps(p, g, img, beta2, alpha, gamma, lambda_spatial) -
 
 
 def camouflage_context_measure(
-    preds: Tensor | list[Tensor],
-    target: Tensor | list[Tensor],
-    images: Tensor | list[Tensor] | None = None,
+    preds: ImageBatch,
+    target: ImageBatch,
+    images: ImageBatch | None = None,
     *,
     beta2: float = 1.2,
     alpha: float = 6.0,
@@ -389,7 +399,7 @@ def camouflage_context_measure(
     return torch.tensor(values, dtype=torch.float64, device=device)
 
 
-def _prepared_one(pred: Tensor, target: Tensor, normalize: bool, i: int):
+def _prepared_one(pred: Tensor, target: Tensor, normalize: bool, i: int) -> tuple[np.ndarray, np.ndarray]:
     """One (checked) image through the family's preparation -> numpy (p, g)."""
     out = {}
 

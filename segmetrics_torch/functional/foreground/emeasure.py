@@ -21,6 +21,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from ..._checks import ImageBatch
 from ..._constants import EPS
 from ...ops.thresholds import BinaryCounts
 from ._intermediates import ForegroundIntermediates, run_per_image
@@ -49,7 +50,9 @@ def e_from_counts(counts: BinaryCounts) -> Tensor:
     return total / (n - 1 + EPS)
 
 
-def e_measure(preds, target, *, normalize: bool = True, validate_args: bool = True) -> dict[str, Tensor]:
+def e_measure(
+    preds: ImageBatch, target: ImageBatch, *, normalize: bool = True, validate_args: bool = True
+) -> dict[str, Tensor]:
     """Per-image E-measure at the adaptive threshold and at the 256 curve thresholds.
 
     Args:

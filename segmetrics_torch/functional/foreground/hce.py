@@ -24,10 +24,14 @@ Edge cases (as PySOD): a perfect prediction scores 0; an empty GT and empty pred
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 import torch
 from torch import Tensor
 
+from ..._checks import ImageBatch
 from ._extra_runner import run_raw
 from ._level_path import binary_target, numpy_levels
 from ._prepare import prepare_maps
@@ -38,7 +42,7 @@ __all__ = ["human_correction_effort"]
 _DISK1 = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], dtype=np.uint8)
 
 
-def _imports():
+def _imports() -> tuple[Any, Any]:  # (cv2, skimage.morphology)
     try:
         import cv2
         from skimage import morphology
@@ -53,7 +57,9 @@ def _imports():
     return cv2, morphology
 
 
-def _boundary_segments(contours, mask: np.ndarray, condition: np.ndarray, kernel: np.ndarray, cv2):
+def _boundary_segments(
+    contours: Sequence[np.ndarray], mask: np.ndarray, condition: np.ndarray, kernel: np.ndarray, cv2: Any
+) -> tuple[list[np.ndarray], int]:
     """PySOD's ``filter_conditional_boundary``, vectorised over contour points: (segments, independent regions)."""
     condition = cv2.dilate(condition.astype(np.uint8), kernel)
     n_labels, labels = cv2.connectedComponents(mask.view(np.uint8), connectivity=8, ltype=cv2.CV_32S)
@@ -94,7 +100,7 @@ def _boundary_segments(contours, mask: np.ndarray, condition: np.ndarray, kernel
     return segments, independent
 
 
-def _missed_skeleton(g: np.ndarray, pred: np.ndarray, morphology) -> np.ndarray:
+def _missed_skeleton(g: np.ndarray, pred: np.ndarray, morphology: Any) -> np.ndarray:
     """``skeletonize(g) & ~pred`` (PySOD's ``skeleton ^ (tp & skeleton)``), the skeleton run per 8-connected component
     box.
 
@@ -155,8 +161,8 @@ def check_hce_args(relax: object, epsilon: object) -> tuple[int, float]:
 
 
 def human_correction_effort(
-    preds: Tensor | list[Tensor],
-    target: Tensor | list[Tensor],
+    preds: ImageBatch,
+    target: ImageBatch,
     *,
     relax: int = 5,
     epsilon: float = 2.0,

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from torch import Tensor
 
+from ..._checks import ImageBatch
 from ._intermediates import ForegroundIntermediates, run_per_image
 
 __all__ = ["mae"]
 
 
-def mae(preds, target, *, normalize: bool = True, validate_args: bool = True) -> Tensor:
+def mae(preds: ImageBatch, target: ImageBatch, *, normalize: bool = True, validate_args: bool = True) -> Tensor:
     r"""Per-image mean absolute error :math:`\frac{1}{N}\sum |p - g|` (Perazzi et al. CVPR 2012).
 
     Reference: PySODMetrics 1.6.2 ``MAE`` and MATLAB ``mean2(abs(double(logical(gt)) - sal))`` (to 1e-6), after the

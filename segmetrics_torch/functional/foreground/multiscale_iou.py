@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from ..._checks import ImageBatch
 from ...ops.thresholds import adaptive_threshold
 from ._extra_runner import run_raw
 from ._intermediates import use_cpu_kernel
@@ -157,8 +158,8 @@ def check_msiou_args(modes: object, num_levels: object) -> tuple[str, ...]:
 
 
 def multiscale_iou(
-    preds: Tensor | list[Tensor],
-    target: Tensor | list[Tensor],
+    preds: ImageBatch,
+    target: ImageBatch,
     *,
     modes: str | list[str] | tuple[str, ...] = MSIOU_MODES,
     num_levels: int = 10,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ..._checks import check_positive_float
+from ..._checks import ImageBatch, check_positive_float
 from ...ops.thresholds import BinaryCounts
 from ._intermediates import ForegroundIntermediates, run_per_image
 
@@ -53,8 +53,8 @@ def overlap_from_counts(counts: BinaryCounts) -> dict[str, Tensor]:
 
 
 def f_measure(
-    preds: Tensor | list[Tensor],
-    target: Tensor | list[Tensor],
+    preds: ImageBatch,
+    target: ImageBatch,
     *,
     beta2: float = 0.3,
     normalize: bool = True,
@@ -97,7 +97,9 @@ def f_measure(
     return run_per_image(fn, preds, target, normalize=normalize, validate_args=validate_args)
 
 
-def _overlap_measure(name: str, preds, target, normalize: bool, validate_args: bool) -> dict[str, Tensor]:
+def _overlap_measure(
+    name: str, preds: ImageBatch, target: ImageBatch, normalize: bool, validate_args: bool
+) -> dict[str, Tensor]:
     def fn(values: ForegroundIntermediates) -> dict[str, Tensor]:
         return {
             "adaptive": overlap_from_counts(values.adaptive)[name],
@@ -107,7 +109,9 @@ def _overlap_measure(name: str, preds, target, normalize: bool, validate_args: b
     return run_per_image(fn, preds, target, normalize=normalize, validate_args=validate_args)
 
 
-def iou(preds, target, *, normalize: bool = True, validate_args: bool = True) -> dict[str, Tensor]:
+def iou(
+    preds: ImageBatch, target: ImageBatch, *, normalize: bool = True, validate_args: bool = True
+) -> dict[str, Tensor]:
     r"""Per-image intersection over union (Jaccard index) ``tp / (tp + fp + fn)``, adaptive and 256-curve.
 
     Reference: PySODMetrics 1.6.2 ``FmeasureV2`` + ``IOUHandler`` (``sample_based=True``); 0 where
@@ -132,7 +136,9 @@ def iou(preds, target, *, normalize: bool = True, validate_args: bool = True) ->
     return _overlap_measure("iou", preds, target, normalize, validate_args)
 
 
-def dice(preds, target, *, normalize: bool = True, validate_args: bool = True) -> dict[str, Tensor]:
+def dice(
+    preds: ImageBatch, target: ImageBatch, *, normalize: bool = True, validate_args: bool = True
+) -> dict[str, Tensor]:
     r"""Per-image Dice coefficient ``2 tp / (2 tp + fp + fn)``, adaptive and 256-curve.
 
     Reference: PySODMetrics 1.6.2 ``FmeasureV2`` + ``DICEHandler``; 0 where the denominator is 0. Arguments and
@@ -154,7 +160,9 @@ def dice(preds, target, *, normalize: bool = True, validate_args: bool = True) -
     return _overlap_measure("dice", preds, target, normalize, validate_args)
 
 
-def precision_recall(preds, target, *, normalize: bool = True, validate_args: bool = True) -> dict[str, Tensor]:
+def precision_recall(
+    preds: ImageBatch, target: ImageBatch, *, normalize: bool = True, validate_args: bool = True
+) -> dict[str, Tensor]:
     r"""Per-image precision ``tp/(tp+fp)`` and recall ``tp/(tp+fn)``, adaptive and 256-curves.
 
     Reference: PySODMetrics 1.6.2 ``FmeasureV2`` + ``PrecisionHandler``/``RecallHandler``; 0 where a denominator is 0.

@@ -38,7 +38,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..._checks import check_positive_float
+from ..._checks import ImageBatch, check_positive_float
 from ._extra_runner import run_raw
 from ._intermediates import use_cpu_kernel
 from ._prepare import prepare_maps
@@ -149,8 +149,8 @@ def _per_image_mean(values: Tensor, image: Tensor, batch: int) -> tuple[Tensor, 
 
 
 def size_invariant_threshold_measures(
-    preds: Tensor | list[Tensor],
-    target: Tensor | list[Tensor],
+    preds: ImageBatch,
+    target: ImageBatch,
     *,
     measures: str | list[str] | tuple[str, ...] = THRESHOLD_MEASURES,
     modes: str | list[str] | tuple[str, ...] = THRESHOLD_MODES,
@@ -253,8 +253,8 @@ def curve_area(y: Tensor, x: Tensor) -> Tensor:
 
 
 def size_invariant_mae(
-    preds: Tensor | list[Tensor],
-    target: Tensor | list[Tensor],
+    preds: ImageBatch,
+    target: ImageBatch,
     *,
     normalize: bool = True,
     validate_args: bool = True,

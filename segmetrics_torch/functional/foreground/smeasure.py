@@ -34,7 +34,7 @@ from typing import get_args
 
 from torch import Tensor
 
-from ..._checks import check_choice
+from ..._checks import ImageBatch, check_choice
 from ._intermediates import EmptyQuadrant, ForegroundIntermediates, MeasureOptions, run_per_image
 
 __all__ = ["s_measure"]
@@ -54,8 +54,8 @@ def check_s_options(alpha: object, empty_quadrant: object) -> None:
 
 
 def s_measure(
-    preds,
-    target,
+    preds: ImageBatch,
+    target: ImageBatch,
     *,
     alpha: float = 0.5,
     empty_quadrant: EmptyQuadrant = "nan",

@@ -11,7 +11,7 @@ from typing import Any
 
 from torch import Tensor
 
-from ..._checks import check_positive_float
+from ..._checks import ImageBatch, check_positive_float
 from ._intermediates import EdtBackend, EmptyQuadrant, ForegroundIntermediates, MeasureOptions, run_per_image
 from .emeasure import e_from_counts
 from .overlap import f_from_counts, overlap_from_counts
@@ -89,8 +89,8 @@ def derive_all(values: ForegroundIntermediates, beta2: float = 0.3) -> dict[str,
 
 
 def foreground_measures(
-    preds,
-    target,
+    preds: ImageBatch,
+    target: ImageBatch,
     *,
     beta2: float = 0.3,
     wf_beta2: float = 1.0,

@@ -42,7 +42,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..._checks import check_positive_float
+from ..._checks import ImageBatch, check_positive_float
 from ...ops.thresholds import BinaryCounts, adaptive_threshold, threshold_counts
 from ._extra_runner import run_raw
 from ._intermediates import MeasureOptions, measure_values, use_cpu_kernel
@@ -211,8 +211,8 @@ def block_counts(
 
 
 def threshold_measures(
-    preds: Tensor | list[Tensor],
-    target: Tensor | list[Tensor],
+    preds: ImageBatch,
+    target: ImageBatch,
     *,
     measures: str | list[str] | tuple[str, ...] = THRESHOLD_MEASURES,
     modes: str | list[str] | tuple[str, ...] = THRESHOLD_MODES,

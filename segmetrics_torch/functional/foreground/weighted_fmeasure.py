@@ -23,7 +23,7 @@ from typing import get_args
 
 from torch import Tensor
 
-from ..._checks import check_choice, check_positive_float
+from ..._checks import ImageBatch, check_choice, check_positive_float
 from ._intermediates import EdtBackend, ForegroundIntermediates, MeasureOptions, run_per_image
 
 __all__ = ["weighted_f_measure"]
@@ -35,8 +35,8 @@ def check_edt_backend(edt_backend: object) -> None:
 
 
 def weighted_f_measure(
-    preds,
-    target,
+    preds: ImageBatch,
+    target: ImageBatch,
     *,
     beta2: float = 1.0,
     edt_backend: EdtBackend = "auto",

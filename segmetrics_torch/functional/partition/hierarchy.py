@@ -19,7 +19,7 @@ from typing import Literal, get_args
 import torch
 from torch import Tensor
 
-from ..._checks import check_bool, check_choice, check_positive_float, check_tensor
+from ..._checks import ImageBatch, check_bool, check_choice, check_positive_float, check_tensor
 from ...ops.contingency import (
     ContingencyTables,
     TableSlots,
@@ -164,8 +164,8 @@ def region_benchmark_counts(ct: ContingencyTables, num_levels: int) -> dict[str,
 
 
 def hierarchy_measures(
-    preds: Tensor | Sequence[Tensor],
-    target: Tensor | Sequence[Tensor],
+    preds: ImageBatch,
+    target: ImageBatch,
     *,
     input_format: HierarchyFormat = "ucm2",
     thresholds: int | Sequence[float] | Tensor = 99,

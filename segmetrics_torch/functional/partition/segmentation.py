@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ..._checks import Backend, check_bool, check_positive_float, check_tensor
+from ..._checks import Backend, ImageBatch, check_bool, check_positive_float, check_tensor
 from ...ops.contingency import ContingencyTables, contingency_tables, pair_tables, relabel
 from ..boundary.bsds import annotator_boundaries, boundary_pr_counts, segmentation_boundaries
 from .tables import TABLE_MEASURES, check_fop_constants, check_measures, measures_from_tables
@@ -183,8 +183,8 @@ def _reassemble(pieces: dict[str, list[tuple[list[int], Tensor]]], n: int) -> di
 
 
 def partition_measures(
-    preds: Tensor | Sequence[Tensor],
-    target: Tensor | Sequence[Tensor],
+    preds: ImageBatch,
+    target: ImageBatch,
     *,
     measures: str | Sequence[str] | None = None,
     gamma_obj: float = 0.9,

@@ -51,7 +51,7 @@ TABLE_MEASURES = PARTITION_TABLES
 MEASURES = PARTITION
 
 
-def check_measures(measures) -> tuple[str, ...]:
+def check_measures(measures: object) -> tuple[str, ...]:
     """Normalise ``measures`` (None = all) to a tuple of keys of :data:`MEASURES`, or raise ``ValueError``."""
     if measures is None:
         return MEASURES
