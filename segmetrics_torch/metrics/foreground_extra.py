@@ -84,7 +84,44 @@ class _SumMetric(ExactMetric):
         setattr(self, name, state + value.to(device=state.device, dtype=state.dtype))
 
 
-class ThresholdMeasures(_SumMetric):
+class _ThresholdSetMetric(_SumMetric):
+    """The states of a set of confusion-count measures in adaptive / dynamic / binary modes (per-image sums), shared
+    by :class:`ThresholdMeasures` and :class:`SizeInvariantFMeasure`; each adds its own states in the two hooks."""
+
+    def __init__(
+        self,
+        measures: str | list[str] | tuple[str, ...] = THRESHOLD_MEASURES,
+        modes: str | list[str] | tuple[str, ...] = THRESHOLD_MODES,
+        *,
+        sample_based: bool = True,
+        beta2: float = 0.3,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.measures = canonical_measures(measures)
+        self.modes = check_modes(modes)
+        if not isinstance(sample_based, bool):
+            raise TypeError(f"Expected argument `sample_based` to be a bool, but got {sample_based!r}.")
+        self.sample_based = sample_based
+        self.beta2 = check_positive_float(beta2, "beta2")
+        for key, _ in self.measures:
+            if "adaptive" in self.modes:
+                self.add_state(f"{key}_adaptive", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
+            if "dynamic" in self.modes:
+                self.add_state(f"{key}_dynamic", torch.zeros(NUM_THRESHOLDS, dtype=_F64), dist_reduce_fx="sum")
+            self._per_key_states(key)
+            if "binary" in self.modes and sample_based:
+                self.add_state(f"{key}_binary", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
+        self._global_states()
+
+    def _per_key_states(self, key: str) -> None:
+        """States of measure ``key`` beside the per-mode sums."""
+
+    def _global_states(self) -> None:
+        """States of the whole set."""
+
+
+class ThresholdMeasures(_ThresholdSetMetric):
     r"""PySODMetrics' ``FmeasureV2`` over a dataset: confusion-count measures in adaptive/dynamic/binary modes.
 
     Measures (see :mod:`segmetrics_torch.functional.foreground.threshold_measures` for the formulas):
@@ -129,30 +166,8 @@ class ThresholdMeasures(_SumMetric):
         {'iou': 1.0, 'recall': 1.0}
     """
 
-    def __init__(
-        self,
-        measures: str | list[str] | tuple[str, ...] = THRESHOLD_MEASURES,
-        modes: str | list[str] | tuple[str, ...] = THRESHOLD_MODES,
-        *,
-        sample_based: bool = True,
-        beta2: float = 0.3,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
-        self.measures = canonical_measures(measures)
-        self.modes = check_modes(modes)
-        if not isinstance(sample_based, bool):
-            raise TypeError(f"Expected argument `sample_based` to be a bool, but got {sample_based!r}.")
-        self.sample_based = sample_based
-        self.beta2 = check_positive_float(beta2, "beta2")
-        for key, _ in self.measures:
-            if "adaptive" in self.modes:
-                self.add_state(f"{key}_adaptive", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
-            if "dynamic" in self.modes:
-                self.add_state(f"{key}_dynamic", torch.zeros(NUM_THRESHOLDS, dtype=_F64), dist_reduce_fx="sum")
-            if "binary" in self.modes and sample_based:
-                self.add_state(f"{key}_binary", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
-        if "binary" in self.modes and not sample_based:
+    def _global_states(self) -> None:
+        if "binary" in self.modes and not self.sample_based:
             self.add_state("pooled_counts", torch.zeros(4, dtype=torch.int64), dist_reduce_fx="sum")
 
     def update(self, preds: ImageBatch, target: ImageBatch) -> None:
@@ -256,7 +271,7 @@ class SizeInvariantMAE(_SumMetric):
         self._first_nan = None
 
 
-class SizeInvariantFMeasure(_SumMetric):
+class SizeInvariantFMeasure(_ThresholdSetMetric):
     r"""Size-invariant threshold measures over a dataset, PySODMetrics 1.6.2 ``SizeInvarianceFmeasureV2``.
 
     Every measure of :class:`ThresholdMeasures` computed per target (GT components of >= 50 pixels, each on its
@@ -299,38 +314,18 @@ class SizeInvariantFMeasure(_SumMetric):
         1.0
     """
 
-    def __init__(
-        self,
-        measures: str | list[str] | tuple[str, ...] = THRESHOLD_MEASURES,
-        modes: str | list[str] | tuple[str, ...] = THRESHOLD_MODES,
-        *,
-        sample_based: bool = True,
-        beta2: float = 0.3,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
-        self.measures = canonical_measures(measures)
-        self.modes = check_modes(modes)
-        if not isinstance(sample_based, bool):
-            raise TypeError(f"Expected argument `sample_based` to be a bool, but got {sample_based!r}.")
-        self.sample_based = sample_based
-        self.beta2 = check_positive_float(beta2, "beta2")
-        for key, _ in self.measures:
-            if "adaptive" in self.modes:
-                self.add_state(f"{key}_adaptive", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
-            if "dynamic" in self.modes:
-                self.add_state(f"{key}_dynamic", torch.zeros(NUM_THRESHOLDS, dtype=_F64), dist_reduce_fx="sum")
-                if sample_based:
-                    self.add_state(f"{key}_dynamic_max", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
-            if "binary" in self.modes and sample_based:
-                self.add_state(f"{key}_binary", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
+    def _per_key_states(self, key: str) -> None:
+        if "dynamic" in self.modes and self.sample_based:
+            self.add_state(f"{key}_dynamic_max", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
+
+    def _global_states(self) -> None:
         names = {name for _, name in self.measures}
         #: the areas under the targets' ROC / PR curves (PySODMetrics' recorder), when the curves are measured
         self.areas = [key for key, needed in (("auc_roc", {"recall", "fpr"}), ("auc_pr", {"precision", "recall"}))
-                      if "dynamic" in self.modes and sample_based and needed <= names]  # fmt: skip
+                      if "dynamic" in self.modes and self.sample_based and needed <= names]  # fmt: skip
         for key in self.areas:
             self.add_state(f"{key}_sum", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
-        if not sample_based:
+        if not self.sample_based:
             self.add_state("targets", torch.zeros((), dtype=torch.int64), dist_reduce_fx="sum")
             if "binary" in self.modes:
                 self.add_state("pooled_counts", torch.zeros(4, dtype=torch.int64), dist_reduce_fx="sum")
