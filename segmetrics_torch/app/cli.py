@@ -912,14 +912,8 @@ def _add_workers_option(command: argparse.ArgumentParser) -> None:
     )
 
 
-def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="segmetrics",
-        description="Reference-exact segmentation evaluation measures (PySODMetrics-exact foreground measures).",
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-
+def _add_demo_command(commands: Any) -> None:
+    """``segmetrics demo``."""
     demo = commands.add_parser(
         "demo",
         help="evaluate three synthetic methods of graded quality on embedded synthetic data",
@@ -931,19 +925,10 @@ def _build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--batch-size", type=_positive_int, default=8, help="images per update (default: 8)")
     demo.set_defaults(handler=_run_demo)
 
-    evaluate = commands.add_parser(
-        "evaluate",
-        help="evaluate a folder of predictions, or many methods x datasets into a report (--config)",
-        description="Evaluate a folder of predictions (TASK), or many methods x datasets into an evaluation report: "
-        "tables (terminal, Markdown, LaTeX, CSV), JSON and figures, cached per (dataset, method, settings). "
-        "Exit status: 0 success, 2 usage or input error (one `error:` line; no report file written), 1 unexpected "
-        "error, 130 interrupted (finished evaluations stay cached).",
-    )
-    from .report_run import add_report_arguments
 
-    add_report_arguments(evaluate, _positive_int, _non_negative_int)
-    tasks = evaluate.add_subparsers(dest="task", metavar="TASK")
-    fg = tasks.add_parser(
+def _add_foreground_task(commands: Any) -> None:
+    """``segmetrics evaluate foreground`` (alias ``sod``)."""
+    fg = commands.add_parser(
         "foreground",
         aliases=["sod"],
         help="foreground maps (salient / camouflaged object detection): MAE, S, weighted F, F, E, IoU, Dice",
@@ -996,7 +981,12 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_workers_option(fg)
     fg.set_defaults(handler=_run_evaluate_foreground)
 
-    bdry = tasks.add_parser(
+
+def _add_boundary_task(commands: Any) -> None:
+    """``segmetrics evaluate boundary``."""
+    from .prescan import add_input_options
+
+    bdry = commands.add_parser(
         "boundary",
         help="boundary maps: the BSDS500 boundary benchmark (ODS, OIS, AP, R50)",
         description=(
@@ -1047,9 +1037,13 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_workers_option(bdry)
     bdry.set_defaults(handler=_run_evaluate_boundary)
 
-    MEASURES = PARTITION_MEASURES
 
-    part = tasks.add_parser(
+def _add_partition_task(commands: Any) -> None:
+    """``segmetrics evaluate partition``."""
+    from .prescan import add_input_options
+
+    MEASURES = PARTITION_MEASURES
+    part = commands.add_parser(
         "partition",
         help="partitions and hierarchies: SEISM measures (Fop, PRI, VoI, covering, ...), ODS/OIS/AP, BSR regions",
         description=(
@@ -1124,7 +1118,13 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_run_options(part, batch_size=8, allow_missing=False)
     _add_workers_option(part)
     part.set_defaults(handler=_run_evaluate_partition)
-    prop = tasks.add_parser(
+
+
+def _add_proposals_task(commands: Any) -> None:
+    """``segmetrics evaluate proposals``."""
+    from .prescan import add_input_options
+
+    prop = commands.add_parser(
         "proposals",
         help="object proposals: best overlap per object vs the number of proposals (MCG protocol), J and boundary F",
         description=(
@@ -1183,6 +1183,34 @@ def _build_parser() -> argparse.ArgumentParser:
     add_input_options(prop, resize=False)
     _add_run_options(prop, batch_size=1, allow_missing=False)
     prop.set_defaults(handler=_run_evaluate_proposals)
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="segmetrics",
+        description="Reference-exact segmentation evaluation measures (PySODMetrics-exact foreground measures).",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_demo_command(commands)
+
+
+    evaluate = commands.add_parser(
+        "evaluate",
+        help="evaluate a folder of predictions, or many methods x datasets into a report (--config)",
+        description="Evaluate a folder of predictions (TASK), or many methods x datasets into an evaluation report: "
+        "tables (terminal, Markdown, LaTeX, CSV), JSON and figures, cached per (dataset, method, settings). "
+        "Exit status: 0 success, 2 usage or input error (one `error:` line; no report file written), 1 unexpected "
+        "error, 130 interrupted (finished evaluations stay cached).",
+    )
+    from .report_run import add_report_arguments
+
+    add_report_arguments(evaluate, _positive_int, _non_negative_int)
+    tasks = evaluate.add_subparsers(dest="task", metavar="TASK")
+    _add_foreground_task(tasks)
+    _add_boundary_task(tasks)
+    _add_partition_task(tasks)
+    _add_proposals_task(tasks)
     evaluate.set_defaults(handler=_run_evaluate_report, subparser=evaluate)
 
     from .meta_command import add_meta_parser
