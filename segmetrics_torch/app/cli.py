@@ -135,6 +135,18 @@ def _device(name: str) -> torch.device:
     return distributed.device_for(device)  # under torchrun, "cuda" is this rank's GPU
 
 
+def _with_progress(args: argparse.Namespace, name: str, total: int, run: Callable[[Any], _T]) -> tuple[_T, float]:
+    """``(run(progress), seconds)``: the evaluation under a progress bar on stderr (none with ``--no-progress`` or
+    when stderr is not a terminal)."""
+    from tqdm.auto import tqdm
+
+    start = time.perf_counter()
+    disable = args.no_progress or not sys.stderr.isatty()
+    with tqdm(total=total, desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
+        out = run(progress)
+    return out, time.perf_counter() - start
+
+
 def _check_output(path: str | None, option: str) -> Path | None:
     """Fail before the evaluation, not after it, when an output file cannot be written."""
     from .outputs import check_output
@@ -273,7 +285,6 @@ def pairing_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _run_evaluate_foreground(args: argparse.Namespace) -> int:
-    from tqdm.auto import tqdm
 
     from ..io import find_pairs
     from .evaluation import evaluate_foreground
@@ -309,14 +320,13 @@ def _run_evaluate_foreground(args: argparse.Namespace) -> int:
     pairs, bad = _scan_and_report(args, scan, pairing.pairs)
 
     columns, _, include = foreground_columns(args.measures)
-    start = time.perf_counter()
-    disable = args.no_progress or not sys.stderr.isatty()
-    with tqdm(total=len(pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
-        results, metric = evaluate_foreground(
+    (results, metric), elapsed = _with_progress(
+        args, name, len(pairs),
+        lambda progress: evaluate_foreground(
             pairs, device=device, batch_size=args.batch_size, workers=args.workers, progress=progress,
             resize=args.resize, per_image=True, include=include,
-        )  # fmt: skip
-    elapsed = time.perf_counter() - start
+        ),
+    )  # fmt: skip
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return 0
 
@@ -559,7 +569,6 @@ def _write_bsr_files(out_dir: Path, summary: dict[str, Any]) -> list[Path]:
 
 
 def _run_evaluate_boundary(args: argparse.Namespace) -> int:
-    from tqdm.auto import tqdm
 
     from .evaluation import boundary_formats, boundary_report, check_boundary_nms, evaluate_boundary
     from .tables import format_table, scalar_row
@@ -579,14 +588,13 @@ def _run_evaluate_boundary(args: argparse.Namespace) -> int:
     stems = [stem for stem, _, _ in pairs]
     options = {"thresholds": args.thresholds, "max_dist": args.max_dist, "thin": not args.no_thin, "nms": args.nms}
 
-    start = time.perf_counter()
-    disable = args.no_progress or not sys.stderr.isatty()
-    with tqdm(total=len(pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
-        summary = evaluate_boundary(  # 0-d tensors and (K,) / (B,) curves, on the CPU
+    summary, elapsed = _with_progress(
+        args, name, len(pairs),
+        lambda progress: evaluate_boundary(  # 0-d tensors and (K,) / (B,) curves, on the CPU
             pairs, input_format=input_format, gt_format=gt_format, **options, device=device,
             batch_size=args.batch_size, workers=args.workers, progress=progress, resize=args.resize,
-        )  # fmt: skip
-    elapsed = time.perf_counter() - start
+        ),
+    )  # fmt: skip
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return 0
 
@@ -677,7 +685,6 @@ REGION_COLUMNS: tuple[tuple[str, str], ...] = (*HIERARCHY_COLUMNS[:3], ("best", 
 
 
 def _run_evaluate_partition(args: argparse.Namespace) -> int:
-    from tqdm.auto import tqdm
 
     from .evaluation import evaluate_partition, partition_formats
     from .tables import format_table, measure_name, scalar_row
@@ -706,15 +713,14 @@ def _run_evaluate_partition(args: argparse.Namespace) -> int:
     stems = [stem for stem, _, _ in pairs]
     options = {"measures": args.measures, "gamma_obj": args.gamma_obj, "max_dist": args.max_dist}
 
-    start = time.perf_counter()
-    disable = args.no_progress or not sys.stderr.isatty()
-    with tqdm(total=len(pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
-        results, metric = evaluate_partition(
+    (results, metric), elapsed = _with_progress(
+        args, name, len(pairs),
+        lambda progress: evaluate_partition(
             pairs, input_format=input_format, gt_format=gt_format, **options, thresholds=args.thresholds,
             num_regions=args.num_regions, rule=args.rule, device=device, batch_size=args.batch_size,
             workers=args.workers, progress=progress,
-        )  # fmt: skip
-    elapsed = time.perf_counter() - start
+        ),
+    )  # fmt: skip
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return 0
 
@@ -776,7 +782,6 @@ PROPOSAL_TABLE_N = (10, 100, 1000)
 
 
 def _run_evaluate_proposals(args: argparse.Namespace) -> int:
-    from tqdm.auto import tqdm
 
     from ..functional.proposals import MCG_PROPOSAL_COUNTS
     from ..io import PROPOSAL_EXTENSIONS, find_pairs, list_images
@@ -804,15 +809,14 @@ def _run_evaluate_proposals(args: argparse.Namespace) -> int:
     counts = sorted(set(args.counts or MCG_PROPOSAL_COUNTS))
     void_label = None if args.void_label < 0 else args.void_label
     name = args.name or _default_name(args)
-    start = time.perf_counter()
-    disable = args.no_progress or not sys.stderr.isatty()
-    with tqdm(total=len(pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
-        results, per_image, metric = evaluate_proposals(
+    (results, per_image, metric), elapsed = _with_progress(
+        args, name, len(pairs),
+        lambda progress: evaluate_proposals(
             pairs, counts=counts, classes=classes, void_label=void_label, num_classes=args.num_classes,
             chunk_size=args.chunk_size, boundary=args.boundary, bound_th=args.bound_th, device=device,
             progress=progress,
-        )  # fmt: skip
-    elapsed = time.perf_counter() - start
+        ),
+    )  # fmt: skip
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return 0
 
