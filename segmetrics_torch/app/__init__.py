@@ -6,7 +6,11 @@ The library (``segmetrics_torch`` outside this package) never imports from here;
 * :mod:`.meta_command` -- ``segmetrics meta`` (the meta-measure tests of a measure on a folder or the demo data);
 * :mod:`.evaluation` -- pairing of folders, the decoding workers and the family runners (foreground, boundary,
   partition, proposals) the command and the report share;
-* :mod:`.report_run` -- ``segmetrics evaluate --config``: configuration, pre-scan, cache, resume;
+* :mod:`.report_run` -- ``segmetrics evaluate --config``: running the plan (cache or compute, resume) and writing the
+  report, and the report's command-line form;
+* :mod:`.report_config` -- the report's configuration (schema, checks, YAML / JSON loaders);
+* :mod:`.report_plan` -- the report's jobs: pairing, formats, pre-scan, fingerprints;
+* :mod:`.report_cache` -- the report's cache of results;
 * :mod:`.report_render` -- the report's tables and figures from the cached results;
 * :mod:`.tables` -- table columns, text / Markdown / LaTeX tables, JSON and CSV writers;
 * :mod:`.plots` -- PR, threshold and proposal-recall figures (matplotlib);

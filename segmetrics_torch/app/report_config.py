@@ -1,0 +1,622 @@
+"""The evaluation report's configuration: the schema of ``eval.yaml`` / ``--config``, its checks (every mistake
+named at once, with the key's path) and the YAML / JSON loaders that refuse duplicate keys."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import read_text_file
+from .evaluation import (
+    InputError,
+    default_workers,
+)
+from .measures import (
+    check_foreground_measures,
+    foreground_measure_error,
+)
+
+#: the families a configuration can name
+FAMILIES = ("foreground", "boundary", "partition", "proposals")
+
+#: other names users may write for a family: ``sod`` (salient object detection, the name PySODEvalToolkit users know)
+#: is the foreground family. Reports, file names and cache keys use ``foreground`` only.
+FAMILY_ALIASES = {"sod": "foreground"}
+
+#: what a configuration's families are when it names none (the README's default)
+DEFAULT_FAMILIES = ("foreground",)
+
+#: the name-mapping keys of a configuration (and ``--pred-suffix`` ... on the command line)
+PAIRING_KEYS = ("pred_prefix", "pred_suffix", "gt_prefix", "gt_suffix", "pair_regex")
+#: the keys a method's own entry may set (its prediction names), and a dataset's (its ground-truth names)
+PRED_PAIRING_KEYS = ("pred_prefix", "pred_suffix", "pair_regex")
+GT_PAIRING_KEYS = ("gt_prefix", "gt_suffix")
+
+#: default images per update of each family (as its ``evaluate`` subcommand)
+BATCH_SIZES = {"foreground": 16, "boundary": 8, "partition": 8, "proposals": 1}
+
+FIGURE_FORMATS = ("png", "pdf", "svg")
+
+
+_TOP_KEYS = {
+    "datasets",
+    "methods",
+    "families",
+    "options",
+    "output",
+    "cache",
+    "cache_check",
+    "device",
+    "batch_size",
+    "workers",
+    "skip_missing",
+    "allow_missing",
+    "skip_bad",
+    "skip_empty_gt",
+    "compare_on",
+    "resize",
+    "figures",
+    "xlsx",
+    "method_order",
+    "colors",
+    "highlight",
+    "style",
+    *PAIRING_KEYS,
+}
+
+
+# --------------------------------------------------------------------------------------------------- configuration
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A ground-truth folder and the families evaluated on it (``gt_labels``: boundary GT images are label maps;
+    ``gt_classes``: class images of the proposal family's objects, for J_c)."""
+
+    name: str
+    gt: Path
+    families: tuple[str, ...]
+    gt_labels: bool = False
+    gt_classes: Path | None = None
+    #: this dataset's own ground-truth name mapping (``gt_prefix`` / ``gt_suffix``), over the top-level keys
+    pairing: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Method:
+    """A method's predictions: a folder template (``{dataset}``, ``{family}`` replaced) or, per dataset, a folder or
+    ``{family: folder}``; a dataset the mapping does not name is not evaluated for this method."""
+
+    name: str
+    preds: str | Mapping[str, str | Mapping[str, str]]
+    base: Path = Path()
+    #: this method's own prediction name mapping (``pred_prefix`` / ``pred_suffix`` / ``pair_regex``), over the
+    #: dataset's and the top-level keys; ``dataset_pairing[d]`` over that, for dataset d only
+    pairing: Mapping[str, str] = field(default_factory=dict)
+    dataset_pairing: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    def pairing_for(self, dataset: str) -> dict[str, str]:
+        """The method's name mapping on ``dataset``."""
+        return {**self.pairing, **self.dataset_pairing.get(dataset, {})}
+
+    def folder(self, dataset: str, family: str) -> Path | None:
+        template: str | None
+        if isinstance(self.preds, str):
+            template = self.preds
+        else:
+            entry = self.preds.get(dataset)
+            template = entry.get(family) if isinstance(entry, Mapping) else entry
+            if template is None:
+                return None
+        return self.base / template.replace("{dataset}", dataset).replace("{family}", family)
+
+
+@dataclass
+class ReportConfig:
+    """A checked configuration (see the README, "Evaluation reports", for the file format)."""
+
+    datasets: list[Dataset]
+    methods: list[Method]
+    output: Path
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cache: Path | None = None
+    cache_check: str = "stat"
+    device: str = "cpu"
+    batch_size: int | None = None
+    workers: int = field(default_factory=default_workers)
+    allow_missing: bool = False
+    skip_bad: bool = False
+    #: leave out the images of empty ground truth (foreground; COD10K's convention)
+    skip_empty_gt: bool = False
+    compare_on: str = "common"
+    pairing: dict[str, str] = field(default_factory=dict)
+    resize: bool = False
+    figures: tuple[str, ...] = ("png", "pdf")
+    xlsx: bool = False
+    method_order: list[str] = field(default_factory=list)
+    colors: dict[str, Any] = field(default_factory=dict)
+    highlight: str | None = None
+    style: str | None = None
+    progress: bool = True
+    source: str = "configuration"
+    #: the configuration file the run was read from (``None``: built from the command line)
+    config_file: Path | None = None
+
+
+def _where(source: str, path: str) -> str:
+    return f"{source}: {path}" if path else source
+
+
+def _expect(ok: bool, source: str, path: str, expected: str, value: Any) -> None:
+    if not ok:
+        raise InputError(f"{_where(source, path)}: expected {expected}, got {value!r}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_family_options(family: str, options: Any, source: str, path: str) -> dict[str, Any]:
+    """The measure options of one family, checked; defaults filled in (those of its ``evaluate`` subcommand)."""
+    from ..functional.partition import MEASURES
+
+    _expect(isinstance(options, Mapping), source, path, "a mapping of options", options)
+    # each option: (check(value) -> truthy when valid, what was expected)
+    allowed: dict[str, tuple[Callable[[Any], Any], str]] = {
+        "foreground": {
+            "measures": (
+                lambda v: isinstance(v, list) and check_foreground_measures(v) is not None,
+                f"a list of measure names ({foreground_measure_error(options.get('measures'))})",
+            ),
+        },
+        "boundary": {
+            "thresholds": (lambda v: _is_int(v) and v >= 1, "a positive integer"),
+            "max_dist": (lambda v: _is_number(v) and v > 0, "a positive number"),
+            "thin": (lambda v: isinstance(v, bool), "true or false"),
+            "nms": (lambda v: isinstance(v, bool), "true or false"),
+        },
+        "partition": {
+            "measures": (
+                lambda v: isinstance(v, list) and v and all(m in MEASURES for m in v),
+                f"a list of some of {', '.join(MEASURES)}",
+            ),
+            "thresholds": (
+                lambda v: (_is_int(v) and v >= 1) or (isinstance(v, list) and v and all(map(_is_number, v))),
+                "a positive integer or a list of numbers",
+            ),
+            "num_regions": (
+                lambda v: isinstance(v, list) and v and all(_is_int(n) and n >= 1 for n in v),
+                "a list of positive integers",
+            ),
+            "rule": (lambda v: v in ("seism", "bsr"), "seism or bsr"),
+            "gamma_obj": (lambda v: _is_number(v) and 0 <= v <= 1, "a number in [0, 1]"),
+            "max_dist": (lambda v: _is_number(v) and v > 0, "a positive number"),
+        },
+        "proposals": {
+            "counts": (
+                lambda v: isinstance(v, list) and v and all(_is_int(n) and n >= 1 for n in v),
+                "a list of positive integers",
+            ),
+            "num_classes": (lambda v: _is_int(v) and v >= 1, "a positive integer"),
+            "chunk_size": (lambda v: v is None or (_is_int(v) and v >= 1), "a positive integer"),
+            "boundary": (lambda v: isinstance(v, bool), "true or false"),
+            "bound_th": (lambda v: _is_number(v) and v > 0, "a positive number"),
+            "void_label": (lambda v: v is None or (_is_int(v) and v >= 0), "a label >= 0 or null"),
+        },
+    }[family]
+    errors: list[str] = []
+    for key, value in options.items():
+        with _gather(errors):
+            if key not in allowed:
+                known = ", ".join(allowed) or "none"
+                raise InputError(f"{_where(source, f'{path}.{key}')}: unknown option of {family} (known: {known})")
+            check, expected = allowed[key]
+            _expect(bool(check(value)), source, f"{path}.{key}", expected, value)
+    if family == "partition" and "thresholds" in options and "num_regions" in options:
+        errors.append(f"{_where(source, path)}: give thresholds or num_regions, not both")
+    if errors:  # each mistake on its own line of the configuration's listing
+        raise _Mistakes(errors)
+    defaults_by_family: dict[str, dict[str, Any]] = {
+        "foreground": {"measures": None},
+        "boundary": {"thresholds": 99, "max_dist": 0.0075, "thin": True, "nms": False},
+        "partition": {
+            "measures": None,
+            "thresholds": None,
+            "num_regions": None,
+            "rule": "seism",
+            "gamma_obj": 0.9,
+            "max_dist": 0.0075,
+        },
+        # counts None: MCG's numbers of proposals (segmetrics_torch.functional.proposals.MCG_PROPOSAL_COUNTS)
+        "proposals": {
+            "counts": None,
+            "num_classes": 256,
+            "chunk_size": None,
+            "boundary": False,
+            "bound_th": 0.008,
+            "void_label": 255,
+        },
+    }
+    return {**defaults_by_family[family], **options}
+
+
+def _family(name: Any) -> Any:
+    return FAMILY_ALIASES.get(name, name) if isinstance(name, str) else name
+
+
+def _families(value: Any, source: str, path: str) -> tuple[str, ...]:
+    families = [value] if isinstance(value, str) else value
+    _expect(
+        bool(isinstance(families, list) and families and all(_family(f) in FAMILIES for f in families)),
+        source,
+        path,
+        "one or a list of foreground (alias sod), boundary, partition, proposals",
+        value,
+    )
+    return tuple(dict.fromkeys(map(_family, families)))
+
+
+class _Mistakes(InputError):
+    """Several mistakes of one entry (listed one per line by :func:`_gather`)."""
+
+    def __init__(self, mistakes: list[str]) -> None:
+        super().__init__("\n  ".join(mistakes) if len(mistakes) > 1 else mistakes[0])
+        self.mistakes = mistakes
+
+
+@contextlib.contextmanager
+def _gather(errors: list[str]) -> Iterator[None]:
+    """Record the :class:`InputError` of one independent check and go on, so one run names every mistake."""
+    try:
+        yield
+    except _Mistakes as error:
+        errors.extend(error.mistakes)
+    except InputError as error:
+        errors.append(str(error))
+
+
+def config_from_mapping(data: Any, base: str | Path = ".", source: str = "configuration") -> ReportConfig:
+    """Check a parsed configuration (a mapping, as read from YAML or JSON) and resolve its paths against ``base``.
+
+    Every independent entry is checked (each dataset, method, family's options, top-level key), and all the
+    mistakes found are reported together.
+
+    Raises:
+        InputError: naming the file and the entry at fault (``eval.yaml: datasets.ECSSD.gt: ...``), one line per
+            mistake.
+    """
+    base = Path(base)
+    _expect(isinstance(data, Mapping), source, "", "a mapping with `datasets` and `methods`", type(data).__name__)
+    errors: list[str] = []
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        errors.append(
+            f"{source}: unknown key(s) {', '.join(map(str, unknown))} (known: {', '.join(sorted(_TOP_KEYS))})"
+        )
+    named = {key: isinstance(data.get(key), Mapping) and bool(data[key]) for key in ("datasets", "methods")}
+    for key in ("datasets", "methods"):
+        with _gather(errors):
+            _expect(named[key], source, key, "a non-empty mapping of names", data.get(key))
+    default_families = None
+    with _gather(errors):
+        default_families = _families(data["families"], source, "families") if "families" in data else None
+
+    # the entries of a section that is not a mapping cannot be checked (nor methods without datasets, which they
+    # name); the other keys still are, so that one run lists every mistake
+    datasets = []
+    for name, entry in data["datasets"].items() if named["datasets"] else ():
+        with _gather(errors):
+            datasets.append(_dataset(str(name), entry, default_families, base, source))
+
+    methods = []
+    for name, entry in data["methods"].items() if named["datasets"] and named["methods"] else ():
+        with _gather(errors):
+            methods.append(_method(str(name), entry, data["datasets"], base, source))
+
+    options_in = data.get("options", {})
+    options: dict[str, dict[str, Any]] = {}
+    with _gather(errors):
+        _expect(isinstance(options_in, Mapping), source, "options", "a mapping {family: options}", options_in)
+    if isinstance(options_in, Mapping):
+        for family in options_in:
+            if _family(family) not in FAMILIES:
+                errors.append(f"{_where(source, f'options.{family}')}: not a family ({', '.join(FAMILIES)})")
+        options_in = {_family(f): value for f, value in options_in.items()}
+        for f in FAMILIES:
+            with _gather(errors):
+                options[f] = _check_family_options(f, options_in.get(f) or {}, source, f"options.{f}")
+
+    output = base / str(data.get("output", "segmetrics-report"))
+    config = ReportConfig(datasets, methods, output, options, source=source)
+    cache = data.get("cache", True)
+    with _gather(errors):
+        _expect(isinstance(cache, (bool, str)), source, "cache", "true, false or a folder", cache)
+        config.cache = (config.output / "cache") if cache is True else (base / cache if isinstance(cache, str)
+                                                                        else None)  # fmt: skip
+    for key, check, expected in (
+        ("cache_check", lambda v: v in ("stat", "content"), "stat or content"),
+        ("device", lambda v: isinstance(v, str) and re.fullmatch(r"cpu|auto|cuda(:\d+)?", v) is not None,
+         "cpu, cuda, cuda:N or auto"),
+        ("batch_size", lambda v: _is_int(v) and v >= 1, "a positive integer"),
+        ("workers", lambda v: _is_int(v) and v >= 0, "a non-negative integer"),
+        ("allow_missing", lambda v: isinstance(v, bool), "true or false"),
+        ("skip_missing", lambda v: isinstance(v, bool), "true or false"),  # the former name of allow_missing
+        ("skip_bad", lambda v: isinstance(v, bool), "true or false"),
+        ("skip_empty_gt", lambda v: isinstance(v, bool), "true or false"),
+        ("resize", lambda v: isinstance(v, bool), "true or false"),
+        ("compare_on", lambda v: v in ("common", "each"), "common (the images every method has) or each"),
+    ):
+        if key in data:
+            with _gather(errors):
+                _expect(check(data[key]), source, key, expected, data[key])
+                setattr(config, "allow_missing" if key == "skip_missing" else key, data[key])
+    # colours, order and highlight name methods: checked against the names declared (an entry with a mistake is
+    # still a method), not at all where `methods` itself is wrong
+    declared = {str(name) for name in data["methods"]} if named["methods"] else None
+    presentation(config, data, source, errors, declared, check_names=named["methods"])
+    for key in PAIRING_KEYS:
+        if data.get(key) is not None:
+            with _gather(errors):
+                _expect(isinstance(data[key], str) and data[key], source, key, "a non-empty string", data[key])
+                if key == "pair_regex":
+                    try:
+                        re.compile(data[key])
+                    except re.error as error:
+                        raise InputError(f"{_where(source, key)}: not a regular expression ({error})") from None
+                config.pairing[key] = data[key]
+    if "figures" in data:
+        with _gather(errors):
+            config.figures = figure_formats(data["figures"], source)
+    raise_all(errors, source)
+    return config
+
+
+def raise_all(errors: list[str], source: str) -> None:
+    if len(errors) == 1:
+        raise InputError(errors[0])
+    if errors:
+        raise InputError("\n  ".join([f"{len(errors)} mistakes in {source}:", *errors]))
+
+
+def _dataset(name: str, entry: Any, default_families: tuple[str, ...] | None, base: Path, source: str) -> Dataset:
+    path = f"datasets.{name}"
+    if isinstance(entry, str):
+        entry = {"gt": entry}
+    _expect(
+        isinstance(entry, Mapping) and isinstance(entry.get("gt"), str),
+        source,
+        path,
+        "a folder path or a mapping with `gt`",
+        entry,
+    )
+    extra = sorted(set(entry) - {"gt", "family", "families", "gt_labels", "gt_classes", *GT_PAIRING_KEYS})
+    if extra:
+        raise InputError(
+            f"{_where(source, path)}: unknown key(s) {', '.join(extra)} (known: gt, families, gt_labels, gt_classes, "
+            "gt_prefix, gt_suffix)"
+        )
+    pairing = _pairing_keys(entry, GT_PAIRING_KEYS, source, path)
+    families = entry.get("families", entry.get("family"))
+    if families is None:
+        families = default_families or DEFAULT_FAMILIES
+    else:
+        families = _families(families, source, f"{path}.families")
+    gt_labels = entry.get("gt_labels", False)
+    _expect(isinstance(gt_labels, bool), source, f"{path}.gt_labels", "true or false", gt_labels)
+    classes = entry.get("gt_classes")
+    _expect(classes is None or isinstance(classes, str), source, f"{path}.gt_classes", "a folder path", classes)
+    classes = None if classes is None else base / classes
+    return Dataset(name, base / entry["gt"], families, gt_labels, classes, pairing)
+
+
+def _pairing_keys(entry: Mapping[str, Any], keys: Sequence[str], source: str, path: str) -> dict[str, str]:
+    """The name-mapping keys of a dataset or method entry, checked (non-empty strings; a compilable regex)."""
+    out: dict[str, str] = {}
+    for key in keys:
+        value = entry.get(key)
+        if value is None:
+            continue
+        _expect(isinstance(value, str) and bool(value), source, f"{path}.{key}", "a non-empty string", value)
+        if key == "pair_regex":
+            try:
+                re.compile(value)
+            except re.error as error:
+                where = _where(source, f"{path}.{key}")
+                raise InputError(f"{where}: not a valid regular expression ({error})") from None
+        out[key] = value
+    return out
+
+
+def _with_pairing(entry: Mapping[str, Any], source: str, path: str) -> tuple[Any, dict[str, str]]:
+    """A method's (or a method's dataset's) entry ``{path: ..., pred_prefix / pred_suffix / pair_regex: ...}``, checked:
+    ``(path value, its name mapping)``."""
+    extra = sorted(set(entry) - {"path", *PRED_PAIRING_KEYS})
+    if extra:
+        raise InputError(
+            f"{_where(source, path)}: unknown key(s) {', '.join(map(str, extra))} (known: path, pred_prefix, "
+            "pred_suffix, pair_regex)"
+        )
+    _expect("path" in entry, source, f"{path}.path", "the method's folder (template)", entry.get("path"))
+    return entry["path"], _pairing_keys(entry, PRED_PAIRING_KEYS, source, path)
+
+
+def _method(name: str, entry: Any, datasets: Mapping[str, Any], base: Path, source: str) -> Method:
+    path = f"methods.{name}"
+    pairing: dict[str, str] = {}
+    if isinstance(entry, Mapping) and ("path" in entry or set(entry) & set(PRED_PAIRING_KEYS)):
+        # {path: folder template or {dataset: ...}, pred_suffix: ..., pred_prefix: ..., pair_regex: ...}
+        entry, pairing = _with_pairing(entry, source, path)
+    dataset_pairing: dict[str, dict[str, str]] = {}
+    if isinstance(entry, Mapping):
+        # a dataset's entry {path: folder, pred_prefix: ..., pred_suffix: ..., pair_regex: ...}: its own name mapping
+        entry = dict(entry)
+        for dataset, value in list(entry.items()):
+            if isinstance(value, Mapping) and "path" in value:
+                entry[dataset], dataset_pairing[str(dataset)] = _with_pairing(value, source, f"{path}.{dataset}")
+    ok = isinstance(entry, str) or (
+        isinstance(entry, Mapping)
+        and all(
+            isinstance(v, str) or (isinstance(v, Mapping) and all(isinstance(f, str) for f in v.values()))
+            for v in entry.values()
+        )
+    )
+    _expect(ok, source, path, "a folder template or a mapping {dataset: folder or {family: folder}}", entry)
+    if isinstance(entry, Mapping):
+        for dataset, value in entry.items():
+            if dataset not in datasets:
+                raise InputError(f"{_where(source, f'{path}.{dataset}')}: no dataset of that name")
+            if isinstance(value, Mapping) and {_family(f) for f in value} - set(FAMILIES):
+                raise InputError(
+                    f"{_where(source, f'{path}.{dataset}')}: keys must be families ({', '.join(FAMILIES)})"
+                )
+        entry = {d: {_family(f): v for f, v in value.items()} if isinstance(value, Mapping) else value
+                 for d, value in entry.items()}  # fmt: skip
+    return Method(name, entry, base, pairing, dataset_pairing)
+
+
+def presentation(
+    config: ReportConfig,
+    data: Mapping[str, Any],
+    source: str,
+    errors: list[str],
+    names: set[str] | None = None,
+    check_names: bool = True,
+) -> None:
+    """The keys that change how the report looks, not its numbers: xlsx, method_order, colors, highlight, style.
+
+    Method names are checked against ``names`` (default: the configuration's methods), or not at all without
+    ``check_names``."""
+    if names is None:
+        names = {m.name for m in config.methods}
+    if "xlsx" in data:
+        with _gather(errors):
+            _expect(isinstance(data["xlsx"], bool), source, "xlsx", "true or false", data["xlsx"])
+            config.xlsx = data["xlsx"]
+    if "method_order" in data:
+        with _gather(errors):
+            order = data["method_order"]
+            _expect(isinstance(order, list) and (not check_names or all(m in names for m in order)), source,
+                    "method_order", f"a list of method names ({', '.join(sorted(names))})", order)  # fmt: skip
+            config.method_order = list(order)
+    if "colors" in data:
+        colors = data["colors"]
+        with _gather(errors):
+            _expect(isinstance(colors, Mapping), source, "colors", "a mapping {method: matplotlib colour}", colors)
+        if isinstance(colors, Mapping):  # unknown names and bad colours are two mistakes, both listed
+            unknown = [str(m) for m in colors if m not in names] if check_names else []
+            if unknown:
+                errors.append(f"{_where(source, 'colors')}: no method named {', '.join(unknown)} (methods: "
+                              f"{', '.join(sorted(names))})")  # fmt: skip
+            bad = _bad_colours(colors)
+            if bad:
+                errors.append(f"{_where(source, 'colors')}: not a matplotlib colour: "
+                              f"{', '.join(f'{m}: {c!r}' for m, c in bad.items())}")  # fmt: skip
+            if not unknown and not bad:
+                config.colors = dict(colors)
+    if "highlight" in data:
+        with _gather(errors):
+            _expect(not check_names or data["highlight"] in names, source, "highlight",
+                    f"a method name ({', '.join(sorted(names))})", data["highlight"])  # fmt: skip
+            config.highlight = data["highlight"]
+    if "style" in data:
+        with _gather(errors):
+            _expect(isinstance(data["style"], str), source, "style", "a matplotlib style name", data["style"])
+            config.style = data["style"]
+
+
+def _bad_colours(colors: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries matplotlib would reject (a name, hex string or RGB(A) list are colours; without matplotlib only
+    strings pass: then no figure is drawn either)."""
+    try:
+        from matplotlib.colors import is_color_like
+    except ImportError:  # pragma: no cover - the plot extra is not installed
+        return {m: c for m, c in colors.items() if not isinstance(c, str)}
+    return {m: c for m, c in colors.items() if isinstance(c, bool) or not is_color_like(c)}
+
+
+def figure_formats(value: Any, source: str = "--figures") -> tuple[str, ...]:
+    if value is False or value in ("none", []):
+        return ()
+    formats = [value] if isinstance(value, str) else value
+    _expect(
+        isinstance(formats, list) and all(f in FIGURE_FORMATS for f in formats),
+        source,
+        "figures" if source != "--figures" else "",
+        f"false or a list of {', '.join(FIGURE_FORMATS)}",
+        value,
+    )
+    return tuple(dict.fromkeys(formats))
+
+
+def load_config(path: str | Path) -> ReportConfig:
+    """Read a YAML (``.yaml``/``.yml``) or JSON configuration; relative paths are relative to its folder."""
+    path = Path(path)
+    text = read_text_file(path, "the configuration")
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(text, object_pairs_hook=_unique_json_keys)
+        except _DuplicateKey as error:
+            lines = [text.count("\n", 0, m.start()) + 1 for m in re.finditer(rf'"{re.escape(error.key)}"\s*:', text)]
+            where = f" (lines {' and '.join(map(str, lines))})" if len(lines) > 1 else ""
+            raise InputError(f"{path}: the key {error.key!r} appears twice in one object{where}; a later one would "
+                             "silently replace the earlier: merge them") from None  # fmt: skip
+        except json.JSONDecodeError as error:
+            raise InputError(f"{path}: not valid JSON ({error})") from None
+    else:
+        import yaml
+
+        try:
+            data = yaml.load(text, Loader=_unique_keys_yaml_loader())
+        except _DuplicateKey as error:
+            first, second = error.lines
+            message = f"the key {error.key!r} appears twice in one mapping (lines {first} and {second})"
+            raise InputError(f"{path}: {message}; a later one would silently replace the earlier: merge them") from None
+        except yaml.YAMLError as error:
+            raise InputError(f"{path}: not valid YAML ({' '.join(str(error).split())})") from None
+    config = config_from_mapping(data, path.parent, str(path))
+    config.config_file = path
+    return config
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str, lines: tuple[int, int] = (0, 0)) -> None:
+        super().__init__(key)
+        self.key, self.lines = key, lines
+
+
+def _unique_json_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _unique_keys_yaml_loader() -> type:
+    """A ``yaml.SafeLoader`` that rejects a mapping with a repeated key (PyYAML keeps the last one silently)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            first_line: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                line = key_node.start_mark.line + 1
+                if isinstance(key, str) and key in first_line:
+                    raise _DuplicateKey(key, (first_line[key], line))
+                if isinstance(key, str):
+                    first_line[key] = line
+            return super().construct_mapping(node, deep=deep)
+
+    return Loader
