@@ -4,8 +4,9 @@ The library (``segmetrics_torch`` outside this package) never imports from here;
 
 * :mod:`.cli` -- the parser, ``main()`` (the console script), ``demo`` and the single-folder ``evaluate`` forms;
 * :mod:`.meta_command` -- ``segmetrics meta`` (the meta-measure tests of a measure on a folder or the demo data);
-* :mod:`.evaluation` -- pairing of folders, the decoding workers and the family runners (foreground, boundary,
-  partition, proposals) the command and the report share;
+* :mod:`.evaluation` -- the family runners (foreground, boundary, partition, proposals) the command and the report
+  share; :mod:`.pairing` -- pairing two folders, deciding their formats; :mod:`.decoding` -- decoding the pairs, in
+  worker processes;
 * :mod:`.report_run` -- ``segmetrics evaluate --config``: running the plan (cache or compute, resume) and writing the
   report, and the report's command-line form;
 * :mod:`.report_config` -- the report's configuration (schema, checks, YAML / JSON loaders);

@@ -28,38 +28,45 @@ Reading conventions (documented for users in the README, "Evaluation reports"):
 
 from __future__ import annotations
 
-import multiprocessing
-import os
-import shutil
 import sys
-import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ..io import read_gray_map, resize_linear
 from . import distributed
 from .errors import InputError
 
 if TYPE_CHECKING:  # annotations only: the app imports torch lazily
-    from multiprocessing.connection import Connection
-    from multiprocessing.synchronize import Semaphore
 
     import torch
 
     from ..functional.boundary.bsds import InputFormat
     from ..functional.partition.hierarchy import HierarchyFormat
-    from ..io import Pairing
     from ..metrics import ProposalRecall
     from ..ops.hierarchy import Rule
     from .foreground_sums import ForegroundSums
 
+from .decoding import DecodeStream, DecodeTask, decode_pairs, decode_tasks, worker_pool_context
+from .pairing import (
+    BOUNDARY_EXTENSIONS,
+    GT_FORMATS,
+    PREDICTION_FORMATS,
+    boundary_formats,
+    check_pairing,
+    hierarchy_format,
+    match_folders,
+    pairing_error,
+    partition_formats,
+    warn_on_stderr,
+)
+
 __all__ = [
     "BOUNDARY_EXTENSIONS",
+    "GT_FORMATS",
+    "PREDICTION_FORMATS",
     "DecodeStream",
     "DecodeTask",
     "InputError",
@@ -81,429 +88,6 @@ __all__ = [
     "partition_formats",
     "worker_pool_context",
 ]
-
-
-#: what the boundary and partition commands list in their folders: images and .mat files (ucm2, segs, groundTruth)
-BOUNDARY_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".mat")
-
-PREDICTION_FORMATS = {
-    "labels": "label-map images (one partition each)",
-    "ucm2": "BSR ucm2 .mat files (double-size hierarchies)",
-    "stack": "BSR segs .mat files (a cell of label maps, one per level)",
-}
-
-GT_FORMATS = {
-    "mat": "BSDS groundTruth .mat files (their `Boundaries`, one map per annotator)",
-    "boundaries": "boundary images (one annotator; boundary = pixel value > 0)",
-    "labels": "label-map images (one annotator; boundaries = thin(seg2bmap(labels)), as BSDS `Boundaries`)",
-}
-
-# ------------------------------------------------------------------------------------------------------ reading
-
-
-@dataclass(frozen=True)
-class DecodeTask:
-    """One pair to read: ``family`` ("foreground", "boundary", "partition"), the files, and how to read them.
-
-    ``resize``: None when the caller offers no resizing (the size error then says so), else whether to resize a
-    grayscale prediction to its ground truth.
-    """
-
-    family: str
-    stem: str
-    pred_path: Path
-    gt_path: Path
-    input_format: str = "soft"
-    gt_format: str = "image"
-    resize: bool | None = None
-
-
-def _size_error(task: DecodeTask, pred_shape: tuple[int, ...], gt_shape: tuple[int, ...]) -> InputError:
-    hint = "; resize the prediction to the ground truth, or pass --resize (cv2 INTER_LINEAR, as PySODEvalToolkit)"
-    return InputError(
-        f"{task.stem}: the prediction {task.pred_path} is {pred_shape[-1]}x{pred_shape[-2]} (WxH) but the ground "
-        f"truth {task.gt_path} is {gt_shape[-1]}x{gt_shape[-2]}{hint}"
-    )
-
-
-def _decode_foreground(task: DecodeTask) -> tuple[np.ndarray, np.ndarray]:
-    pred, gt = read_gray_map(task.pred_path), read_gray_map(task.gt_path)
-    if gt.max() == 1:
-        # a mask saved as 0/1 means foreground = 1 (binarised > 128 it would be empty); the pre-scan reports it
-        gt = gt * np.uint8(255)
-    if pred.shape != gt.shape:
-        if not task.resize:
-            raise _size_error(task, pred.shape, gt.shape)
-        pred = resize_linear(pred, gt.shape)
-    return pred, gt
-
-
-def _decode_boundary(task: DecodeTask) -> tuple[np.ndarray, np.ndarray]:
-    """pred (H, W) uint8 or (2H+1, 2W+1) float64 ucm2; gt (A, H, W) bool, or (1, H, W) int64 labels for "labels"
-    (their boundaries are drawn in the main process: workers never run torch, whose thread pools a fork leaves
-    unusable)."""
-    from ..io import read_bsds_ground_truth, read_labels, read_mat_array
-
-    ucm2 = task.input_format == "ucm2"
-    pred = read_mat_array(task.pred_path, "ucm2") if ucm2 else read_gray_map(task.pred_path)
-    if task.gt_format == "mat":
-        gt = read_bsds_ground_truth(task.gt_path).boundaries
-    elif task.gt_format == "labels":
-        gt = read_labels(task.gt_path)[None]
-    else:
-        gt = read_gray_map(task.gt_path)[None] > 0
-    if pred.ndim != 2:
-        raise InputError(f"{task.stem}: `ucm2` in {task.pred_path} is not a 2-D array (shape {pred.shape})")
-    h, w = gt.shape[-2:]
-    if ucm2 and pred.shape != (2 * h + 1, 2 * w + 1):
-        raise InputError(
-            f"{task.stem}: the ucm2 {task.pred_path} is {pred.shape[1]}x{pred.shape[0]} (WxH) but the ground truth "
-            f"{task.gt_path} is {w}x{h}, which needs a double-size ucm2 of {2 * w + 1}x{2 * h + 1}"
-        )
-    if not ucm2 and pred.shape != (h, w):
-        if not task.resize:
-            raise _size_error(task, pred.shape, gt.shape)
-        pred = resize_linear(pred, (h, w))
-    return pred, gt
-
-
-def _decode_partition(task: DecodeTask) -> tuple[np.ndarray, np.ndarray]:
-    """pred (H, W) int64 labels, (2H+1, 2W+1) float64 ucm2 or (L, H, W) int64 levels; gt (K, H, W) int64."""
-    from ..io import read_bsds_ground_truth, read_labels, read_mat_array, read_segmentations
-
-    fmt = task.input_format
-    readers = {"labels": read_labels, "ucm2": lambda p: read_mat_array(p, "ucm2"), "stack": read_segmentations}
-    pred = readers[fmt](task.pred_path)
-    gt = (
-        read_bsds_ground_truth(task.gt_path).segmentations
-        if task.gt_format == "mat"
-        else read_labels(task.gt_path)[None]
-    )
-    h, w = gt.shape[-2:]
-    ucm2 = fmt == "ucm2"
-    if pred.ndim != (3 if fmt == "stack" else 2):
-        raise InputError(f"{task.stem}: {task.pred_path} holds an array of shape {pred.shape}, not a {fmt} map")
-    if pred.shape[-2:] != ((2 * h + 1, 2 * w + 1) if ucm2 else (h, w)):
-        need = f", which needs a double-size ucm2 of {2 * w + 1}x{2 * h + 1}" if ucm2 else ""
-        raise InputError(
-            f"{task.stem}: the prediction {task.pred_path} is {pred.shape[-1]}x{pred.shape[-2]} (WxH) but the ground "
-            f"truth {task.gt_path} is {w}x{h}{need}"
-        )
-    return pred, gt
-
-
-_DECODERS: dict[str, Callable[[DecodeTask], tuple[Any, Any]]] = {
-    "foreground": _decode_foreground,
-    "boundary": _decode_boundary,
-    "partition": _decode_partition,
-}
-
-
-def _decode(task: DecodeTask) -> tuple[str, Any, Any]:
-    """``(stem, pred, gt)`` arrays; every reading problem becomes an :class:`InputError` naming the file."""
-    try:
-        pred, gt = _DECODERS[task.family](task)
-    except InputError:
-        raise
-    except (ValueError, OSError) as error:
-        message = str(error)
-        names = (task.stem, task.pred_path.name, task.gt_path.name)
-        raise InputError(message if any(n in message for n in names) else f"{task.stem}: {message}") from None
-    return task.stem, pred, gt
-
-
-def _decode_chunk(tasks: list[DecodeTask]) -> list[tuple[str, Any, Any]]:
-    return [_decode(task) for task in tasks]
-
-
-def worker_pool_context() -> Any:  # a multiprocessing context (BaseContext does not type its Process)
-    """The multiprocessing context of the decoding workers: fork on Linux (workers start in milliseconds and need no
-    re-import; they only run PIL / numpy / scipy.io, never torch, whose thread pools a fork leaves unusable), else
-    the platform's default (spawn)."""
-    if sys.platform.startswith("linux"):
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context()
-
-
-#: decoded bytes per pixel of a pair, by family (foreground: two uint8 maps; boundary: a map and up to ~8 bool annotator
-#: maps or a float64 ucm2; partition: int64 labels and annotations), to bound the memory of prefetched pairs
-_BYTES_PER_PIXEL = {"foreground": 2, "boundary": 48, "partition": 96}
-
-
-def _pair_bytes(task: DecodeTask) -> int:
-    """Decoded size of a pair, estimated from the header of its ground truth (481 x 321 for .mat files)."""
-    from ..io import open_image
-
-    pixels = 481 * 321
-    if task.gt_path.suffix.lower() != ".mat":
-        try:
-            with open_image(task.gt_path) as image:
-                pixels = image.width * image.height
-        except (OSError, ValueError):
-            pass  # the decoder reports it, naming the file
-    return _BYTES_PER_PIXEL[task.family] * pixels
-
-
-def _scratch_folder() -> str:
-    # decoded chunks travel through files in RAM (tmpfs) where there is one
-    shm = Path("/dev/shm")
-    base = str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
-    return tempfile.mkdtemp(prefix="segmetrics-decode-", dir=base)
-
-
-def _decode_worker(
-    chunks: list[list[DecodeTask]], index: int, workers: int, conn: Connection, slots: Semaphore, folder: str
-) -> None:
-    """Decode chunks ``index, index + workers, ...`` in order; each goes to a file, its number down the pipe."""
-    import pickle
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the main process stops the workers itself
-    for k in range(index, len(chunks), workers):
-        slots.acquire()  # at most `window` decoded chunks wait for the main process
-        try:
-            payload: tuple[str, Any] = ("ok", _decode_chunk(chunks[k]))
-        except Exception as error:  # re-raised in the main process, at this chunk's turn
-            payload = ("error", error)
-        path = os.path.join(folder, f"{k}.pkl")
-        with open(path + ".tmp", "wb") as f:
-            pickle.dump(payload, f, protocol=5)
-        os.replace(path + ".tmp", path)
-        conn.send(k)
-        if payload[0] == "error":
-            break
-    conn.close()
-
-
-class DecodeStream:
-    """The decoded ``(stem, pred, gt)`` of ``tasks``, in order; with workers, decoding starts at construction.
-
-    ``workers`` processes share the chunks of ``chunk`` pairs statically (worker i decodes chunks i, i + workers,
-    ...), so that they need nothing from the main process while it is busy (importing torch holds the GIL for
-    seconds, which starves the feeder and result threads of a ``concurrent.futures`` pool). Each decoded chunk is
-    written to a file in RAM (``/dev/shm`` where it exists) and announced by its number on a pipe; at most
-    ``window`` chunks per worker wait unread, so memory stays near ``memory`` bytes however large the dataset.
-    Iterate once; the first failing pair raises its :class:`InputError` at its turn; :meth:`close` (also on errors,
-    Ctrl-C and early exit) stops the workers and removes the files.
-
-    Args:
-        tasks: the pairs to read.
-        workers: processes (0, or a handful of pairs: decode in this process, lazily).
-        chunk: pairs per work item.
-        memory: bytes of decoded pairs to hold ahead (default 512 MiB; at least 2 chunks per worker).
-    """
-
-    def __init__(
-        self, tasks: Sequence[DecodeTask], workers: int = 0, *, chunk: int = 8, memory: int = 512 << 20
-    ) -> None:
-        self.tasks = list(tasks)
-        self._procs: list = []
-        self._folder: str | None = None
-        if workers <= 0 or len(self.tasks) <= chunk:
-            return
-        chunks = [self.tasks[i : i + chunk] for i in range(0, len(self.tasks), chunk)]
-        workers = min(workers, len(chunks))
-        window = max(2, memory // max(1, _pair_bytes(self.tasks[0]) * chunk * workers))
-        ctx = worker_pool_context()
-        self._folder = _scratch_folder()
-        self._chunks = len(chunks)
-        self._conns, self._slots = [], []
-        try:
-            for index in range(workers):
-                receive, send = ctx.Pipe(duplex=False)
-                slots = ctx.Semaphore(window)
-                proc = ctx.Process(
-                    target=_decode_worker, args=(chunks, index, workers, send, slots, self._folder), daemon=True
-                )
-                proc.start()
-                send.close()  # the worker holds the only writing end: EOF when it exits
-                self._procs.append(proc)
-                self._conns.append(receive)
-                self._slots.append(slots)
-        except BaseException:
-            self.close()
-            raise
-
-    def __iter__(self) -> Iterator[tuple[str, Any, Any]]:
-        if self._folder is None:
-            for task in self.tasks:
-                yield _decode(task)
-            return
-        import pickle
-
-        try:
-            workers = len(self._procs)
-            for k in range(self._chunks):
-                conn = self._conns[k % workers]
-                try:
-                    announced = conn.recv()
-                except EOFError:
-                    raise RuntimeError(
-                        f"a decoding worker exited unexpectedly (exit code {self._procs[k % workers].exitcode})"
-                    ) from None
-                path = os.path.join(self._folder, f"{announced}.pkl")
-                with open(path, "rb") as f:
-                    status, payload = pickle.load(f)
-                os.unlink(path)
-                self._slots[k % workers].release()
-                if status == "error":
-                    raise payload
-                yield from payload
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        """Stop the workers and remove the decoded chunks nobody read."""
-        for proc in self._procs:
-            if proc.is_alive():
-                proc.terminate()
-        for proc in self._procs:
-            proc.join()
-        for conn in getattr(self, "_conns", []):
-            conn.close()
-        self._procs = []
-        if self._folder is not None:
-            shutil.rmtree(self._folder, ignore_errors=True)
-            self._folder = None
-
-
-def decode_pairs(tasks: Sequence[DecodeTask], workers: int = 0, *, chunk: int = 8) -> Iterator[tuple[str, Any, Any]]:
-    """Yield ``(stem, pred, gt)`` of every task, in order, decoded by ``workers`` processes (:class:`DecodeStream`)."""
-    return iter(DecodeStream(tasks, workers, chunk=chunk))
-
-
-def decode_tasks(pairs: Sequence[tuple[str, Path, Path]], family: str, **formats: Any) -> list[DecodeTask]:
-    """The :class:`DecodeTask` of every pair of a family (``formats``: input_format, gt_format, resize)."""
-    return [DecodeTask(family, stem, Path(pred), Path(gt), **formats) for stem, pred, gt in pairs]
-
-
-# ------------------------------------------------------------------------------------------------ pairing folders
-
-
-def _names(paths: Sequence[Path], shown: int = 3) -> str:
-    names = ", ".join(p.name for p in paths[:shown])
-    return names if len(paths) <= shown else f"{names} ... and {len(paths) - shown} more"
-
-
-def _folder_kind(files: dict[str, Path], folder: str | Path, what: str) -> str:
-    """``"mat"`` when every listed file of a folder is a .mat file, ``"image"`` when none is; a mix is an error."""
-    mats = [path for path in files.values() if path.suffix.lower() == ".mat"]
-    if not mats:
-        return "image"
-    if len(mats) == len(files):
-        return "mat"
-    images = [path for path in files.values() if path.suffix.lower() != ".mat"]
-    raise InputError(
-        f"the {what} {folder} mixes .mat files ({_names(mats)}) and images ({_names(images)}); "
-        "keep one format per folder"
-    )
-
-
-def pairing_error(error: ValueError, option: str = "--pair-regex") -> InputError:
-    """A listing or pairing error of :func:`segmetrics_torch.io.find_pairs` as the command's input error; a bad
-    pairing pattern names the ``option`` that gave it (the flag, or a configuration key)."""
-    prefix = f"{option}: " if "pairing pattern" in str(error) else ""
-    return InputError(f"{prefix}{error}")
-
-
-def match_folders(
-    pred_dir: str | Path,
-    gt_dir: str | Path,
-    exts: Sequence[str] = BOUNDARY_EXTENSIONS,
-    *,
-    pattern_option: str = "--pair-regex",
-    **pairing_options: Any,
-) -> tuple[Pairing, str, str]:
-    """Pair two folders (images or .mat files) by stem: ``(pairing, pred kind, gt kind)``, kinds ``"image"`` /
-    ``"mat"`` (a folder mixing both is an error). ``pairing_options``: the name mapping of
-    :func:`segmetrics_torch.io.find_pairs` (prefixes, suffixes, pattern); a bad pattern is named
-    ``pattern_option``."""
-    from ..io import find_pairs, list_images
-
-    try:
-        pred_files = list_images(pred_dir, exts, name="prediction folder")
-        gt_files = list_images(gt_dir, exts, name="ground-truth folder")
-        pairing = find_pairs(pred_dir, gt_dir, exts, **pairing_options)
-    except ValueError as error:
-        raise pairing_error(error, pattern_option) from None
-    pred_kind = _folder_kind(pred_files, pred_dir, "prediction folder")
-    return pairing, pred_kind, _folder_kind(gt_files, gt_dir, "ground-truth folder")
-
-
-def check_pairing(
-    pairing: Pairing,
-    pred_dir: str | Path,
-    gt_dir: str | Path,
-    allow_missing: bool,
-    *,
-    option: str = "--allow-missing",
-    warn: Callable[[str], None] | None = None,
-) -> None:
-    """No common stem is an error; unmatched files are one too, or a warning when ``allow_missing``. Both errors show
-    a few names of each side and the flags that map names."""
-    from .prescan import PAIRING_FLAGS
-
-    def examples() -> str:
-        gt = ", ".join(pairing.missing[:3]) or "none"
-        pred = ", ".join(pairing.unmatched[:3]) or "none"
-        return f"unmatched ground truths: {gt}; unmatched predictions: {pred}"
-
-    if not pairing.pairs:
-        raise InputError(
-            f"no prediction in {pred_dir} matches a ground truth in {gt_dir} by file name (stem) ({examples()}); "
-            f"map the names with {PAIRING_FLAGS}"
-        )
-    if not pairing.complete:
-        if not allow_missing:
-            hint = f"; if the names differ, map them with {PAIRING_FLAGS}" if len(pairing.pairs) < len(
-                pairing.missing) + len(pairing.unmatched) else ""  # fmt: skip
-            raise InputError(f"the folders do not match: {pairing.problems()} (use {option} to skip them{hint})")
-        (warn or _warn)(f"warning: {pairing.problems()}; evaluating the {len(pairing.pairs)} matched pair(s) only")
-
-
-def _warn(message: str) -> None:
-    print(message, file=sys.stderr)
-
-
-def boundary_formats(pred_kind: str, gt_kind: str, gt_labels: bool, gt_dir: str | Path) -> tuple[str, str]:
-    """``(input_format, gt_format)`` of the boundary benchmark from the folder kinds: ucm2 .mat or soft maps; BSDS
-    .mat, label images (``gt_labels``) or boundary images."""
-    if gt_kind == "mat" and gt_labels:
-        raise InputError(
-            f"--gt-labels is for label-map images, but {gt_dir} holds BSDS .mat files (their `Boundaries` are used)"
-        )
-    gt_format = "mat" if gt_kind == "mat" else "labels" if gt_labels else "boundaries"
-    return ("ucm2" if pred_kind == "mat" else "soft"), gt_format
-
-
-def hierarchy_format(path: Path) -> str:
-    """``"ucm2"`` or ``"stack"`` by the variables of a prediction .mat file."""
-    from ..io import mat_variables
-
-    try:
-        names = mat_variables(path)
-    except (ValueError, OSError) as error:
-        raise InputError(str(error)) from None
-    for key, kind in (("ucm2", "ucm2"), ("segs", "stack")):
-        if key in names:
-            return kind
-    raise InputError(f"{path}: expected a variable `ucm2` (hierarchy) or `segs` (stack of label maps), found {names}")
-
-
-def partition_formats(pairing: Pairing, pred_kind: str, gt_kind: str) -> tuple[str, str]:
-    """``(input_format, gt_format)`` of the partition family: label images, ucm2 or segs .mat (by the variables of
-    the first prediction); BSDS .mat or label images."""
-    if pred_kind != "mat":
-        return "labels", ("mat" if gt_kind == "mat" else "labels")
-    # the first readable prediction decides; an unreadable one is the pre-scan's to report with the others
-    error: InputError | None = None
-    for _, pred_path, _ in pairing.pairs:
-        try:
-            return hierarchy_format(pred_path), ("mat" if gt_kind == "mat" else "labels")
-        except InputError as problem:
-            error = error or problem
-    raise error or InputError("no prediction to read")
-
 
 # --------------------------------------------------------------------------------------------------- running
 
@@ -854,7 +438,7 @@ def evaluate_partition(
     if input_format == "stack":
         images = _check_depth(images, {stem: Path(pred) for stem, pred, _ in pairs})
     if input_format == "labels":
-        images = _check_soft_labels(images, {stem: Path(pred) for stem, pred, _ in pairs}, warn or _warn)
+        images = _check_soft_labels(images, {stem: Path(pred) for stem, pred, _ in pairs}, warn or warn_on_stderr)
     head = next(images)  # a `segs` stack: its depth is the number of levels
     metric: PartitionMeasures | HierarchyMeasures
     if input_format == "stack" and distributed.active():  # torchrun: every rank's stacks have the depth of rank 0's

@@ -1,0 +1,162 @@
+"""Pairing two folders for evaluation: files matched by stem (prefixes, suffixes, a pattern), the folder's kind
+(images or .mat files) and the boundary / partition formats decided from them, every unpaired name in one error."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import InputError
+
+if TYPE_CHECKING:  # annotations only: the app imports torch lazily
+
+
+    from ..io import Pairing
+
+
+
+#: what the boundary and partition commands list in their folders: images and .mat files (ucm2, segs, groundTruth)
+BOUNDARY_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".mat")
+
+PREDICTION_FORMATS = {
+    "labels": "label-map images (one partition each)",
+    "ucm2": "BSR ucm2 .mat files (double-size hierarchies)",
+    "stack": "BSR segs .mat files (a cell of label maps, one per level)",
+}
+
+GT_FORMATS = {
+    "mat": "BSDS groundTruth .mat files (their `Boundaries`, one map per annotator)",
+    "boundaries": "boundary images (one annotator; boundary = pixel value > 0)",
+    "labels": "label-map images (one annotator; boundaries = thin(seg2bmap(labels)), as BSDS `Boundaries`)",
+}
+
+# ------------------------------------------------------------------------------------------------ pairing folders
+
+
+def _names(paths: Sequence[Path], shown: int = 3) -> str:
+    names = ", ".join(p.name for p in paths[:shown])
+    return names if len(paths) <= shown else f"{names} ... and {len(paths) - shown} more"
+
+
+def _folder_kind(files: dict[str, Path], folder: str | Path, what: str) -> str:
+    """``"mat"`` when every listed file of a folder is a .mat file, ``"image"`` when none is; a mix is an error."""
+    mats = [path for path in files.values() if path.suffix.lower() == ".mat"]
+    if not mats:
+        return "image"
+    if len(mats) == len(files):
+        return "mat"
+    images = [path for path in files.values() if path.suffix.lower() != ".mat"]
+    raise InputError(
+        f"the {what} {folder} mixes .mat files ({_names(mats)}) and images ({_names(images)}); "
+        "keep one format per folder"
+    )
+
+
+def pairing_error(error: ValueError, option: str = "--pair-regex") -> InputError:
+    """A listing or pairing error of :func:`segmetrics_torch.io.find_pairs` as the command's input error; a bad
+    pairing pattern names the ``option`` that gave it (the flag, or a configuration key)."""
+    prefix = f"{option}: " if "pairing pattern" in str(error) else ""
+    return InputError(f"{prefix}{error}")
+
+
+def match_folders(
+    pred_dir: str | Path,
+    gt_dir: str | Path,
+    exts: Sequence[str] = BOUNDARY_EXTENSIONS,
+    *,
+    pattern_option: str = "--pair-regex",
+    **pairing_options: Any,
+) -> tuple[Pairing, str, str]:
+    """Pair two folders (images or .mat files) by stem: ``(pairing, pred kind, gt kind)``, kinds ``"image"`` /
+    ``"mat"`` (a folder mixing both is an error). ``pairing_options``: the name mapping of
+    :func:`segmetrics_torch.io.find_pairs` (prefixes, suffixes, pattern); a bad pattern is named
+    ``pattern_option``."""
+    from ..io import find_pairs, list_images
+
+    try:
+        pred_files = list_images(pred_dir, exts, name="prediction folder")
+        gt_files = list_images(gt_dir, exts, name="ground-truth folder")
+        pairing = find_pairs(pred_dir, gt_dir, exts, **pairing_options)
+    except ValueError as error:
+        raise pairing_error(error, pattern_option) from None
+    pred_kind = _folder_kind(pred_files, pred_dir, "prediction folder")
+    return pairing, pred_kind, _folder_kind(gt_files, gt_dir, "ground-truth folder")
+
+
+def check_pairing(
+    pairing: Pairing,
+    pred_dir: str | Path,
+    gt_dir: str | Path,
+    allow_missing: bool,
+    *,
+    option: str = "--allow-missing",
+    warn: Callable[[str], None] | None = None,
+) -> None:
+    """No common stem is an error; unmatched files are one too, or a warning when ``allow_missing``. Both errors show
+    a few names of each side and the flags that map names."""
+    from .prescan import PAIRING_FLAGS
+
+    def examples() -> str:
+        gt = ", ".join(pairing.missing[:3]) or "none"
+        pred = ", ".join(pairing.unmatched[:3]) or "none"
+        return f"unmatched ground truths: {gt}; unmatched predictions: {pred}"
+
+    if not pairing.pairs:
+        raise InputError(
+            f"no prediction in {pred_dir} matches a ground truth in {gt_dir} by file name (stem) ({examples()}); "
+            f"map the names with {PAIRING_FLAGS}"
+        )
+    if not pairing.complete:
+        if not allow_missing:
+            hint = f"; if the names differ, map them with {PAIRING_FLAGS}" if len(pairing.pairs) < len(
+                pairing.missing) + len(pairing.unmatched) else ""  # fmt: skip
+            raise InputError(f"the folders do not match: {pairing.problems()} (use {option} to skip them{hint})")
+        shout = warn or warn_on_stderr
+        shout(f"warning: {pairing.problems()}; evaluating the {len(pairing.pairs)} matched pair(s) only")
+
+
+def warn_on_stderr(message: str) -> None:
+    """The default ``warn`` of the runners: the line on stderr."""
+    print(message, file=sys.stderr)
+
+
+def boundary_formats(pred_kind: str, gt_kind: str, gt_labels: bool, gt_dir: str | Path) -> tuple[str, str]:
+    """``(input_format, gt_format)`` of the boundary benchmark from the folder kinds: ucm2 .mat or soft maps; BSDS
+    .mat, label images (``gt_labels``) or boundary images."""
+    if gt_kind == "mat" and gt_labels:
+        raise InputError(
+            f"--gt-labels is for label-map images, but {gt_dir} holds BSDS .mat files (their `Boundaries` are used)"
+        )
+    gt_format = "mat" if gt_kind == "mat" else "labels" if gt_labels else "boundaries"
+    return ("ucm2" if pred_kind == "mat" else "soft"), gt_format
+
+
+def hierarchy_format(path: Path) -> str:
+    """``"ucm2"`` or ``"stack"`` by the variables of a prediction .mat file."""
+    from ..io import mat_variables
+
+    try:
+        names = mat_variables(path)
+    except (ValueError, OSError) as error:
+        raise InputError(str(error)) from None
+    for key, kind in (("ucm2", "ucm2"), ("segs", "stack")):
+        if key in names:
+            return kind
+    raise InputError(f"{path}: expected a variable `ucm2` (hierarchy) or `segs` (stack of label maps), found {names}")
+
+
+def partition_formats(pairing: Pairing, pred_kind: str, gt_kind: str) -> tuple[str, str]:
+    """``(input_format, gt_format)`` of the partition family: label images, ucm2 or segs .mat (by the variables of
+    the first prediction); BSDS .mat or label images."""
+    if pred_kind != "mat":
+        return "labels", ("mat" if gt_kind == "mat" else "labels")
+    # the first readable prediction decides; an unreadable one is the pre-scan's to report with the others
+    error: InputError | None = None
+    for _, pred_path, _ in pairing.pairs:
+        try:
+            return hierarchy_format(pred_path), ("mat" if gt_kind == "mat" else "labels")
+        except InputError as problem:
+            error = error or problem
+    raise error or InputError("no prediction to read")
