@@ -13,7 +13,8 @@ import torch
 from PIL import Image
 from scipy.ndimage import gaussian_filter
 
-from segmetrics_torch.app.cli import BOUNDARY_COLUMNS, main
+from segmetrics_torch.app.cli import main
+from segmetrics_torch.app.single_folder import BOUNDARY_COLUMNS
 from segmetrics_torch.functional.boundary import annotator_boundaries, boundary_pr
 from segmetrics_torch.io import read_bsds_ground_truth
 from tests.conftest import shared_path

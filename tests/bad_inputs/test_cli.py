@@ -244,7 +244,7 @@ def test_ctrl_c_inside_a_compiled_kernel_is_exit_130(monkeypatch, capsys) -> Non
         except KeyboardInterrupt:
             raise SystemError("<CPUDispatcher(foreground_kernel)> returned a result with an exception set") from None
 
-    monkeypatch.setattr(cli, "_run_demo", interrupted_kernel)
+    monkeypatch.setattr(cli, "run_demo", interrupted_kernel)
     assert cli.main(["demo"]) == 130
     err = capsys.readouterr().err
     assert err.strip() == "error: interrupted"
@@ -256,7 +256,7 @@ def test_os_errors_on_named_files_are_input_errors(monkeypatch, capsys) -> None:
     def denied(args):
         raise PermissionError(13, "Permission denied", "/data/preds/a.png")
 
-    monkeypatch.setattr(cli, "_run_demo", denied)
+    monkeypatch.setattr(cli, "run_demo", denied)
     assert cli.main(["demo"]) == 2
     assert capsys.readouterr().err.strip() == "error: cannot access /data/preds/a.png: Permission denied"
 
