@@ -28,11 +28,22 @@ from .foreground import (
     weighted_f_measure,
 )
 from .partition import hierarchy_measures, partition_measures
+from .surface import (
+    average_surface_distance,
+    boundary_iou,
+    hausdorff_distance,
+    hd95,
+    normalized_surface_distance,
+    surface_distance_measures,
+    surface_distances,
+)
 
 __all__ = [
     "FOREGROUND_KEYS",
     "BoundaryCounts",
     "annotator_boundaries",
+    "average_surface_distance",
+    "boundary_iou",
     "boundary_pr",
     "boundary_pr_counts",
     "camouflage_context_measure",
@@ -41,18 +52,23 @@ __all__ = [
     "e_measure",
     "f_measure",
     "foreground_measures",
+    "hausdorff_distance",
+    "hd95",
     "hierarchy_measures",
     "human_correction_effort",
     "iou",
     "mae",
     "morphological_boundary_f",
     "multiscale_iou",
+    "normalized_surface_distance",
     "partition_measures",
     "precision_recall",
     "s_measure",
     "segmentation_boundaries",
     "size_invariant_mae",
     "size_invariant_threshold_measures",
+    "surface_distance_measures",
+    "surface_distances",
     "threshold_measures",
     "weighted_f_measure",
 ]

@@ -1,0 +1,32 @@
+"""Boundary-distance measures: Hausdorff (directed, symmetric, percentile), average surface distance (ASD / ASSD),
+normalised surface distance (surface Dice) and Boundary IoU, each reproducing MONAI, MedPy, DeepMind
+``surface-distance`` or TorchMetrics by name (``convention=``). See ``docs/surface-distances.md``."""
+
+from ._inputs import CONVENTIONS, EmptyMaskWarning
+from .average_distance import average_surface_distance
+from .boundary_iou import boundary_iou
+from .distances import SurfaceDistances, point_set_distances, surface_distances
+from .edges import boundary_band, boundary_dilation, corner_codes, corner_surfels, inner_boundary, surfel_size_table
+from .hausdorff import hausdorff_distance, hd95
+from .summary import surface_distance_measures
+from .surface_dice import normalized_surface_distance
+
+__all__ = [
+    "CONVENTIONS",
+    "EmptyMaskWarning",
+    "SurfaceDistances",
+    "average_surface_distance",
+    "boundary_band",
+    "boundary_dilation",
+    "boundary_iou",
+    "corner_codes",
+    "corner_surfels",
+    "hausdorff_distance",
+    "hd95",
+    "inner_boundary",
+    "normalized_surface_distance",
+    "point_set_distances",
+    "surface_distance_measures",
+    "surface_distances",
+    "surfel_size_table",
+]

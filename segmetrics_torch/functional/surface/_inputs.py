@@ -1,0 +1,262 @@
+"""Input handling shared by the boundary-distance measures: masks or label maps to per-(image, class) binary pairs.
+
+Every measure of the family scores each (image, class) pair as its own binary problem, as MONAI, MedPy, DeepMind and
+TorchMetrics do. This module turns the accepted inputs (a (B, H, W) / (B, D, H, W) batch or a list of (H, W) /
+(D, H, W) tensors, binary or label maps with ``num_classes``) into groups of same-sized boolean stacks, so that the
+boundary sets of a whole group are computed with one set of tensor operations, and assembles the per-pair numbers
+back into a (B,) or (B, C') float64 tensor.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+from segmetrics_torch._checks import as_binary_mask, check_bool, check_choice, check_tensor
+
+__all__ = ["CONVENTIONS", "DISTANCE_METRICS", "EmptyMaskWarning", "PairGroup", "Pairs", "prepare_pairs"]
+
+#: the reference implementations whose rules ``convention=`` reproduces
+CONVENTIONS = ("monai", "medpy", "deepmind", "torchmetrics")
+#: MONAI's and TorchMetrics' names of the point-to-point distances
+DISTANCE_METRICS = ("euclidean", "chessboard", "taxicab")
+
+
+class EmptyMaskWarning(UserWarning):
+    """A prediction or ground truth of one (image, class) pair has no foreground: the measure is inf, NaN or 0."""
+
+
+@dataclass
+class PairGroup:
+    """Same-sized (image, class) pairs: ``preds`` / ``target`` are (N, *spatial) bool, row ``n`` is the pair
+    (``images[n]``, ``columns[n]``) of the output."""
+
+    preds: Tensor
+    target: Tensor
+    images: list[int]
+    columns: list[int]
+
+
+@dataclass
+class Pairs:
+    """The prepared input: groups of pairs, the output shape and the class label of each output column."""
+
+    groups: list[PairGroup]
+    batch_size: int
+    class_ids: list[int]
+    binary: bool
+    ndim: int
+    spacing: tuple[float, ...]
+    #: output columns set to NaN without computing (the class equal to ``ignore_index``)
+    ignored_columns: list[int] = field(default_factory=list)
+    device: torch.device = field(default_factory=lambda: torch.device("cpu"))
+
+    def finish(self, out: Tensor) -> Tensor:
+        """(B, C') float64 on the input's device; (B,) for binary input."""
+        out = out.to(self.device)
+        return out[:, 0] if self.binary else out
+
+
+def _images(x: object, name: str) -> tuple[list[Tensor], Tensor | None]:
+    """The images of ``x`` (a batch tensor or a list) and the batch tensor itself (None for a list)."""
+    if isinstance(x, Tensor):
+        x = check_tensor(x, name)
+        if x.ndim not in (3, 4):
+            raise ValueError(
+                f"Expected `{name}` of shape (B, H, W) (2-D images) or (B, D, H, W) (3-D volumes), but got shape "
+                f"{tuple(x.shape)}. Use `x.unsqueeze(0)` for a single image or pass a list of tensors."
+            )
+        if x.shape[0] == 0:
+            raise ValueError(f"Expected `{name}` to hold at least one image, but got an empty batch {tuple(x.shape)}.")
+        return list(x), x
+    if not isinstance(x, Sequence) or isinstance(x, (str, bytes)):
+        raise TypeError(f"Expected `{name}` to be a torch.Tensor or a list of tensors, but got {type(x).__name__}.")
+    if len(x) == 0:
+        raise ValueError(f"Expected `{name}` to hold at least one image, but got an empty list.")
+    out = []
+    for i, item in enumerate(x):
+        item = check_tensor(item, f"{name}[{i}]")
+        if item.ndim not in (2, 3):
+            raise ValueError(f"Expected `{name}[{i}]` of shape (H, W) or (D, H, W), but got {tuple(item.shape)}.")
+        out.append(item)
+    return out, None
+
+
+def normalize_spacing(spacing: object, ndim: int) -> tuple[float, ...]:
+    """``spacing`` (None, a number, or one number per spatial axis) as a tuple of ``ndim`` finite positive floats."""
+    if spacing is None:
+        return (1.0,) * ndim
+    if isinstance(spacing, Tensor):
+        if spacing.ndim > 1:
+            raise ValueError(
+                f"Expected `spacing` to be a number or 1-D, but got a tensor of shape {tuple(spacing.shape)}."
+            )
+        spacing = spacing.tolist()
+    values = [spacing] if isinstance(spacing, (int, float)) else spacing
+    if not isinstance(values, Sequence) or isinstance(values, (str, bytes)):
+        raise TypeError(f"Expected `spacing` to be None, a number or a sequence of numbers, but got {spacing!r}.")
+    if len(values) == 1:
+        values = list(values) * ndim
+    if len(values) != ndim:
+        raise ValueError(
+            f"Expected `spacing` to have one entry per spatial axis ({ndim}) or be a single number, but got "
+            f"{len(values)} entries: {spacing!r}."
+        )
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < math.inf:
+            raise ValueError(f"Expected every entry of `spacing` to be a finite positive number, but got {spacing!r}.")
+        out.append(float(v))
+    return tuple(out)
+
+
+def _check_labels(x: Tensor, name: str, num_classes: int, ignore_index: int | None) -> None:
+    if x.dtype == torch.bool or x.is_floating_point() or x.is_complex():
+        raise TypeError(f"Expected `{name}` to be an integer label map when `num_classes` is given, but got {x.dtype}.")
+    if not x.numel():
+        return
+    valid = (x >= 0) & (x < num_classes)
+    if ignore_index is not None:
+        valid |= x == ignore_index
+    if not bool(valid.all()):
+        bad = x[~valid]
+        raise ValueError(
+            f"Expected `{name}` to hold labels in [0, {num_classes - 1}]"
+            + (f" or `ignore_index`={ignore_index}" if ignore_index is not None else "")
+            + f", but got {int(bad[0])}."
+        )
+
+
+def prepare_pairs(
+    preds: object,
+    target: object,
+    *,
+    num_classes: int | None,
+    include_background: bool,
+    ignore_index: int | None,
+    spacing: object,
+    validate_args: bool = True,
+    only_2d: bool = False,
+) -> Pairs:
+    """Validate the inputs and split them into groups of same-sized boolean (image, class) pairs."""
+    check_bool(include_background, "include_background")
+    p_images, p_batch = _images(preds, "preds")
+    t_images, t_batch = _images(target, "target")
+    if (p_batch is None) != (t_batch is None):
+        raise TypeError("Expected `preds` and `target` to be both tensors or both lists of tensors.")
+    if len(p_images) != len(t_images):
+        raise ValueError(f"Expected as many images in `preds` ({len(p_images)}) as in `target` ({len(t_images)}).")
+    ndim = p_images[0].ndim
+    for i, (p, t) in enumerate(zip(p_images, t_images, strict=True)):
+        if p.shape != t.shape:
+            raise ValueError(
+                f"Expected `preds` and `target` of the same shape, but image {i} has shapes {tuple(p.shape)} and "
+                f"{tuple(t.shape)}."
+            )
+        if p.ndim != ndim:
+            raise ValueError("Expected every image of `preds` to have the same number of dimensions (2-D or 3-D).")
+        if min(p.shape) == 0:
+            raise ValueError(f"Expected non-empty images, but image {i} has shape {tuple(p.shape)}.")
+        if p.device != t.device:
+            raise ValueError(f"Expected `preds` and `target` on one device, but got {p.device} and {t.device}.")
+    if only_2d and ndim != 2:
+        raise ValueError(
+            f"Expected 2-D images ((B, H, W) or a list of (H, W)) for this measure, but got {ndim}-D images."
+        )
+    spacing_t = normalize_spacing(spacing, ndim)
+
+    if num_classes is None:
+        if ignore_index is not None:
+            raise ValueError("Expected `ignore_index` only with label maps (`num_classes`), but `num_classes` is None.")
+        binary = True
+        class_ids = [1]
+        ignored: list[int] = []
+    else:
+        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
+            raise ValueError(
+                f"Expected `num_classes` to be an integer >= 2 (or None for binary masks), got {num_classes!r}."
+            )
+        if ignore_index is not None and (isinstance(ignore_index, bool) or not isinstance(ignore_index, int)):
+            raise TypeError(f"Expected `ignore_index` to be None or an int, but got {ignore_index!r}.")
+        binary = False
+        class_ids = list(range(0 if include_background else 1, num_classes))
+        ignored = [j for j, c in enumerate(class_ids) if c == ignore_index]
+
+    def binarise(p: Tensor, t: Tensor) -> tuple[Tensor, Tensor]:
+        """(C', *spatial) bool stacks of one image (or a batch: (B, C', *spatial))."""
+        if binary:
+            return (
+                as_binary_mask(p, "preds", validate_args).unsqueeze(-ndim - 1),
+                as_binary_mask(t, "target", validate_args).unsqueeze(-ndim - 1),
+            )
+        assert num_classes is not None
+        if validate_args:
+            _check_labels(p, "preds", num_classes, None)
+            _check_labels(t, "target", num_classes, ignore_index)
+        keep = None if ignore_index is None else t != ignore_index
+        ids = torch.tensor(class_ids, device=p.device).view(-1, *([1] * ndim))
+        pp = p.unsqueeze(-ndim - 1) == ids
+        tt = t.unsqueeze(-ndim - 1) == ids
+        if keep is not None:
+            # MONAI's label-encoded rule: the ignored pixels are background in both masks, for every class
+            pp = pp & keep.unsqueeze(-ndim - 1)
+            tt = tt & keep.unsqueeze(-ndim - 1)
+        return pp, tt
+
+    n_cols = len(class_ids)
+    columns = [j for j in range(n_cols) if j not in ignored]
+    groups = []
+    if p_batch is not None and t_batch is not None:
+        pp, tt = binarise(p_batch, t_batch)
+        pp, tt = pp[:, columns], tt[:, columns]
+        b = pp.shape[0]
+        groups.append(
+            PairGroup(
+                pp.reshape(b * len(columns), *pp.shape[2:]),
+                tt.reshape(b * len(columns), *tt.shape[2:]),
+                [i for i in range(b) for _ in columns],
+                [j for _ in range(b) for j in columns],
+            )
+        )
+    else:
+        by_shape: dict[tuple[int, ...], list[int]] = {}
+        for i, p in enumerate(p_images):
+            by_shape.setdefault(tuple(p.shape), []).append(i)
+        for idx in by_shape.values():
+            stacks = [binarise(p_images[i], t_images[i]) for i in idx]
+            pp = torch.cat([s[0][columns] for s in stacks])
+            tt = torch.cat([s[1][columns] for s in stacks])
+            groups.append(PairGroup(pp, tt, [i for i in idx for _ in columns], [j for _ in idx for j in columns]))
+    return Pairs(groups, len(p_images), class_ids, binary, ndim, spacing_t, ignored, p_images[0].device)
+
+
+def check_convention(convention: object, allowed: Sequence[str], measure: str) -> str:
+    """``convention`` if it names a reference that defines ``measure``; ``ValueError`` naming the argument otherwise."""
+    name = check_choice(convention, "convention", CONVENTIONS)
+    if name not in allowed:
+        raise ValueError(
+            f"Expected `convention` to be one of {', '.join(map(repr, allowed))} for {measure}, but got {name!r}: "
+            f"{name} has no {measure}."
+        )
+    return name
+
+
+def warn_empty(
+    measure: str, image: int, class_id: int, binary: bool, p_empty: bool, g_empty: bool, value: str, stacklevel: int
+) -> None:
+    """The warning every empty (image, class) pair raises, naming the image, the class and the returned value."""
+    if p_empty and g_empty:
+        what = "prediction and ground truth are"
+    else:
+        what = "prediction is" if p_empty else "ground truth is"
+    cls = "" if binary else f", class {class_id}"
+    warnings.warn(
+        f"{measure}: image {image}{cls}: the {what} empty (no foreground); the result is {value}.",
+        EmptyMaskWarning,
+        stacklevel=stacklevel,
+    )

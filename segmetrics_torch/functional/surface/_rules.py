@@ -1,0 +1,153 @@
+"""The per-pair reductions of each convention, on the two distance lists of one (image, class) pair.
+
+Each rule returns a float for a pair; empty masks follow the convention's own result (section 7 of the conventions
+notes) and warn, naming the image and the class. The public functions of the family are loops of these rules over the
+pairs; :func:`~segmetrics_torch.functional.surface.surface_distance_measures` applies several of them to one
+:class:`~segmetrics_torch.functional.surface.distances.SurfaceDistances`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from ._inputs import Pairs, warn_empty
+from .distances import SurfaceDistances
+
+__all__ = ["check_percentile", "check_tolerances", "hausdorff_rule", "mean_rule", "nsd_rule", "reduce_pairs"]
+
+
+def check_percentile(percentile: object) -> float | None:
+    if percentile is None:
+        return None
+    if isinstance(percentile, bool) or not isinstance(percentile, (int, float)) or not 0 <= percentile <= 100:
+        raise ValueError(f"Expected `percentile` to be None or a number in [0, 100], but got {percentile!r}.")
+    return float(percentile)
+
+
+def check_tolerances(tolerance: object, n_columns: int) -> list[float]:
+    """One finite tolerance >= 0 per output column (a number applies to all)."""
+    if isinstance(tolerance, Tensor):
+        tolerance = tolerance.tolist()
+    values = [tolerance] if isinstance(tolerance, (int, float)) and not isinstance(tolerance, bool) else tolerance
+    if not isinstance(values, Sequence) or isinstance(values, (str, bytes)):
+        raise TypeError(f"Expected `tolerance` to be a number or one number per class, but got {tolerance!r}.")
+    if len(values) == 1:
+        values = list(values) * n_columns
+    if len(values) != n_columns:
+        raise ValueError(
+            f"Expected `tolerance` to be a number or {n_columns} numbers (one per class), got {tolerance!r}."
+        )
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < math.inf:
+            raise ValueError(f"Expected every `tolerance` to be a finite number >= 0, but got {tolerance!r}.")
+    return [float(v) for v in values]
+
+
+def _empty(measure: str, convention: str, sd: SurfaceDistances, image: int, class_id: int, binary: bool,
+           value: float) -> float:
+    """``value`` after the warning (or the error, for MedPy, which raises on any empty mask)."""
+    if convention == "medpy":
+        side = "prediction (`preds`)" if sd.pred_empty else "ground truth (`target`)"
+        cls = "" if binary else f", class {class_id}"
+        raise ValueError(
+            f"{measure}: image {image}{cls}: the {side} is empty (no foreground); convention='medpy' raises, as "
+            "MedPy does (RuntimeError 'The ... supplied array does not contain any binary object')."
+        )
+    # the caller's line: warn_empty <- _empty <- rule <- reduce_pairs <- public function <- caller
+    warn_empty(measure, image, class_id, binary, sd.pred_empty, sd.gt_empty, repr(value), stacklevel=6)
+    return value
+
+
+def _weighted_rank(d: np.ndarray, w: np.ndarray, percentile: float) -> float:
+    """DeepMind's ``compute_robust_hausdorff`` for one direction: sorted by (distance, size), the first distance whose
+    cumulative normalised size reaches ``percentile / 100`` (no interpolation)."""
+    order = np.lexsort((w, d))
+    d, w = d[order], w[order]
+    cum = np.cumsum(w) / np.sum(w)
+    idx = int(np.searchsorted(cum, percentile / 100.0))
+    return float(d[min(idx, len(d) - 1)])
+
+
+def hausdorff_rule(convention: str, percentile: float | None, directed: bool) -> Callable[..., float]:
+    def rule(sd: SurfaceDistances, image: int, class_id: int, binary: bool) -> float:
+        if sd.pred_empty or sd.gt_empty:
+            if convention == "deepmind":
+                value = math.inf
+            elif sd.pred_empty and sd.gt_empty:
+                value = math.nan
+            else:
+                # MONAI: quantile of a list of inf interpolates inf - inf = NaN (its issue 9095); the max stays inf
+                value = math.inf if percentile is None else math.nan
+            return _empty("hausdorff_distance", convention, sd, image, class_id, binary, value)
+        dirs = [(sd.pred_to_gt, sd.pred_sizes)]
+        if not directed:
+            dirs.append((sd.gt_to_pred, sd.gt_sizes))
+        if convention == "medpy":
+            pooled = np.concatenate([d for d, _ in dirs])
+            return float(pooled.max() if percentile is None else np.percentile(pooled, percentile))
+        if convention == "deepmind":
+            p = 100.0 if percentile is None else percentile
+            return max(_weighted_rank(d, w, p) for d, w in dirs if w is not None)
+        if percentile is None:
+            return max(float(d.max()) for d, _ in dirs)
+        return max(float(np.quantile(d, percentile / 100)) for d, _ in dirs)
+
+    return rule
+
+
+def mean_rule(convention: str, symmetric: bool) -> Callable[..., float]:
+    def rule(sd: SurfaceDistances, image: int, class_id: int, binary: bool) -> float:
+        if sd.pred_empty or sd.gt_empty:
+            if convention == "deepmind":
+                # DeepMind (numpy 1.x): the empty side's mean is 0/0 = NaN, the other side's inf; their mean NaN
+                value = math.inf if not symmetric and sd.gt_empty and not sd.pred_empty else math.nan
+            else:
+                value = math.nan if sd.pred_empty and sd.gt_empty else math.inf
+            return _empty("average_surface_distance", convention, sd, image, class_id, binary, value)
+        if convention == "deepmind":
+            assert sd.pred_sizes is not None and sd.gt_sizes is not None
+            pred_to_gt = float(np.sum(sd.pred_to_gt * sd.pred_sizes) / np.sum(sd.pred_sizes))
+            if not symmetric:
+                return pred_to_gt
+            gt_to_pred = float(np.sum(sd.gt_to_pred * sd.gt_sizes) / np.sum(sd.gt_sizes))
+            return (gt_to_pred + pred_to_gt) / 2
+        if not symmetric:
+            return float(np.mean(sd.pred_to_gt))
+        return float(np.mean(np.concatenate([sd.pred_to_gt, sd.gt_to_pred])))
+
+    return rule
+
+
+def nsd_rule(convention: str, tolerances: list[float]) -> Callable[..., float]:
+    def rule(sd: SurfaceDistances, image: int, class_id: int, binary: bool, column: int = 0) -> float:
+        if sd.pred_empty or sd.gt_empty:
+            value = math.nan if sd.pred_empty and sd.gt_empty else 0.0
+            return _empty("normalized_surface_distance", convention, sd, image, class_id, binary, value)
+        tau = tolerances[column]
+        if sd.gt_sizes is None or sd.pred_sizes is None:
+            hits = int(np.count_nonzero(sd.gt_to_pred <= tau)) + int(np.count_nonzero(sd.pred_to_gt <= tau))
+            return hits / (sd.gt_to_pred.size + sd.pred_to_gt.size)
+        overlap_gt = np.sum(sd.gt_sizes[sd.gt_to_pred <= tau])
+        overlap_pred = np.sum(sd.pred_sizes[sd.pred_to_gt <= tau])
+        return float((overlap_gt + overlap_pred) / (np.sum(sd.gt_sizes) + np.sum(sd.pred_sizes)))
+
+    return rule
+
+
+def reduce_pairs(
+    pairs: Pairs, results: list[tuple[int, int, SurfaceDistances]], rule: Callable[..., float], per_column: bool = False
+) -> Tensor:
+    """The (B,) / (B, C') float64 tensor of ``rule`` over the pairs; the ignored class stays NaN."""
+    out = np.full((pairs.batch_size, len(pairs.class_ids)), np.nan)
+    for image, column, sd in results:
+        class_id = pairs.class_ids[column]
+        if per_column:
+            out[image, column] = rule(sd, image, class_id, pairs.binary, column)
+        else:
+            out[image, column] = rule(sd, image, class_id, pairs.binary)
+    return pairs.finish(torch.from_numpy(out))

@@ -1,0 +1,76 @@
+"""Every boundary-distance measure of a convention from one pass of distance transforms."""
+
+from __future__ import annotations
+
+from torch import Tensor
+
+from ._inputs import check_convention, prepare_pairs
+from ._rules import check_percentile, check_tolerances, hausdorff_rule, mean_rule, nsd_rule, reduce_pairs
+from .distances import check_connectivity, check_metric, pair_distances
+
+__all__ = ["surface_distance_measures"]
+
+
+def surface_distance_measures(
+    preds: object,
+    target: object,
+    *,
+    percentile: float = 95.0,
+    tolerance: float | list[float] = 1.0,
+    convention: str = "monai",
+    spacing: object = None,
+    distance_metric: str = "euclidean",
+    connectivity: int = 1,
+    num_classes: int | None = None,
+    include_background: bool = False,
+    ignore_index: int | None = None,
+    validate_args: bool = True,
+) -> dict[str, Tensor]:
+    """Hausdorff, percentile Hausdorff, ASD, ASSD and NSD from the same distance lists (one EDT per direction and
+    (image, class) pair, instead of one per measure as separate reference calls do).
+
+    Each value equals the corresponding single-measure function with the same arguments
+    (:func:`hausdorff_distance`, ``percentile=``; :func:`average_surface_distance`, ``symmetric=False`` / ``True``;
+    :func:`normalized_surface_distance` with the convention's own boundary set, i.e. MONAI's voxel counts).
+
+    Returns:
+        ``{"hausdorff", "hausdorff_percentile", "asd", "assd", "nsd"}``, the measures the convention defines:
+        ``"medpy"`` has no NSD, ``"torchmetrics"`` only ``"hausdorff"``. Each (B,) or (B, C') float64.
+
+    Example:
+        >>> import torch
+        >>> g = torch.zeros(1, 20, 20, dtype=torch.bool); g[0, 5:11, 5:11] = True
+        >>> p = torch.zeros(1, 20, 20, dtype=torch.bool); p[0, 7:13, 6:13] = True
+        >>> {k: round(float(v[0]), 4) for k, v in surface_distance_measures(p, g).items()}
+        {'hausdorff': 2.8284, 'hausdorff_percentile': 2.2361, 'asd': 1.6046, 'assd': 1.5226, 'nsd': 0.4048}
+    """
+    name = check_convention(convention, ("monai", "medpy", "deepmind", "torchmetrics"), "surface distances")
+    q = check_percentile(percentile)
+    metric = check_metric(distance_metric, name)
+    pairs = prepare_pairs(
+        preds,
+        target,
+        num_classes=num_classes,
+        include_background=include_background,
+        ignore_index=ignore_index,
+        spacing=spacing,
+        validate_args=validate_args,
+    )
+    tolerances = check_tolerances(tolerance, len(pairs.class_ids))
+    corners = name == "deepmind"
+    results = pair_distances(
+        pairs,
+        corners=corners,
+        connectivity=check_connectivity(connectivity, name, pairs.ndim, corners),
+        distance_metric=metric,
+        spacing_in_distances=name != "monai" or metric == "euclidean",
+    )
+    out = {"hausdorff": reduce_pairs(pairs, results, hausdorff_rule(name, None, False))}
+    if name == "torchmetrics":
+        return out
+    out["hausdorff_percentile"] = reduce_pairs(pairs, results, hausdorff_rule(name, q, False))
+    out["asd"] = reduce_pairs(pairs, results, mean_rule(name, False))
+    out["assd"] = reduce_pairs(pairs, results, mean_rule(name, True))
+    if name != "medpy":
+        out["nsd"] = reduce_pairs(pairs, results, nsd_rule(name, tolerances), per_column=True)
+    return out

@@ -1,0 +1,164 @@
+"""Label maps (num_classes, include_background, ignore_index) against MONAI's one-hot calls, and bad inputs: each
+raises a clear error naming the argument."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from segmetrics_torch.functional.surface import (
+    average_surface_distance,
+    boundary_iou,
+    hausdorff_distance,
+    hd95,
+    normalized_surface_distance,
+    surface_distance_measures,
+)
+
+
+def _labels(seed: int, shape: tuple[int, ...], k: int) -> torch.Tensor:
+    rng = np.random.default_rng(seed)
+    coarse = rng.integers(0, k, size=tuple(max(1, s // 4) for s in shape))
+    fine = coarse.repeat(4, 0).repeat(4, 1) if len(shape) == 2 else coarse.repeat(4, 0).repeat(4, 1).repeat(4, 2)
+    return torch.from_numpy(fine[tuple(slice(0, s) for s in shape)].copy())
+
+
+def _one_hot(x: torch.Tensor, k: int) -> torch.Tensor:
+    return torch.nn.functional.one_hot(x, k).movedim(-1, 1).float()
+
+
+@pytest.mark.parametrize("include_background", [False, True])
+@pytest.mark.parametrize("shape", [(16, 20), (8, 8, 12)])
+def test_label_maps_match_monai_one_hot(include_background: bool, shape: tuple[int, ...]) -> None:
+    metrics = pytest.importorskip("monai.metrics")
+    k = 4
+    p = torch.stack([_labels(s, shape, k) for s in (1, 2)])
+    g = torch.stack([_labels(s, shape, k) for s in (3, 4)])
+    sp = (2.0, 0.5) if len(shape) == 2 else (1.5, 1.0, 0.5)
+    kw = {"num_classes": k, "include_background": include_background, "spacing": sp}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref_hd = metrics.compute_hausdorff_distance(
+            _one_hot(p, k), _one_hot(g, k), include_background=include_background, percentile=95, spacing=list(sp)
+        )
+        ref_nsd = metrics.compute_surface_dice(_one_hot(p, k), _one_hot(g, k), [0.5, 1.0, 2.0, 3.0][-ref_hd.shape[1]:],
+                                               include_background=include_background, spacing=list(sp))
+        ours_hd = hausdorff_distance(p, g, percentile=95, **kw)  # type: ignore[arg-type]
+        ours_nsd = normalized_surface_distance(p, g, tolerance=[0.5, 1.0, 2.0, 3.0][-ref_hd.shape[1]:], **kw)  # type: ignore[arg-type]
+    assert ours_hd.shape == ref_hd.shape == (2, k - (0 if include_background else 1))
+    torch.testing.assert_close(ours_hd, ref_hd.double(), rtol=1e-6, atol=1e-6, equal_nan=True)
+    torch.testing.assert_close(ours_nsd, ref_nsd.double(), rtol=1e-6, atol=1e-6, equal_nan=True)
+
+
+def test_ignore_index_matches_monai() -> None:
+    metrics = pytest.importorskip("monai.metrics")
+    k = 3
+    p = torch.stack([_labels(s, (16, 16), k) for s in (5, 6)])
+    g = torch.stack([_labels(s, (16, 16), k) for s in (7, 8)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # MONAI's Metric class applies the spatial ignore mask (its functional form only skips the warning)
+        metric = metrics.HausdorffDistanceMetric(include_background=True, ignore_index=2, reduction="none")
+        ref = metric(_one_hot(p, k), _one_hot(g, k))
+        ours = hausdorff_distance(p, g, num_classes=k, include_background=True, ignore_index=2)
+    torch.testing.assert_close(ours, ref.double(), rtol=1e-6, atol=1e-6, equal_nan=True)
+    assert torch.isnan(ours[:, 2]).all()
+    # an out-of-range sentinel (255) removes its pixels from both masks and adds no NaN column
+    g255 = g.clone()
+    g255[:, :3] = 255
+    p_cut = p.clone()
+    p_cut[:, :3] = 0
+    g_cut = g.clone()
+    g_cut[:, :3] = 0
+    ours255 = hausdorff_distance(p, g255, num_classes=k, ignore_index=255)
+    assert ours255.shape == (2, 2) and not torch.isnan(ours255).any()
+    p_mask = (p.unsqueeze(1) == torch.tensor([1, 2]).view(1, 2, 1, 1)) & (g255 != 255).unsqueeze(1)
+    g_mask = (g.unsqueeze(1) == torch.tensor([1, 2]).view(1, 2, 1, 1)) & (g255 != 255).unsqueeze(1)
+    per_class = torch.stack([hausdorff_distance(p_mask[:, c], g_mask[:, c]) for c in range(2)], dim=1)
+    torch.testing.assert_close(ours255, per_class)
+
+
+def test_output_device_dtype_and_list_input() -> None:
+    p = torch.zeros(2, 6, 7, dtype=torch.uint8)
+    p[:, 1:4, 2:5] = 1
+    out = surface_distance_measures(p, p.roll(1, 1))
+    assert all(v.dtype == torch.float64 and v.shape == (2,) for v in out.values())
+    assert out["hausdorff"].tolist() == [1.0, 1.0]
+
+
+A = torch.zeros(1, 8, 8, dtype=torch.bool)
+A[0, 2:5, 2:5] = True
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"preds": A[0]}, ValueError, r"`preds` of shape \(B, H, W\)"),
+        ({"preds": A.unsqueeze(0).unsqueeze(0)}, ValueError, r"`preds` of shape"),
+        ({"preds": A.numpy()}, TypeError, r"`preds` to be a torch.Tensor"),
+        ({"target": A[:, :7]}, ValueError, r"same shape"),
+        ({"preds": A.float() * 0.5}, ValueError, r"`preds` to be boolean"),
+        ({"target": torch.full((1, 8, 8), math.nan)}, ValueError, r"`target` .* NaN"),
+        ({"spacing": (1.0, 1.0, 1.0)}, ValueError, r"`spacing` to have one entry per spatial axis \(2\)"),
+        ({"spacing": (1.0, 0.0)}, ValueError, r"`spacing` to be a finite positive"),
+        ({"spacing": (1.0, -2.0)}, ValueError, r"`spacing` to be a finite positive"),
+        ({"spacing": math.nan}, ValueError, r"`spacing` to be a finite positive"),
+        ({"spacing": "1"}, TypeError, r"`spacing`"),
+        ({"convention": "scipy"}, ValueError, r"`convention` to be one of 'monai', 'medpy'"),
+        ({"percentile": 101}, ValueError, r"`percentile`"),
+        ({"percentile": math.nan}, ValueError, r"`percentile`"),
+        ({"percentile": 95, "convention": "torchmetrics"}, ValueError, r"`percentile`=None"),
+        ({"distance_metric": "cosine"}, ValueError, r"`distance_metric`"),
+        ({"distance_metric": "taxicab", "convention": "deepmind"}, ValueError, r"`distance_metric`='euclidean'"),
+        ({"connectivity": 2}, ValueError, r"`connectivity`=1 with convention='monai'"),
+        ({"connectivity": 3, "convention": "medpy"}, ValueError, r"`connectivity` to be an int in \[1, 2\]"),
+        ({"num_classes": 1}, ValueError, r"`num_classes`"),
+        ({"ignore_index": 0}, ValueError, r"`ignore_index` only with label maps"),
+        ({"directed": 1}, TypeError, r"`directed`"),
+        ({"include_background": "yes"}, TypeError, r"`include_background`"),
+    ],
+)
+def test_bad_inputs_hausdorff(kwargs: dict[str, object], error: type[Exception], match: str) -> None:
+    args = {"preds": A, "target": A, **kwargs}
+    with pytest.raises(error, match=match):
+        hausdorff_distance(args.pop("preds"), args.pop("target"), **args)  # type: ignore[arg-type]
+
+
+def test_bad_label_maps() -> None:
+    g = torch.zeros(1, 6, 6, dtype=torch.long)
+    with pytest.raises(TypeError, match="`preds` to be an integer label map"):
+        hausdorff_distance(g.float(), g, num_classes=3)
+    with pytest.raises(ValueError, match=r"`target` to hold labels in \[0, 2\]"):
+        hausdorff_distance(g, g + 3, num_classes=3)
+    with pytest.raises(ValueError, match=r"`preds` to hold labels in \[0, 2\], but got 255"):
+        hausdorff_distance(g + 255, g, num_classes=3, ignore_index=255)
+
+
+def test_bad_inputs_other_measures() -> None:
+    with pytest.raises(ValueError, match="`convention` to be one of 'monai', 'medpy', 'deepmind' for the average"):
+        average_surface_distance(A, A, convention="torchmetrics")
+    with pytest.raises(ValueError, match="`convention` to be one of 'monai', 'deepmind' for the normalized"):
+        normalized_surface_distance(A, A, tolerance=1.0, convention="medpy")
+    with pytest.raises(ValueError, match="`tolerance` to be a finite number >= 0"):
+        normalized_surface_distance(A, A, tolerance=-1.0)
+    with pytest.raises(ValueError, match="`tolerance` to be a finite number >= 0"):
+        normalized_surface_distance(A, A, tolerance=math.inf)
+    g = torch.zeros(1, 6, 6, dtype=torch.long)
+    with pytest.raises(ValueError, match=r"`tolerance` to be a number or 2 numbers"):
+        normalized_surface_distance(g, g, tolerance=[1.0, 2.0, 3.0], num_classes=3)
+    with pytest.raises(TypeError, match="`use_subvoxels`"):
+        normalized_surface_distance(A, A, tolerance=1.0, use_subvoxels=1)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="`dilation_ratio`"):
+        boundary_iou(A, A, dilation_ratio=0)
+    with pytest.raises(ValueError, match="2-D images"):
+        boundary_iou(A.unsqueeze(1), A.unsqueeze(1))
+    with pytest.raises(TypeError, match="fixes `percentile` at 95"):
+        hd95(A, A, percentile=50)
+    with pytest.raises(ValueError, match="at least one image"):
+        hausdorff_distance([], [])
+    with pytest.raises(TypeError, match="both tensors or both lists"):
+        hausdorff_distance(A, [A[0]])
