@@ -54,6 +54,11 @@ _API: dict[str, str] = {
             "SizeInvariantMAE",
             "ThresholdMeasures",
             "flatten_results",
+            "AverageSurfaceDistance",
+            "BoundaryIoU",
+            "HausdorffDistance",
+            "NormalizedSurfaceDistance",
+            "SurfaceDistanceMeasures",
         ),
         ".metrics",
     ),
@@ -80,10 +85,16 @@ if TYPE_CHECKING:  # static type checkers read these explicit re-exports; tests/
         MAE as MAE,
     )
     from .metrics import (
+        AverageSurfaceDistance as AverageSurfaceDistance,
+    )
+    from .metrics import (
         BidirectionalConsistency as BidirectionalConsistency,
     )
     from .metrics import (
         BipartiteGraphMatching as BipartiteGraphMatching,
+    )
+    from .metrics import (
+        BoundaryIoU as BoundaryIoU,
     )
     from .metrics import (
         BoundaryPR as BoundaryPR,
@@ -113,6 +124,9 @@ if TYPE_CHECKING:  # static type checkers read these explicit re-exports; tests/
         GlobalConsistency as GlobalConsistency,
     )
     from .metrics import (
+        HausdorffDistance as HausdorffDistance,
+    )
+    from .metrics import (
         HierarchyMeasures as HierarchyMeasures,
     )
     from .metrics import (
@@ -132,6 +146,9 @@ if TYPE_CHECKING:  # static type checkers read these explicit re-exports; tests/
     )
     from .metrics import (
         MultiScaleIoU as MultiScaleIoU,
+    )
+    from .metrics import (
+        NormalizedSurfaceDistance as NormalizedSurfaceDistance,
     )
     from .metrics import (
         NormalizedVariationOfInformation as NormalizedVariationOfInformation,
@@ -168,6 +185,9 @@ if TYPE_CHECKING:  # static type checkers read these explicit re-exports; tests/
     )
     from .metrics import (
         SMeasure as SMeasure,
+    )
+    from .metrics import (
+        SurfaceDistanceMeasures as SurfaceDistanceMeasures,
     )
     from .metrics import (
         ThresholdMeasures as ThresholdMeasures,

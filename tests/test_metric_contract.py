@@ -62,6 +62,14 @@ def _masks(seed: int) -> Batch:
     return p > 0.6, g
 
 
+def _labels(seed: int) -> Batch:
+    p, g = _masks(seed)
+    pred, target = p.long(), g.long()
+    target[:, 18:, 20:] = 2  # a second class, present in both
+    pred[:, 17:, 21:] = 2
+    return pred, target
+
+
 def _partition(seed: int) -> Batch:
     gen = torch.Generator().manual_seed(seed)
     seg = torch.randint(0, 4, (2, 4, 5), generator=gen).repeat_interleave(4, 1).repeat_interleave(4, 2)
@@ -105,6 +113,11 @@ CASES: dict[str, tuple[Callable[..., Any], Callable[[int], tuple[Any, ...]]]] = 
     "HierarchyMeasures": (lambda **kw: st.HierarchyMeasures(3, input_format="stack", **kw), _stack),
     "RegionBenchmark": (lambda **kw: st.RegionBenchmark(3, input_format="stack", **kw), _stack),
     "ProposalRecall": (lambda **kw: st.ProposalRecall(counts=[1, 2, 4], **kw), _proposals),
+    "HausdorffDistance": (lambda **kw: st.HausdorffDistance(percentile=95, **kw), _masks),
+    "AverageSurfaceDistance": (lambda **kw: st.AverageSurfaceDistance(symmetric=True, **kw), _masks),
+    "NormalizedSurfaceDistance": (lambda **kw: st.NormalizedSurfaceDistance(tolerance=1.0, **kw), _masks),
+    "BoundaryIoU": (st.BoundaryIoU, _masks),
+    "SurfaceDistanceMeasures": (lambda **kw: st.SurfaceDistanceMeasures(num_classes=3, **kw), _labels),
 }
 
 

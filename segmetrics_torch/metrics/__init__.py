@@ -58,6 +58,11 @@ _API: dict[str, str] = {
         ".foreground_extra",
     ),
     "ProposalRecall": ".proposals",
+    **dict.fromkeys(
+        ("AverageSurfaceDistance", "BoundaryIoU", "HausdorffDistance", "NormalizedSurfaceDistance",
+         "SurfaceDistanceMeasures"),
+        ".surface",
+    ),
 }
 
 __all__ = sorted(_API)
@@ -171,6 +176,21 @@ if TYPE_CHECKING:  # static type checkers read these explicit re-exports; tests/
     )
     from .proposals import (
         ProposalRecall as ProposalRecall,
+    )
+    from .surface import (
+        AverageSurfaceDistance as AverageSurfaceDistance,
+    )
+    from .surface import (
+        BoundaryIoU as BoundaryIoU,
+    )
+    from .surface import (
+        HausdorffDistance as HausdorffDistance,
+    )
+    from .surface import (
+        NormalizedSurfaceDistance as NormalizedSurfaceDistance,
+    )
+    from .surface import (
+        SurfaceDistanceMeasures as SurfaceDistanceMeasures,
     )
 
 

@@ -1,0 +1,357 @@
+"""torchmetrics Metrics of the boundary-distance measures: dataset means of the per-image (per-class) values of
+:mod:`segmetrics_torch.functional.surface`.
+
+Reduction (MONAI's ``do_metric_reduction("mean")`` over the images, per class): NaN values (an ignored class, both
+masks empty under most conventions) are left out of the mean; a value of ``inf`` (a missed structure: one mask empty)
+makes the class's mean ``inf``, so that a missed structure cannot vanish from a table (MONAI's own mean of HD95 drops
+it, see the docs page). The states are per-class sums of the finite values and counts of the non-NaN and of the
+infinite values, summed over processes (``dist_reduce_fx="sum"``): the DDP result equals one process's.
+
+``compute()`` returns a 0-d tensor for binary masks and a (C',) tensor, one value per class, for label maps
+(``num_classes``); :class:`SurfaceDistanceMeasures` returns a dict of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from ..functional.surface import (
+    average_surface_distance,
+    boundary_iou,
+    hausdorff_distance,
+    normalized_surface_distance,
+    surface_distance_measures,
+)
+from ._base import ExactMetric
+
+__all__ = [
+    "AverageSurfaceDistance",
+    "BoundaryIoU",
+    "HausdorffDistance",
+    "NormalizedSurfaceDistance",
+    "SurfaceDistanceMeasures",
+]
+
+
+class _SurfaceMetric(ExactMetric):
+    """Per-class means over images of the values of ``self._values`` (see the module doc for the reduction)."""
+
+    is_differentiable = False
+    full_state_update = False
+    #: the keys of the measures accumulated (one for the single-measure Metrics)
+    _keys: tuple[str, ...] = ("value",)
+
+    def __init__(
+        self,
+        *,
+        num_classes: int | None = None,
+        include_background: bool = False,
+        ignore_index: int | None = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if num_classes is not None and (isinstance(num_classes, bool) or not isinstance(num_classes, int)
+                                        or num_classes < 1):  # fmt: skip
+            raise ValueError(f"Expected `num_classes` to be a positive int or None, but got {num_classes!r}.")
+        if not isinstance(include_background, bool):
+            raise TypeError(f"Expected argument `include_background` to be a bool, but got {include_background!r}.")
+        if not isinstance(validate_args, bool):
+            raise TypeError(f"Expected argument `validate_args` to be a bool, but got {validate_args!r}.")
+        self.num_classes = num_classes
+        self.include_background = include_background
+        self.ignore_index = ignore_index
+        self.validate_args = validate_args
+        # the classes of a label map (as the functions: class 0 only with include_background), or one for a mask
+        self.num_columns = 1 if num_classes is None else len(range(0 if include_background else 1, num_classes))
+        for key in self._keys:
+            self.add_state(f"{key}_sum", torch.zeros(self.num_columns, dtype=torch.float64), dist_reduce_fx="sum")
+            self.add_state(f"{key}_count", torch.zeros(self.num_columns, dtype=torch.int64), dist_reduce_fx="sum")
+            self.add_state(f"{key}_inf", torch.zeros(self.num_columns, dtype=torch.int64), dist_reduce_fx="sum")
+
+    def _class_options(self) -> dict[str, Any]:
+        return {"num_classes": self.num_classes, "include_background": self.include_background,
+                "ignore_index": self.ignore_index, "validate_args": self.validate_args}  # fmt: skip
+
+    def _values(self, preds: Any, target: Any) -> dict[str, Tensor]:
+        raise NotImplementedError
+
+    def update(self, preds: Any, target: Any) -> None:
+        """Add a batch: (B, H, W) / (B, D, H, W) masks or label maps, or lists of them (as the functions)."""
+        for key, values in self._values(preds, target).items():
+            v = values.detach().to(torch.float64)
+            v = v.reshape(v.shape[0], -1)
+            state_sum = getattr(self, f"{key}_sum")
+            finite = torch.isfinite(v)
+            setattr(self, f"{key}_sum", state_sum + torch.where(finite, v, 0.0).sum(dim=0).to(state_sum.device))
+            counted = (~torch.isnan(v)).sum(dim=0).to(state_sum.device)
+            setattr(self, f"{key}_count", getattr(self, f"{key}_count") + counted)
+            setattr(self, f"{key}_inf", getattr(self, f"{key}_inf") + torch.isinf(v).sum(dim=0).to(state_sum.device))
+
+    def _mean(self, key: str) -> Tensor:  # per-class means of the non-NaN values (the module doc), not the base's
+        total, count, inf = (getattr(self, f"{key}_{part}") for part in ("sum", "count", "inf"))
+        mean = torch.where(count > 0, total / count.clamp_min(1), torch.full_like(total, float("nan")))
+        mean = torch.where(inf > 0, torch.full_like(mean, float("inf")), mean)
+        return mean[0] if self.num_classes is None else mean
+
+    def compute(self) -> Any:
+        return self._mean(self._keys[0])
+
+
+class HausdorffDistance(_SurfaceMetric):
+    """Mean Hausdorff distance (or percentile Hausdorff, e.g. HD95) over images, per class for label maps.
+
+    Args: those of :func:`segmetrics_torch.functional.hausdorff_distance` (``directed``, ``percentile``,
+    ``convention``, ``spacing``, ``distance_metric``, ``connectivity``, ``num_classes``, ``include_background``,
+    ``ignore_index``, ``validate_args``), plus torchmetrics' Metric keywords.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.metrics.surface import HausdorffDistance
+        >>> g = torch.zeros(2, 20, 20, dtype=torch.bool); g[:, 5:11, 5:11] = True
+        >>> p = torch.zeros(2, 20, 20, dtype=torch.bool); p[:, 7:13, 6:13] = True
+        >>> metric = HausdorffDistance(percentile=95)
+        >>> metric.update(p, g)
+        >>> round(float(metric.compute()), 4)
+        2.2361
+    """
+
+    higher_is_better = False
+
+    def __init__(
+        self,
+        *,
+        directed: bool = False,
+        percentile: float | None = None,
+        convention: str = "monai",
+        spacing: Any = None,
+        distance_metric: str = "euclidean",
+        connectivity: int = 1,
+        num_classes: int | None = None,
+        include_background: bool = False,
+        ignore_index: int | None = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
+                         validate_args=validate_args, **kwargs)  # fmt: skip
+        self.directed, self.percentile, self.convention = directed, percentile, convention
+        self.spacing, self.distance_metric, self.connectivity = spacing, distance_metric, connectivity
+        self._call(_PROBE, _PROBE)  # the arguments are checked here, not at the first update
+
+    def _call(self, preds: Any, target: Any) -> Tensor:
+        probe = preds is _PROBE  # the constructor's check: no class options, no spacing (its length is the images')
+        options = self._class_options() if not probe else {}
+        return hausdorff_distance(preds, target, directed=self.directed, percentile=self.percentile,
+                                  convention=self.convention, spacing=None if probe else self.spacing,
+                                  distance_metric=self.distance_metric, connectivity=self.connectivity,
+                                  **options)  # fmt: skip
+
+    def _values(self, preds: Any, target: Any) -> dict[str, Tensor]:
+        return {"value": self._call(preds, target)}
+
+
+class AverageSurfaceDistance(_SurfaceMetric):
+    """Mean (directed) average surface distance, or ASSD with ``symmetric=True``, over images.
+
+    Args: those of :func:`segmetrics_torch.functional.average_surface_distance`, plus torchmetrics' keywords.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.metrics.surface import AverageSurfaceDistance
+        >>> g = torch.zeros(1, 20, 20, dtype=torch.bool); g[:, 5:11, 5:11] = True
+        >>> p = torch.zeros(1, 20, 20, dtype=torch.bool); p[:, 7:13, 6:13] = True
+        >>> metric = AverageSurfaceDistance(symmetric=True)
+        >>> metric.update(p, g)
+        >>> round(float(metric.compute()), 4)
+        1.5226
+    """
+
+    higher_is_better = False
+
+    def __init__(
+        self,
+        *,
+        symmetric: bool = False,
+        convention: str = "monai",
+        spacing: Any = None,
+        distance_metric: str = "euclidean",
+        connectivity: int = 1,
+        num_classes: int | None = None,
+        include_background: bool = False,
+        ignore_index: int | None = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
+                         validate_args=validate_args, **kwargs)  # fmt: skip
+        self.symmetric, self.convention, self.spacing = symmetric, convention, spacing
+        self.distance_metric, self.connectivity = distance_metric, connectivity
+        self._call(_PROBE, _PROBE)
+
+    def _call(self, preds: Any, target: Any) -> Tensor:
+        probe = preds is _PROBE  # the constructor's check: no class options, no spacing (its length is the images')
+        options = self._class_options() if not probe else {}
+        return average_surface_distance(preds, target, symmetric=self.symmetric, convention=self.convention,
+                                        spacing=None if probe else self.spacing, distance_metric=self.distance_metric,
+                                        connectivity=self.connectivity, **options)  # fmt: skip
+
+    def _values(self, preds: Any, target: Any) -> dict[str, Tensor]:
+        return {"value": self._call(preds, target)}
+
+
+class NormalizedSurfaceDistance(_SurfaceMetric):
+    """Mean normalised surface distance (surface Dice at ``tolerance``) over images.
+
+    Args: those of :func:`segmetrics_torch.functional.normalized_surface_distance`, plus torchmetrics' keywords.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.metrics.surface import NormalizedSurfaceDistance
+        >>> g = torch.zeros(1, 20, 20, dtype=torch.bool); g[:, 5:11, 5:11] = True
+        >>> p = torch.zeros(1, 20, 20, dtype=torch.bool); p[:, 7:13, 6:13] = True
+        >>> metric = NormalizedSurfaceDistance(tolerance=1.0)
+        >>> metric.update(p, g)
+        >>> round(float(metric.compute()), 4)
+        0.4048
+    """
+
+    higher_is_better = True
+
+    def __init__(
+        self,
+        *,
+        tolerance: float | list[float],
+        convention: str = "monai",
+        use_subvoxels: bool = False,
+        spacing: Any = None,
+        distance_metric: str = "euclidean",
+        num_classes: int | None = None,
+        include_background: bool = False,
+        ignore_index: int | None = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
+                         validate_args=validate_args, **kwargs)  # fmt: skip
+        self.tolerance, self.convention, self.use_subvoxels = tolerance, convention, use_subvoxels
+        self.spacing, self.distance_metric = spacing, distance_metric
+        if not isinstance(tolerance, (list, tuple)):  # per-class tolerances are checked against num_classes at update
+            self._call(_PROBE, _PROBE)
+
+    def _call(self, preds: Any, target: Any) -> Tensor:
+        probe = preds is _PROBE  # the constructor's check: no class options, no spacing (its length is the images')
+        options = self._class_options() if not probe else {}
+        return normalized_surface_distance(preds, target, tolerance=self.tolerance, convention=self.convention,
+                                           use_subvoxels=self.use_subvoxels, spacing=None if probe else self.spacing,
+                                           distance_metric=self.distance_metric, **options)  # fmt: skip
+
+    def _values(self, preds: Any, target: Any) -> dict[str, Tensor]:
+        return {"value": self._call(preds, target)}
+
+
+class BoundaryIoU(_SurfaceMetric):
+    """Mean Boundary IoU (Cheng et al., CVPR 2021) over 2-D images.
+
+    Args: those of :func:`segmetrics_torch.functional.boundary_iou`, plus torchmetrics' keywords.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.metrics.surface import BoundaryIoU
+        >>> g = torch.zeros(1, 20, 20, dtype=torch.bool); g[:, 5:11, 5:11] = True
+        >>> p = torch.zeros(1, 20, 20, dtype=torch.bool); p[:, 7:13, 6:13] = True
+        >>> metric = BoundaryIoU()
+        >>> metric.update(p, g)
+        >>> round(float(metric.compute()), 4)
+        0.05
+    """
+
+    higher_is_better = True
+
+    def __init__(
+        self,
+        *,
+        dilation_ratio: float = 0.02,
+        num_classes: int | None = None,
+        include_background: bool = False,
+        ignore_index: int | None = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
+                         validate_args=validate_args, **kwargs)  # fmt: skip
+        self.dilation_ratio = dilation_ratio
+        self._call(_PROBE, _PROBE)
+
+    def _call(self, preds: Any, target: Any) -> Tensor:
+        probe = preds is _PROBE  # the constructor's check: no class options, no spacing (its length is the images')
+        options = self._class_options() if not probe else {}
+        return boundary_iou(preds, target, dilation_ratio=self.dilation_ratio, **options)
+
+    def _values(self, preds: Any, target: Any) -> dict[str, Tensor]:
+        return {"value": self._call(preds, target)}
+
+
+class SurfaceDistanceMeasures(_SurfaceMetric):
+    """Hausdorff, percentile Hausdorff, ASD, ASSD and NSD of a convention from one pass of distance transforms per
+    batch (:func:`segmetrics_torch.functional.surface_distance_measures`), each averaged over images as the
+    single-measure Metrics; ``compute()`` returns ``{measure: value}`` for the measures the convention defines.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.metrics.surface import SurfaceDistanceMeasures
+        >>> g = torch.zeros(1, 20, 20, dtype=torch.bool); g[:, 5:11, 5:11] = True
+        >>> p = torch.zeros(1, 20, 20, dtype=torch.bool); p[:, 7:13, 6:13] = True
+        >>> metric = SurfaceDistanceMeasures(tolerance=1.0)
+        >>> metric.update(p, g)
+        >>> {k: round(float(v), 4) for k, v in metric.compute().items()}
+        {'hausdorff': 2.8284, 'hausdorff_percentile': 2.2361, 'asd': 1.6046, 'assd': 1.5226, 'nsd': 0.4048}
+    """
+
+    higher_is_better = None  # mixed: distances (lower) and NSD (higher)
+    _keys = ("hausdorff", "hausdorff_percentile", "asd", "assd", "nsd")
+
+    def __init__(
+        self,
+        *,
+        percentile: float = 95.0,
+        tolerance: float | list[float] = 1.0,
+        convention: str = "monai",
+        spacing: Any = None,
+        distance_metric: str = "euclidean",
+        connectivity: int = 1,
+        num_classes: int | None = None,
+        include_background: bool = False,
+        ignore_index: int | None = None,
+        validate_args: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
+                         validate_args=validate_args, **kwargs)  # fmt: skip
+        self.percentile, self.tolerance, self.convention = percentile, tolerance, convention
+        self.spacing, self.distance_metric, self.connectivity = spacing, distance_metric, connectivity
+        self.measures: tuple[str, ...] = tuple(self._call(_PROBE, _PROBE)) if not isinstance(
+            tolerance, (list, tuple)) else self._keys  # fmt: skip
+
+    def _call(self, preds: Any, target: Any) -> dict[str, Tensor]:
+        probe = preds is _PROBE  # the constructor's check: no class options, no spacing (its length is the images')
+        options = self._class_options() if not probe else {}
+        return surface_distance_measures(preds, target, percentile=self.percentile, tolerance=self.tolerance,
+                                         convention=self.convention, spacing=None if probe else self.spacing,
+                                         distance_metric=self.distance_metric, connectivity=self.connectivity,
+                                         **options)  # fmt: skip
+
+    def _values(self, preds: Any, target: Any) -> dict[str, Tensor]:
+        return self._call(preds, target)
+
+    def compute(self) -> dict[str, Tensor]:
+        return {key: self._mean(key) for key in self._keys if key in self.measures}
+
+
+#: a tiny 2-D pair on which the constructors run their function once, so that bad arguments fail at construction
+#: (``spacing`` and per-class tolerances are checked at the first update: they depend on the images)
+_PROBE = torch.zeros(1, 4, 4, dtype=torch.bool)
+_PROBE[0, 1:3, 1:3] = True
