@@ -37,6 +37,7 @@ __all__ = [
     "DEFAULT_MAX_IMAGE_PIXELS",
     "IMAGE_EXTENSIONS",
     "MAX_IMAGE_PIXELS_ENV",
+    "NIFTI_EXTENSIONS",
     "PROPOSAL_EXTENSIONS",
     "BSDSGroundTruth",
     "ObjectAnnotation",
@@ -48,6 +49,7 @@ __all__ = [
     "read_bsds_ground_truth",
     "read_gray",
     "read_gray_map",
+    "read_label_volume",
     "read_labels",
     "read_mat_array",
     "read_objects",
@@ -57,6 +59,9 @@ __all__ = [
 ]
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
+
+#: NIfTI volumes (read with nibabel, the ``nifti`` extra)
+NIFTI_EXTENSIONS = (".nii", ".nii.gz")
 #: files of object-proposal pools and object annotations: numpy archives and lossless label images
 PROPOSAL_EXTENSIONS = (".npz", ".png", ".bmp", ".tif", ".tiff")
 
@@ -260,6 +265,39 @@ def read_labels(path: str | Path) -> np.ndarray:
     return labels.astype(np.int64)
 
 
+def read_label_volume(path: str | Path) -> tuple[np.ndarray, tuple[float, ...] | None]:
+    """Read a label map or mask as ``(labels, spacing)``: a NIfTI volume (``.nii``, ``.nii.gz``) as its voxel array
+    (int64, in the file's axis order) with the spacing of its header (``get_zooms()`` of its spatial axes, in the
+    header's unit, usually mm), or a 2-D image as :func:`read_labels` with spacing None (unknown: unit).
+
+    Raises:
+        ImportError: a NIfTI file without nibabel (``pip install 'segmetrics-torch[nifti]'``).
+        ValueError: an unreadable file, a NIfTI volume with more than 3 spatial axes or a 4th axis longer than 1,
+            fractional or non-finite values (the message names the file).
+    """
+    path = Path(path)
+    if not path.name.lower().endswith(NIFTI_EXTENSIONS):
+        return read_labels(path), None
+    try:
+        import nibabel
+    except ImportError:
+        raise ImportError(f"{path}: NIfTI volumes need nibabel: pip install 'segmetrics-torch[nifti]'") from None
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    try:
+        image: Any = nibabel.load(str(path))  # a Nifti1Image / Nifti2Image (nibabel types it as any image)
+        values = np.asanyarray(image.dataobj)
+        zooms = tuple(float(z) for z in image.header.get_zooms())
+    except Exception as error:  # nibabel raises its own ImageFileError, EOFError, gzip's BadGzipFile, ...
+        raise ValueError(f"{path}: cannot read the NIfTI volume ({error}).") from None
+    while values.ndim > 3 and values.shape[-1] == 1:  # (X, Y, Z, 1): a single time point
+        values = values[..., 0]
+    if values.ndim not in (2, 3):
+        raise ValueError(f"{path}: expected a 2-D or 3-D label volume, but it has shape {values.shape}.")
+    _check_integer(values, path)
+    return values.astype(np.int64), zooms[: values.ndim]
+
+
 def _check_integer(values: np.ndarray, path: Path | str, what: str = "labels") -> None:
     """A ValueError naming ``path`` when a float array holds NaN, inf or fractions."""
     if values.dtype.kind == "f":
@@ -302,14 +340,18 @@ def list_images(folder: str | Path, exts: Sequence[str] = IMAGE_EXTENSIONS, *, n
     wanted = {e.lower() if e.startswith(".") else f".{e.lower()}" for e in exts}
     found: dict[str, list[Path]] = {}
     broken: list[str] = []
+    # the longest extension a name ends with: compound ones (".nii.gz") leave their whole length out of the stem
+    by_length = sorted(wanted, key=len, reverse=True)
     for path in folder.iterdir():
-        if path.name.startswith(".") or path.suffix.lower() not in wanted:
+        lower = path.name.lower()
+        ext = next((e for e in by_length if lower.endswith(e) and len(lower) > len(e)), None)
+        if path.name.startswith(".") or ext is None:
             continue
         if path.is_symlink() and not path.exists():
             broken.append(f"{path.name} -> {os.readlink(path)}")
             continue
         if path.is_file():
-            found.setdefault(path.stem, []).append(path)
+            found.setdefault(path.name[: -len(ext)], []).append(path)
     if broken:
         # a dangling link is a file the user meant to give: never skipped silently
         raise ValueError(f"The {name} {folder} holds broken symbolic links (their targets do not exist): "

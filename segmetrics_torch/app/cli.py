@@ -71,6 +71,7 @@ from .single_folder import (
     run_evaluate_partition,
     run_evaluate_proposals,
     run_evaluate_report,
+    run_evaluate_surface,
 )
 
 if TYPE_CHECKING:  # annotations only: building the parser imports no torch
@@ -429,6 +430,52 @@ def _add_proposals_task(commands: Any) -> None:
     prop.set_defaults(handler=run_evaluate_proposals)
 
 
+def _add_surface_task(commands: Any) -> None:
+    """``segmetrics evaluate surface``."""
+    from .prescan import add_input_options
+
+    surf = commands.add_parser(
+        "surface",
+        help="boundary distances of masks / label maps (2-D images, NIfTI volumes): HD, HD95, ASD, ASSD, NSD",
+        description=(
+            "Evaluate masks or label maps against ground-truth ones, files paired by name (stem): PNG / TIFF / BMP "
+            "label images, or NIfTI volumes (.nii, .nii.gz; the `nifti` extra) whose headers give the voxel spacing. "
+            "Hausdorff distance, its percentile (HD95), the average surface distance (directed, and symmetric: "
+            "ASSD) and the normalised surface distance at a tolerance, from one pass of exact distance transforms, "
+            "in the convention of MONAI (default), MedPy, DeepMind's surface-distance or TorchMetrics. Without "
+            "--num-classes the files are masks (foreground: any nonzero value). Dataset values are means over the "
+            "images; a missed structure (one mask empty) keeps its class's mean infinite."
+        ),
+    )
+    surf.add_argument("--pred", required=True, metavar="DIR", help="folder of predicted masks / label maps")
+    surf.add_argument("--gt", required=True, metavar="DIR", help="folder of ground-truth masks / label maps")
+    surf.add_argument(
+        "--num-classes", type=_positive_int, metavar="C", help="label maps with classes 0..C-1 (default: masks)"
+    )
+    surf.add_argument("--include-background", action="store_true", help="with --num-classes: also class 0")
+    surf.add_argument(
+        "--convention", choices=("monai", "medpy", "deepmind", "torchmetrics"), default="monai",
+        help="the reference whose rules are reproduced (default: monai)",
+    )  # fmt: skip
+    surf.add_argument(
+        "--percentile", type=_number(float, "a number in [0, 100]", lambda v: 0 <= v <= 100), default=95.0,
+        metavar="Q", help="the percentile Hausdorff distance's percentile (default: 95)",
+    )  # fmt: skip
+    surf.add_argument(
+        "--tolerance", type=_number(_split(float), "comma-separated non-negative numbers", lambda v: min(v) >= 0),
+        metavar="T", help="the NSD tolerance in spacing units, one value or one per class (default: 1)",
+    )  # fmt: skip
+    surf.add_argument(
+        "--spacing", type=_number(_split(float), "comma-separated positive numbers", lambda v: min(v) > 0),
+        metavar="S", help="voxel spacing, one value or one per axis (default: the NIfTI header's, unit for images)",
+    )  # fmt: skip
+    _add_per_image_csv_option(surf, "its measures (one column per class for label maps)")
+    surf.add_argument("--json", metavar="FILE", help="write every number, per image and per class, as JSON")
+    add_input_options(surf, resize=False)
+    _add_run_options(surf, batch_size=1, allow_missing=False)
+    surf.set_defaults(handler=run_evaluate_surface)
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="segmetrics",
@@ -455,6 +502,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_boundary_task(tasks)
     _add_partition_task(tasks)
     _add_proposals_task(tasks)
+    _add_surface_task(tasks)
     evaluate.set_defaults(handler=run_evaluate_report, subparser=evaluate)
 
     from .meta_command import add_meta_parser

@@ -81,6 +81,7 @@ __all__ = [
     "evaluate_foreground",
     "evaluate_partition",
     "evaluate_proposals",
+    "evaluate_surface",
     "hierarchy_format",
     "load_measures",
     "match_folders",
@@ -692,3 +693,86 @@ def evaluate_proposals(
     sync(device)
     per_image = {stem: values for part in distributed.gather(per_image) for stem, values in part.items()}
     return results, per_image, metric
+
+
+# ------------------------------------------------------------------------------------------ boundary distances
+
+#: the files of the surface family: label-map images and NIfTI volumes
+SURFACE_EXTENSIONS = (".png", ".bmp", ".tif", ".tiff", ".nii", ".nii.gz")
+
+
+def _read_surface_pair(stem: str, pred_path: Path, gt_path: Path) -> tuple[Any, Any, tuple[float, ...] | None]:
+    """``(pred labels, gt labels, spacing)`` of a pair: the ground truth's header gives the spacing (NIfTI), which the
+    prediction's must equal when it has one; the two must have one shape."""
+    from ..io import read_label_volume
+
+    pred, pred_spacing = read_label_volume(pred_path)
+    gt, gt_spacing = read_label_volume(gt_path)
+    if pred.shape != gt.shape:
+        raise InputError(f"{stem}: the prediction has shape {pred.shape} and the ground truth {gt.shape}")
+    if pred_spacing is not None and gt_spacing is not None and not np.allclose(pred_spacing, gt_spacing, rtol=1e-5):
+        raise InputError(f"{stem}: the prediction's voxel spacing {pred_spacing} differs from the ground truth's "
+                         f"{gt_spacing}")  # fmt: skip
+    return pred, gt, gt_spacing if gt_spacing is not None else pred_spacing
+
+
+def evaluate_surface(
+    pairs: Sequence[tuple[str, Path, Path]],
+    *,
+    num_classes: int | None = None,
+    include_background: bool = False,
+    convention: str = "monai",
+    percentile: float = 95.0,
+    tolerance: float | list[float] = 1.0,
+    spacing: Sequence[float] | float | None = None,
+    progress: Any = None,
+) -> dict[str, Any]:
+    """The boundary-distance measures of a dataset of masks / label maps (images or NIfTI volumes), one pair at a time
+    (sizes and spacings differ between volumes): :class:`~segmetrics_torch.metrics.surface.SurfaceDistanceMeasures`.
+
+    Args:
+        pairs: ``(stem, pred_path, gt_path)``; images read by :func:`~segmetrics_torch.io.read_label_volume`.
+        num_classes: label maps with this many classes (None: masks, foreground = any nonzero value, as MedPy).
+        include_background, convention, percentile, tolerance: as the Metric.
+        spacing: the voxel spacing of every pair (None: each NIfTI header's, unit for images).
+        progress: a tqdm-like bar (``update(n)``) or None.
+
+    Returns:
+        ``{measure: mean (a float, or a list per class), ..., "per_image": {stem: {measure: value or list}},
+        "classes": [...] (label maps)}``; under torchrun each rank evaluates its share and the means are of all.
+    """
+    import torch
+
+    from ..metrics.surface import SurfaceDistanceMeasures
+
+    metric = SurfaceDistanceMeasures(percentile=percentile, tolerance=tolerance, convention=convention,
+                                     spacing=spacing, num_classes=num_classes,
+                                     include_background=include_background)  # fmt: skip
+    rows: list[tuple[str, dict[str, Any]]] = []
+    distributed.shard_progress(progress, len(pairs))
+    for stem, pred_path, gt_path in distributed.shard(pairs):
+        pred, gt, header_spacing = _read_surface_pair(stem, pred_path, gt_path)
+        p, g = torch.from_numpy(pred)[None], torch.from_numpy(gt)[None]
+        if num_classes is None:
+            p, g = p != 0, g != 0
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                metric.update(p, g, spacing=spacing if spacing is not None else header_spacing)
+        except ValueError as error:  # named as the files are, not as the function's arguments
+            message = str(error).replace("`preds`", "the prediction").replace("`target`", "the ground truth")
+            message = message.replace("`spacing`", "--spacing").replace("`tolerance`", "--tolerance")
+            raise InputError(f"{stem}: {message}") from None
+        for w in caught:  # the empty-mask warnings, naming the file instead of "image 0"
+            print(f"warning: {stem}: {str(w.message).replace('image 0, ', '')}", file=sys.stderr)
+        values = metric.last_values or {}
+        rows.append((stem, {key: value[0].tolist() for key, value in values.items()}))
+        if progress is not None:
+            progress.update(1)
+    with distributed.peers():
+        results: dict[str, Any] = {key: value.tolist() for key, value in metric.compute().items()}
+    rows = [row for part in distributed.gather(rows) for row in part]
+    results["per_image"] = dict(rows)
+    if num_classes is not None:
+        results["classes"] = list(range(0 if include_background else 1, num_classes))
+    return results

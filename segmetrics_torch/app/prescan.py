@@ -190,7 +190,7 @@ def scan_foreground(
 
 
 #: a file's (H, W) from the cheapest source that has it; raises ValueError / OSError for an unusable file
-SizeReader = Callable[[Path], tuple[int, int]]
+SizeReader = Callable[[Path], tuple[int, ...]]
 
 
 def image_size(path: Path) -> tuple[int, int]:
@@ -237,6 +237,25 @@ def _array_size(read: Callable[[Path], Any]) -> SizeReader:
     return size
 
 
+def _volume_size(path: Path) -> tuple[int, ...]:
+    """The shape of a NIfTI volume from its header (no voxel read; a 4th axis of length 1 dropped), else the (H, W) of
+    an image."""
+    if not path.name.lower().endswith((".nii", ".nii.gz")):
+        return image_size(path)
+    try:
+        import nibabel
+    except ImportError:
+        raise ValueError("NIfTI volumes need nibabel: pip install 'segmetrics-torch[nifti]'") from None
+    try:
+        image: Any = nibabel.load(str(path))  # a NIfTI image (nibabel types it as any image)
+        shape = tuple(int(n) for n in image.shape)
+    except Exception as error:  # nibabel's ImageFileError, gzip's BadGzipFile, EOFError, ...
+        raise ValueError(f"cannot read the NIfTI header ({error})") from None
+    while len(shape) > 3 and shape[-1] == 1:
+        shape = shape[:-1]
+    return shape
+
+
 def family_size_readers(family: str, input_format: str, gt_format: str) -> tuple[SizeReader, SizeReader, bool]:
     """``(pred size, ground-truth size, ucm2)`` readers of a family's formats (those of
     :func:`~segmetrics_torch.app.evaluation.boundary_formats` / ``partition_formats``; proposals: .npz or images);
@@ -247,6 +266,8 @@ def family_size_readers(family: str, input_format: str, gt_format: str) -> tuple
         return lambda path: npz(path) if Path(path).suffix.lower() == ".npz" else image_size(path)
 
     gt_mat = _array_size(lambda p: read_bsds_ground_truth(p).boundaries)
+    if family == "surface":
+        return _volume_size, _volume_size, False
     if family == "proposals":
         return npz_or_image(_npz_size(("masks", "labels"))), npz_or_image(_npz_size(("objects",))), False
     # .mat files are read whole: their headers do not show truncated or corrupt data (scipy reads lazily)
@@ -297,6 +318,11 @@ def scan_sizes(
             if error is not None:
                 scan.problems.append(Problem("unreadable", stem, error))
         if gt is None or pred is None:
+            continue
+        if len(gt) != 2 or len(pred) != 2:  # volumes (the surface family): their shapes must be equal
+            if tuple(pred) != tuple(gt):
+                shown = "x".join(map(str, pred)), "x".join(map(str, gt))
+                scan.problems.append(Problem("shape", stem, f"prediction {shown[0]}, ground truth {shown[1]}"))
             continue
         (h, w), (ph, pw) = gt, pred
         need = (2 * h + 1, 2 * w + 1) if ucm2 else (h, w)

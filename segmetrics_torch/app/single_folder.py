@@ -791,3 +791,85 @@ def run_evaluate_report(args: argparse.Namespace) -> int:
     from .report_run import run_from_args
 
     return run_from_args(args, _device)
+
+
+# ------------------------------------------------------------------------------------------ boundary distances
+
+#: the table of the surface family: (result key, header)
+SURFACE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("hausdorff", "HD"),
+    ("hausdorff_percentile", "HD{q}"),
+    ("asd", "ASD"),
+    ("assd", "ASSD"),
+    ("nsd", "NSD"),
+)
+
+
+def run_evaluate_surface(args: argparse.Namespace) -> int:
+    from ..io import find_pairs
+    from .evaluation import SURFACE_EXTENSIONS, evaluate_surface
+    from .prescan import dataset_name
+    from .tables import format_table
+
+    json_path = _check_output(args.json, "--json")
+    per_image_path = _check_output(args.per_image_csv, "--per-image-csv")
+    _check_inputs_safe(args, {"--json": json_path, "--per-image-csv": per_image_path})
+    if args.tolerance is not None and args.num_classes is None and len(args.tolerance) > 1:
+        raise InputError("--tolerance: one value per class needs --num-classes (masks have one class)")
+    try:
+        pairing = find_pairs(args.pred, args.gt, SURFACE_EXTENSIONS, **pairing_options(args))
+    except ValueError as error:
+        raise pairing_error(error) from None
+    if not pairing.pairs:
+        _check_pairing(pairing, args)
+    pairs, scan, bad = _prescan(args, pairing, "surface", "labels", "labels")
+    name = args.name or _default_name(args)
+    tolerance: float | list[float] = 1.0 if args.tolerance is None else (
+        args.tolerance[0] if len(args.tolerance) == 1 else args.tolerance)  # fmt: skip
+    settings = {"convention": args.convention, "percentile": args.percentile, "tolerance": tolerance,
+                "spacing": args.spacing, "num_classes": args.num_classes,
+                "include_background": args.include_background}  # fmt: skip
+    try:
+        results, elapsed = _with_progress(
+            args, name, len(pairs),
+            lambda progress: evaluate_surface(
+                pairs, num_classes=args.num_classes, include_background=args.include_background,
+                convention=args.convention, percentile=args.percentile, tolerance=tolerance,
+                spacing=None if args.spacing is None else (
+                    args.spacing[0] if len(args.spacing) == 1 else args.spacing),
+                progress=progress,
+            ),
+        )  # fmt: skip
+    except ValueError as error:  # an argument the measures reject (a spacing of the wrong length, a tolerance ...)
+        raise InputError(str(error)) from None
+    if not distributed.is_main():  # under torchrun rank 0 reports and writes
+        return 0
+
+    q = f"{args.percentile:g}"
+    columns = [(key, header.format(q=q)) for key, header in SURFACE_COLUMNS if key in results]
+    classes = results.get("classes")
+    if classes is None:
+        rows = {name: {key: results[key] for key, _ in columns}}
+    else:  # one row per class
+        rows = {f"{name} / class {c}": {key: results[key][i] for key, _ in columns} for i, c in enumerate(classes)}
+    print(format_table(rows, columns))
+    shown = ", ".join(header for _, header in columns) + (f" at tolerance {tolerance}" if "nsd" in results else "")
+    print(f"Evaluated {len(pairs)} pair(s) of {_shown(args.pred)} against {_shown(args.gt)}: {shown} "
+          f"({args.convention} convention) in {elapsed:.2f} s.")  # fmt: skip
+    if json_path is not None:
+        _write_report(json_path, "surface", name, args, "cpu", len(pairs), pairing,
+                      settings={**settings, "pairing": pairing_options(args)}, extra=scan.findings(bad),
+                      elapsed=elapsed, results=results)  # fmt: skip
+        print(f"Wrote {json_path}")
+    if per_image_path is not None:
+        per_image: dict[str, dict[str, Any]] = {}
+        for stem, values in results["per_image"].items():
+            flat: dict[str, Any] = {}
+            for key, value in values.items():
+                if isinstance(value, list):  # label maps: one column per class
+                    flat.update({f"{key}/{c}": v for c, v in zip(classes or [], value, strict=True)})
+                else:
+                    flat[key] = value
+            per_image[stem] = flat
+        _write_per_image_csv(per_image_path, name, dataset_name(args.gt), per_image)
+    return 0

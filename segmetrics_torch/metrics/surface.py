@@ -43,6 +43,8 @@ class _SurfaceMetric(ExactMetric):
     full_state_update = False
     #: the keys of the measures accumulated (one for the single-measure Metrics)
     _keys: tuple[str, ...] = ("value",)
+    #: the voxel spacing of the constructor (None: unit), used when ``update`` gives none
+    spacing: Any = None
 
     def __init__(
         self,
@@ -76,13 +78,22 @@ class _SurfaceMetric(ExactMetric):
         return {"num_classes": self.num_classes, "include_background": self.include_background,
                 "ignore_index": self.ignore_index, "validate_args": self.validate_args}  # fmt: skip
 
-    def _values(self, preds: Any, target: Any) -> dict[str, Tensor]:
+    #: the values of the latest ``update`` ({measure: (B,) or (B, C')}), for per-image reports: not a state (not
+    #: synchronised, not reset)
+    last_values: dict[str, Tensor] | None = None
+
+    def _values(self, preds: Any, target: Any, spacing: Any) -> dict[str, Tensor]:
         raise NotImplementedError
 
-    def update(self, preds: Any, target: Any) -> None:
-        """Add a batch: (B, H, W) / (B, D, H, W) masks or label maps, or lists of them (as the functions)."""
-        for key, values in self._values(preds, target).items():
-            v = values.detach().to(torch.float64)
+    def update(self, preds: Any, target: Any, *, spacing: Any = None) -> None:
+        """Add a batch: (B, H, W) / (B, D, H, W) masks or label maps, or lists of them (as the functions).
+
+        ``spacing``: this batch's voxel spacing (e.g. from a NIfTI header), in place of the constructor's.
+        """
+        values = self._values(preds, target, self.spacing if spacing is None else spacing)
+        self.last_values = values
+        for key, value in values.items():
+            v = value.detach().to(torch.float64)
             v = v.reshape(v.shape[0], -1)
             state_sum = getattr(self, f"{key}_sum")
             finite = torch.isfinite(v)
@@ -142,16 +153,16 @@ class HausdorffDistance(_SurfaceMetric):
         self.spacing, self.distance_metric, self.connectivity = spacing, distance_metric, connectivity
         self._call(_PROBE, _PROBE)  # the arguments are checked here, not at the first update
 
-    def _call(self, preds: Any, target: Any) -> Tensor:
+    def _call(self, preds: Any, target: Any, spacing: Any = None) -> Tensor:
         probe = preds is _PROBE  # the constructor's check: no class options, no spacing (its length is the images')
         options = self._class_options() if not probe else {}
         return hausdorff_distance(preds, target, directed=self.directed, percentile=self.percentile,
-                                  convention=self.convention, spacing=None if probe else self.spacing,
+                                  convention=self.convention, spacing=None if probe else spacing,
                                   distance_metric=self.distance_metric, connectivity=self.connectivity,
                                   **options)  # fmt: skip
 
-    def _values(self, preds: Any, target: Any) -> dict[str, Tensor]:
-        return {"value": self._call(preds, target)}
+    def _values(self, preds: Any, target: Any, spacing: Any) -> dict[str, Tensor]:
+        return {"value": self._call(preds, target, spacing)}
 
 
 class AverageSurfaceDistance(_SurfaceMetric):
@@ -192,15 +203,15 @@ class AverageSurfaceDistance(_SurfaceMetric):
         self.distance_metric, self.connectivity = distance_metric, connectivity
         self._call(_PROBE, _PROBE)
 
-    def _call(self, preds: Any, target: Any) -> Tensor:
+    def _call(self, preds: Any, target: Any, spacing: Any = None) -> Tensor:
         probe = preds is _PROBE  # the constructor's check: no class options, no spacing (its length is the images')
         options = self._class_options() if not probe else {}
         return average_surface_distance(preds, target, symmetric=self.symmetric, convention=self.convention,
-                                        spacing=None if probe else self.spacing, distance_metric=self.distance_metric,
+                                        spacing=None if probe else spacing, distance_metric=self.distance_metric,
                                         connectivity=self.connectivity, **options)  # fmt: skip
 
-    def _values(self, preds: Any, target: Any) -> dict[str, Tensor]:
-        return {"value": self._call(preds, target)}
+    def _values(self, preds: Any, target: Any, spacing: Any) -> dict[str, Tensor]:
+        return {"value": self._call(preds, target, spacing)}
 
 
 class NormalizedSurfaceDistance(_SurfaceMetric):
@@ -242,15 +253,15 @@ class NormalizedSurfaceDistance(_SurfaceMetric):
         if not isinstance(tolerance, (list, tuple)):  # per-class tolerances are checked against num_classes at update
             self._call(_PROBE, _PROBE)
 
-    def _call(self, preds: Any, target: Any) -> Tensor:
+    def _call(self, preds: Any, target: Any, spacing: Any = None) -> Tensor:
         probe = preds is _PROBE  # the constructor's check: no class options, no spacing (its length is the images')
         options = self._class_options() if not probe else {}
         return normalized_surface_distance(preds, target, tolerance=self.tolerance, convention=self.convention,
-                                           use_subvoxels=self.use_subvoxels, spacing=None if probe else self.spacing,
+                                           use_subvoxels=self.use_subvoxels, spacing=None if probe else spacing,
                                            distance_metric=self.distance_metric, **options)  # fmt: skip
 
-    def _values(self, preds: Any, target: Any) -> dict[str, Tensor]:
-        return {"value": self._call(preds, target)}
+    def _values(self, preds: Any, target: Any, spacing: Any) -> dict[str, Tensor]:
+        return {"value": self._call(preds, target, spacing)}
 
 
 class BoundaryIoU(_SurfaceMetric):
@@ -286,13 +297,13 @@ class BoundaryIoU(_SurfaceMetric):
         self.dilation_ratio = dilation_ratio
         self._call(_PROBE, _PROBE)
 
-    def _call(self, preds: Any, target: Any) -> Tensor:
+    def _call(self, preds: Any, target: Any, spacing: Any = None) -> Tensor:
         probe = preds is _PROBE  # the constructor's check: no class options, no spacing (its length is the images')
         options = self._class_options() if not probe else {}
         return boundary_iou(preds, target, dilation_ratio=self.dilation_ratio, **options)
 
-    def _values(self, preds: Any, target: Any) -> dict[str, Tensor]:
-        return {"value": self._call(preds, target)}
+    def _values(self, preds: Any, target: Any, spacing: Any) -> dict[str, Tensor]:
+        return {"value": self._call(preds, target, spacing)}
 
 
 class SurfaceDistanceMeasures(_SurfaceMetric):
@@ -336,16 +347,16 @@ class SurfaceDistanceMeasures(_SurfaceMetric):
         self.measures: tuple[str, ...] = tuple(self._call(_PROBE, _PROBE)) if not isinstance(
             tolerance, (list, tuple)) else self._keys  # fmt: skip
 
-    def _call(self, preds: Any, target: Any) -> dict[str, Tensor]:
+    def _call(self, preds: Any, target: Any, spacing: Any = None) -> dict[str, Tensor]:
         probe = preds is _PROBE  # the constructor's check: no class options, no spacing (its length is the images')
         options = self._class_options() if not probe else {}
         return surface_distance_measures(preds, target, percentile=self.percentile, tolerance=self.tolerance,
-                                         convention=self.convention, spacing=None if probe else self.spacing,
+                                         convention=self.convention, spacing=None if probe else spacing,
                                          distance_metric=self.distance_metric, connectivity=self.connectivity,
                                          **options)  # fmt: skip
 
-    def _values(self, preds: Any, target: Any) -> dict[str, Tensor]:
-        return self._call(preds, target)
+    def _values(self, preds: Any, target: Any, spacing: Any) -> dict[str, Tensor]:
+        return self._call(preds, target, spacing)
 
     def compute(self) -> dict[str, Tensor]:
         return {key: self._mean(key) for key in self._keys if key in self.measures}

@@ -1,0 +1,105 @@
+"""``segmetrics evaluate surface``: folders of masks / label maps (PNG) and NIfTI volumes (header spacing), the numbers
+of the functions, per-image CSV and JSON, and bad folders as one ``error:`` line with exit 2."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from segmetrics_torch.app.cli import main
+from segmetrics_torch.functional import surface_distance_measures
+
+
+def _masks(root: Path, n: int = 3, labels: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
+    (root / "gt").mkdir(parents=True)
+    (root / "pred").mkdir()
+    out = []
+    for i in range(n):
+        g = np.zeros((30, 34), np.uint8)
+        g[6:18, 8:24] = 1
+        if labels:
+            g[21:27, 20:30] = 2
+        p = np.roll(g, (i, 1 + i), (0, 1))
+        Image.fromarray(g if labels else g * 255).save(root / "gt" / f"im{i}.png")
+        Image.fromarray(p if labels else p * 255).save(root / "pred" / f"im{i}.png")
+        out.append((p, g))
+    return out
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_masks_give_the_functions_numbers(tmp_path: Path, capsys) -> None:
+    data = _masks(tmp_path)
+    args = ["evaluate", "surface", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress",
+            "--per-image-csv", str(tmp_path / "per.csv"), "--json", str(tmp_path / "r.json")]  # fmt: skip
+    assert main(args) == 0, capsys.readouterr().err
+    rows = {r["image"]: r for r in _rows(tmp_path / "per.csv")}
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    for i, (p, g) in enumerate(data):
+        expected = surface_distance_measures(torch.from_numpy(p != 0)[None], torch.from_numpy(g != 0)[None])
+        for key, value in expected.items():
+            assert float(rows[f"im{i}"][key]) == pytest.approx(float(value[0]), abs=1e-12), key
+            assert report["results"]["per_image"][f"im{i}"][key] == pytest.approx(float(value[0]), abs=1e-12)
+    assert report["results"]["hausdorff"] == pytest.approx(
+        np.mean([float(rows[f"im{i}"]["hausdorff"]) for i in range(3)]), abs=1e-12)
+
+
+def test_label_maps_give_a_row_per_class(tmp_path: Path, capsys) -> None:
+    _masks(tmp_path, labels=True)
+    args = ["evaluate", "surface", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress",
+            "--num-classes", "3", "--convention", "deepmind", "--tolerance", "1,2"]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "class 1" in out and "class 2" in out and "deepmind" in out
+
+
+def test_nifti_volumes_take_the_header_spacing(tmp_path: Path, capsys) -> None:
+    nibabel = pytest.importorskip("nibabel")
+    (tmp_path / "gt").mkdir()
+    (tmp_path / "pred").mkdir()
+    v = np.zeros((16, 18, 12), np.uint8)
+    v[4:12, 5:14, 3:9] = 1
+    w = np.roll(v, (1, 2, 1), (0, 1, 2))
+    affine = np.diag([0.7, 0.9, 2.5, 1.0])
+    nibabel.save(nibabel.Nifti1Image(v, affine), str(tmp_path / "gt" / "case1.nii.gz"))
+    nibabel.save(nibabel.Nifti1Image(w, affine), str(tmp_path / "pred" / "case1.nii.gz"))
+    args = ["evaluate", "surface", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress",
+            "--json", str(tmp_path / "r.json")]  # fmt: skip
+    assert main(args) == 0, capsys.readouterr().err
+    spacing = [float(np.float32(s)) for s in (0.7, 0.9, 2.5)]  # the header stores float32
+    expected = surface_distance_measures(torch.from_numpy(w != 0)[None], torch.from_numpy(v != 0)[None],
+                                         spacing=spacing)  # fmt: skip
+    got = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["results"]["per_image"]["case1"]
+    assert got["hausdorff"] == pytest.approx(float(expected["hausdorff"][0]), abs=1e-12)
+    assert got["nsd"] == pytest.approx(float(expected["nsd"][0]), abs=1e-12)
+
+
+@pytest.mark.parametrize("fault", ["shape", "label", "unpaired", "spacing"])
+def test_bad_folders_are_one_error_line(tmp_path: Path, capsys, fault: str) -> None:
+    _masks(tmp_path, labels=True)
+    extra: list[str] = ["--num-classes", "3"]
+    if fault == "shape":
+        Image.fromarray(np.zeros((10, 10), np.uint8)).save(tmp_path / "pred" / "im1.png")
+    elif fault == "label":
+        Image.fromarray(np.full((30, 34), 7, np.uint8)).save(tmp_path / "pred" / "im2.png")
+    elif fault == "unpaired":
+        (tmp_path / "pred" / "im0.png").unlink()
+    else:
+        extra += ["--spacing", "1,2,3"]
+    args = ["evaluate", "surface", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress",
+            *extra]  # fmt: skip
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "Traceback" not in err, err
+    expected = {"shape": "im1", "label": "im2", "unpaired": "im0", "spacing": "--spacing"}[fault]
+    assert expected in err
