@@ -19,7 +19,7 @@ their results are identical to each other and to scipy on every input:
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,7 @@ from torch import Tensor
 
 from segmetrics_torch._checks import BACKENDS, Backend, check_choice, check_tensor
 
-__all__ = ["distance_transform_edt"]
+__all__ = ["distance_to_features", "distance_transform_edt"]
 
 # Bound on the scratch of the row pass of the torch kernel (rows are processed in chunks that fit).
 _TORCH_TEMP_BYTES = 256 * 2**20
@@ -279,3 +279,44 @@ def _numba_kernels() -> tuple[Callable[..., Any], Callable[..., Any], Callable[.
     from ._kernels import edt as k
 
     return k.per_image, k.column_blocks, k.row_blocks
+
+
+# ------------------------------------------------------------------------------------------- anisotropic spacing
+
+
+def distance_to_features(features: np.ndarray, spacing: Sequence[float]) -> np.ndarray:
+    """The Euclidean distance, in spacing units, from every element of a 2-D or 3-D bool array to its nearest True
+    element (0 on them; ``inf`` everywhere when there is none), as float64 numpy.
+
+    What ``scipy.ndimage.distance_transform_edt(~features, sampling=spacing)`` computes (within an ulp or two: the
+    squared distance is summed axis by axis), by a compiled separable lower-envelope transform that uses every core
+    (scipy's runs on one); without numba, scipy's. The boundary-distance measures read it at the other mask's
+    boundary points.
+
+    Example:
+        >>> import numpy as np
+        >>> f = np.zeros((3, 4), bool); f[0, 0] = True
+        >>> distance_to_features(f, (2.0, 1.0))[2].tolist()
+        [4.0, 4.123105625617661, 4.47213595499958, 5.0]
+    """
+    features = np.asarray(features, dtype=bool)
+    if features.ndim not in (2, 3) or len(spacing) != features.ndim:
+        raise ValueError(
+            f"Expected a 2-D or 3-D mask and one spacing per axis, but got shape {features.shape} and {spacing!r}."
+        )
+    if not features.any():
+        return np.full(features.shape, np.inf)
+    if not _numba_available():
+        from scipy import ndimage
+
+        return np.asarray(ndimage.distance_transform_edt(~features, sampling=spacing), dtype=np.float64)
+    import numba
+
+    from ._kernels.edt_spacing import squared_edt
+
+    volume = features if features.ndim == 3 else features[None]
+    sampling = np.asarray(tuple(spacing) if features.ndim == 3 else (1.0, *spacing), dtype=np.float64)
+    squared = np.where(volume, 0.0, np.inf)
+    squared_edt(squared, sampling, max(1, numba.get_num_threads()))
+    return np.sqrt(squared).reshape(features.shape)
+

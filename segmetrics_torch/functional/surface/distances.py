@@ -5,9 +5,10 @@ mask: the lists :math:`D_{PG} = \\{d(x, \\partial G) : x \\in \\partial P\\}` an
 Hausdorff, (symmetric) average surface distance and surface Dice are all reductions of these two lists (with the
 surfel sizes as weights under the DeepMind convention), so :func:`pair_distances` computes them once.
 
-Exactness: the Euclidean distances are scipy's exact EDT (``distance_transform_edt`` with ``sampling`` = spacing) of
-the complement of one boundary, restricted to the bounding box of both boundaries, read at the other boundary's
-points (what MedPy and DeepMind compute on the whole image, and, bit for bit, MonAI's KDTree query): the nearest
+Exactness: the Euclidean distances are the exact EDT with spacing (:func:`segmetrics_torch.ops.distance.
+distance_to_features`: scipy's ``distance_transform_edt(~b, sampling=spacing)`` to an ulp or two, a compiled
+separable transform on every core) of one boundary, restricted to the bounding box of both boundaries, read at the
+other boundary's points (what MedPy and DeepMind compute on the whole image, and MONAI's KDTree query): the nearest
 boundary point always lies inside that box, so the box changes no value. When the boundaries are sparse in their box
 (smooth surfaces), an exact nearest-neighbour query (``scipy.spatial.cKDTree``) on the point coordinates times the
 spacing is cheaper and gives the same numbers; the chessboard and taxicab distances are always that query with the
@@ -20,11 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from scipy import ndimage
 from scipy.spatial import cKDTree
 
 from segmetrics_torch._checks import check_choice
 
+from ...ops.distance import distance_to_features
 from ._inputs import CONVENTIONS, DISTANCE_METRICS, Pairs, prepare_pairs
 from .edges import corner_codes, inner_boundary, surfel_size_table
 
@@ -91,8 +92,8 @@ def point_set_distances(
     box = _box(a | b)
     a, b = a[box], b[box]
     if metric == "euclidean" and (method == "edt" or (method == "auto" and na + nb > _KDTREE_FILL * a.size)):
-        d_ab = ndimage.distance_transform_edt(~b, sampling=spacing)[a]
-        d_ba = ndimage.distance_transform_edt(~a, sampling=spacing)[b]
+        d_ab = distance_to_features(b, spacing)[a]
+        d_ba = distance_to_features(a, spacing)[b]
         return d_ab, d_ba
     scale = np.asarray(spacing, dtype=np.float64)
     pa, pb = np.argwhere(a) * scale, np.argwhere(b) * scale
