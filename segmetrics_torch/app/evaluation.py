@@ -701,18 +701,22 @@ def evaluate_proposals(
 SURFACE_EXTENSIONS = (".png", ".bmp", ".tif", ".tiff", ".nii", ".nii.gz")
 
 
-def _read_surface_pair(stem: str, pred_path: Path, gt_path: Path) -> tuple[Any, Any, tuple[float, ...] | None]:
+def _read_surface_pair(
+    stem: str, pred_path: Path, gt_path: Path, check_spacing: bool = True
+) -> tuple[Any, Any, tuple[float, ...] | None]:
     """``(pred labels, gt labels, spacing)`` of a pair: the ground truth's header gives the spacing (NIfTI), which the
-    prediction's must equal when it has one; the two must have one shape."""
+    prediction's must equal when it has one (unless ``check_spacing`` is off: a spacing given by the user replaces
+    both); the two must have one shape."""
     from ..io import read_label_volume
 
     pred, pred_spacing = read_label_volume(pred_path)
     gt, gt_spacing = read_label_volume(gt_path)
     if pred.shape != gt.shape:
         raise InputError(f"{stem}: the prediction has shape {pred.shape} and the ground truth {gt.shape}")
-    if pred_spacing is not None and gt_spacing is not None and not np.allclose(pred_spacing, gt_spacing, rtol=1e-5):
+    if (check_spacing and pred_spacing is not None and gt_spacing is not None
+            and not np.allclose(pred_spacing, gt_spacing, rtol=1e-5)):  # fmt: skip
         raise InputError(f"{stem}: the prediction's voxel spacing {pred_spacing} differs from the ground truth's "
-                         f"{gt_spacing}")  # fmt: skip
+                         f"{gt_spacing} (give --spacing to use one for both)")  # fmt: skip
     return pred, gt, gt_spacing if gt_spacing is not None else pred_spacing
 
 
@@ -725,6 +729,8 @@ def evaluate_surface(
     percentile: float = 95.0,
     tolerance: float | list[float] = 1.0,
     spacing: Sequence[float] | float | None = None,
+    skip_empty_gt: bool = False,
+    device: str | torch.device = "cpu",
     progress: Any = None,
 ) -> dict[str, Any]:
     """The boundary-distance measures of a dataset of masks / label maps (images or NIfTI volumes), one pair at a time
@@ -735,6 +741,9 @@ def evaluate_surface(
         num_classes: label maps with this many classes (None: masks, foreground = any nonzero value, as MedPy).
         include_background, convention, percentile, tolerance: as the Metric.
         spacing: the voxel spacing of every pair (None: each NIfTI header's, unit for images).
+        skip_empty_gt: leave out the pairs whose ground truth is empty (every class absent), counted in
+            ``"skipped_empty_gt"``.
+        device: where the boundary sets are computed (the distances are computed on the CPU).
         progress: a tqdm-like bar (``update(n)``) or None.
 
     Returns:
@@ -749,22 +758,35 @@ def evaluate_surface(
                                      spacing=spacing, num_classes=num_classes,
                                      include_background=include_background)  # fmt: skip
     rows: list[tuple[str, dict[str, Any]]] = []
+    skipped: list[str] = []
     distributed.shard_progress(progress, len(pairs))
     for stem, pred_path, gt_path in distributed.shard(pairs):
-        pred, gt, header_spacing = _read_surface_pair(stem, pred_path, gt_path)
-        p, g = torch.from_numpy(pred)[None], torch.from_numpy(gt)[None]
+        pred, gt, header_spacing = _read_surface_pair(stem, pred_path, gt_path, check_spacing=spacing is None)
+        if skip_empty_gt and not gt.any():
+            skipped.append(stem)
+            if progress is not None:
+                progress.update(1)
+            continue
+        p, g = torch.from_numpy(pred)[None].to(device), torch.from_numpy(gt)[None].to(device)
         if num_classes is None:
             p, g = p != 0, g != 0
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 metric.update(p, g, spacing=spacing if spacing is not None else header_spacing)
-        except ValueError as error:  # named as the files are, not as the function's arguments
+        except ValueError as error:  # named as the files and options are, not as the function's arguments
             message = str(error).replace("`preds`", "the prediction").replace("`target`", "the ground truth")
-            message = message.replace("`spacing`", "--spacing").replace("`tolerance`", "--tolerance")
-            raise InputError(f"{stem}: {message}") from None
-        for w in caught:  # the empty-mask warnings, naming the file instead of "image 0"
-            print(f"warning: {stem}: {str(w.message).replace('image 0, ', '')}", file=sys.stderr)
+            for name in ("spacing", "tolerance", "num_classes", "percentile"):
+                message = message.replace(f"`{name}`", "--" + name.replace("_", "-"))
+            raise InputError(f"{pred_path}: {message}") from None
+        # the empty-mask warnings, once per file and class (one per measure otherwise), naming the file
+        seen: set[str] = set()
+        for w in caught:
+            text = str(w.message).split(": ", 1)[-1].replace("image 0: ", "").replace("image 0, ", "")
+            text = text.rsplit("; the result is", 1)[0]
+            if text not in seen:
+                seen.add(text)
+                print(f"warning: {stem}: {text}", file=sys.stderr)
         values = metric.last_values or {}
         rows.append((stem, {key: value[0].tolist() for key, value in values.items()}))
         if progress is not None:
@@ -773,6 +795,7 @@ def evaluate_surface(
         results: dict[str, Any] = {key: value.tolist() for key, value in metric.compute().items()}
     rows = [row for part in distributed.gather(rows) for row in part]
     results["per_image"] = dict(rows)
+    results["skipped_empty_gt"] = [stem for part in distributed.gather(skipped) for stem in part]
     if num_classes is not None:
         results["classes"] = list(range(0 if include_background else 1, num_classes))
     return results

@@ -811,6 +811,7 @@ def run_evaluate_surface(args: argparse.Namespace) -> int:
     from .prescan import dataset_name
     from .tables import format_table
 
+    device = _device(args.device)
     json_path = _check_output(args.json, "--json")
     per_image_path = _check_output(args.per_image_csv, "--per-image-csv")
     _check_inputs_safe(args, {"--json": json_path, "--per-image-csv": per_image_path})
@@ -837,7 +838,7 @@ def run_evaluate_surface(args: argparse.Namespace) -> int:
                 convention=args.convention, percentile=args.percentile, tolerance=tolerance,
                 spacing=None if args.spacing is None else (
                     args.spacing[0] if len(args.spacing) == 1 else args.spacing),
-                progress=progress,
+                skip_empty_gt=bool(args.skip_empty_gt), device=device, progress=progress,
             ),
         )  # fmt: skip
     except ValueError as error:  # an argument the measures reject (a spacing of the wrong length, a tolerance ...)
@@ -854,10 +855,13 @@ def run_evaluate_surface(args: argparse.Namespace) -> int:
         rows = {f"{name} / class {c}": {key: results[key][i] for key, _ in columns} for i, c in enumerate(classes)}
     print(format_table(rows, columns))
     shown = ", ".join(header for _, header in columns) + (f" at tolerance {tolerance}" if "nsd" in results else "")
-    print(f"Evaluated {len(pairs)} pair(s) of {_shown(args.pred)} against {_shown(args.gt)}: {shown} "
-          f"({args.convention} convention) in {elapsed:.2f} s.")  # fmt: skip
+    skipped = results.get("skipped_empty_gt") or []
+    left_out = f" ({len(skipped)} left out: empty ground truth)" if skipped else ""
+    count = len(pairs) - len(skipped)
+    print(f"Evaluated {count} pair(s){left_out} of {_shown(args.pred)} against {_shown(args.gt)}: {shown} "
+          f"({args.convention} convention) on {device} in {elapsed:.2f} s.")  # fmt: skip
     if json_path is not None:
-        _write_report(json_path, "surface", name, args, "cpu", len(pairs), pairing,
+        _write_report(json_path, "surface", name, args, device, count, pairing,
                       settings={**settings, "pairing": pairing_options(args)}, extra=scan.findings(bad),
                       elapsed=elapsed, results=results)  # fmt: skip
         print(f"Wrote {json_path}")

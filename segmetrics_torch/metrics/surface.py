@@ -3,9 +3,11 @@
 
 Reduction (MONAI's ``do_metric_reduction("mean")`` over the images, per class): NaN values (an ignored class, both
 masks empty under most conventions) are left out of the mean; a value of ``inf`` (a missed structure: one mask empty)
-makes the class's mean ``inf``, so that a missed structure cannot vanish from a table (MONAI's own mean of HD95 drops
-it, see the docs page). The states are per-class sums of the finite values and counts of the non-NaN and of the
-infinite values, summed over processes (``dist_reduce_fx="sum"``): the DDP result equals one process's.
+makes the class's mean ``inf``, so that a missed structure cannot vanish from a table: a distance of a pair with
+exactly one empty mask counts as ``inf`` whatever its convention's value (MONAI's percentile HD is NaN there, and
+MONAI's own mean drops it, see the docs page). The states are per-class sums of the finite values and counts of the
+non-NaN and of the infinite values, summed over processes (``dist_reduce_fx="sum"``): the DDP result equals one
+process's.
 
 ``compute()`` returns a 0-d tensor for binary masks and a (C',) tensor, one value per class, for label maps
 (``num_classes``); :class:`SurfaceDistanceMeasures` returns a dict of them.
@@ -92,9 +94,17 @@ class _SurfaceMetric(ExactMetric):
         """
         values = self._values(preds, target, self.spacing if spacing is None else spacing)
         self.last_values = values
+        missed = None
         for key, value in values.items():
             v = value.detach().to(torch.float64)
             v = v.reshape(v.shape[0], -1)
+            distance = key in _DISTANCES or (key == "value" and self.higher_is_better is False)
+            if distance and bool(torch.isnan(v).any()):
+                # a distance of a pair with exactly one empty mask (a missed or a hallucinated structure) counts as
+                # inf in the mean, whatever its convention's own value (MONAI's percentile HD gives NaN there)
+                missed = _one_empty(preds, target, self.num_classes, self.include_background,
+                                    self.ignore_index).to(v.device) if missed is None else missed  # fmt: skip
+                v = torch.where(missed & torch.isnan(v), torch.full_like(v, float("inf")), v)
             state_sum = getattr(self, f"{key}_sum")
             finite = torch.isfinite(v)
             setattr(self, f"{key}_sum", state_sum + torch.where(finite, v, 0.0).sum(dim=0).to(state_sum.device))
@@ -360,6 +370,28 @@ class SurfaceDistanceMeasures(_SurfaceMetric):
 
     def compute(self) -> dict[str, Tensor]:
         return {key: self._mean(key) for key in self._keys if key in self.measures}
+
+
+#: the measures that are distances (a missed structure: inf); NSD and Boundary IoU are scores (0 there)
+_DISTANCES = frozenset({"hausdorff", "hausdorff_percentile", "asd", "assd"})
+
+
+def _one_empty(
+    preds: Any, target: Any, num_classes: int | None, include_background: bool, ignore_index: int | None
+) -> Tensor:
+    """(B, C') bool: the (image, class) pairs where exactly one of the two masks is empty (the classes as the
+    functions take them; ``ignore_index`` pixels removed from both)."""
+    pairs = list(zip(preds, target, strict=True))
+    rows = []
+    for p, g in pairs:
+        p, g = torch.as_tensor(p), torch.as_tensor(g)
+        if num_classes is None:
+            rows.append(torch.stack([p.bool().any() != g.bool().any()]))
+            continue
+        keep = (g != ignore_index) if ignore_index is not None else torch.ones_like(g, dtype=torch.bool)
+        classes = range(0 if include_background else 1, num_classes)
+        rows.append(torch.stack([((p == c) & keep).any() != ((g == c) & keep).any() for c in classes]))
+    return torch.stack(rows)
 
 
 #: a tiny 2-D pair on which the constructors run their function once, so that bad arguments fail at construction

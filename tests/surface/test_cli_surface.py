@@ -103,3 +103,33 @@ def test_bad_folders_are_one_error_line(tmp_path: Path, capsys, fault: str) -> N
     assert len(errors) == 1 and "Traceback" not in err, err
     expected = {"shape": "im1", "label": "im2", "unpaired": "im0", "spacing": "--spacing"}[fault]
     assert expected in err
+
+
+def test_skip_empty_gt_spacing_override_and_device(tmp_path: Path, capsys) -> None:
+    _masks(tmp_path)
+    Image.fromarray(np.zeros((30, 34), np.uint8)).save(tmp_path / "gt" / "im2.png")  # an empty ground truth
+    base = ["evaluate", "surface", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress"]
+    assert main([*base, "--skip-empty-gt", "--json", str(tmp_path / "r.json")]) == 0
+    out = capsys.readouterr().out
+    assert "Evaluated 2 pair(s) (1 left out: empty ground truth)" in out
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert report["results"]["skipped_empty_gt"] == ["im2"] and "im2" not in report["results"]["per_image"]
+    assert main(base) == 0  # without the option the empty ground truth is evaluated: a hallucinated structure
+    captured = capsys.readouterr()
+    assert "warning: im2:" in captured.err and "inf" in captured.out
+    if not torch.cuda.is_available():
+        assert main([*base, "--device", "cuda"]) == 2
+
+
+def test_spacing_replaces_headers_that_disagree(tmp_path: Path, capsys) -> None:
+    nibabel = pytest.importorskip("nibabel")
+    (tmp_path / "gt").mkdir()
+    (tmp_path / "pred").mkdir()
+    v = np.zeros((10, 12, 8), np.uint8)
+    v[3:7, 4:9, 2:6] = 1
+    nibabel.save(nibabel.Nifti1Image(v, np.diag([0.8, 0.8, 2.5, 1.0])), str(tmp_path / "gt" / "a.nii.gz"))
+    nibabel.save(nibabel.Nifti1Image(np.roll(v, 1, 0), np.eye(4)), str(tmp_path / "pred" / "a.nii.gz"))
+    base = ["evaluate", "surface", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress"]
+    assert main(base) == 2
+    assert "--spacing" in capsys.readouterr().err  # the headers disagree: the error says how to decide
+    assert main([*base, "--spacing", "0.8,0.8,2.5"]) == 0

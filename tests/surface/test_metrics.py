@@ -93,3 +93,27 @@ def test_bad_arguments_fail_at_construction() -> None:
         st.BoundaryIoU(num_classes=0)
     with pytest.raises((TypeError, ValueError), match="tolerance"):
         st.NormalizedSurfaceDistance(tolerance=-1.0)
+
+
+def test_a_missed_structure_is_inf_in_the_percentile_mean_too() -> None:
+    """MONAI's HD95 of a pair with one empty mask is NaN (the quantile of a list of inf), which its mean drops; here
+    such a pair counts as inf in every distance's mean, and a pair of two empty masks stays left out."""
+    p, g = _pair(6, batch=2)
+    p[0] = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert torch.isnan(hausdorff_distance(p, g, percentile=95)[0])  # the convention's own value
+        metric = st.HausdorffDistance(percentile=95)
+        metric.update(p, g)
+        assert math.isinf(float(metric.compute()))
+        suite = st.SurfaceDistanceMeasures()
+        suite.update(p, g)
+        out = suite.compute()
+        assert all(math.isinf(float(out[k])) for k in ("hausdorff", "hausdorff_percentile", "asd", "assd"))
+        assert 0 <= float(out["nsd"]) < 1
+        both = st.HausdorffDistance(percentile=95)
+        q, h = p.clone(), g.clone()
+        h[0] = False
+        both.update(q, h)
+        torch.testing.assert_close(both.compute(), hausdorff_distance(q[1:], h[1:], percentile=95)[0], rtol=0,
+                                   atol=1e-12)  # fmt: skip
