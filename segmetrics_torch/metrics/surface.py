@@ -129,6 +129,16 @@ class HausdorffDistance(_SurfaceMetric):
     ``convention``, ``spacing``, ``distance_metric``, ``connectivity``, ``num_classes``, ``include_background``,
     ``ignore_index``, ``validate_args``), plus torchmetrics' Metric keywords.
 
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, D, H, W) masks (bool or {0, 1}), or label maps (integers in [0, ``num_classes``))
+      with ``num_classes``; or a list of (H, W) / (D, H, W) tensors of different sizes.
+    - ``target``: ground truth of the same form and shape.
+    - ``spacing`` (keyword, optional): this batch's voxel spacing, in place of the constructor's.
+
+    As output of ``compute``: the mean over images of the per-image (percentile) Hausdorff distance, a 0-d float64
+    tensor for masks or (C',) per class for label maps (NaN left out; a missed structure makes it ``inf``).
+
     Example:
         >>> import torch
         >>> from segmetrics_torch.metrics.surface import HausdorffDistance
@@ -180,6 +190,16 @@ class AverageSurfaceDistance(_SurfaceMetric):
 
     Args: those of :func:`segmetrics_torch.functional.average_surface_distance`, plus torchmetrics' keywords.
 
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, D, H, W) masks (bool or {0, 1}), or label maps (integers in [0, ``num_classes``))
+      with ``num_classes``; or a list of (H, W) / (D, H, W) tensors of different sizes.
+    - ``target``: ground truth of the same form and shape.
+    - ``spacing`` (keyword, optional): this batch's voxel spacing, in place of the constructor's.
+
+    As output of ``compute``: the mean over images of the per-image (symmetric) average surface distance, a 0-d
+    float64 tensor for masks or (C',) per class for label maps (NaN left out; a missed structure makes it ``inf``).
+
     Example:
         >>> import torch
         >>> from segmetrics_torch.metrics.surface import AverageSurfaceDistance
@@ -225,9 +245,20 @@ class AverageSurfaceDistance(_SurfaceMetric):
 
 
 class NormalizedSurfaceDistance(_SurfaceMetric):
-    """Mean normalised surface distance (surface Dice at ``tolerance``) over images.
+    """Mean normalised surface distance (surface Dice at ``tolerance``, in spacing units; 1 by default, as
+    :class:`SurfaceDistanceMeasures`) over images.
 
     Args: those of :func:`segmetrics_torch.functional.normalized_surface_distance`, plus torchmetrics' keywords.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, D, H, W) masks (bool or {0, 1}), or label maps (integers in [0, ``num_classes``))
+      with ``num_classes``; or a list of (H, W) / (D, H, W) tensors of different sizes.
+    - ``target``: ground truth of the same form and shape.
+    - ``spacing`` (keyword, optional): this batch's voxel spacing, in place of the constructor's.
+
+    As output of ``compute``: the mean over images of the per-image NSD in [0, 1], a 0-d float64 tensor for masks or
+    (C',) per class for label maps (NaN, both masks empty, left out).
 
     Example:
         >>> import torch
@@ -245,7 +276,7 @@ class NormalizedSurfaceDistance(_SurfaceMetric):
     def __init__(
         self,
         *,
-        tolerance: float | list[float],
+        tolerance: float | list[float] = 1.0,
         convention: str = "monai",
         use_subvoxels: bool = False,
         spacing: Any = None,
@@ -278,6 +309,16 @@ class BoundaryIoU(_SurfaceMetric):
     """Mean Boundary IoU (Cheng et al., CVPR 2021) over 2-D images.
 
     Args: those of :func:`segmetrics_torch.functional.boundary_iou`, plus torchmetrics' keywords.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, D, H, W) masks (bool or {0, 1}), or label maps (integers in [0, ``num_classes``))
+      with ``num_classes``; or a list of (H, W) / (D, H, W) tensors of different sizes.
+    - ``target``: ground truth of the same form and shape.
+    - ``spacing`` (keyword, optional): this batch's voxel spacing, in place of the constructor's.
+
+    As output of ``compute``: the mean over images of the per-image Boundary IoU in [0, 1], a 0-d float64 tensor for
+    masks or (C',) per class for label maps (2-D only).
 
     Example:
         >>> import torch
@@ -320,6 +361,16 @@ class SurfaceDistanceMeasures(_SurfaceMetric):
     """Hausdorff, percentile Hausdorff, ASD, ASSD and NSD of a convention from one pass of distance transforms per
     batch (:func:`segmetrics_torch.functional.surface_distance_measures`), each averaged over images as the
     single-measure Metrics; ``compute()`` returns ``{measure: value}`` for the measures the convention defines.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, D, H, W) masks (bool or {0, 1}), or label maps (integers in [0, ``num_classes``))
+      with ``num_classes``; or a list of (H, W) / (D, H, W) tensors of different sizes.
+    - ``target``: ground truth of the same form and shape.
+    - ``spacing`` (keyword, optional): this batch's voxel spacing, in place of the constructor's.
+
+    As output of ``compute``: ``{measure: mean}`` for the measures the convention defines (``hausdorff``,
+    ``hausdorff_percentile``, ``asd``, ``assd``, ``nsd``), each a 0-d float64 tensor for masks or (C',) per class.
 
     Example:
         >>> import torch
