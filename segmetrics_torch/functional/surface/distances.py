@@ -139,6 +139,42 @@ def pair_distances(
     return out
 
 
+def convention_distances(
+    preds: object,
+    target: object,
+    *,
+    convention: str,
+    corners: bool,
+    distance_metric: str,
+    connectivity: int = 1,
+    spacing: object = None,
+    num_classes: int | None = None,
+    include_background: bool = False,
+    ignore_index: int | None = None,
+    validate_args: bool = True,
+) -> tuple[Pairs, list[tuple[int, int, SurfaceDistances]]]:
+    """The checked pairs of the inputs and their distance lists under ``convention`` (checked by the caller): the
+    boundary set (``corners``), MedPy's ``connectivity``, and spacing applied to the distances except MONAI's
+    chessboard / taxicab (its ``distance_transform_cdt`` ignores it). The one path of every measure function."""
+    pairs = prepare_pairs(
+        preds,
+        target,
+        num_classes=num_classes,
+        include_background=include_background,
+        ignore_index=ignore_index,
+        spacing=spacing,
+        validate_args=validate_args,
+    )
+    results = pair_distances(
+        pairs,
+        corners=corners,
+        connectivity=check_connectivity(connectivity, convention, pairs.ndim, corners),
+        distance_metric=distance_metric,
+        spacing_in_distances=convention != "monai" or distance_metric == "euclidean",
+    )
+    return pairs, results
+
+
 def surface_distances(
     preds: object,
     target: object,
@@ -171,26 +207,16 @@ def surface_distances(
         >>> sd.pred_to_gt.tolist(), sd.gt_to_pred.tolist()
         ([1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0])
     """
-    pairs = prepare_pairs(
-        preds,
-        target,
-        num_classes=num_classes,
-        include_background=include_background,
-        ignore_index=ignore_index,
-        spacing=spacing,
-        validate_args=validate_args,
-    )
     convention = check_choice(convention, "convention", CONVENTIONS)
     metric = check_metric(distance_metric, convention)
     corners = check_corners(convention, use_subvoxels)
+    pairs, results = convention_distances(
+        preds, target, convention=convention, corners=corners, distance_metric=metric, connectivity=connectivity,
+        spacing=spacing, num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
+        validate_args=validate_args,
+    )  # fmt: skip
     table: list[list[SurfaceDistances | None]] = [[None] * len(pairs.class_ids) for _ in range(pairs.batch_size)]
-    for image, column, sd in pair_distances(
-        pairs,
-        corners=corners,
-        connectivity=check_connectivity(connectivity, convention, pairs.ndim, corners),
-        distance_metric=metric,
-        spacing_in_distances=convention != "monai" or metric == "euclidean",
-    ):
+    for image, column, sd in results:
         table[image][column] = sd
     return table
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from torch import Tensor
 
-from ._inputs import check_convention, prepare_pairs
+from ._inputs import check_convention
 from ._rules import check_percentile, hausdorff_rule, reduce_pairs
-from .distances import check_connectivity, check_metric, pair_distances
+from .distances import check_metric, convention_distances
 
 __all__ = ["hausdorff_distance", "hd95"]
 
@@ -92,23 +92,12 @@ def hausdorff_distance(
     if q is not None and name == "torchmetrics":
         raise ValueError("Expected `percentile`=None with convention='torchmetrics': TorchMetrics has no percentile.")
     metric = check_metric(distance_metric, name)
-    pairs = prepare_pairs(
-        preds,
-        target,
-        num_classes=num_classes,
-        include_background=include_background,
-        ignore_index=ignore_index,
-        spacing=spacing,
-        validate_args=validate_args,
-    )
     corners = name == "deepmind"
-    results = pair_distances(
-        pairs,
-        corners=corners,
-        connectivity=check_connectivity(connectivity, name, pairs.ndim, corners),
-        distance_metric=metric,
-        spacing_in_distances=name != "monai" or metric == "euclidean",
-    )
+    pairs, results = convention_distances(
+        preds, target, convention=name, corners=corners, distance_metric=metric, connectivity=connectivity,
+        spacing=spacing, num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
+        validate_args=validate_args,
+    )  # fmt: skip
     return reduce_pairs(pairs, results, hausdorff_rule(name, q, directed))
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from torch import Tensor
 
-from ._inputs import check_convention, prepare_pairs
+from ._inputs import check_convention
 from ._rules import check_percentile, check_tolerances, hausdorff_rule, mean_rule, nsd_rule, reduce_pairs
-from .distances import check_connectivity, check_metric, pair_distances
+from .distances import check_metric, convention_distances
 
 __all__ = ["surface_distance_measures"]
 
@@ -47,24 +47,13 @@ def surface_distance_measures(
     name = check_convention(convention, ("monai", "medpy", "deepmind", "torchmetrics"), "surface distances")
     q = check_percentile(percentile)
     metric = check_metric(distance_metric, name)
-    pairs = prepare_pairs(
-        preds,
-        target,
-        num_classes=num_classes,
-        include_background=include_background,
-        ignore_index=ignore_index,
-        spacing=spacing,
-        validate_args=validate_args,
-    )
-    tolerances = check_tolerances(tolerance, len(pairs.class_ids))
     corners = name == "deepmind"
-    results = pair_distances(
-        pairs,
-        corners=corners,
-        connectivity=check_connectivity(connectivity, name, pairs.ndim, corners),
-        distance_metric=metric,
-        spacing_in_distances=name != "monai" or metric == "euclidean",
-    )
+    pairs, results = convention_distances(
+        preds, target, convention=name, corners=corners, distance_metric=metric, connectivity=connectivity,
+        spacing=spacing, num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
+        validate_args=validate_args,
+    )  # fmt: skip
+    tolerances = check_tolerances(tolerance, len(pairs.class_ids))
     out = {"hausdorff": reduce_pairs(pairs, results, hausdorff_rule(name, None, False))}
     if name == "torchmetrics":
         return out

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from torch import Tensor
 
-from ._inputs import check_convention, prepare_pairs
+from ._inputs import check_convention
 from ._rules import check_tolerances, nsd_rule, reduce_pairs
-from .distances import check_corners, check_metric, pair_distances
+from .distances import check_corners, check_metric, convention_distances
 
 __all__ = ["normalized_surface_distance"]
 
@@ -64,17 +64,10 @@ def normalized_surface_distance(
     name = check_convention(convention, ("monai", "deepmind"), "the normalized surface distance")
     corners = check_corners(name, use_subvoxels)
     metric = check_metric(distance_metric, name)
-    pairs = prepare_pairs(
-        preds,
-        target,
-        num_classes=num_classes,
-        include_background=include_background,
-        ignore_index=ignore_index,
-        spacing=spacing,
+    pairs, results = convention_distances(
+        preds, target, convention=name, corners=corners, distance_metric=metric,
+        spacing=spacing, num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
         validate_args=validate_args,
-    )
+    )  # fmt: skip
     tolerances = check_tolerances(tolerance, len(pairs.class_ids))
-    results = pair_distances(
-        pairs, corners=corners, distance_metric=metric, spacing_in_distances=name != "monai" or metric == "euclidean"
-    )
     return reduce_pairs(pairs, results, nsd_rule(name, tolerances), per_column=True)
