@@ -62,7 +62,11 @@ def _measure_list(text: str, known: dict) -> list[str]:
     names = [meta_name(t.strip()) for t in text.split(",") if t.strip()]
     bad = [n for n in names if n not in known]
     if bad or not names:
-        raise _input_error(f"--measures: expected names from {sorted(known)}, got {text!r}")
+        import difflib
+
+        near = difflib.get_close_matches(bad[0].lower(), sorted(known), n=3, cutoff=0.5) if bad else []
+        hint = f"unknown measure {bad[0]!r}; did you mean {' or '.join(map(repr, near))}? " if near else ""
+        raise _input_error(f"--measures: {hint}expected names from {sorted(known)}, got {text!r}")
     return list(dict.fromkeys(names))
 
 

@@ -88,3 +88,12 @@ def test_the_command_lets_idle_openmp_threads_sleep_unless_the_user_chose(monkey
     monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
     cli._passive_idle_threads()
     assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+
+
+def test_measure_spellings_and_a_typo(capsys) -> None:
+    """Any spelling of the registry names a meta-measure; a typo is one error line with the nearest names."""
+    from segmetrics_torch.app.cli import main
+
+    assert main(["meta", "foreground", "--demo", "--measures", "smesure"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean 's_measure'" in err and len([ln for ln in err.splitlines() if ln.startswith("error:")]) == 1
