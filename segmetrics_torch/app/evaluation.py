@@ -767,6 +767,14 @@ def evaluate_surface(
             if progress is not None:
                 progress.update(1)
             continue
+        if num_classes is not None:
+            for labels, path in ((pred, pred_path), (gt, gt_path)):
+                top, low = int(labels.max()), int(labels.min())
+                if top >= num_classes or low < 0:
+                    rgb = " (a colour image: its labels are (R << 16) | (G << 8) | B; save label maps as gray or "
+                    rgb = rgb + "palette images)" if top > 255 else ""
+                    raise InputError(f"{path}: labels must lie in 0..{num_classes - 1} (--num-classes {num_classes}), "
+                                     f"but it holds {top if top >= num_classes else low}{rgb}")  # fmt: skip
         p, g = torch.from_numpy(pred)[None].to(device), torch.from_numpy(gt)[None].to(device)
         if num_classes is None:
             p, g = p != 0, g != 0
