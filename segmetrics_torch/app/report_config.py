@@ -23,7 +23,7 @@ from .measures import (
 )
 
 #: the families a configuration can name
-FAMILIES = ("foreground", "boundary", "partition", "proposals")
+FAMILIES = ("foreground", "boundary", "partition", "proposals", "surface")
 
 #: other names users may write for a family: ``sod`` (salient object detection, the name PySODEvalToolkit users know)
 #: is the foreground family. Reports, file names and cache keys use ``foreground`` only.
@@ -39,7 +39,7 @@ PRED_PAIRING_KEYS = ("pred_prefix", "pred_suffix", "pair_regex")
 GT_PAIRING_KEYS = ("gt_prefix", "gt_suffix")
 
 #: default images per update of each family (as its ``evaluate`` subcommand)
-BATCH_SIZES = {"foreground": 16, "boundary": 8, "partition": 8, "proposals": 1}
+BATCH_SIZES = {"foreground": 16, "boundary": 8, "partition": 8, "proposals": 1, "surface": 1}
 
 FIGURE_FORMATS = ("png", "pdf", "svg")
 
@@ -213,6 +213,23 @@ def _check_family_options(family: str, options: Any, source: str, path: str) -> 
             "bound_th": (lambda v: _is_number(v) and v > 0, "a positive number"),
             "void_label": (lambda v: v is None or (_is_int(v) and v >= 0), "a label >= 0 or null"),
         },
+        "surface": {
+            "num_classes": (lambda v: v is None or (_is_int(v) and v >= 2), "an integer >= 2 or null (masks)"),
+            "include_background": (lambda v: isinstance(v, bool), "true or false"),
+            "convention": (lambda v: v in ("monai", "medpy", "deepmind", "torchmetrics"),
+                           "monai, medpy, deepmind or torchmetrics"),
+            "percentile": (lambda v: _is_number(v) and 0 <= v <= 100, "a number in [0, 100]"),
+            "tolerance": (
+                lambda v: (_is_number(v) and v >= 0) or (isinstance(v, list) and v and all(
+                    _is_number(t) and t >= 0 for t in v)),
+                "a non-negative number or a list of them (one per class)",
+            ),
+            "spacing": (
+                lambda v: v is None or (_is_number(v) and v > 0) or (isinstance(v, list) and v and all(
+                    _is_number(s) and s > 0 for s in v)),
+                "null (the NIfTI headers'), a positive number or a list of them (one per axis)",
+            ),
+        },
     }[family]
     errors: list[str] = []
     for key, value in options.items():
@@ -245,6 +262,14 @@ def _check_family_options(family: str, options: Any, source: str, path: str) -> 
             "boundary": False,
             "bound_th": 0.008,
             "void_label": 255,
+        },
+        "surface": {
+            "num_classes": None,
+            "include_background": False,
+            "convention": "monai",
+            "percentile": 95.0,
+            "tolerance": 1.0,
+            "spacing": None,
         },
     }
     return {**defaults_by_family[family], **options}

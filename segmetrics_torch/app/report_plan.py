@@ -223,6 +223,11 @@ def _plan_job(
 
             pairing = find_pairs(pred_dir, dataset.gt, PROPOSAL_EXTENSIONS, **pairing_keys)
             pred_kind, gt_kind = "pool", "objects"
+        elif family == "surface":
+            from .evaluation import SURFACE_EXTENSIONS
+
+            pairing = find_pairs(pred_dir, dataset.gt, SURFACE_EXTENSIONS, **pairing_keys)
+            pred_kind, gt_kind = "labels", "labels"
         else:
             pairing, pred_kind, gt_kind = match_folders(pred_dir, dataset.gt, BOUNDARY_EXTENSIONS,
                                                         pattern_option=_PAIR_REGEX, **pairing_keys)  # fmt: skip
@@ -244,6 +249,9 @@ def _plan_job(
     elif family == "proposals":
         input_format, gt_format = "pool", "objects"
         settings = {**options, "gt_classes": None if dataset.gt_classes is None else str(dataset.gt_classes)}
+    elif family == "surface":
+        input_format = gt_format = "labels"
+        settings = {**options, "skip_empty_gt": config.skip_empty_gt}
     else:
         input_format, gt_format = partition_formats(pairing, pred_kind, gt_kind)
         # the family's thresholds / num_regions pick the levels of ucm2 hierarchies; the other methods of the

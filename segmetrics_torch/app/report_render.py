@@ -52,6 +52,7 @@ _FAMILY_TITLES = {
     "boundary": "boundaries (BSDS benchmark)",
     "partition": "partitions (SEISM measures)",
     "proposals": "object proposals (MCG protocol)",
+    "surface": "boundary distances",
 }
 
 
@@ -84,6 +85,8 @@ def table_columns(family: str, records: Mapping[str, Mapping[str, Any]]) -> tupl
         return fg_columns, fg_lower
     if family == "boundary":
         return list(BOUNDARY_SUMMARY_COLUMNS), []
+    if family == "surface":
+        return _surface_columns(records)
     if family == "proposals":
         counts = {n for record in records.values() for n in record["results"]["counts"]}
         proposal_columns = [(f"average_recall@{n}", f"AR@{n}") for n in (100, 1000) if n in counts]
@@ -106,9 +109,33 @@ def table_columns(family: str, records: Mapping[str, Mapping[str, Any]]) -> tupl
     return list(columns.items()), lower
 
 
+def _surface_columns(records: Mapping[str, Mapping[str, Any]]) -> tuple[list[tuple[str, str]], list[str]]:
+    """The boundary-distance table: HD, HD<q>, ASD, ASSD, NSD where computed, one column per class for label maps."""
+    columns: dict[str, str] = {}
+    for record in records.values():
+        res, q = record["results"], f"{float(record['settings'].get('percentile', 95.0)):g}"
+        for key, header in (("hausdorff", "HD"), ("hausdorff_percentile", f"HD{q}"), ("asd", "ASD"),
+                            ("assd", "ASSD"), ("nsd", "NSD")):  # fmt: skip
+            if key not in res:
+                continue
+            if isinstance(res[key], list):  # label maps
+                for c in res.get("classes", []):
+                    columns[f"{key}/{c}"] = f"{header} c{c}"
+            else:
+                columns[key] = header
+    return list(columns.items()), [key for key in columns if not key.startswith("nsd")]
+
+
 def table_row(family: str, results: Mapping[str, Any]) -> dict[str, float]:
     """The numbers of one method's table row: every scalar, and for proposals the curves' values at the largest N
-    (``average_recall@N`` at N = 100 and 1000)."""
+    (``average_recall@N`` at N = 100 and 1000); for label maps' boundary distances one entry per class."""
+    if family == "surface":
+        row = flat_scalars(results)
+        for key, value in results.items():
+            if isinstance(value, list) and key not in ("classes", "skipped_empty_gt"):
+                for c, v in zip(results.get("classes", []), value, strict=False):
+                    row[f"{key}/{c}"] = math.nan if v is None else float(v)
+        return row
     if family != "proposals":
         return flat_scalars(results)
     row = {}

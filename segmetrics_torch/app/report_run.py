@@ -53,6 +53,7 @@ from .evaluation import (
     evaluate_foreground,
     evaluate_partition,
     evaluate_proposals,
+    evaluate_surface,
     load_measures,
 )
 from .measures import (
@@ -122,6 +123,9 @@ def _compute(job: Job, config: ReportConfig, device: Any, progress: Any, images:
         )
         results = {**results, "per_image": per_image}
         derived = {"counts": options["counts"], "num_classes": proposals.num_classes}
+    elif job.family == "surface":
+        results = evaluate_surface(pairs, **options, skip_empty_gt=config.skip_empty_gt, device=device,
+                                   progress=progress)  # fmt: skip
     else:
         options.update(ucm2_only_options(options, job.input_format))
         results, metric = evaluate_partition(
@@ -174,7 +178,7 @@ def _device_type(name: str) -> str | None:
 
 def _stream(job: Job, config: ReportConfig) -> DecodeStream | None:
     """The decoding of a job's pairs, started (proposal pools are read by the family core itself)."""
-    if job.family == "proposals":
+    if job.family in ("proposals", "surface"):  # pools and volumes are read by the family core itself
         return None
     return DecodeStream(distributed.shard(_tasks(job, config.resize)), config.workers)  # torchrun: this rank's
 

@@ -1,0 +1,69 @@
+"""The boundary-distance family in reports (``segmetrics evaluate --config``): the table holds the dataset means the
+single-folder command gives, one column per class for label maps, a re-run reads the cache, bad options are named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from segmetrics_torch.app.cli import main
+
+
+def _data(root: Path) -> None:
+    for name in ("gt", "A", "L_gt", "L_A"):
+        (root / name).mkdir(parents=True)
+    for i in range(3):
+        g = np.zeros((30, 34), np.uint8)
+        g[6:18, 8:24] = 255
+        Image.fromarray(g).save(root / "gt" / f"im{i}.png")
+        Image.fromarray(np.roll(g, (i, 1), (0, 1))).save(root / "A" / f"im{i}.png")
+        lab = np.zeros((30, 34), np.uint8)
+        lab[6:18, 8:24], lab[20:27, 5:15] = 1, 2
+        Image.fromarray(lab).save(root / "L_gt" / f"im{i}.png")
+        Image.fromarray(np.roll(lab, (i, 1), (0, 1))).save(root / "L_A" / f"im{i}.png")
+
+
+def test_masks_and_label_maps_in_a_report(tmp_path: Path, capsys) -> None:
+    _data(tmp_path)
+    (tmp_path / "masks.yaml").write_text(
+        "output: masks\nfigures: false\nfamilies: [surface]\ndatasets:\n  Masks: gt\nmethods:\n  A: A\n"
+        "options:\n  surface: {tolerance: 1.5}\n",
+        encoding="utf-8",
+    )
+    assert main(["evaluate", "--config", str(tmp_path / "masks.yaml"), "--no-progress"]) == 0, capsys.readouterr().err
+    single = tmp_path / "single.json"
+    assert main(["evaluate", "surface", "--pred", str(tmp_path / "A"), "--gt", str(tmp_path / "gt"), "--no-progress",
+                 "--tolerance", "1.5", "--json", str(single)]) == 0  # fmt: skip
+    expected = json.loads(single.read_text(encoding="utf-8"))["results"]
+    got = json.loads((tmp_path / "masks" / "results.json").read_text(encoding="utf-8"))["results"]
+    got = got["Masks"]["surface"]["A"]["results"]
+    for key in ("hausdorff", "hausdorff_percentile", "asd", "assd", "nsd"):
+        assert got[key] == expected[key], key
+    assert got["per_image"] == expected["per_image"]
+    capsys.readouterr()
+    assert main(["evaluate", "--config", str(tmp_path / "masks.yaml"), "--no-progress"]) == 0
+    assert "from the cache" in capsys.readouterr().out
+
+    (tmp_path / "labels.yaml").write_text(
+        "output: labels\nfigures: false\nfamilies: [surface]\ndatasets:\n  Labels: L_gt\nmethods:\n  A: L_A\n"
+        "options:\n  surface: {num_classes: 3, convention: deepmind, tolerance: [1, 2]}\n",
+        encoding="utf-8",
+    )
+    assert main(["evaluate", "--config", str(tmp_path / "labels.yaml"), "--no-progress"]) == 0
+    tables = (tmp_path / "labels" / "tables.md").read_text(encoding="utf-8")
+    assert "HD c1" in tables and "NSD c2" in tables  # one column per class
+
+
+def test_bad_surface_options_are_named(tmp_path: Path, capsys) -> None:
+    _data(tmp_path)
+    (tmp_path / "eval.yaml").write_text(
+        "output: report\nfamilies: [surface]\ndatasets:\n  Masks: gt\nmethods:\n  A: A\n"
+        "options:\n  surface: {convention: scipy, percentile: 120}\n",
+        encoding="utf-8",
+    )
+    assert main(["evaluate", "--config", str(tmp_path / "eval.yaml"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "options.surface.convention" in err and "options.surface.percentile" in err
