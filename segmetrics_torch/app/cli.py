@@ -7,7 +7,8 @@ Usage::
                         [--resize] [--no-cache | --cache DIR] [--figures png,pdf|none] [--xlsx] [--highlight M]
                         [--json FILE] [--csv FILE] [--per-image-csv FILE]   (many methods x datasets: a report;
                                                                              see segmetrics_torch.app.report_run)
-    segmetrics evaluate --gt DIR --pred [NAME=]DIR [--pred ...] [--family foreground|boundary|partition|proposals]
+    segmetrics evaluate --gt DIR --pred [NAME=]DIR [--pred ...]
+                        [--family foreground|boundary|partition|proposals|surface]
     segmetrics evaluate foreground (alias sod) --pred DIR --gt DIR [--json FILE] [--csv FILE] [--per-image-csv FILE]
                             [--output DIR] [--measures LIST] [--allow-missing] [--skip-bad] [--resize]
                             [--pred-suffix S] [--gt-suffix S] [--pred-prefix P] [--gt-prefix P] [--pair-regex RE]

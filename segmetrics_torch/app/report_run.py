@@ -2,7 +2,7 @@
 
 A run evaluates every (dataset, family, method) combination of a configuration with the family cores of
 :mod:`segmetrics_torch.app.evaluation` (the code behind
-``segmetrics evaluate foreground|boundary|partition|proposals``),
+``segmetrics evaluate foreground|boundary|partition|proposals|surface``),
 caches each result, and writes a report: a terminal table, Markdown / LaTeX / CSV tables (methods x measures per
 dataset, the best value of each column marked), one JSON file with every number and curve, and figures (PR curves,
 F- and E-measure against the threshold, proposal recall) as PNG and PDF.
@@ -501,8 +501,8 @@ def add_report_arguments(
     group = evaluate.add_argument_group(
         "evaluation report (many methods x datasets)",
         "segmetrics evaluate --config eval.yaml [options], or for one dataset: segmetrics evaluate --gt DIR --pred "
-        "[NAME=]DIR [--pred [NAME=]DIR ...] --family foreground|boundary|partition|proposals [options]. Command-line "
-        "options override the file's.",
+        "[NAME=]DIR [--pred [NAME=]DIR ...] --family foreground|boundary|partition|proposals|surface [options]. "
+        "Command-line options override the file's.",
     )
     group.add_argument("--config", dest="report_config", metavar="FILE", help="YAML or JSON configuration")
     group.add_argument(
