@@ -1,6 +1,6 @@
 """The single-folder forms of ``segmetrics evaluate foreground|boundary|partition|proposals|surface`` and of
-``segmetrics demo``: one handler per command (checked outputs, pairing, pre-scan, the family's runner of :mod:`.evaluation`, the table,
-the JSON / CSV files); :mod:`.cli` builds the parser and dispatches to them."""
+``segmetrics demo``: one handler per command (checked outputs, pairing, pre-scan, the family's runner of
+:mod:`.evaluation`, the table, the JSON / CSV files); :mod:`.cli` builds the parser and dispatches to them."""
 
 from __future__ import annotations
 
