@@ -15,6 +15,7 @@ process's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -84,8 +85,27 @@ class _SurfaceMetric(ExactMetric):
     #: synchronised, not reset)
     last_values: dict[str, Tensor] | None = None
 
+    #: the function of :mod:`segmetrics_torch.functional.surface` the Metric averages, and the names of its measure
+    #: options, held as attributes of the same names (``spacing`` and the class options are passed apart)
+    _function: Callable[..., Any]
+    _options: tuple[str, ...] = ()
+    #: whether the function takes a ``spacing`` (Boundary IoU counts pixels)
+    _spaced = True
+
+    def _call(self, preds: Any, target: Any, spacing: Any = None) -> Any:
+        """The function on a batch; on :data:`_PROBE` (the constructors' check of their arguments, on a tiny pair)
+        without the class options and the spacing, whose validity depends on the images."""
+        probe = preds is _PROBE
+        options = {name: getattr(self, name) for name in self._options}
+        if not probe:
+            options.update(self._class_options())
+        if self._spaced:
+            options["spacing"] = None if probe else spacing
+        return type(self)._function(preds, target, **options)
+
     def _values(self, preds: Any, target: Any, spacing: Any) -> dict[str, Tensor]:
-        raise NotImplementedError
+        value = self._call(preds, target, spacing)
+        return value if isinstance(value, dict) else {"value": value}
 
     def update(self, preds: Any, target: Any, *, spacing: Any = None) -> None:
         """Add a batch: (B, H, W) / (B, D, H, W) masks or label maps, or lists of them (as the functions).
@@ -151,6 +171,8 @@ class HausdorffDistance(_SurfaceMetric):
     """
 
     higher_is_better = False
+    _function = staticmethod(hausdorff_distance)
+    _options = ("directed", "percentile", "convention", "distance_metric", "connectivity")
 
     def __init__(
         self,
@@ -172,17 +194,6 @@ class HausdorffDistance(_SurfaceMetric):
         self.directed, self.percentile, self.convention = directed, percentile, convention
         self.spacing, self.distance_metric, self.connectivity = spacing, distance_metric, connectivity
         self._call(_PROBE, _PROBE)  # the arguments are checked here, not at the first update
-
-    def _call(self, preds: Any, target: Any, spacing: Any = None) -> Tensor:
-        probe = preds is _PROBE  # the constructor's check: no class options, no spacing (its length is the images')
-        options = self._class_options() if not probe else {}
-        return hausdorff_distance(preds, target, directed=self.directed, percentile=self.percentile,
-                                  convention=self.convention, spacing=None if probe else spacing,
-                                  distance_metric=self.distance_metric, connectivity=self.connectivity,
-                                  **options)  # fmt: skip
-
-    def _values(self, preds: Any, target: Any, spacing: Any) -> dict[str, Tensor]:
-        return {"value": self._call(preds, target, spacing)}
 
 
 class AverageSurfaceDistance(_SurfaceMetric):
@@ -212,6 +223,8 @@ class AverageSurfaceDistance(_SurfaceMetric):
     """
 
     higher_is_better = False
+    _function = staticmethod(average_surface_distance)
+    _options = ("symmetric", "convention", "distance_metric", "connectivity")
 
     def __init__(
         self,
@@ -232,16 +245,6 @@ class AverageSurfaceDistance(_SurfaceMetric):
         self.symmetric, self.convention, self.spacing = symmetric, convention, spacing
         self.distance_metric, self.connectivity = distance_metric, connectivity
         self._call(_PROBE, _PROBE)
-
-    def _call(self, preds: Any, target: Any, spacing: Any = None) -> Tensor:
-        probe = preds is _PROBE  # the constructor's check: no class options, no spacing (its length is the images')
-        options = self._class_options() if not probe else {}
-        return average_surface_distance(preds, target, symmetric=self.symmetric, convention=self.convention,
-                                        spacing=None if probe else spacing, distance_metric=self.distance_metric,
-                                        connectivity=self.connectivity, **options)  # fmt: skip
-
-    def _values(self, preds: Any, target: Any, spacing: Any) -> dict[str, Tensor]:
-        return {"value": self._call(preds, target, spacing)}
 
 
 class NormalizedSurfaceDistance(_SurfaceMetric):
@@ -272,6 +275,8 @@ class NormalizedSurfaceDistance(_SurfaceMetric):
     """
 
     higher_is_better = True
+    _function = staticmethod(normalized_surface_distance)
+    _options = ("tolerance", "convention", "use_subvoxels", "distance_metric")
 
     def __init__(
         self,
@@ -293,16 +298,6 @@ class NormalizedSurfaceDistance(_SurfaceMetric):
         self.spacing, self.distance_metric = spacing, distance_metric
         if not isinstance(tolerance, (list, tuple)):  # per-class tolerances are checked against num_classes at update
             self._call(_PROBE, _PROBE)
-
-    def _call(self, preds: Any, target: Any, spacing: Any = None) -> Tensor:
-        probe = preds is _PROBE  # the constructor's check: no class options, no spacing (its length is the images')
-        options = self._class_options() if not probe else {}
-        return normalized_surface_distance(preds, target, tolerance=self.tolerance, convention=self.convention,
-                                           use_subvoxels=self.use_subvoxels, spacing=None if probe else spacing,
-                                           distance_metric=self.distance_metric, **options)  # fmt: skip
-
-    def _values(self, preds: Any, target: Any, spacing: Any) -> dict[str, Tensor]:
-        return {"value": self._call(preds, target, spacing)}
 
 
 class BoundaryIoU(_SurfaceMetric):
@@ -332,6 +327,9 @@ class BoundaryIoU(_SurfaceMetric):
     """
 
     higher_is_better = True
+    _function = staticmethod(boundary_iou)
+    _options = ("dilation_ratio",)
+    _spaced = False
 
     def __init__(
         self,
@@ -347,14 +345,6 @@ class BoundaryIoU(_SurfaceMetric):
                          validate_args=validate_args, **kwargs)  # fmt: skip
         self.dilation_ratio = dilation_ratio
         self._call(_PROBE, _PROBE)
-
-    def _call(self, preds: Any, target: Any, spacing: Any = None) -> Tensor:
-        probe = preds is _PROBE  # the constructor's check: no class options, no spacing (its length is the images')
-        options = self._class_options() if not probe else {}
-        return boundary_iou(preds, target, dilation_ratio=self.dilation_ratio, **options)
-
-    def _values(self, preds: Any, target: Any, spacing: Any) -> dict[str, Tensor]:
-        return {"value": self._call(preds, target, spacing)}
 
 
 class SurfaceDistanceMeasures(_SurfaceMetric):
@@ -384,6 +374,8 @@ class SurfaceDistanceMeasures(_SurfaceMetric):
     """
 
     higher_is_better = None  # mixed: distances (lower) and NSD (higher)
+    _function = staticmethod(surface_distance_measures)
+    _options = ("percentile", "tolerance", "convention", "distance_metric", "connectivity")
     _keys = ("hausdorff", "hausdorff_percentile", "asd", "assd", "nsd")
 
     def __init__(
@@ -407,17 +399,6 @@ class SurfaceDistanceMeasures(_SurfaceMetric):
         self.spacing, self.distance_metric, self.connectivity = spacing, distance_metric, connectivity
         self.measures: tuple[str, ...] = tuple(self._call(_PROBE, _PROBE)) if not isinstance(
             tolerance, (list, tuple)) else self._keys  # fmt: skip
-
-    def _call(self, preds: Any, target: Any, spacing: Any = None) -> dict[str, Tensor]:
-        probe = preds is _PROBE  # the constructor's check: no class options, no spacing (its length is the images')
-        options = self._class_options() if not probe else {}
-        return surface_distance_measures(preds, target, percentile=self.percentile, tolerance=self.tolerance,
-                                         convention=self.convention, spacing=None if probe else spacing,
-                                         distance_metric=self.distance_metric, connectivity=self.connectivity,
-                                         **options)  # fmt: skip
-
-    def _values(self, preds: Any, target: Any, spacing: Any) -> dict[str, Tensor]:
-        return self._call(preds, target, spacing)
 
     def compute(self) -> dict[str, Tensor]:
         return {key: self._mean(key) for key in self._keys if key in self.measures}
