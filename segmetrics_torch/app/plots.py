@@ -177,31 +177,56 @@ def plot_pr_curves(
     Returns:
         The written path(s). Legend entries follow ``legend_order``, else ``value``, best first (NaN last).
     """
+    def iso_f_lines(ax: Any) -> None:
+        r = np.linspace(0.01, 1, 200)
+        for f in np.arange(0.1, 1.0, 0.1):
+            p = f * r / (2 * r - f)
+            ok = (p > 0) & (p <= 1)
+            ax.plot(r[ok], p[ok], color=ISO_F_COLOUR, lw=0.6, ls=":", zorder=0)
+            ax.annotate(f"{f:.1f}", (r[ok][-1], p[ok][-1]), fontsize=6, color=ISO_F_COLOUR, xytext=(1, -6),
+                        textcoords="offset points")  # fmt: skip
+
+    return _unit_square_curves(
+        curves, path, ("recall", "precision"), ("Recall", "Precision"), summary=summary, title=title,
+        line_style=line_style, legend_order=legend_order, legend_loc="lower left",
+        background=iso_f_lines if iso_f else None,
+    )  # fmt: skip
+
+
+def _unit_square_curves(
+    curves: Mapping[str, Mapping[str, Any]],
+    path: str | Path | Sequence[str | Path],
+    keys: tuple[str, str],
+    labels: tuple[str, str],
+    *,
+    summary: str,
+    title: str | None,
+    line_style: Callable[[int, str], dict[str, Any]] | None,
+    legend_order: Sequence[str] | None,
+    legend_loc: str,
+    background: Callable[[Any], None] | None = None,
+) -> Path | list[Path]:
+    """One curve per method on [0, 1]^2 (``curves[method][keys[0]]`` against ``[keys[1]]``, an optional ``"point"``
+    as a dot), ``value`` in the legend as ``summary``, ``background(ax)`` drawn first: the PR and ROC figures."""
     if not curves:
         raise ValueError("Expected at least one method in `curves`, but got none.")
     plt = _pyplot()
     with plt.rc_context(_paper_rc()):
         fig, ax = plt.subplots(figsize=(3.6, 3.4))
-        if iso_f:
-            r = np.linspace(0.01, 1, 200)
-            for f in np.arange(0.1, 1.0, 0.1):
-                p = f * r / (2 * r - f)
-                ok = (p > 0) & (p <= 1)
-                ax.plot(r[ok], p[ok], color=ISO_F_COLOUR, lw=0.6, ls=":", zorder=0)
-                ax.annotate(f"{f:.1f}", (r[ok][-1], p[ok][-1]), fontsize=6, color=ISO_F_COLOUR, xytext=(1, -6),
-                            textcoords="offset points")  # fmt: skip
+        if background is not None:
+            background(ax)
         for i, name, c in _ordered(curves, legend_order):
-            recall, precision = _array(c["recall"]), _array(c["precision"])
-            if recall.shape != precision.shape:
-                raise ValueError(f"{name}: `recall` {recall.shape} and `precision` {precision.shape} differ in shape.")
+            x, y = _array(c[keys[0]]), _array(c[keys[1]])
+            if x.shape != y.shape:
+                raise ValueError(f"{name}: `{keys[0]}` {x.shape} and `{keys[1]}` {y.shape} differ in shape.")
             style = line_style(i, name) if line_style is not None else _style(i)
-            ax.plot(recall, precision, label=f"{name} [{summary}={float(c['value']):.3f}]", **style)
+            ax.plot(x, y, label=f"{name} [{summary}={float(c['value']):.3f}]", **style)
             if c.get("point") is not None:
                 ax.plot(*(float(v) for v in c["point"]), "o", color=style["color"], ms=4)
-        ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="Recall", ylabel="Precision", aspect="equal")
+        ax.set(xlim=(0, 1), ylim=(0, 1), xlabel=labels[0], ylabel=labels[1], aspect="equal")
         if title:
             ax.set_title(title)
-        ax.legend(loc="lower left")
+        ax.legend(loc=legend_loc)
         out = _save_figure(fig, path)
         plt.close(fig)
     return out
@@ -229,25 +254,13 @@ def plot_roc_curves(
     Returns:
         The written path(s).
     """
-    if not curves:
-        raise ValueError("Expected at least one method in `curves`, but got none.")
-    plt = _pyplot()
-    with plt.rc_context(_paper_rc()):
-        fig, ax = plt.subplots(figsize=(3.6, 3.4))
-        ax.plot([0, 1], [0, 1], color=ISO_F_COLOUR, lw=0.6, ls=":", zorder=0)  # chance
-        for i, name, c in _ordered(curves, legend_order):
-            fpr, tpr = _array(c["fpr"]), _array(c["tpr"])
-            if fpr.shape != tpr.shape:
-                raise ValueError(f"{name}: `fpr` {fpr.shape} and `tpr` {tpr.shape} differ in shape.")
-            style = line_style(i, name) if line_style is not None else _style(i)
-            ax.plot(fpr, tpr, label=f"{name} [{summary}={float(c['value']):.3f}]", **style)
-        ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="False-positive rate", ylabel="True-positive rate", aspect="equal")
-        if title:
-            ax.set_title(title)
-        ax.legend(loc="lower right")
-        out = _save_figure(fig, path)
-        plt.close(fig)
-    return out
+    def chance(ax: Any) -> None:
+        ax.plot([0, 1], [0, 1], color=ISO_F_COLOUR, lw=0.6, ls=":", zorder=0)
+
+    return _unit_square_curves(
+        curves, path, ("fpr", "tpr"), ("False-positive rate", "True-positive rate"), summary=summary, title=title,
+        line_style=line_style, legend_order=legend_order, legend_loc="lower right", background=chance,
+    )  # fmt: skip
 
 
 def plot_threshold_curves(
