@@ -19,6 +19,7 @@ their results are identical to each other and to scipy on every input:
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -28,7 +29,7 @@ from torch import Tensor
 
 from segmetrics_torch._checks import BACKENDS, Backend, check_choice, check_tensor
 
-__all__ = ["distance_to_features", "distance_transform_edt"]
+__all__ = ["cpu_kernels_enabled", "distance_to_features", "distance_transform_edt"]
 
 # Bound on the scratch of the row pass of the torch kernel (rows are processed in chunks that fit).
 _TORCH_TEMP_BYTES = 256 * 2**20
@@ -230,6 +231,12 @@ def _exact_sqrt(d2: Tensor) -> Tensor:
 
 
 # --------------------------------------------------------------------------------------------------------- numba
+
+
+def cpu_kernels_enabled(device: torch.device) -> bool:
+    """Whether tensors on ``device`` take the compiled CPU kernels: a CPU device, numba importable and the
+    environment variable ``SEGMETRICS_CPU_KERNEL`` not ``0`` (which forces the tensor path that CUDA runs)."""
+    return device.type == "cpu" and os.environ.get("SEGMETRICS_CPU_KERNEL", "1") != "0" and _numba_available()
 
 
 @functools.cache

@@ -22,14 +22,13 @@ Gaussian's multiply-adds may be fused differently and the sums are accumulated i
 from __future__ import annotations
 
 import functools
-import os
 from typing import Any, Literal
 
 import torch
 from torch import Tensor
 
 from .._constants import LOG_HALF_OVER_5
-from .distance import _numba_available, distance_transform_edt
+from .distance import cpu_kernels_enabled, distance_transform_edt
 from .filters import _host_gaussian_weights, gaussian_blur_zero
 
 __all__ = ["ground_truth_terms", "weighted_error_grad", "weighted_error_sums"]
@@ -40,14 +39,9 @@ _SIZE, _SIGMA = 7, 5.0
 Path = Literal["auto", "numba", "torch"]
 
 
-def use_cpu_kernels(device: torch.device) -> bool:
-    """Whether CPU tensors take the compiled kernels: numba importable and ``SEGMETRICS_CPU_KERNEL`` not ``0``."""
-    return device.type == "cpu" and os.environ.get("SEGMETRICS_CPU_KERNEL", "1") != "0" and _numba_available()
-
-
 def _numba(path: Path, device: torch.device) -> bool:
     # "numba" on another device takes the tensor path: the kernels would copy every map to the host and back
-    return device.type == "cpu" and (path == "numba" or (path == "auto" and use_cpu_kernels(device)))
+    return device.type == "cpu" and (path == "numba" or (path == "auto" and cpu_kernels_enabled(device)))
 
 
 def ground_truth_terms(g: Tensor, dtype: torch.dtype, *, path: Path = "auto") -> tuple[Tensor, Tensor, Tensor]:

@@ -16,7 +16,6 @@ and ``ops``.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -25,7 +24,7 @@ import torch
 from torch import Tensor
 
 from ..._checks import Backend, ImageBatch, as_image_list, check_bool, check_image_stack, check_tensor
-from ...ops.distance import distance_transform_edt
+from ...ops.distance import cpu_kernels_enabled, distance_transform_edt
 from ...ops.foreground import foreground_statistics
 from ...ops.thresholds import BinaryCounts
 from ._prepare import binarize_target, check_dtypes, check_values, prepare_maps
@@ -90,8 +89,9 @@ class ForegroundIntermediates:
 
 
 def use_cpu_kernel(device: torch.device) -> bool:
-    """Whether CPU tensors go through the compiled kernel (``SEGMETRICS_CPU_KERNEL=0`` forces the tensor path)."""
-    return device.type == "cpu" and CPU_KERNEL and os.environ.get("SEGMETRICS_CPU_KERNEL", "1") != "0"
+    """Whether CPU tensors go through the compiled kernel (``SEGMETRICS_CPU_KERNEL=0`` forces the tensor path; the
+    tests switch :data:`CPU_KERNEL` off for the same)."""
+    return CPU_KERNEL and cpu_kernels_enabled(device)
 
 
 def kernel_intermediates(preds: Tensor, g: Tensor, normalize: bool, options: MeasureOptions) -> ForegroundIntermediates:
