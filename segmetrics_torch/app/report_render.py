@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..registry import PR_MEASURES
-from .tables import measure_name, slug
+from .tables import SURFACE_COLUMNS, measure_name, slug
 
 __all__ = ["render_report", "table_columns"]
 
@@ -114,8 +114,8 @@ def _surface_columns(records: Mapping[str, Mapping[str, Any]]) -> tuple[list[tup
     columns: dict[str, str] = {}
     for record in records.values():
         res, q = record["results"], f"{float(record['settings'].get('percentile', 95.0)):g}"
-        for key, header in (("hausdorff", "HD"), ("hausdorff_percentile", f"HD{q}"), ("asd", "ASD"),
-                            ("assd", "ASSD"), ("nsd", "NSD")):  # fmt: skip
+        for key, template in SURFACE_COLUMNS:
+            header = template.format(q=q)
             if key not in res:
                 continue
             if isinstance(res[key], list):  # label maps

@@ -795,21 +795,11 @@ def run_evaluate_report(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------------ boundary distances
 
-#: the table of the surface family: (result key, header)
-SURFACE_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("hausdorff", "HD"),
-    ("hausdorff_percentile", "HD{q}"),
-    ("asd", "ASD"),
-    ("assd", "ASSD"),
-    ("nsd", "NSD"),
-)
-
-
 def run_evaluate_surface(args: argparse.Namespace) -> int:
     from ..io import find_pairs
     from .evaluation import SURFACE_EXTENSIONS, evaluate_surface
     from .prescan import dataset_name
-    from .tables import format_table
+    from .tables import SURFACE_COLUMNS, format_table
 
     device = _device(args.device)
     json_path = _check_output(args.json, "--json")

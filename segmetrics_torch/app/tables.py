@@ -22,6 +22,7 @@ import torch
 
 __all__ = [
     "SOD_COLUMNS",
+    "SURFACE_COLUMNS",
     "best_rows",
     "check_csv_outputs",
     "format_latex_table",
@@ -50,6 +51,15 @@ SOD_COLUMNS: tuple[tuple[str, str], ...] = (
     ("e_measure/max", "maxE"),
     ("iou/mean", "meanIoU"),
     ("dice/mean", "meanDice"),
+)
+
+#: the boundary-distance table (the surface family): (result key, header); ``{q}`` is the percentile of HD<q>
+SURFACE_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("hausdorff", "HD"),
+    ("hausdorff_percentile", "HD{q}"),
+    ("asd", "ASD"),
+    ("assd", "ASSD"),
+    ("nsd", "NSD"),
 )
 
 
