@@ -752,6 +752,7 @@ def evaluate_surface(
     """
     import torch
 
+    from ..functional.surface import EmptyMaskWarning
     from ..metrics.surface import SurfaceDistanceMeasures
 
     metric = SurfaceDistanceMeasures(percentile=percentile, tolerance=tolerance, convention=convention,
@@ -787,14 +788,19 @@ def evaluate_surface(
             for name in ("spacing", "tolerance", "num_classes", "percentile"):
                 message = message.replace(f"`{name}`", "--" + name.replace("_", "-"))
             raise InputError(f"{pred_path}: {message}") from None
-        # the empty-mask warnings, once per file and class (one per measure otherwise), naming the file
-        seen: set[str] = set()
+        # the empty-mask warnings, once per file and class (the functions warn once per measure), naming the file
+        seen: set[Any] = set()
         for w in caught:
-            text = str(w.message).split(": ", 1)[-1].replace("image 0: ", "").replace("image 0, ", "")
-            text = text.rsplit("; the result is", 1)[0]
-            if text not in seen:
-                seen.add(text)
-                print(f"warning: {stem}: {text}", file=sys.stderr)
+            empty = w.message if isinstance(w.message, EmptyMaskWarning) else None
+            key = (empty.class_id, empty.what) if empty is not None else str(w.message)
+            if key in seen:
+                continue
+            seen.add(key)
+            if empty is None:
+                print(f"warning: {stem}: {w.message}", file=sys.stderr)
+            else:
+                cls = "" if empty.class_id is None else f"class {empty.class_id}: "
+                print(f"warning: {stem}: {cls}the {empty.what} empty (no foreground)", file=sys.stderr)
         values = metric.last_values or {}
         rows.append((stem, {key: value[0].tolist() for key, value in values.items()}))
         if progress is not None:

@@ -28,7 +28,15 @@ DISTANCE_METRICS = ("euclidean", "chessboard", "taxicab")
 
 
 class EmptyMaskWarning(UserWarning):
-    """A prediction or ground truth of one (image, class) pair has no foreground: the measure is inf, NaN or 0."""
+    """A prediction or ground truth of one (image, class) pair has no foreground: the measure is inf, NaN or 0.
+
+    Besides its message it names the pair: ``image`` (the index in the batch), ``class_id`` (None for masks) and
+    ``what`` ("prediction is", "ground truth is" or "prediction and ground truth are" empty), so that a caller can
+    name the pair its own way (the command names the file)."""
+
+    def __init__(self, message: str, image: int = -1, class_id: int | None = None, what: str = "") -> None:
+        super().__init__(message)
+        self.image, self.class_id, self.what = image, class_id, what
 
 
 @dataclass
@@ -255,8 +263,5 @@ def warn_empty(
     else:
         what = "prediction is" if p_empty else "ground truth is"
     cls = "" if binary else f", class {class_id}"
-    warnings.warn(
-        f"{measure}: image {image}{cls}: the {what} empty (no foreground); the result is {value}.",
-        EmptyMaskWarning,
-        stacklevel=stacklevel,
-    )
+    message = f"{measure}: image {image}{cls}: the {what} empty (no foreground); the result is {value}."
+    warnings.warn(EmptyMaskWarning(message, image, None if binary else class_id, what), stacklevel=stacklevel)
