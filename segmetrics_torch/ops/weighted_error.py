@@ -36,15 +36,16 @@ __all__ = ["ground_truth_terms", "weighted_error_grad", "weighted_error_sums"]
 #: Margolin's Gaussian: 7x7, sigma 5
 _SIZE, _SIGMA = 7, 5.0
 
-Path = Literal["auto", "numba", "torch"]
+#: which implementation runs: "auto" (the kernels for CPU tensors, see cpu_kernels_enabled), "numba" or "torch"
+KernelPath = Literal["auto", "numba", "torch"]
 
 
-def _numba(path: Path, device: torch.device) -> bool:
+def _numba(path: KernelPath, device: torch.device) -> bool:
     # "numba" on another device takes the tensor path: the kernels would copy every map to the host and back
     return device.type == "cpu" and (path == "numba" or (path == "auto" and cpu_kernels_enabled(device)))
 
 
-def ground_truth_terms(g: Tensor, dtype: torch.dtype, *, path: Path = "auto") -> tuple[Tensor, Tensor, Tensor]:
+def ground_truth_terms(g: Tensor, dtype: torch.dtype, *, path: KernelPath = "auto") -> tuple[Tensor, Tensor, Tensor]:
     """``(importance, index, size)`` of a (B, H, W) bool ground truth: ``B`` in ``dtype`` (0 on the GT), the
     (B, H*W) int64 flat index of each pixel's nearest GT pixel (0 for an empty GT, whose loss is masked out) and
     the (B,) number of GT pixels in ``dtype``."""
@@ -67,7 +68,7 @@ def ground_truth_terms(g: Tensor, dtype: torch.dtype, *, path: Path = "auto") ->
 
 
 def weighted_error_sums(
-    p: Tensor, g: Tensor, index: Tensor, importance: Tensor, *, path: Path = "auto"
+    p: Tensor, g: Tensor, index: Tensor, importance: Tensor, *, path: KernelPath = "auto"
 ) -> tuple[Tensor, Tensor, Tensor]:
     """``(ew_fg, fpw, won)`` of a (B, H, W) floating map ``p`` (no autograd here): the (B,) sums in ``p``'s dtype
     and the (B, H, W) 0 / 1 mask of the GT pixels where ``E_A`` won (uint8 from the kernels, ``p``'s dtype from the
@@ -98,7 +99,7 @@ def weighted_error_sums(
 
 
 def weighted_error_grad(
-    won: Tensor, g: Tensor, index: Tensor, importance: Tensor, d_fg: Tensor, d_bg: Tensor, *, path: Path = "auto"
+    won: Tensor, g: Tensor, index: Tensor, importance: Tensor, d_fg: Tensor, d_bg: Tensor, *, path: KernelPath = "auto"
 ) -> Tensor:
     """``d (d_fg . ew_fg + d_bg . fpw) / d p`` (B, H, W) in ``importance``'s dtype (the map's), from
     :func:`weighted_error_sums`' ``won`` and the (B,) upstream gradients of the two sums."""
