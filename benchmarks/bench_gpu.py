@@ -105,11 +105,66 @@ def loss_time(name: str, device: str, repeats: int) -> float:
     return _timed(run, device, repeats)
 
 
+def edt_table(dev: str, repeats: int) -> None:
+    """The exact distance transform on the device: the Triton row pass beside the tensor-only route (both exact;
+    ``SEGMETRICS_TRITON=0`` selects the second), ms per batch and whether their outputs are identical."""
+    from segmetrics_torch.ops import distance
+
+    print("\nDistance transform with indices (ground truths of the maps): ms per batch on the device")
+    print(f"{'masks':<22}{'Triton':>10}{'tensor ops':>12}{'speed-up':>10}{'identical':>11}")
+    for size, batch in ((320, 256), (1024, 16), (2048, 4)):
+        g = _maps(size, batch, "uint8")[1].to(dev)
+        results, times = {}, {}
+        for route in ("1", "0"):
+            os.environ["SEGMETRICS_TRITON"] = route
+
+            def run(route=route, g=g, results=results):
+                results[route] = distance.distance_transform_edt(g, backend="torch")
+
+            times[route] = _timed(run, dev, repeats)
+        os.environ.pop("SEGMETRICS_TRITON")
+        same = all(torch.equal(a, b) for a, b in zip(results["1"], results["0"], strict=True))
+        print(f"{f'{batch} x {size}x{size}':<22}{times['1'] * 1e3:>10.2f}{times['0'] * 1e3:>12.2f}"
+              f"{times['0'] / times['1']:>9.1f}x{'yes' if same else 'NO':>11}")  # fmt: skip
+
+
+def surface_table(dev: str, skip_cpu: bool) -> None:
+    """HD, HD95, ASSD and NSD (``surface_distance_measures``, MONAI's convention) of inputs on the device beside the
+    same inputs on the CPU: milliseconds per call (best of 2) and the largest difference."""
+    from bench_surface import blobs_2d, random_masks, spheres
+
+    from segmetrics_torch.functional.surface import surface_distance_measures
+
+    print("\nBoundary distances (HD, HD95, ASSD, NSD from one call, convention monai): ms per call")
+    print(f"{'case':<26}{'GPU ms':>10}{'CPU ms':>10}{'GPU/CPU':>9}{'max |GPU-CPU|':>15}")
+    cases = [("sphere 100^3", spheres(100)), ("random 100^3", random_masks(100)), ("sphere 250^3", spheres(250)),
+             ("2-D 16 x 512x512", blobs_2d(16, 512))]  # fmt: skip
+    for name, (p_np, g_np) in cases:
+        p, g = torch.from_numpy(p_np), torch.from_numpy(g_np)
+        if p.ndim == 3 and name != "2-D 16 x 512x512":
+            p, g = p[None], g[None]
+        out: dict[str, np.ndarray] = {}
+
+        def call(device: str, p=p, g=g, out=out) -> None:
+            pd, gd = p.to(device), g.to(device)
+            out[device] = _flat(surface_distance_measures(pd, gd, tolerance=1.0))
+
+        gpu = min(_timed(lambda: call(dev), dev, 1), _timed(lambda: call(dev), dev, 1))
+        cpu = (
+            float("nan")
+            if skip_cpu
+            else min(_timed(lambda: call("cpu"), "cpu", 1), _timed(lambda: call("cpu"), "cpu", 1))
+        )
+        diff = float("nan") if skip_cpu else float(np.nanmax(np.abs(out[dev] - out["cpu"])))
+        print(f"{name:<26}{gpu * 1e3:>10.1f}{cpu * 1e3:>10.1f}{cpu / gpu:>8.1f}x{diff:>15.1e}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--quick", action="store_true", help="3 repeats instead of 5")
     parser.add_argument("--skip-cpu", action="store_true", help="GPU figures only")
+    parser.add_argument("--skip-surface", action="store_true", help="no boundary-distance table")
     args = parser.parse_args()
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         parser.error("--device cuda: no CUDA device is available")
@@ -120,6 +175,9 @@ def main() -> None:
         f"{f' ({torch.cuda.get_device_name()})' if dev.startswith('cuda') else ''}, "
         f"{os.cpu_count()} CPUs, torch CPU threads {torch.get_num_threads()}"
     )
+    if dev.startswith("cuda"):
+        edt_table(dev, repeats)
+
     print("\nForegroundMeasures (all measures, one pass): images/s; GPU vs CPU of the same maps")
     print(f"{'maps':<22}{'batch':>6}{'GPU img/s':>12}{'CPU img/s':>12}{'GPU/CPU':>9}{'max |GPU-CPU|':>15}")
     cases = [(320, 64, "uint8", 8), (320, 256, "uint8", 4), (320, 256, "float32", 4), (320, 256, "float64", 4),
@@ -166,6 +224,9 @@ def main() -> None:
         ratios[name] = gpu / bce_gpu
         print(f"{name:<26}{gpu * 1e3:>9.2f}{cpu * 1e3:>9.1f}{gpu / bce_gpu:>12.1f}x")
 
+    if not args.skip_surface:
+        surface_table(dev, args.skip_cpu)
+
     if dev.startswith("cuda") and not args.skip_cpu:
         suite_rate, suite_ratio = suite
         print("\nTargets (issue 'The GPU path earns its name'):")
@@ -181,6 +242,7 @@ def main() -> None:
         ]
         for text, ok in checks:
             print(f"  {'met    ' if ok else 'NOT met'} {text}")
+
 
 if __name__ == "__main__":
     main()

@@ -27,7 +27,7 @@ start=$(date +%s)
     python3 -c "import torch, numba, numpy, torchmetrics as tm; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'numba', numba.__version__, 'numpy', numpy.__version__, 'torchmetrics', tm.__version__, '|', torch.cuda.get_device_name())"
 } > "$RESULT" 2>&1
 # 2. the CUDA tests (numba compiles its CPU kernels on the first CPU run: part of this step's time)
-timeout 240 python3 -m pytest -q -p no:cacheprovider -rfs tests/test_sync_free.py tests/test_device_parity.py \
+timeout 240 python3 -m pytest -q -p no:cacheprovider -rfs tests/test_sync_free.py tests/test_device_parity.py tests/ops/test_edt_triton.py \
     > "$OUT/cuda_tests.txt" 2>&1
 echo "cuda tests rc=$?" >> "$RESULT"
 { tail -1 "$OUT/cuda_tests.txt"; grep -E "^(FAILED|ERROR)" "$OUT/cuda_tests.txt" | head -20; } >> "$RESULT"

@@ -21,6 +21,11 @@ settings.load_profile(os.environ.get("SEGMETRICS_HYPOTHESIS_PROFILE", "default")
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
+# Without a GPU, Triton kernels run under Triton's interpreter (tests/ops/test_edt_triton.py): it must be chosen before
+# triton is first imported, because triton.language's own helpers are jitted at import.
+if not torch.cuda.is_available() and "triton" not in __import__("sys").modules:
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
 
 @pytest.fixture(params=DEVICES)
 def device(request) -> str:

@@ -96,6 +96,22 @@ def _proposal_inputs() -> tuple[torch.Tensor, torch.Tensor]:
     return proposals, objects
 
 
+def _surface_inputs() -> tuple[torch.Tensor, torch.Tensor]:
+    zz, yy, xx = torch.meshgrid(torch.arange(12), torch.arange(20), torch.arange(18), indexing="ij")
+    gt = torch.stack([((zz - 6) ** 2 + (yy - 9) ** 2 + (xx - 8) ** 2) < r for r in (20, 30)])
+    pred = torch.stack([((zz - 5) ** 2 + (yy - 10) ** 2 + (xx - 9) ** 2) < r for r in (25, 16)])
+    labels = gt.long() + (xx > 12).long() * gt.long()  # a 2-class label map
+    return torch.cat([pred.long(), pred.long() * 2]), torch.cat([gt.long(), labels])
+
+
+def _surface(convention: str) -> Callable[[str], np.ndarray]:
+    if convention == "medpy":  # MedPy raises on an empty structure (the label maps miss class 2): masks only
+        return _metric(lambda: st.SurfaceDistanceMeasures(convention=convention, spacing=(2.0, 1.0, 0.5)),
+                       lambda: tuple(x[:2].bool() for x in _surface_inputs()))  # fmt: skip
+    return _metric(lambda: st.SurfaceDistanceMeasures(convention=convention, num_classes=3, spacing=(2.0, 1.0, 0.5),
+                                                      tolerance=1.5), _surface_inputs)  # fmt: skip
+
+
 CASES: dict[str, Callable[[str], np.ndarray]] = {
     "foreground-suite": _metric(st.ForegroundMeasures, _foreground_inputs),
     "foreground-weighted-f-torch-edt": _metric(lambda: st.WeightedFMeasure(edt_backend="torch"), _foreground_inputs),
@@ -106,6 +122,10 @@ CASES: dict[str, Callable[[str], np.ndarray]] = {
     "boundary-pr": _metric(lambda: st.BoundaryPR(thresholds=9), _boundary_inputs),
     "partition": _metric(st.PartitionMeasures, _partition_inputs),
     "proposals": _metric(lambda: st.ProposalRecall(counts=[1, 3, 5]), _proposal_inputs),
+    "surface-monai": _surface("monai"),
+    "surface-deepmind": _surface("deepmind"),
+    "surface-medpy": _surface("medpy"),
+    "boundary-iou": _metric(lambda: st.BoundaryIoU(num_classes=3), lambda: tuple(x[:, 6] for x in _surface_inputs())),
 }
 
 

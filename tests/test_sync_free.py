@@ -24,7 +24,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import segmetrics_torch as st
 from segmetrics_torch import losses
-from segmetrics_torch.ops import distance
+from segmetrics_torch.ops import distance, filters
 
 SYNC_OPS = {
     "_local_scalar_dense",
@@ -69,6 +69,10 @@ def tensor_path(monkeypatch):
     monkeypatch.setenv("SEGMETRICS_CPU_KERNEL", "0")
     monkeypatch.setattr(distance, "_numba_available", lambda: False)
     monkeypatch.setattr(distance, "_exact_sqrt", lambda d2: d2.sqrt_())
+
+    # the blur's weights are a host-side constant made once per process from a CPU tensor (no device transfer); make
+    # them before `tolist` is refused, so that the test does not depend on which test ran first
+    filters._host_gaussian_weights(7, 5.0)
 
     def refuse(self, *args, **kwargs):
         raise AssertionError("host transfer (tolist/numpy) in a sync-free path")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import os
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -152,12 +153,14 @@ def _edt_torch(mask: Tensor, chunk_size: int | None = None) -> tuple[Tensor, Ten
     g = torch.where(gd < h, gd * gd, big).view(b * h, w)
     del gd
     n_rows = b * h
-    if chunk_size is None:
-        chunk_size = max(1, _TORCH_TEMP_BYTES // (_ROW_PASS_BYTES_PER_COLUMN * w))
-    key = torch.empty(n_rows, w, dtype=torch.int64, device=device)
-    for start in range(0, n_rows, chunk_size):
-        stop = min(start + chunk_size, n_rows)
-        _row_pass_monotone(g[start:stop], bits, key[start:stop])
+    key = _row_pass_triton(g, bits, big) if _triton_enabled(device) else None
+    if key is None:
+        if chunk_size is None:
+            chunk_size = max(1, _TORCH_TEMP_BYTES // (_ROW_PASS_BYTES_PER_COLUMN * w))
+        key = torch.empty(n_rows, w, dtype=torch.int64, device=device)
+        for start in range(0, n_rows, chunk_size):
+            stop = min(start + chunk_size, n_rows)
+            _row_pass_monotone(g[start:stop], bits, key[start:stop])
     del g
 
     col = key & ((1 << bits) - 1)
@@ -219,6 +222,66 @@ def _row_pass_monotone(g: Tensor, bits: int, out: Tensor) -> None:
         key.sub_(c_plus_1).bitwise_right_shift_(63)
         seg.mul_(2).sub_(key)
         right = torch.stack([argmin, right], dim=2).view(n, 2 * nodes)
+
+
+def _triton_enabled(device: torch.device) -> bool:
+    """Whether the row pass takes the Triton kernel: a CUDA device, Triton importable, ``SEGMETRICS_TRITON`` not 0."""
+    return (device.type == "cuda" and os.environ.get("SEGMETRICS_TRITON", "1") != "0" and not _TRITON_FAILED
+            and _triton_available())  # fmt: skip
+
+
+@functools.cache
+def _triton_available() -> bool:
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# pixels and columns per program of the Triton row pass: a 32 x 64 tile of keys, 16 per thread of 4 warps
+_TRITON_BLOCK_X, _TRITON_BLOCK_C = 32, 64
+
+
+def _row_pass_triton(g: Tensor, bits: int, big: int) -> Tensor | None:
+    """The row pass by the Triton kernel (``ops/_kernels/edt_triton.py``): the same packed int64 keys as
+    :func:`_row_pass_monotone` (``g``: (N, W) int64 squared column distances, ``big`` for columns without a
+    feature). The keys are int32 inside the kernel when the largest one fits.
+
+    ``None`` when Triton cannot build or launch the kernel (an install without a working compiler): the tensor route
+    then runs instead, the same numbers, after one warning that says why; later calls go there directly."""
+    try:
+        from ._kernels.edt_triton import row_min_kernel
+    except ImportError as exc:  # pragma: no cover - Triton present but broken
+        _triton_failed(exc)
+        return None
+
+    n, w = g.shape
+    top_key = ((big + (w - 1) ** 2) << bits) | ((1 << bits) - 1)
+    dtype, top = (torch.int32, 2**31 - 1) if top_key < 2**31 - 1 else (torch.int64, 2**63 - 1)
+    packed = (g << bits).add_(torch.arange(w, device=g.device)).to(dtype)
+    out = torch.empty_like(packed)
+    grid = (n, -(-w // _TRITON_BLOCK_X))
+    try:
+        row_min_kernel()[grid](packed, out, w, 1 << bits, top, BLOCK_X=_TRITON_BLOCK_X, BLOCK_C=_TRITON_BLOCK_C)
+    except Exception as exc:  # any compiler or driver error: the exact tensor route stays
+        _triton_failed(exc)
+        return None
+    return out.to(torch.int64)
+
+
+_TRITON_FAILED = False
+
+
+def _triton_failed(exc: BaseException) -> None:
+    global _TRITON_FAILED
+    _TRITON_FAILED = True
+    warnings.warn(
+        f"segmetrics_torch: the Triton kernel of the distance transform failed ({type(exc).__name__}: {exc}); the "
+        "tensor-operation route computes the same values, more slowly (set SEGMETRICS_TRITON=0 to skip the attempt).",
+        RuntimeWarning,
+        stacklevel=4,
+    )
 
 
 def _exact_sqrt(d2: Tensor) -> Tensor:
@@ -326,4 +389,3 @@ def distance_to_features(features: np.ndarray, spacing: Sequence[float]) -> np.n
     squared = np.where(volume, 0.0, np.inf)
     squared_edt(squared, sampling, max(1, numba.get_num_threads()))
     return np.sqrt(squared).reshape(features.shape)
-

@@ -1,0 +1,160 @@
+"""The Triton row pass of the distance transform (what CUDA inputs take), run on the CPU by Triton's interpreter.
+
+``TRITON_INTERPRET=1`` executes the same kernel source with numpy, so these tests check its arithmetic (packed keys,
+int32 / int64 choice, tile masks, tie rule) bit for bit against scipy and the tensor route on the inputs of
+``test_distance.py``; the compiled kernel's speed is measured on a lent device (``benchmarks/run_on_gpu.sh``).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+
+from segmetrics_torch.ops import distance
+from segmetrics_torch.ops.distance import distance_transform_edt
+
+from .test_distance import TIE_PATTERNS, _points, random_blobs, scipy_edt, small_masks
+
+pytest.importorskip("triton")
+
+
+def _force_triton_route(mp: pytest.MonkeyPatch) -> None:
+    """CUDA tensors take the compiled kernel by themselves; CPU ones take the interpreted kernel once the dispatch
+    (which asks for a CUDA device) is forced. Skip where neither can run."""
+    if torch.cuda.is_available():
+        return
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        pytest.skip("no CUDA device and TRITON_INTERPRET is not 1 (tests/conftest.py sets it before triton loads)")
+    from segmetrics_torch.ops._kernels import edt_triton
+
+    edt_triton.row_min_kernel.cache_clear()  # made again under the interpreter
+    mp.setattr(distance, "_triton_enabled", lambda device: True)
+
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@pytest.fixture
+def interpreted(monkeypatch):
+    """The Triton route: compiled on a CUDA device, interpreted on CPU tensors; records the row passes it ran."""
+    _force_triton_route(monkeypatch)
+    calls = []
+    real = distance._row_pass_triton
+
+    def counted(*args):
+        calls.append(args[0].shape)
+        return real(*args)
+
+    monkeypatch.setattr(distance, "_row_pass_triton", counted)
+    return calls
+
+
+def assert_matches_scipy(mask: np.ndarray) -> None:
+    batch = mask[None] if mask.ndim == 2 else mask
+    dist, index = distance_transform_edt(torch.from_numpy(batch).to(DEVICE), backend="torch")
+    dist, index = dist.cpu(), index.cpu()
+    for i, image in enumerate(batch):
+        ref_dist, ref_index = scipy_edt(image)
+        np.testing.assert_array_equal(index[i].numpy(), ref_index, err_msg=f"indices of image {i}")
+        np.testing.assert_array_equal(dist[i].numpy(), ref_dist, err_msg=f"distances of image {i}")
+
+
+@pytest.mark.parametrize("name", list(TIE_PATTERNS))
+def test_tie_heavy_patterns_match_scipy(interpreted, name):
+    assert_matches_scipy(TIE_PATTERNS[name])
+    assert interpreted, "the Triton route did not run"
+
+
+@pytest.mark.parametrize(
+    "mask",
+    [
+        pytest.param(_points(1, 1, (0, 0)), id="1x1"),
+        pytest.param(_points(9, 13, (8, 12)), id="single-bottom-right"),
+        pytest.param(np.ones((7, 5), dtype=bool), id="full"),
+        pytest.param(np.random.default_rng(1).random((1, 157)) < 0.05, id="1xN-several-tiles"),
+        pytest.param(np.random.default_rng(2).random((57, 1)) < 0.1, id="Nx1"),
+        pytest.param(_points(1, 130, (0, 10), (0, 120)), id="1xN-tie-across-tiles"),
+        pytest.param(np.stack([_points(12, 70, (3, 3)), np.zeros((12, 70), bool)]), id="empty-in-batch"),
+    ],
+)
+def test_edge_shapes_match_scipy(interpreted, mask):
+    assert_matches_scipy(mask)
+
+
+def test_blobs_match_scipy(interpreted):
+    rng = np.random.default_rng(7)
+    assert_matches_scipy(np.stack([random_blobs(rng, 24, 100) for _ in range(2)]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(mask=small_masks())
+def test_random_small_masks_match_scipy(mask):
+    # hypothesis does not mix with function-scoped fixtures: the interpreter and the dispatch are set up here
+    with pytest.MonkeyPatch.context() as mp:
+        _force_triton_route(mp)
+        assert_matches_scipy(mask)
+
+
+@pytest.mark.parametrize(("h", "w"), [(1, 1100), (1, 2100)])
+def test_int64_keys_match_scipy(interpreted, h, w):
+    # wide rows: the largest packed key passes 2**31, so the kernel works in int64
+    bits = (w - 1).bit_length()
+    assert ((h * h + w * w + (w - 1) ** 2) << bits) >= 2**31
+    rng = np.random.default_rng(w)
+    mask = rng.random((h, w)) < 0.004
+    mask[0, 0] = True
+    assert_matches_scipy(mask)
+
+
+@pytest.mark.parametrize("w", [1, 2, 31, 32, 33, 64, 65, 200])
+def test_row_pass_equals_the_tensor_route(interpreted, w):
+    rng = np.random.default_rng(w)
+    h = 40
+    big = h * h + w * w
+    g = torch.from_numpy(np.where(rng.random((6, w)) < 0.3, big, rng.integers(0, h, (6, w)) ** 2)).to(DEVICE)
+    g[0] = big  # a row without any feature
+    g[1] = 0  # features everywhere
+    bits = max(1, (w - 1).bit_length())
+    expected = torch.empty_like(g)
+    distance._row_pass_monotone(g, bits, expected)
+    got = distance._row_pass_triton(g, bits, big)
+    assert got is not None
+    assert torch.equal(got, expected)
+
+
+def test_a_failing_kernel_warns_once_and_the_tensor_route_answers(monkeypatch):
+    from segmetrics_torch.ops._kernels import edt_triton
+
+    def broken():
+        raise RuntimeError("no compiler here")
+
+    monkeypatch.setattr(edt_triton, "row_min_kernel", broken)
+    monkeypatch.setattr(distance, "_TRITON_FAILED", False)
+    monkeypatch.setattr(distance, "_triton_available", lambda: True)
+    cuda_like = torch.device("cuda")
+    assert distance._triton_enabled(cuda_like)
+    mask = TIE_PATTERNS["lattice-3x3"]
+    # the dispatch asks about the mask's device: force it for this CPU tensor, as on a CUDA one
+    monkeypatch.setattr(distance, "_triton_enabled", lambda device: not distance._TRITON_FAILED)
+    with pytest.warns(RuntimeWarning, match="Triton kernel of the distance transform failed.*no compiler here"):
+        assert_matches_scipy(mask)
+    assert distance._TRITON_FAILED
+    monkeypatch.setattr(distance, "_triton_enabled", lambda device: not distance._TRITON_FAILED)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_matches_scipy(mask)  # no second attempt, no second warning
+
+
+def test_the_switch_turns_it_off(monkeypatch):
+    monkeypatch.setattr(distance, "_triton_available", lambda: True)
+    monkeypatch.setattr(distance, "_TRITON_FAILED", False)
+    assert distance._triton_enabled(torch.device("cuda"))
+    assert not distance._triton_enabled(torch.device("cpu"))
+    monkeypatch.setenv("SEGMETRICS_TRITON", "0")
+    assert not distance._triton_enabled(torch.device("cuda"))
