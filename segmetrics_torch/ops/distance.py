@@ -246,30 +246,34 @@ _TRITON_BLOCK_X, _TRITON_BLOCK_C = 32, 64
 def _row_pass_triton(g: Tensor, bits: int, big: int) -> Tensor | None:
     """The row pass by the Triton kernel (``ops/_kernels/edt_triton.py``): the same packed int64 keys as
     :func:`_row_pass_monotone` (``g``: (N, W) int64 squared column distances, ``big`` for columns without a
-    feature). The keys are int32 inside the kernel when the largest one fits.
+    feature), or ``None`` where the tensor route is to run instead:
 
-    ``None`` when Triton cannot build or launch the kernel (an install without a working compiler): the tensor route
-    then runs instead, the same numbers, after one warning that says why; later calls go there directly."""
+    * the largest key needs more than 31 bits (square images of 837 x 837 and more): the kernel works in int32,
+      because on an H100 its O(W^2) arithmetic in int64 lost to the O(W log W) tensor route (1024x1024: 0.53x),
+      while in int32 it won by 1.8x (768x768) to 2.9x (320x320) (benchmarks/RESULTS.md, 2026-11-27);
+    * Triton cannot build or launch the kernel (an install without a working compiler): the same numbers come from
+      the tensor route, after one warning that says why; later calls go there directly.
+    """
+    n, w = g.shape
+    if ((big + (w - 1) ** 2) << bits) | ((1 << bits) - 1) >= _INT32_TOP:
+        return None
     try:
         from ._kernels.edt_triton import row_min_kernel
     except ImportError as exc:  # pragma: no cover - Triton present but broken
         _triton_failed(exc)
         return None
-
-    n, w = g.shape
-    top_key = ((big + (w - 1) ** 2) << bits) | ((1 << bits) - 1)
-    dtype, top = (torch.int32, 2**31 - 1) if top_key < 2**31 - 1 else (torch.int64, 2**63 - 1)
-    packed = (g << bits).add_(torch.arange(w, device=g.device)).to(dtype)
+    packed = (g << bits).add_(torch.arange(w, device=g.device)).to(torch.int32)
     out = torch.empty_like(packed)
     grid = (n, -(-w // _TRITON_BLOCK_X))
     try:
-        row_min_kernel()[grid](packed, out, w, 1 << bits, top, BLOCK_X=_TRITON_BLOCK_X, BLOCK_C=_TRITON_BLOCK_C)
+        row_min_kernel()[grid](packed, out, w, 1 << bits, _INT32_TOP, BLOCK_X=_TRITON_BLOCK_X, BLOCK_C=_TRITON_BLOCK_C)
     except Exception as exc:  # any compiler or driver error: the exact tensor route stays
         _triton_failed(exc)
         return None
     return out.to(torch.int64)
 
 
+_INT32_TOP = 2**31 - 1
 _TRITON_FAILED = False
 
 

@@ -99,15 +99,27 @@ def test_random_small_masks_match_scipy(mask):
         assert_matches_scipy(mask)
 
 
-@pytest.mark.parametrize(("h", "w"), [(1, 1100), (1, 2100)])
-def test_int64_keys_match_scipy(interpreted, h, w):
-    # wide rows: the largest packed key passes 2**31, so the kernel works in int64
-    bits = (w - 1).bit_length()
-    assert ((h * h + w * w + (w - 1) ** 2) << bits) >= 2**31
+@pytest.mark.parametrize(("h", "w"), [(1, 600), (3, 848)])
+def test_widest_int32_keys_match_scipy(interpreted, h, w):
+    # near the widest rows whose packed keys fit in int32 (the kernel's type)
     rng = np.random.default_rng(w)
     mask = rng.random((h, w)) < 0.004
     mask[0, 0] = True
     assert_matches_scipy(mask)
+    assert interpreted, "the Triton route did not run"
+
+
+def test_keys_wider_than_int32_take_the_tensor_route(interpreted):
+    # 1100 columns: the keys need 33 bits, where the tensor route is the faster (and only) one
+    h, w = 2, 1100
+    bits = (w - 1).bit_length()
+    assert ((h * h + w * w + (w - 1) ** 2) << bits) >= 2**31
+    mask = np.random.default_rng(3).random((h, w)) < 0.01
+    mask[0, 0] = True
+    assert_matches_scipy(mask)
+    assert interpreted  # asked ...
+    big = h * h + w * w
+    assert distance._row_pass_triton(torch.full((2, w), big), bits, big) is None  # ... and declined
 
 
 @pytest.mark.parametrize("w", [1, 2, 31, 32, 33, 64, 65, 200])
