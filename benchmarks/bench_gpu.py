@@ -106,7 +106,7 @@ def loss_time(name: str, device: str, repeats: int) -> float:
 
 
 def edt_table(dev: str, repeats: int) -> None:
-    """The exact distance transform on the device: the Triton row pass beside the tensor-only route (both exact;
+    """The exact distance transform on the device: the Triton kernels beside the tensor-only route (both exact;
     ``SEGMETRICS_TRITON=0`` selects the second), ms per batch and whether their outputs are identical."""
     from segmetrics_torch.ops import distance
 

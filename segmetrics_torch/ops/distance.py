@@ -129,6 +129,10 @@ def _edt_torch(mask: Tensor, chunk_size: int | None = None) -> tuple[Tensor, Ten
     """Separable EDT of a non-empty (B, H, W) bool batch with tensor operations only (any device, no host sync)."""
     b, h, w = mask.shape
     device = mask.device
+    if _triton_enabled(device):
+        fused = _edt_triton(mask)
+        if fused is not None:
+            return fused
 
     # Column pass: nearest feature row in the same column, from a running max of "last feature row at or above" and
     # a reversed running min of "first feature row at or below". Sentinels: -1 above, `far` below.
@@ -153,14 +157,12 @@ def _edt_torch(mask: Tensor, chunk_size: int | None = None) -> tuple[Tensor, Ten
     g = torch.where(gd < h, gd * gd, big).view(b * h, w)
     del gd
     n_rows = b * h
-    key = _row_pass_triton(g, bits, big) if _triton_enabled(device) else None
-    if key is None:
-        if chunk_size is None:
-            chunk_size = max(1, _TORCH_TEMP_BYTES // (_ROW_PASS_BYTES_PER_COLUMN * w))
-        key = torch.empty(n_rows, w, dtype=torch.int64, device=device)
-        for start in range(0, n_rows, chunk_size):
-            stop = min(start + chunk_size, n_rows)
-            _row_pass_monotone(g[start:stop], bits, key[start:stop])
+    if chunk_size is None:
+        chunk_size = max(1, _TORCH_TEMP_BYTES // (_ROW_PASS_BYTES_PER_COLUMN * w))
+    key = torch.empty(n_rows, w, dtype=torch.int64, device=device)
+    for start in range(0, n_rows, chunk_size):
+        stop = min(start + chunk_size, n_rows)
+        _row_pass_monotone(g[start:stop], bits, key[start:stop])
     del g
 
     col = key & ((1 << bits) - 1)
@@ -239,38 +241,49 @@ def _triton_available() -> bool:
     return True
 
 
-# pixels and columns per program of the Triton row pass: a 32 x 64 tile of keys, 16 per thread of 4 warps
-_TRITON_BLOCK_X, _TRITON_BLOCK_C = 32, 64
+# Triton kernels: columns per program of the column pass (one warp walks them down and up); pixels and columns per
+# program of the row pass (a 32 x 64 tile of keys, 16 per thread of 4 warps)
+_TRITON_COLUMNS, _TRITON_BLOCK_X, _TRITON_BLOCK_C = 32, 32, 64
 
 
-def _row_pass_triton(g: Tensor, bits: int, big: int) -> Tensor | None:
-    """The row pass by the Triton kernel (``ops/_kernels/edt_triton.py``): the same packed int64 keys as
-    :func:`_row_pass_monotone` (``g``: (N, W) int64 squared column distances, ``big`` for columns without a
-    feature), or ``None`` where the tensor route is to run instead:
+def _edt_triton(mask: Tensor) -> tuple[Tensor, Tensor] | None:
+    """The transform of a (B, H, W) bool batch by the two Triton kernels (``ops/_kernels/edt_triton.py``): the same
+    ``(dist, index)`` as the tensor route, or ``None`` where the tensor route is to run instead:
 
-    * the largest key needs more than 31 bits (square images of 837 x 837 and more): the kernel works in int32,
-      because on an H100 its O(W^2) arithmetic in int64 lost to the O(W log W) tensor route (1024x1024: 0.53x),
-      while in int32 it won by 1.8x (768x768) to 2.9x (320x320) (benchmarks/RESULTS.md, 2026-11-27);
-    * Triton cannot build or launch the kernel (an install without a working compiler): the same numbers come from
-      the tensor route, after one warning that says why; later calls go there directly.
+    * the largest packed key needs more than 31 bits (square images of 837 x 837 and more): the kernels work in
+      int32, because on an H100 the row kernel's O(W^2) arithmetic in int64 lost to the O(W log W) tensor route
+      (1024x1024: 0.53x), while in int32 it won by 1.8x (768x768) to 2.9x (320x320) (benchmarks/RESULTS.md);
+    * Triton cannot build or launch the kernels (an install without a working compiler): the same numbers come
+      from the tensor route, after one warning that says why; later calls go there directly.
     """
-    n, w = g.shape
+    b, h, w = mask.shape
+    big = h * h + w * w  # the squared distance of a column without a feature: more than any real one
+    bits = max(1, (w - 1).bit_length())
     if ((big + (w - 1) ** 2) << bits) | ((1 << bits) - 1) >= _INT32_TOP:
         return None
     try:
-        from ._kernels.edt_triton import row_min_kernel
+        from ._kernels.edt_triton import kernels
     except ImportError as exc:  # pragma: no cover - Triton present but broken
         _triton_failed(exc)
         return None
-    packed = (g << bits).add_(torch.arange(w, device=g.device)).to(torch.int32)
-    out = torch.empty_like(packed)
-    grid = (n, -(-w // _TRITON_BLOCK_X))
+    device = mask.device
+    gy = torch.empty((b, h, w), dtype=torch.int32, device=device)
+    packed = torch.empty_like(gy)
+    dist = torch.empty((b, h, w), dtype=torch.float64, device=device)
+    index = torch.empty((b, h, w), dtype=torch.int64, device=device)
+    scale = 1 << bits
     try:
-        row_min_kernel()[grid](packed, out, w, 1 << bits, _INT32_TOP, BLOCK_X=_TRITON_BLOCK_X, BLOCK_C=_TRITON_BLOCK_C)
+        columns, rows = kernels()
+        columns[(b, -(-w // _TRITON_COLUMNS))](
+            mask.contiguous().view(torch.uint8), gy, packed, h, w, scale, big, BLOCK=_TRITON_COLUMNS, num_warps=1
+        )
+        rows[(b * h, -(-w // _TRITON_BLOCK_X))](
+            packed, gy, dist, index, w, scale, big, _INT32_TOP, BLOCK_X=_TRITON_BLOCK_X, BLOCK_C=_TRITON_BLOCK_C
+        )
     except Exception as exc:  # any compiler or driver error: the exact tensor route stays
         _triton_failed(exc)
         return None
-    return out.to(torch.int64)
+    return _exact_sqrt(dist), index
 
 
 _INT32_TOP = 2**31 - 1

@@ -31,7 +31,7 @@ def _force_triton_route(mp: pytest.MonkeyPatch) -> None:
         pytest.skip("no CUDA device and TRITON_INTERPRET is not 1 (tests/conftest.py sets it before triton loads)")
     from segmetrics_torch.ops._kernels import edt_triton
 
-    edt_triton.row_min_kernel.cache_clear()  # made again under the interpreter
+    edt_triton.kernels.cache_clear()  # made again under the interpreter
     mp.setattr(distance, "_triton_enabled", lambda device: True)
 
 
@@ -43,13 +43,13 @@ def interpreted(monkeypatch):
     """The Triton route: compiled on a CUDA device, interpreted on CPU tensors; records the row passes it ran."""
     _force_triton_route(monkeypatch)
     calls = []
-    real = distance._row_pass_triton
+    real = distance._edt_triton
 
     def counted(*args):
         calls.append(args[0].shape)
         return real(*args)
 
-    monkeypatch.setattr(distance, "_row_pass_triton", counted)
+    monkeypatch.setattr(distance, "_edt_triton", counted)
     return calls
 
 
@@ -118,24 +118,23 @@ def test_keys_wider_than_int32_take_the_tensor_route(interpreted):
     mask[0, 0] = True
     assert_matches_scipy(mask)
     assert interpreted  # asked ...
-    big = h * h + w * w
-    assert distance._row_pass_triton(torch.full((2, w), big), bits, big) is None  # ... and declined
+    assert distance._edt_triton(torch.from_numpy(mask[None])) is None  # ... and declined
 
 
-@pytest.mark.parametrize("w", [1, 2, 31, 32, 33, 64, 65, 200])
-def test_row_pass_equals_the_tensor_route(interpreted, w):
-    rng = np.random.default_rng(w)
-    h = 40
-    big = h * h + w * w
-    g = torch.from_numpy(np.where(rng.random((6, w)) < 0.3, big, rng.integers(0, h, (6, w)) ** 2)).to(DEVICE)
-    g[0] = big  # a row without any feature
-    g[1] = 0  # features everywhere
-    bits = max(1, (w - 1).bit_length())
-    expected = torch.empty_like(g)
-    distance._row_pass_monotone(g, bits, expected)
-    got = distance._row_pass_triton(g, bits, big)
+@pytest.mark.parametrize(
+    ("h", "w"), [(1, 1), (2, 1), (40, 2), (33, 31), (7, 32), (65, 33), (31, 64), (12, 65), (9, 200)]
+)
+def test_kernels_equal_the_tensor_route(interpreted, h, w):
+    # block edges of both kernels (32 columns, 32 x 64 tiles), with an empty image, a full one and a sparse one
+    rng = np.random.default_rng(h * w)
+    mask = torch.from_numpy(np.stack([rng.random((h, w)) < 0.05, np.zeros((h, w), bool), np.ones((h, w), bool)]))
+    mask[0, h // 2, w // 2] = True
+    got = distance._edt_triton(mask.to(DEVICE))
     assert got is not None
-    assert torch.equal(got, expected)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(distance, "_triton_enabled", lambda device: False)
+        expected = distance._edt_torch(mask.to(DEVICE))
+    assert torch.equal(got[0], expected[0]) and torch.equal(got[1], expected[1])
 
 
 def test_a_failing_kernel_warns_once_and_the_tensor_route_answers(monkeypatch):
@@ -144,7 +143,7 @@ def test_a_failing_kernel_warns_once_and_the_tensor_route_answers(monkeypatch):
     def broken():
         raise RuntimeError("no compiler here")
 
-    monkeypatch.setattr(edt_triton, "row_min_kernel", broken)
+    monkeypatch.setattr(edt_triton, "kernels", broken)
     monkeypatch.setattr(distance, "_TRITON_FAILED", False)
     monkeypatch.setattr(distance, "_triton_available", lambda: True)
     cuda_like = torch.device("cuda")
