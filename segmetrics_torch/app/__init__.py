@@ -2,8 +2,9 @@
 
 The library (``segmetrics_torch`` outside this package) never imports from here; this package imports the library.
 
-* :mod:`.cli` -- the parser and ``main()`` (the console script); :mod:`.single_folder` -- the handlers of ``demo``
-  and of the single-folder ``evaluate`` forms;
+* :mod:`.cli` -- the parser and ``main()`` (the console script); :mod:`.single_folder` -- the handlers of the
+  single-folder ``evaluate`` forms, on :mod:`.folder_io` (the checked outputs, pairing, pre-scan, progress and
+  writers they share); :mod:`.demo_command` -- ``segmetrics demo``;
 * :mod:`.meta_command` -- ``segmetrics meta`` (the meta-measure tests of a measure on a folder or the demo data);
 * :mod:`.evaluation` -- the family runners (foreground, boundary, partition, proposals) the command and the report
   share; :mod:`.pairing` -- pairing two folders, deciding their formats; :mod:`.decoding` -- decoding the pairs, in

@@ -64,9 +64,9 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 from .. import __version__
 from ..registry import PARTITION
 from . import distributed
+from .demo_command import run_demo
 from .errors import InputError
 from .single_folder import (
-    run_demo,
     run_evaluate_boundary,
     run_evaluate_foreground,
     run_evaluate_partition,
