@@ -10,7 +10,8 @@ The library (``segmetrics_torch`` outside this package) never imports from here;
   share; :mod:`.pairing` -- pairing two folders, deciding their formats; :mod:`.decoding` -- decoding the pairs, in
   worker processes;
 * :mod:`.report_run` -- ``segmetrics evaluate --config``: running the plan (cache or compute, resume) and writing the
-  report, and the report's command-line form;
+  report; :mod:`.report_args` -- the report's command-line form (its options, the configuration they make, the
+  single-folder form's files from a report);
 * :mod:`.report_config` -- the report's configuration (schema, checks, YAML / JSON loaders);
 * :mod:`.report_plan` -- the report's jobs: pairing, formats, pre-scan, fingerprints;
 * :mod:`.report_cache` -- the report's cache of results;

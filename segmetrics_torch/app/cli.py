@@ -495,7 +495,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "Exit status: 0 success, 2 usage or input error (one `error:` line; no report file written), 1 unexpected "
         "error, 130 interrupted (finished evaluations stay cached).",
     )
-    from .report_run import add_report_arguments
+    from .report_args import add_report_arguments
 
     add_report_arguments(evaluate, _positive_int, _non_negative_int)
     tasks = evaluate.add_subparsers(dest="task", metavar="TASK")

@@ -28,7 +28,6 @@ wrong checksum (a partial or corrupt file) is reported and recomputed.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -48,7 +47,6 @@ from .evaluation import (
     InputError,
     boundary_report,
     decode_tasks,
-    default_workers,
     evaluate_boundary,
     evaluate_foreground,
     evaluate_partition,
@@ -56,24 +54,16 @@ from .evaluation import (
     evaluate_surface,
     load_measures,
 )
-from .measures import (
-    FOREGROUND_MEASURES,
-    parse_foreground_measures,
-)
 from .outputs import make_temporary_file
 from .report_cache import ResultCache
 from .report_config import (
     BATCH_SIZES,
     FAMILIES,
-    PAIRING_KEYS,
     Dataset,
     Method,
     ReportConfig,
     config_from_mapping,
-    figure_formats,
     load_config,
-    presentation,
-    raise_all,
 )
 from .report_plan import SOD_SETTINGS, Job, plan_jobs, ucm2_only_options
 
@@ -84,7 +74,6 @@ __all__ = [
     "Method",
     "ReportConfig",
     "ResultCache",
-    "add_report_arguments",
     "config_from_mapping",
     "load_config",
     "run_report",
@@ -489,303 +478,3 @@ def _replace_manifest(folder: Path, relatives: list[str]) -> list[str]:
         f.write(text + "\n")
     os.replace(temp, manifest)
     return removed
-
-
-# --------------------------------------------------------------------------------------------- command line
-
-
-def add_report_arguments(
-    evaluate: argparse.ArgumentParser, positive_int: Callable[[str], int], non_negative_int: Callable[[str], int]
-) -> None:
-    """The options of ``segmetrics evaluate`` itself (the many-methods run); dests start with ``report_``."""
-    group = evaluate.add_argument_group(
-        "evaluation report (many methods x datasets)",
-        "segmetrics evaluate --config eval.yaml [options], or for one dataset: segmetrics evaluate --gt DIR --pred "
-        "[NAME=]DIR [--pred [NAME=]DIR ...] --family foreground|boundary|partition|proposals|surface [options]. "
-        "Command-line options override the file's.",
-    )
-    group.add_argument("--config", dest="report_config", metavar="FILE", help="YAML or JSON configuration")
-    group.add_argument(
-        "--datasets-json",
-        dest="report_datasets_json",
-        metavar="FILE",
-        help="PySODEvalToolkit's dataset configuration (JSON), read as it is; with --methods-json",
-    )
-    group.add_argument(
-        "--methods-json",
-        dest="report_methods_json",
-        metavar="FILE",
-        help="PySODEvalToolkit's method configuration (JSON), read as it is; with --datasets-json",
-    )
-    group.add_argument("--gt", dest="report_gt", metavar="DIR", help="one dataset: its ground-truth folder")
-    group.add_argument(
-        "--pred",
-        dest="report_pred",
-        action="append",
-        metavar="[NAME=]DIR",
-        help="one dataset: a method's prediction folder (repeat for each method)",
-    )
-    group.add_argument(
-        "--family",
-        dest="report_family",
-        metavar="LIST",
-        help="one dataset: families, comma-separated (foreground (alias sod), boundary, partition, proposals; "
-        "default: foreground)",
-    )
-    group.add_argument(
-        "--dataset",
-        dest="report_dataset",
-        metavar="NAME",
-        help="one dataset: its name (default: from the ground-truth path, e.g. COD10K-v3/Test/GT_Object -> COD10K)",
-    )
-    group.add_argument(
-        "--gt-labels",
-        dest="report_gt_labels",
-        action="store_true",
-        help="one dataset: boundary ground truth images are label maps",
-    )
-    group.add_argument(
-        "--output",
-        dest="report_output",
-        metavar="DIR",
-        help="report folder (default: the file's `output`, else ./segmetrics-report)",
-    )
-    group.add_argument("--device", dest="report_device", metavar="NAME", help="cpu, cuda, cuda:N or auto")
-    group.add_argument(
-        "--batch-size",
-        dest="report_batch_size",
-        type=positive_int,
-        metavar="N",
-        help="images per update (default: foreground 16, boundary / partition 8)",
-    )
-    group.add_argument(
-        "--workers",
-        dest="report_workers",
-        type=non_negative_int,
-        metavar="N",
-        help=f"processes that decode the image files while the measures run (default here: {default_workers()}; "
-        "one fewer than the machine's cores, at most 4); 0 decodes in the main process",
-    )
-    from .prescan import add_input_options
-
-    add_input_options(group, "report_", unset=True)
-    group.add_argument(
-        "--compare-on",
-        dest="report_compare_on",
-        choices=("common", "each"),
-        help="foreground, with --allow-missing / --skip-bad: compare the methods of a dataset on the images they all "
-        "have (common, default; the tables say so) or each on its own images (each; counts in every table)",
-    )
-    group.add_argument(
-        "--json", dest="report_json", metavar="FILE",
-        help="also write every record (numbers, curves, per-image scores) to FILE, as the single-folder form",
-    )  # fmt: skip
-    group.add_argument(
-        "--csv", dest="report_csv", metavar="FILE",
-        help="merge the foreground rows (method, dataset, images, measures) into FILE, as the single-folder form",
-    )  # fmt: skip
-    group.add_argument(
-        "--per-image-csv", dest="report_per_image_csv", metavar="FILE",
-        help="merge the foreground per-image rows into FILE, as the single-folder form",
-    )  # fmt: skip
-    group.add_argument("--cache", dest="report_cache", metavar="DIR", help="cache folder (default: OUTPUT/cache)")
-    group.add_argument("--no-cache", dest="report_no_cache", action="store_true", help="neither read nor write a cache")
-    group.add_argument(
-        "--cache-check",
-        dest="report_cache_check",
-        choices=("stat", "content"),
-        help="how files are recognised: stat = names, sizes, mtimes (default); content = SHA-256",
-    )
-    group.add_argument(
-        "--figures",
-        dest="report_figures",
-        metavar="LIST",
-        help="figure formats, comma-separated of png,pdf,svg, or none (default: png,pdf)",
-    )
-    group.add_argument("--no-progress", dest="report_no_progress", action="store_true", help="no progress bars")
-    group.add_argument(
-        "--xlsx", dest="report_xlsx", action="store_true", default=None,
-        help="also write the combined table as combined.xlsx (needs openpyxl: pip install 'segmetrics-torch[xlsx]')",
-    )  # fmt: skip
-    group.add_argument(
-        "--method-order", dest="report_method_order", metavar="LIST",
-        help="comma-separated method names: the order of table rows and legends (others follow)",
-    )  # fmt: skip
-    group.add_argument("--highlight", dest="report_highlight", metavar="METHOD",
-                       help="draw this method's curves thick and on top (your method)")  # fmt: skip
-    group.add_argument(
-        "--style", dest="report_style", metavar="NAME",
-        help="a matplotlib style for the figures (e.g. seaborn-v0_8-paper, or a .mplstyle file)",
-    )  # fmt: skip
-    group.add_argument(
-        "--measures", dest="report_measures", metavar="LIST",
-        help=f"the foreground tables' measures, comma-separated, of {','.join(FOREGROUND_MEASURES)} (as "
-        "options.foreground.measures; default: the 11 of today's table)",
-    )  # fmt: skip
-
-
-def _pred_argument(text: str, dataset: str, gt: Path) -> tuple[str, str]:
-    from .prescan import method_name
-
-    name, sep, folder = text.partition("=")
-    if not sep:
-        folder = text
-        name = method_name(text, dataset, gt)
-    if not name or not folder:
-        raise InputError(f"--pred {text!r}: expected DIR or NAME=DIR")
-    return name, folder
-
-
-def config_from_args(args: argparse.Namespace) -> ReportConfig:
-    """The configuration of ``segmetrics evaluate`` options: the file's (``--config``) or one dataset's, then the
-    command-line overrides."""
-    single = args.report_gt is not None or args.report_pred or args.report_family or args.report_dataset
-    toolkit = [getattr(args, f"report_{k}_json", None) for k in ("datasets", "methods")]
-    if any(toolkit):
-        if not all(toolkit):
-            raise InputError("PySODEvalToolkit's configurations come in two files: give --datasets-json and "
-                             "--methods-json")  # fmt: skip
-        if args.report_config is not None or single:
-            raise InputError("give --datasets-json/--methods-json, --config, or --gt/--pred, one of them")
-        from .pysod_toolkit import toolkit_configuration
-
-        data = {**toolkit_configuration(str(toolkit[0]), str(toolkit[1])), "output": "segmetrics-report"}
-        config = config_from_mapping(data, Path.cwd(), "PySODEvalToolkit configuration")
-    elif args.report_config is not None and single:
-        raise InputError("give --config, or --gt/--pred/--family for one dataset, not both")
-    elif args.report_config is not None:
-        config = load_config(args.report_config)
-    else:
-        if args.report_gt is None or not args.report_pred:
-            raise InputError("one dataset needs --gt DIR and at least one --pred [NAME=]DIR (or give --config FILE)")
-        from .prescan import dataset_name
-
-        families = (args.report_family or "foreground").split(",")
-        gt = Path(args.report_gt)
-        name = args.report_dataset or dataset_name(gt)
-        methods: dict[str, str] = {}
-        for text in args.report_pred:
-            method, folder = _pred_argument(text, name, gt)
-            if method in methods:
-                raise InputError(f"--pred: two methods are named {method!r}; name them: --pred NAME=DIR")
-            methods[method] = str(Path(folder).resolve())
-        data = {
-            "datasets": {
-                name: {
-                    "gt": str(gt.resolve()),
-                    "families": [f.strip() for f in families],
-                    "gt_labels": bool(args.report_gt_labels),
-                }
-            },
-            "methods": methods,
-            "output": "segmetrics-report",
-        }
-        config = config_from_mapping(data, Path.cwd(), "command line")
-    for option, attribute in (
-        ("report_device", "device"),
-        ("report_batch_size", "batch_size"),
-        ("report_workers", "workers"),
-        ("report_allow_missing", "allow_missing"),
-        ("report_skip_bad", "skip_bad"),
-        ("report_skip_empty_gt", "skip_empty_gt"),
-        ("report_resize", "resize"),
-        ("report_compare_on", "compare_on"),
-        ("report_cache_check", "cache_check"),
-    ):
-        value = getattr(args, option)
-        if value is not None:
-            setattr(config, attribute, value)
-    for key in PAIRING_KEYS:
-        value = getattr(args, f"report_{key}")
-        if value is not None:
-            config.pairing[key] = value
-    if args.report_output is not None:
-        cache_default = config.cache == config.output / "cache"
-        config.output = Path(args.report_output)
-        if cache_default:
-            config.cache = config.output / "cache"
-    if args.report_cache is not None:
-        config.cache = Path(args.report_cache)
-    if args.report_no_cache:
-        config.cache = None
-    if args.report_figures is not None:
-        value = args.report_figures.strip()
-        config.figures = figure_formats("none" if value == "none" else [f.strip() for f in value.split(",")])
-    config.progress = not args.report_no_progress
-    overrides = {}
-    if args.report_xlsx is not None:
-        overrides["xlsx"] = args.report_xlsx
-    if args.report_method_order is not None:
-        overrides["method_order"] = [m.strip() for m in args.report_method_order.split(",") if m.strip()]
-    if args.report_highlight is not None:
-        overrides["highlight"] = args.report_highlight
-    if args.report_style is not None:
-        overrides["style"] = args.report_style
-    if args.report_measures is not None:
-        measures = parse_foreground_measures(args.report_measures, "--measures")
-        config.options["foreground"] = {**config.options["foreground"], "measures": measures}
-    flags = {"xlsx": "--xlsx", "method_order": "--method-order", "highlight": "--highlight", "style": "--style"}
-    errors: list[str] = []
-    presentation(config, overrides, "command line", errors)
-    for i, error in enumerate(errors):
-        key = next(k for k in flags if f": {k}:" in error)
-        errors[i] = error.replace(f"command line: {key}:", f"{flags[key]}:")
-    raise_all(errors, "the command line")
-    return config
-
-
-def run_from_args(args: argparse.Namespace, resolve_device: Callable[[str], Any]) -> int:
-    """The ``segmetrics evaluate`` handler without a subcommand: help when no option is given, else a run."""
-    toolkit = args.report_datasets_json is not None or args.report_methods_json is not None
-    if args.report_config is None and args.report_gt is None and not args.report_pred and not toolkit:
-        args.subparser.print_help(sys.stderr)
-        return 2
-    outputs = _check_file_outputs(args)
-    result = run_report(config_from_args(args), resolve_device=resolve_device, file_outputs=outputs)
-    if distributed.is_main():
-        _write_file_outputs(result, outputs)
-    return 0
-
-
-def _check_file_outputs(args: argparse.Namespace) -> dict[str, Path]:
-    """``--json`` / ``--csv`` / ``--per-image-csv`` of the report form, checked before anything runs."""
-    from .outputs import check_output
-
-    outputs = {}
-    for option in ("json", "csv", "per_image_csv"):
-        path = check_output(getattr(args, f"report_{option}", None), "--" + option.replace("_", "-"))
-        if path is not None:
-            outputs[option] = path
-    return outputs
-
-
-def _write_file_outputs(result: SuiteResult, outputs: Mapping[str, Path]) -> None:
-    """The single-folder form's files from a report's records: ``--json`` (results.json's records), ``--csv`` and
-    ``--per-image-csv`` (the foreground rows, merged by method and dataset as ``evaluate foreground`` merges them)."""
-    from .report_render import table_columns, table_row
-    from .tables import upsert_csv, write_json
-
-    if "json" in outputs:
-        write_json(outputs["json"], {"results": result.records})
-        print(f"Wrote {outputs['json']}")
-    rows, images = [], []
-    for dataset, families in result.records.items():
-        by_method = families.get("foreground", {})
-        if not by_method:
-            continue
-        keys = [key for key, _ in table_columns("foreground", by_method)[0]]
-        for method, record in by_method.items():
-            values = table_row("foreground", record["results"])
-            rows.append({"method": method, "dataset": dataset, "num_images": record["num_images"],
-                         **{k: values.get(k) for k in keys}})  # fmt: skip
-            for image, scores in (record["results"].get("per_image") or {}).items():
-                images.append({"method": method, "dataset": dataset, "image": image,
-                               **{k: scores[k] for k in keys if k in scores}})  # fmt: skip
-    if "csv" in outputs:
-        upsert_csv(outputs["csv"], rows, ("method", "dataset"), "--csv")
-        print(f"Wrote {outputs['csv']} ({len(rows)} foreground row(s) of this run merged in)")
-    if "per_image_csv" in outputs:
-        upsert_csv(outputs["per_image_csv"], images, ("method", "dataset", "image"), "--per-image-csv")
-        print(f"Wrote {outputs['per_image_csv']} ({len(images)} row(s) of this run merged in)")
-
-

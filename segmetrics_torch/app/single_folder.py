@@ -505,7 +505,7 @@ def run_evaluate_proposals(args: argparse.Namespace) -> int:
 
 
 def run_evaluate_report(args: argparse.Namespace) -> int:
-    from .report_run import run_from_args
+    from .report_args import run_from_args
 
     return run_from_args(args, parse_device)
 
