@@ -224,7 +224,7 @@ def _plan_job(
             pairing = find_pairs(pred_dir, dataset.gt, PROPOSAL_EXTENSIONS, **pairing_keys)
             pred_kind, gt_kind = "pool", "objects"
         elif family == "surface":
-            from .evaluation import SURFACE_EXTENSIONS
+            from .surface_evaluation import SURFACE_EXTENSIONS
 
             pairing = find_pairs(pred_dir, dataset.gt, SURFACE_EXTENSIONS, **pairing_keys)
             pred_kind, gt_kind = "labels", "labels"

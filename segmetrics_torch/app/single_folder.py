@@ -515,7 +515,7 @@ def run_evaluate_report(args: argparse.Namespace) -> int:
 
 def run_evaluate_surface(args: argparse.Namespace) -> int:
     from ..io import find_pairs
-    from .evaluation import SURFACE_EXTENSIONS, evaluate_surface
+    from .surface_evaluation import SURFACE_EXTENSIONS, evaluate_surface
     from .tables import SURFACE_COLUMNS, format_table
 
     device = parse_device(args.device)

@@ -1,0 +1,119 @@
+"""``segmetrics evaluate proposals``' evaluator: proposal pools (``.npz``, or label images) against object ground
+truth, read pair by pair, through :class:`~segmetrics_torch.ProposalRecall` (MCG's ``eval_proposals.m``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import distributed
+from .errors import InputError
+
+if TYPE_CHECKING:  # annotations only: the app imports torch lazily
+    import torch
+
+    from ..metrics import ProposalRecall
+from .batching import sync
+
+
+def _read_proposal_pairs(
+    pairs: Sequence[tuple[str, Path, Path]],
+    classes: Mapping[str, Path] | None,
+    void_label: int | None,
+    class_option: str,
+) -> Iterator[tuple[str, Any, Any]]:
+    """Yield ``(stem, pool, ObjectAnnotation)``: pool (P, H, W) bool or an (H, W) label map, checked for size."""
+    from ..io import read_objects, read_proposals
+
+    for stem, pred_path, gt_path in pairs:
+        try:
+            pool = read_proposals(pred_path)
+            class_path = None if classes is None else classes.get(stem)
+            if classes is not None and class_path is None:
+                raise ValueError(f"no class image named {stem} in the {class_option} folder")
+            gt = read_objects(gt_path, void_label=void_label, class_path=class_path)
+        except (ValueError, OSError) as error:
+            raise InputError(str(error) if stem in str(error) else f"{stem}: {error}") from None
+        h, w = gt.objects.shape[1:]
+        if pool.shape[-2:] != (h, w):
+            raise InputError(
+                f"{stem}: the proposals {pred_path} are {pool.shape[-1]}x{pool.shape[-2]} (WxH) but the objects "
+                f"{gt_path} are {w}x{h}"
+            )
+        yield stem, pool, gt
+
+
+def evaluate_proposals(
+    pairs: Sequence[tuple[str, Path, Path]],
+    *,
+    counts: Sequence[int],
+    classes: Mapping[str, Path] | None = None,
+    void_label: int | None = 255,
+    num_classes: int = 256,
+    chunk_size: int | None = None,
+    boundary: bool = False,
+    bound_th: float = 0.008,
+    device: str | torch.device = "cpu",
+    progress: Any = None,
+    class_option: str = "--gt-classes",
+) -> tuple[dict[str, Any], dict[str, Any], ProposalRecall]:
+    """Object proposals of a dataset, the MCG protocol (:class:`~segmetrics_torch.ProposalRecall`).
+
+    Pools are read in this process, one image at a time (a pool of thousands of masks is large; shipping it from a
+    worker would cost more than reading it).
+
+    Args:
+        pairs: ``(stem, proposals_path, objects_path)`` (:func:`segmetrics_torch.io.read_proposals`,
+            :func:`segmetrics_torch.io.read_objects`).
+        counts: the numbers of proposals N.
+        classes: ``{stem: class image}`` for the class-averaged J_c (Pascal ``SegmentationClass``), or None.
+        void_label, num_classes, chunk_size, boundary, bound_th: as the ``evaluate proposals`` options.
+        device, progress: as :func:`evaluate_foreground`.
+        class_option: how error messages name the class folder.
+
+    Returns:
+        ``(results, per_image, metric)``: ``compute()``, ``{stem: {num_proposals, num_objects, best_jaccard[,
+        best_boundary_f]}}`` (each object's best J / F within the largest N), and the metric.
+    """
+    import itertools
+
+    import torch
+
+    from .. import ProposalRecall
+
+    per_image: dict[str, dict[str, Any]] = {}
+    distributed.shard_progress(progress, len(pairs))
+    images = _read_proposal_pairs(distributed.shard(pairs), classes, void_label, class_option)
+    head = next(images)
+    with_classes = head[2].classes is not None  # J_c when the annotations carry classes
+    metric = ProposalRecall(
+        sorted(set(counts)), num_classes=num_classes if with_classes else None, chunk_size=chunk_size,
+        boundary=boundary, bound_th=bound_th,
+    ).to(device)  # fmt: skip
+    for stem, pool, gt in itertools.chain([head], images):
+        if (gt.classes is not None) != with_classes:
+            raise InputError(f"{stem}: some annotations carry class ids and others do not")
+        if with_classes and int(gt.classes.max()) >= num_classes:
+            raise InputError(f"{stem}: class id {int(gt.classes.max())} >= --num-classes {num_classes}")
+        arrays = [None if x is None else torch.from_numpy(x).to(device)
+                  for x in (pool, gt.objects, gt.void, gt.classes)]  # fmt: skip
+        try:
+            metric.update(*arrays)
+        except ValueError as error:
+            raise InputError(f"{stem}: {error}") from None
+        per_image[stem] = {
+            "num_proposals": int(pool.max()) if pool.ndim == 2 else pool.shape[0],
+            "num_objects": gt.objects.shape[0],
+            # each object's best J (F) within the largest N
+            "best_jaccard": metric.best[-1][:, -1].tolist(),
+        }
+        if boundary:
+            per_image[stem]["best_boundary_f"] = metric.boundary_best[-1][:, -1].tolist()
+        if progress is not None:
+            progress.update(1)
+    with distributed.peers():
+        results = metric.compute()  # under torchrun the Metric sums every rank's states
+    sync(device)
+    per_image = {stem: values for part in distributed.gather(per_image) for stem, values in part.items()}
+    return results, per_image, metric

@@ -1,0 +1,137 @@
+"""``segmetrics evaluate surface``' evaluator: label maps or masks (PNG, TIFF, NIfTI volumes with their spacing)
+through :class:`~segmetrics_torch.SurfaceDistanceMeasures` (Hausdorff, HD95, ASD / ASSD, NSD of a convention),
+pair by pair, with the per-file warnings of empty structures."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import distributed
+from .errors import InputError
+
+if TYPE_CHECKING:  # annotations only: the app imports torch lazily
+    import torch
+
+
+#: the files of the surface family: label-map images and NIfTI volumes
+SURFACE_EXTENSIONS = (".png", ".bmp", ".tif", ".tiff", ".nii", ".nii.gz")
+
+
+def _read_surface_pair(
+    stem: str, pred_path: Path, gt_path: Path, check_spacing: bool = True
+) -> tuple[Any, Any, tuple[float, ...] | None]:
+    """``(pred labels, gt labels, spacing)`` of a pair: the ground truth's header gives the spacing (NIfTI), which the
+    prediction's must equal when it has one (unless ``check_spacing`` is off: a spacing given by the user replaces
+    both); the two must have one shape."""
+    from ..io import read_label_volume
+
+    pred, pred_spacing = read_label_volume(pred_path)
+    gt, gt_spacing = read_label_volume(gt_path)
+    if pred.shape != gt.shape:
+        raise InputError(f"{stem}: the prediction has shape {pred.shape} and the ground truth {gt.shape}")
+    if (check_spacing and pred_spacing is not None and gt_spacing is not None
+            and not np.allclose(pred_spacing, gt_spacing, rtol=1e-5)):  # fmt: skip
+        raise InputError(f"{stem}: the prediction's voxel spacing {pred_spacing} differs from the ground truth's "
+                         f"{gt_spacing} (give --spacing to use one for both)")  # fmt: skip
+    return pred, gt, gt_spacing if gt_spacing is not None else pred_spacing
+
+
+def evaluate_surface(
+    pairs: Sequence[tuple[str, Path, Path]],
+    *,
+    num_classes: int | None = None,
+    include_background: bool = False,
+    convention: str = "monai",
+    percentile: float = 95.0,
+    tolerance: float | list[float] = 1.0,
+    spacing: Sequence[float] | float | None = None,
+    skip_empty_gt: bool = False,
+    device: str | torch.device = "cpu",
+    progress: Any = None,
+) -> dict[str, Any]:
+    """The boundary-distance measures of a dataset of masks / label maps (images or NIfTI volumes), one pair at a time
+    (sizes and spacings differ between volumes): :class:`~segmetrics_torch.metrics.surface.SurfaceDistanceMeasures`.
+
+    Args:
+        pairs: ``(stem, pred_path, gt_path)``; images read by :func:`~segmetrics_torch.io.read_label_volume`.
+        num_classes: label maps with this many classes (None: masks, foreground = any nonzero value, as MedPy).
+        include_background, convention, percentile, tolerance: as the Metric.
+        spacing: the voxel spacing of every pair (None: each NIfTI header's, unit for images).
+        skip_empty_gt: leave out the pairs whose ground truth is empty (every class absent), counted in
+            ``"skipped_empty_gt"``.
+        device: where the boundary sets are computed (the distances are computed on the CPU).
+        progress: a tqdm-like bar (``update(n)``) or None.
+
+    Returns:
+        ``{measure: mean (a float, or a list per class), ..., "per_image": {stem: {measure: value or list}},
+        "classes": [...] (label maps)}``; under torchrun each rank evaluates its share and the means are of all.
+    """
+    import torch
+
+    from ..functional.surface import EmptyMaskWarning
+    from ..metrics.surface import SurfaceDistanceMeasures
+
+    metric = SurfaceDistanceMeasures(percentile=percentile, tolerance=tolerance, convention=convention,
+                                     spacing=spacing, num_classes=num_classes,
+                                     include_background=include_background)  # fmt: skip
+    rows: list[tuple[str, dict[str, Any]]] = []
+    skipped: list[str] = []
+    distributed.shard_progress(progress, len(pairs))
+    for stem, pred_path, gt_path in distributed.shard(pairs):
+        pred, gt, header_spacing = _read_surface_pair(stem, pred_path, gt_path, check_spacing=spacing is None)
+        if skip_empty_gt and not gt.any():
+            skipped.append(stem)
+            if progress is not None:
+                progress.update(1)
+            continue
+        if num_classes is not None:
+            for labels, path in ((pred, pred_path), (gt, gt_path)):
+                top, low = int(labels.max()), int(labels.min())
+                if top >= num_classes or low < 0:
+                    rgb = " (a colour image: its labels are (R << 16) | (G << 8) | B; save label maps as gray or "
+                    rgb = rgb + "palette images)" if top > 255 else ""
+                    raise InputError(f"{path}: labels must lie in 0..{num_classes - 1} (--num-classes {num_classes}), "
+                                     f"but it holds {top if top >= num_classes else low}{rgb}")  # fmt: skip
+        p, g = torch.from_numpy(pred)[None].to(device), torch.from_numpy(gt)[None].to(device)
+        if num_classes is None:
+            p, g = p != 0, g != 0
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                metric.update(p, g, spacing=spacing if spacing is not None else header_spacing)
+        except ValueError as error:  # named as the files and options are, not as the function's arguments
+            message = str(error).replace("`preds`", "the prediction").replace("`target`", "the ground truth")
+            for name in ("spacing", "tolerance", "num_classes", "percentile"):
+                message = message.replace(f"`{name}`", "--" + name.replace("_", "-"))
+            raise InputError(f"{pred_path}: {message}") from None
+        # the empty-mask warnings, once per file and class (the functions warn once per measure), naming the file
+        seen: set[Any] = set()
+        for w in caught:
+            empty = w.message if isinstance(w.message, EmptyMaskWarning) else None
+            key = (empty.class_id, empty.what) if empty is not None else str(w.message)
+            if key in seen:
+                continue
+            seen.add(key)
+            if empty is None:
+                print(f"warning: {stem}: {w.message}", file=sys.stderr)
+            else:
+                cls = "" if empty.class_id is None else f"class {empty.class_id}: "
+                print(f"warning: {stem}: {cls}the {empty.what} empty (no foreground)", file=sys.stderr)
+        values = metric.last_values or {}
+        rows.append((stem, {key: value[0].tolist() for key, value in values.items()}))
+        if progress is not None:
+            progress.update(1)
+    with distributed.peers():
+        results: dict[str, Any] = {key: value.tolist() for key, value in metric.compute().items()}
+    rows = [row for part in distributed.gather(rows) for row in part]
+    results["per_image"] = dict(rows)
+    results["skipped_empty_gt"] = [stem for part in distributed.gather(skipped) for stem in part]
+    if num_classes is not None:
+        results["classes"] = list(range(0 if include_background else 1, num_classes))
+    return results
