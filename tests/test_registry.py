@@ -66,12 +66,12 @@ def test_partition_keys_are_what_the_library_computes() -> None:
 
 
 def test_every_layer_reads_it() -> None:
-    from segmetrics_torch.app import cli, meta_command
+    from segmetrics_torch.app import cli_parser, meta_command
     from segmetrics_torch.app.measures import ALIASES, FOREGROUND_MEASURES
     from segmetrics_torch.functional.partition import MEASURES as LIBRARY_PARTITION
     from segmetrics_torch.meta import metameasures
 
-    assert cli.PARTITION_MEASURES == meta_command.PARTITION_MEASURES == LIBRARY_PARTITION == registry.PARTITION
+    assert cli_parser.PARTITION_MEASURES == meta_command.PARTITION_MEASURES == LIBRARY_PARTITION == registry.PARTITION
     assert tuple(metameasures.FOREGROUND_MEASURES) == meta_command.FOREGROUND_MEASURES
     assert tuple(metameasures.FOREGROUND_MEASURES) == tuple(registry.META_FOREGROUND.values())
     assert tuple(FOREGROUND_MEASURES) == registry.FOREGROUND and ALIASES["maxem"] == "maxe"

@@ -539,7 +539,7 @@ def test_building_the_parsers_imports_no_torch():
     import sys
 
     # decoding workers start before torch loads only if building the parser does not load it
-    code = ("import sys; from segmetrics_torch.app.cli import _build_parser; _build_parser(); "
+    code = ("import sys; from segmetrics_torch.app.cli_parser import build_parser; build_parser(); "
             "print('torch' in sys.modules, 'torchmetrics' in sys.modules)")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False"]

@@ -2,7 +2,8 @@
 
 The library (``segmetrics_torch`` outside this package) never imports from here; this package imports the library.
 
-* :mod:`.cli` -- the parser and ``main()`` (the console script); :mod:`.single_folder` -- the handlers of the
+* :mod:`.cli` -- ``main()`` (the console script: errors, exit codes, interrupts); :mod:`.cli_parser` -- the parser
+  of every subcommand and of the report's options; :mod:`.single_folder` -- the handlers of the
   single-folder ``evaluate`` forms, on :mod:`.folder_io` (the checked outputs, pairing, pre-scan, progress and
   writers they share); :mod:`.demo_command` -- ``segmetrics demo``;
 * :mod:`.meta_command` -- ``segmetrics meta`` (the meta-measure tests of a measure on a folder or the demo data);
@@ -10,7 +11,7 @@ The library (``segmetrics_torch`` outside this package) never imports from here;
   share; :mod:`.pairing` -- pairing two folders, deciding their formats; :mod:`.decoding` -- decoding the pairs, in
   worker processes;
 * :mod:`.report_run` -- ``segmetrics evaluate --config``: running the plan (cache or compute, resume) and writing the
-  report; :mod:`.report_args` -- the report's command-line form (its options, the configuration they make, the
+  report; :mod:`.report_args` -- the report's command-line form (the configuration its options make, the
   single-folder form's files from a report);
 * :mod:`.report_config` -- the report's configuration (schema, checks, YAML / JSON loaders);
 * :mod:`.report_plan` -- the report's jobs: pairing, formats, pre-scan, fingerprints;
