@@ -44,7 +44,8 @@ objects (instance label images with a void label, or .npz) with the MCG protocol
 curves against the number of proposals.
 
 This module runs the parsed command (the parser is :mod:`.cli_parser`) and turns its failures into exit codes;
-reading is :mod:`segmetrics_torch.io`, measures are :class:`segmetrics_torch.ForegroundMeasures`, :mod:`segmetrics_torch.functional.boundary`,
+reading is :mod:`segmetrics_torch.io`, measures are :class:`segmetrics_torch.ForegroundMeasures`,
+:mod:`segmetrics_torch.functional.boundary`,
 :class:`segmetrics_torch.PartitionMeasures` and :class:`segmetrics_torch.HierarchyMeasures`, tables and files are
 :mod:`segmetrics_torch.app.tables`.
 """

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,10 +16,7 @@ from .evaluation import (
     InputError,
     default_workers,
 )
-from .measures import (
-    check_foreground_measures,
-    foreground_measure_error,
-)
+from .family_options import OPTION_CHECKS, OPTION_DEFAULTS, is_int
 
 #: the families a configuration can name
 FAMILIES = ("foreground", "boundary", "partition", "proposals", "surface")
@@ -158,79 +154,11 @@ def _expect(ok: bool, source: str, path: str, expected: str, value: Any) -> None
         raise InputError(f"{_where(source, path)}: expected {expected}, got {value!r}")
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _check_family_options(family: str, options: Any, source: str, path: str) -> dict[str, Any]:
-    """The measure options of one family, checked; defaults filled in (those of its ``evaluate`` subcommand)."""
-    from ..functional.partition import MEASURES
-
+    """The measure options of one family, checked (:data:`~.family_options.OPTION_CHECKS`); defaults filled in
+    (:data:`~.family_options.OPTION_DEFAULTS`, those of its ``evaluate`` subcommand)."""
     _expect(isinstance(options, Mapping), source, path, "a mapping of options", options)
-    # each option: (check(value) -> truthy when valid, what was expected)
-    allowed: dict[str, tuple[Callable[[Any], Any], str]] = {
-        "foreground": {
-            "measures": (
-                lambda v: isinstance(v, list) and check_foreground_measures(v) is not None,
-                f"a list of measure names ({foreground_measure_error(options.get('measures'))})",
-            ),
-        },
-        "boundary": {
-            "thresholds": (lambda v: _is_int(v) and v >= 1, "a positive integer"),
-            "max_dist": (lambda v: _is_number(v) and v > 0, "a positive number"),
-            "thin": (lambda v: isinstance(v, bool), "true or false"),
-            "nms": (lambda v: isinstance(v, bool), "true or false"),
-        },
-        "partition": {
-            "measures": (
-                lambda v: isinstance(v, list) and v and all(m in MEASURES for m in v),
-                f"a list of some of {', '.join(MEASURES)}",
-            ),
-            "thresholds": (
-                lambda v: (_is_int(v) and v >= 1) or (isinstance(v, list) and v and all(map(_is_number, v))),
-                "a positive integer or a list of numbers",
-            ),
-            "num_regions": (
-                lambda v: isinstance(v, list) and v and all(_is_int(n) and n >= 1 for n in v),
-                "a list of positive integers",
-            ),
-            "rule": (lambda v: v in ("seism", "bsr"), "seism or bsr"),
-            "gamma_obj": (lambda v: _is_number(v) and 0 <= v <= 1, "a number in [0, 1]"),
-            "max_dist": (lambda v: _is_number(v) and v > 0, "a positive number"),
-        },
-        "proposals": {
-            "counts": (
-                lambda v: isinstance(v, list) and v and all(_is_int(n) and n >= 1 for n in v),
-                "a list of positive integers",
-            ),
-            "num_classes": (lambda v: _is_int(v) and v >= 1, "a positive integer"),
-            "chunk_size": (lambda v: v is None or (_is_int(v) and v >= 1), "a positive integer"),
-            "boundary": (lambda v: isinstance(v, bool), "true or false"),
-            "bound_th": (lambda v: _is_number(v) and v > 0, "a positive number"),
-            "void_label": (lambda v: v is None or (_is_int(v) and v >= 0), "a label >= 0 or null"),
-        },
-        "surface": {
-            "num_classes": (lambda v: v is None or (_is_int(v) and v >= 2), "an integer >= 2 or null (masks)"),
-            "include_background": (lambda v: isinstance(v, bool), "true or false"),
-            "convention": (lambda v: v in ("monai", "medpy", "deepmind", "torchmetrics"),
-                           "monai, medpy, deepmind or torchmetrics"),
-            "percentile": (lambda v: _is_number(v) and 0 <= v <= 100, "a number in [0, 100]"),
-            "tolerance": (
-                lambda v: (_is_number(v) and v >= 0) or (isinstance(v, list) and v and all(
-                    _is_number(t) and t >= 0 for t in v)),
-                "a non-negative number or a list of them (one per class)",
-            ),
-            "spacing": (
-                lambda v: v is None or (_is_number(v) and v > 0) or (isinstance(v, list) and v and all(
-                    _is_number(s) and s > 0 for s in v)),
-                "null (the NIfTI headers'), a positive number or a list of them (one per axis)",
-            ),
-        },
-    }[family]
+    allowed = OPTION_CHECKS[family]
     errors: list[str] = []
     for key, value in options.items():
         with _gather(errors):
@@ -238,41 +166,13 @@ def _check_family_options(family: str, options: Any, source: str, path: str) -> 
                 known = ", ".join(allowed) or "none"
                 raise InputError(f"{_where(source, f'{path}.{key}')}: unknown option of {family} (known: {known})")
             check, expected = allowed[key]
-            _expect(bool(check(value)), source, f"{path}.{key}", expected, value)
+            _expect(bool(check(value)), source, f"{path}.{key}", expected if isinstance(expected, str)
+                    else expected(value), value)  # fmt: skip
     if family == "partition" and "thresholds" in options and "num_regions" in options:
         errors.append(f"{_where(source, path)}: give thresholds or num_regions, not both")
     if errors:  # each mistake on its own line of the configuration's listing
         raise _Mistakes(errors)
-    defaults_by_family: dict[str, dict[str, Any]] = {
-        "foreground": {"measures": None},
-        "boundary": {"thresholds": 99, "max_dist": 0.0075, "thin": True, "nms": False},
-        "partition": {
-            "measures": None,
-            "thresholds": None,
-            "num_regions": None,
-            "rule": "seism",
-            "gamma_obj": 0.9,
-            "max_dist": 0.0075,
-        },
-        # counts None: MCG's numbers of proposals (segmetrics_torch.functional.proposals.MCG_PROPOSAL_COUNTS)
-        "proposals": {
-            "counts": None,
-            "num_classes": 256,
-            "chunk_size": None,
-            "boundary": False,
-            "bound_th": 0.008,
-            "void_label": 255,
-        },
-        "surface": {
-            "num_classes": None,
-            "include_background": False,
-            "convention": "monai",
-            "percentile": 95.0,
-            "tolerance": 1.0,
-            "spacing": None,
-        },
-    }
-    return {**defaults_by_family[family], **options}
+    return {**OPTION_DEFAULTS[family], **options}
 
 
 def _family(name: Any) -> Any:
@@ -372,8 +272,8 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
         ("cache_check", lambda v: v in ("stat", "content"), "stat or content"),
         ("device", lambda v: isinstance(v, str) and re.fullmatch(r"cpu|auto|cuda(:\d+)?", v) is not None,
          "cpu, cuda, cuda:N or auto"),
-        ("batch_size", lambda v: _is_int(v) and v >= 1, "a positive integer"),
-        ("workers", lambda v: _is_int(v) and v >= 0, "a non-negative integer"),
+        ("batch_size", lambda v: is_int(v) and v >= 1, "a positive integer"),
+        ("workers", lambda v: is_int(v) and v >= 0, "a non-negative integer"),
         ("allow_missing", lambda v: isinstance(v, bool), "true or false"),
         ("skip_missing", lambda v: isinstance(v, bool), "true or false"),  # the former name of allow_missing
         ("skip_bad", lambda v: isinstance(v, bool), "true or false"),

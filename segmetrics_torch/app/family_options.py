@@ -1,0 +1,122 @@
+"""The measure options of each family in an evaluation configuration (``options.<family>`` of ``eval.yaml``): what
+each accepts, checked with a message that names the expected value, and the defaults (those of the family's
+``segmetrics evaluate`` subcommand)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from ..registry import PARTITION
+from .measures import check_foreground_measures, foreground_measure_error
+
+
+def is_int(value: Any) -> bool:
+    """An int that is not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: Any) -> bool:
+    """A finite int or float that is not a bool."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+#: per family, per option: (check(value) -> truthy when valid, what was expected: text, or a function of the value)
+OPTION_CHECKS: dict[str, dict[str, tuple[Callable[[Any], Any], str | Callable[[Any], str]]]] = {
+    "foreground": {
+        "measures": (
+            lambda v: isinstance(v, list) and check_foreground_measures(v) is not None,
+            lambda v: f"a list of measure names ({foreground_measure_error(v)})",
+        ),
+    },
+    "boundary": {
+        "thresholds": (lambda v: is_int(v) and v >= 1, "a positive integer"),
+        "max_dist": (lambda v: is_number(v) and v > 0, "a positive number"),
+        "thin": (lambda v: isinstance(v, bool), "true or false"),
+        "nms": (lambda v: isinstance(v, bool), "true or false"),
+    },
+    "partition": {
+        "measures": (
+            lambda v: isinstance(v, list) and v and all(m in PARTITION for m in v),
+            f"a list of some of {', '.join(PARTITION)}",
+        ),
+        "thresholds": (
+            lambda v: (is_int(v) and v >= 1) or (isinstance(v, list) and v and all(map(is_number, v))),
+            "a positive integer or a list of numbers",
+        ),
+        "num_regions": (
+            lambda v: isinstance(v, list) and v and all(is_int(n) and n >= 1 for n in v),
+            "a list of positive integers",
+        ),
+        "rule": (lambda v: v in ("seism", "bsr"), "seism or bsr"),
+        "gamma_obj": (lambda v: is_number(v) and 0 <= v <= 1, "a number in [0, 1]"),
+        "max_dist": (lambda v: is_number(v) and v > 0, "a positive number"),
+    },
+    "proposals": {
+        "counts": (
+            lambda v: isinstance(v, list) and v and all(is_int(n) and n >= 1 for n in v),
+            "a list of positive integers",
+        ),
+        "num_classes": (lambda v: is_int(v) and v >= 1, "a positive integer"),
+        "chunk_size": (lambda v: v is None or (is_int(v) and v >= 1), "a positive integer"),
+        "boundary": (lambda v: isinstance(v, bool), "true or false"),
+        "bound_th": (lambda v: is_number(v) and v > 0, "a positive number"),
+        "void_label": (lambda v: v is None or (is_int(v) and v >= 0), "a label >= 0 or null"),
+    },
+    "surface": {
+        "num_classes": (lambda v: v is None or (is_int(v) and v >= 2), "an integer >= 2 or null (masks)"),
+        "include_background": (lambda v: isinstance(v, bool), "true or false"),
+        "convention": (
+            lambda v: v in ("monai", "medpy", "deepmind", "torchmetrics"),
+            "monai, medpy, deepmind or torchmetrics",
+        ),
+        "percentile": (lambda v: is_number(v) and 0 <= v <= 100, "a number in [0, 100]"),
+        "tolerance": (
+            lambda v: (
+                (is_number(v) and v >= 0) or (isinstance(v, list) and v and all(is_number(t) and t >= 0 for t in v))
+            ),
+            "a non-negative number or a list of them (one per class)",
+        ),
+        "spacing": (
+            lambda v: (
+                v is None
+                or (is_number(v) and v > 0)
+                or (isinstance(v, list) and v and all(is_number(s) and s > 0 for s in v))
+            ),
+            "null (the NIfTI headers'), a positive number or a list of them (one per axis)",
+        ),
+    },
+}
+
+#: per family, the options' defaults (counts None for proposals: MCG's numbers of proposals,
+#: ``segmetrics_torch.functional.proposals.MCG_PROPOSAL_COUNTS``)
+OPTION_DEFAULTS: dict[str, dict[str, Any]] = {
+    "foreground": {"measures": None},
+    "boundary": {"thresholds": 99, "max_dist": 0.0075, "thin": True, "nms": False},
+    "partition": {
+        "measures": None,
+        "thresholds": None,
+        "num_regions": None,
+        "rule": "seism",
+        "gamma_obj": 0.9,
+        "max_dist": 0.0075,
+    },
+    # counts None: MCG's numbers of proposals (segmetrics_torch.functional.proposals.MCG_PROPOSAL_COUNTS)
+    "proposals": {
+        "counts": None,
+        "num_classes": 256,
+        "chunk_size": None,
+        "boundary": False,
+        "bound_th": 0.008,
+        "void_label": 255,
+    },
+    "surface": {
+        "num_classes": None,
+        "include_background": False,
+        "convention": "monai",
+        "percentile": 95.0,
+        "tolerance": 1.0,
+        "spacing": None,
+    },
+}
