@@ -33,7 +33,7 @@ Reading conventions (documented for users in the README, "Evaluation reports"):
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -157,16 +157,7 @@ def evaluate_foreground(
     nan_stems: dict[str, list[str]] = {}
     for names, preds, target in batches(images, batch_size, device):
         metric.update(preds, target, names)
-        for key, m in extra.items():
-            update_naming_the_image(m, preds, target, names)
-            values = getattr(m, "last_image_values", None)
-            if values is None:
-                continue
-            listed = values.tolist()
-            nan_stems.setdefault(key, []).extend(s for s, v in zip(names, listed, strict=True) if v != v)
-            if metric.per_image is not None:  # measures with one value per image
-                for stem, value in zip(names, listed, strict=True):
-                    metric.per_image[stem][key] = value
+        _update_included(extra, preds, target, names, metric.per_image, nan_stems)
     distributed.merge_foreground(metric, len(pairs))  # under torchrun: every rank's sums (the Metrics sync in compute)
     results = metric.compute()
     if extra:
@@ -188,6 +179,28 @@ def evaluate_foreground(
             f"images with {S_MEASURE_NAN_REASON}",
         )
     return results, metric
+
+
+def _update_included(
+    extra: Mapping[str, Any],
+    preds: Any,
+    target: Any,
+    names: list[str],
+    per_image: dict[str, dict[str, Any]] | None,
+    nan_stems: dict[str, list[str]],
+) -> None:
+    """Update the included Metrics (``--measures`` beyond the core) with one batch; those with one value per image
+    add it to ``per_image`` and the names of their NaN images to ``nan_stems[measure]``."""
+    for key, m in extra.items():
+        update_naming_the_image(m, preds, target, names)
+        values = getattr(m, "last_image_values", None)
+        if values is None:
+            continue
+        listed = values.tolist()
+        nan_stems.setdefault(key, []).extend(s for s, v in zip(names, listed, strict=True) if v != v)
+        if per_image is not None:
+            for stem, value in zip(names, listed, strict=True):
+                per_image[stem][key] = value
 
 
 def evaluate_boundary(
@@ -270,6 +283,16 @@ def boundary_report(summary: dict[str, Any], stems: Sequence[str]) -> dict[str, 
     return results
 
 
+def _check_depth_across_ranks(head: tuple[str, Any, Any], pairs: Sequence[tuple[str, Path, Path]]) -> None:
+    """Under torchrun, every rank's first ``segs`` stack must have the depth (number of levels) of rank 0's."""
+    (stem0, depth0), *others = distributed.gather((head[0], head[1].shape[0]))
+    paths = {stem: Path(pred) for stem, pred, _ in pairs}
+    for stem, depth in others:
+        if depth != depth0:
+            raise InputError(f"{stem}: `segs` of {paths[stem]} holds {depth} levels but that of {paths[stem0]} "
+                             f"holds {depth0}; every hierarchy needs the same number of levels")  # fmt: skip
+
+
 def evaluate_partition(
     pairs: Sequence[tuple[str, Path, Path]],
     *,
@@ -307,10 +330,7 @@ def evaluate_partition(
     """
     import itertools
 
-    import torch
-
-    from .. import HierarchyMeasures, PartitionMeasures
-    from ..functional.partition import partition_measures
+    from .. import HierarchyMeasures
 
     hierarchy = input_format != "labels"
     if input_format != "ucm2" and (thresholds is not None or num_regions is not None):
@@ -318,14 +338,6 @@ def evaluate_partition(
         raise InputError(f"{option} applies to ucm2 hierarchies only, but the predictions are "
                          f"{PREDICTION_FORMATS[input_format]}")  # fmt: skip
     per_image: list[dict[str, Any]] = []
-
-    class PerImage(PartitionMeasures):
-        """Keeps every image's values too (for the report), computed once."""
-
-        def update(self, preds: Any, target: Any) -> None:
-            values = partition_measures(preds, target, measures=self.measures, **self.options)
-            self.update_values(values)
-            per_image.append(values)
 
     if images is None:
         tasks = decode_tasks(distributed.shard(pairs), "partition", input_format=input_format, gt_format=gt_format)
@@ -337,22 +349,16 @@ def evaluate_partition(
     if input_format == "labels":
         images = check_soft_labels(images, {stem: Path(pred) for stem, pred, _ in pairs}, warn or warn_on_stderr)
     head = next(images)  # a `segs` stack: its depth is the number of levels
-    metric: PartitionMeasures | HierarchyMeasures
-    if input_format == "stack" and distributed.active():  # torchrun: every rank's stacks have the depth of rank 0's
-        (stem0, depth0), *others = distributed.gather((head[0], head[1].shape[0]))
-        paths = {stem: Path(pred) for stem, pred, _ in pairs}
-        for stem, depth in others:
-            if depth != depth0:
-                raise InputError(f"{stem}: `segs` of {paths[stem]} holds {depth} levels but that of {paths[stem0]} "
-                                 f"holds {depth0}; every hierarchy needs the same number of levels")  # fmt: skip
+    if input_format == "stack" and distributed.active():
+        _check_depth_across_ranks(head, pairs)
+    options: dict[str, Any] = {"measures": measures, "gamma_obj": gamma_obj, "max_dist": max_dist}
+    metric: Any
     if hierarchy:
         levels = head[1].shape[0] if input_format == "stack" else (thresholds or 99)
-        metric = HierarchyMeasures(
-            levels, num_regions=num_regions, input_format=cast("HierarchyFormat", input_format),
-            rule=cast("Rule", rule), measures=measures, gamma_obj=gamma_obj, max_dist=max_dist,
-        ).to(device)  # fmt: skip
+        metric = HierarchyMeasures(levels, num_regions=num_regions, input_format=cast("HierarchyFormat", input_format),
+                                   rule=cast("Rule", rule), **options).to(device)  # fmt: skip
     else:
-        metric = PerImage(measures=measures, gamma_obj=gamma_obj, max_dist=max_dist).to(device)
+        metric = _keeping_each_image(per_image, **options).to(device)
     for batch in chunked(itertools.chain([head], images), batch_size):
         run_named(metric.update, batch, device)
         if progress is not None:
@@ -361,11 +367,32 @@ def evaluate_partition(
         results = metric.compute()  # under torchrun the Metric sums every rank's states
     sync(device)
     if not hierarchy:
-        per_image = [values for part in distributed.gather(per_image) for values in part]  # torchrun: image order
-        stems = [stem for stem, _, _ in pairs]
-        per = {k: torch.cat([values[k] for values in per_image]).tolist() for k in per_image[0]}
-        results = {**results, "per_image": {stem: {k: v[i] for k, v in per.items()} for i, stem in enumerate(stems)}}
+        results = {**results, "per_image": _per_image_rows(per_image, pairs)}
     return results, metric
+
+
+def _keeping_each_image(per_image: list[dict[str, Any]], **options: Any) -> Any:
+    """A :class:`~segmetrics_torch.PartitionMeasures` that appends every batch's per-image values to ``per_image``
+    too (for the report), computed once."""
+    from .. import PartitionMeasures
+    from ..functional.partition import partition_measures
+
+    class PerImage(PartitionMeasures):
+        def update(self, preds: Any, target: Any) -> None:
+            values = partition_measures(preds, target, measures=self.measures, **self.options)
+            self.update_values(values)
+            per_image.append(values)
+
+    return PerImage(**options)
+
+
+def _per_image_rows(per_image: list[dict[str, Any]], pairs: Sequence[tuple[str, Path, Path]]) -> dict[str, Any]:
+    """``{stem: {measure: value}}`` from the batches' value dicts (every rank's, in the pairs' order)."""
+    import torch
+
+    per_image = [values for part in distributed.gather(per_image) for values in part]  # torchrun: image order
+    per = {k: torch.cat([values[k] for values in per_image]).tolist() for k in per_image[0]}
+    return {stem: {k: v[i] for k, v in per.items()} for i, (stem, _, _) in enumerate(pairs)}
 
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +42,36 @@ def _read_surface_pair(
     return pred, gt, gt_spacing if gt_spacing is not None else pred_spacing
 
 
+def _check_labels(images: Iterable[tuple[Any, Path]], num_classes: int) -> None:
+    """Every label of the (array, path) pairs in ``0..num_classes - 1``, else an error naming the file and value."""
+    for labels, path in images:
+        top, low = int(labels.max()), int(labels.min())
+        if top >= num_classes or low < 0:
+            rgb = " (a colour image: its labels are (R << 16) | (G << 8) | B; save label maps as gray or "
+            rgb = rgb + "palette images)" if top > 255 else ""
+            raise InputError(f"{path}: labels must lie in 0..{num_classes - 1} (--num-classes {num_classes}), "
+                             f"but it holds {top if top >= num_classes else low}{rgb}")  # fmt: skip
+
+
+def _print_empty_mask_warnings(stem: str, caught: Iterable[warnings.WarningMessage]) -> None:
+    """The warnings of one file's measures on stderr, naming the file: the empty-mask ones once per class and side
+    (the functions warn once per measure), the others once each."""
+    from ..functional.surface import EmptyMaskWarning
+
+    seen: set[Any] = set()
+    for w in caught:
+        empty = w.message if isinstance(w.message, EmptyMaskWarning) else None
+        key = (empty.class_id, empty.what) if empty is not None else str(w.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        if empty is None:
+            print(f"warning: {stem}: {w.message}", file=sys.stderr)
+        else:
+            cls = "" if empty.class_id is None else f"class {empty.class_id}: "
+            print(f"warning: {stem}: {cls}the {empty.what} empty (no foreground)", file=sys.stderr)
+
+
 def evaluate_surface(
     pairs: Sequence[tuple[str, Path, Path]],
     *,
@@ -74,7 +104,6 @@ def evaluate_surface(
     """
     import torch
 
-    from ..functional.surface import EmptyMaskWarning
     from ..metrics.surface import SurfaceDistanceMeasures
 
     metric = SurfaceDistanceMeasures(percentile=percentile, tolerance=tolerance, convention=convention,
@@ -91,13 +120,7 @@ def evaluate_surface(
                 progress.update(1)
             continue
         if num_classes is not None:
-            for labels, path in ((pred, pred_path), (gt, gt_path)):
-                top, low = int(labels.max()), int(labels.min())
-                if top >= num_classes or low < 0:
-                    rgb = " (a colour image: its labels are (R << 16) | (G << 8) | B; save label maps as gray or "
-                    rgb = rgb + "palette images)" if top > 255 else ""
-                    raise InputError(f"{path}: labels must lie in 0..{num_classes - 1} (--num-classes {num_classes}), "
-                                     f"but it holds {top if top >= num_classes else low}{rgb}")  # fmt: skip
+            _check_labels(((pred, pred_path), (gt, gt_path)), num_classes)
         p, g = torch.from_numpy(pred)[None].to(device), torch.from_numpy(gt)[None].to(device)
         if num_classes is None:
             p, g = p != 0, g != 0
@@ -110,19 +133,7 @@ def evaluate_surface(
             for name in ("spacing", "tolerance", "num_classes", "percentile"):
                 message = message.replace(f"`{name}`", "--" + name.replace("_", "-"))
             raise InputError(f"{pred_path}: {message}") from None
-        # the empty-mask warnings, once per file and class (the functions warn once per measure), naming the file
-        seen: set[Any] = set()
-        for w in caught:
-            empty = w.message if isinstance(w.message, EmptyMaskWarning) else None
-            key = (empty.class_id, empty.what) if empty is not None else str(w.message)
-            if key in seen:
-                continue
-            seen.add(key)
-            if empty is None:
-                print(f"warning: {stem}: {w.message}", file=sys.stderr)
-            else:
-                cls = "" if empty.class_id is None else f"class {empty.class_id}: "
-                print(f"warning: {stem}: {cls}the {empty.what} empty (no foreground)", file=sys.stderr)
+        _print_empty_mask_warnings(stem, caught)
         values = metric.last_values or {}
         rows.append((stem, {key: value[0].tolist() for key, value in values.items()}))
         if progress is not None:
