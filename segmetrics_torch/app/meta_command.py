@@ -128,19 +128,66 @@ def _record(m: str, results: dict, threshold: Any, quad_regions: int, random_reg
     report["measures"][m]["ods"] = ods_rows[m]
 
 
-def _run_meta_partition(args: argparse.Namespace) -> int:
+def _against_baselines(
+    args: argparse.Namespace,
+    stems: list[str],
+    annotations: list[Any],
+    measures: list[str],
+    rows: dict[str, dict[str, float]],
+    report: dict[str, Any],
+) -> dict[str, dict[str, float]]:
+    """SABD (against SEISM's quadtree and the random hierarchy) and SISD of the ``--ucm`` hierarchies, each at its
+    ODS level per measure; fills ``rows`` and ``report`` and returns the table of the ODS levels."""
     import torch
 
     from ..functional.partition import hierarchy_measures
-    from ..io import read_bsds_ground_truth, read_mat_array
+    from ..io import read_mat_array
+    from ..meta import grid_oversegmentation, quadtree_partitions, random_hierarchy_ucm, sabd, shared_computations, sisd
+
+    ods_rows: dict[str, dict[str, float]] = {}
+    ucm_files = _mat_files(args.ucm, "ucm2 folder")
+    missing = [s for s in stems if s not in ucm_files]
+    if missing:
+        raise _input_error(f"--ucm: no ucm2 file for {missing[:5]} (files are paired by name)")
+    try:
+        ucms = [torch.from_numpy(read_mat_array(ucm_files[s], "ucm2")).double() for s in stems]
+    except ValueError as error:
+        raise _input_error(str(error)) from None
+    sizes = [(int(a.shape[-2]), int(a.shape[-1])) for a in annotations]
+    soa_values = hierarchy_measures(ucms, annotations, measures=measures, region_benchmark=False)
+    thresholds = soa_values["thresholds"]
+    # the quadtree depends on the image size only: one stack per size, shared by the images of that size
+    quad_of_size = {(h, w): quadtree_partitions(h, w, list(QUADTREE_PARAMETERS)) for h, w in dict.fromkeys(sizes)}
+    quad = [quad_of_size[size] for size in sizes]
+    quad_values = hierarchy_measures(quad, annotations, input_format="stack", measures=measures,
+                                     thresholds=len(QUADTREE_PARAMETERS), region_benchmark=False)  # fmt: skip
+    random_ucms = [random_hierarchy_ucm(grid_oversegmentation(h, w), seed=args.seed) for h, w in sizes]
+    rand_values = hierarchy_measures(random_ucms, annotations, num_regions=list(QUADTREE_PARAMETERS),
+                                     measures=measures, region_benchmark=False)  # fmt: skip
+    levels = torch.arange(1, len(QUADTREE_PARAMETERS) + 1, dtype=torch.float64)
+    ods = {m: (_ods_index(soa_values, m, thresholds), _ods_index(quad_values, m, levels),
+               _ods_index(rand_values, m, levels)) for m in measures}  # fmt: skip
+    # every level's partitions are built once, so measures that share an ODS level share their pairs' values
+    soa_at = _partitions_at(ucms, thresholds, sorted({t for t, _, _ in ods.values()}))
+    random_at = _partitions_at(random_ucms, rand_values["thresholds"], sorted({r for _, _, r in ods.values()}))
+    with shared_computations():  # each (partition, ground truth) pair evaluated once for all measures and tests
+        for m, (t, q, r) in ods.items():
+            results = {
+                "sabd_quadtree": sabd(m, soa_at[t], [s[q] for s in quad], annotations),
+                "sabd_random": sabd(m, soa_at[t], random_at[r], annotations),
+                "sisd": sisd(m, soa_at[t], annotations, pairing=args.pairing, seed=args.seed),
+            }
+            _record(m, results, thresholds[t], QUADTREE_PARAMETERS[q], QUADTREE_PARAMETERS[r], rows, report,
+                    ods_rows)  # fmt: skip
+    return ods_rows
+
+
+def _run_meta_partition(args: argparse.Namespace) -> int:
+    import torch
+
+    from ..io import read_bsds_ground_truth
     from ..meta import (
-        grid_oversegmentation,
-        quadtree_partitions,
-        random_hierarchy_ucm,
-        sabd,
-        shared_computations,
         sihd,
-        sisd,
     )
     from ..meta.metameasures import PARTITION_MEASURES
     from .outputs import check_output
@@ -172,42 +219,7 @@ def _run_meta_partition(args: argparse.Namespace) -> int:
             k: getattr(human[m], k)
             for k in ("rate", "threshold", "same_correct", "same_total", "different_correct", "different_total")
         }
-    ods_rows: dict[str, dict[str, float]] = {}
-    if args.ucm:
-        ucm_files = _mat_files(args.ucm, "ucm2 folder")
-        missing = [s for s in stems if s not in ucm_files]
-        if missing:
-            raise _input_error(f"--ucm: no ucm2 file for {missing[:5]} (files are paired by name)")
-        try:
-            ucms = [torch.from_numpy(read_mat_array(ucm_files[s], "ucm2")).double() for s in stems]
-        except ValueError as error:
-            raise _input_error(str(error)) from None
-        sizes = [(int(a.shape[-2]), int(a.shape[-1])) for a in annotations]
-        soa_values = hierarchy_measures(ucms, annotations, measures=measures, region_benchmark=False)
-        thresholds = soa_values["thresholds"]
-        # the quadtree depends on the image size only: one stack per size, shared by the images of that size
-        quad_of_size = {(h, w): quadtree_partitions(h, w, list(QUADTREE_PARAMETERS)) for h, w in dict.fromkeys(sizes)}
-        quad = [quad_of_size[size] for size in sizes]
-        quad_values = hierarchy_measures(quad, annotations, input_format="stack", measures=measures,
-                                         thresholds=len(QUADTREE_PARAMETERS), region_benchmark=False)  # fmt: skip
-        random_ucms = [random_hierarchy_ucm(grid_oversegmentation(h, w), seed=args.seed) for h, w in sizes]
-        rand_values = hierarchy_measures(random_ucms, annotations, num_regions=list(QUADTREE_PARAMETERS),
-                                         measures=measures, region_benchmark=False)  # fmt: skip
-        levels = torch.arange(1, len(QUADTREE_PARAMETERS) + 1, dtype=torch.float64)
-        ods = {m: (_ods_index(soa_values, m, thresholds), _ods_index(quad_values, m, levels),
-                   _ods_index(rand_values, m, levels)) for m in measures}  # fmt: skip
-        # every level's partitions are built once, so measures that share an ODS level share their pairs' values
-        soa_at = _partitions_at(ucms, thresholds, sorted({t for t, _, _ in ods.values()}))
-        random_at = _partitions_at(random_ucms, rand_values["thresholds"], sorted({r for _, _, r in ods.values()}))
-        with shared_computations():  # each (partition, ground truth) pair evaluated once for all measures and tests
-            for m, (t, q, r) in ods.items():
-                results = {
-                    "sabd_quadtree": sabd(m, soa_at[t], [s[q] for s in quad], annotations),
-                    "sabd_random": sabd(m, soa_at[t], random_at[r], annotations),
-                    "sisd": sisd(m, soa_at[t], annotations, pairing=args.pairing, seed=args.seed),
-                }
-                _record(m, results, thresholds[t], QUADTREE_PARAMETERS[q], QUADTREE_PARAMETERS[r], rows, report,
-                        ods_rows)  # fmt: skip
+    ods_rows = _against_baselines(args, stems, annotations, measures, rows, report) if args.ucm else {}
     elapsed = time.perf_counter() - start
     columns = [("sihd", "SIHD")]
     if args.ucm:
