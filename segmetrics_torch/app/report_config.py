@@ -210,6 +210,37 @@ def _gather(errors: list[str]) -> Iterator[None]:
         errors.append(str(error))
 
 
+def _all_family_options(options_in: Any, source: str, errors: list[str]) -> dict[str, dict[str, Any]]:
+    """``options``: every family's options checked (defaults filled in), family aliases resolved; mistakes are
+    added to ``errors``."""
+    options: dict[str, dict[str, Any]] = {}
+    with _gather(errors):
+        _expect(isinstance(options_in, Mapping), source, "options", "a mapping {family: options}", options_in)
+    if isinstance(options_in, Mapping):
+        for family in options_in:
+            if _family(family) not in FAMILIES:
+                errors.append(f"{_where(source, f'options.{family}')}: not a family ({', '.join(FAMILIES)})")
+        options_in = {_family(f): value for f, value in options_in.items()}
+        for f in FAMILIES:
+            with _gather(errors):
+                options[f] = _check_family_options(f, options_in.get(f) or {}, source, f"options.{f}")
+    return options
+
+
+def _pairing_settings(config: ReportConfig, data: Mapping[str, Any], source: str, errors: list[str]) -> None:
+    """The top-level pairing keys (prefixes, suffixes, ``pair_regex``) into ``config.pairing``, checked."""
+    for key in PAIRING_KEYS:
+        if data.get(key) is not None:
+            with _gather(errors):
+                _expect(isinstance(data[key], str) and data[key], source, key, "a non-empty string", data[key])
+                if key == "pair_regex":
+                    try:
+                        re.compile(data[key])
+                    except re.error as error:
+                        raise InputError(f"{_where(source, key)}: not a regular expression ({error})") from None
+                config.pairing[key] = data[key]
+
+
 def config_from_mapping(data: Any, base: str | Path = ".", source: str = "configuration") -> ReportConfig:
     """Check a parsed configuration (a mapping, as read from YAML or JSON) and resolve its paths against ``base``.
 
@@ -248,18 +279,7 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
         with _gather(errors):
             methods.append(_method(str(name), entry, data["datasets"], base, source))
 
-    options_in = data.get("options", {})
-    options: dict[str, dict[str, Any]] = {}
-    with _gather(errors):
-        _expect(isinstance(options_in, Mapping), source, "options", "a mapping {family: options}", options_in)
-    if isinstance(options_in, Mapping):
-        for family in options_in:
-            if _family(family) not in FAMILIES:
-                errors.append(f"{_where(source, f'options.{family}')}: not a family ({', '.join(FAMILIES)})")
-        options_in = {_family(f): value for f, value in options_in.items()}
-        for f in FAMILIES:
-            with _gather(errors):
-                options[f] = _check_family_options(f, options_in.get(f) or {}, source, f"options.{f}")
+    options = _all_family_options(data.get("options", {}), source, errors)
 
     output = base / str(data.get("output", "segmetrics-report"))
     config = ReportConfig(datasets, methods, output, options, source=source)
@@ -289,16 +309,7 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
     # still a method), not at all where `methods` itself is wrong
     declared = {str(name) for name in data["methods"]} if named["methods"] else None
     presentation(config, data, source, errors, declared, check_names=named["methods"])
-    for key in PAIRING_KEYS:
-        if data.get(key) is not None:
-            with _gather(errors):
-                _expect(isinstance(data[key], str) and data[key], source, key, "a non-empty string", data[key])
-                if key == "pair_regex":
-                    try:
-                        re.compile(data[key])
-                    except re.error as error:
-                        raise InputError(f"{_where(source, key)}: not a regular expression ({error})") from None
-                config.pairing[key] = data[key]
+    _pairing_settings(config, data, source, errors)
     if "figures" in data:
         with _gather(errors):
             config.figures = figure_formats(data["figures"], source)
