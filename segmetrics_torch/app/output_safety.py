@@ -132,6 +132,36 @@ def _hard_link_in(path: Path, folder: InputFolder) -> Path | None:
     return None
 
 
+def _check_folder_output(
+    out: FolderOutput, folder_inputs: Sequence[InputFolder], file_inputs: Sequence[InputFile]
+) -> None:
+    """A folder output is neither an input folder nor a parent of an input it writes or replaces."""
+    root = _real(out.path)
+    for folder in folder_inputs:
+        if root == folder.path:
+            raise InputError(
+                f"{out.option} {out.path} is {folder.role}; give a folder of its own (the run writes files there "
+                "and replaces them on the next run)"
+            )
+        if _inside(folder.path, root):
+            first = folder.path.relative_to(root).parts[0]
+            if first in out.folders or any(first.startswith(p) for p in out.prefixes):
+                raise InputError(
+                    f"{folder.role} {folder.path} is inside {root / first}, which {out.option} {out.path} "
+                    "writes and replaces; move the inputs or choose another output folder"
+                )
+    for source in file_inputs:
+        if _inside(source.path, root):
+            relative = source.path.relative_to(root)
+            first = relative.parts[0]
+            owned = (len(relative.parts) == 1 and first in out.files) or first in out.folders
+            if owned or any(first.startswith(p) for p in out.prefixes):
+                raise InputError(
+                    f"{source.role} {source.path} is a file that {out.option} {out.path} writes; rename it or "
+                    "choose another output folder"
+                )
+
+
 def check_outputs(
     files: Mapping[str, Path | None] | Iterable[tuple[str, Path | None]],
     *,
@@ -196,30 +226,7 @@ def check_outputs(
                 raise InputError(f"{option} {path} is a file that {out.option} {out.path} writes; give another name")
 
     for out in folders:
-        root = _real(out.path)
-        for folder in folder_inputs:
-            if root == folder.path:
-                raise InputError(
-                    f"{out.option} {out.path} is {folder.role}; give a folder of its own (the run writes files there "
-                    "and replaces them on the next run)"
-                )
-            if _inside(folder.path, root):
-                first = folder.path.relative_to(root).parts[0]
-                if first in out.folders or any(first.startswith(p) for p in out.prefixes):
-                    raise InputError(
-                        f"{folder.role} {folder.path} is inside {root / first}, which {out.option} {out.path} "
-                        "writes and replaces; move the inputs or choose another output folder"
-                    )
-        for source in file_inputs:
-            if _inside(source.path, root):
-                relative = source.path.relative_to(root)
-                first = relative.parts[0]
-                owned = (len(relative.parts) == 1 and first in out.files) or first in out.folders
-                if owned or any(first.startswith(p) for p in out.prefixes):
-                    raise InputError(
-                        f"{source.role} {source.path} is a file that {out.option} {out.path} writes; rename it or "
-                        "choose another output folder"
-                    )
+        _check_folder_output(out, folder_inputs, file_inputs)
 
 
 def report_folder(path: Path, option: str = "--output", *, default_cache: bool = False) -> FolderOutput:

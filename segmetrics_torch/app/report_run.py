@@ -343,23 +343,39 @@ def _run_checked(
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return SuiteResult(records, computed, cached, skipped, [], "")
 
+    return _write_report(config, SuiteResult(records, computed, cached, skipped, [], ""), cache, device, len(jobs),
+                         elapsed, out)  # fmt: skip
+
+
+def _write_report(
+    config: ReportConfig,
+    result: SuiteResult,
+    cache: ResultCache | None,
+    device: Any,
+    n_jobs: int,
+    elapsed: float,
+    out: Callable[[str], None],
+) -> SuiteResult:
+    """Render the report of ``result``'s records into the output folder (atomically), print its tables and the
+    summary lines; ``result`` with the files written and the tables."""
     from .report_render import render_report
 
-    files, tables = render_report(records, config)
+    files, tables = render_report(result.records, config)
     written = _write_atomically(config.output, files)
     out(tables)
     out("")
-    cache_note = f" ({len(cached)} from the cache in {cache.root})" if cache is not None and cached else ""
+    cached = len(result.cached)
+    cache_note = f" ({cached} from the cache in {cache.root})" if cache is not None and cached else ""
     out(
-        f"Evaluated {len(jobs)} (dataset, family, method) combination(s) on {device}: {len(computed)} computed"
+        f"Evaluated {n_jobs} (dataset, family, method) combination(s) on {device}: {len(result.computed)} computed"
         f"{cache_note}, in {elapsed:.2f} s."
     )
-    for line in skipped:
+    for line in result.skipped:
         out(f"Not evaluated: {line}")
     top = sorted({p.relative_to(config.output).parts[0] + ("/" if p.parent != config.output else "")
                   for p in written if p.is_relative_to(config.output)})  # fmt: skip
     out(f"Wrote {len(written)} file(s) to {config.output}: {', '.join(top)}")
-    return SuiteResult(records, computed, cached, skipped, written, tables)
+    return SuiteResult(result.records, result.computed, result.cached, result.skipped, written, tables)
 
 
 def _resolve(name: str, resolve_device: Callable[[str], Any] | None) -> Any:
