@@ -135,47 +135,6 @@ def pairing_options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def write_json_report(
-    json_path: Path,
-    task: str,
-    name: str,
-    args: argparse.Namespace,
-    device: str | torch.device,
-    count: int,
-    pairing: Pairing,
-    *,
-    settings: dict[str, Any],
-    elapsed: float,
-    results: Any,
-    extra: dict[str, Any] | None = None,
-) -> None:
-    """The JSON report every evaluate command writes: provenance, folders, pairing, settings, then the results."""
-    from .tables import write_json
-
-    write_json(
-        json_path,
-        {
-            "segmetrics_version": __version__,
-            "task": task,
-            "name": name,
-            "pred_dir": str(Path(args.pred).resolve()),
-            "gt_dir": str(Path(args.gt).resolve()),
-            "num_images": count,
-            "missing_predictions": pairing.missing,
-            "unmatched_predictions": pairing.unmatched,
-            "settings": {
-                "device": str(device),
-                "batch_size": args.batch_size,
-                "allow_missing": args.allow_missing,
-                **settings,
-            },
-            **(extra or {}),
-            "elapsed_s": elapsed,
-            "results": results,
-        },
-    )
-
-
 def output_files(
     args: argparse.Namespace, more: Mapping[str, str | None] | None = None, *, out_dir: Path | None = None
 ) -> dict[str, Path | None]:
@@ -205,12 +164,35 @@ def write_outputs(
     dataset: str | None = None,
     keys: Sequence[str] | None = None,
 ) -> None:
-    """The ``--json`` report (:func:`write_json_report`) and the ``--per-image-csv`` rows (:func:`write_per_image_csv`;
-    ``dataset`` defaults to the ground-truth folder's) of an evaluate command, where asked for."""
+    """The ``--json`` report (provenance, folders, pairing, settings, then the results) and the ``--per-image-csv``
+    rows (:func:`write_per_image_csv`; ``dataset`` defaults to the ground-truth folder's) of an evaluate command,
+    where asked for."""
     json_path, per_image_path = files["--json"], files["--per-image-csv"]
     if json_path is not None:
-        write_json_report(json_path, task, name, args, device, count, pairing, settings=settings, elapsed=elapsed,
-                      results=results, extra=extra)  # fmt: skip
+        from .tables import write_json
+
+        write_json(
+            json_path,
+            {
+                "segmetrics_version": __version__,
+                "task": task,
+                "name": name,
+                "pred_dir": str(Path(args.pred).resolve()),
+                "gt_dir": str(Path(args.gt).resolve()),
+                "num_images": count,
+                "missing_predictions": pairing.missing,
+                "unmatched_predictions": pairing.unmatched,
+                "settings": {
+                    "device": str(device),
+                    "batch_size": args.batch_size,
+                    "allow_missing": args.allow_missing,
+                    **settings,
+                },
+                **(extra or {}),
+                "elapsed_s": elapsed,
+                "results": results,
+            },
+        )
         print(f"Wrote {json_path}")
     if per_image_path is not None:
         from .prescan import dataset_name
