@@ -14,9 +14,8 @@ from typing import NoReturn
 import torch
 from torch import Tensor
 
-from ..._checks import ImageBatch, as_image_list, check_image_stack, check_tensor
-from ._intermediates import _blocks, use_cpu_kernel
-from ._prepare import check_dtypes, check_values
+from ..._checks import ImageBatch
+from ._intermediates import _blocks, run_grouped, use_cpu_kernel
 
 __all__ = ["run_raw"]
 
@@ -71,53 +70,7 @@ def run_raw(
 
     ``preds``/``target``: (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) / (1, H, W) tensors of any sizes.
     """
-    pname, tname = names
     if not isinstance(normalize, bool):
         raise TypeError(f"Expected argument `normalize` to be a bool, but got {normalize!r}.")
-    if not isinstance(validate_args, bool):
-        raise TypeError(f"Expected argument `validate_args` to be a bool, but got {validate_args!r}.")
-    plist, tlist = as_image_list(preds, pname), as_image_list(target, tname)
-    if (plist is None) != (tlist is None):
-        raise TypeError(f"Expected `{pname}` and `{tname}` to be both tensors or both lists of tensors.")
-    if plist is None or tlist is None:  # both None (checked above)
-        preds = check_image_stack(check_tensor(preds, pname), pname)
-        target = check_image_stack(check_tensor(target, tname), tname)
-        if preds.shape != target.shape:
-            raise ValueError(
-                f"Expected `{pname}` and `{tname}` to have the same shape, but got {tuple(preds.shape)} and "
-                f"{tuple(target.shape)}."
-            )
-        if preds.device != target.device:
-            raise ValueError(f"Expected `{pname}` and `{tname}` on one device, got {preds.device} and {target.device}.")
-        check_dtypes(preds, target, pname, tname)
-        if validate_args:
-            check_values(preds, target, pname, tname)
-        return _run_stack(fn, preds, target, batch=preds.shape[0])
-
-    if len(plist) != len(tlist):
-        raise ValueError(f"Expected as many `{tname}` as `{pname}` images, but got {len(tlist)} and {len(plist)}.")
-    groups: dict[tuple, list[int]] = {}
-    for i, (p, t) in enumerate(zip(plist, tlist, strict=True)):
-        if p.shape != t.shape:
-            raise ValueError(
-                f"Expected `{pname}[{i}]` and `{tname}[{i}]` to have the same shape, but got {tuple(p.shape)} and "
-                f"{tuple(t.shape)}."
-            )
-        if p.shape[0] == 0 or p.shape[1] == 0:
-            raise ValueError(f"Expected `{pname}[{i}]` to be a non-empty image, but got shape {tuple(p.shape)}.")
-        check_dtypes(p, t, f"{pname}[{i}]", f"{tname}[{i}]")
-        groups.setdefault((tuple(p.shape), p.dtype, t.dtype, p.device), []).append(i)
-    results: dict[str, Tensor] | None = None
-    for indices in groups.values():
-        p = torch.stack([plist[i] for i in indices])
-        t = torch.stack([tlist[i] for i in indices])
-        if validate_args:
-            check_values(p, t, f"{pname}[{indices[0]}..]", f"{tname}[{indices[0]}..]")
-        out = _run_stack(fn, p, t, indices, len(plist))
-        if results is None:
-            results = {k: v.new_empty((len(plist), *v.shape[1:])) for k, v in out.items()}
-        index = torch.tensor(indices, device=p.device)
-        for k, v in out.items():
-            results[k][index] = v
-    assert results is not None
-    return results
+    return run_grouped(lambda p, t, indices, n: _run_stack(fn, p, t, indices, n), preds, target,
+                       validate_args=validate_args, names=names)  # fmt: skip

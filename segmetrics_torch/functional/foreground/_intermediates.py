@@ -175,8 +175,26 @@ def run_per_image(
     dimension is b.
     """
     options = MeasureOptions() if options is None else options
-    pname, tname = names
     check_bool(normalize, "normalize")
+    return run_grouped(lambda p, t, indices, n: _run_stack(derive, p, t, normalize, options), preds, target,
+                       validate_args=validate_args, names=names)  # fmt: skip
+
+
+def run_grouped(
+    run: Callable[[Tensor, Tensor, list[int] | None, int], dict[str, Tensor]],
+    preds: ImageBatch,
+    target: ImageBatch,
+    *,
+    validate_args: bool = True,
+    names: tuple[str, str] = ("preds", "target"),
+) -> dict[str, Tensor]:
+    """The one validate-and-group step of the foreground functions: check ``preds``/``target`` (a (B, H, W) or
+    (B, 1, H, W) stack, or lists of (H, W) / (1, H, W) images of any sizes; shapes, dtypes, devices, and values
+    unless ``validate_args`` is False), stack the list images by (shape, dtypes, device), and return
+    ``run(p, t, indices, n)`` of each stack (``indices``: the stacked images' positions among the ``n`` inputs;
+    None for a stack given as one) with every output's first dimension in input order.
+    """
+    pname, tname = names
     check_bool(validate_args, "validate_args")  # bool("no") is True: a string must not switch the checks on or off
     plist, tlist = as_image_list(preds, pname), as_image_list(target, tname)
     if (plist is None) != (tlist is None):
@@ -194,7 +212,7 @@ def run_per_image(
         check_dtypes(preds, target, pname, tname)
         if validate_args:
             check_values(preds, target, pname, tname)
-        return _run_stack(derive, preds, target, normalize, options)
+        return run(preds, target, None, preds.shape[0])
 
     if len(plist) != len(tlist):
         raise ValueError(f"Expected as many `{tname}` as `{pname}` images, but got {len(tlist)} and {len(plist)}.")
@@ -215,7 +233,7 @@ def run_per_image(
         t = torch.stack([tlist[i] for i in indices])
         if validate_args:
             check_values(p, t, f"{pname}[{indices[0]}..]", f"{tname}[{indices[0]}..]")
-        out = _run_stack(derive, p, t, normalize, options)
+        out = run(p, t, indices, len(plist))
         if results is None:
             results = {k: v.new_empty((len(plist), *v.shape[1:])) for k, v in out.items()}
         index = torch.tensor(indices, device=p.device)
