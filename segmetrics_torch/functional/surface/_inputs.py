@@ -63,6 +63,12 @@ class Pairs:
     #: output columns set to NaN without computing (the class equal to ``ignore_index``)
     ignored_columns: list[int] = field(default_factory=list)
     device: torch.device = field(default_factory=lambda: torch.device("cpu"))
+    #: one spacing per image where the caller gave a sequence of them (MONAI's per-item form), else None
+    image_spacing: list[tuple[float, ...]] | None = None
+
+    def spacing_of(self, image: int) -> tuple[float, ...]:
+        """The spacing of input image ``image``."""
+        return self.spacing if self.image_spacing is None else self.image_spacing[image]
 
     def finish(self, out: Tensor) -> Tensor:
         """(B, C') float64 on the input's device; (B,) for binary input."""
@@ -140,6 +146,27 @@ def _check_labels(x: Tensor, name: str, num_classes: int, ignore_index: int | No
         )
 
 
+def _is_per_image(spacing: object) -> bool:
+    """MONAI's per-item form: a sequence (or 2-D tensor) whose entries are themselves sequences."""
+    if isinstance(spacing, Tensor):
+        return spacing.ndim == 2
+    if not isinstance(spacing, Sequence) or isinstance(spacing, (str, bytes)) or len(spacing) == 0:
+        return False
+    return all(isinstance(v, (Sequence, Tensor)) and not isinstance(v, (str, bytes)) for v in spacing)
+
+
+def normalize_image_spacing(spacing: object, ndim: int, batch: int) -> list[tuple[float, ...]]:
+    """MONAI's per-item ``spacing``: one entry per image (a number in a 1-sequence, or one number per spatial
+    axis), as ``batch`` tuples of ``ndim`` finite positive floats."""
+    rows = spacing.tolist() if isinstance(spacing, Tensor) else list(spacing)  # type: ignore[call-overload]
+    if len(rows) != batch:
+        raise ValueError(
+            f"Expected one `spacing` entry per image ({batch}) in its per-image form (a sequence of sequences), but "
+            f"got {len(rows)}."
+        )
+    return [normalize_spacing(row, ndim) for row in rows]
+
+
 def prepare_pairs(
     preds: object,
     target: object,
@@ -176,7 +203,9 @@ def prepare_pairs(
         raise ValueError(
             f"Expected 2-D images ((B, H, W) or a list of (H, W)) for this measure, but got {ndim}-D images."
         )
-    spacing_t = normalize_spacing(spacing, ndim)
+    per_image = _is_per_image(spacing)
+    image_spacing = normalize_image_spacing(spacing, ndim, len(p_images)) if per_image else None
+    spacing_t = (1.0,) * ndim if per_image else normalize_spacing(spacing, ndim)
 
     if num_classes is None:
         if ignore_index is not None:
@@ -240,7 +269,8 @@ def prepare_pairs(
             pp = torch.cat([s[0][columns] for s in stacks])
             tt = torch.cat([s[1][columns] for s in stacks])
             groups.append(PairGroup(pp, tt, [i for i in idx for _ in columns], [j for _ in idx for j in columns]))
-    return Pairs(groups, len(p_images), class_ids, binary, ndim, spacing_t, ignored, p_images[0].device)
+    device = p_images[0].device
+    return Pairs(groups, len(p_images), class_ids, binary, ndim, spacing_t, ignored, device, image_spacing)
 
 
 def check_convention(convention: object, allowed: Sequence[str], measure: str) -> str:

@@ -114,7 +114,7 @@ def pair_distances(
     """(image, column, distances) for every computed pair; the boundary sets of each group come from one batch of
     tensor operations, the distances from one EDT / KDTree per direction and pair."""
     out = []
-    dist_spacing = pairs.spacing if spacing_in_distances else (1.0,) * pairs.ndim
+    unit = (1.0,) * pairs.ndim
     for group in pairs.groups:
         # predictions, then targets: one batch of boundary operations for both
         stack = torch.cat([group.preds, group.target])
@@ -126,12 +126,15 @@ def pair_distances(
             codes_t = corner_codes(stack)
             full = 2 ** (2**pairs.ndim) - 1
             points = ((codes_t != 0) & (codes_t != full)).cpu().numpy()
-            codes, table = codes_t.cpu().numpy(), surfel_size_table(pairs.spacing)
+            codes = codes_t.cpu().numpy()
         else:
             points = inner_boundary(stack, connectivity).cpu().numpy()
         for row in range(n):
+            spacing = pairs.spacing_of(group.images[row])
+            if codes is not None:
+                table = surfel_size_table(spacing)
             p_pts, g_pts = points[row], points[n + row]
-            d_pg, d_gp = point_set_distances(p_pts, g_pts, dist_spacing, distance_metric)
+            d_pg, d_gp = point_set_distances(p_pts, g_pts, spacing if spacing_in_distances else unit, distance_metric)
             p_sizes = table[codes[row][p_pts]] if codes is not None and table is not None else None
             g_sizes = table[codes[n + row][g_pts]] if codes is not None and table is not None else None
             sd = SurfaceDistances(d_pg, d_gp, p_sizes, g_sizes, not nonempty[row], not nonempty[n + row])

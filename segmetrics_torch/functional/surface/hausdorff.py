@@ -67,7 +67,8 @@ def hausdorff_distance(
         directed: prediction-to-ground-truth only.
         percentile: None (the maximum) or a number in [0, 100].
         convention: ``"monai"``, ``"medpy"``, ``"deepmind"`` or ``"torchmetrics"``.
-        spacing: None (unit), a number, or one number per spatial axis (anisotropic voxels).
+        spacing: None (unit), a number, or one number per spatial axis (anisotropic voxels); or, as MONAI's
+            per-item form, a sequence of one such entry per image (a 2-D tensor too).
         distance_metric: ``"euclidean"``; ``"chessboard"`` / ``"taxicab"`` with ``"monai"`` and ``"torchmetrics"``.
         connectivity: MedPy's structuring element of the edge erosion (``"medpy"`` only; 1 = face neighbours).
         num_classes: label maps with this many classes (None: binary masks).
