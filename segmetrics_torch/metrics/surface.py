@@ -21,6 +21,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from .._checks import check_choice
 from ..functional.surface import (
     average_surface_distance,
     boundary_iou,
@@ -28,6 +29,7 @@ from ..functional.surface import (
     normalized_surface_distance,
     surface_distance_measures,
 )
+from ..functional.surface._inputs import INPUT_FORMATS, channel_columns, one_hot_inputs
 from ._base import ExactMetric
 
 __all__ = [
@@ -55,6 +57,7 @@ class _SurfaceMetric(ExactMetric):
         num_classes: int | None = None,
         include_background: bool = False,
         ignore_index: int | None = None,
+        input_format: str = "index",
         validate_args: bool = True,
         **kwargs: Any,
     ) -> None:
@@ -62,6 +65,12 @@ class _SurfaceMetric(ExactMetric):
         if num_classes is not None and (isinstance(num_classes, bool) or not isinstance(num_classes, int)
                                         or num_classes < 1):  # fmt: skip
             raise ValueError(f"Expected `num_classes` to be a positive int or None, but got {num_classes!r}.")
+        self.input_format = check_choice(input_format, "input_format", INPUT_FORMATS)
+        if input_format != "index" and num_classes is None:
+            raise ValueError(
+                f"Expected `num_classes` (the number of channels) with input_format={input_format!r}: the Metric's "
+                "per-class states are made at construction."
+            )
         if not isinstance(include_background, bool):
             raise TypeError(f"Expected argument `include_background` to be a bool, but got {include_background!r}.")
         if not isinstance(validate_args, bool):
@@ -71,7 +80,12 @@ class _SurfaceMetric(ExactMetric):
         self.ignore_index = ignore_index
         self.validate_args = validate_args
         # the classes of a label map (as the functions: class 0 only with include_background), or one for a mask
-        self.num_columns = 1 if num_classes is None else len(range(0 if include_background else 1, num_classes))
+        if num_classes is None:
+            self.num_columns = 1
+        elif input_format != "index":  # channels: TorchMetrics keeps a single channel even without the background
+            self.num_columns = len(channel_columns(num_classes, include_background))
+        else:
+            self.num_columns = len(range(0 if include_background else 1, num_classes))
         for key in self._keys:
             self.add_state(f"{key}_sum", torch.zeros(self.num_columns, dtype=torch.float64), dist_reduce_fx="sum")
             self.add_state(f"{key}_count", torch.zeros(self.num_columns, dtype=torch.int64), dist_reduce_fx="sum")
@@ -79,7 +93,8 @@ class _SurfaceMetric(ExactMetric):
 
     def _class_options(self) -> dict[str, Any]:
         return {"num_classes": self.num_classes, "include_background": self.include_background,
-                "ignore_index": self.ignore_index, "validate_args": self.validate_args}  # fmt: skip
+                "ignore_index": self.ignore_index, "input_format": self.input_format,
+                "validate_args": self.validate_args}  # fmt: skip
 
     #: the values of the latest ``update`` ({measure: (B,) or (B, C')}), for per-image reports: not a state (not
     #: synchronised, not reset)
@@ -122,8 +137,8 @@ class _SurfaceMetric(ExactMetric):
             if distance and bool(torch.isnan(v).any()):
                 # a distance of a pair with exactly one empty mask (a missed or a hallucinated structure) counts as
                 # inf in the mean, whatever its convention's own value (MONAI's percentile HD gives NaN there)
-                missed = _one_empty(preds, target, self.num_classes, self.include_background,
-                                    self.ignore_index).to(v.device) if missed is None else missed  # fmt: skip
+                missed = _one_empty(preds, target, self.num_classes, self.include_background, self.ignore_index,
+                                    self.input_format).to(v.device) if missed is None else missed  # fmt: skip
                 v = torch.where(missed & torch.isnan(v), torch.full_like(v, float("inf")), v)
             state_sum = getattr(self, f"{key}_sum")
             finite = torch.isfinite(v)
@@ -186,10 +201,12 @@ class HausdorffDistance(_SurfaceMetric):
         num_classes: int | None = None,
         include_background: bool = False,
         ignore_index: int | None = None,
+        input_format: str = "index",
         validate_args: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
+                         input_format=input_format,
                          validate_args=validate_args, **kwargs)  # fmt: skip
         self.directed, self.percentile, self.convention = directed, percentile, convention
         self.spacing, self.distance_metric, self.connectivity = spacing, distance_metric, connectivity
@@ -237,10 +254,12 @@ class AverageSurfaceDistance(_SurfaceMetric):
         num_classes: int | None = None,
         include_background: bool = False,
         ignore_index: int | None = None,
+        input_format: str = "index",
         validate_args: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
+                         input_format=input_format,
                          validate_args=validate_args, **kwargs)  # fmt: skip
         self.symmetric, self.convention, self.spacing = symmetric, convention, spacing
         self.distance_metric, self.connectivity = distance_metric, connectivity
@@ -289,10 +308,12 @@ class NormalizedSurfaceDistance(_SurfaceMetric):
         num_classes: int | None = None,
         include_background: bool = False,
         ignore_index: int | None = None,
+        input_format: str = "index",
         validate_args: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
+                         input_format=input_format,
                          validate_args=validate_args, **kwargs)  # fmt: skip
         self.tolerance, self.convention, self.use_subvoxels = tolerance, convention, use_subvoxels
         self.spacing, self.distance_metric = spacing, distance_metric
@@ -338,10 +359,12 @@ class BoundaryIoU(_SurfaceMetric):
         num_classes: int | None = None,
         include_background: bool = False,
         ignore_index: int | None = None,
+        input_format: str = "index",
         validate_args: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
+                         input_format=input_format,
                          validate_args=validate_args, **kwargs)  # fmt: skip
         self.dilation_ratio = dilation_ratio
         self._call(_PROBE, _PROBE)
@@ -390,10 +413,12 @@ class SurfaceDistanceMeasures(_SurfaceMetric):
         num_classes: int | None = None,
         include_background: bool = False,
         ignore_index: int | None = None,
+        input_format: str = "index",
         validate_args: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
+                         input_format=input_format,
                          validate_args=validate_args, **kwargs)  # fmt: skip
         self.percentile, self.tolerance, self.convention = percentile, tolerance, convention
         self.spacing, self.distance_metric, self.connectivity = spacing, distance_metric, connectivity
@@ -409,10 +434,19 @@ _DISTANCES = frozenset({"hausdorff", "hausdorff_percentile", "asd", "assd"})
 
 
 def _one_empty(
-    preds: Any, target: Any, num_classes: int | None, include_background: bool, ignore_index: int | None
+    preds: Any,
+    target: Any,
+    num_classes: int | None,
+    include_background: bool,
+    ignore_index: int | None,
+    input_format: str = "index",
 ) -> Tensor:
     """(B, C') bool: the (image, class) pairs where exactly one of the two masks is empty (the classes as the
     functions take them; ``ignore_index`` pixels removed from both)."""
+    if input_format != "index":
+        p_ch, t_ch = one_hot_inputs(preds, target, input_format, num_classes, validate_args=False)
+        columns = channel_columns(p_ch.shape[1], include_background)
+        return p_ch[:, columns].flatten(2).any(2) != t_ch[:, columns].flatten(2).any(2)
     pairs = list(zip(preds, target, strict=True))
     rows = []
     for p, g in pairs:

@@ -19,12 +19,25 @@ from torch import Tensor
 
 from segmetrics_torch._checks import as_binary_mask, check_bool, check_choice, check_tensor
 
-__all__ = ["CONVENTIONS", "DISTANCE_METRICS", "EmptyMaskWarning", "PairGroup", "Pairs", "prepare_pairs"]
+__all__ = [
+    "CONVENTIONS",
+    "DISTANCE_METRICS",
+    "INPUT_FORMATS",
+    "EmptyMaskWarning",
+    "PairGroup",
+    "Pairs",
+    "one_hot_inputs",
+    "prepare_pairs",
+]
 
 #: the reference implementations whose rules ``convention=`` reproduces
 CONVENTIONS = ("monai", "medpy", "deepmind", "torchmetrics")
 #: MONAI's and TorchMetrics' names of the point-to-point distances
 DISTANCE_METRICS = ("euclidean", "chessboard", "taxicab")
+#: TorchMetrics' names of the input layouts: "index" (masks, or label maps with ``num_classes``: this package's
+#: default), "one-hot" ((B, C, *spatial) channels; floating scores are arg-maxed over the channels) and "mixed" (one
+#: of each)
+INPUT_FORMATS = ("index", "one-hot", "mixed")
 
 
 class EmptyMaskWarning(UserWarning):
@@ -167,6 +180,102 @@ def normalize_image_spacing(spacing: object, ndim: int, batch: int) -> list[tupl
     return [normalize_spacing(row, ndim) for row in rows]
 
 
+def _as_channels(x: Tensor, name: str, validate_args: bool) -> Tensor:
+    """A (B, C, *spatial) one-hot tensor as bool channels: floating scores arg-maxed over the channels and one-hot
+    encoded again (TorchMetrics' reading), bool or 0/1 integer channels used as given (they may overlap)."""
+    if x.is_floating_point():
+        if x.shape[1] == 1:
+            raise ValueError(
+                f"Expected `{name}` with at least 2 channels of scores: floating one-hot input is arg-maxed over its "
+                "channels, and the argmax of one channel is always 0 (TorchMetrics then scores an all-ones mask); "
+                "give a bool or 0/1 integer tensor for a single channel."
+            )
+        return torch.nn.functional.one_hot(x.argmax(dim=1), x.shape[1]).movedim(-1, 1).bool()
+    if x.dtype == torch.bool:
+        return x
+    if x.is_complex():
+        raise TypeError(f"Expected `{name}` to be bool, integer or floating, but got {x.dtype}.")
+    if validate_args and not bool(((x == 0) | (x == 1)).all()):
+        raise ValueError(f"Expected the channels of `{name}` (input_format one-hot) to hold 0 or 1 only.")
+    return x != 0
+
+
+def one_hot_inputs(
+    preds: object, target: object, input_format: str, num_classes: int | None, validate_args: bool = True
+) -> tuple[Tensor, Tensor]:
+    """``preds`` and ``target`` of TorchMetrics' "one-hot" or "mixed" layout as two (B, C, *spatial) bool channel
+    stacks: one-hot sides as :func:`_as_channels` reads them, an index side of "mixed" ((B, *spatial) labels in
+    [0, C)) one-hot encoded with the other side's C channels (or ``num_classes``)."""
+    p = check_tensor(preds, "preds") if isinstance(preds, Tensor) else None
+    t = check_tensor(target, "target") if isinstance(target, Tensor) else None
+    if p is None or t is None:
+        raise TypeError(f"Expected `preds` and `target` to be tensors with input_format={input_format!r}.")
+    one_hot: tuple[Tensor | None, Tensor | None]
+    if input_format == "one-hot" or p.ndim == t.ndim:
+        if p.shape != t.shape:
+            raise ValueError(
+                f"Expected `preds` and `target` of the same (B, C, *spatial) shape (input_format {input_format!r}), "
+                f"but got {tuple(p.shape)} and {tuple(t.shape)}."
+            )
+        one_hot = (p, t)
+    elif abs(p.ndim - t.ndim) != 1:
+        raise ValueError(
+            "Expected one of `preds` and `target` to have one more dimension (the channels) than the other "
+            f"(input_format 'mixed'), but got shapes {tuple(p.shape)} and {tuple(t.shape)}."
+        )
+    else:
+        one_hot = (p, None) if p.ndim > t.ndim else (None, t)
+    channel_side = p if one_hot[0] is not None else t
+    if channel_side.ndim not in (4, 5) or channel_side.shape[1] == 0:
+        raise ValueError(
+            f"Expected (B, C, H, W) or (B, C, D, H, W) one-hot tensors, but got shape {tuple(channel_side.shape)}."
+        )
+    channels = channel_side.shape[1]
+    if num_classes is not None and num_classes != channels:
+        raise ValueError(f"Expected `num_classes` ({num_classes}) to equal the number of channels ({channels}).")
+    out = []
+    for x, name, is_channels in ((p, "preds", one_hot[0] is not None), (t, "target", one_hot[1] is not None)):
+        if is_channels:
+            out.append(_as_channels(x, name, validate_args))
+            continue
+        if x.shape[0] != channel_side.shape[0] or x.shape[1:] != channel_side.shape[2:]:
+            raise ValueError(
+                f"Expected `{name}` of shape {(channel_side.shape[0], *channel_side.shape[2:])} (the other side's "
+                f"without its channels), but got {tuple(x.shape)}."
+            )
+        _check_labels(x, name, channels, None)
+        out.append(torch.nn.functional.one_hot(x.long(), channels).movedim(-1, 1).bool())
+    if out[0].device != out[1].device:
+        raise ValueError(f"Expected `preds` and `target` on one device, but got {out[0].device} and {out[1].device}.")
+    return out[0], out[1]
+
+
+def channel_columns(channels: int, include_background: bool) -> list[int]:
+    """The channels scored: all of them, or without channel 0 when ``include_background`` is False and there are
+    several (TorchMetrics' rule; one channel is always kept)."""
+    return list(range(0 if include_background or channels == 1 else 1, channels))
+
+
+def _channel_pairs(
+    p: Tensor, t: Tensor, include_background: bool, spacing: object, only_2d: bool
+) -> Pairs:
+    """The pairs of two (B, C, *spatial) bool channel stacks: one column per scored channel."""
+    ndim = p.ndim - 2
+    if min(p.shape[2:]) == 0:
+        raise ValueError(f"Expected non-empty images, but got shape {tuple(p.shape)}.")
+    if only_2d and ndim != 2:
+        raise ValueError(f"Expected 2-D images ((B, C, H, W) one-hot) for this measure, but got {ndim}-D images.")
+    per_image = _is_per_image(spacing)
+    image_spacing = normalize_image_spacing(spacing, ndim, p.shape[0]) if per_image else None
+    spacing_t = (1.0,) * ndim if per_image else normalize_spacing(spacing, ndim)
+    class_ids = channel_columns(p.shape[1], include_background)
+    b, n = p.shape[0], len(class_ids)
+    pp, tt = p[:, class_ids], t[:, class_ids]
+    group = PairGroup(pp.reshape(b * n, *pp.shape[2:]), tt.reshape(b * n, *tt.shape[2:]),
+                      [i for i in range(b) for _ in class_ids], [j for _ in range(b) for j in range(n)])  # fmt: skip
+    return Pairs([group], b, class_ids, False, ndim, spacing_t, [], p.device, image_spacing)
+
+
 def prepare_pairs(
     preds: object,
     target: object,
@@ -177,9 +286,16 @@ def prepare_pairs(
     spacing: object,
     validate_args: bool = True,
     only_2d: bool = False,
+    input_format: str = "index",
 ) -> Pairs:
     """Validate the inputs and split them into groups of same-sized boolean (image, class) pairs."""
     check_bool(include_background, "include_background")
+    input_format = check_choice(input_format, "input_format", INPUT_FORMATS)
+    if input_format != "index":
+        if ignore_index is not None:
+            raise ValueError(f"Expected `ignore_index` only with index label maps, but input_format={input_format!r}.")
+        p_ch, t_ch = one_hot_inputs(preds, target, input_format, num_classes, validate_args)
+        return _channel_pairs(p_ch, t_ch, include_background, spacing, only_2d)
     p_images, p_batch = _images(preds, "preds")
     t_images, t_batch = _images(target, "target")
     if (p_batch is None) != (t_batch is None):

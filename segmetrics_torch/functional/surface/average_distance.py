@@ -23,6 +23,7 @@ def average_surface_distance(
     num_classes: int | None = None,
     include_background: bool = False,
     ignore_index: int | None = None,
+    input_format: str = "index",
     validate_args: bool = True,
 ) -> Tensor:
     r"""Per-image (and per-class) mean distance from the boundary of the prediction to that of the ground truth.
@@ -70,6 +71,7 @@ def average_surface_distance(
     pairs, results = convention_distances(
         preds, target, convention=name, corners=corners, distance_metric=metric, connectivity=connectivity,
         spacing=spacing, num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
+        input_format=input_format,
         validate_args=validate_args,
     )  # fmt: skip
     return reduce_pairs(pairs, results, mean_rule(name, symmetric))

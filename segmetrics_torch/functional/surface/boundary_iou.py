@@ -22,6 +22,7 @@ def boundary_iou(
     num_classes: int | None = None,
     include_background: bool = False,
     ignore_index: int | None = None,
+    input_format: str = "index",
     validate_args: bool = True,
 ) -> Tensor:
     r"""Per-image (and per-class) Boundary IoU of 2-D masks.
@@ -65,6 +66,7 @@ def boundary_iou(
         num_classes=num_classes,
         include_background=include_background,
         ignore_index=ignore_index,
+        input_format=input_format,
         spacing=None,
         validate_args=validate_args,
         only_2d=True,

@@ -154,6 +154,7 @@ def convention_distances(
     num_classes: int | None = None,
     include_background: bool = False,
     ignore_index: int | None = None,
+    input_format: str = "index",
     validate_args: bool = True,
 ) -> tuple[Pairs, list[tuple[int, int, SurfaceDistances]]]:
     """The checked pairs of the inputs and their distance lists under ``convention`` (checked by the caller): the
@@ -165,6 +166,7 @@ def convention_distances(
         num_classes=num_classes,
         include_background=include_background,
         ignore_index=ignore_index,
+        input_format=input_format,
         spacing=spacing,
         validate_args=validate_args,
     )
@@ -190,6 +192,7 @@ def surface_distances(
     num_classes: int | None = None,
     include_background: bool = False,
     ignore_index: int | None = None,
+    input_format: str = "index",
     validate_args: bool = True,
 ) -> list[list[SurfaceDistances | None]]:
     """The distance lists of every (image, class) pair, for reductions of one's own (one pass of EDTs).
@@ -216,6 +219,7 @@ def surface_distances(
     pairs, results = convention_distances(
         preds, target, convention=convention, corners=corners, distance_metric=metric, connectivity=connectivity,
         spacing=spacing, num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
+        input_format=input_format,
         validate_args=validate_args,
     )  # fmt: skip
     table: list[list[SurfaceDistances | None]] = [[None] * len(pairs.class_ids) for _ in range(pairs.batch_size)]

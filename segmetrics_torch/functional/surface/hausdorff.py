@@ -24,6 +24,7 @@ def hausdorff_distance(
     num_classes: int | None = None,
     include_background: bool = False,
     ignore_index: int | None = None,
+    input_format: str = "index",
     validate_args: bool = True,
 ) -> Tensor:
     r"""Per-image (and per-class) Hausdorff distance between the boundaries of two masks, in spacing units.
@@ -74,10 +75,16 @@ def hausdorff_distance(
         num_classes: label maps with this many classes (None: binary masks).
         include_background: keep class 0 (label maps only).
         ignore_index: label of ``target`` whose pixels are removed from both masks; its own class is NaN.
+        input_format: TorchMetrics' layouts: ``"index"`` (the default here: masks, or label maps with
+            ``num_classes``), ``"one-hot"`` ((B, C, H, W) / (B, C, D, H, W) channels, bool or 0/1 integers used as
+            given, overlapping or not; floating scores arg-maxed over C as TorchMetrics does, which needs C >= 2) or
+            ``"mixed"`` (one side one-hot, the other index labels in [0, C)). One-hot scores channel 0 only with
+            ``include_background`` unless there is one channel (TorchMetrics' rule); tensors only.
         validate_args: check the values of the masks / labels (synchronises a CUDA device).
 
     Returns:
-        (B,) float64 for binary masks, (B, C') for label maps (C' = ``num_classes`` or ``num_classes - 1``).
+        (B,) float64 for binary masks, (B, C') for label maps (C' = ``num_classes`` or ``num_classes - 1``) and
+        one-hot input (C' = C or C - 1).
 
     Example:
         >>> import torch
@@ -97,6 +104,7 @@ def hausdorff_distance(
     pairs, results = convention_distances(
         preds, target, convention=name, corners=corners, distance_metric=metric, connectivity=connectivity,
         spacing=spacing, num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
+        input_format=input_format,
         validate_args=validate_args,
     )  # fmt: skip
     return reduce_pairs(pairs, results, hausdorff_rule(name, q, directed))

@@ -24,6 +24,7 @@ def surface_distance_measures(
     num_classes: int | None = None,
     include_background: bool = False,
     ignore_index: int | None = None,
+    input_format: str = "index",
     validate_args: bool = True,
 ) -> dict[str, Tensor]:
     """Hausdorff, percentile Hausdorff, ASD, ASSD and NSD from the same distance lists (one EDT per direction and
@@ -51,6 +52,7 @@ def surface_distance_measures(
     pairs, results = convention_distances(
         preds, target, convention=name, corners=corners, distance_metric=metric, connectivity=connectivity,
         spacing=spacing, num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
+        input_format=input_format,
         validate_args=validate_args,
     )  # fmt: skip
     tolerances = check_tolerances(tolerance, len(pairs.class_ids))

@@ -23,6 +23,7 @@ def normalized_surface_distance(
     num_classes: int | None = None,
     include_background: bool = False,
     ignore_index: int | None = None,
+    input_format: str = "index",
     validate_args: bool = True,
 ) -> Tensor:
     r"""Per-image (and per-class) surface Dice: the fraction of both boundaries within ``tolerance`` of the other.
@@ -67,6 +68,7 @@ def normalized_surface_distance(
     pairs, results = convention_distances(
         preds, target, convention=name, corners=corners, distance_metric=metric,
         spacing=spacing, num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
+        input_format=input_format,
         validate_args=validate_args,
     )  # fmt: skip
     tolerances = check_tolerances(tolerance, len(pairs.class_ids))
