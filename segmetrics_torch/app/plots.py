@@ -310,3 +310,80 @@ def plot_threshold_curves(
         out = _save_figure(fig, path)
         plt.close(fig)
     return out
+
+
+def plot_surface_distributions(
+    per_image: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    path: str | Path | Sequence[str | Path],
+    *,
+    measures: Sequence[tuple[str, str]],
+    classes: Sequence[int] | None = None,
+    title: str | None = None,
+    line_style: Callable[[int, str], dict[str, Any]] | None = None,
+    legend_order: Sequence[str] | None = None,
+) -> Path | list[Path]:
+    """Per-image distributions of the boundary-distance measures: one panel per measure, one box per method (and
+    class, for label maps), as medical-segmentation papers show HD95 or NSD.
+
+    Args:
+        per_image: ``{method: {image: {measure: value, or a list of one value per class}}}`` (the records'
+            ``per_image``).
+        path: output file(s), as :func:`plot_pr_curves`.
+        measures: ``(key, axis label)`` of the panels (e.g. ``("hausdorff_percentile", "HD95")``).
+        classes: the classes of label maps (the lists' order); None for masks.
+        title: the figure's title.
+        line_style: the report's colours, as :func:`plot_pr_curves` (only the colour is used).
+        legend_order: the order of the methods (the report's ``method_order``); default: as given.
+
+    An image whose value is infinite (a structure one side misses) or NaN (nothing to compare, or MONAI's percentile
+    HD of a missed structure) cannot sit on a box: the boxes hold the finite values, and the others are counted above
+    each box ("+k inf", "k nan").
+
+    Returns:
+        The written path(s).
+    """
+    if not per_image:
+        raise ValueError("Expected at least one method in `per_image`, but got none.")
+    methods = list(per_image)
+    if legend_order:
+        rank = {name: k for k, name in enumerate(legend_order)}
+        methods.sort(key=lambda m: (rank.get(m, len(rank)), list(per_image).index(m)))
+    groups = list(classes) if classes is not None else [None]
+    plt = _pyplot()
+    with plt.rc_context(_paper_rc()):
+        fig, axes = plt.subplots(1, len(measures), figsize=(2.6 * len(measures) + 0.6, 3.0), squeeze=False)
+        width = 0.8 / len(methods)
+        for ax, (key, label) in zip(axes[0], measures, strict=True):
+            for k, method in enumerate(methods):
+                colour_index = list(per_image).index(method)
+                style = line_style(colour_index, method) if line_style is not None else _style(colour_index)
+                for g, cls in enumerate(groups):
+                    values = [v[key] if cls is None else v[key][g] for v in per_image[method].values() if key in v]
+                    data = np.asarray([np.nan if v is None else v for v in values], dtype=np.float64)
+                    finite = data[np.isfinite(data)]
+                    x = g + (k - (len(methods) - 1) / 2) * width
+                    if finite.size:
+                        box = ax.boxplot(finite, positions=[x], widths=width * 0.85, patch_artist=True,
+                                         showfliers=True, manage_ticks=False)  # fmt: skip
+                        for patch in box["boxes"]:
+                            patch.set(facecolor=style.get("color", "C0"), alpha=0.55)
+                        for part in ("medians", "whiskers", "caps"):
+                            for line in box[part]:
+                                line.set(color="black", lw=0.8)
+                    n_inf, n_nan = int(np.isinf(data).sum()), int(np.isnan(data).sum())
+                    note = "\n".join(([f"+{n_inf} inf"] if n_inf else []) + ([f"{n_nan} nan"] if n_nan else []))
+                    if note:
+                        ax.annotate(note, (x, 1.0), xycoords=("data", "axes fraction"), ha="center", va="bottom",
+                                    fontsize=6)  # fmt: skip
+            ax.set_xticks(range(len(groups)), ["" if c is None else f"class {c}" for c in groups])
+            ax.set_ylabel(label)
+        handles = [plt.Rectangle((0, 0), 1, 1, alpha=0.55, facecolor=(line_style(list(per_image).index(m), m) if
+                                 line_style is not None else _style(list(per_image).index(m))).get("color", "C0"))
+                   for m in methods]  # fmt: skip
+        fig.legend(handles, methods, loc="lower center", ncol=min(len(methods), 4), bbox_to_anchor=(0.5, -0.02))
+        if title:
+            fig.suptitle(title)
+        fig.tight_layout(rect=(0, 0.08, 1, 1))
+        out = _save_figure(fig, path)
+        plt.close(fig)
+    return out

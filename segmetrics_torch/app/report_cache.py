@@ -17,7 +17,7 @@ from .evaluation import (
 from .outputs import make_temporary_file
 
 # --------------------------------------------------------------------------------------------------------- cache
-CACHE_FORMAT = "segmetrics-cache/1"
+CACHE_FORMAT = "segmetrics-cache/2"  # 2: infinities stored as "inf" / "-inf" (1: as null, read back as NaN)
 
 
 
@@ -44,7 +44,9 @@ class ResultCache:
             entry = json.loads(path.read_text(encoding="utf-8"))
             problem = (
                 "not a cache entry"
-                if not isinstance(entry, dict) or entry.get("format") != CACHE_FORMAT
+                if not isinstance(entry, dict) or not str(entry.get("format", "")).startswith("segmetrics-cache/")
+                else "written in an older cache format"
+                if entry.get("format") != CACHE_FORMAT
                 else "its key differs from its name"
                 if entry.get("key") != key
                 else "its checksum does not match its results"

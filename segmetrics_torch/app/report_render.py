@@ -56,9 +56,14 @@ _FAMILY_TITLES = {
 }
 
 
+#: infinities as :func:`~.tables.to_jsonable` writes them
+_INFINITE = ("inf", "-inf")
+
+
 def flat_scalars(results: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
-    """``{"f_measure/max": 0.91, ...}``: every number of a plain result, None (JSON's NaN) as NaN; lists (curves) and
-    ``per_image`` left out."""
+    """``{"f_measure/max": 0.91, ...}``: every number of a plain result, None (JSON's NaN) as NaN and ``"inf"`` /
+    ``"-inf"`` (JSON's infinities, :func:`~.tables.to_jsonable`) as infinities; lists (curves) and ``per_image`` left
+    out."""
     out: dict[str, float] = {}
     for key, value in results.items():
         name = f"{prefix}{key}"
@@ -66,7 +71,7 @@ def flat_scalars(results: Mapping[str, Any], prefix: str = "") -> dict[str, floa
             continue
         if isinstance(value, Mapping):
             out.update(flat_scalars(value, f"{name}/"))
-        elif value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        elif value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)) or value in _INFINITE:
             out[name] = math.nan if value is None else float(value)
     return out
 
@@ -258,6 +263,10 @@ def _figures(
                 plot_proposal_recall(results, p, title=f"{dataset}: object proposals")
 
         figures[f"{stem}_recall"] = draw
+    elif family == "surface":
+        figure = _surface_figure(dataset, records, line_style, order)
+        if figure is not None:
+            figures[f"{stem}_distributions"] = figure
     else:
         for m in _PR_MEASURES:
             curves = _pr_curves(records, family, m)
@@ -266,6 +275,29 @@ def _figures(
                     plot_pr_curves, curves, summary="ODS", iso_f=True, title=f"{dataset}: {measure_name(m)}"
                 )
     return figures
+
+
+def _surface_figure(
+    dataset: str, records: Mapping[str, Mapping[str, Any]], line_style: Any, order: list[str] | None
+) -> Callable[[list[Path]], Any] | None:
+    """The boundary-distance family's figure: per-image distributions of HD<q>, ASSD and NSD (those computed) per
+    method and class (:func:`~.plots.plot_surface_distributions`); None when no record has per-image values."""
+    from . import plots
+
+    per_image = {m: r["results"].get("per_image") or {} for m, r in records.items()}
+    if not any(per_image.values()):
+        return None
+    first = next(iter(records.values()))
+    q = f"{float(first['settings'].get('percentile', 95.0)):g}"
+    labels = {"hausdorff_percentile": f"HD{q}", "assd": "ASSD", "nsd": "NSD"}
+    measures = [(k, label) for k, label in labels.items() if any(k in r["results"] for r in records.values())]
+    if not measures:
+        return None
+    classes = first["results"].get("classes")
+    return functools.partial(
+        plots.plot_surface_distributions, per_image, measures=measures, classes=classes,
+        title=f"{dataset}: per-image boundary distances", line_style=line_style, legend_order=order,
+    )  # fmt: skip
 
 
 def _swap(write: Callable[[Any, Path], Any], what: Any, path: Path) -> None:

@@ -169,8 +169,9 @@ def to_jsonable(results: Any) -> Any:
         results: dicts, lists, tuples, tensors (any device), numpy arrays/scalars, numbers, strings, paths, None.
 
     Returns:
-        The same structure with dicts (string keys), lists, floats, ints, bools, strings and None. Non-finite floats
-        become None; paths become strings.
+        The same structure with dicts (string keys), lists, floats, ints, bools, strings and None. NaN becomes None
+        and an infinity the string ``"inf"`` / ``"-inf"`` (strict JSON has neither; an infinite distance -- a missed
+        structure -- must not read back as NaN); paths become strings.
 
     Raises:
         TypeError: an object of another type.
@@ -186,7 +187,9 @@ def to_jsonable(results: Any) -> Any:
     if isinstance(results, np.generic):
         return to_jsonable(results.item())
     if isinstance(results, float):
-        return results if math.isfinite(results) else None
+        if math.isnan(results):
+            return None
+        return results if math.isfinite(results) else ("inf" if results > 0 else "-inf")
     if results is None or isinstance(results, (bool, int, str)):
         return results
     if isinstance(results, Path):

@@ -67,3 +67,50 @@ def test_bad_surface_options_are_named(tmp_path: Path, capsys) -> None:
     assert main(["evaluate", "--config", str(tmp_path / "eval.yaml"), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "options.surface.convention" in err and "options.surface.percentile" in err
+
+
+def test_report_draws_per_image_distributions(tmp_path: Path, capsys, monkeypatch) -> None:
+    import pytest
+
+    pytest.importorskip("matplotlib")
+    from segmetrics_torch.app import plots
+
+    _data(tmp_path)
+    (tmp_path / "L_B").mkdir()
+    for i in range(3):  # method B misses class 2 in one image: an infinite distance there
+        lab = np.array(Image.open(tmp_path / "L_A" / f"im{i}.png"))
+        if i == 0:
+            lab[lab == 2] = 0
+        Image.fromarray(lab).save(tmp_path / "L_B" / f"im{i}.png")
+    drawn = []
+    real_save = plots._save_figure
+
+    def capture(fig, path):  # the figure's data, read before it is closed
+        drawn.append({
+            "panels": [ax.get_ylabel() for ax in fig.axes],
+            "boxes": sum(len([p for p in ax.patches if p.get_alpha() == 0.55]) for ax in fig.axes),
+            "notes": [t.get_text() for ax in fig.axes for t in ax.texts],
+            "legend": [t.get_text() for t in fig.legends[0].get_texts()],
+        })
+        return real_save(fig, path)
+
+    monkeypatch.setattr(plots, "_save_figure", capture)
+    (tmp_path / "fig.yaml").write_text(
+        "output: fig\nfigures: [png]\nfamilies: [surface]\ndatasets:\n  Labels: L_gt\nmethods:\n  B: L_B\n  A: L_A\n"
+        "method_order: [A, B]\noptions:\n  surface: {num_classes: 3}\n",
+        encoding="utf-8",
+    )
+    assert main(["evaluate", "--config", str(tmp_path / "fig.yaml"), "--no-progress"]) == 0, capsys.readouterr().err
+    figure = tmp_path / "fig" / "figures" / "Labels_surface_distributions.png"
+    assert figure.is_file() and figure.stat().st_size > 1000
+    assert "Labels_surface_distributions.png" in (tmp_path / "fig" / "tables.md").read_text(encoding="utf-8")
+    (data,) = drawn
+    assert data["panels"] == ["HD95", "ASSD", "NSD"]
+    assert data["boxes"] == 3 * 2 * 2  # panels x methods x classes
+    assert data["legend"] == ["A", "B"]  # method_order
+    # B's missed class 2: ASSD inf, HD95 NaN per image (MONAI's percentile of infinities; the table's mean is inf), NSD
+    # a score (0 there)
+    assert sorted(data["notes"]) == ["+1 inf", "1 nan"]
+    tables = (tmp_path / "fig" / "tables.md").read_text(encoding="utf-8")
+    row_b = next(line for line in tables.splitlines() if line.startswith("| B "))
+    assert "inf" in row_b and "nan" not in row_b  # the missed structure's means: infinite, not NaN
