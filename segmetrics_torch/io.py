@@ -811,7 +811,7 @@ def resize_linear(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     PySODEvalToolkit resizes a prediction to its ground truth this way. OpenCV's 8-bit path: half-pixel centres
     ``x = (dx + 0.5) * W / w - 0.5``, weights rounded to 1/2048, a horizontal pass in integers, then the vertical
     pass of its SIMD kernel: ``(((H0 >> 4) * b0 >> 16) + ((H1 >> 4) * b1 >> 16) + 2) >> 2``. Bit-exact against
-    OpenCV 4.x on random sizes (``tests/test_report_run.py``); no antialiasing when shrinking (as OpenCV).
+    OpenCV 4.x on random sizes (``tests/app/test_report_run.py``); no antialiasing when shrinking (as OpenCV).
     """
     h, w = size
     if image.shape == (h, w):

@@ -1,6 +1,6 @@
 """DDP for the issue-15 foreground Metrics: two gloo processes, each with half of the images, == one process.
 
-Same pattern as ``tests/test_ddp.py``: the workers assert a world size of 2 and rank 0 saves its results.
+Same pattern as ``tests/metrics/test_ddp.py``: the workers assert a world size of 2 and rank 0 saves its results.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from segmetrics_torch.metrics.foreground_extra import (
     SizeInvariantMAE,
     ThresholdMeasures,
 )
-from tests.test_ddp import _assert_equal, _free_port
+from tests.metrics.test_ddp import _assert_equal, _free_port
 
 pytestmark = [pytest.mark.ddp, pytest.mark.slow]
 

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _dataset(folder: Path, n: int, size: int, seed: int = 0) -> tuple[Path, Path]:

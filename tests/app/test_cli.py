@@ -21,7 +21,7 @@ from segmetrics_torch.app.cli import main
 from segmetrics_torch.app.tables import SOD_COLUMNS, format_table, scalar_row, to_jsonable
 from segmetrics_torch.synthetic import write_foreground_dataset
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ pl = pytest.importorskip("pytorch_lightning")
 
 from segmetrics_torch import MAE, EMeasure, FMeasure, SMeasure, WeightedFMeasure  # noqa: E402
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "lightning_training.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "lightning_training.py"
 
 
 def _example():

@@ -25,7 +25,7 @@ from PIL import Image
 from segmetrics_torch.meta import grid_oversegmentation, random_hierarchy_ucm
 from segmetrics_torch.synthetic import make_boundary_dataset, write_foreground_dataset
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 N = 7
 TORCHRUN = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
 #: provenance that legitimately differs between two runs

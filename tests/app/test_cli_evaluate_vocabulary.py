@@ -18,7 +18,7 @@ from PIL import Image
 
 from segmetrics_torch.app.prescan import dataset_name, method_name
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 H, W = 24, 32
 
 

@@ -595,7 +595,7 @@ def test_proposals_family(tmp_path, capsys):
 
 
 def test_example_configuration_parses():
-    config = report_run.load_config(Path(__file__).resolve().parents[1] / "examples" / "eval.yaml")
+    config = report_run.load_config(Path(__file__).resolve().parents[2] / "examples" / "eval.yaml")
     assert [d.name for d in config.datasets] == ["ECSSD", "DUTS-TE", "BSDS500", "VOC2012-val"]
     assert [m.name for m in config.methods] == ["MyNet", "U2Net", "gPb-owt-ucm", "MCG"]
     assert config.datasets[2].families == ("boundary", "partition") and config.workers == 3

@@ -1,6 +1,6 @@
 """``segmetrics_torch.app.distributed`` without torchrun: identity helpers, the shard rule, rank 1's stderr filter.
 
-The runs under ``torchrun`` themselves are in ``tests/test_cli_distributed.py`` (slow, ddp)."""
+The runs under ``torchrun`` themselves are in ``tests/app/test_cli_distributed.py`` (slow, ddp)."""
 
 from __future__ import annotations
 
