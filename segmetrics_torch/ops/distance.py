@@ -14,6 +14,11 @@ their results are identical to each other and to scipy on every input:
   transform 12x-16x at 320x320, on a 2-core CPU.)
 * ``"numba"``: a compiled, parallel CPU kernel; the row pass is the O(W) lower envelope of parabolas (Felzenszwalb &
   Huttenlocher 2012, Meijster et al. 2000) evaluated with integer arithmetic only.
+
+On CUDA, where Triton is installed, the ``"torch"`` backend runs two Triton kernels instead of the tensor operations
+(``ops/_kernels/edt_triton.py``: the column pass, and the row pass as a register-tiled minimum over the row's
+columns, int32 keys; same results), for images whose keys fit in 31 bits (square images up to 836 x 836; the tensor
+route was faster beyond, measured on an H100). ``SEGMETRICS_TRITON=0`` keeps the tensor route.
 """
 
 from __future__ import annotations
@@ -73,7 +78,7 @@ def distance_transform_edt(
             tensors when numba is installed, torch otherwise).
         chunk_size: torch backend only: number of image rows (counted across the whole batch) whose row pass is
             computed at once; each needs about ``40 * W`` bytes of scratch. ``None`` picks the largest chunk that
-            keeps this scratch under about 256 MiB.
+            keeps this scratch under about 256 MiB. The Triton kernels on CUDA need no such scratch and ignore it.
 
     Returns:
         ``(dist, index)`` on ``mask``'s device, each of ``mask``'s shape: ``dist`` float64 distances, ``index`` int64
