@@ -349,14 +349,17 @@ def plot_surface_distributions(
         rank = {name: k for k, name in enumerate(legend_order)}
         methods.sort(key=lambda m: (rank.get(m, len(rank)), list(per_image).index(m)))
     groups = list(classes) if classes is not None else [None]
+
+    def colour(method: str) -> Any:  # the method's colour in the report's style (by its place in `per_image`)
+        index = list(per_image).index(method)
+        return (line_style(index, method) if line_style is not None else _style(index)).get("color", "C0")
+
     plt = _pyplot()
     with plt.rc_context(_paper_rc()):
         fig, axes = plt.subplots(1, len(measures), figsize=(2.6 * len(measures) + 0.6, 3.0), squeeze=False)
         width = 0.8 / len(methods)
         for ax, (key, label) in zip(axes[0], measures, strict=True):
             for k, method in enumerate(methods):
-                colour_index = list(per_image).index(method)
-                style = line_style(colour_index, method) if line_style is not None else _style(colour_index)
                 for g, cls in enumerate(groups):
                     values = [v[key] if cls is None else v[key][g] for v in per_image[method].values() if key in v]
                     data = np.asarray([np.nan if v is None else v for v in values], dtype=np.float64)
@@ -366,7 +369,7 @@ def plot_surface_distributions(
                         box = ax.boxplot(finite, positions=[x], widths=width * 0.85, patch_artist=True,
                                          showfliers=True, manage_ticks=False)  # fmt: skip
                         for patch in box["boxes"]:
-                            patch.set(facecolor=style.get("color", "C0"), alpha=0.55)
+                            patch.set(facecolor=colour(method), alpha=0.55)
                         for part in ("medians", "whiskers", "caps"):
                             for line in box[part]:
                                 line.set(color="black", lw=0.8)
@@ -377,9 +380,7 @@ def plot_surface_distributions(
                                     fontsize=6)  # fmt: skip
             ax.set_xticks(range(len(groups)), ["" if c is None else f"class {c}" for c in groups])
             ax.set_ylabel(label)
-        handles = [plt.Rectangle((0, 0), 1, 1, alpha=0.55, facecolor=(line_style(list(per_image).index(m), m) if
-                                 line_style is not None else _style(list(per_image).index(m))).get("color", "C0"))
-                   for m in methods]  # fmt: skip
+        handles = [plt.Rectangle((0, 0), 1, 1, alpha=0.55, facecolor=colour(m)) for m in methods]
         fig.legend(handles, methods, loc="lower center", ncol=min(len(methods), 4), bbox_to_anchor=(0.5, -0.02))
         if title:
             fig.suptitle(title)

@@ -134,8 +134,12 @@ def _edt_torch(mask: Tensor, chunk_size: int | None = None) -> tuple[Tensor, Ten
     """Separable EDT of a non-empty (B, H, W) bool batch with tensor operations only (any device, no host sync)."""
     b, h, w = mask.shape
     device = mask.device
+    # the packed keys of the row pass (explained there): `big`, the squared distance of a column without a feature,
+    # and `bits`, the bits of a column index
+    big = h * h + w * w
+    bits = max(1, (w - 1).bit_length())
     if _triton_enabled(device):
-        fused = _edt_triton(mask)
+        fused = _edt_triton(mask, big, bits)
         if fused is not None:
             return fused
 
@@ -157,8 +161,6 @@ def _edt_torch(mask: Tensor, chunk_size: int | None = None) -> tuple[Tensor, Ten
     # are packed into one int64 key `(d2 << bits) | c` (c < 2**bits), so that a plain minimum returns the smallest
     # distance and, among equal distances, the smallest column: the other half of the tie rule. Columns without a
     # feature get a squared distance `big` larger than any real one, (H-1)^2 + (W-1)^2.
-    big = h * h + w * w
-    bits = max(1, (w - 1).bit_length())
     g = torch.where(gd < h, gd * gd, big).view(b * h, w)
     del gd
     n_rows = b * h
@@ -232,7 +234,8 @@ def _row_pass_monotone(g: Tensor, bits: int, out: Tensor) -> None:
 
 
 def _triton_enabled(device: torch.device) -> bool:
-    """Whether the row pass takes the Triton kernel: a CUDA device, Triton importable, ``SEGMETRICS_TRITON`` not 0."""
+    """Whether the transform takes the Triton kernels: a CUDA device, Triton importable (and not failed before),
+    ``SEGMETRICS_TRITON`` not 0."""
     return (device.type == "cuda" and os.environ.get("SEGMETRICS_TRITON", "1") != "0" and not _TRITON_FAILED
             and _triton_available())  # fmt: skip
 
@@ -251,9 +254,10 @@ def _triton_available() -> bool:
 _TRITON_COLUMNS, _TRITON_BLOCK_X, _TRITON_BLOCK_C = 32, 32, 64
 
 
-def _edt_triton(mask: Tensor) -> tuple[Tensor, Tensor] | None:
-    """The transform of a (B, H, W) bool batch by the two Triton kernels (``ops/_kernels/edt_triton.py``): the same
-    ``(dist, index)`` as the tensor route, or ``None`` where the tensor route is to run instead:
+def _edt_triton(mask: Tensor, big: int, bits: int) -> tuple[Tensor, Tensor] | None:
+    """The transform of a (B, H, W) bool batch by the two Triton kernels (``ops/_kernels/edt_triton.py``), with the
+    tensor route's ``big`` and ``bits``: the same ``(dist, index)``, or ``None`` where the tensor route is to run
+    instead:
 
     * the largest packed key needs more than 31 bits (square images of 837 x 837 and more): the kernels work in
       int32, because on an H100 the row kernel's O(W^2) arithmetic in int64 lost to the O(W log W) tensor route
@@ -262,8 +266,6 @@ def _edt_triton(mask: Tensor) -> tuple[Tensor, Tensor] | None:
       from the tensor route, after one warning that says why; later calls go there directly.
     """
     b, h, w = mask.shape
-    big = h * h + w * w  # the squared distance of a column without a feature: more than any real one
-    bits = max(1, (w - 1).bit_length())
     if ((big + (w - 1) ** 2) << bits) | ((1 << bits) - 1) >= _INT32_TOP:
         return None
     try:

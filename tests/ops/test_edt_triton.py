@@ -53,6 +53,11 @@ def interpreted(monkeypatch):
     return calls
 
 
+def _keys(h: int, w: int) -> tuple[int, int]:
+    """``(big, bits)`` of an H x W image, as ``_edt_torch`` passes them to ``_edt_triton``."""
+    return h * h + w * w, max(1, (w - 1).bit_length())
+
+
 def assert_matches_scipy(mask: np.ndarray) -> None:
     batch = mask[None] if mask.ndim == 2 else mask
     dist, index = distance_transform_edt(torch.from_numpy(batch).to(DEVICE), backend="torch")
@@ -118,7 +123,7 @@ def test_keys_wider_than_int32_take_the_tensor_route(interpreted):
     mask[0, 0] = True
     assert_matches_scipy(mask)
     assert interpreted  # asked ...
-    assert distance._edt_triton(torch.from_numpy(mask[None])) is None  # ... and declined
+    assert distance._edt_triton(torch.from_numpy(mask[None]), *_keys(h, w)) is None  # ... and declined
 
 
 @pytest.mark.parametrize(
@@ -129,7 +134,7 @@ def test_kernels_equal_the_tensor_route(interpreted, h, w):
     rng = np.random.default_rng(h * w)
     mask = torch.from_numpy(np.stack([rng.random((h, w)) < 0.05, np.zeros((h, w), bool), np.ones((h, w), bool)]))
     mask[0, h // 2, w // 2] = True
-    got = distance._edt_triton(mask.to(DEVICE))
+    got = distance._edt_triton(mask.to(DEVICE), *_keys(h, w))
     assert got is not None
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(distance, "_triton_enabled", lambda device: False)

@@ -180,6 +180,14 @@ def normalize_image_spacing(spacing: object, ndim: int, batch: int) -> list[tupl
     return [normalize_spacing(row, ndim) for row in rows]
 
 
+def _spacings(spacing: object, ndim: int, batch: int) -> tuple[tuple[float, ...], list[tuple[float, ...]] | None]:
+    """``(shared spacing, per-image spacings or None)`` of a ``spacing`` argument: MONAI's per-item form gives one
+    tuple per image (and a unit shared spacing), any other form one shared tuple."""
+    if _is_per_image(spacing):
+        return (1.0,) * ndim, normalize_image_spacing(spacing, ndim, batch)
+    return normalize_spacing(spacing, ndim), None
+
+
 def _as_channels(x: Tensor, name: str, validate_args: bool) -> Tensor:
     """A (B, C, *spatial) one-hot tensor as bool channels: floating scores arg-maxed over the channels and one-hot
     encoded again (TorchMetrics' reading), bool or 0/1 integer channels used as given (they may overlap)."""
@@ -265,9 +273,7 @@ def _channel_pairs(
         raise ValueError(f"Expected non-empty images, but got shape {tuple(p.shape)}.")
     if only_2d and ndim != 2:
         raise ValueError(f"Expected 2-D images ((B, C, H, W) one-hot) for this measure, but got {ndim}-D images.")
-    per_image = _is_per_image(spacing)
-    image_spacing = normalize_image_spacing(spacing, ndim, p.shape[0]) if per_image else None
-    spacing_t = (1.0,) * ndim if per_image else normalize_spacing(spacing, ndim)
+    spacing_t, image_spacing = _spacings(spacing, ndim, p.shape[0])
     class_ids = channel_columns(p.shape[1], include_background)
     b, n = p.shape[0], len(class_ids)
     pp, tt = p[:, class_ids], t[:, class_ids]
@@ -319,9 +325,7 @@ def prepare_pairs(
         raise ValueError(
             f"Expected 2-D images ((B, H, W) or a list of (H, W)) for this measure, but got {ndim}-D images."
         )
-    per_image = _is_per_image(spacing)
-    image_spacing = normalize_image_spacing(spacing, ndim, len(p_images)) if per_image else None
-    spacing_t = (1.0,) * ndim if per_image else normalize_spacing(spacing, ndim)
+    spacing_t, image_spacing = _spacings(spacing, ndim, len(p_images))
 
     if num_classes is None:
         if ignore_index is not None:
