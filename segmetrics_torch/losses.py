@@ -41,7 +41,7 @@ from torch.autograd.function import once_differentiable
 
 from ._checks import check_bool, check_choice, check_image_stack, check_positive_float, check_tensor, check_uint8_target
 from ._constants import EPS
-from .ops.weighted_error import ground_truth_terms, weighted_error_grad, weighted_error_sums
+from .ops.weighted_error import ground_truth_terms, resolve_path, weighted_error_grad, weighted_error_sums
 
 __all__ = [
     "EMeasureLoss",
@@ -73,6 +73,7 @@ def _prepare(preds: Tensor, target: Tensor, validate_args: bool) -> tuple[Tensor
         raise ValueError(
             f"Expected `preds` and `target` of the same shape, but got {tuple(preds.shape)} and {tuple(target.shape)}."
         )
+    checks: list[Tensor] = []  # extrema read back together: one synchronisation for all the value checks
     if target.dtype == torch.uint8:
         if validate_args:
             check_uint8_target(target, "target")
@@ -80,19 +81,26 @@ def _prepare(preds: Tensor, target: Tensor, validate_args: bool) -> tuple[Tensor
     elif target.dtype == torch.bool:
         g = target
     else:
-        g = target != 0
-        # binary iff "nonzero" and "equal to 1" agree everywhere (NaN is nonzero and not 1): two bool masks compared,
-        # not a float copy of the binarisation (a third of the memory traffic)
-        if validate_args and not torch.equal(g, target == 1):
-            raise ValueError("Expected `target` to be binary (bool, {0, 1}, or uint8 binarised > 128).")
+        # `bool()` is "nonzero" (NaN included) and a vectorised cast: 10x faster than `target != 0` on the CPU
+        g = target.bool()
+        if validate_args:
+            with torch.no_grad():
+                # binary iff in [0, 1] and, for floats, equal to its ceiling there (NaN fails both): three reductions
+                # and no bool mask compared (`torch.equal(g, target == 1)` cost 2 ms for 16 x 352 x 352 on 2 cores)
+                checks += torch.aminmax(target.detach())
+                if target.is_floating_point():
+                    checks.append(torch.ceil(target.detach()).sub_(target.detach()).amax())
     if validate_args:
         with torch.no_grad():
-            # one pass and one synchronisation: NaN propagates into the extrema, +-inf lies outside [0, 1]
-            low, high = (float(v) for v in torch.stack(torch.aminmax(preds.detach())).tolist())
+            # NaN propagates into the extrema, +-inf lies outside [0, 1]
+            checks = [*torch.aminmax(preds.detach()), *checks]
+            low, high, *rest = torch.stack([c.double() for c in checks]).tolist()
             if not (math.isfinite(low) and math.isfinite(high)):
                 raise ValueError("Expected `preds` to contain only finite values, but it contains NaN or inf.")
             if low < 0 or high > 1:
                 raise ValueError("Expected `preds` to be probabilities in [0, 1]; apply a sigmoid first.")
+            if rest and not (rest[0] >= 0 and rest[1] <= 1 and (len(rest) == 2 or rest[2] == 0)):
+                raise ValueError("Expected `target` to be binary (bool, {0, 1}, or uint8 binarised > 128).")
     out_dtype = preds.dtype
     work = torch.promote_types(preds.dtype, torch.float32)
     return preds.to(work), g, out_dtype
@@ -214,9 +222,11 @@ def weighted_f_measure_loss(
     _check_reduction(reduction)
     beta2 = check_positive_float(beta2, "beta2")
     p, g, dtype = _prepare(preds, target, validate_args)
+    path = resolve_path("auto", p.device)
     with torch.no_grad():  # everything that depends on the ground truth only: once per batch, no graph
-        importance_bg, index, pos = ground_truth_terms(g, p.dtype)
-    ew_fg, fpw = _WeightedErrorSums.apply(p, g, index, importance_bg)
+        # the tensor path keeps the EDT's own backend choice ("auto": the compiled EDT for CPU tensors)
+        importance_bg, index, pos = ground_truth_terms(g, p.dtype, path="numba" if path == "numba" else "auto")
+    ew_fg, fpw = _WeightedErrorSums.apply(p, g, index, importance_bg, path)
     tpw = pos - ew_fg
     recall = 1 - ew_fg / pos.clamp_min(1)
     precision = tpw / (tpw + fpw + EPS)
@@ -235,16 +245,20 @@ class _WeightedErrorSums(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx: Any, p: Tensor, g: Tensor, index: Tensor, importance_bg: Tensor) -> tuple[Tensor, Tensor]:
-        ew_fg, fpw, won = weighted_error_sums(p, g, index, importance_bg)
+    def forward(
+        ctx: Any, p: Tensor, g: Tensor, index: Tensor, importance_bg: Tensor, path: Literal["numba", "torch"]
+    ) -> tuple[Tensor, Tensor]:
+        ew_fg, fpw, won = weighted_error_sums(p, g, index, importance_bg, path=path)
         ctx.save_for_backward(won, g, index, importance_bg)
+        ctx.path = path
         return ew_fg, fpw
 
     @staticmethod
     @once_differentiable
     def backward(ctx: Any, d_fg: Tensor, d_bg: Tensor) -> tuple[Tensor | None, ...]:
         won, g, index, importance_bg = ctx.saved_tensors
-        return weighted_error_grad(won, g, index, importance_bg, d_fg, d_bg), None, None, None
+        grad = weighted_error_grad(won, g, index, importance_bg, d_fg, d_bg, path=ctx.path)
+        return grad, None, None, None, None
 
 
 def soft_f_measure_loss(

@@ -31,7 +31,7 @@ from .._constants import LOG_HALF_OVER_5
 from .distance import cpu_kernels_enabled, distance_transform_edt
 from .filters import _host_gaussian_weights, gaussian_blur_zero
 
-__all__ = ["ground_truth_terms", "weighted_error_grad", "weighted_error_sums"]
+__all__ = ["ground_truth_terms", "resolve_path", "weighted_error_grad", "weighted_error_sums"]
 
 #: Margolin's Gaussian: 7x7, sigma 5
 _SIZE, _SIGMA = 7, 5.0
@@ -45,10 +45,19 @@ def _numba(path: KernelPath, device: torch.device) -> bool:
     return device.type == "cpu" and (path == "numba" or (path == "auto" and cpu_kernels_enabled(device)))
 
 
+def resolve_path(path: KernelPath, device: torch.device) -> Literal["numba", "torch"]:
+    """The path ``path`` takes for tensors on ``device`` now: decide it once per loss call and pass it to the three
+    steps, so that a backward pass run later (``SEGMETRICS_CPU_KERNEL`` changed meanwhile) reads the index and
+    ``won`` of its own forward pass."""
+    return "numba" if _numba(path, device) else "torch"
+
+
 def ground_truth_terms(g: Tensor, dtype: torch.dtype, *, path: KernelPath = "auto") -> tuple[Tensor, Tensor, Tensor]:
     """``(importance, index, size)`` of a (B, H, W) bool ground truth: ``B`` in ``dtype`` (0 on the GT), the
-    (B, H*W) int64 flat index of each pixel's nearest GT pixel (0 for an empty GT, whose loss is masked out) and
-    the (B,) number of GT pixels in ``dtype``."""
+    (B, H*W) flat index of each pixel's nearest GT pixel (0 for an empty GT, whose loss is masked out) and the (B,)
+    number of GT pixels in ``dtype``. The index is int64 on the tensor path (what ``gather`` takes) and int32 from
+    the kernels where ``H*W`` fits (half the memory traffic: 1.5 ms of 9 for 16 x 352 x 352 on 2 cores); pass it
+    on to :func:`weighted_error_sums` and :func:`weighted_error_grad` on the same ``path``."""
     b = g.shape[0]
     if _numba(path, g.device) and g.numel() > 0:
         import numba
@@ -56,7 +65,7 @@ def ground_truth_terms(g: Tensor, dtype: torch.dtype, *, path: KernelPath = "aut
         kernels = _kernels()
         mask = g.detach().to("cpu").contiguous().numpy()
         importance = torch.empty(g.shape, dtype=dtype)
-        index = torch.empty(g.shape, dtype=torch.int64)
+        index = torch.empty(g.shape, dtype=torch.int32 if g[0].numel() < 2**31 else torch.int64)
         size = torch.empty(b, dtype=torch.int64)
         n_tasks = max(1, min(numba.get_num_threads(), b))
         kernels.ground_truth_terms(mask, importance.numpy(), index.numpy(), size.numpy(), LOG_HALF_OVER_5, n_tasks)
@@ -136,4 +145,3 @@ def _kernels() -> Any:
     from ._kernels import weighted_error
 
     return weighted_error
-

@@ -127,6 +127,12 @@ def test_reductions_and_modules():
         (torch.full((1, 2, 2), float("nan")), torch.zeros(1, 2, 2, dtype=torch.bool), ValueError, "NaN"),
         (torch.zeros(1, 2, 2, dtype=torch.long), torch.zeros(1, 2, 2, dtype=torch.bool), TypeError, "floating"),
         (torch.rand(1, 2, 2), torch.full((1, 2, 2), 0.5), ValueError, "binary"),
+        (torch.rand(1, 2, 2), torch.tensor([[[0.0, 1.0], [1.0, 1 - 2**-24]]]), ValueError, "binary"),
+        (torch.rand(1, 2, 2), torch.tensor([[[0.0, 1.0], [2.0, 1.0]]], dtype=torch.float64), ValueError, "binary"),
+        (torch.rand(1, 2, 2), torch.tensor([[[0.0, 1.0], [-1.0, 1.0]]]), ValueError, "binary"),
+        (torch.rand(1, 2, 2), torch.tensor([[[0.0, float("nan")], [0.0, 1.0]]]), ValueError, "binary"),
+        (torch.rand(1, 2, 2), torch.tensor([[[0, 1], [2, 1]]]), ValueError, "binary"),
+        (torch.rand(1, 2, 2), torch.tensor([[[0, 1], [-1, 1]]], dtype=torch.int8), ValueError, "binary"),
         (torch.rand(0, 2, 2), torch.zeros(0, 2, 2, dtype=torch.bool), ValueError, "at least one image"),
     ],
 )
@@ -134,6 +140,22 @@ def test_bad_input(preds, target, error, match):
     for fn in LOSSES.values():
         with pytest.raises(error, match=match):
             fn(preds, target)
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        torch.tensor([[[0.0, 1.0], [-0.0, 1.0]]]),
+        torch.tensor([[[0, 1], [0, 1]]]),
+        torch.tensor([[[0, 1], [0, 1]]], dtype=torch.float16),
+        torch.tensor([[[0, 1], [0, 1]]], dtype=torch.bfloat16),
+    ],
+)
+def test_binary_targets_of_every_dtype(target):
+    """{0, 1} in any integer or floating dtype (-0.0 included) is the bool mask it stands for."""
+    p = torch.rand(1, 2, 2, generator=torch.Generator().manual_seed(3))
+    for fn in LOSSES.values():
+        torch.testing.assert_close(fn(p, target), fn(p, target.bool()), rtol=0, atol=0)
 
 
 def test_device_and_dtype(device):
