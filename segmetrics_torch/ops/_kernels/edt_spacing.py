@@ -3,7 +3,10 @@ distance transform of a 3-D feature mask with anisotropic spacing (a 2-D mask is
 
 Separable (Felzenszwalb & Huttenlocher 2012): one pass per axis, each line the lower envelope of the parabolas
 ``w (x - c)^2 + f(c)`` (``w`` the squared spacing of the axis, ``f`` the previous passes' result, ``inf`` where no
-feature is reachable yet). Lines are spread over tasks; each task keeps its scratch.
+feature is reachable yet). The first pass, along the contiguous axis, reads the bool mask itself, where the
+envelope is the squared distance to the nearest feature of the line: two scans, no breakpoints. The strided passes
+copy blocks of neighbouring lines into scratch row by row and back; each task takes one contiguous run of lines or
+blocks (lines dealt out round-robin made two threads write the same cache lines) and keeps its scratch.
 """
 
 import numba
@@ -11,11 +14,13 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
-def _envelope(f, w, out, v, z):  # pragma: no cover - compiled
+def _envelope(f, w, out, v, z, cst):  # pragma: no cover - compiled
     # out[x] = min_c (w (x - c)^2 + f[c]) over the c with a finite f[c]; inf everywhere when there is none.
     # The breakpoints are floats: at a crossing two parabolas give the same value up to rounding, so the minimum is
-    # exact to the last bit or two whichever one is taken.
+    # exact to the last bit or two whichever one is taken. cst[k] = f[v[k]] + w v[k]^2, kept beside the stack (the
+    # same float operations as recomputing it, without the gather).
     n = f.shape[0]
+    w2 = 2.0 * w
     k = -1
     for q in range(n):
         fq = f[q]
@@ -24,14 +29,14 @@ def _envelope(f, w, out, v, z):  # pragma: no cover - compiled
         cq = fq + w * q * q
         s = 0.0
         while k >= 0:
-            p = v[k]
-            s = (cq - (f[p] + w * p * p)) / (2.0 * w * (q - p))
+            s = (cq - cst[k]) / (w2 * (q - v[k]))
             if s <= z[k]:
                 k -= 1
             else:
                 break
         k += 1
         v[k] = q
+        cst[k] = cq
         z[k] = -np.inf if k == 0 else s
         z[k + 1] = np.inf
     if k < 0:
@@ -45,41 +50,80 @@ def _envelope(f, w, out, v, z):  # pragma: no cover - compiled
         out[x] = w * d * d + f[v[j]]
 
 
+@numba.njit(cache=True, nogil=True)
+def _indicator_line(mask, out, w, left):  # pragma: no cover - compiled
+    # out[x] = w d^2 with d the distance from x to the nearest True of the bool line `mask` (the envelope's value
+    # w (x - c)^2 + 0, the same float operations), 0 on it, inf when the line has none. `left`: int64 scratch for
+    # the nearest one on the left.
+    n = mask.shape[0]
+    last = -1
+    for x in range(n):
+        if mask[x]:
+            last = x
+        left[x] = last
+    nxt = -1
+    for x in range(n - 1, -1, -1):
+        if mask[x]:
+            nxt = x
+            out[x] = 0.0
+            continue
+        best = np.inf
+        if left[x] >= 0:
+            d = x - left[x]
+            best = w * d * d
+        if nxt >= 0:
+            d = nxt - x
+            r = w * d * d
+            if r < best:
+                best = r
+        out[x] = best
+
+
+#: strided passes take this many neighbouring lines at a time: each row of the block is one contiguous read (a
+#: column of a 512-wide float64 image steps 4 KiB per element, and one line at a time thrashed the L1 cache's sets)
+_BLOCK = 16
+
+
 @numba.njit(parallel=True, cache=True, nogil=True)
-def squared_edt(f, spacing, n_tasks):  # pragma: no cover - compiled
-    # f: (A, B, C) float64, 0 at the features and inf elsewhere on entry, the squared distances on return
-    a_len, b_len, c_len = f.shape
+def squared_edt(mask, spacing, n_tasks):  # pragma: no cover - compiled
+    # mask: (A, B, C) bool, the features; returns the (A, B, C) float64 squared distances
+    a_len, b_len, c_len = mask.shape
+    f = np.empty((a_len, b_len, c_len))
     longest = max(a_len, b_len, c_len)
+    n_blk = (c_len + _BLOCK - 1) // _BLOCK
     for axis in range(2, -1, -1):  # the contiguous axis first
         w = spacing[axis] * spacing[axis]
         n = (a_len, b_len, c_len)[axis]
+        if n == 1 and axis != 2:
+            continue  # w 0^2 + f: the identity (the depth axis of a 2-D image)
         if axis == 2:
-            lines = a_len * b_len
+            units = a_len * b_len  # one line each
         elif axis == 1:
-            lines = a_len * c_len
+            units = a_len * n_blk  # a block of lines f[a, :, c0:c0 + _BLOCK]
         else:
-            lines = b_len * c_len
+            units = b_len * n_blk  # f[:, b, c0:c0 + _BLOCK]
         for task in numba.prange(n_tasks):
-            buf = np.empty(longest)
+            buf = np.empty((_BLOCK, longest))
             out = np.empty(longest)
             v = np.empty(longest, np.int64)
             z = np.empty(longest + 1)
-            for t in range(task, lines, n_tasks):
+            cst = np.empty(longest)
+            for u in range(task * units // n_tasks, (task + 1) * units // n_tasks):
                 if axis == 2:
-                    line = f[t // b_len, t % b_len]
-                    _envelope(line, w, out[:n], v, z)
-                    line[:] = out[:n]
-                elif axis == 1:
-                    a, c = t // c_len, t % c_len
-                    for i in range(n):
-                        buf[i] = f[a, i, c]
-                    _envelope(buf[:n], w, out[:n], v, z)
-                    for i in range(n):
-                        f[a, i, c] = out[i]
-                else:
-                    b, c = t // c_len, t % c_len
-                    for i in range(n):
-                        buf[i] = f[i, b, c]
-                    _envelope(buf[:n], w, out[:n], v, z)
-                    for i in range(n):
-                        f[i, b, c] = out[i]
+                    _indicator_line(mask[u // b_len, u % b_len], f[u // b_len, u % b_len], w, v)
+                    continue
+                outer = u // n_blk
+                c0 = (u % n_blk) * _BLOCK
+                kk = min(_BLOCK, c_len - c0)
+                for i in range(n):
+                    row = f[outer, i] if axis == 1 else f[i, outer]
+                    for j in range(kk):
+                        buf[j, i] = row[c0 + j]
+                for j in range(kk):
+                    _envelope(buf[j, :n], w, out[:n], v, z, cst)
+                    buf[j, :n] = out[:n]
+                for i in range(n):
+                    row = f[outer, i] if axis == 1 else f[i, outer]
+                    for j in range(kk):
+                        row[c0 + j] = buf[j, i]
+    return f
