@@ -19,6 +19,10 @@ settings.register_profile(
 settings.register_profile("ci", parent=settings.get_profile("default"), derandomize=True, print_blob=True)
 settings.load_profile(os.environ.get("SEGMETRICS_HYPOTHESIS_PROFILE", "default"))
 
+# The command's small-run shortcut on a cold numba cache (app/cold_start.py) would send the CLI tests of a fresh
+# clone to the tensor path; the suite tests the path it names, so it compiles (tests/app/test_cold_start.py unsets it).
+os.environ.setdefault("SEGMETRICS_COLD_START", "compile")
+
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 # Without a GPU, Triton kernels run under Triton's interpreter (tests/ops/test_edt_triton.py): it must be chosen before

@@ -32,6 +32,7 @@ Reading conventions (documented for users in the README, "Evaluation reports"):
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -41,7 +42,6 @@ from . import distributed
 from .errors import InputError
 
 if TYPE_CHECKING:  # annotations only: the app imports torch lazily
-
     import torch
 
     from ..functional.boundary.bsds import InputFormat
@@ -60,6 +60,7 @@ from .batching import (
     update_naming_the_image,
     warn_nan_images,
 )
+from .cold_start import cold_start
 from .decoding import DecodeStream, DecodeTask, decode_pairs, decode_tasks, worker_pool_context
 from .pairing import (
     BOUNDARY_EXTENSIONS,
@@ -155,15 +156,18 @@ def evaluate_foreground(
     distributed.shard_progress(progress, len(pairs))
     images = counted(images, progress)
     nan_stems: dict[str, list[str]] = {}
-    for names, preds, target in batches(images, batch_size, device):
-        metric.update(preds, target, names)
-        _update_included(extra, preds, target, names, metric.per_image, nan_stems)
-    distributed.merge_foreground(metric, len(pairs))  # under torchrun: every rank's sums (the Metrics sync in compute)
-    results = metric.compute()
-    if extra:
-        with distributed.peers(), warnings.catch_warnings():  # under torchrun the Metrics sum every rank's states
-            warnings.simplefilter("ignore", RuntimeWarning)  # NaNs are announced below, naming the images
-            results = {**results, **{name: m.compute() for name, m in extra.items()}}
+    with cold_start(len(pairs)) as plan:  # a small run on a cold machine takes the tensor path (see cold_start)
+        for names, preds, target in batches(images, batch_size, device):
+            if plan.decide(preds):  # the tensor path's EDT too: its "auto" backend would compile the numba one
+                metric.options = dataclasses.replace(metric.options, edt_backend="torch")
+            metric.update(preds, target, names)
+            _update_included(extra, preds, target, names, metric.per_image, nan_stems)
+        distributed.merge_foreground(metric, len(pairs))  # under torchrun: every rank's sums (the Metrics sync then)
+        results = metric.compute()
+        if extra:
+            with distributed.peers(), warnings.catch_warnings():  # under torchrun the Metrics sum every rank's states
+                warnings.simplefilter("ignore", RuntimeWarning)  # NaNs are announced below, naming the images
+                results = {**results, **{name: m.compute() for name, m in extra.items()}}
     sync(device)
     if nan_stems.get("size_invariant_mae"):
         from ..functional.foreground.size_invariance import SI_MAE_NAN_REASON
@@ -237,8 +241,9 @@ def evaluate_boundary(
     from ..functional.boundary import BoundaryCounts, annotator_boundaries, boundary_pr_counts, summarize_counts
 
     if images is None:
-        tasks = decode_tasks(distributed.shard(pairs), "boundary", input_format=input_format, gt_format=gt_format,
-                             resize=resize)
+        tasks = decode_tasks(
+            distributed.shard(pairs), "boundary", input_format=input_format, gt_format=gt_format, resize=resize
+        )
         images = decode_pairs(tasks, workers)
     distributed.shard_progress(progress, len(pairs))
     if gt_format == "labels":
@@ -393,7 +398,3 @@ def _per_image_rows(per_image: list[dict[str, Any]], pairs: Sequence[tuple[str, 
     per_image = [values for part in distributed.gather(per_image) for values in part]  # torchrun: image order
     per = {k: torch.cat([values[k] for values in per_image]).tolist() for k in per_image[0]}
     return {stem: {k: v[i] for k, v in per.items()} for i, (stem, _, _) in enumerate(pairs)}
-
-
-
-

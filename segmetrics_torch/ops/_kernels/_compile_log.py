@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LOGGER_NAME", "cache_folder", "watch"]
+__all__ = ["LOGGER_NAME", "cache_folder", "ready", "watch"]
 
 #: the logger of the compilation messages
 LOGGER_NAME = "segmetrics_torch.compile"
@@ -57,3 +57,20 @@ def watch() -> None:
 
     event.register("numba:compile", _Listener())
     _state["watching"] = True
+
+
+def ready(dispatcher: Any, args: tuple[Any, ...]) -> bool:
+    """Whether calling the numba ``dispatcher`` with arguments of ``args``' types would start without compiling:
+    compiled in this process, or found in the on-disk cache (whose index also checks the source file and the
+    machine). Reads numba's dispatcher internals; where they differ (another numba), answers True, so the caller
+    behaves as if the kernel were ready and the call compiles when it must."""
+    try:
+        types = tuple(dispatcher.typeof_pyval(a) for a in args)
+        if types in dispatcher.overloads:
+            return True
+        cache = getattr(dispatcher, "_cache", None)
+        if cache is None:
+            return True
+        return cache.load_overload(types, dispatcher.targetctx) is not None
+    except Exception:  # any failure of the look-up means "unknown", never an error of the caller
+        return True

@@ -1,0 +1,103 @@
+"""A small first run does not wait for the CPU kernels to compile: it takes the tensor path instead.
+
+The first call of the fused foreground kernel on a machine compiles it (about 13 s on a 2-core machine; numba caches
+it on disk, later runs load it in milliseconds). The tensor path (what CUDA runs: plain torch operations, nothing to
+compile) computes the same measures at about 0.13 us per pixel on that machine, so for runs of up to
+:data:`TENSOR_PATH_PIXELS` pixels in all (about 200 images of 320 x 320: ~3 s; a report's jobs in one process add
+up) it finishes well before the compilation would, with the same values to ~1e-12 (the two paths are tested against
+each other and against PySODMetrics). A run past that bound compiles, as always, and is announced. So ``segmetrics
+evaluate foreground`` on a handful of images answers in a second or two on a fresh machine, and says on stderr why
+it did not compile::
+
+    note: segmetrics-torch's CPU kernels are not compiled on this machine yet; this small run (3 images) takes the
+    tensor path instead of waiting ~15 s for them (a run above 20,000,000 pixels compiles them once; numba caches
+    them in DIR)
+
+``SEGMETRICS_COLD_START=compile`` keeps the old behaviour (compile whatever the size; the test suite sets it so that
+its runs take the path they test); ``SEGMETRICS_CPU_KERNEL=0`` forces the tensor path for every run. Only the command
+decides this: the library's Metric classes and functions compile on their first CPU call, as documented.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator, Sequence
+
+import torch
+
+__all__ = ["COLD_START_ENV", "TENSOR_PATH_PIXELS", "ColdStart", "cold_start"]
+
+#: the environment variable of the policy: "auto" (default) or "compile"
+COLD_START_ENV = "SEGMETRICS_COLD_START"
+#: runs of at most this many pixels (images x pixels of the first image) take the tensor path while the kernel is cold;
+#: the bound holds for a whole process (a report's jobs add up), so the tensor path never costs more than ~3 s of it
+TENSOR_PATH_PIXELS = 20_000_000
+_spent = {"pixels": 0, "announced": False}
+
+
+class ColdStart:
+    """The decision of one foreground run, taken on its first batch (:meth:`decide`), undone by :meth:`restore`."""
+
+    def __init__(self, n_images: int) -> None:
+        self.n_images = n_images
+        self.decided = False
+        self.tensor_path = False
+        self._previous: str | None = None
+
+    def decide(self, preds: torch.Tensor | Sequence[torch.Tensor]) -> bool:
+        """On the first batch (a stacked (B, H, W) tensor or a list of maps): take the tensor path for the rest of
+        the run if the run is small, on the CPU, and the fused kernel is neither compiled nor cached; announce it.
+        True when it switched, on that call only (the caller also sends its distance transform to the tensor
+        route then: the EDT's ``"auto"`` backend does not read ``SEGMETRICS_CPU_KERNEL``)."""
+        if self.decided:
+            return False
+        self.decided = True
+        if len(preds) == 0 or os.environ.get(COLD_START_ENV, "auto") == "compile":
+            return False
+        first = preds[0]
+        from ..ops.distance import cpu_kernels_enabled
+
+        pixels = self.n_images * first.numel()
+        if _spent["pixels"] + pixels > TENSOR_PATH_PIXELS or not cpu_kernels_enabled(first.device):
+            return False
+        from ..ops.foreground import foreground_kernel_ready, kernel_cache_folder
+
+        if foreground_kernel_ready():
+            return False
+        self.tensor_path = True
+        _spent["pixels"] += pixels
+        self._previous = os.environ.get("SEGMETRICS_CPU_KERNEL")
+        os.environ["SEGMETRICS_CPU_KERNEL"] = "0"
+        if _spent["announced"]:
+            return True
+        _spent["announced"] = True
+        print(
+            f"note: segmetrics-torch's CPU kernels are not compiled on this machine yet; this small run "
+            f"({self.n_images} image{'s' if self.n_images != 1 else ''}) takes the tensor path instead of waiting "
+            f"~15 s for them (a run above {TENSOR_PATH_PIXELS:,} pixels compiles them once; numba caches them in "
+            f"{kernel_cache_folder()})",
+            file=sys.stderr,
+        )
+        return True
+
+    def restore(self) -> None:
+        """Give ``SEGMETRICS_CPU_KERNEL`` back its value from before the run (the command may run in-process)."""
+        if not self.tensor_path:
+            return
+        if self._previous is None:
+            os.environ.pop("SEGMETRICS_CPU_KERNEL", None)
+        else:
+            os.environ["SEGMETRICS_CPU_KERNEL"] = self._previous
+        self.tensor_path = False
+
+
+@contextlib.contextmanager
+def cold_start(n_images: int) -> Iterator[ColdStart]:
+    """A :class:`ColdStart` for one run, restored on the way out whatever happens (Ctrl-C included)."""
+    plan = ColdStart(n_images)
+    try:
+        yield plan
+    finally:
+        plan.restore()
