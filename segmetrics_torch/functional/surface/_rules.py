@@ -63,14 +63,25 @@ def _empty(measure: str, convention: str, sd: SurfaceDistances, image: int, clas
     return value
 
 
+#: the (list, sorted distances, cumulative normalised sizes) of the last few directions ranked, by the list's id (the
+#: entry holds the list, so the id stays its own): HD and HD95 of one pair (``surface_distance_measures``) share a sort
+_RANKED: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+
 def _weighted_rank(d: np.ndarray, w: np.ndarray, percentile: float) -> float:
     """DeepMind's ``compute_robust_hausdorff`` for one direction: sorted by (distance, size), the first distance whose
     cumulative normalised size reaches ``percentile / 100`` (no interpolation)."""
-    order = np.lexsort((w, d))
-    d, w = d[order], w[order]
-    cum = np.cumsum(w) / np.sum(w)
+    cached = _RANKED.get(id(d))
+    if cached is None or cached[0] is not d:
+        order = np.lexsort((w, d))
+        ws = w[order]
+        cum = np.cumsum(ws) / np.sum(ws)  # summed in sorted order, as DeepMind sums its sorted areas
+        if len(_RANKED) >= 4:  # the two directions of the pair at hand; older lists are let go
+            _RANKED.clear()
+        cached = _RANKED[id(d)] = (d, d[order], cum)
+    _, ranked, cum = cached
     idx = int(np.searchsorted(cum, percentile / 100.0))
-    return float(d[min(idx, len(d) - 1)])
+    return float(ranked[min(idx, len(ranked) - 1)])
 
 
 def hausdorff_rule(convention: str, percentile: float | None, directed: bool) -> Callable[..., float]:

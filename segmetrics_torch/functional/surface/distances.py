@@ -109,21 +109,17 @@ def _crop_to_union(stack: Tensor) -> Tensor:
     boundary sets treat the outside of the image as background, and every voxel outside the box is background, so
     the cut changes no boundary point, code or C order (distances are translation-invariant): a 250^3 sphere pair's
     boundary work shrinks to its ~150^3 box."""
-    # max-reductions of a uint8 view: torch's `any` over several dims took 80 ms for a (2, 250, 250, 250) stack
-    occupied = stack.view(torch.uint8).amax(dim=0)
-    last = occupied.reshape(-1, occupied.shape[-1]).amax(dim=0)  # the last axis's projection
-    if not bool(last.any()):
-        return stack
-    inner = occupied.amax(dim=-1)  # the leading axes, with the last reduced first (contiguous)
-    # (an empty dim tuple would reduce every axis: a 2-D stack's `inner` is its first projection already)
-    projections = [
-        inner.amax(dim=tuple(a for a in range(inner.ndim) if a != axis)) if inner.ndim > 1 else inner
-        for axis in range(inner.ndim)
-    ]
+    # max-reductions of a uint8 view, each over contiguous memory (torch's `any` over several dims took 80 ms for a
+    # (2, 250, 250, 250) stack): the first axis's projection from rows of the flattened rest, then the same on the
+    # elementwise max over that axis
+    level = stack.view(torch.uint8).amax(dim=0)
     box = []
-    for proj in (*projections, last):
-        hits = proj.nonzero()
-        box.append(slice(int(hits[0]), int(hits[-1]) + 1))
+    while level.ndim:
+        proj = level.reshape(level.shape[0], -1).amax(dim=1).nonzero()
+        if proj.numel() == 0:
+            return stack  # no foreground anywhere
+        box.append(slice(int(proj[0]), int(proj[-1]) + 1))
+        level = level.amax(dim=0)
     return stack[(slice(None), *box)]
 
 
