@@ -50,7 +50,8 @@ def blobs_2d(batch: int, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]
 
 
 def best(fn: Callable[[], object], repeat: int) -> float:
-    fn()  # one untimed call: first-use costs (allocator growth, lazy imports) are not what the table compares
+    if repeat > 1:
+        fn()  # one untimed call: first-use costs (allocator growth, lazy imports) are not what the table compares
     times = []
     for _ in range(repeat):
         t = time.perf_counter()
