@@ -66,13 +66,12 @@ def _prepare(preds: Tensor, target: Tensor, validate_args: bool) -> tuple[Tensor
         raise TypeError(f"Expected `preds` to be a floating tensor of probabilities, but got dtype {preds.dtype}.")
     if target.is_complex():
         raise TypeError(f"Expected `target` to be bool, uint8 or a {{0, 1}} tensor, but got dtype {target.dtype}.")
+    given = tuple(preds.shape), tuple(target.shape)  # named in the error as the caller passed them
     preds = check_image_stack(preds, "preds")
     if target.ndim == 4 and target.shape[1] == 1:
         target = target[:, 0]
     if preds.shape != target.shape:
-        raise ValueError(
-            f"Expected `preds` and `target` of the same shape, but got {tuple(preds.shape)} and {tuple(target.shape)}."
-        )
+        raise ValueError(f"Expected `preds` and `target` of the same shape, but got {given[0]} and {given[1]}.")
     checks: list[Tensor] = []  # extrema read back together: one synchronisation for all the value checks
     if target.dtype == torch.uint8:
         if validate_args:
@@ -100,7 +99,15 @@ def _prepare(preds: Tensor, target: Tensor, validate_args: bool) -> tuple[Tensor
             if low < 0 or high > 1:
                 raise ValueError("Expected `preds` to be probabilities in [0, 1]; apply a sigmoid first.")
             if rest and not (rest[0] >= 0 and rest[1] <= 1 and (len(rest) == 2 or rest[2] == 0)):
-                raise ValueError("Expected `target` to be binary (bool, {0, 1}, or uint8 binarised > 128).")
+                if any(math.isnan(v) for v in rest):
+                    found = "NaN"
+                elif rest[0] < 0 or rest[1] > 1:
+                    found = f"values in [{rest[0]:g}, {rest[1]:g}]"
+                else:
+                    found = "values strictly between 0 and 1"
+                raise ValueError(
+                    f"Expected `target` to be binary (bool, {{0, 1}}, or uint8 binarised > 128), but it holds {found}."
+                )
     out_dtype = preds.dtype
     work = torch.promote_types(preds.dtype, torch.float32)
     return preds.to(work), g, out_dtype

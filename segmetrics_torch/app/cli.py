@@ -55,10 +55,13 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
+import threading
 import traceback
 import warnings
 from collections.abc import Callable, Sequence
+from types import FrameType
 from typing import IO, TYPE_CHECKING, Any
 
 from . import distributed
@@ -85,6 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     stdout = sys.stdout
     guarded = _GuardedStdout(stdout)
     sys.stdout = guarded
+    previous_handler = _record_interrupts()
     try:
         with distributed.session(), warnings.catch_warnings():  # under torchrun: one rank of the process group
             warnings.showwarning = _warning_line
@@ -104,6 +108,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     finally:
         sys.stdout = stdout
+        if previous_handler is not None:
+            signal.signal(signal.SIGINT, previous_handler)
+
+
+#: set when SIGINT arrives during a run: an exception raised after it is the interruption's, whatever its type
+_SIGINT = {"seen": False}
+
+
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
+    _SIGINT["seen"] = True
+    raise KeyboardInterrupt
+
+
+def _record_interrupts() -> Any:
+    """Install a SIGINT handler that raises KeyboardInterrupt as Python's does and remembers the signal (numba turns
+    an interruption while it writes a compiled kernel to its cache into ``RuntimeError: no compiled object yet``,
+    with no KeyboardInterrupt left in the chain); returns the previous handler, or None off the main thread."""
+    _SIGINT["seen"] = False
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, _on_sigint)
 
 
 def _warning_line(
@@ -210,7 +235,7 @@ def _main(argv: Sequence[str] | None) -> int:
         print("error: interrupted", file=sys.stderr)
         return 130
     except Exception as error:
-        if _interrupted(error):
+        if _interrupted(error) or _SIGINT["seen"]:
             # Ctrl-C while a compiled (numba) kernel ran surfaces as SystemError("... returned a result with an
             # exception set") whose context is the KeyboardInterrupt: an interruption, not a bug
             print("error: interrupted", file=sys.stderr)

@@ -416,7 +416,11 @@ def _add_surface_task(commands: Any) -> None:
     )  # fmt: skip
     _add_per_image_csv_option(surf, "its measures (one column per class for label maps)")
     surf.add_argument("--json", metavar="FILE", help="write every number, per image and per class, as JSON")
-    add_input_options(surf, resize=False)
+    add_input_options(
+        surf, resize=False, empty_gt_help="leave out the images whose ground truth is empty (their distances are "
+        "infinite or NaN: the empty-mask table of docs/surface-distances.md), listed as skipped and counted in the "
+        "outputs",
+    )  # fmt: skip
     _add_run_options(surf, batch_size=1, allow_missing=False)
     surf.set_defaults(handler=run_evaluate_surface)
 

@@ -24,8 +24,10 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:  # torch loads with the first batch: the command sets OpenMP's wait policy before that (see cli)
+    import torch
 
 __all__ = ["COLD_START_ENV", "TENSOR_PATH_PIXELS", "ColdStart", "cold_start"]
 

@@ -478,9 +478,16 @@ def add_allow_missing(
     )  # fmt: skip
 
 
+#: --skip-empty-gt's help for the foreground family (and the report's options)
+_EMPTY_GT_HELP = (
+    "foreground: leave out the images whose ground truth is empty (COD10K's convention; PySODMetrics keeps them), "
+    "listed as skipped and counted in the outputs"
+)
+
+
 def add_input_options(
     parser: argparse.ArgumentParser | argparse._ArgumentGroup, dest_prefix: str = "", *, resize: bool = True,
-    unset: bool = False,
+    unset: bool = False, empty_gt_help: str = _EMPTY_GT_HELP,
 ) -> None:
     """The input options both ``evaluate`` forms share (one vocabulary): ``--allow-missing`` (hidden alias
     ``--skip-missing``), ``--skip-bad``, ``--resize`` and the name-mapping flags. ``unset``: flags default to None
@@ -492,16 +499,16 @@ def add_input_options(
         dest=f"{dest_prefix}skip_bad",
         action="store_true",
         default=default,
-        help="leave out the images the pre-scan finds unusable (unreadable, corrupt, other size without --resize; "
-        "implies --allow-missing) and record them in the outputs; the default is one error listing every problem",
+        help="leave out the images the pre-scan finds unusable (unreadable, corrupt, other size"
+        + (" without --resize" if resize else "")
+        + "; implies --allow-missing) and record them in the outputs; the default is one error listing every problem",
     )
     parser.add_argument(
         "--skip-empty-gt",
         dest=f"{dest_prefix}skip_empty_gt",
         action="store_true",
         default=default,
-        help="foreground: leave out the images whose ground truth is empty (COD10K's convention; PySODMetrics keeps "
-        "them), listed as skipped and counted in the outputs",
+        help=empty_gt_help,
     )
     parser.add_argument(
         "--max-image-pixels",

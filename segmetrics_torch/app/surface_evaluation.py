@@ -54,22 +54,25 @@ def _check_labels(images: Iterable[tuple[Any, Path]], num_classes: int) -> None:
 
 
 def _print_empty_mask_warnings(stem: str, caught: Iterable[warnings.WarningMessage]) -> None:
-    """The warnings of one file's measures on stderr, naming the file: the empty-mask ones once per class and side
-    (the functions warn once per measure), the others once each."""
+    """The warnings of one file's measures on stderr, naming the file: the empty-mask ones once per class and side,
+    with what each measure returned there, the others once each."""
     from ..functional.surface import EmptyMaskWarning
 
-    seen: set[Any] = set()
+    empties: dict[Any, list[str]] = {}
+    seen: set[str] = set()
     for w in caught:
-        empty = w.message if isinstance(w.message, EmptyMaskWarning) else None
-        key = (empty.class_id, empty.what) if empty is not None else str(w.message)
-        if key in seen:
-            continue
-        seen.add(key)
-        if empty is None:
+        if isinstance(w.message, EmptyMaskWarning):
+            found = empties.setdefault((w.message.class_id, w.message.what), [])
+            result = f"{w.message.measure} {w.message.value}".strip()
+            if result and result not in found:
+                found.append(result)
+        elif str(w.message) not in seen:
+            seen.add(str(w.message))
             print(f"warning: {stem}: {w.message}", file=sys.stderr)
-        else:
-            cls = "" if empty.class_id is None else f"class {empty.class_id}: "
-            print(f"warning: {stem}: {cls}the {empty.what} empty (no foreground)", file=sys.stderr)
+    for (class_id, what), results in empties.items():
+        cls = "" if class_id is None else f"class {class_id}: "
+        values = f": {', '.join(results)}" if results else ""
+        print(f"warning: {stem}: {cls}the {what} empty (no foreground){values}", file=sys.stderr)
 
 
 def evaluate_surface(

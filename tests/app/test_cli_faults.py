@@ -163,3 +163,30 @@ def test_cache_fallback_only_when_the_install_is_not_writable(monkeypatch, tmp_p
         assert _kernels.ensure_writable_cache() is None  # NUMBA_CACHE_DIR set by the user (or by us): left alone
     finally:
         numba.config.CACHE_DIR = before
+
+
+def test_an_interrupt_that_a_library_turns_into_another_error_exits_130(tmp_path: Path, monkeypatch, capsys) -> None:
+    """numba, interrupted while it writes a compiled kernel to its cache, raises ``RuntimeError: no compiled object
+    yet`` with no KeyboardInterrupt in the chain (found by a new-user trial: exit 1 and a traceback in 3 of 17 Ctrl-C
+    during a first run); the command remembers the signal and reports the interruption."""
+    from segmetrics_torch.app import evaluation
+    from segmetrics_torch.app.cli import main
+
+    pred, gt = _dataset(tmp_path / "data", n=2, size=16)
+
+    def interrupted_compile(*args, **kwargs):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)  # the handler raises here
+        except KeyboardInterrupt:
+            pass  # as numba's cache writer: the interruption swallowed, another error raised
+        raise RuntimeError("no compiled object yet for <Library '_weighted_f'>")
+
+    monkeypatch.setattr(evaluation, "ForegroundSums", interrupted_compile, raising=False)
+    monkeypatch.setattr("segmetrics_torch.app.foreground_sums.ForegroundSums", interrupted_compile)
+    previous = signal.getsignal(signal.SIGINT)
+    status = main(["evaluate", "foreground", "--pred", str(pred), "--gt", str(gt), "--no-progress"])
+    err = capsys.readouterr().err
+    assert status == 130, err
+    assert err.strip().splitlines()[-1] == "error: interrupted" and "Traceback" not in err
+    assert signal.getsignal(signal.SIGINT) is previous  # the caller's handler is back

@@ -117,6 +117,10 @@ def test_skip_empty_gt_spacing_override_and_device(tmp_path: Path, capsys) -> No
     assert main(base) == 0  # without the option the empty ground truth is evaluated: a hallucinated structure
     captured = capsys.readouterr()
     assert "warning: im2:" in captured.err and "inf" in captured.out
+    # the warning says what each measure returned for the empty side (a new user read "empty" and a NaN in the table)
+    line = next(x for x in captured.err.splitlines() if x.startswith("warning: im2:"))
+    assert "ground truth is empty (no foreground): hausdorff_distance inf" in line, line
+    assert "hausdorff_distance (percentile 95) nan" in line and "normalized_surface_distance" in line, line
     if not torch.cuda.is_available():
         assert main([*base, "--device", "cuda"]) == 2
 

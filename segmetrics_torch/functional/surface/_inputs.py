@@ -45,11 +45,19 @@ class EmptyMaskWarning(UserWarning):
 
     Besides its message it names the pair: ``image`` (the index in the batch), ``class_id`` (None for masks) and
     ``what`` ("prediction is", "ground truth is" or "prediction and ground truth are" empty), so that a caller can
-    name the pair its own way (the command names the file)."""
+    name the pair its own way (the command names the file), and the ``measure`` with the ``value`` it returned."""
 
-    def __init__(self, message: str, image: int = -1, class_id: int | None = None, what: str = "") -> None:
+    def __init__(
+        self,
+        message: str,
+        image: int = -1,
+        class_id: int | None = None,
+        what: str = "",
+        measure: str = "",
+        value: str = "",
+    ) -> None:
         super().__init__(message)
-        self.image, self.class_id, self.what = image, class_id, what
+        self.image, self.class_id, self.what, self.measure, self.value = image, class_id, what, measure, value
 
 
 @dataclass
@@ -414,4 +422,5 @@ def warn_empty(
         what = "prediction is" if p_empty else "ground truth is"
     cls = "" if binary else f", class {class_id}"
     message = f"{measure}: image {image}{cls}: the {what} empty (no foreground); the result is {value}."
-    warnings.warn(EmptyMaskWarning(message, image, None if binary else class_id, what), stacklevel=stacklevel)
+    warning = EmptyMaskWarning(message, image, None if binary else class_id, what, measure, value)
+    warnings.warn(warning, stacklevel=stacklevel)

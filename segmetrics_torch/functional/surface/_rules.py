@@ -94,7 +94,8 @@ def hausdorff_rule(convention: str, percentile: float | None, directed: bool) ->
             else:
                 # MONAI: quantile of a list of inf interpolates inf - inf = NaN (its issue 9095); the max stays inf
                 value = math.inf if percentile is None else math.nan
-            return _empty("hausdorff_distance", convention, sd, image, class_id, binary, value)
+            measure = "hausdorff_distance" if percentile is None else f"hausdorff_distance (percentile {percentile:g})"
+            return _empty(measure, convention, sd, image, class_id, binary, value)
         dirs = [(sd.pred_to_gt, sd.pred_sizes)]
         if not directed:
             dirs.append((sd.gt_to_pred, sd.gt_sizes))
