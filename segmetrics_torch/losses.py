@@ -207,7 +207,8 @@ def weighted_f_measure_loss(
         preds: (B, H, W) or (B, 1, H, W) probabilities in [0, 1], float16 / bfloat16 / float32 / float64 (apply
             ``torch.sigmoid`` to logits first; no min-max stretch). Gradients flow to it.
         target: the same shape, bool, {0, 1} floats or uint8 (binarised ``> 128``); no gradient.
-        beta2: ``beta^2`` of the weighted F (1, as Margolin et al. and PySODMetrics).
+        beta2: ``beta^2`` of the weighted F (1, as Margolin et al. and PySODMetrics). An image whose target is
+            empty has the metric's value 0 there: its loss is 1 with a zero gradient.
         reduction: ``"mean"`` (default) or ``"sum"`` over the images, or ``"none"`` for the (B,) per-image losses.
         validate_args: check shapes, dtypes and values (one pass and one synchronisation); ``False`` for a
             sync-free training step.

@@ -134,13 +134,16 @@ def _add_foreground_task(commands: Any) -> None:
     fg.add_argument(
         "--output",
         metavar="DIR",
-        help="write a report folder (tables.md/.tex, csv/, results.json, figures/) as `evaluate --config` does",
+        help="write a report folder (tables.md/.tex, csv/, results.json, figures/) as `evaluate --config` does "
+        "(its results.json holds what --json would: give one of the two)",
     )
     fg.add_argument(
         "--figures", metavar="LIST", help="with --output: figure formats, comma-separated of png,pdf,svg, or none"
     )
     fg.add_argument(
-        "--json", metavar="FILE", help="write every number (curves and per-image scores included) and metadata as JSON"
+        "--json",
+        metavar="FILE",
+        help="write every number (curves and per-image scores included) and metadata as JSON (not with --output)",
     )
     fg.add_argument(
         "--csv",
