@@ -16,6 +16,7 @@ Also here: the default names of datasets and methods from common folder layouts 
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -350,6 +351,21 @@ def listing(problems: Sequence[Problem], prefix: str = "  ", mark_notes: bool = 
     return lines
 
 
+def _partial_suffix_hints(problems: Iterable[Problem]) -> list[str]:
+    """A hint per affix that some names lack while others paired (a new user set --pred-suffix for the one file that
+    carried it): the pattern that pairs names with and without it."""
+    hints = []
+    for affix in sorted({m.group(1) for p in problems if (m := _NO_SUFFIX.fullmatch(p.detail))}):
+        suffix = ast.literal_eval(affix)
+        pattern = f"^(.*?)(?:{re.escape(suffix)})?$"
+        hints.append(f"hint: if only some names end in {affix}, --pair-regex '{pattern}' pairs them with the others")
+    return hints
+
+
+#: the reason a name took part in no pairing because it lacks the suffix (io._pair_key's wording)
+_NO_SUFFIX = re.compile(r"its name does not end in ('.*'|\".*\")")
+
+
 def raise_or_skip(
     scans: Sequence[tuple[str, Scan]], *, allow_missing: bool, resize: bool, skip_bad: bool, skip_empty_gt: bool = False
 ) -> dict[str, list[Problem]]:
@@ -383,6 +399,7 @@ def raise_or_skip(
             if problems:
                 lines.append(f"{label}:" if label else "")
                 lines.extend(listing(problems, "  ", mark_notes=True))
+        lines += _partial_suffix_hints(p for _, scan in scans for p in scan.problems)
         raise InputError("\n".join(line for line in lines if line))
     out = {label: [p for p in problems if p.kind not in ("missing", "extra")] for label, problems in fatal.items()}
     if skip_empty_gt:

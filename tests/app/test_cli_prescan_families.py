@@ -204,6 +204,12 @@ def test_unpaired_names_say_why_under_name_mapping(tmp_path, capsys):
     assert main([*args, "--pred-suffix", "_sal"]) == 2
     err = capsys.readouterr().err
     assert "prediction without a ground truth: 1: b (its name does not end in '_sal')" in err
+    # the hint's pattern pairs both names (a new user set the suffix for the one file that carried it)
+    hint = next(line for line in err.splitlines() if line.startswith("hint:"))
+    assert "if only some names end in '_sal'" in hint
+    pattern = hint.split("--pair-regex '")[1].split("'")[0]
+    assert main([*args, "--pair-regex", pattern, "--json", str(tmp_path / "r.json")]) == 0
+    assert "Evaluated 2 image(s)" in capsys.readouterr().out
     assert main([*args, "--pair-regex", "^a"]) == 2
     err = capsys.readouterr().err
     assert "ground truth without a prediction: 1: b (its name does not match the pairing pattern '^a')" in err
