@@ -58,11 +58,42 @@ def foreground_kernel_ready() -> bool:
     from ._kernels import foreground as kernel
     from ._kernels._compile_log import ready
 
-    one = np.zeros((1, 1, 1))
-    args = (np.zeros((1, 1, 1), np.uint8), one, np.zeros((1, 1, 1), np.bool_), one, np.zeros((1, 1, 1), np.int64),
-            255.0, True, True, 0.5, False, 1.0, matlab_gaussian_kernel1d(7, 5.0).numpy(), _importance(), True, True,
-            True, 1)  # fmt: skip
+    one = torch.zeros(1, 1, 1, dtype=torch.uint8)  # the types of a call with the defaults (every map dtype alike)
+    args = _kernel_arguments(one, one.bool(), True, 0.5, False, True, 1.0, None, True, True)
     return ready(kernel.foreground_kernel, args)
+
+
+def _kernel_arguments(
+    preds: Tensor,
+    target: Tensor,
+    normalize: bool,
+    alpha: float,
+    skip_empty_quadrant: bool,
+    weighted_f: bool,
+    wf_beta2: float,
+    distance: tuple[Tensor, Tensor] | None,
+    counts: bool,
+    s_measure: bool,
+) -> tuple[object, ...]:
+    """The fused kernel's arguments for checked (B, H, W) CPU inputs (see :func:`foreground_statistics`)."""
+    import numba
+
+    batch = preds.shape[0]
+    # one kernel signature for every map dtype: the uint8 levels or the float64 values, the other a placeholder
+    if preds.dtype == torch.uint8:
+        raw8, raw64, scale = preds.contiguous().numpy(), np.zeros((batch, 1, 1)), 255.0
+    else:
+        raw8, raw64, scale = np.zeros((batch, 1, 1), np.uint8), preds.to(torch.float64).contiguous().numpy(), 1.0
+    garr = target.contiguous().numpy()
+    if weighted_f and distance is not None:
+        dist, index = (x.contiguous().numpy() for x in distance)
+        if dist.shape != garr.shape or index.shape != garr.shape or dist.dtype != np.float64 or index.dtype != np.int64:
+            raise ValueError("Expected `distance` to be float64 and int64 (B, H, W) tensors of `preds`' shape.")
+    else:  # the kernel computes the distance transform itself (or does not need one)
+        dist, index = torch.zeros(batch, 1, 1, dtype=torch.float64).numpy(), torch.zeros(batch, 1, 1).long().numpy()
+    return (raw8, raw64, garr, dist, index, scale, preds.dtype == torch.uint8, normalize, alpha, skip_empty_quadrant,
+            wf_beta2, matlab_gaussian_kernel1d(7, 5.0).numpy(), _importance(), counts, s_measure, weighted_f,
+            max(1, min(numba.get_num_threads(), batch)))  # fmt: skip
 
 
 def kernel_cache_folder() -> str:
@@ -117,28 +148,11 @@ def foreground_statistics(
         raise TypeError(f"Expected `target` to be a bool tensor, but got dtype {target.dtype}.")
     if not (preds.dtype in (torch.uint8, torch.bool) or preds.is_floating_point()):
         raise TypeError(f"Expected `preds` to be uint8, bool or floating, but got dtype {preds.dtype}.")
-    import numba
-
     from ._kernels import foreground as kernel
 
-    batch = preds.shape[0]
-    # one kernel signature for every map dtype: the uint8 levels or the float64 values, the other a placeholder
-    if preds.dtype == torch.uint8:
-        raw8, raw64, scale = preds.contiguous().numpy(), np.zeros((batch, 1, 1)), 255.0
-    else:
-        raw8, raw64, scale = np.zeros((batch, 1, 1), np.uint8), preds.to(torch.float64).contiguous().numpy(), 1.0
-    garr = target.contiguous().numpy()
-    if weighted_f and distance is not None:
-        dist, index = (x.contiguous().numpy() for x in distance)
-        if dist.shape != garr.shape or index.shape != garr.shape or dist.dtype != np.float64 or index.dtype != np.int64:
-            raise ValueError("Expected `distance` to be float64 and int64 (B, H, W) tensors of `preds`' shape.")
-    else:  # the kernel computes the distance transform itself (or does not need one)
-        dist, index = torch.zeros(batch, 1, 1, dtype=torch.float64).numpy(), torch.zeros(batch, 1, 1).long().numpy()
-    hist, out = kernel.foreground_kernel(
-        raw8, raw64, garr, dist, index, scale, preds.dtype == torch.uint8, normalize, alpha, skip_empty_quadrant,
-        wf_beta2, matlab_gaussian_kernel1d(7, 5.0).numpy(), _importance(), counts, s_measure, weighted_f,
-        max(1, min(numba.get_num_threads(), batch)),
-    )  # fmt: skip
+    args = _kernel_arguments(preds, target, normalize, alpha, skip_empty_quadrant, weighted_f, wf_beta2, distance,
+                             counts, s_measure)  # fmt: skip
+    hist, out = kernel.foreground_kernel(*args)
     out = torch.from_numpy(out)
     return ForegroundStatistics(
         histogram=torch.from_numpy(hist),

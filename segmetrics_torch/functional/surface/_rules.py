@@ -63,23 +63,10 @@ def _empty(measure: str, convention: str, sd: SurfaceDistances, image: int, clas
     return value
 
 
-#: the (list, sorted distances, cumulative normalised sizes) of the last few directions ranked, by the list's id (the
-#: entry holds the list, so the id stays its own): HD and HD95 of one pair (``surface_distance_measures``) share a sort
-_RANKED: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-
-
-def _weighted_rank(d: np.ndarray, w: np.ndarray, percentile: float) -> float:
+def _weighted_rank(sd: SurfaceDistances, from_pred: bool, percentile: float) -> float:
     """DeepMind's ``compute_robust_hausdorff`` for one direction: sorted by (distance, size), the first distance whose
     cumulative normalised size reaches ``percentile / 100`` (no interpolation)."""
-    cached = _RANKED.get(id(d))
-    if cached is None or cached[0] is not d:
-        order = np.lexsort((w, d))
-        ws = w[order]
-        cum = np.cumsum(ws) / np.sum(ws)  # summed in sorted order, as DeepMind sums its sorted areas
-        if len(_RANKED) >= 4:  # the two directions of the pair at hand; older lists are let go
-            _RANKED.clear()
-        cached = _RANKED[id(d)] = (d, d[order], cum)
-    _, ranked, cum = cached
+    ranked, cum = sd.ranked(from_pred)
     idx = int(np.searchsorted(cum, percentile / 100.0))
     return float(ranked[min(idx, len(ranked) - 1)])
 
@@ -104,7 +91,7 @@ def hausdorff_rule(convention: str, percentile: float | None, directed: bool) ->
             return float(pooled.max() if percentile is None else np.percentile(pooled, percentile))
         if convention == "deepmind":
             p = 100.0 if percentile is None else percentile
-            return max(_weighted_rank(d, w, p) for d, w in dirs if w is not None)
+            return max(_weighted_rank(sd, from_pred, p) for from_pred in ((True,) if directed else (True, False)))
         if percentile is None:
             return max(float(d.max()) for d, _ in dirs)
         return max(float(np.quantile(d, percentile / 100)) for d, _ in dirs)
