@@ -210,7 +210,7 @@ def assign_rows(start, edges, n_cols, big, use_row, work, hkeys, hcols, watch, w
             continue
         n_touched = 0
         n_scanned = 0
-        hsize = 0
+        hsize = np.int64(0)
         row = s
         base = np.int64(0)
         sink = -1
@@ -334,5 +334,6 @@ def min_cost_maximum_matching(start, adj, cost, n_cols, big, use_row):  # pragma
     cap = start[n_rows] + n_rows + 1
     hkeys = np.empty(cap, np.int64)
     hcols = np.empty(cap, np.int64)
-    assign_rows(start, edges, n_cols, big, use_row, work, hkeys, hcols, np.zeros(0, np.bool_), False, -1)
+    assign_rows(start, edges, n_cols, big, use_row, work, hkeys, hcols, np.zeros(0, np.bool_), np.bool_(False),
+                np.int64(-1))
     return work[0:n_rows].copy(), work[n_rows : n_rows + n_cols].copy()

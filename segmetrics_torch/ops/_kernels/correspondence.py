@@ -52,7 +52,7 @@ def candidate_lists(my, mx, gflat, grid_width, lin, off_cost, n_off, pad, rows_a
     # as flat steps, see flat_offsets); (my, mx) are unpadded coordinates. A cell of -1 has no GT pixel within the
     # tolerance: its pixel is skipped. Fills the caller's buffers -- rows_at (the machine index of every listed
     # pixel, increasing), start (n + 1), adj and cost (at least n_near * n_off + 1 entries) -- and returns n.
-    p = 0
+    p = np.int64(0)
     n = 0
     start[0] = 0
     for i in range(my.shape[0]):
@@ -289,7 +289,7 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, wo
         nc = col_start[k + 1] - col_start[k]
         # the machine pixels whose fate is wanted: uncertain and not yet in acc (the others are in acc already; at
         # least one, or the component would not be numbered)
-        deficit = 0  # rows of the component that a maximum matching leaves unmatched (unc 2)
+        deficit = np.int64(0)  # rows of the component that a maximum matching leaves unmatched (unc 2)
         for q in range(nr):
             r = comp_rows[row_start[k] + q]
             watch[q] = unc[r] > 0 and not acc[rows_at[r]]
@@ -304,7 +304,7 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, wo
                     ledges[ne] = pack_edge(local[n_rows + adj[p]], cost[p])
                     ne += 1
                 lstart[q + 1] = ne
-            rest = assign_rows(lstart[: nr + 1], ledges, nc, big, ones, work, hkeys, hcols, watch[:nr], False, deficit)
+            rest = assign_rows(lstart[: nr + 1], ledges, nc, big, ones, work, hkeys, hcols, watch[:nr], np.bool_(False), deficit)
             for q in range(nr):
                 if work[q] >= 0 or q >= rest:
                     acc[rows_at[comp_rows[row_start[k] + q]]] = True
@@ -328,7 +328,7 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, wo
             for q in range(nc, 0, -1):
                 lstart[q] = lstart[q - 1]
             lstart[0] = 0
-            assign_rows(lstart[: nc + 1], ledges, nr, big, ones, work, hkeys, hcols, watch[:nr], True, -1)
+            assign_rows(lstart[: nc + 1], ledges, nr, big, ones, work, hkeys, hcols, watch[:nr], np.bool_(True), np.int64(-1))
             row4col = work[nc : nc + nr]
             for q in range(nr):
                 if row4col[q] >= 0:
@@ -508,7 +508,7 @@ def level_counts(my, mx, grids, n2s, n_gt, off_dy, off_dx, off_cost, n_off, pad,
     mate_row, mate_col, seen, srow, spos, scol, visited, unc = _pass_buffers(n1, n2s, n_gt)
     # first the part of every annotator's matching that needs no costs, then the exact assignments where they can
     # still add a pixel (the lists are listed again for those: cheaper than keeping every annotator's)
-    cnt_r = 0
+    cnt_r = np.int64(0)
     some_unc = np.zeros(n_gt, np.bool_)
     for a in range(n_gt):
         n = candidate_lists(my, mx, grids[a].reshape(-1), width, lin, off_cost, n_off, pad, rows_at, start, adj, cost)
@@ -558,7 +558,7 @@ def indexed_candidates(u_base, n_u, gflat, lin, off_cost, n_off, start, adj, cos
     # of every pixel u of an image's union list, given as its flat cell u_base[u] in the padded GT index grid
     # `gflat`: the lists of candidate_lists, in the same order (the same _list_cell); adj and cost
     # hold at least (pixels whose cell is not -1) * n_off + 1 entries. Returns the number of entries.
-    p = 0
+    p = np.int64(0)
     for u in range(n_u):
         start[u] = p
         base = u_base[u]
@@ -602,7 +602,7 @@ def indexed_level_counts(uidx, n1, n_gt, pair0, s_off, e_off, l_start, l_adj, l_
     some_unc = np.zeros(n_gt, np.bool_)
     # first the part of every annotator's matching that needs no costs, then the exact assignments where they can
     # still add a pixel (see _certain_rows and _solve_uncertain)
-    cnt_r = 0
+    cnt_r = np.int64(0)
     for a in range(n_gt):
         n = _level_rows(uidx, n1, s_off[pair0 + a], l_start, rows_at, beg, end)
         cnt_r += _certain_rows(rows_at[:n], beg[:n], end[:n], l_adj[e_off[pair0 + a] :], n2s[a], acc, unc[a],
@@ -719,7 +719,7 @@ def soft_map_counts(levels, hist, rank, tasks, dims, gts, n_gt, lut1, lut2, do_t
             for j in by_level:
                 q = qs[j]
                 m = ms[j]
-                c = 0
+                c = np.int64(0)
                 for i in range(f, f + cnt):
                     on_pos[f + c] = on_pos[i]
                     on_level[f + c] = on_level[i]

@@ -155,7 +155,7 @@ def gradient_y(a):  # pragma: no cover - compiled
 @numba.njit(cache=True, nogil=True)
 def orientation_slopes(edge):  # pragma: no cover - compiled
     # Oyy * sign(-Oxy) / Oxx of convTri(edge, 4), Oxx == 0 read as 1e-5
-    smooth = triangle_filter(edge, 4)
+    smooth = triangle_filter(edge, np.int64(4))
     ox = gradient_x(smooth)
     oy = gradient_y(smooth)
     oxx = gradient_x(ox)
@@ -177,7 +177,7 @@ def orientation_slopes(edge):  # pragma: no cover - compiled
 @numba.njit(cache=True, nogil=True)
 def nms_one(img, out, radius, border, multiplier):  # pragma: no cover - compiled
     # The whole NMS of one (H, W) float64 map into `out`
-    edge = triangle_filter(img, 1)
+    edge = triangle_filter(img, np.int64(1))
     suppress_one(edge, orientation_slopes(edge), out, radius, border, multiplier)
 
 

@@ -120,7 +120,7 @@ def per_image(mask, dist, index, n_tasks):  # pragma: no cover - compiled
         v = np.empty(w, np.int64)
         z = np.empty(w + 1, np.int64)
         for b in range(task, n_img, n_tasks):
-            column_scan(mask[b], rows, 0, w, below)
+            column_scan(mask[b], rows, np.int64(0), w, below)
             for y in range(h):
                 row_envelope(rows[y], y, f, v, z, dist[b, y], index[b, y])
 

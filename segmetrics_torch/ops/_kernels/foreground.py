@@ -314,7 +314,7 @@ def _image(raw8, raw64, g, col_rows, dist, index, scale, use_lut, normalize, alp
             lut[lv] = level
 
     if not (counts or do_sm):  # the weighted F alone: it needs the ground truth's rows only
-        pos = 0
+        pos = np.int64(0)
         for y in range(h):
             pos_row = 0
             for x in range(w):
@@ -335,7 +335,7 @@ def _image(raw8, raw64, g, col_rows, dist, index, scale, use_lut, normalize, alp
     sum_abs = 0.0
     sum_fg = 0.0
     sum_bg = 0.0
-    pos = 0
+    pos = np.int64(0)
     row_sum = 0
     col_sum = 0
     for y in range(h):
@@ -357,7 +357,7 @@ def _image(raw8, raw64, g, col_rows, dist, index, scale, use_lut, normalize, alp
                 sum_abs += abs(v_)
         row_fg[y] = pos_row
         pos += pos_row
-    mean_p = pairwise_sum(flat, 0, n) / n
+    mean_p = pairwise_sum(flat, np.int64(0), n) / n
     thr = min(2 * mean_p, 1.0)
     out[MAE] = sum_abs / n
     out[POS] = pos
@@ -371,9 +371,10 @@ def _image(raw8, raw64, g, col_rows, dist, index, scale, use_lut, normalize, alp
         cy = _round_half_even(row_sum / pos) + 1
         cx = _round_half_even(col_sum / pos) + 1
         # each quadrant's first pixel (clamped: an empty quadrant's value is never used)
-        x0[0] = _value(raw8, raw64, 0, 0, lut, use_lut, scale, lo, span, stretch)
-        x0[1] = _value(raw8, raw64, 0, min(cx, w - 1), lut, use_lut, scale, lo, span, stretch)
-        x0[2] = _value(raw8, raw64, min(cy, h - 1), 0, lut, use_lut, scale, lo, span, stretch)
+        zero = np.int64(0)
+        x0[0] = _value(raw8, raw64, zero, zero, lut, use_lut, scale, lo, span, stretch)
+        x0[1] = _value(raw8, raw64, zero, min(cx, w - 1), lut, use_lut, scale, lo, span, stretch)
+        x0[2] = _value(raw8, raw64, min(cy, h - 1), zero, lut, use_lut, scale, lo, span, stretch)
         x0[3] = _value(raw8, raw64, min(cy, h - 1), min(cx, w - 1), lut, use_lut, scale, lo, span, stretch)
 
     # pass 2: adaptive counts, object spreads, quadrant first moments (each row in its two quadrant segments, so
@@ -525,7 +526,7 @@ def foreground_kernel(raw8, raw64, g, dist, index, scale, use_lut, normalize, al
         below = np.empty(w, np.int32)
         for b in range(task, batch, n_tasks):
             if fused:
-                column_scan(g[b], col_rows, 0, w, below)
+                column_scan(g[b], col_rows, np.int64(0), w, below)
             _image(raw8[b], raw64[b], g[b], col_rows, dist[b], index[b], scale, use_lut, normalize, alpha, skip_empty,
                    wf_beta2, kern, importance, counts, do_sm, do_wfm, et, lut, row_fg, f, v, z, pad, ring, ea, hist[b],
                    out[b])  # fmt: skip

@@ -82,7 +82,7 @@ def reflect_gap(x, y, k, rref, cref, box):  # pragma: no cover - compiled
     lo, hi = max(ra, hr), min(rb, h - hr)
     if lo < hi:
         if ca < hc:
-            s0, s1 = 0, min(w, 2 * hc + 1)
+            s0, s1 = np.int64(0), min(w, 2 * hc + 1)
             xt, yt = np.ascontiguousarray(x[:, s0:s1].T), np.ascontiguousarray(y[:, s0:s1].T)
             for c in range(ca, min(hc, cb)):
                 acc += _col_run(xt, yt, k, cref, c, s0, lo, hi, w)

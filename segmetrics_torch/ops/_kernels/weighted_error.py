@@ -37,7 +37,7 @@ def ground_truth_terms(mask, importance, index, size, log_half_over_5, n_tasks):
         d2 = np.empty(w, np.int64)
         table = np.full(n_table if use_table else 1, np.nan, dtype)
         for b in range(task, n_img, n_tasks):
-            column_scan(mask[b], rows, 0, w, below)
+            column_scan(mask[b], rows, np.int64(0), w, below)
             count = 0
             for y in range(h):
                 out_i = index[b, y]
