@@ -304,7 +304,8 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, wo
                     ledges[ne] = pack_edge(local[n_rows + adj[p]], cost[p])
                     ne += 1
                 lstart[q + 1] = ne
-            rest = assign_rows(lstart[: nr + 1], ledges, nc, big, ones, work, hkeys, hcols, watch[:nr], np.bool_(False), deficit)
+            rest = assign_rows(lstart[: nr + 1], ledges, nc, big, ones, work, hkeys, hcols, watch[:nr],
+                               np.bool_(False), deficit)  # fmt: skip
             for q in range(nr):
                 if work[q] >= 0 or q >= rest:
                     acc[rows_at[comp_rows[row_start[k] + q]]] = True
@@ -328,7 +329,8 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, wo
             for q in range(nc, 0, -1):
                 lstart[q] = lstart[q - 1]
             lstart[0] = 0
-            assign_rows(lstart[: nc + 1], ledges, nr, big, ones, work, hkeys, hcols, watch[:nr], np.bool_(True), np.int64(-1))
+            assign_rows(lstart[: nc + 1], ledges, nr, big, ones, work, hkeys, hcols, watch[:nr], np.bool_(True),
+                        np.int64(-1))  # fmt: skip
             row4col = work[nc : nc + nr]
             for q in range(nr):
                 if row4col[q] >= 0:
