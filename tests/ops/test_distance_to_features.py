@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import ndimage
 
-from segmetrics_torch.ops.distance import distance_to_features
+from segmetrics_torch.ops.distance import distance_to_features, distance_to_features_device
 
 pytest.importorskip("numba")
 
@@ -22,6 +23,19 @@ def _scipy(mask: np.ndarray, spacing: tuple[float, ...]) -> np.ndarray:
 def _check(mask: np.ndarray, spacing: tuple[float, ...]) -> None:
     got = distance_to_features(mask, spacing)
     assert got.shape == mask.shape and got.dtype == np.float64
+    # read at some elements only (the last pass evaluates its envelope there alone): the same bits, in C order
+    rng = np.random.default_rng(mask.size)
+    for at in (rng.random(mask.shape) < 0.3, np.ones(mask.shape, bool), np.zeros(mask.shape, bool), mask):
+        picked = distance_to_features(mask, spacing, at=at)
+        assert picked.dtype == np.float64 and np.array_equal(picked, got[at])
+        # the device transform (brute-force minimum per line; run here on CPU tensors): bitwise on a unit grid, an
+        # ulp or two with spacing (the envelope may take the other of two parabolas equal to an ulp)
+        device = distance_to_features_device(torch.from_numpy(mask), spacing, torch.from_numpy(at))
+        assert device.dtype == torch.float64
+        if all(s == 1.0 for s in spacing):
+            assert np.array_equal(device.numpy(), picked)
+        else:
+            np.testing.assert_allclose(device.numpy(), picked, rtol=4e-16, atol=0)
     if not mask.any():
         assert np.isinf(got).all()
         return
@@ -74,3 +88,23 @@ def test_hypothesis_masks(seed: int, ndim: int, density: float, iso: bool) -> No
     mask = rng.random(shape) < density
     spacing = (1.0,) * ndim if iso else tuple(float(s) for s in rng.uniform(0.2, 3.0, ndim))
     _check(mask, spacing)
+
+
+def test_at_of_another_shape_is_refused() -> None:
+    with pytest.raises(ValueError, match="`at` of the features' shape"):
+        distance_to_features(np.ones((3, 4), bool), (1.0, 1.0), at=np.ones((4, 3), bool))
+
+
+def test_device_transform_in_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    # chunks of a few lines (the GPU's bound on the (lines, n, n) table) give the same values
+    import segmetrics_torch.ops.distance as distance
+
+    rng = np.random.default_rng(7)
+    mask = rng.random((6, 9, 11)) < 0.1
+    at = np.ones(mask.shape, bool)
+    whole = distance_to_features_device(torch.from_numpy(mask), (1.0, 2.0, 0.5), torch.from_numpy(at))
+    monkeypatch.setattr(distance, "_DEVICE_CHUNK", 3 * 11 * 11)
+    chunked = distance_to_features_device(torch.from_numpy(mask), (1.0, 2.0, 0.5), torch.from_numpy(at))
+    assert torch.equal(whole, chunked)
+    with pytest.raises(ValueError, match="`at` of its shape"):
+        distance_to_features_device(torch.from_numpy(mask), (1.0, 1.0, 1.0), torch.ones(2, 2, dtype=torch.bool))

@@ -51,6 +51,42 @@ def _envelope(f, w, out, v, z, cst):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
+def _envelope_at(f, w, out, v, z, cst, want, n_want):  # pragma: no cover - compiled
+    # _envelope's values at the n_want increasing positions want[:n_want] only, into out[:n_want] (the same float
+    # operations: the same bits)
+    n = f.shape[0]
+    w2 = 2.0 * w
+    k = -1
+    for q in range(n):
+        fq = f[q]
+        if fq == np.inf:
+            continue
+        cq = fq + w * q * q
+        s = 0.0
+        while k >= 0:
+            s = (cq - cst[k]) / (w2 * (q - v[k]))
+            if s <= z[k]:
+                k -= 1
+            else:
+                break
+        k += 1
+        v[k] = q
+        cst[k] = cq
+        z[k] = -np.inf if k == 0 else s
+        z[k + 1] = np.inf
+    if k < 0:
+        out[:n_want] = np.inf
+        return
+    j = 0
+    for i in range(n_want):
+        x = want[i]
+        while z[j + 1] < x:
+            j += 1
+        d = x - v[j]
+        out[i] = w * d * d + f[v[j]]
+
+
+@numba.njit(cache=True, nogil=True)
 def _indicator_line(mask, out, w, left):  # pragma: no cover - compiled
     # out[x] = w d^2 with d the distance from x to the nearest True of the bool line `mask` (the envelope's value
     # w (x - c)^2 + 0, the same float operations), 0 on it, inf when the line has none. `left`: int64 scratch for
@@ -85,8 +121,10 @@ _BLOCK = 16
 
 
 @numba.njit(parallel=True, cache=True, nogil=True)
-def squared_edt(mask, spacing, n_tasks):  # pragma: no cover - compiled
-    # mask: (A, B, C) bool, the features; returns the (A, B, C) float64 squared distances
+def squared_edt(mask, spacing, n_tasks, at, only_at):  # pragma: no cover - compiled
+    # mask: (A, B, C) bool, the features; returns the (A, B, C) float64 squared distances. With only_at (and A > 1),
+    # they are right only where the (A, B, C) bool `at` is True: the last pass (along A) builds the envelope of the
+    # lines that hold such an element and evaluates it there alone (a 250^3 sphere's corner box: 57 -> 47 ms)
     a_len, b_len, c_len = mask.shape
     f = np.empty((a_len, b_len, c_len))
     longest = max(a_len, b_len, c_len)
@@ -108,6 +146,7 @@ def squared_edt(mask, spacing, n_tasks):  # pragma: no cover - compiled
             v = np.empty(longest, np.int64)
             z = np.empty(longest + 1)
             cst = np.empty(longest)
+            want = np.empty(longest, np.int64)
             for u in range(task * units // n_tasks, (task + 1) * units // n_tasks):
                 if axis == 2:
                     _indicator_line(mask[u // b_len, u % b_len], f[u // b_len, u % b_len], w, v)
@@ -119,6 +158,18 @@ def squared_edt(mask, spacing, n_tasks):  # pragma: no cover - compiled
                     row = f[outer, i] if axis == 1 else f[i, outer]
                     for j in range(kk):
                         buf[j, i] = row[c0 + j]
+                if axis == 0 and only_at:
+                    for j in range(kk):
+                        m = 0
+                        for i in range(n):
+                            if at[i, outer, c0 + j]:
+                                want[m] = i
+                                m += 1
+                        if m > 0:
+                            _envelope_at(buf[j, :n], w, out, v, z, cst, want, m)
+                            for i in range(m):
+                                f[want[i], outer, c0 + j] = out[i]
+                    continue
                 for j in range(kk):
                     _envelope(buf[j, :n], w, out[:n], v, z, cst)
                     buf[j, :n] = out[:n]
