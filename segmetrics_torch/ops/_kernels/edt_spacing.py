@@ -14,11 +14,12 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
-def _envelope(f, w, out, v, z, cst):  # pragma: no cover - compiled
-    # out[x] = min_c (w (x - c)^2 + f[c]) over the c with a finite f[c]; inf everywhere when there is none.
-    # The breakpoints are floats: at a crossing two parabolas give the same value up to rounding, so the minimum is
-    # exact to the last bit or two whichever one is taken. cst[k] = f[v[k]] + w v[k]^2, kept beside the stack (the
-    # same float operations as recomputing it, without the gather).
+def _lower_envelope(f, w, v, z, cst):  # pragma: no cover - compiled
+    # The lower envelope of the parabolas w (x - c)^2 + f[c] over the c with a finite f[c]: parabola v[j] wins on
+    # [z[j], z[j + 1]]; returns the last index k (-1: none). The breakpoints are floats: at a crossing two parabolas
+    # give the same value up to rounding, so the minimum is exact to the last bit or two whichever one is taken.
+    # cst[k] = f[v[k]] + w v[k]^2, kept beside the stack (the same float operations as recomputing it, without the
+    # gather).
     n = f.shape[0]
     w2 = 2.0 * w
     k = -1
@@ -39,7 +40,14 @@ def _envelope(f, w, out, v, z, cst):  # pragma: no cover - compiled
         cst[k] = cq
         z[k] = -np.inf if k == 0 else s
         z[k + 1] = np.inf
-    if k < 0:
+    return k
+
+
+@numba.njit(cache=True, nogil=True)
+def _envelope(f, w, out, v, z, cst):  # pragma: no cover - compiled
+    # out[x] = min_c (w (x - c)^2 + f[c]) over the c with a finite f[c]; inf everywhere when there is none.
+    n = f.shape[0]
+    if _lower_envelope(f, w, v, z, cst) < 0:
         out[:] = np.inf
         return
     j = 0
@@ -54,27 +62,7 @@ def _envelope(f, w, out, v, z, cst):  # pragma: no cover - compiled
 def _envelope_at(f, w, out, v, z, cst, want, n_want):  # pragma: no cover - compiled
     # _envelope's values at the n_want increasing positions want[:n_want] only, into out[:n_want] (the same float
     # operations: the same bits)
-    n = f.shape[0]
-    w2 = 2.0 * w
-    k = -1
-    for q in range(n):
-        fq = f[q]
-        if fq == np.inf:
-            continue
-        cq = fq + w * q * q
-        s = 0.0
-        while k >= 0:
-            s = (cq - cst[k]) / (w2 * (q - v[k]))
-            if s <= z[k]:
-                k -= 1
-            else:
-                break
-        k += 1
-        v[k] = q
-        cst[k] = cq
-        z[k] = -np.inf if k == 0 else s
-        z[k + 1] = np.inf
-    if k < 0:
+    if _lower_envelope(f, w, v, z, cst) < 0:
         out[:n_want] = np.inf
         return
     j = 0
