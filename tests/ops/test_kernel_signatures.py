@@ -5,8 +5,8 @@ Inside compiled code, numba types a constant argument (``f(a, 0)``) or a counter
 caller's types -- a whole second compilation, then discarded for the general one. On a new machine these doubled
 the first run's compilation (the assignment solver three times: ~3 s; the weighted F of the foreground kernel
 twice: ~3.5 s). The kernels pass such values as ``np.int64(...)`` / ``np.bool_(...)``; this test runs the main
-paths and reads every package dispatcher's compiled signatures (compiled in this process or loaded from numba's
-cache: both record the signature asked for).
+paths of every family and reads every package dispatcher's compiled signatures (compiled in this process or loaded
+from numba's cache: both record the signature asked for).
 """
 
 from __future__ import annotations
@@ -21,7 +21,13 @@ from numba.core.registry import CPUDispatcher
 
 import segmetrics_torch as st
 import segmetrics_torch.ops._kernels as kernels
-from segmetrics_torch.functional import boundary_pr_counts, context_measure
+from segmetrics_torch.functional import (
+    boundary_pr_counts,
+    context_measure,
+    hierarchy_measures,
+    partition_measures,
+    surface_distance_measures,
+)
 from segmetrics_torch.losses import weighted_f_measure_loss
 from segmetrics_torch.ops.edge_nms import edge_nms
 
@@ -44,6 +50,14 @@ def _run_main_paths() -> None:
     gt[:, 1, 21, 6:41] = True
     boundary_pr_counts(soft, gt, thresholds=5)
     boundary_pr_counts(soft, gt, thresholds=5, nms=True)
+    seg = torch.randint(0, 4, (2, 24, 30), generator=gen)
+    human = torch.randint(0, 3, (2, 2, 24, 30), generator=gen)
+    partition_measures(seg, human)
+    hierarchy_measures(torch.stack([torch.zeros_like(seg), seg], dim=1), human, input_format="stack", thresholds=2)
+    vol_p = torch.rand(1, 12, 14, 16, generator=gen) < 0.3
+    vol_g = torch.rand(1, 12, 14, 16, generator=gen) < 0.3
+    for convention in ("monai", "medpy", "deepmind"):
+        surface_distance_measures(vol_p, vol_g, convention=convention, spacing=(1.0, 0.8, 1.3), tolerance=1.0)
 
 
 def _literal_signatures() -> list[str]:
