@@ -11,8 +11,10 @@ from numba's cache: both record the signature asked for).
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -92,3 +94,49 @@ def test_the_check_sees_a_literal_specialisation() -> None:
 
     caller(np.int64(1))
     assert any(isinstance(t, types.Literal) for sig in callee.overloads for t in sig)
+
+
+def _literal_arguments() -> list[str]:
+    """Calls, in the kernel modules, of a package kernel with an int / bool constant or with a local variable that is
+    ever assigned one: the sources of literal specialisations, found without compiling (the test above sees them
+    only where this process compiles the kernel: a warm on-disk cache loads the caller whole)."""
+
+    def constant(node: ast.expr) -> bool:
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            node = node.operand
+        return isinstance(node, ast.Constant) and isinstance(node.value, bool | int)
+
+    trees = {path: ast.parse(path.read_text()) for path in Path(kernels.__file__).parent.glob("*.py")}
+    names = {
+        node.name
+        for tree in trees.values()
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and any("njit" in ast.unparse(d) for d in node.decorator_list)
+    }
+    found = []
+    for path, tree in trees.items():
+        for func in ast.walk(tree):
+            if not isinstance(func, ast.FunctionDef):
+                continue
+            literal = set()
+            for node in ast.walk(func):
+                if isinstance(node, ast.Assign) and constant(node.value):
+                    literal |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+                elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Tuple):
+                    for target in node.targets:
+                        if isinstance(target, ast.Tuple):
+                            literal |= {
+                                t.id
+                                for t, v in zip(target.elts, node.value.elts, strict=False)
+                                if isinstance(t, ast.Name) and constant(v)
+                            }
+            for node in ast.walk(func):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
+                    for arg in node.args:
+                        if constant(arg) or (isinstance(arg, ast.Name) and arg.id in literal):
+                            found.append(f"{path.name}:{node.lineno} {node.func.id}(... {ast.unparse(arg)} ...)")
+    return found
+
+
+def test_no_kernel_call_passes_a_literal() -> None:
+    assert _literal_arguments() == []

@@ -251,7 +251,7 @@ def assign_rows(start, edges, n_cols, big, use_row, work, hkeys, hcols, watch, w
                     dist[c] = nd
                     pred[c] = row
             # next column: smallest tentative distance not yet settled
-            c = -1
+            c = np.int64(-1)
             while hsize > 0:
                 if packed:
                     top = hkeys[0] & col_mask

@@ -768,7 +768,7 @@ def soft_map_counts(levels, hist, rank, tasks, dims, gts, n_gt, lut1, lut2, do_t
                 b += 1
             gflat = grids[b, p0 + pr - n_pairs[b]].reshape(-1)
             ub = u_base[u_first[b - b0] :]
-            c = 0
+            c = np.int64(0)
             for u in range(n_u[b - b0]):
                 c += gflat[ub[u]] != -1
             near[pr] = c

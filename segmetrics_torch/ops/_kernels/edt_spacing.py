@@ -148,7 +148,7 @@ def squared_edt(mask, spacing, n_tasks, at, only_at):  # pragma: no cover - comp
                         buf[j, i] = row[c0 + j]
                 if axis == 0 and only_at:
                     for j in range(kk):
-                        m = 0
+                        m = np.int64(0)
                         for i in range(n):
                             if at[i, outer, c0 + j]:
                                 want[m] = i

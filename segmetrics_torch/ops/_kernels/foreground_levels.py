@@ -101,7 +101,7 @@ def msiou_counts(v, g, sizes, num_t):  # pragma: no cover - compiled
         cuts = np.empty(10, np.int64)
         for y in range(h):
             for x in range(w):
-                gedge[y, x] = _is_edge(gb, y, x, h, w, 1)
+                gedge[y, x] = _is_edge(gb, y, x, h, w, np.int64(1))
                 # thresholds where a neighbour switches: t = level + 1
                 n = 0
                 cuts[n] = 0
