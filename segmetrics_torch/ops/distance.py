@@ -378,6 +378,9 @@ def _numba_kernels() -> tuple[Callable[..., Any], Callable[..., Any], Callable[.
 # ------------------------------------------------------------------------------------------- anisotropic spacing
 
 
+#: `distance_to_features(at=)` evaluates its last pass at `at` alone below this fill (dense: the whole pass, then read)
+_ONLY_AT_FILL = 0.25
+
 #: elements of one chunk of the device transform's (lines, n, n) candidate table (float64: 256 MiB)
 _DEVICE_CHUNK = 1 << 25
 
@@ -467,8 +470,11 @@ def distance_to_features(features: np.ndarray, spacing: Sequence[float], at: np.
     volume = features if features.ndim == 3 else features[None]
     sampling = np.asarray(tuple(spacing) if features.ndim == 3 else (1.0, *spacing), dtype=np.float64)
     wanted = np.ascontiguousarray(at if features.ndim == 3 else at[None]) if at is not None else volume
-    squared = squared_edt(np.ascontiguousarray(volume), sampling, max(1, numba.get_num_threads()),
-                          wanted, at is not None)  # fmt: skip
+    # the last pass restricted to `at` pays where `at` is sparse (a sphere's surface), not on dense boundaries
+    only_at = at is not None and np.count_nonzero(at) < _ONLY_AT_FILL * at.size
+    unit_grid = bool(np.all(sampling == 1.0))
+    squared = squared_edt(np.ascontiguousarray(volume), sampling, max(1, numba.get_num_threads()), wanted, only_at,
+                          unit_grid)  # fmt: skip
     if at is not None:
         picked = squared.reshape(features.shape)[at]
         return np.sqrt(picked, out=picked)

@@ -25,7 +25,9 @@ def _check(mask: np.ndarray, spacing: tuple[float, ...]) -> None:
     assert got.shape == mask.shape and got.dtype == np.float64
     # read at some elements only (the last pass evaluates its envelope there alone): the same bits, in C order
     rng = np.random.default_rng(mask.size)
-    for at in (rng.random(mask.shape) < 0.3, np.ones(mask.shape, bool), np.zeros(mask.shape, bool), mask):
+    # (sparse `at`: the last pass evaluated there alone; dense: the whole pass, then read)
+    for at in (rng.random(mask.shape) < 0.1, rng.random(mask.shape) < 0.5, np.ones(mask.shape, bool),
+               np.zeros(mask.shape, bool), mask):  # fmt: skip
         picked = distance_to_features(mask, spacing, at=at)
         assert picked.dtype == np.float64 and np.array_equal(picked, got[at])
         # the device transform (brute-force minimum per line; run here on CPU tensors): bitwise on a unit grid, an
