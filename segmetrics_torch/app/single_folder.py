@@ -216,6 +216,7 @@ def _warn_about_r50(summary: Mapping[str, Any]) -> None:
 
 def run_evaluate_boundary(args: argparse.Namespace) -> int:
 
+    from ..ops.soft_map_counts import compile_ahead
     from .evaluation import boundary_formats, boundary_report, check_boundary_nms, evaluate_boundary
     from .tables import format_table, scalar_row
 
@@ -227,6 +228,8 @@ def run_evaluate_boundary(args: argparse.Namespace) -> int:
     check_boundary_nms(args.nms, input_format, "--nms")
     if args.resize and input_format != "soft":
         raise InputError("--resize applies to soft boundary maps (images); a ucm2 must be (2H+1)x(2W+1)")
+    # a first run on a new machine: the matching kernel (the largest) compiles in a second process from now on
+    compile_ahead()
     pairs, scan, bad = prescan_sizes(args, pairing, "boundary", input_format, gt_format)
     name = args.name or default_method_name(args)
     stems = [stem for stem, _, _ in pairs]

@@ -48,6 +48,7 @@ from torch import Tensor
 
 from segmetrics_torch._checks import check_positive_float, check_tensor, check_tolerance
 from segmetrics_torch.ops.morphology import thinning_luts
+from segmetrics_torch.ops.soft_map_counts import soft_map_counts
 
 __all__ = [
     "correspond_pixels",
@@ -251,13 +252,15 @@ def correspondence_counts(
     big = _big(max(t[4] for t in tables), int(dims.prod(1).max()))
     k = _kernels()
     if thresholds is not None:
+        import numba
+
         levels, hist, rank, rep = _threshold_levels(machine, thresholds, dims)
         tasks = np.argwhere(rep == np.arange(len(thresholds)))
         out = np.zeros((3, nb, len(thresholds)), np.int64)
         for part in _task_chunks(tasks, hist, rank):
-            out += k.soft_map_counts(
-                levels, hist, rank, part, dims, gts, n_gt, lut1, lut2, thin, off[0], off[1], off_cost, n_off, pad, big
-            )  # each call fills only its own tasks' counts (zeros elsewhere)
+            out += soft_map_counts(levels, hist, rank, part, dims, gts, n_gt, (lut1, lut2), thin,
+                                   (off[0], off[1], off_cost, n_off), pad, big, numba.get_num_threads())
+            # each call fills only its own tasks' counts (zeros elsewhere)
         return np.take_along_axis(out, rep[None].repeat(3, 0), axis=2)
     rep = _distinct_stack_levels(machine, dims)
     tasks = np.argwhere(rep == np.arange(machine.shape[1]))

@@ -17,7 +17,7 @@ import numba
 import numpy as np
 
 from .assignment import assign_rows, min_cost_maximum_matching, pack_edge
-from .thinning import foreground_coords, padded_binary, thin_listed, thin_positions
+from .thinning import foreground_coords, padded_binary, thin_listed
 from .unionfind import find
 
 
@@ -172,47 +172,63 @@ def correspond(my, mx, gidx, n2, off_dy, off_dx, off_cost, n_off, pad, big):  # 
 @numba.njit(cache=True, nogil=True, parallel=True)
 def gt_index_grids(gts, n_gt, dims, pad, off_dy, off_dx, n_off):  # pragma: no cover - compiled
     # Index grids of the annotators' on pixels, raster order, padded by `pad` pixels on every side:
-    # (B, A, H + 2 pad, W + 2 pad) int32, plus the pixel count of every annotator (B, A). Cells without a GT pixel
-    # hold -2 where a machine pixel would have some GT pixel within the tolerance (image b's offsets
-    # off_dy[b, :n_off[b]], off_dx[b, :n_off[b]]) and -1 where it would have none, so that candidate_lists skips
-    # those machine pixels at once (most pixels of a fine level lie far from every annotator's boundary). The marks
-    # are written row by row: for every row offset dy, the cells from dx_min(dy) to dx_max(dy) (the offsets of a
-    # disk fill that interval; a larger mark would only cost time, never change a count).
+    # (B, A, H + 2 pad, W + 2 pad) int32, plus the pixel count of every annotator (B, A); see index_grid. One
+    # parallel task per (image, annotator).
     nb, na, hh, ww = gts.shape
     grids = np.full((nb, na, hh + 2 * pad, ww + 2 * pad), -1, np.int32)
     counts = np.zeros((nb, na), np.int64)
     for task in numba.prange(nb * na):
         b = task // na
         a = task % na
-        if a >= n_gt[b]:
-            continue
-        # per row offset dy in [-pad, pad]: the interval of column offsets
-        dx_lo = np.full(2 * pad + 1, 1, np.int64)
-        dx_hi = np.full(2 * pad + 1, 0, np.int64)  # empty (lo > hi) unless some offset has this dy
-        for o in range(min(n_off[b], off_dy.shape[1])):
-            if abs(off_dy[b, o]) > pad or abs(off_dx[b, o]) > pad:
-                continue  # outside the padding (not so from offsets_within): no cell to mark, none to read
-            i = off_dy[b, o] + pad
-            if dx_lo[i] > dx_hi[i]:
-                dx_lo[i] = off_dx[b, o]
-                dx_hi[i] = off_dx[b, o]
-            else:
-                dx_lo[i] = min(dx_lo[i], off_dx[b, o])
-                dx_hi[i] = max(dx_hi[i], off_dx[b, o])
-        grid = grids[b, a]
-        n = 0
-        for y in range(dims[b, 0]):
-            for x in range(dims[b, 1]):
-                if gts[b, a, y, x]:
-                    # a machine pixel at cell (g - offset) has the GT pixel g among its candidates
-                    for i in range(2 * pad + 1):
-                        row = grid[y + 2 * pad - i]
-                        for xx in range(x + pad - dx_hi[i], x + pad - dx_lo[i] + 1):
-                            row[xx] = row[xx] if row[xx] >= 0 else -2
-                    grid[y + pad, x + pad] = n  # numbered after its own marks (which cover its cell)
-                    n += 1
-        counts[b, a] = n
+        if a < n_gt[b]:
+            counts[b, a] = index_grid(gts, b, a, dims, pad, off_dy, off_dx, n_off, grids[b, a])
     return grids, counts
+
+
+@numba.njit(cache=True, nogil=True)
+def index_grids_of(pairs, gts, dims, pad, off_dy, off_dx, n_off, grids, counts):  # pragma: no cover - compiled
+    # gt_index_grids for the (image, annotator) pairs `pairs` (P, 2) only, into grids (filled with -1) and counts:
+    # the serial form, for callers that spread the pairs over threads themselves.
+    for i in range(pairs.shape[0]):
+        b = pairs[i, 0]
+        a = pairs[i, 1]
+        counts[b, a] = index_grid(gts, b, a, dims, pad, off_dy, off_dx, n_off, grids[b, a])
+
+
+@numba.njit(cache=True, nogil=True)
+def index_grid(gts, b, a, dims, pad, off_dy, off_dx, n_off, grid):  # pragma: no cover - compiled
+    # Annotator a of image b as an index grid `grid` (H + 2 pad, W + 2 pad) int32, given filled with -1: its on
+    # pixels numbered in raster order, padded by `pad` pixels on every side; returns their count. Cells without a GT
+    # pixel hold -2 where a machine pixel would have some GT pixel within the tolerance (image b's offsets
+    # off_dy[b, :n_off[b]], off_dx[b, :n_off[b]]) and -1 where it would have none, so that candidate_lists skips
+    # those machine pixels at once (most pixels of a fine level lie far from every annotator's boundary). The marks
+    # are written row by row: for every row offset dy, the cells from dx_min(dy) to dx_max(dy) (the offsets of a
+    # disk fill that interval; a larger mark would only cost time, never change a count).
+    # per row offset dy in [-pad, pad]: the interval of column offsets
+    dx_lo = np.full(2 * pad + 1, 1, np.int64)
+    dx_hi = np.full(2 * pad + 1, 0, np.int64)  # empty (lo > hi) unless some offset has this dy
+    for o in range(min(n_off[b], off_dy.shape[1])):
+        if abs(off_dy[b, o]) > pad or abs(off_dx[b, o]) > pad:
+            continue  # outside the padding (not so from offsets_within): no cell to mark, none to read
+        i = off_dy[b, o] + pad
+        if dx_lo[i] > dx_hi[i]:
+            dx_lo[i] = off_dx[b, o]
+            dx_hi[i] = off_dx[b, o]
+        else:
+            dx_lo[i] = min(dx_lo[i], off_dx[b, o])
+            dx_hi[i] = max(dx_hi[i], off_dx[b, o])
+    n = 0
+    for y in range(dims[b, 0]):
+        for x in range(dims[b, 1]):
+            if gts[b, a, y, x]:
+                # a machine pixel at cell (g - offset) has the GT pixel g among its candidates
+                for i in range(2 * pad + 1):
+                    row = grid[y + 2 * pad - i]
+                    for xx in range(x + pad - dx_hi[i], x + pad - dx_lo[i] + 1):
+                        row[xx] = row[xx] if row[xx] >= 0 else -2
+                grid[y + pad, x + pad] = n  # numbered after its own marks (which cover its cell)
+                n += 1
+    return n
 
 
 @numba.njit(cache=True, nogil=True)
@@ -573,7 +589,7 @@ def indexed_candidates(u_base, n_u, gflat, lin, off_cost, n_off, start, adj, cos
 
 @numba.njit(cache=True, nogil=True)
 def _level_rows(uidx, n1, so, l_start, rows_at, beg, end):  # pragma: no cover - compiled
-    # One annotator's rows of a map given by union indices (see indexed_level_counts): the machine indices i with
+    # One annotator's rows of a map given by union indices (see indexed_task_counts): the machine indices i with
     # some candidate, and where their lists begin and end in the annotator's lists (CSR l_start[so:]); returns n.
     n = 0
     for i in range(n1):
@@ -587,216 +603,55 @@ def _level_rows(uidx, n1, so, l_start, rows_at, beg, end):  # pragma: no cover -
     return n
 
 
+#: the one signature indexed_task_counts is called with (compiled ahead in a second process on a first run, see
+#: :mod:`._compile_aside`; a test checks that the calls have exactly these types)
+INDEXED_TASK_COUNTS_SIGNATURE = (
+    "void(int64[::1], int64, int64[::1], int64[:, ::1], int32[::1], int64[::1], int64[::1], int64[::1], int64[::1], "
+    "int64[::1], int64[::1], int64[::1], int32[::1], int64[::1], int64[:, ::1], int64, int64[:, :, ::1])"
+)
+
+
 @numba.njit(cache=True, nogil=True)
-def indexed_level_counts(uidx, n1, n_gt, pair0, s_off, e_off, l_start, l_adj, l_cost, n2s, big, out, b, k):
+def indexed_task_counts(qs, q0, order, tasks, buf, slot, n_thin, n_gt, pair_first, s_off, e_off, l_start, l_adj,
+                        l_cost, n2s, big, out):
     # pragma: no cover - compiled
-    # level_counts for a machine map given as the union indices uidx[:n1] of its pixels (raster order), whose
-    # candidate lists are already listed per annotator a (pair pair0 + a: CSR l_start[s_off:], entries at
-    # l_adj / l_cost[e_off:], see indexed_candidates). Each annotator's graph has the rows and lists that
-    # candidate_lists would build for this map (the machine pixels with some candidate, in raster order), read in
-    # place through begin / end positions instead of copied (and listed again for the second pass: one annotator's
-    # rows at a time, so memory does not grow with the annotators).
-    acc = np.zeros(n1, np.bool_)
-    rows_at = np.empty(n1 + 1, np.int64)  # + 1: _level_rows stores before it decides
-    beg = np.empty(n1 + 1, np.int64)
-    end = np.empty(n1 + 1, np.int64)
-    mate_row, mate_col, seen, srow, spos, scol, visited, unc = _pass_buffers(n1, n2s, n_gt)
-    some_unc = np.zeros(n_gt, np.bool_)
-    # first the part of every annotator's matching that needs no costs, then the exact assignments where they can
-    # still add a pixel (see _certain_rows and _solve_uncertain)
-    cnt_r = np.int64(0)
-    for a in range(n_gt):
-        n = _level_rows(uidx, n1, s_off[pair0 + a], l_start, rows_at, beg, end)
-        cnt_r += _certain_rows(rows_at[:n], beg[:n], end[:n], l_adj[e_off[pair0 + a] :], n2s[a], acc, unc[a],
-                               mate_row, mate_col, seen, srow, spos, scol, visited)  # fmt: skip
-        some_unc[a] = unc[a, :n].any()
-    for a in range(n_gt):
-        if some_unc[a]:
+    # level_counts of the tasks qs of a wave of soft-map tasks (see soft_map_stages): task q (image b, threshold k,
+    # tasks[order[q0 + q]]) is a machine map given as the union indices buf[slot[q]:][:n_thin[q]] of its pixels
+    # (raster order), whose candidate lists are already listed per annotator a (pair pair_first[b] + a: CSR
+    # l_start[s_off:], entries at l_adj / l_cost[e_off:], see indexed_candidates); its counts go to out[:, b, k].
+    # Each annotator's graph has the rows and lists that candidate_lists would build for this map (the machine
+    # pixels with some candidate, in raster order), read in place through begin / end positions instead of copied
+    # (and listed again for the second pass: one annotator's rows at a time, so memory does not grow with the
+    # annotators). The loop over tasks is here rather than in a caller: numba optimises a kernel together with
+    # every kernel it calls, so one level less saves a second of the first compilation.
+    for i in range(qs.shape[0]):
+        q = qs[i]
+        task = order[q0 + q]
+        b = tasks[task, 0]
+        uidx = buf[slot[q] :]
+        n1 = n_thin[q]
+        pair0 = pair_first[b]
+        acc = np.zeros(n1, np.bool_)
+        rows_at = np.empty(n1 + 1, np.int64)  # + 1: _level_rows stores before it decides
+        beg = np.empty(n1 + 1, np.int64)
+        end = np.empty(n1 + 1, np.int64)
+        mate_row, mate_col, seen, srow, spos, scol, visited, unc = _pass_buffers(n1, n2s[b], n_gt[b])
+        some_unc = np.zeros(n_gt[b], np.bool_)
+        # first the part of every annotator's matching that needs no costs, then the exact assignments where they
+        # can still add a pixel (see _certain_rows and _solve_uncertain)
+        cnt_r = np.int64(0)
+        for a in range(n_gt[b]):
             n = _level_rows(uidx, n1, s_off[pair0 + a], l_start, rows_at, beg, end)
-            eo = e_off[pair0 + a]
-            _solve_uncertain(rows_at[:n], beg[:n], end[:n], l_adj[eo:], l_cost[eo:], n2s[a], big, acc, unc[a])
-    _store_counts(acc, cnt_r, out, b, k)
-
-
-# Soft maps are matched in waves of whole images whose levels' on pixels (the thinning buffers, all alive at once)
-# stay under this many entries (int32); an image above it forms a wave of its own.
-_WAVE_PIXELS = 1 << 23
-
-
-@numba.njit(cache=True, nogil=True, parallel=True)
-def soft_map_counts(levels, hist, rank, tasks, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_dx, off_cost, n_off,
-                    pad, big):
-    # pragma: no cover - compiled
-    # Soft maps given as their level numbers (B, H, W) and histograms (B, K + 1) of level_index, over the sorted
-    # thresholds; rank[k] = the position of threshold k among them, so that the machine map at threshold k
-    # (`pb >= t[k]`) is `levels > rank[k]`. Returns (3, B, K) int64 [cntR, cntP, sumP], filled for the
-    # (image, threshold) pairs of `tasks` (T, 2).
-    # The levels of one image share most of their thin pixels (a blurred boundary thins to about the same ridge at
-    # every threshold), and a pixel's candidate list depends only on the pixel and the annotator. So, per wave of
-    # images: every task's map is thresholded and thinned (one parallel task per image, its levels from the lowest
-    # up, each filtered from the one below); each image's thin pixels over
-    # all its levels are numbered once (its union list); every (image, annotator) pair lists the candidates of that
-    # union once (one parallel task each); and every task matches its map from those lists (one parallel task
-    # each). The graphs, their row order and every list are those of level_counts, so the counts are too.
-    nb = levels.shape[0]
-    nk = rank.shape[0]
-    nt = tasks.shape[0]
-    grids, n2s = gt_index_grids(gts, n_gt, dims, pad, off_dy, off_dx, n_off)
-    out = np.zeros((3, nb, nk), np.int64)
-    # per image, once: the flat positions (in the image padded by one pixel, raster order) and level numbers of the
-    # pixels on at the image's lowest level among the tasks; every level's map is a filter of that list
-    low = np.full(nb, nk, np.int64)
-    for task in range(nt):
-        low[tasks[task, 0]] = min(low[tasks[task, 0]], rank[tasks[task, 1]])
-    first = np.zeros(nb + 1, np.int64)
-    for b in range(nb):
-        first[b + 1] = first[b]
-        for v in range(low[b] + 1, nk + 1):
-            first[b + 1] += hist[b, v]
-    on_pos = np.empty(first[nb], np.int32)
-    on_level = np.empty(first[nb], levels.dtype)
-    for b in numba.prange(nb):
-        w2 = dims[b, 1] + 2
-        q = first[b]
-        for y in range(dims[b, 0]):
-            for x in range(dims[b, 1]):
-                if levels[b, y, x] > low[b]:
-                    on_pos[q] = (y + 1) * w2 + x + 1
-                    on_level[q] = levels[b, y, x]
-                    q += 1
-    # the tasks grouped by image (a stable counting sort), with each task's on-pixel count
-    t_first = np.zeros(nb + 1, np.int64)
-    for task in range(nt):
-        t_first[tasks[task, 0] + 1] += 1
-    for b in range(nb):
-        t_first[b + 1] += t_first[b]
-    fill = t_first[:nb].copy()
-    order = np.empty(nt, np.int64)
-    for task in range(nt):
-        order[fill[tasks[task, 0]]] = task
-        fill[tasks[task, 0]] += 1
-    n_on = np.zeros(nt, np.int64)
-    for task in range(nt):
-        for v in range(rank[tasks[task, 1]] + 1, nk + 1):
-            n_on[task] += hist[tasks[task, 0], v]
-    n_pairs = np.zeros(nb + 1, np.int64)  # first (image, annotator) pair of every image
-    for b in range(nb):
-        n_pairs[b + 1] = n_pairs[b] + n_gt[b]
-    gw = grids.shape[3]
-    cells = (levels.shape[1] + 2) * (levels.shape[2] + 2)
-    b0 = 0
-    while b0 < nb:
-        # the wave: images b0..b1-1
-        b1 = b0 + 1
-        size = 0
-        for q in range(t_first[b0], t_first[b1]):
-            size += n_on[order[q]] + 1
-        while b1 < nb:
-            more = 0
-            for q in range(t_first[b1], t_first[b1 + 1]):
-                more += n_on[order[q]] + 1
-            if size + more > _WAVE_PIXELS:
-                break
-            size += more
-            b1 += 1
-        q0 = t_first[b0]
-        nq = t_first[b1] - q0
-        # 1. every task's map, thinned: positions at buf[slot[q]:slot[q] + n_thin[q]]
-        slot = np.zeros(nq + 1, np.int64)
-        for q in range(nq):
-            slot[q + 1] = slot[q] + n_on[order[q0 + q]] + 1  # + 1: the filter stores before it decides
-        buf = np.empty(slot[nq], np.int32)
-        n_thin = np.zeros(nq, np.int64)
-        for bi in numba.prange(b1 - b0):
-            # one image's tasks from its lowest level up: the maps are nested, so each level's pixels are filtered
-            # (in place, raster order kept) from the level below it rather than from the whole lowest list
-            b = b0 + bi
-            qs = np.arange(t_first[b] - q0, t_first[b + 1] - q0)
-            ms = np.empty(qs.shape[0], np.int64)
-            for j in range(qs.shape[0]):
-                ms[j] = rank[tasks[order[q0 + qs[j]], 1]]
-            by_level = np.argsort(ms, kind="mergesort")
-            f = first[b]
-            cnt = first[b + 1] - f
-            for j in by_level:
-                q = qs[j]
-                m = ms[j]
-                c = np.int64(0)
-                for i in range(f, f + cnt):
-                    on_pos[f + c] = on_pos[i]
-                    on_level[f + c] = on_level[i]
-                    c += on_level[i] > m
-                cnt = c
-                pos = buf[slot[q] : slot[q + 1]]
-                pos[:c] = on_pos[f : f + c]
-                if do_thin:
-                    c = thin_positions(pos, c, dims[b, 0] + 2, dims[b, 1] + 2, lut1, lut2)
-                n_thin[q] = c
-        # 2. per image, its union list: each task's positions are replaced by union indices (first appearance
-        # numbers), u_base holds each union pixel's cell in the padded GT index grids
-        u_first = np.zeros(b1 - b0 + 1, np.int64)
-        for b in range(b0, b1):
-            u_first[b - b0 + 1] = u_first[b - b0]
-            for q in range(t_first[b] - q0, t_first[b + 1] - q0):
-                u_first[b - b0 + 1] += n_thin[q]
-        u_base = np.empty(u_first[b1 - b0], np.int64)
-        n_u = np.zeros(b1 - b0, np.int64)
-        for b in numba.prange(b0, b1):
-            w2 = dims[b, 1] + 2
-            idx = np.full(cells, -1, np.int32)
-            n = 0
-            ub = u_base[u_first[b - b0] :]
-            for q in range(t_first[b] - q0, t_first[b + 1] - q0):
-                for i in range(slot[q], slot[q] + n_thin[q]):
-                    p = buf[i]
-                    if idx[p] < 0:
-                        idx[p] = n
-                        y = p // w2
-                        ub[n] = (y - 1 + pad) * gw + p - y * w2 - 1 + pad
-                        n += 1
-                    buf[i] = idx[p]
-            n_u[b - b0] = n
-        # 3. every (image, annotator) pair's candidate lists of its image's union list
-        p0 = n_pairs[b0]
-        np_w = n_pairs[b1] - p0
-        s_off = np.zeros(np_w + 1, np.int64)
-        e_off = np.zeros(np_w + 1, np.int64)
-        near = np.zeros(np_w, np.int64)
-        for pr in numba.prange(np_w):
-            b = b0
-            while n_pairs[b + 1] <= p0 + pr:
-                b += 1
-            gflat = grids[b, p0 + pr - n_pairs[b]].reshape(-1)
-            ub = u_base[u_first[b - b0] :]
-            c = np.int64(0)
-            for u in range(n_u[b - b0]):
-                c += gflat[ub[u]] != -1
-            near[pr] = c
-        for pr in range(np_w):
-            b = b0
-            while n_pairs[b + 1] <= p0 + pr:
-                b += 1
-            s_off[pr + 1] = s_off[pr] + n_u[b - b0] + 1
-            e_off[pr + 1] = e_off[pr] + near[pr] * n_off[b] + 1
-        l_start = np.empty(s_off[np_w], np.int64)
-        l_adj = np.empty(e_off[np_w], np.int32)
-        l_cost = np.empty(e_off[np_w], np.int64)
-        for pr in numba.prange(np_w):
-            b = b0
-            while n_pairs[b + 1] <= p0 + pr:
-                b += 1
-            lin = flat_offsets(off_dy[b], off_dx[b], n_off[b], gw)
-            indexed_candidates(u_base[u_first[b - b0] :], n_u[b - b0], grids[b, p0 + pr - n_pairs[b]].reshape(-1),
-                               lin, off_cost[b], n_off[b], l_start[s_off[pr] :], l_adj[e_off[pr] :],
-                               l_cost[e_off[pr] :])  # fmt: skip
-        # 4. every task's matching
-        for q in numba.prange(nq):
-            task = order[q0 + q]
-            b = tasks[task, 0]
-            indexed_level_counts(buf[slot[q] :], n_thin[q], n_gt[b], n_pairs[b] - p0, s_off, e_off, l_start, l_adj,
-                                 l_cost, n2s[b], big, out, b, tasks[task, 1])  # fmt: skip
-        b0 = b1
-    return out
+            cnt_r += _certain_rows(rows_at[:n], beg[:n], end[:n], l_adj[e_off[pair0 + a] :], n2s[b, a], acc, unc[a],
+                                   mate_row, mate_col, seen, srow, spos, scol, visited)  # fmt: skip
+            some_unc[a] = unc[a, :n].any()
+        for a in range(n_gt[b]):
+            if some_unc[a]:
+                n = _level_rows(uidx, n1, s_off[pair0 + a], l_start, rows_at, beg, end)
+                eo = e_off[pair0 + a]
+                _solve_uncertain(rows_at[:n], beg[:n], end[:n], l_adj[eo:], l_cost[eo:], n2s[b, a], big, acc,
+                                 unc[a])  # fmt: skip
+        _store_counts(acc, cnt_r, out, b, tasks[task, 1])
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
