@@ -9,7 +9,10 @@ Rules:
   thinning + assignment), ``labels`` (relabelling, UCM hierarchy sweeps), ``tables`` (contingency counts, weighted
   matchings, proposal mask counts), ``foreground`` (the fused foreground-measure kernel), ``edge_nms`` (edge
   non-maximum suppression of soft boundary maps), ``moments`` (pixel counts, coordinate sums and boxes of masks),
-  ``reflect_gap`` (the border term of a reflected correlation).
+  ``reflect_gap`` (the border term of a reflected correlation), ``soft_map_stages`` (the serial stages of the soft-map
+  boundary counts, spread over threads by :mod:`segmetrics_torch.ops.soft_map_counts`).
+* ``_compile_log`` announces the first compilation; ``_compile_aside`` compiles a kernel known ahead in a second
+  process on a first run (the soft-map matching).
 * Kernel modules import each other by public (non-underscore) names only; helpers private to one algorithm keep a
   leading underscore.
 * Kernels stay at module level in these stable module names, with ``cache=True``, so that numba's on-disk cache is
