@@ -43,9 +43,9 @@ def _stages() -> Any:
 def compile_ahead() -> None:
     """Start compiling the matching stage in a second process now, if it is not compiled or cached yet.
 
-    For a caller that knows early that it will count soft maps (the ``evaluate boundary`` command, before it imports
-    torch and decodes images): the largest kernel of a first run then compiles beside everything before its first
-    use. :func:`soft_map_counts` waits for it (it starts it itself otherwise). Imports numba, not torch.
+    For a caller that knows early that it will count soft maps (the ``evaluate boundary`` command, once its folders
+    pair and before it reads any image): the largest kernel of a first run then compiles beside everything before
+    its first use. :func:`soft_map_counts` waits for it (it starts it itself otherwise). Imports numba, not torch.
     """
     aside, corr, _ = _stages()
     aside.compile_aside(corr.indexed_task_counts, corr.INDEXED_TASK_COUNTS_SIGNATURE)
