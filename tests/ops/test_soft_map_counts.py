@@ -138,6 +138,7 @@ def test_no_helper_where_it_cannot_help(monkeypatch):
     monkeypatch.setattr(_compile_aside, "_cpus", lambda: 1)
     assert _compile_aside.compile_aside(kernel, signature).process is None
     monkeypatch.setattr(_compile_aside, "_cpus", lambda: 2)
+    assert _compile_aside.compile_aside(kernel.py_func, signature).process is None  # NUMBA_DISABLE_JIT's plain one
     pb, gts, n_gt, dims = _soft_batch(4)
     correspondence_counts(pb, gts, n_gt, dims, 0.075, thresholds=np.array([0.5]))  # compiled or loaded here
     helper = _compile_aside.compile_aside(kernel, signature)

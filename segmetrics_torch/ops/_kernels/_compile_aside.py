@@ -78,7 +78,9 @@ def _cpus() -> int:
 def compile_aside(dispatcher: Any, signature: str) -> Aside:
     """Start compiling ``dispatcher`` (a module-level ``numba.njit(cache=True)`` kernel) for ``signature`` (numba's
     string form, e.g. ``"void(int64[::1], int64)"``) in a second process, unless that cannot help (see above)."""
-    function = dispatcher.py_func
+    function = getattr(dispatcher, "py_func", None)
+    if function is None:  # not a numba dispatcher (NUMBA_DISABLE_JIT=1 leaves the plain function)
+        return Aside(None)
     key = (function.__module__, function.__name__, signature)
     if key in _RUNNING:
         return _RUNNING[key]
