@@ -14,7 +14,7 @@ The graphs, their row order and every list are those of :func:`segmetrics_torch.
 per-level matching, so the counts are too. Each stage is a serial compiled kernel of
 :mod:`segmetrics_torch.ops._kernels.soft_map_stages` over a list of items, and this module hands the items to
 ``numba.get_num_threads()`` threads (the kernels release the GIL): the same parallelism as one ``parallel=True``
-kernel, for about half its compilation time on a new machine (issue "The first hour of a new user"). The matching
+kernel, for about half its compilation time on a new machine (a first run waits for it). The matching
 tasks differ in cost by 10x and more, so they are handed out largest first, a few at a time.
 """
 
