@@ -161,6 +161,11 @@ def test_cache_fallback_only_when_the_install_is_not_writable(monkeypatch, tmp_p
         assert folder == str(tmp_path / f"segmetrics-numba-cache-{os.getuid()}")
         assert os.environ["NUMBA_CACHE_DIR"] == folder and numba.config.CACHE_DIR == folder
         assert _kernels.ensure_writable_cache() is None  # NUMBA_CACHE_DIR set by the user (or by us): left alone
+        # set by the user to a folder that cannot be written: numba would crash on a read-only install (a new-user
+        # trial: "no locator available"), and the compile note would name a folder nothing is written to
+        monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "not-writable"))
+        assert _kernels.ensure_writable_cache() == folder
+        assert os.environ["NUMBA_CACHE_DIR"] == folder
     finally:
         numba.config.CACHE_DIR = before
 

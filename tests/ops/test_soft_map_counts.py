@@ -106,6 +106,7 @@ def test_a_kernel_compiled_aside_is_loaded_from_the_cache_not_compiled(tmp_path,
         import sys
         from segmetrics_torch.ops._kernels import _compile_aside
         import aside_probe_kernels as m
+        _compile_aside._busy = lambda: False  # whatever the machine's load
         helper = _compile_aside.compile_aside(m.twice, "int64(int64)")
         assert _compile_aside.compile_aside(m.twice, "int64(int64)") is helper  # one helper per kernel and signature
         print("started", helper.process is not None)
@@ -138,6 +139,9 @@ def test_no_helper_where_it_cannot_help(monkeypatch):
     monkeypatch.setattr(_compile_aside, "_cpus", lambda: 1)
     assert _compile_aside.compile_aside(kernel, signature).process is None
     monkeypatch.setattr(_compile_aside, "_cpus", lambda: 2)
+    monkeypatch.setattr(_compile_aside.os, "getloadavg", lambda: (1.5, 1.0, 1.0))  # no idle CPU
+    assert _compile_aside.compile_aside(kernel, signature).process is None
+    monkeypatch.setattr(_compile_aside.os, "getloadavg", lambda: (0.2, 1.0, 1.0))
     assert _compile_aside.compile_aside(kernel.py_func, signature).process is None  # NUMBA_DISABLE_JIT's plain one
     pb, gts, n_gt, dims = _soft_batch(4)
     correspondence_counts(pb, gts, n_gt, dims, 0.075, thresholds=np.array([0.5]))  # compiled or loaded here

@@ -22,8 +22,9 @@ Rules:
   (``__pycache__``) or in the user's cache folder, and raises ``RuntimeError: cannot cache function ...: no locator
   available`` at import when neither is writable: a shared read-only install (a cluster module, a container) run by a
   user with no writable home. :func:`ensure_writable_cache` runs before any kernel module is compiled: when
-  ``NUMBA_CACHE_DIR`` is unset and the package's ``__pycache__`` cannot be written, it points numba at a private
-  folder under the system's temporary directory (per user, mode 0700), so the kernels compile and are cached there.
+  ``NUMBA_CACHE_DIR`` is unset and the package's ``__pycache__`` cannot be written, or ``NUMBA_CACHE_DIR`` names a
+  folder that cannot be written, it points numba at a private folder under the system's temporary directory (per
+  user, mode 0700), so the kernels compile and are cached there (and the compile note names that folder).
 """
 
 from __future__ import annotations
@@ -50,10 +51,13 @@ def _writable_folder(path: Path) -> bool:
 
 
 def ensure_writable_cache() -> str | None:
-    """Give numba a writable cache folder when the in-tree one is not writable; returns the folder it set, if any."""
-    if os.environ.get("NUMBA_CACHE_DIR"):
+    """Give numba a writable cache folder when the one it would use is not writable; returns the folder it set, if
+    any. ``NUMBA_CACHE_DIR`` set to a folder that cannot be written counts as unset (numba would fall back to the
+    in-tree folder, and fail at import where that is read-only too)."""
+    chosen = os.environ.get("NUMBA_CACHE_DIR")
+    if chosen and _writable_folder(Path(chosen)):
         return None
-    if _writable_folder(Path(__file__).resolve().parent / "__pycache__"):
+    if not chosen and _writable_folder(Path(__file__).resolve().parent / "__pycache__"):
         return None
     uid = os.getuid() if hasattr(os, "getuid") else "user"
     fallback = Path(tempfile.gettempdir()) / f"segmetrics-numba-cache-{uid}"

@@ -8,7 +8,8 @@ before its first call of the kernel, which then loads it from the cache instead 
 counts use it for their matching stage (~10 s of a cold 20 s run on a 2-core machine).
 
 It does nothing (returns an :class:`Aside` whose ``wait`` returns at once) where it cannot help: the kernel is
-compiled here or cached already, one CPU, caching off, or ``SEGMETRICS_COMPILE_ASIDE=0``. Whatever happens to the
+compiled here or cached already, one CPU, a machine without an idle CPU (load average above CPUs - 1), caching off,
+or ``SEGMETRICS_COMPILE_ASIDE=0``. Whatever happens to the
 second process (it fails, it is killed), the kernel still works: the call compiles it here, as without the helper.
 The helper's output is discarded; it inherits the environment (``NUMBA_CACHE_DIR`` included) and finds this
 package where this process found it. A second ``compile_aside`` of the same kernel and signature before the first
@@ -75,6 +76,15 @@ def _cpus() -> int:
         return os.cpu_count() or 1
 
 
+def _busy() -> bool:
+    """Fewer than one idle CPU besides this process (the last minute's load average): a helper would only compete
+    with this process for the same cores (a trial beside a CPU-bound job: 23-27 s without the helper, 27-29 s with)."""
+    try:
+        return os.getloadavg()[0] > _cpus() - 1
+    except OSError:  # not available on this platform
+        return False
+
+
 def compile_aside(dispatcher: Any, signature: str) -> Aside:
     """Start compiling ``dispatcher`` (a module-level ``numba.njit(cache=True)`` kernel) for ``signature`` (numba's
     string form, e.g. ``"void(int64[::1], int64)"``) in a second process, unless that cannot help (see above)."""
@@ -84,7 +94,7 @@ def compile_aside(dispatcher: Any, signature: str) -> Aside:
     key = (function.__module__, function.__name__, signature)
     if key in _RUNNING:
         return _RUNNING[key]
-    if os.environ.get("SEGMETRICS_COMPILE_ASIDE", "1") == "0" or _cpus() < 2:
+    if os.environ.get("SEGMETRICS_COMPILE_ASIDE", "1") == "0" or _cpus() < 2 or _busy():
         return Aside(None)
     try:
         from numba.core import sigutils
