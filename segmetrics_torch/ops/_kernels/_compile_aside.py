@@ -25,6 +25,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ._compile_log import compiled_or_cached
+
 __all__ = ["Aside", "compile_aside"]
 
 # compile for the argument types as a tuple: numba keys its cache by the signature as passed to `compile`, and a
@@ -100,12 +102,9 @@ def compile_aside(dispatcher: Any, signature: str) -> Aside:
         from numba.core import sigutils
         from numba.core.caching import NullCache
 
-        cache = dispatcher._cache
         args, _ = sigutils.normalize_signature(signature)
-        if isinstance(cache, NullCache) or tuple(args) in dispatcher.overloads:
-            return Aside(None)
-        if cache.load_overload(tuple(args), dispatcher.targetctx) is not None:
-            return Aside(None)
+        if isinstance(dispatcher._cache, NullCache) or compiled_or_cached(dispatcher, tuple(args)) is not False:
+            return Aside(None)  # ready, or numba's internals differ: nothing to gain
     except Exception:  # another numba's internals: go without the helper
         return Aside(None)
     package_root = str(Path(sys.modules["segmetrics_torch"].__file__ or "").resolve().parents[1])

@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LOGGER_NAME", "cache_folder", "ready", "watch"]
+__all__ = ["LOGGER_NAME", "cache_folder", "compiled_or_cached", "ready", "watch"]
 
 #: the logger of the compilation messages
 LOGGER_NAME = "segmetrics_torch.compile"
@@ -66,11 +66,25 @@ def ready(dispatcher: Any, args: tuple[Any, ...]) -> bool:
     behaves as if the kernel were ready and the call compiles when it must."""
     try:
         types = tuple(dispatcher.typeof_pyval(a) for a in args)
-        if types in dispatcher.overloads:
-            return True
-        cache = getattr(dispatcher, "_cache", None)
-        if cache is None:
-            return True
-        return cache.load_overload(types, dispatcher.targetctx) is not None
     except Exception:  # any failure of the look-up means "unknown", never an error of the caller
         return True
+    found = compiled_or_cached(dispatcher, types)
+    return True if found is None else found
+
+
+def compiled_or_cached(dispatcher: Any, types: tuple[Any, ...]) -> bool | None:
+    """Whether the numba ``dispatcher`` has an overload for the argument ``types`` compiled in this process or in
+    its on-disk cache (read from the cache's index: nothing is loaded, so the call that follows loads it once);
+    None where numba's internals differ (another numba)."""
+    try:
+        if types in dispatcher.overloads:
+            return True
+        from numba.core.caching import NullCache
+
+        cache = dispatcher._cache
+        if isinstance(cache, NullCache):  # cache=False: only what this process compiled
+            return False
+        key = cache._index_key(types, dispatcher.targetctx.codegen())
+        return key in cache._cache_file._load_index()
+    except Exception:
+        return None
