@@ -34,25 +34,22 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from . import distributed
 from .errors import InputError
+from .family_job import Evaluated, FamilyInput
 
 if TYPE_CHECKING:  # annotations only: the app imports torch lazily
-    import torch
-
     from ..functional.boundary.bsds import InputFormat
     from ..functional.partition.hierarchy import HierarchyFormat
     from ..ops.hierarchy import Rule
-    from .foreground_sums import ForegroundSums
 
 from .batching import (
     batches,
     chunked,
-    counted,
     default_workers,
     load_measures,
     run_named,
@@ -108,81 +105,64 @@ __all__ = [
 # ------------------------------------------------------------------------------- foreground, boundary, partition
 
 
-def evaluate_foreground(
-    pairs: Sequence[tuple[str, Path, Path]],
-    *,
-    device: str | torch.device = "cpu",
-    batch_size: int = 16,
-    workers: int = 0,
-    resize: bool | None = None,
-    progress: Any = None,
-    images: Iterable[tuple[str, Any, Any]] | None = None,
-    per_image: bool = False,
-    include: Sequence[str] = (),
-) -> tuple[dict[str, Any], ForegroundSums]:
+def evaluate_foreground(work: FamilyInput) -> Evaluated:
     """Every foreground measure of a dataset, PySODMetrics-exact: the sums and ``compute()`` of
     :class:`~segmetrics_torch.ForegroundMeasures` in ``app.foreground_sums.ForegroundSums``.
 
-    Args:
-        pairs: ``(stem, pred_path, gt_path)``; maps read by :func:`read_gray_map`, ground truth binarised ``> 128``.
-        device: where the measures run.
-        batch_size: images per update (same-size images are stacked).
-        workers: decoding processes (0: decode in this process).
-        resize: resize predictions of another size to their ground truth (:func:`resize_linear`); None: error
-            without a ``--resize`` hint.
-        progress: an object with ``update(n)`` (a tqdm bar), or None.
-        images: the decoded pairs, already streaming (:class:`DecodeStream` of :func:`decode_tasks`), instead of
-            decoding ``pairs`` here.
-        per_image: keep every image's scalars in ``metric.per_image`` (``{stem: {measure: value}}``).
-        include: the measures of ``ForegroundMeasures(include=...)`` to compute too (their Metric classes, which
-            import torchmetrics: only when asked); their results join ``results`` under their names.
+    ``work.images``: decoded grayscale maps (:func:`~segmetrics_torch.io.read_gray_map`) and ground truths
+    (binarised ``> 128``); ``work.options["measures"]``: the table's measures, of which those beyond the core are
+    computed by their own Metric classes (which import torchmetrics: only when asked) and join ``results`` under
+    their names.
 
     Returns:
-        ``(results, metric)``: ``metric.compute()`` (nested dict of tensors, curves included) and the accumulator
-        (its ``count``, ``settings``, ``normalize``, ``per_image``).
+        ``results``: ``metric.compute()`` (nested dict of tensors, curves included) and ``per_image``
+        (``{stem: {measure: value}}``); ``state``: the accumulator (its ``count``, ``settings``, ``normalize``).
     """
     # the Metric's sums without torchmetrics, whose import alone costs about a second of a command's run
     from .foreground_sums import ForegroundSums
+    from .measures import foreground_columns
 
-    metric = ForegroundSums(device=device, per_image=per_image)
-    extra = {}
-    if include:
-        from ..metrics.foreground import _included_metrics
-
-        extra = {name: m.to(device) for name, m in _included_metrics(list(include), normalize=True,
-                                                                       validate_args=True).items()}  # fmt: skip
-    if images is None:
-        images = decode_pairs(decode_tasks(distributed.shard(pairs), "foreground", resize=resize), workers)
-    distributed.shard_progress(progress, len(pairs))
-    images = counted(images, progress)
+    device, total = work.device, len(work.pairs)
+    metric = ForegroundSums(device=device, per_image=True)
+    extra = _included_metrics(foreground_columns(work.options.get("measures"))[2], device)
     nan_stems: dict[str, list[str]] = {}
-    with cold_start(len(pairs)) as plan:  # a small run on a cold machine takes the tensor path (see cold_start)
-        for names, preds, target in batches(images, batch_size, device):
+    with cold_start(total) as plan:  # a small run on a cold machine takes the tensor path (see cold_start)
+        for names, preds, target in batches(work.images, work.batch_size, device):
             if plan.decide(preds):  # the tensor path's EDT too: its "auto" backend would compile the numba one
                 metric.options = dataclasses.replace(metric.options, edt_backend="torch")
             metric.update(preds, target, names)
             _update_included(extra, preds, target, names, metric.per_image, nan_stems)
-        distributed.merge_foreground(metric, len(pairs))  # under torchrun: every rank's sums (the Metrics sync then)
+        distributed.merge_foreground(metric, total)  # under torchrun: every rank's sums (the Metrics sync then)
         results = metric.compute()
         if extra:
             with distributed.peers(), warnings.catch_warnings():  # under torchrun the Metrics sum every rank's states
                 warnings.simplefilter("ignore", RuntimeWarning)  # NaNs are announced below, naming the images
                 results = {**results, **{name: m.compute() for name, m in extra.items()}}
     sync(device)
+    nan_stems["s_measure"] = [work.pairs[i][0] for i in metric.nan_s_images]
+    _warn_foreground_nans(nan_stems, total)
+    return Evaluated({**results, "per_image": metric.per_image}, state=metric)
+
+
+def _included_metrics(include: Sequence[str], device: Any) -> dict[str, Any]:
+    """The Metrics of ``ForegroundMeasures(include=...)`` beyond the core, on ``device`` (none: no import)."""
+    if not include:
+        return {}
+    from ..metrics.foreground import _included_metrics as included
+
+    return {name: m.to(device) for name, m in included(list(include), normalize=True, validate_args=True).items()}
+
+
+def _warn_foreground_nans(nan_stems: Mapping[str, list[str]], total: int) -> None:
+    """One warning per measure that is NaN on some images, naming them (size-invariant MAE, S-measure)."""
     if nan_stems.get("size_invariant_mae"):
         from ..functional.foreground.size_invariance import SI_MAE_NAN_REASON
 
-        warn_nan_images("size-invariant MAE", nan_stems["size_invariant_mae"], len(pairs), SI_MAE_NAN_REASON)
-    if metric.nan_s_images:
+        warn_nan_images("size-invariant MAE", nan_stems["size_invariant_mae"], total, SI_MAE_NAN_REASON)
+    if nan_stems["s_measure"]:
         from ..functional.foreground.smeasure import S_MEASURE_NAN_REASON
 
-        warn_nan_images(
-            "S-measure",
-            [pairs[i][0] for i in metric.nan_s_images],
-            len(pairs),
-            f"images with {S_MEASURE_NAN_REASON}",
-        )
-    return results, metric
+        warn_nan_images("S-measure", nan_stems["s_measure"], total, f"images with {S_MEASURE_NAN_REASON}")
 
 
 def _update_included(
@@ -207,57 +187,31 @@ def _update_included(
                 per_image[stem][key] = value
 
 
-def evaluate_boundary(
-    pairs: Sequence[tuple[str, Path, Path]],
-    *,
-    input_format: str,
-    gt_format: str,
-    thresholds: int = 99,
-    max_dist: float = 0.0075,
-    thin: bool = True,
-    nms: bool = False,
-    device: str | torch.device = "cpu",
-    batch_size: int = 8,
-    workers: int = 0,
-    resize: bool | None = None,
-    progress: Any = None,
-    images: Iterable[tuple[str, Any, Any]] | None = None,
-) -> dict[str, Any]:
+def evaluate_boundary(work: FamilyInput) -> Evaluated:
     """The BSDS boundary benchmark of a dataset: counts per image and threshold, summarised as BSR.
 
-    Args:
-        pairs: ``(stem, pred_path, gt_path)``.
-        input_format: "soft" (8-bit maps, read / 255) or "ucm2" (.mat).
-        gt_format: "mat" (BSDS groundTruth), "boundaries" (boundary images) or "labels" (label images).
-        thresholds, max_dist, thin, nms: as :func:`~segmetrics_torch.functional.boundary.boundary_pr_counts`.
-        device, batch_size, workers, resize, progress, images: as :func:`evaluate_foreground` (``resize``: soft maps
-            only).
+    ``work.input_format``: "soft" (8-bit maps, read / 255) or "ucm2" (.mat); ``work.gt_format``: "mat" (BSDS
+    groundTruth), "boundaries" (boundary images) or "labels" (label images); ``work.options``: ``thresholds``,
+    ``max_dist``, ``thin``, ``nms`` as :func:`~segmetrics_torch.functional.boundary.boundary_pr_counts`.
 
     Returns:
+        ``results``: :func:`boundary_report` of the summary; ``state``:
         :func:`~segmetrics_torch.functional.boundary.summarize_counts` with every tensor on the CPU.
     """
     import torch
 
     from ..functional.boundary import BoundaryCounts, annotator_boundaries, boundary_pr_counts, summarize_counts
 
-    if images is None:
-        tasks = decode_tasks(
-            distributed.shard(pairs), "boundary", input_format=input_format, gt_format=gt_format, resize=resize
-        )
-        images = decode_pairs(tasks, workers)
-    distributed.shard_progress(progress, len(pairs))
-    if gt_format == "labels":
+    images: Iterable[tuple[str, Any, Any]] = work.images
+    if work.gt_format == "labels":
         images = ((stem, pred, annotator_boundaries(torch.from_numpy(gt)).numpy()) for stem, pred, gt in images)
-    fmt = cast("InputFormat", input_format)  # checked by boundary_pr_counts
-    parts = []
-    for batch in chunked(images, batch_size):
-        parts.append(run_named(
-            lambda p, g: boundary_pr_counts(p, g, thresholds=thresholds, max_dist=max_dist, thin=thin, nms=nms,
-                                            input_format=fmt, backend="auto"),
-            batch, device,
-        ))  # fmt: skip
-        if progress is not None:
-            progress.update(len(batch))
+    options = {key: work.options[key] for key in ("thresholds", "max_dist", "thin", "nms")}
+    fmt = cast("InputFormat", work.input_format)  # checked by boundary_pr_counts
+    parts = [
+        run_named(lambda p, g: boundary_pr_counts(p, g, **options, input_format=fmt, backend="auto"), batch,
+                  work.device)
+        for batch in chunked(images, work.batch_size)
+    ]  # fmt: skip
     parts = [part for rank_parts in distributed.gather(parts) for part in rank_parts]  # torchrun: in image order
     counts = BoundaryCounts(
         cnt_r=torch.cat([c.cnt_r for c in parts]),
@@ -270,8 +224,8 @@ def evaluate_boundary(
         key: {k: v.cpu() for k, v in value.items()} if isinstance(value, dict) else value.cpu()
         for key, value in summarize_counts(counts).items()
     }
-    sync(device)
-    return summary
+    sync(work.device)
+    return Evaluated(boundary_report(summary, [stem for stem, _, _ in work.pairs]), state=summary)
 
 
 def check_boundary_nms(nms: bool, input_format: str, option: str) -> None:
@@ -298,82 +252,55 @@ def _check_depth_across_ranks(head: tuple[str, Any, Any], pairs: Sequence[tuple[
                              f"holds {depth0}; every hierarchy needs the same number of levels")  # fmt: skip
 
 
-def evaluate_partition(
-    pairs: Sequence[tuple[str, Path, Path]],
-    *,
-    input_format: str,
-    gt_format: str,
-    measures: Sequence[str] | None = None,
-    thresholds: int | Sequence[float] | None = None,
-    num_regions: Sequence[int] | None = None,
-    rule: str = "seism",
-    gamma_obj: float = 0.9,
-    max_dist: float = 0.0075,
-    device: str | torch.device = "cpu",
-    batch_size: int = 8,
-    workers: int = 0,
-    progress: Any = None,
-    images: Iterable[tuple[str, Any, Any]] | None = None,
-    warn: Callable[[str], None] | None = None,
-) -> tuple[dict[str, Any], Any]:
+def evaluate_partition(work: FamilyInput) -> Evaluated:
     """SEISM's measures of a dataset of partitions (label maps) or hierarchies (ucm2, segs).
 
-    Args:
-        pairs: ``(stem, pred_path, gt_path)``.
-        input_format: "labels", "ucm2" or "stack" (:func:`partition_formats`).
-        gt_format: "mat" (BSDS groundTruth ``Segmentation``) or "labels" (label images).
-        measures, gamma_obj, max_dist: as :class:`~segmetrics_torch.PartitionMeasures`.
-        thresholds, num_regions, rule: ucm2 hierarchies only, as :class:`~segmetrics_torch.HierarchyMeasures`
-            (``thresholds`` None: 99).
-        device, batch_size, workers, progress, images: as :func:`evaluate_foreground`.
-        warn: where the warning of label maps that look like soft maps goes (:func:`soft_map_reason`; default:
-            stderr).
+    ``work.input_format``: "labels", "ucm2" or "stack" (:func:`partition_formats`); ``work.gt_format``: "mat" (BSDS
+    groundTruth ``Segmentation``) or "labels" (label images); ``work.options``: ``measures``, ``gamma_obj``,
+    ``max_dist`` as :class:`~segmetrics_torch.PartitionMeasures`, and for ucm2 hierarchies ``thresholds``,
+    ``num_regions``, ``rule`` as :class:`~segmetrics_torch.HierarchyMeasures` (``thresholds`` None: 99). Label maps
+    that look like soft maps are warned about on stderr (:func:`~.soft_maps.check_soft_labels`).
 
     Returns:
-        ``(results, metric)``: ``compute()`` of :class:`~segmetrics_torch.HierarchyMeasures`, or for label maps that
-        of :class:`~segmetrics_torch.PartitionMeasures` plus ``per_image`` (``{stem: {measure: value}}``).
+        ``results``: ``compute()`` of :class:`~segmetrics_torch.HierarchyMeasures`, or for label maps that of
+        :class:`~segmetrics_torch.PartitionMeasures` plus ``per_image`` (``{stem: {measure: value}}``); ``settings``:
+        the measures (and a hierarchy's levels and occurrence rule); ``state``: the Metric.
     """
     import itertools
 
     from .. import HierarchyMeasures
 
+    input_format, pairs, o = work.input_format, work.pairs, work.options
     hierarchy = input_format != "labels"
-    if input_format != "ucm2" and (thresholds is not None or num_regions is not None):
-        option = "--thresholds" if thresholds is not None else "--num-regions"
-        raise InputError(f"{option} applies to ucm2 hierarchies only, but the predictions are "
-                         f"{PREDICTION_FORMATS[input_format]}")  # fmt: skip
     per_image: list[dict[str, Any]] = []
-
-    if images is None:
-        tasks = decode_tasks(distributed.shard(pairs), "partition", input_format=input_format, gt_format=gt_format)
-        images = decode_pairs(tasks, workers)
-    distributed.shard_progress(progress, len(pairs))
-    images = iter(images)
+    images: Iterator[tuple[str, Any, Any]] = work.images
     if input_format == "stack":
         images = check_depth(images, {stem: Path(pred) for stem, pred, _ in pairs})
     if input_format == "labels":
-        images = check_soft_labels(images, {stem: Path(pred) for stem, pred, _ in pairs}, warn or warn_on_stderr)
+        images = check_soft_labels(images, {stem: Path(pred) for stem, pred, _ in pairs}, warn_on_stderr)
     head = next(images)  # a `segs` stack: its depth is the number of levels
     if input_format == "stack" and distributed.active():
         _check_depth_across_ranks(head, pairs)
-    options: dict[str, Any] = {"measures": measures, "gamma_obj": gamma_obj, "max_dist": max_dist}
+    options: dict[str, Any] = {"measures": o["measures"], "gamma_obj": o["gamma_obj"], "max_dist": o["max_dist"]}
     metric: Any
     if hierarchy:
-        levels = head[1].shape[0] if input_format == "stack" else (thresholds or 99)
-        metric = HierarchyMeasures(levels, num_regions=num_regions, input_format=cast("HierarchyFormat", input_format),
-                                   rule=cast("Rule", rule), **options).to(device)  # fmt: skip
+        levels = head[1].shape[0] if input_format == "stack" else (o["thresholds"] or 99)
+        metric = HierarchyMeasures(levels, num_regions=o["num_regions"], rule=cast("Rule", o["rule"]),
+                                   input_format=cast("HierarchyFormat", input_format), **options)  # fmt: skip
     else:
-        metric = _keeping_each_image(per_image, **options).to(device)
-    for batch in chunked(itertools.chain([head], images), batch_size):
-        run_named(metric.update, batch, device)
-        if progress is not None:
-            progress.update(len(batch))
+        metric = _keeping_each_image(per_image, **options)
+    metric = metric.to(work.device)
+    for batch in chunked(itertools.chain([head], images), work.batch_size):
+        run_named(metric.update, batch, work.device)
     with distributed.peers():
         results = metric.compute()  # under torchrun the Metric sums every rank's states
-    sync(device)
-    if not hierarchy:
+    sync(work.device)
+    settings: dict[str, Any] = {"measures": list(metric.measures)}
+    if hierarchy:
+        settings.update(parameters=metric.levels, unique_occurrence=metric.unique_occurrence)
+    else:
         results = {**results, "per_image": _per_image_rows(per_image, pairs)}
-    return results, metric
+    return Evaluated(results, settings, metric)
 
 
 def _keeping_each_image(per_image: list[dict[str, Any]], **options: Any) -> Any:

@@ -3,22 +3,18 @@ truth, read pair by pair, through :class:`~segmetrics_torch.ProposalRecall` (MCG
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import distributed
-from .errors import InputError
-
-if TYPE_CHECKING:  # annotations only: the app imports torch lazily
-    import torch
-
-    from ..metrics import ProposalRecall
 from .batching import sync
+from .errors import InputError
+from .family_job import Evaluated, FamilyInput
 
 
 def _read_proposal_pairs(
-    pairs: Sequence[tuple[str, Path, Path]],
+    pairs: Iterable[tuple[str, Path, Path]],
     classes: Mapping[str, Path] | None,
     void_label: int | None,
     class_option: str,
@@ -44,52 +40,39 @@ def _read_proposal_pairs(
         yield stem, pool, gt
 
 
-def evaluate_proposals(
-    pairs: Sequence[tuple[str, Path, Path]],
-    *,
-    counts: Sequence[int],
-    classes: Mapping[str, Path] | None = None,
-    void_label: int | None = 255,
-    num_classes: int = 256,
-    chunk_size: int | None = None,
-    boundary: bool = False,
-    bound_th: float = 0.008,
-    device: str | torch.device = "cpu",
-    progress: Any = None,
-    class_option: str = "--gt-classes",
-) -> tuple[dict[str, Any], dict[str, Any], ProposalRecall]:
+def evaluate_proposals(work: FamilyInput) -> Evaluated:
     """Object proposals of a dataset, the MCG protocol (:class:`~segmetrics_torch.ProposalRecall`).
 
     Pools are read in this process, one image at a time (a pool of thousands of masks is large; shipping it from a
-    worker would cost more than reading it).
-
-    Args:
-        pairs: ``(stem, proposals_path, objects_path)`` (:func:`segmetrics_torch.io.read_proposals`,
-            :func:`segmetrics_torch.io.read_objects`).
-        counts: the numbers of proposals N.
-        classes: ``{stem: class image}`` for the class-averaged J_c (Pascal ``SegmentationClass``), or None.
-        void_label, num_classes, chunk_size, boundary, bound_th: as the ``evaluate proposals`` options.
-        device, progress: as :func:`evaluate_foreground`.
-        class_option: how error messages name the class folder.
+    worker would cost more than reading it): ``work.images`` holds ``(stem, proposals_path, objects_path)``
+    (:func:`segmetrics_torch.io.read_proposals`, :func:`segmetrics_torch.io.read_objects`). ``work.options``:
+    ``counts`` (the numbers of proposals N; None: MCG's), ``void_label``, ``num_classes``, ``chunk_size``,
+    ``boundary``, ``bound_th`` as the ``evaluate proposals`` options, ``classes`` (``{stem: class image}`` for the
+    class-averaged J_c, Pascal ``SegmentationClass``, or None) and ``class_option`` (how error messages name the
+    class folder).
 
     Returns:
-        ``(results, per_image, metric)``: ``compute()``, ``{stem: {num_proposals, num_objects, best_jaccard[,
-        best_boundary_f]}}`` (each object's best J / F within the largest N), and the metric.
+        ``results``: ``compute()`` and ``per_image`` (``{stem: {num_proposals, num_objects, best_jaccard[,
+        best_boundary_f]}}``: each object's best J / F within the largest N); ``settings``: the counts and the number
+        of classes; ``state``: the metric.
     """
     import itertools
 
     import torch
 
     from .. import ProposalRecall
+    from ..functional.proposals import MCG_PROPOSAL_COUNTS
 
+    o, device = work.options, work.device
+    counts = sorted(set(o["counts"] or MCG_PROPOSAL_COUNTS))
+    num_classes, boundary = o["num_classes"], o["boundary"]
     per_image: dict[str, dict[str, Any]] = {}
-    distributed.shard_progress(progress, len(pairs))
-    images = _read_proposal_pairs(distributed.shard(pairs), classes, void_label, class_option)
+    images = _read_proposal_pairs(work.images, o["classes"], o["void_label"], o["class_option"])
     head = next(images)
     with_classes = head[2].classes is not None  # J_c when the annotations carry classes
     metric = ProposalRecall(
-        sorted(set(counts)), num_classes=num_classes if with_classes else None, chunk_size=chunk_size,
-        boundary=boundary, bound_th=bound_th,
+        counts, num_classes=num_classes if with_classes else None, chunk_size=o["chunk_size"], boundary=boundary,
+        bound_th=o["bound_th"],
     ).to(device)  # fmt: skip
     for stem, pool, gt in itertools.chain([head], images):
         if (gt.classes is not None) != with_classes:
@@ -110,10 +93,9 @@ def evaluate_proposals(
         }
         if boundary:
             per_image[stem]["best_boundary_f"] = metric.boundary_best[-1][:, -1].tolist()
-        if progress is not None:
-            progress.update(1)
     with distributed.peers():
         results = metric.compute()  # under torchrun the Metric sums every rank's states
     sync(device)
     per_image = {stem: values for part in distributed.gather(per_image) for stem, values in part.items()}
-    return results, per_image, metric
+    settings = {"counts": counts, "num_classes": metric.num_classes}
+    return Evaluated({**results, "per_image": per_image}, settings, metric)

@@ -40,20 +40,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import distributed
-from .evaluation import (
-    DecodeStream,
-    DecodeTask,
-    InputError,
-    boundary_report,
-    decode_tasks,
-    evaluate_boundary,
-    evaluate_foreground,
-    evaluate_partition,
-    evaluate_proposals,
-    evaluate_surface,
-    load_measures,
-)
+from . import distributed, runner
+from .batching import load_measures
+from .decoding import DecodeStream
+from .errors import InputError
 from .outputs import make_temporary_file
 from .report_cache import ResultCache
 from .report_config import (
@@ -82,47 +72,19 @@ __all__ = [
 # ----------------------------------------------------------------------------------------------------- running
 
 
-def _compute(job: Job, config: ReportConfig, device: Any, progress: Any, images: Any) -> dict[str, Any]:
-    """Run the family core on the job's pairs; the record that goes into the cache and the JSON report."""
+def _compute(job: Job, config: ReportConfig, device: Any, progress: Any, source: Any) -> dict[str, Any]:
+    """Run the job through the runner (``source``: its :func:`.runner.start`); the record that goes into the cache
+    and the JSON report."""
     from .tables import to_jsonable
 
     pairs = job.pairing.pairs
-    batch_size = config.batch_size or BATCH_SIZES[job.family]
-    run = {"device": device, "batch_size": batch_size, "progress": progress, "images": images}
-    options = dict(config.options[job.family])
-    derived: dict[str, Any] = {}
-    start = time.perf_counter()
-    if job.family == "foreground":
-        from .measures import foreground_columns
-
-        include = foreground_columns(job.settings.get("measures"))[2]
-        results, metric = evaluate_foreground(pairs, resize=config.resize, per_image=True, include=include, **run)
-        results = {**results, "per_image": metric.per_image}
-    elif job.family == "boundary":
-        summary = evaluate_boundary(
-            pairs, input_format=job.input_format, gt_format=job.gt_format, **options, resize=config.resize, **run
-        )
-        results = boundary_report(summary, [stem for stem, _, _ in pairs])
-    elif job.family == "proposals":
-        from ..functional.proposals import MCG_PROPOSAL_COUNTS
-
-        options["counts"] = sorted(set(options["counts"] or MCG_PROPOSAL_COUNTS))
-        results, per_image, proposals = evaluate_proposals(
-            pairs, classes=job.classes, device=device, progress=progress, class_option="gt_classes", **options
-        )
-        results = {**results, "per_image": per_image}
-        derived = {"counts": options["counts"], "num_classes": proposals.num_classes}
-    elif job.family == "surface":
-        results = evaluate_surface(pairs, **options, skip_empty_gt=config.skip_empty_gt, device=device,
-                                   progress=progress)  # fmt: skip
-    else:
+    options = {**config.options[job.family], **_job_extras(job, config)}
+    if job.family == "partition":
         options.update(ucm2_only_options(options, job.input_format))
-        results, metric = evaluate_partition(
-            pairs, input_format=job.input_format, gt_format=job.gt_format, **options, **run
-        )
-        derived = {"measures": list(metric.measures)}
-        if job.input_format != "labels":
-            derived.update(parameters=metric.levels, unique_occurrence=metric.unique_occurrence)
+    start = time.perf_counter()
+    evaluated = runner.run(job.family, pairs, source, options=options, input_format=job.input_format,
+                           gt_format=job.gt_format, device=device, progress=progress,
+                           batch_size=config.batch_size or BATCH_SIZES[job.family])  # fmt: skip
     elapsed = time.perf_counter() - start
     return to_jsonable(
         {
@@ -138,12 +100,21 @@ def _compute(job: Job, config: ReportConfig, device: Any, progress: Any, images:
             "compared_on": config.compare_on,
             "problems": [p.as_dict() for p in job.scan.problems] if job.scan is not None else [],
             "skipped": job.skipped,
-            "settings": {**job.settings, **derived},
+            "settings": {**job.settings, **evaluated.settings},
             "device": str(device),
             "elapsed_s": elapsed,
-            "results": results,
+            "results": evaluated.results,
         }
     )
+
+
+def _job_extras(job: Job, config: ReportConfig) -> dict[str, Any]:
+    """The options a job adds to its family's: the class images of proposals, the empty-truth rule of surfaces."""
+    if job.family == "proposals":
+        return {"classes": job.classes, "class_option": "gt_classes"}
+    if job.family == "surface":
+        return {"skip_empty_gt": config.skip_empty_gt}
+    return {}
 
 
 @dataclass
@@ -165,20 +136,15 @@ def _device_type(name: str) -> str | None:
     return name.split(":")[0]
 
 
-def _stream(job: Job, config: ReportConfig) -> DecodeStream | None:
-    """The decoding of a job's pairs, started (proposal pools are read by the family core itself)."""
-    if job.family in ("proposals", "surface"):  # pools and volumes are read by the family core itself
-        return None
-    return DecodeStream(distributed.shard(_tasks(job, config.resize)), config.workers)  # torchrun: this rank's
+def _start(job: Job, config: ReportConfig) -> Any:
+    """This rank's share of a job's pairs, its decoding started (:func:`.runner.start`)."""
+    return runner.start(job.family, job.pairing.pairs, input_format=job.input_format, gt_format=job.gt_format,
+                        resize=config.resize, workers=config.workers)  # fmt: skip
 
 
-def _tasks(job: Job, resize: bool) -> list[DecodeTask]:
-    formats: dict[str, Any] = {"input_format": job.input_format, "gt_format": job.gt_format}
-    if job.family == "foreground":
-        formats = {"resize": resize}
-    elif job.family == "boundary":
-        formats["resize"] = resize
-    return decode_tasks(job.pairing.pairs, job.family, **formats)
+def _close(source: Any) -> None:
+    if isinstance(source, DecodeStream):
+        source.close()
 
 
 def run_report(
@@ -302,7 +268,7 @@ def _run_checked(
     try:
         if todo:
             first = todo[0]
-            streams[first.key] = _stream(first, config)
+            streams[first.key] = _start(first, config)
         if todo:
             load_measures()  # torch and the measures load while the workers decode
         if device is None:
@@ -314,7 +280,7 @@ def _run_checked(
             label = f"{job.dataset.name} / {job.family} / {job.method}"
             record = found.get(job.key)
             if record is None:
-                stream = streams.pop(job.key) if job.key in streams else _stream(job, config)
+                stream = streams.pop(job.key) if job.key in streams else _start(job, config)
                 with tqdm(
                     total=len(job.pairing.pairs), desc=label, unit="img", file=sys.stderr, disable=not show, leave=True
                 ) as progress:
@@ -323,8 +289,7 @@ def _run_checked(
                     except InputError as error:
                         raise InputError(f"{label}: {error}") from None
                     finally:
-                        if stream is not None:
-                            stream.close()
+                        _close(stream)
                 if cache is not None and distributed.is_main():
                     cache.store(job.key, record, job.fingerprint)
                 computed.append(label)
@@ -337,8 +302,7 @@ def _run_checked(
         raise
     finally:
         for stream in streams.values():
-            if stream is not None:
-                stream.close()
+            _close(stream)
     elapsed = time.perf_counter() - start
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return SuiteResult(records, computed, cached, skipped, [], "")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +31,7 @@ from .folder_io import (
 )
 
 if TYPE_CHECKING:  # annotations only: building the parser imports no torch
-    pass
+    from .family_job import Evaluated
 
 
 CURVE_CONVENTION = (
@@ -46,7 +46,6 @@ CURVE_CONVENTION = (
 def run_evaluate_foreground(args: argparse.Namespace) -> int:
 
     from ..io import find_pairs
-    from .evaluation import evaluate_foreground
     from .measures import foreground_columns
     from .prescan import dataset_name, method_name, scan_foreground
     from .tables import format_table, scalar_row, upsert_csv
@@ -75,25 +74,21 @@ def run_evaluate_foreground(args: argparse.Namespace) -> int:
     )
     pairs, bad = scan_and_report(args, scan, pairing.pairs)
 
-    columns, _, include = foreground_columns(args.measures)
-    (results, metric), elapsed = with_progress(
-        args, name, len(pairs),
-        lambda progress: evaluate_foreground(
-            pairs, device=device, batch_size=args.batch_size, workers=args.workers, progress=progress,
-            resize=args.resize, per_image=True, include=include,
-        ),
-    )  # fmt: skip
+    columns = foreground_columns(args.measures)[0]
+    evaluated, elapsed = _run_job(args, name, "foreground", pairs, {"measures": args.measures}, device,
+                                  resize=args.resize)  # fmt: skip
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return 0
 
-    rows = {name: scalar_row(results)}
+    results, metric = evaluated.results, evaluated.state
+    rows = {name: scalar_row({key: value for key, value in results.items() if key != "per_image"})}
     print(format_table(rows, columns))
     count = int(metric.count)
     total = len(pairing.pairs) + len(pairing.missing)
     of = f" (of {total} ground truths)" if count != total else ""
     pred_dir, gt_dir = shown_path(args.pred), shown_path(args.gt)
     print(f"Evaluated {count} image(s){of} of {pred_dir} against {gt_dir} ({dataset}) on {device} in {elapsed:.2f} s")
-    per_image = metric.per_image or {}
+    per_image = results["per_image"] or {}
     keys = [key for key, _ in columns]
     write_outputs(
             files,
@@ -123,6 +118,29 @@ def run_evaluate_foreground(args: argparse.Namespace) -> int:
         action = upsert_csv(csv_path, [row], ("method", "dataset"), "--csv")
         print(f"{action.capitalize()} {csv_path} (row {name} / {dataset})")
     return 0
+
+
+def _run_job(
+    args: argparse.Namespace,
+    name: str,
+    family: str,
+    pairs: Sequence[tuple[str, Path, Path]],
+    options: Mapping[str, Any],
+    device: Any,
+    *,
+    input_format: str = "gray",
+    gt_format: str = "gray",
+    resize: bool | None = None,
+) -> tuple[Evaluated, float]:
+    """``(evaluated, seconds)``: the command's one job through the runner (:func:`.runner.evaluate`) under its
+    progress bar."""
+    from . import runner
+
+    batch_size = getattr(args, "batch_size", 1)
+    return with_progress(args, name, len(pairs), lambda progress: runner.evaluate(
+        family, pairs, options=options, input_format=input_format, gt_format=gt_format, device=device,
+        batch_size=batch_size, workers=getattr(args, "workers", 0), resize=resize, progress=progress,
+    ))  # fmt: skip
 
 
 def _measure_names(text: str | None) -> list[str] | None:
@@ -217,7 +235,7 @@ def _warn_about_r50(summary: Mapping[str, Any]) -> None:
 def run_evaluate_boundary(args: argparse.Namespace) -> int:
 
     from ..ops.soft_map_counts import compile_ahead
-    from .evaluation import boundary_formats, boundary_report, check_boundary_nms, evaluate_boundary
+    from .evaluation import boundary_formats, check_boundary_nms
     from .tables import format_table, scalar_row
 
     device = parse_device(args.device)
@@ -235,16 +253,12 @@ def run_evaluate_boundary(args: argparse.Namespace) -> int:
     stems = [stem for stem, _, _ in pairs]
     options = {"thresholds": args.thresholds, "max_dist": args.max_dist, "thin": not args.no_thin, "nms": args.nms}
 
-    summary, elapsed = with_progress(
-        args, name, len(pairs),
-        lambda progress: evaluate_boundary(  # 0-d tensors and (K,) / (B,) curves, on the CPU
-            pairs, input_format=input_format, gt_format=gt_format, **options, device=device,
-            batch_size=args.batch_size, workers=args.workers, progress=progress, resize=args.resize,
-        ),
-    )  # fmt: skip
+    evaluated, elapsed = _run_job(args, name, "boundary", pairs, options, device, input_format=input_format,
+                                  gt_format=gt_format, resize=args.resize)  # fmt: skip
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return 0
 
+    summary = evaluated.state  # 0-d tensors and (K,) / (B,) curves, on the CPU
     count = len(stems)
     _warn_about_r50(summary)
     rows = {name: scalar_row({key: summary[key] for key in ("ods", "ois", "ap", "r50")})}
@@ -258,7 +272,7 @@ def run_evaluate_boundary(args: argparse.Namespace) -> int:
     if out_dir is not None:
         paths = write_bsr_files(out_dir, summary)
         print(f"Wrote {', '.join(p.name for p in paths)} to {out_dir}")
-    results = boundary_report(summary, stems) if files["--json"] or files["--per-image-csv"] else {}
+    results = evaluated.results if files["--json"] or files["--per-image-csv"] else {}
     write_outputs(
         files,
         "boundary",
@@ -336,7 +350,7 @@ def _print_partition_tables(
 
 def run_evaluate_partition(args: argparse.Namespace) -> int:
 
-    from .evaluation import evaluate_partition, partition_formats
+    from .evaluation import partition_formats
 
     device = parse_device(args.device)
     files = output_files(args)
@@ -358,18 +372,14 @@ def run_evaluate_partition(args: argparse.Namespace) -> int:
     pairs, scan, bad = prescan_sizes(args, pairing, "partition", input_format, gt_format)
     name = args.name or default_method_name(args)
     stems = [stem for stem, _, _ in pairs]
-    options = {"measures": args.measures, "gamma_obj": args.gamma_obj, "max_dist": args.max_dist}
-
-    (results, metric), elapsed = with_progress(
-        args, name, len(pairs),
-        lambda progress: evaluate_partition(
-            pairs, input_format=input_format, gt_format=gt_format, **options, thresholds=args.thresholds,
-            num_regions=args.num_regions, rule=args.rule, device=device, batch_size=args.batch_size,
-            workers=args.workers, progress=progress,
-        ),
-    )  # fmt: skip
+    options = {"measures": args.measures, "gamma_obj": args.gamma_obj, "max_dist": args.max_dist,
+               "thresholds": args.thresholds, "num_regions": args.num_regions, "rule": args.rule}  # fmt: skip
+    evaluated, elapsed = _run_job(args, name, "partition", pairs, options, device, input_format=input_format,
+                                  gt_format=gt_format)  # fmt: skip
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return 0
+
+    results, metric = evaluated.results, evaluated.state
 
     setting, hierarchy_settings = _print_partition_tables(args, name, results, metric, input_format)
     print(
@@ -431,9 +441,7 @@ def _proposal_table(results: Mapping[str, Any], name: str, *, boundary: bool) ->
 
 def run_evaluate_proposals(args: argparse.Namespace) -> int:
 
-    from ..functional.proposals import MCG_PROPOSAL_COUNTS
     from ..io import PROPOSAL_EXTENSIONS, find_pairs, list_images
-    from .evaluation import evaluate_proposals
 
     device = parse_device(args.device)
     files = output_files(args, {"--plot": args.plot})
@@ -450,19 +458,16 @@ def run_evaluate_proposals(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise pairing_error(error) from None
     pairs, scan, bad = prescan_sizes(args, pairing, "proposals", "pool", "objects")
-    counts = sorted(set(args.counts or MCG_PROPOSAL_COUNTS))
     void_label = None if args.void_label < 0 else args.void_label
     name = args.name or default_method_name(args)
-    (results, per_image, metric), elapsed = with_progress(
-        args, name, len(pairs),
-        lambda progress: evaluate_proposals(
-            pairs, counts=counts, classes=classes, void_label=void_label, num_classes=args.num_classes,
-            chunk_size=args.chunk_size, boundary=args.boundary, bound_th=args.bound_th, device=device,
-            progress=progress,
-        ),
-    )  # fmt: skip
+    options = {"counts": args.counts, "classes": classes, "void_label": void_label, "num_classes": args.num_classes,
+               "chunk_size": args.chunk_size, "boundary": args.boundary, "bound_th": args.bound_th,
+               "class_option": "--gt-classes"}  # fmt: skip
+    evaluated, elapsed = _run_job(args, name, "proposals", pairs, options, device)
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return 0
+
+    results, per_image, metric = evaluated.results, evaluated.results["per_image"], evaluated.state
 
     n = results["counts"].tolist()
     print(_proposal_table(results, name, boundary=args.boundary))
@@ -498,7 +503,7 @@ def run_evaluate_proposals(args: argparse.Namespace) -> int:
         },
         extra=scan.findings(bad),
         elapsed=elapsed,
-        results={**results, "per_image": per_image},
+        results=results,
         per_image=per_image,
     )
     return 0
@@ -518,7 +523,7 @@ def run_evaluate_report(args: argparse.Namespace) -> int:
 
 def run_evaluate_surface(args: argparse.Namespace) -> int:
     from ..io import find_pairs
-    from .surface_evaluation import SURFACE_EXTENSIONS, evaluate_surface
+    from .surface_evaluation import SURFACE_EXTENSIONS
     from .tables import SURFACE_COLUMNS, format_table
 
     device = parse_device(args.device)
@@ -538,17 +543,11 @@ def run_evaluate_surface(args: argparse.Namespace) -> int:
     settings = {"convention": args.convention, "percentile": args.percentile, "tolerance": tolerance,
                 "spacing": args.spacing, "num_classes": args.num_classes,
                 "include_background": args.include_background}  # fmt: skip
+    spacing = None if args.spacing is None else (args.spacing[0] if len(args.spacing) == 1 else args.spacing)
+    options = {**settings, "spacing": spacing, "skip_empty_gt": bool(args.skip_empty_gt)}
     try:
-        results, elapsed = with_progress(
-            args, name, len(pairs),
-            lambda progress: evaluate_surface(
-                pairs, num_classes=args.num_classes, include_background=args.include_background,
-                convention=args.convention, percentile=args.percentile, tolerance=tolerance,
-                spacing=None if args.spacing is None else (
-                    args.spacing[0] if len(args.spacing) == 1 else args.spacing),
-                skip_empty_gt=bool(args.skip_empty_gt), device=device, progress=progress,
-            ),
-        )  # fmt: skip
+        evaluated, elapsed = _run_job(args, name, "surface", pairs, options, device)
+        results = evaluated.results
     except ValueError as error:  # an argument the measures reject (a spacing of the wrong length, a tolerance ...)
         raise InputError(str(error)) from None
     if not distributed.is_main():  # under torchrun rank 0 reports and writes

@@ -6,18 +6,15 @@ from __future__ import annotations
 
 import sys
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from . import distributed
 from .errors import InputError
-
-if TYPE_CHECKING:  # annotations only: the app imports torch lazily
-    import torch
-
+from .family_job import Evaluated, FamilyInput
 
 #: the files of the surface family: label-map images and NIfTI volumes
 SURFACE_EXTENSIONS = (".png", ".bmp", ".tif", ".tiff", ".nii", ".nii.gz")
@@ -75,52 +72,37 @@ def _print_empty_mask_warnings(stem: str, caught: Iterable[warnings.WarningMessa
         print(f"warning: {stem}: {cls}the {what} empty (no foreground){values}", file=sys.stderr)
 
 
-def evaluate_surface(
-    pairs: Sequence[tuple[str, Path, Path]],
-    *,
-    num_classes: int | None = None,
-    include_background: bool = False,
-    convention: str = "monai",
-    percentile: float = 95.0,
-    tolerance: float | list[float] = 1.0,
-    spacing: Sequence[float] | float | None = None,
-    skip_empty_gt: bool = False,
-    device: str | torch.device = "cpu",
-    progress: Any = None,
-) -> dict[str, Any]:
+def evaluate_surface(work: FamilyInput) -> Evaluated:
     """The boundary-distance measures of a dataset of masks / label maps (images or NIfTI volumes), one pair at a time
     (sizes and spacings differ between volumes): :class:`~segmetrics_torch.metrics.surface.SurfaceDistanceMeasures`.
 
-    Args:
-        pairs: ``(stem, pred_path, gt_path)``; images read by :func:`~segmetrics_torch.io.read_label_volume`.
-        num_classes: label maps with this many classes (None: masks, foreground = any nonzero value, as MedPy).
-        include_background, convention, percentile, tolerance: as the Metric.
-        spacing: the voxel spacing of every pair (None: each NIfTI header's, unit for images).
-        skip_empty_gt: leave out the pairs whose ground truth is empty (every class absent), counted in
-            ``"skipped_empty_gt"``.
-        device: where the boundary sets are computed (the distances are computed on the CPU).
-        progress: a tqdm-like bar (``update(n)``) or None.
+    ``work.images``: ``(stem, pred_path, gt_path)``, read by :func:`~segmetrics_torch.io.read_label_volume`.
+    ``work.options``: ``num_classes`` (label maps with this many classes; None: masks, foreground = any nonzero
+    value, as MedPy), ``include_background``, ``convention``, ``percentile``, ``tolerance`` as the Metric,
+    ``spacing`` (the voxel spacing of every pair; None: each NIfTI header's, unit for images) and
+    ``skip_empty_gt`` (leave out the pairs whose ground truth is empty, every class absent, listed in
+    ``"skipped_empty_gt"``). The boundary sets are computed on ``work.device``, the distances on the CPU.
 
     Returns:
-        ``{measure: mean (a float, or a list per class), ..., "per_image": {stem: {measure: value or list}},
-        "classes": [...] (label maps)}``; under torchrun each rank evaluates its share and the means are of all.
+        ``results``: ``{measure: mean (a float, or a list per class), ..., "per_image": {stem: {measure: value or
+        list}}, "skipped_empty_gt": [...], "classes": [...] (label maps)}``; under torchrun each rank evaluates its
+        share and the means are of all.
     """
     import torch
 
     from ..metrics.surface import SurfaceDistanceMeasures
 
-    metric = SurfaceDistanceMeasures(percentile=percentile, tolerance=tolerance, convention=convention,
+    o, device = work.options, work.device
+    num_classes, spacing = o["num_classes"], o["spacing"]
+    metric = SurfaceDistanceMeasures(percentile=o["percentile"], tolerance=o["tolerance"], convention=o["convention"],
                                      spacing=spacing, num_classes=num_classes,
-                                     include_background=include_background)  # fmt: skip
+                                     include_background=o["include_background"])  # fmt: skip
     rows: list[tuple[str, dict[str, Any]]] = []
     skipped: list[str] = []
-    distributed.shard_progress(progress, len(pairs))
-    for stem, pred_path, gt_path in distributed.shard(pairs):
+    for stem, pred_path, gt_path in work.images:
         pred, gt, header_spacing = _read_surface_pair(stem, pred_path, gt_path, check_spacing=spacing is None)
-        if skip_empty_gt and not gt.any():
+        if o["skip_empty_gt"] and not gt.any():
             skipped.append(stem)
-            if progress is not None:
-                progress.update(1)
             continue
         if num_classes is not None:
             _check_labels(((pred, pred_path), (gt, gt_path)), num_classes)
@@ -139,13 +121,11 @@ def evaluate_surface(
         _print_empty_mask_warnings(stem, caught)
         values = metric.last_values or {}
         rows.append((stem, {key: value[0].tolist() for key, value in values.items()}))
-        if progress is not None:
-            progress.update(1)
     with distributed.peers():
         results: dict[str, Any] = {key: value.tolist() for key, value in metric.compute().items()}
     rows = [row for part in distributed.gather(rows) for row in part]
     results["per_image"] = dict(rows)
     results["skipped_empty_gt"] = [stem for part in distributed.gather(skipped) for stem in part]
     if num_classes is not None:
-        results["classes"] = list(range(0 if include_background else 1, num_classes))
-    return results
+        results["classes"] = list(range(0 if o["include_background"] else 1, num_classes))
+    return Evaluated(results)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -13,7 +14,7 @@ import torch
 from PIL import Image
 
 from segmetrics_torch import ForegroundMeasures, HierarchyMeasures, PartitionMeasures
-from segmetrics_torch.app import report_run
+from segmetrics_torch.app import report_run, runner
 from segmetrics_torch.app.cli import main
 from segmetrics_torch.app.evaluation import DecodeTask, decode_pairs
 from segmetrics_torch.app.tables import SOD_COLUMNS, best_rows, format_latex_table, format_markdown_table, to_jsonable
@@ -272,13 +273,13 @@ def test_rerun_uses_the_cache_and_rebuilds_corrupt_entries(sod_root, tmp_path, c
     first = (root / "report" / "results.json").read_bytes()
 
     calls = []
-    real = report_run.evaluate_foreground
+    real = runner.FAMILY_EVALUATORS["foreground"]
 
-    def counting(pairs, **kwargs):
-        calls.append(len(pairs))
-        return real(pairs, **kwargs)
+    def counting(work):
+        calls.append(len(work.pairs))
+        return real.evaluate(work)
 
-    monkeypatch.setattr(report_run, "evaluate_foreground", counting)
+    monkeypatch.setitem(runner.FAMILY_EVALUATORS, "foreground", dataclasses.replace(real, evaluate=counting))
     status, out, _ = _run(capsys, "--config", config)
     assert status == 0 and calls == [] and "0 computed (4 from the cache" in out
     assert (root / "report" / "results.json").read_bytes() == first  # same report from the cache

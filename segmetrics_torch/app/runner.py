@@ -1,0 +1,120 @@
+"""The one runner of every ``segmetrics evaluate <family>`` form: a planned (dataset, method, family) job's pairs in,
+its family evaluator's :class:`~.family_job.Evaluated` out.
+
+Every form runs its jobs through here: the single-folder commands (:mod:`.single_folder`, a plan of one job), the
+report of ``--output`` / ``--config`` (:mod:`.report_run`, one job per combination, with its cache) and all of them
+under torchrun. The runner
+
+1. takes this rank's contiguous share of the pairs (:func:`.distributed.shard`; all of them without torchrun) and
+   starts decoding it (:class:`~.decoding.DecodeStream`, in worker processes when asked: they decode while torch
+   and the measures load) or, for families that read their own files (proposal pools, volumes), hands the paths on;
+2. counts each pair on the progress bar as the evaluator takes it (under torchrun the bar counts the rank's share);
+3. calls the family's evaluator with a :class:`~.family_job.FamilyInput` and stops the decoding workers however the
+   evaluator ends.
+
+Adding a family means one evaluator module and one entry in :data:`FAMILY_EVALUATORS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import distributed
+from .batching import counted
+from .decoding import DecodeStream, decode_tasks
+from .evaluation import evaluate_boundary, evaluate_foreground, evaluate_partition
+from .family_job import Evaluated, FamilyInput
+from .proposal_evaluation import evaluate_proposals
+from .surface_evaluation import evaluate_surface
+
+
+@dataclass(frozen=True)
+class FamilyEvaluator:
+    """A family's entry: its evaluator, and how the runner feeds it.
+
+    Attributes:
+        evaluate: the evaluator.
+        decoded: the :class:`~.decoding.DecodeTask` formats the runner decodes the pairs with
+            (``input_format``, ``gt_format``, ``resize``), or None where the evaluator reads its own files.
+    """
+
+    evaluate: Callable[[FamilyInput], Evaluated]
+    decoded: tuple[str, ...] | None
+
+
+#: the family evaluators, by family name (``report_config.FAMILIES`` lists the same names)
+FAMILY_EVALUATORS: dict[str, FamilyEvaluator] = {
+    "foreground": FamilyEvaluator(evaluate_foreground, ("resize",)),
+    "boundary": FamilyEvaluator(evaluate_boundary, ("input_format", "gt_format", "resize")),
+    "partition": FamilyEvaluator(evaluate_partition, ("input_format", "gt_format")),
+    "proposals": FamilyEvaluator(evaluate_proposals, None),
+    "surface": FamilyEvaluator(evaluate_surface, None),
+}
+
+
+def start(
+    family: str,
+    pairs: Sequence[tuple[str, Path, Path]],
+    *,
+    input_format: str,
+    gt_format: str,
+    resize: bool | None = None,
+    workers: int = 0,
+) -> Iterable[tuple[str, Any, Any]]:
+    """This rank's share of ``pairs``, its decoding started (a :class:`~.decoding.DecodeStream`), or the share itself
+    for a family that reads its own files.
+
+    Raises:
+        InputError: fewer pairs than torchrun processes.
+    """
+    own = distributed.shard(pairs)
+    decoded = FAMILY_EVALUATORS[family].decoded
+    if decoded is None:
+        return own
+    formats = {"input_format": input_format, "gt_format": gt_format, "resize": resize}
+    return DecodeStream(decode_tasks(own, family, **{key: formats[key] for key in decoded}), workers)
+
+
+def run(
+    family: str,
+    pairs: Sequence[tuple[str, Path, Path]],
+    source: Iterable[tuple[str, Any, Any]],
+    *,
+    options: Mapping[str, Any],
+    input_format: str,
+    gt_format: str,
+    device: Any,
+    batch_size: int,
+    progress: Any = None,
+) -> Evaluated:
+    """Run the family's evaluator on ``source`` (from :func:`start`), counting on ``progress`` (a tqdm-like bar or
+    None); the decoding is stopped however the evaluator ends."""
+    distributed.shard_progress(progress, len(pairs))
+    try:
+        work = FamilyInput(pairs, counted(source, progress), options, input_format, gt_format, device, batch_size)
+        return FAMILY_EVALUATORS[family].evaluate(work)
+    finally:
+        if isinstance(source, DecodeStream):
+            source.close()
+
+
+def evaluate(
+    family: str,
+    pairs: Sequence[tuple[str, Path, Path]],
+    *,
+    options: Mapping[str, Any],
+    input_format: str,
+    gt_format: str,
+    device: Any,
+    batch_size: int,
+    workers: int = 0,
+    resize: bool | None = None,
+    progress: Any = None,
+) -> Evaluated:
+    """:func:`start` and :func:`run` in one: a job evaluated from its pairs."""
+    source = start(family, pairs, input_format=input_format, gt_format=gt_format, resize=resize, workers=workers)
+    return run(family, pairs, source, options=options, input_format=input_format, gt_format=gt_format, device=device,
+               batch_size=batch_size, progress=progress)  # fmt: skip
