@@ -311,16 +311,14 @@ def merge_foreground(metric: ForegroundSums, length: int) -> None:
     NaN S-measure positions and the per-image scores in image order (nothing without ``torchrun``)."""
     if not active():
         return
-    import torch
 
     start = offset(length)
-    parts = gather((metric.sums, int(metric.count), [start + i for i in metric.nan_s_images], metric.per_image))
+    parts = gather((metric.sums(), int(metric.count), [start + i for i in metric.nan_s_images], metric.per_image))
     sums: dict[str, Any] = {}
     for part_sums, _, _, _ in parts:
         for name, value in part_sums.items():
             sums[name] = sums[name] + value if name in sums else value
-    metric.sums = {name: value.to(metric.device) for name, value in sums.items()}
-    metric.count = torch.tensor(sum(part[1] for part in parts), dtype=torch.int64, device=metric.device)
+    metric.load(sums, sum(part[1] for part in parts))
     metric.nan_s_images = [i for part in parts for i in part[2]]
     if metric.per_image is not None:
         metric.per_image = {name: row for part in parts for name, row in (part[3] or {}).items()}

@@ -1,5 +1,7 @@
-"""The command's accumulator of the foreground measures: :class:`~segmetrics_torch.ForegroundMeasures`' sums in
-plain tensors, without torchmetrics (whose import costs about a second of the command's start-up)."""
+"""The command's accumulator of the foreground measures: :class:`~segmetrics_torch.ForegroundMeasures`' state
+(:class:`~segmetrics_torch.functional.foreground.suite.SuiteSums`) without torchmetrics, whose import costs about a
+second of the command's start-up, plus what the command reports beside the dataset values: each image's scores and
+the images whose S-measure is NaN."""
 
 from __future__ import annotations
 
@@ -11,14 +13,7 @@ from torch import Tensor
 
 from .._checks import ImageBatch, check_positive_float
 from ..functional.foreground._intermediates import EdtBackend, EmptyQuadrant, run_per_image
-from ..functional.foreground.suite import (
-    SUITE_CURVES,
-    SUITE_SCALARS,
-    derive_all,
-    suite_options,
-    suite_settings,
-    summarize_foreground,
-)
+from ..functional.foreground.suite import SuiteSums, derive_all, suite_options, suite_settings, summarize_foreground
 
 __all__ = ["ForegroundSums"]
 
@@ -27,14 +22,14 @@ def _row_value(host: dict[str, Tensor], i: int, name: str) -> Tensor:
     return host[name][i]
 
 
-class ForegroundSums:
-    """The sums :class:`~segmetrics_torch.ForegroundMeasures` keeps, in plain tensors (no torchmetrics).
+class ForegroundSums(SuiteSums):
+    """:class:`~segmetrics_torch.ForegroundMeasures`' state and ``compute()``, in plain tensors (no torchmetrics).
 
-    For single-process evaluation where start-up time counts (the ``segmetrics`` command: importing torchmetrics costs
-    about a second). ``update`` / ``compute`` / ``count`` / ``settings`` / ``normalize`` behave as the Metric's, and
-    ``compute()`` is the same function of the same float64 sums, so the results are identical (tested). Use the
-    Metric for DDP and Lightning in Python; under ``torchrun`` the command adds its ranks' sums itself
-    (:func:`segmetrics_torch.app.distributed.merge_foreground`).
+    For single-process evaluation where start-up time counts (the ``segmetrics`` command). ``update`` / ``compute`` /
+    ``count`` / ``settings`` / ``normalize`` behave as the Metric's, and the state is the Metric's
+    (:class:`~segmetrics_torch.functional.foreground.suite.SuiteSums`, updated by the same ``add_sums``) summarised by
+    the same function, so the results are identical (tested). Use the Metric for DDP and Lightning in Python; under
+    ``torchrun`` the command adds its ranks' sums itself (:func:`segmetrics_torch.app.distributed.merge_foreground`).
     """
 
     def __init__(
@@ -52,13 +47,12 @@ class ForegroundSums:
     ) -> None:
         if not isinstance(normalize, bool):
             raise TypeError(f"Expected argument `normalize` to be a bool, but got {normalize!r}.")
+        super().__init__(device)
         self.beta2 = check_positive_float(beta2, "beta2")
         self.options = suite_options(alpha, empty_quadrant, wf_beta2, edt_backend)
         self.normalize = normalize
         self.validate_args = validate_args
-        self.sums: dict[str, Tensor] = {}
         self.nan_s_images: list[int] = []
-        self.count = torch.zeros((), dtype=torch.int64, device=device)
         self.device = torch.device(device)
         #: ``{image name: {"mae": ..., "f_measure/max": ...}}`` when ``per_image`` (the suite's scalars of each image
         #: alone, i.e. what the functional measures return for it), else None
@@ -69,22 +63,17 @@ class ForegroundSums:
         """The measure settings (for reports): beta2, wf_beta2, alpha, empty_quadrant, edt_backend."""
         return suite_settings(self.beta2, self.options)
 
-    def update(
-        self, preds: ImageBatch, target: ImageBatch, names: list[str] | None = None
-    ) -> None:
+    def update(self, preds: ImageBatch, target: ImageBatch, names: list[str] | None = None) -> None:
         """Add a batch, as :meth:`ForegroundMeasures.update`; ``names`` (one per image) key the per-image scores."""
         values = run_per_image(
             lambda v: derive_all(v, self.beta2), preds, target, normalize=self.normalize,
             validate_args=self.validate_args, options=self.options,
         )  # fmt: skip
-        for name in (*SUITE_SCALARS, *SUITE_CURVES):
-            total = values[name].to(self.device, torch.float64).sum(dim=0)
-            self.sums[name] = self.sums[name] + total if name in self.sums else total
         # positions (in update order) of the images whose S-measure is the documented NaN, so that the command can
         # name them (a host sync: the app accumulates on the host anyway)
         seen = int(self.count)
         self.nan_s_images.extend(seen + int(i) for i in torch.isnan(values["s_measure"]).nonzero().flatten())
-        self.count += next(iter(values.values())).shape[0]
+        self.add(values)
         if self.per_image is not None and names is not None:
             self._keep_per_image(values, names)
 
@@ -93,12 +82,12 @@ class ForegroundSums:
 
         if self.per_image is None:
             return
-        host = {name: values[name].to("cpu", torch.float64) for name in (*SUITE_SCALARS, *SUITE_CURVES)}
+        host = {name: values[name].to("cpu", torch.float64) for name in self.NAMES}
         for i, image in enumerate(names):
             self.per_image[image] = scalar_row(summarize_foreground(functools.partial(_row_value, host, i)))
 
     def compute(self) -> dict[str, Any]:
         """The dataset result, as :meth:`ForegroundMeasures.compute`."""
-        if not self.sums:
+        if not int(self.count):
             raise ValueError("No images were added: the foreground measures of an empty dataset are undefined.")
-        return summarize_foreground(lambda name: self.sums[name] / self.count)
+        return summarize_foreground(self.mean)

@@ -34,6 +34,7 @@ from ..functional.foreground.smeasure import S_MEASURE_NAN_REASON, check_s_optio
 from ..functional.foreground.suite import (
     SUITE_CURVES,
     SUITE_SCALARS,
+    add_sums,
     derive_all,
     suite_options,
     suite_settings,
@@ -170,10 +171,7 @@ class _ForegroundMetric(ExactMetric):
             self._derive, preds, target, normalize=self.normalize, validate_args=self.validate_args,
             options=self._options,
         )  # fmt: skip
-        for name in (*self._scalars, *self._curves):
-            state = getattr(self, f"{name}_sum")
-            setattr(self, f"{name}_sum", state + values[name].sum(dim=0).to(state.device))
-        self.count += next(iter(values.values())).shape[0]
+        add_sums(self, (*self._scalars, *self._curves), values)
 
     def _mean(self, name: str) -> Tensor:
         return super()._mean(f"{name}_sum")

@@ -6,12 +6,14 @@ their adaptive values), one distance transform (weighted F), one set of masked m
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import torch
 from torch import Tensor
 
 from ..._checks import ImageBatch, check_positive_float
+from ...ops.thresholds import NUM_THRESHOLDS
 from ._intermediates import EdtBackend, EmptyQuadrant, ForegroundIntermediates, MeasureOptions, run_per_image
 from .emeasure import e_from_counts
 from .overlap import f_from_counts, overlap_from_counts
@@ -22,6 +24,8 @@ __all__ = [
     "FOREGROUND_KEYS",
     "SUITE_CURVES",
     "SUITE_SCALARS",
+    "SuiteSums",
+    "add_sums",
     "derive_all",
     "foreground_measures",
     "suite_options",
@@ -141,6 +145,65 @@ def foreground_measures(
 #: per-image scalar values and 256-point curves that a dataset summary averages
 SUITE_SCALARS = tuple(k for k in FOREGROUND_KEYS if not k.endswith("_curve"))
 SUITE_CURVES = tuple(k for k in FOREGROUND_KEYS if k.endswith("_curve"))
+
+
+def add_sums(state: Any, names: Sequence[str], values: Mapping[str, Tensor]) -> None:
+    """Add a batch's per-image ``values`` to ``state``: ``state.{name}_sum += values[name].sum(0)`` for each name (on
+    the state's device, in its dtype) and ``state.count += B``. The one update of every foreground accumulator:
+    :class:`SuiteSums` and the foreground Metrics (whose torchmetrics states carry the same names)."""
+    for name in names:
+        total = getattr(state, f"{name}_sum")
+        setattr(state, f"{name}_sum", total + values[name].sum(dim=0).to(total.device, total.dtype))
+    state.count += next(iter(values.values())).shape[0]
+
+
+class SuiteSums:
+    """The state of the whole foreground suite over a dataset, without torchmetrics: the float64 sum over images of
+    every per-image value of ``SUITE_SCALARS`` and ``SUITE_CURVES`` (attributes ``{name}_sum``) and the number of
+    images (``count``, int64).
+
+    :class:`~segmetrics_torch.ForegroundMeasures` holds this very state as torchmetrics states of the same names (so
+    that DDP sums them) and updates it with the same :func:`add_sums`; the ``segmetrics`` command accumulates in a
+    ``SuiteSums`` (``app.foreground_sums``: torchmetrics costs about a second of its start-up). Both summarise it with
+    :func:`summarize_foreground` of :meth:`mean`, so their results are identical.
+
+    Example:
+        >>> import torch
+        >>> state = SuiteSums()
+        >>> state.add({name: torch.ones(2, *([256] if name in SUITE_CURVES else [])) for name in SuiteSums.NAMES})
+        >>> int(state.count), float(state.mean("mae")), tuple(state.mean("f_curve").shape)
+        (2, 1.0, (256,))
+    """
+
+    #: the names of the summed per-image values
+    NAMES = (*SUITE_SCALARS, *SUITE_CURVES)
+
+    count: Tensor
+
+    def __init__(self, device: torch.device | str = "cpu") -> None:
+        for name in self.NAMES:
+            shape = (NUM_THRESHOLDS,) if name in SUITE_CURVES else ()
+            setattr(self, f"{name}_sum", torch.zeros(shape, dtype=torch.float64, device=device))
+        self.count = torch.zeros((), dtype=torch.int64, device=device)
+
+    def add(self, values: Mapping[str, Tensor]) -> None:
+        """Add a batch's per-image values (:func:`derive_all`'s)."""
+        add_sums(self, self.NAMES, values)
+
+    def mean(self, name: str) -> Tensor:
+        """The image average of ``name`` (NaN with no image)."""
+        return getattr(self, f"{name}_sum") / self.count
+
+    def sums(self) -> dict[str, Tensor]:
+        """The sums by name (to be added across processes: :meth:`load`)."""
+        return {name: getattr(self, f"{name}_sum") for name in self.NAMES}
+
+    def load(self, sums: Mapping[str, Tensor], count: int) -> None:
+        """Replace the state by ``sums`` (on this state's device) and ``count``."""
+        for name in self.NAMES:
+            total = getattr(self, f"{name}_sum")
+            setattr(self, f"{name}_sum", sums[name].to(total.device, total.dtype))
+        self.count = torch.tensor(count, dtype=torch.int64, device=self.count.device)
 
 
 def summarize_foreground(mean: Callable[[str], Tensor]) -> dict[str, Any]:
