@@ -160,7 +160,7 @@ def _warn_foreground_nans(nan_stems: Mapping[str, list[str]], total: int) -> Non
 
         warn_nan_images("size-invariant MAE", nan_stems["size_invariant_mae"], total, SI_MAE_NAN_REASON)
     if nan_stems["s_measure"]:
-        from ..functional.foreground.smeasure import S_MEASURE_NAN_REASON
+        from ..functional.foreground.structure_measure import S_MEASURE_NAN_REASON
 
         warn_nan_images("S-measure", nan_stems["s_measure"], total, f"images with {S_MEASURE_NAN_REASON}")
 

@@ -28,9 +28,9 @@ from ..functional.foreground._intermediates import (
     MeasureOptions,
     run_per_image,
 )
-from ..functional.foreground.emeasure import e_from_counts
+from ..functional.foreground.enhanced_alignment import e_from_counts
 from ..functional.foreground.overlap import f_from_counts, overlap_from_counts
-from ..functional.foreground.smeasure import S_MEASURE_NAN_REASON, check_s_options
+from ..functional.foreground.structure_measure import S_MEASURE_NAN_REASON, check_s_options
 from ..functional.foreground.suite import (
     SUITE_CURVES,
     SUITE_SCALARS,

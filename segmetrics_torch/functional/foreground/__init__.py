@@ -1,13 +1,13 @@
 """Functional foreground-map measures: per-image values of batches (B, H, W) or lists of differently sized maps."""
 
 from .context_measure import camouflage_context_measure, context_measure
-from .emeasure import e_measure
+from .enhanced_alignment import e_measure
 from .hce import human_correction_effort
 from .mae import mae
 from .multiscale_iou import multiscale_iou
 from .overlap import dice, f_measure, iou, precision_recall
 from .size_invariance import size_invariant_mae, size_invariant_threshold_measures
-from .smeasure import s_measure
+from .structure_measure import s_measure
 from .suite import FOREGROUND_KEYS, foreground_measures
 from .threshold_measures import threshold_measures
 from .weighted_fmeasure import weighted_f_measure

@@ -9,9 +9,9 @@ inputs, splits them into blocks (images of one size stacked; on CPU a few images
 whole large batch fall out of cache and cost 10-30x more per image than small blocks) and maps a ``derive`` function
 over them.
 
-Import direction: the measure modules (:mod:`.mae`, :mod:`.overlap`, :mod:`.emeasure`, :mod:`.smeasure`,
-:mod:`.weighted_fmeasure`, :mod:`.suite`) import this module; it imports only :mod:`._prepare`, :mod:`._tensor_path`
-and ``ops``.
+Import direction: the measure modules (:mod:`.mae`, :mod:`.overlap`, :mod:`.enhanced_alignment`,
+:mod:`.structure_measure`, :mod:`.weighted_fmeasure`, :mod:`.suite`) import this module; it imports only
+:mod:`._prepare`, :mod:`._tensor_path` and ``ops``.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ __all__ = [
     "use_cpu_kernel",
 ]
 
-#: the S-measure's treatment of an empty region quadrant (see :mod:`.smeasure`)
+#: the S-measure's treatment of an empty region quadrant (see :mod:`.structure_measure`)
 EmptyQuadrant = Literal["nan", "skip"]
 #: the distance-transform backend of the weighted F-measure (see :func:`segmetrics_torch.ops.distance_transform_edt`)
 EdtBackend = Backend

@@ -3,7 +3,7 @@ the CUDA path, and the CPU path when the compiled kernel is switched off).
 
 Inputs are prepared maps (:func:`._prepare.prepare_maps`): ``p`` (B, H, W) float64 in [0, 1] and ``g`` (B, H, W) bool.
 The formulas, references and edge cases are documented with each measure (:mod:`.mae`, :mod:`.overlap`,
-:mod:`.smeasure`, :mod:`.weighted_fmeasure`); :func:`segmetrics_torch.ops.foreground.foreground_statistics`
+:mod:`.structure_measure`, :mod:`.weighted_fmeasure`); :func:`segmetrics_torch.ops.foreground.foreground_statistics`
 computes the same quantities in one fused CPU pass.
 """
 

@@ -15,9 +15,9 @@ from torch import Tensor
 from ..._checks import ImageBatch, check_positive_float
 from ...ops.thresholds import NUM_THRESHOLDS
 from ._intermediates import EdtBackend, EmptyQuadrant, ForegroundIntermediates, MeasureOptions, run_per_image
-from .emeasure import e_from_counts
+from .enhanced_alignment import e_from_counts
 from .overlap import f_from_counts, overlap_from_counts
-from .smeasure import check_s_options
+from .structure_measure import check_s_options
 from .weighted_fmeasure import check_edt_backend
 
 __all__ = [
@@ -237,5 +237,3 @@ def suite_settings(beta2: float, options: MeasureOptions) -> dict[str, Any]:
     edt_backend (one definition for :class:`~segmetrics_torch.ForegroundMeasures` and the command's accumulator)."""
     return {"beta2": beta2, "wf_beta2": options.wf_beta2, "alpha": options.alpha,
             "empty_quadrant": options.empty_quadrant, "edt_backend": options.edt_backend}  # fmt: skip
-
-
