@@ -242,8 +242,9 @@ def multiscale_iou(p: np.ndarray, g: np.ndarray, num_levels: int = 10) -> dict:
 def context_kernel(g: np.ndarray, alpha: float = 6.0) -> np.ndarray:
     """PySOD's Gaussian context kernel of a bool GT: covariance ``S`` of the GT pixels' (row, column) coordinates
     (``np.cov``; one pixel or none: ``diag(0.25, 0.25)`` with half sizes 1; a zero variance -> EPS), scaled to
-    ``alpha^2 S / trace S``, half sizes ``round(3 alpha sigma / sqrt(trace S))`` per axis, normalised to sum 1.
-    A singular ``S`` (GT on one slanted line) raises numpy's ``LinAlgError`` (as PySOD)."""
+    ``alpha^2 S / trace S``, half sizes ``round(3 (alpha sigma / sqrt(trace S)))`` per axis, normalised to sum 1.
+    A singular ``S`` (GT on one slanted line) raises numpy's ``LinAlgError`` (as PySOD), and so does one that rounding
+    left barely invertible, whose kernel overflows (PySOD's value is NaN there)."""
     eps = np.spacing(1)
     points = np.argwhere(g)
     if len(points) <= 1:
@@ -253,16 +254,20 @@ def context_kernel(g: np.ndarray, alpha: float = 6.0) -> np.ndarray:
         cov[0, 0] = cov[0, 0] if cov[0, 0] != 0 else eps
         cov[1, 1] = cov[1, 1] if cov[1, 1] != 0 else eps
         total = np.sqrt(cov[0, 0] + cov[1, 1])
-        x_dis = round(3 * alpha * np.sqrt(cov[0, 0]) / total)
-        y_dis = round(3 * alpha * np.sqrt(cov[1, 1]) / total)
+        x_dis = round(3 * (alpha * np.sqrt(cov[0, 0]) / total))
+        y_dis = round(3 * (alpha * np.sqrt(cov[1, 1]) / total))
         cov = alpha**2 * cov / total**2
     inv = np.linalg.inv(cov)
-    kernel = np.zeros((2 * x_dis + 1, 2 * y_dis + 1))
-    for a in range(-x_dis, x_dis + 1):
-        for b in range(-y_dis, y_dis + 1):
-            z = np.array([a, b], dtype=np.float64)
-            kernel[a + x_dis, b + y_dis] = np.exp(-0.5 * z @ inv @ z) / (2 * np.pi * np.sqrt(np.linalg.det(cov)))
-    return kernel / kernel.sum()
+    # the quadratic form of every offset z = (a, b) in one contraction, as PySOD evaluates it: on a nearly singular S
+    # (entries of the inverse ~1e15) another order of the same sums differs from PySOD's value by 1e-3
+    a, b = np.meshgrid(np.arange(-x_dis, x_dis + 1), np.arange(-y_dis, y_dis + 1), indexing="ij")
+    z = np.stack([a, b], axis=-1)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        kernel = np.exp(-0.5 * np.einsum("...i,ij,...j->...", z, inv, z)) / (2 * np.pi * np.sqrt(np.linalg.det(cov)))
+        kernel = kernel / kernel.sum()
+    if not np.isfinite(kernel).all():  # a covariance that rounding left barely invertible: PySOD's value is NaN
+        raise np.linalg.LinAlgError("the covariance of the GT pixels is numerically singular")
+    return kernel
 
 
 def context_measure(p: np.ndarray, g: np.ndarray, beta2: float = 1.0, alpha: float = 6.0) -> float:

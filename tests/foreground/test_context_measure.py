@@ -298,3 +298,31 @@ def test_camouflage_image_required_and_checked():
         metric.update(preds, torch.zeros(1, 8, 9), torch.zeros(1, 8, 8, 3, dtype=torch.uint8))
     with pytest.raises(ValueError, match="`gamma`"):
         CamouflageContextMeasure(gamma=0)
+
+
+def test_two_pixel_ground_truths_follow_pysods_arithmetic():
+    """Two GT pixels off one row and column: their covariance is singular in exact arithmetic and barely invertible
+    after rounding. Where PySOD returns a number (its inverse evaluated as one contraction), the oracle and the kernel
+    return the same number (1e-10; PySOD itself 1e-8, its filter is float32); where the kernel overflows (PySOD's NaN)
+    both refuse the ground truth. (Found by hypothesis: the oracle summed the quadratic form in another order and was
+    1.2e-3 off PySOD.)"""
+    psm = pytest.importorskip("py_sod_metrics")
+    rng = np.random.default_rng(0)
+    cases = [((8, 8), ((5, 0), (7, 7)), True), ((33, 8), ((22, 0), (31, 7)), False)]
+    for (h, w), points, defined in cases:
+        pred = rng.integers(0, 256, (h, w)).astype(np.uint8)
+        gt = np.zeros((h, w), np.uint8)
+        for r, c in points:
+            gt[r, c] = 255
+        preds, target = torch.from_numpy(pred)[None], torch.from_numpy(gt)[None]
+        if not defined:
+            assert _oracle(pred, gt) is None
+            with pytest.raises(ValueError, match=r"`target`.*singular"):
+                context_measure(preds, target)
+            continue
+        peer = psm.ContextMeasure(beta2=1.0, alpha=6.0)
+        peer.step(pred, gt)
+        expected = _oracle(pred, gt)
+        assert expected is not None
+        assert abs(expected - float(peer.get_results()["cm"])) < 1e-8
+        np.testing.assert_allclose(context_measure(preds, target).numpy(), [expected], rtol=0, atol=1e-10)
