@@ -1,19 +1,31 @@
-"""The parser of the ``segmetrics`` command: every subcommand's options and help, the report's options of
-``segmetrics evaluate`` itself, and the value checkers they share. Building it imports no torch; each subcommand
-names its handler (``set_defaults(handler=...)``), which :func:`~.cli.main` calls."""
+"""The parser of the ``segmetrics`` command: every subcommand's options and help (``evaluate <family>``, ``evaluate``
+itself, ``meta``, ``demo``), with the shared option builders and value checkers of :mod:`.cli_options`. Building it
+imports no torch; each subcommand names its handler (``set_defaults(handler=...)``), which :func:`~.cli.main`
+calls."""
 
 from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
 from typing import Any, TypeVar
 
 from .. import __version__
 from ..registry import PARTITION
+from .cli_options import (
+    add_allow_missing,
+    add_input_options,
+    add_report_arguments,
+    checked,
+    listed,
+    non_negative_int,
+    positive_float,
+    positive_int,
+)
 from .demo_command import run_demo
 from .evaluation import default_workers
 from .measures import FOREGROUND_MEASURES
+from .meta_command import FOREGROUND_DEFAULT, TABLE2_MEASURES, run_meta_foreground, run_meta_partition
+from .meta_command import FOREGROUND_MEASURES as META_FOREGROUND_MEASURES
 from .single_folder import (
     run_evaluate_boundary,
     run_evaluate_foreground,
@@ -25,7 +37,7 @@ from .single_folder import (
 
 _T = TypeVar("_T")
 
-__all__ = ["add_report_arguments", "build_parser"]
+__all__ = ["build_parser"]
 
 #: the partition measures' keys (the torch-free registry's: the evaluate parsers import no torch)
 PARTITION_MEASURES = PARTITION
@@ -34,41 +46,15 @@ PARTITION_MEASURES = PARTITION
 # ------------------------------------------------------------------------------------------------------ helpers
 
 
-def _number(convert: Callable[[str], _T], what: str, ok: Callable[[_T], bool]) -> Callable[[str], _T]:
-    """An argparse type: ``convert(text)`` accepted when ``ok(value)``, else a usage error naming ``what``."""
-
-    def parse(text: str) -> _T:
-        try:
-            value = convert(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        if not ok(value):
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
-        return value
-
-    return parse
-
-
-_positive_int = _number(int, "a positive integer", lambda v: v >= 1)
-_non_negative_int = _number(int, "a non-negative integer", lambda v: v >= 0)
-_positive_float = _number(float, "a positive number", lambda v: math.isfinite(v) and v > 0)
-
-
-def _split(convert: Callable[[str], _T]) -> Callable[[str], list[_T]]:
-    """``"a,b"`` -> ``[convert("a"), convert("b")]`` (spaces around the items ignored)."""
-    return lambda text: [convert(item.strip()) for item in text.split(",")]
-
-
 # ------------------------------------------------------------------------------------------------------- parser
 
 
 def _add_run_options(command: argparse.ArgumentParser, batch_size: int, allow_missing: bool = True) -> None:
     """The options every folder-evaluating command shares."""
-    from .prescan import add_allow_missing
 
     command.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto (default: cpu)")
     command.add_argument(
-        "--batch-size", type=_positive_int, default=batch_size, help=f"images per update (default: {batch_size})"
+        "--batch-size", type=positive_int, default=batch_size, help=f"images per update (default: {batch_size})"
     )
     if allow_missing:
         add_allow_missing(command)
@@ -90,11 +76,10 @@ def _add_per_image_csv_option(parser: argparse.ArgumentParser, what: str) -> Non
 
 
 def _add_workers_option(command: argparse.ArgumentParser) -> None:
-    from .evaluation import default_workers
 
     command.add_argument(
         "--workers",
-        type=_non_negative_int,
+        type=non_negative_int,
         default=default_workers(),
         metavar="N",
         help=f"processes that decode the image files while the measures run (default here: {default_workers()}; one "
@@ -109,10 +94,10 @@ def _add_demo_command(commands: Any) -> None:
         help="evaluate three synthetic methods of graded quality on embedded synthetic data",
         description="Generate a synthetic foreground dataset in memory and print every measure for three methods.",
     )
-    demo.add_argument("--n", type=_positive_int, default=24, help="number of images (default: 24)")
+    demo.add_argument("--n", type=positive_int, default=24, help="number of images (default: 24)")
     demo.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default: auto)")
-    demo.add_argument("--seed", type=_non_negative_int, default=0, help="random seed (default: 0)")
-    demo.add_argument("--batch-size", type=_positive_int, default=8, help="images per update (default: 8)")
+    demo.add_argument("--seed", type=non_negative_int, default=0, help="random seed (default: 0)")
+    demo.add_argument("--batch-size", type=positive_int, default=8, help="images per update (default: 8)")
     demo.set_defaults(handler=run_demo)
 
 
@@ -157,7 +142,7 @@ def _add_foreground_task(commands: Any) -> None:
         help="add this run's per-image scores (one row per image) to a CSV file, as --csv does",
     )
     fg.add_argument("--dataset", metavar="NAME", help="dataset name (default: from the ground-truth path)")
-    from .measures import DEFAULT_FOREGROUND_MEASURES, FOREGROUND_MEASURES
+    from .measures import DEFAULT_FOREGROUND_MEASURES
 
     fg.add_argument(
         "--measures",
@@ -167,8 +152,6 @@ def _add_foreground_task(commands: Any) -> None:
         "ForegroundMeasures(include=...)'s measures, only when asked; PySODEvalToolkit's spellings such as maxEm, "
         "Smeasure, wFmeasure, adpFm are accepted)",
     )
-    from .prescan import add_input_options
-
     add_input_options(fg)
     _add_run_options(fg, batch_size=16, allow_missing=False)
     _add_workers_option(fg)
@@ -177,8 +160,6 @@ def _add_foreground_task(commands: Any) -> None:
 
 def _add_boundary_task(commands: Any) -> None:
     """``segmetrics evaluate boundary``."""
-    from .prescan import add_input_options
-
     bdry = commands.add_parser(
         "boundary",
         help="boundary maps: the BSDS500 boundary benchmark (ODS, OIS, AP, R50)",
@@ -204,11 +185,11 @@ def _add_boundary_task(commands: Any) -> None:
         help="the ground-truth images are label maps; their boundaries are thin(seg2bmap(labels)) as BSDS's",
     )
     bdry.add_argument(
-        "--thresholds", type=_positive_int, default=99, metavar="N", help="number of thresholds (default: 99)"
+        "--thresholds", type=positive_int, default=99, metavar="N", help="number of thresholds (default: 99)"
     )
     bdry.add_argument(
         "--max-dist",
-        type=_positive_float,
+        type=positive_float,
         default=0.0075,
         metavar="F",
         help="match tolerance: fraction of the image diagonal (< 1) or pixels (>= 1) (default: 0.0075)",
@@ -233,8 +214,6 @@ def _add_boundary_task(commands: Any) -> None:
 
 def _add_partition_task(commands: Any) -> None:
     """``segmetrics evaluate partition``."""
-    from .prescan import add_input_options
-
     MEASURES = PARTITION_MEASURES
     part = commands.add_parser(
         "partition",
@@ -262,7 +241,7 @@ def _add_partition_task(commands: Any) -> None:
     )
     part.add_argument(
         "--measures",
-        type=_number(_split(str), f"comma-separated keys of {','.join(MEASURES)}", lambda v: set(v) <= set(MEASURES)),
+        type=checked(listed(str), f"comma-separated keys of {','.join(MEASURES)}", lambda v: set(v) <= set(MEASURES)),
         metavar="LIST",
         help=f"comma-separated, of {','.join(MEASURES)} (default: all for label maps; all but fb, whose boundary "
         "matching is slow, for hierarchies)",
@@ -270,8 +249,8 @@ def _add_partition_task(commands: Any) -> None:
     levels = part.add_mutually_exclusive_group()
     levels.add_argument(
         "--thresholds",
-        type=_number(
-            lambda t: int(t) if t.strip().isdigit() else _split(float)(t),
+        type=checked(
+            lambda t: int(t) if t.strip().isdigit() else listed(float)(t),
             "a positive integer or comma-separated numbers",
             lambda v: v >= 1 if isinstance(v, int) else all(map(math.isfinite, v)),
         ),
@@ -280,7 +259,7 @@ def _add_partition_task(commands: Any) -> None:
     )
     levels.add_argument(
         "--num-regions",
-        type=_number(_split(int), "comma-separated positive integers", lambda v: min(v) >= 1),
+        type=checked(listed(int), "comma-separated positive integers", lambda v: min(v) >= 1),
         metavar="LIST",
         help="ucm2 only: SEISM's numbers of regions instead of thresholds",
     )
@@ -293,14 +272,14 @@ def _add_partition_task(commands: Any) -> None:
     )
     part.add_argument(
         "--gamma-obj",
-        type=_number(float, "a number in [0, 1]", lambda v: 0 <= v <= 1),
+        type=checked(float, "a number in [0, 1]", lambda v: 0 <= v <= 1),
         default=0.9,
         metavar="F",
         help="Fop object threshold (default: 0.9, SEISM's code; the CVPR'13 paper says 0.95)",
     )
     part.add_argument(
         "--max-dist",
-        type=_positive_float,
+        type=positive_float,
         default=0.0075,
         metavar="F",
         help="Fb match tolerance: fraction of the image diagonal (< 1) or pixels (>= 1) (default: 0.0075)",
@@ -315,8 +294,6 @@ def _add_partition_task(commands: Any) -> None:
 
 def _add_proposals_task(commands: Any) -> None:
     """``segmetrics evaluate proposals``."""
-    from .prescan import add_input_options
-
     prop = commands.add_parser(
         "proposals",
         help="object proposals: best overlap per object vs the number of proposals (MCG protocol), J and boundary F",
@@ -344,7 +321,7 @@ def _add_proposals_task(commands: Any) -> None:
     )
     prop.add_argument("--gt-classes", metavar="DIR", help="class label images (Pascal SegmentationClass), for J_c")
     prop.add_argument(
-        "--num-classes", type=_positive_int, default=256, metavar="C", help="class ids are 0..C-1 (default: 256)"
+        "--num-classes", type=positive_int, default=256, metavar="C", help="class ids are 0..C-1 (default: 256)"
     )
     prop.add_argument(
         "--void-label",
@@ -355,20 +332,20 @@ def _add_proposals_task(commands: Any) -> None:
     )
     prop.add_argument(
         "--counts",
-        type=_number(_split(int), "comma-separated positive integers", lambda v: min(v) >= 1),
+        type=checked(listed(int), "comma-separated positive integers", lambda v: min(v) >= 1),
         metavar="LIST",
         help="numbers of proposals N (default: MCG's 10..100 step 5, 125..1000 step 25, 1500..6000 step 500, all)",
     )
     prop.add_argument("--boundary", action="store_true", help="also the morphological boundary F curves")
     prop.add_argument(
         "--bound-th",
-        type=_positive_float,
+        type=positive_float,
         default=0.008,
         metavar="F",
         help="boundary tolerance: fraction of the image diagonal (< 1) or pixels (>= 1) (default: 0.008, DAVIS)",
     )
     prop.add_argument(
-        "--chunk-size", type=_positive_int, metavar="P", help="proposals converted at a time (memory bound)"
+        "--chunk-size", type=positive_int, metavar="P", help="proposals converted at a time (memory bound)"
     )
     _add_per_image_csv_option(prop, "its numbers of proposals and objects, mean best J")
     prop.add_argument("--json", metavar="FILE", help="write every curve, the settings and per-image best J as JSON")
@@ -380,8 +357,6 @@ def _add_proposals_task(commands: Any) -> None:
 
 def _add_surface_task(commands: Any) -> None:
     """``segmetrics evaluate surface``."""
-    from .prescan import add_input_options
-
     surf = commands.add_parser(
         "surface",
         help="boundary distances of masks / label maps (2-D images, NIfTI volumes): HD, HD95, ASD, ASSD, NSD",
@@ -398,7 +373,7 @@ def _add_surface_task(commands: Any) -> None:
     surf.add_argument("--pred", required=True, metavar="DIR", help="folder of predicted masks / label maps")
     surf.add_argument("--gt", required=True, metavar="DIR", help="folder of ground-truth masks / label maps")
     surf.add_argument(
-        "--num-classes", type=_positive_int, metavar="C", help="label maps with classes 0..C-1 (default: masks)"
+        "--num-classes", type=positive_int, metavar="C", help="label maps with classes 0..C-1 (default: masks)"
     )
     surf.add_argument("--include-background", action="store_true", help="with --num-classes: also class 0")
     surf.add_argument(
@@ -406,15 +381,15 @@ def _add_surface_task(commands: Any) -> None:
         help="the reference whose rules are reproduced (default: monai)",
     )  # fmt: skip
     surf.add_argument(
-        "--percentile", type=_number(float, "a number in [0, 100]", lambda v: 0 <= v <= 100), default=95.0,
+        "--percentile", type=checked(float, "a number in [0, 100]", lambda v: 0 <= v <= 100), default=95.0,
         metavar="Q", help="the percentile Hausdorff distance's percentile (default: 95)",
     )  # fmt: skip
     surf.add_argument(
-        "--tolerance", type=_number(_split(float), "comma-separated non-negative numbers", lambda v: min(v) >= 0),
+        "--tolerance", type=checked(listed(float), "comma-separated non-negative numbers", lambda v: min(v) >= 0),
         metavar="T", help="the NSD tolerance in spacing units, one value or one per class (default: 1)",
     )  # fmt: skip
     surf.add_argument(
-        "--spacing", type=_number(_split(float), "comma-separated positive numbers", lambda v: min(v) > 0),
+        "--spacing", type=checked(listed(float), "comma-separated positive numbers", lambda v: min(v) > 0),
         metavar="S", help="voxel spacing, one value or one per axis (default: the NIfTI header's, unit for images)",
     )  # fmt: skip
     _add_per_image_csv_option(surf, "its measures (one column per class for label maps)")
@@ -445,7 +420,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Exit status: 0 success, 2 usage or input error (one `error:` line; no report file written), 1 unexpected "
         "error, 130 interrupted (finished evaluations stay cached).",
     )
-    add_report_arguments(evaluate, _positive_int, _non_negative_int)
+    add_report_arguments(evaluate)
     tasks = evaluate.add_subparsers(dest="task", metavar="TASK")
     _add_foreground_task(tasks)
     _add_boundary_task(tasks)
@@ -454,114 +429,57 @@ def build_parser() -> argparse.ArgumentParser:
     _add_surface_task(tasks)
     evaluate.set_defaults(handler=run_evaluate_report, subparser=evaluate)
 
-    from .meta_command import add_meta_parser
-
-    add_meta_parser(commands, _positive_int, _non_negative_int, _positive_float)
+    _add_meta_command(commands)
     return parser
 
 
-#: ``segmetrics evaluate``'s own options, in the order of its help: (flag, dest without ``report_``, add_argument
-#: keywords; ``type`` names one of the parser's checkers). The input options (``--allow-missing`` ...) of
-#: :func:`~.prescan.add_input_options` follow ``--workers``.
-_OPTIONS_BEFORE_INPUT: tuple[tuple[str, str, dict[str, Any]], ...] = (
-    ("--config", "config", {"metavar": "FILE", "help": "YAML or JSON configuration"}),
-    ("--datasets-json", "datasets_json", {"metavar": "FILE", "help": (
-        "PySODEvalToolkit's dataset configuration (JSON), read as it is; with --methods-json"
-    )}),
-    ("--methods-json", "methods_json", {"metavar": "FILE", "help": (
-        "PySODEvalToolkit's method configuration (JSON), read as it is; with --datasets-json"
-    )}),
-    ("--gt", "gt", {"metavar": "DIR", "help": "one dataset: its ground-truth folder"}),
-    ("--pred", "pred", {"action": "append", "metavar": "[NAME=]DIR", "help": (
-        "one dataset: a method's prediction folder (repeat for each method)"
-    )}),
-    ("--family", "family", {"metavar": "LIST", "help": (
-        "one dataset: families, comma-separated (foreground (alias sod), boundary, partition, proposals; "
-        "default: foreground)"
-    )}),
-    ("--dataset", "dataset", {"metavar": "NAME", "help": (
-        "one dataset: its name (default: from the ground-truth path, e.g. COD10K-v3/Test/GT_Object -> COD10K)"
-    )}),
-    ("--gt-labels", "gt_labels", {"action": "store_true", "help": (
-        "one dataset: boundary ground truth images are label maps"
-    )}),
-    ("--output", "output", {"metavar": "DIR", "help": (
-        "report folder (default: the file's `output`, else ./segmetrics-report)"
-    )}),
-    ("--device", "device", {"metavar": "NAME", "help": "cpu, cuda, cuda:N or auto"}),
-    ("--batch-size", "batch_size", {"type": "positive_int", "metavar": "N", "help": (
-        "images per update (default: foreground 16, boundary / partition 8)"
-    )}),
-    ("--workers", "workers", {"type": "non_negative_int", "metavar": "N", "help": (
-        "processes that decode the image files while the measures run (default here: {workers}; one fewer "
-        "than the machine's cores, at most 4); 0 decodes in the main process"
-    )}),
-)  # fmt: skip
-_OPTIONS_AFTER_INPUT: tuple[tuple[str, str, dict[str, Any]], ...] = (
-    ("--compare-on", "compare_on", {"choices": ("common", "each"), "help": (
-        "foreground, with --allow-missing / --skip-bad: compare the methods of a dataset on the images they "
-        "all have (common, default; the tables say so) or each on its own images (each; counts in every "
-        "table)"
-    )}),
-    ("--json", "json", {"metavar": "FILE", "help": (
-        "also write every record (numbers, curves, per-image scores) to FILE, as the single-folder form"
-    )}),
-    ("--csv", "csv", {"metavar": "FILE", "help": (
-        "merge the foreground rows (method, dataset, images, measures) into FILE, as the single-folder form"
-    )}),
-    ("--per-image-csv", "per_image_csv", {"metavar": "FILE", "help": (
-        "merge the foreground per-image rows into FILE, as the single-folder form"
-    )}),
-    ("--cache", "cache", {"metavar": "DIR", "help": "cache folder (default: OUTPUT/cache)"}),
-    ("--no-cache", "no_cache", {"action": "store_true", "help": "neither read nor write a cache"}),
-    ("--cache-check", "cache_check", {"choices": ("stat", "content"), "help": (
-        "how files are recognised: stat = names, sizes, mtimes (default); content = SHA-256"
-    )}),
-    ("--figures", "figures", {"metavar": "LIST", "help": (
-        "figure formats, comma-separated of png,pdf,svg, or none (default: png,pdf)"
-    )}),
-    ("--no-progress", "no_progress", {"action": "store_true", "help": "no progress bars"}),
-    ("--xlsx", "xlsx", {"action": "store_true", "default": None, "help": (
-        "also write the combined table as combined.xlsx (needs openpyxl: pip install "
-        "'segmetrics-torch[xlsx]')"
-    )}),
-    ("--method-order", "method_order", {"metavar": "LIST", "help": (
-        "comma-separated method names: the order of table rows and legends (others follow)"
-    )}),
-    ("--highlight", "highlight", {"metavar": "METHOD", "help": (
-        "draw this method's curves thick and on top (your method)"
-    )}),
-    ("--style", "style", {"metavar": "NAME", "help": (
-        "a matplotlib style for the figures (e.g. seaborn-v0_8-paper, or a .mplstyle file)"
-    )}),
-    ("--measures", "measures", {"metavar": "LIST", "help": (
-        "the foreground tables' measures, comma-separated, of {measures} (as options.foreground.measures; "
-        "default: the 11 of today's table)"
-    )}),
-)  # fmt: skip
+def _add_meta_command(commands: Any) -> None:
+    """Register ``meta partition`` and ``meta foreground`` on the ``segmetrics`` sub-command set."""
 
-
-def add_report_arguments(
-    evaluate: argparse.ArgumentParser, positive_int: Callable[[str], int], non_negative_int: Callable[[str], int]
-) -> None:
-    """The options of ``segmetrics evaluate`` itself (the many-methods run); dests start with ``report_``."""
-    from .prescan import add_input_options
-
-    group = evaluate.add_argument_group(
-        "evaluation report (many methods x datasets)",
-        "segmetrics evaluate --config eval.yaml [options], or for one dataset: segmetrics evaluate --gt DIR --pred "
-        "[NAME=]DIR [--pred [NAME=]DIR ...] --family foreground|boundary|partition|proposals|surface [options]. "
-        "Command-line options override the file's.",
+    meta = commands.add_parser(
+        "meta",
+        help="meta-measures: how well each measure tells good results from bad ones (SIHD, SABD, SISD, ...)",
+        description="Run the meta-measure tests of segmetrics_torch.meta on a dataset and print a table.",
     )
-    checkers = {"positive_int": positive_int, "non_negative_int": non_negative_int}
-    filled = {"workers": default_workers(), "measures": ",".join(FOREGROUND_MEASURES)}
-    for options in (_OPTIONS_BEFORE_INPUT, None, _OPTIONS_AFTER_INPUT):
-        if options is None:
-            add_input_options(group, "report_", unset=True)
-            continue
-        for flag, dest, keywords in options:
-            keywords = dict(keywords)
-            if "type" in keywords:
-                keywords["type"] = checkers[keywords["type"]]
-            keywords["help"] = keywords["help"].format(**filled)
-            group.add_argument(flag, dest=f"report_{dest}", **keywords)
+    tests = meta.add_subparsers(dest="family", metavar="FAMILY")
+    part = tests.add_parser(
+        "partition",
+        help="SIHD, SABD (quadtree and random hierarchy) and SISD of partition measures (Pont-Tuset & Marques 2013)",
+        description=(
+            "SIHD from BSDS groundTruth .mat files; with --ucm, SABD and SISD of the ucm2 hierarchies at each "
+            "measure's ODS. Measures: " + ", ".join(PARTITION_MEASURES)
+        ),
+    )
+    part.add_argument("--gt", required=True, metavar="DIR", help="folder of BSDS groundTruth .mat files")
+    part.add_argument("--ucm", metavar="DIR", help="folder of ucm2 .mat files of a method (enables SABD and SISD)")
+    part.add_argument("--measures", default=",".join(TABLE2_MEASURES),
+                      help="comma-separated SEISM keys (default: CVPR 2013 Table 2's, in its order)")  # fmt: skip
+    part.add_argument("--max-different", type=positive_int, metavar="N",
+                      help="SIHD: a seeded sample of N different-image pairs (default: all)")  # fmt: skip
+    part.add_argument("--unordered", action="store_true",
+                      help="SIHD: score each pair of human partitions in one direction (default: both)")  # fmt: skip
+    part.add_argument("--pairing", choices=("all", "random"), default="all",
+                      help="SISD: every other image (default) or one seeded random other image")  # fmt: skip
+    part.add_argument("--seed", type=non_negative_int, default=0, help="random seed (default: 0)")
+    part.add_argument("--json", metavar="FILE", help="write the rates with their counts as JSON")
+    part.set_defaults(handler=run_meta_partition)
+
+    fg = tests.add_parser(
+        "foreground",
+        help="generic-map, noise, GT-switch and annotation-error tests of foreground measures",
+        description="Meta-measures of foreground-map measures. Measures: " + ", ".join(META_FOREGROUND_MEASURES),
+    )
+    fg.add_argument("--demo", action="store_true", help="use the synthetic demo data (segmetrics demo's)")
+    fg.add_argument("--n", type=positive_int, default=24, help="--demo: number of images (default: 24)")
+    fg.add_argument("--pred", action="append", metavar="DIR", help="a method's prediction folder (repeatable)")
+    fg.add_argument("--gt", metavar="DIR", help="folder of ground-truth masks")
+    fg.add_argument("--measures", default=",".join(FOREGROUND_DEFAULT), help="comma-separated measure names")
+    fg.add_argument("--noise-maps", type=positive_int, default=4, help="noise maps per image (default: 4)")
+    fg.add_argument("--radius", type=positive_float, default=5.0, help="perturbation disk radius (default: 5)")
+    fg.add_argument("--pairing", choices=("all", "random"), default="all",
+                    help="GT switch: every other image (default) or one seeded random other image")  # fmt: skip
+    fg.add_argument("--seed", type=non_negative_int, default=0, help="random seed (default: 0)")
+    fg.add_argument("--json", metavar="FILE", help="write the rates with their counts as JSON")
+    fg.set_defaults(handler=run_meta_foreground)
+    meta.set_defaults(handler=None, subparser=meta)
+

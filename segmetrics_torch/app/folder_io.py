@@ -241,32 +241,18 @@ def scan_and_report(
     return pairs, bad
 
 
-def prescan_sizes(
+def prescan_job(
     args: argparse.Namespace, pairing: Pairing, family: str, input_format: str, gt_format: str
 ) -> tuple[list[tuple[str, Path, Path]], Scan, list[Problem]]:
-    """The pre-scan of the boundary, partition and proposal commands: every unpaired name, unreadable file and size
-    that does not fit, in one error before any measure runs; ``(pairs to evaluate, scan, left out)``."""
-    from .prescan import family_size_readers, scan_sizes
+    """The pre-scan of a single-folder command (:func:`~.prescan.scan_pairing`, the report's too): every unpaired
+    name, unreadable file and size that does not fit, in one error before any measure runs (a pairing without a
+    common name: the pairing error); ``(pairs to evaluate, scan, left out)``."""
+    from .prescan import scan_pairing
 
     if not pairing.pairs:
         check_folder_pairing(pairing, args)  # no common name: the pairing error, with examples of both sides
-    read_pred, read_gt, ucm2 = family_size_readers(family, input_format, gt_format)
-    resizable = family == "boundary" and input_format == "soft"
-
     # under torchrun rank 0 scans and the other ranks take its findings
-    def scan() -> Scan:
-        return scan_sizes(
-            pairing.pairs,
-            pairing.missing,
-            pairing.unmatched,
-            read_pred=read_pred,
-            read_gt=read_gt,
-            ucm2=ucm2,
-            resizable=resizable,
-            reasons=(pairing.gt_reasons, pairing.pred_reasons),
-        )
-
-    scanned = distributed.main_decides(scan)
+    scanned = distributed.main_decides(lambda: scan_pairing(family, pairing, input_format, gt_format))
     pairs, bad = scan_and_report(args, scanned, pairing.pairs)
     return pairs, scanned, bad
 

@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..registry import META_FOREGROUND, PARTITION, meta_name
 
-__all__ = ["add_meta_parser"]
+__all__ = ["run_meta_foreground", "run_meta_partition"]
 
 # SEISM parameters/QuadTree.txt: the quadtree's (and our random hierarchy's) numbers of regions
 QUADTREE_PARAMETERS = (2, 3, 4, 8, 16, 20, 32, 40, 50, 64, 80, 128, 160, 256, 320, 400, 800)
@@ -182,7 +181,7 @@ def _against_baselines(
     return ods_rows
 
 
-def _run_meta_partition(args: argparse.Namespace) -> int:
+def run_meta_partition(args: argparse.Namespace) -> int:
     import torch
 
     from ..io import read_bsds_ground_truth
@@ -285,7 +284,7 @@ def _read_foreground(args: argparse.Namespace) -> tuple[dict[str, list[Any]], An
     return preds, gt, stems
 
 
-def _run_meta_foreground(args: argparse.Namespace) -> int:
+def run_meta_foreground(args: argparse.Namespace) -> int:
     from ..meta import annotation_error_test, generic_map_test, gt_switch_test, noise_test, shared_computations
     from ..meta.metameasures import FOREGROUND_MEASURES
     from .outputs import check_output
@@ -348,55 +347,3 @@ PARTITION_MEASURES = PARTITION
 FOREGROUND_MEASURES = tuple(META_FOREGROUND.values())
 
 
-def add_meta_parser(
-    commands: Any, positive_int: Callable[[str], int], non_negative_int: Callable[[str], int],
-    positive_float: Callable[[str], float],
-) -> None:
-    """Register ``meta partition`` and ``meta foreground`` on the ``segmetrics`` sub-command set."""
-
-    meta = commands.add_parser(
-        "meta",
-        help="meta-measures: how well each measure tells good results from bad ones (SIHD, SABD, SISD, ...)",
-        description="Run the meta-measure tests of segmetrics_torch.meta on a dataset and print a table.",
-    )
-    tests = meta.add_subparsers(dest="family", metavar="FAMILY")
-    part = tests.add_parser(
-        "partition",
-        help="SIHD, SABD (quadtree and random hierarchy) and SISD of partition measures (Pont-Tuset & Marques 2013)",
-        description=(
-            "SIHD from BSDS groundTruth .mat files; with --ucm, SABD and SISD of the ucm2 hierarchies at each "
-            "measure's ODS. Measures: " + ", ".join(PARTITION_MEASURES)
-        ),
-    )
-    part.add_argument("--gt", required=True, metavar="DIR", help="folder of BSDS groundTruth .mat files")
-    part.add_argument("--ucm", metavar="DIR", help="folder of ucm2 .mat files of a method (enables SABD and SISD)")
-    part.add_argument("--measures", default=",".join(TABLE2_MEASURES),
-                      help="comma-separated SEISM keys (default: CVPR 2013 Table 2's, in its order)")  # fmt: skip
-    part.add_argument("--max-different", type=positive_int, metavar="N",
-                      help="SIHD: a seeded sample of N different-image pairs (default: all)")  # fmt: skip
-    part.add_argument("--unordered", action="store_true",
-                      help="SIHD: score each pair of human partitions in one direction (default: both)")  # fmt: skip
-    part.add_argument("--pairing", choices=("all", "random"), default="all",
-                      help="SISD: every other image (default) or one seeded random other image")  # fmt: skip
-    part.add_argument("--seed", type=non_negative_int, default=0, help="random seed (default: 0)")
-    part.add_argument("--json", metavar="FILE", help="write the rates with their counts as JSON")
-    part.set_defaults(handler=_run_meta_partition)
-
-    fg = tests.add_parser(
-        "foreground",
-        help="generic-map, noise, GT-switch and annotation-error tests of foreground measures",
-        description="Meta-measures of foreground-map measures. Measures: " + ", ".join(FOREGROUND_MEASURES),
-    )
-    fg.add_argument("--demo", action="store_true", help="use the synthetic demo data (segmetrics demo's)")
-    fg.add_argument("--n", type=positive_int, default=24, help="--demo: number of images (default: 24)")
-    fg.add_argument("--pred", action="append", metavar="DIR", help="a method's prediction folder (repeatable)")
-    fg.add_argument("--gt", metavar="DIR", help="folder of ground-truth masks")
-    fg.add_argument("--measures", default=",".join(FOREGROUND_DEFAULT), help="comma-separated measure names")
-    fg.add_argument("--noise-maps", type=positive_int, default=4, help="noise maps per image (default: 4)")
-    fg.add_argument("--radius", type=positive_float, default=5.0, help="perturbation disk radius (default: 5)")
-    fg.add_argument("--pairing", choices=("all", "random"), default="all",
-                    help="GT switch: every other image (default) or one seeded random other image")  # fmt: skip
-    fg.add_argument("--seed", type=non_negative_int, default=0, help="random seed (default: 0)")
-    fg.add_argument("--json", metavar="FILE", help="write the rates with their counts as JSON")
-    fg.set_defaults(handler=_run_meta_foreground)
-    meta.set_defaults(handler=None, subparser=meta)

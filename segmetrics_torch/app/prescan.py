@@ -15,21 +15,22 @@ Also here: the default names of datasets and methods from common folder layouts 
 
 from __future__ import annotations
 
-import argparse
 import ast
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
+
+if TYPE_CHECKING:  # annotations only: the pre-scan imports no torch
+    from ..io import Pairing
 
 __all__ = [
     "PAIRING_FLAGS",
     "Problem",
     "Scan",
-    "add_input_options",
     "dataset_name",
     "family_size_readers",
     "image_size",
@@ -277,6 +278,21 @@ def family_size_readers(family: str, input_format: str, gt_format: str) -> tuple
     return pred, (gt_mat if gt_format == "mat" else image_size), input_format == "ucm2"
 
 
+def scan_pairing(
+    family: str, pairing: Pairing, input_format: str, gt_format: str, gt_cache: dict[Path, Any] | None = None
+) -> Scan:
+    """The pre-scan of one job, whatever the command form: every unpaired name and every problem of its files
+    (:func:`scan_foreground` for foreground maps, :func:`scan_sizes` with the family's readers otherwise).
+    ``gt_cache``: findings of ground truths already scanned (a report scans each dataset's once)."""
+    reasons = (pairing.gt_reasons, pairing.pred_reasons)
+    if family == "foreground":
+        return scan_foreground(pairing.pairs, pairing.missing, pairing.unmatched, gt_cache=gt_cache, reasons=reasons)
+    read_pred, read_gt, ucm2 = family_size_readers(family, input_format, gt_format)
+    resizable = family == "boundary" and input_format == "soft"
+    return scan_sizes(pairing.pairs, pairing.missing, pairing.unmatched, read_pred=read_pred, read_gt=read_gt,
+                      ucm2=ucm2, resizable=resizable, gt_cache=gt_cache, reasons=reasons)  # fmt: skip
+
+
 def scan_sizes(
     pairs: Sequence[tuple[str, Path, Path]],
     missing: Iterable[str] = (),
@@ -470,96 +486,3 @@ def method_name(pred_dir: str | Path, dataset: str | None = None, gt_dir: str | 
         if not _is_generic(part) and _plain(part) not in skip and _plain(_dataset_from(part)) not in skip:
             return part
     return Path(pred_dir).resolve().name or "method"
-
-
-# ------------------------------------------------------------------------------------------------ command line
-
-
-def add_allow_missing(
-    parser: argparse.ArgumentParser | argparse._ArgumentGroup, dest_prefix: str = "", default: bool | None = False
-) -> None:
-    """``--allow-missing`` and its hidden alias ``--skip-missing`` (the report form's former spelling)."""
-    import argparse
-
-    parser.add_argument(
-        "--allow-missing",
-        dest=f"{dest_prefix}allow_missing",
-        action="store_true",
-        default=default,
-        help="evaluate the matched pairs when files have no counterpart (listed as notes), and leave out missing "
-        "prediction folders; the default is an error",
-    )
-    parser.add_argument(
-        "--skip-missing", dest=f"{dest_prefix}allow_missing", action="store_true", default=default,
-        help=argparse.SUPPRESS,
-    )  # fmt: skip
-
-
-#: --skip-empty-gt's help for the foreground family (and the report's options)
-_EMPTY_GT_HELP = (
-    "foreground: leave out the images whose ground truth is empty (COD10K's convention; PySODMetrics keeps them), "
-    "listed as skipped and counted in the outputs"
-)
-
-
-def add_input_options(
-    parser: argparse.ArgumentParser | argparse._ArgumentGroup, dest_prefix: str = "", *, resize: bool = True,
-    unset: bool = False, empty_gt_help: str = _EMPTY_GT_HELP,
-) -> None:
-    """The input options both ``evaluate`` forms share (one vocabulary): ``--allow-missing`` (hidden alias
-    ``--skip-missing``), ``--skip-bad``, ``--resize`` and the name-mapping flags. ``unset``: flags default to None
-    (the report form, where None means "as the configuration file says")."""
-    default = None if unset else False
-    add_allow_missing(parser, dest_prefix, default)
-    parser.add_argument(
-        "--skip-bad",
-        dest=f"{dest_prefix}skip_bad",
-        action="store_true",
-        default=default,
-        help="leave out the images the pre-scan finds unusable (unreadable, corrupt, other size"
-        + (" without --resize" if resize else "")
-        + "; implies --allow-missing) and record them in the outputs; the default is one error listing every problem",
-    )
-    parser.add_argument(
-        "--skip-empty-gt",
-        dest=f"{dest_prefix}skip_empty_gt",
-        action="store_true",
-        default=default,
-        help=empty_gt_help,
-    )
-    parser.add_argument(
-        "--max-image-pixels",
-        dest="max_image_pixels",
-        metavar="N",
-        type=int,
-        default=None,
-        help="the largest image, in pixels, that is read (default 178,956,970, Pillow's own limit against "
-        "decompression bombs; also SEGMETRICS_MAX_IMAGE_PIXELS); a larger one is a problem of the pre-scan",
-    )
-    if resize:
-        parser.add_argument(
-            "--resize",
-            dest=f"{dest_prefix}resize",
-            action="store_true",
-            default=default,
-            help="resize predictions of another size to their ground truth (cv2.resize INTER_LINEAR, as "
-            "PySODEvalToolkit); the default is an error",
-        )
-    for side, what in (("pred", "prediction"), ("gt", "ground-truth")):
-        for affix in ("prefix", "suffix"):
-            parser.add_argument(
-                f"--{side}-{affix}",
-                dest=f"{dest_prefix}{side}_{affix}",
-                metavar="TEXT",
-                help=f"remove this {affix} from {what} file stems before pairing (e.g. --pred-suffix _sal pairs "
-                "img_1_sal.png with img_1.png)"
-                if (side, affix) == ("pred", "suffix")
-                else f"remove this {affix} from {what} file stems before pairing",
-            )
-    parser.add_argument(
-        "--pair-regex",
-        dest=f"{dest_prefix}pair_regex",
-        metavar="REGEX",
-        help="a regular expression searched in both sides' stems (after the affixes); files pair by its group "
-        "`id`, else its first group, else the match (e.g. '(?P<id>\\d+)' pairs by the number in the name)",
-    )

@@ -122,23 +122,15 @@ def _prescan(jobs: list[Job], config: ReportConfig, warn: Callable[[str], None])
     """Every problem of every job in one error (or, with ``skip_bad``, the bad images left out and recorded); notes
     printed once per kind; then, by default, the methods of each dataset and family restricted to the images they all
     have (``compare_on: common``)."""
-    from .prescan import Problem, Scan, family_size_readers, listing, raise_or_skip, scan_foreground, scan_sizes
+    from .prescan import Problem, Scan, listing, raise_or_skip, scan_pairing
 
     scanned = jobs
     # ground truths scanned once per dataset (their findings differ by family and format)
     gt_caches: dict[tuple[str, str], dict[Path, Any]] = {}
 
     def scan_job(job: Job) -> Scan:
-        pairing, gt_cache = job.pairing, gt_caches.setdefault((job.family, job.gt_format), {})
-        reasons = (pairing.gt_reasons, pairing.pred_reasons)
-        if job.family == "foreground":
-            return scan_foreground(
-                pairing.pairs, pairing.missing, pairing.unmatched, gt_cache=gt_cache, reasons=reasons
-            )
-        read_pred, read_gt, ucm2 = family_size_readers(job.family, job.input_format, job.gt_format)
-        resizable = job.family == "boundary" and job.input_format == "soft"
-        return scan_sizes(pairing.pairs, pairing.missing, pairing.unmatched, read_pred=read_pred, read_gt=read_gt,
-                          ucm2=ucm2, resizable=resizable, gt_cache=gt_cache, reasons=reasons)  # fmt: skip
+        gt_cache = gt_caches.setdefault((job.family, job.gt_format), {})
+        return scan_pairing(job.family, job.pairing, job.input_format, job.gt_format, gt_cache)
 
     scans = []
     def scan_or_cached(job: Job) -> Any:

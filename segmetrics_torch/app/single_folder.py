@@ -22,8 +22,7 @@ from .folder_io import (
     pair_boundary_folders,
     pairing_options,
     parse_device,
-    prescan_sizes,
-    scan_and_report,
+    prescan_job,
     shown_path,
     with_progress,
     write_bsr_files,
@@ -47,7 +46,7 @@ def run_evaluate_foreground(args: argparse.Namespace) -> int:
 
     from ..io import find_pairs
     from .measures import foreground_columns
-    from .prescan import dataset_name, method_name, scan_foreground
+    from .prescan import dataset_name, method_name
     from .tables import format_table, scalar_row, upsert_csv
 
     args.measures = _measure_names(args.measures)
@@ -67,12 +66,7 @@ def run_evaluate_foreground(args: argparse.Namespace) -> int:
     name = args.name or method_name(args.pred, dataset, args.gt)
 
     # every problem of every file at once, before any measure runs
-    # under torchrun rank 0 scans and the other ranks take its findings
-    reasons = (pairing.gt_reasons, pairing.pred_reasons)
-    scan = distributed.main_decides(
-        lambda: scan_foreground(pairing.pairs, pairing.missing, pairing.unmatched, reasons=reasons)
-    )
-    pairs, bad = scan_and_report(args, scan, pairing.pairs)
+    pairs, scan, bad = prescan_job(args, pairing, "foreground", "gray", "gray")
 
     columns = foreground_columns(args.measures)[0]
     evaluated, elapsed = _run_job(args, name, "foreground", pairs, {"measures": args.measures}, device,
@@ -248,7 +242,7 @@ def run_evaluate_boundary(args: argparse.Namespace) -> int:
         raise InputError("--resize applies to soft boundary maps (images); a ucm2 must be (2H+1)x(2W+1)")
     # a first run on a new machine: the matching kernel (the largest) compiles in a second process from now on
     compile_ahead()
-    pairs, scan, bad = prescan_sizes(args, pairing, "boundary", input_format, gt_format)
+    pairs, scan, bad = prescan_job(args, pairing, "boundary", input_format, gt_format)
     name = args.name or default_method_name(args)
     stems = [stem for stem, _, _ in pairs]
     options = {"thresholds": args.thresholds, "max_dist": args.max_dist, "thin": not args.no_thin, "nms": args.nms}
@@ -369,7 +363,7 @@ def run_evaluate_partition(args: argparse.Namespace) -> int:
         raise InputError(
             f"{option} applies to ucm2 hierarchies only, but {args.pred} holds {PREDICTION_FORMATS[input_format]}"
         )
-    pairs, scan, bad = prescan_sizes(args, pairing, "partition", input_format, gt_format)
+    pairs, scan, bad = prescan_job(args, pairing, "partition", input_format, gt_format)
     name = args.name or default_method_name(args)
     stems = [stem for stem, _, _ in pairs]
     options = {"measures": args.measures, "gamma_obj": args.gamma_obj, "max_dist": args.max_dist,
@@ -457,7 +451,7 @@ def run_evaluate_proposals(args: argparse.Namespace) -> int:
         classes = None if args.gt_classes is None else list_images(args.gt_classes, name="class folder")
     except ValueError as error:
         raise pairing_error(error) from None
-    pairs, scan, bad = prescan_sizes(args, pairing, "proposals", "pool", "objects")
+    pairs, scan, bad = prescan_job(args, pairing, "proposals", "pool", "objects")
     void_label = None if args.void_label < 0 else args.void_label
     name = args.name or default_method_name(args)
     options = {"counts": args.counts, "classes": classes, "void_label": void_label, "num_classes": args.num_classes,
@@ -536,7 +530,7 @@ def run_evaluate_surface(args: argparse.Namespace) -> int:
         raise pairing_error(error) from None
     if not pairing.pairs:
         check_folder_pairing(pairing, args)
-    pairs, scan, bad = prescan_sizes(args, pairing, "surface", "labels", "labels")
+    pairs, scan, bad = prescan_job(args, pairing, "surface", "labels", "labels")
     name = args.name or default_method_name(args)
     tolerance: float | list[float] = 1.0 if args.tolerance is None else (
         args.tolerance[0] if len(args.tolerance) == 1 else args.tolerance)  # fmt: skip
