@@ -482,4 +482,3 @@ def _add_meta_command(commands: Any) -> None:
     fg.add_argument("--json", metavar="FILE", help="write the rates with their counts as JSON")
     fg.set_defaults(handler=run_meta_foreground)
     meta.set_defaults(handler=None, subparser=meta)
-

@@ -345,5 +345,3 @@ def run_meta_foreground(args: argparse.Namespace) -> int:
 #: the measure names of the meta-measures, from the torch-free registry (building the parser imports no torch)
 PARTITION_MEASURES = PARTITION
 FOREGROUND_MEASURES = tuple(META_FOREGROUND.values())
-
-

@@ -232,6 +232,7 @@ def _npz_size(keys: Sequence[str]) -> SizeReader:
 
 def _array_size(read: Callable[[Path], Any]) -> SizeReader:
     """(H, W) of the array a reader returns (for files whose size is only known once read)."""
+
     def size(path: Path) -> tuple[int, int]:
         shape = read(path).shape
         return shape[-2], shape[-1]
