@@ -174,17 +174,26 @@ def check_image_stack(x: Tensor, name: str) -> Tensor:
     return x
 
 
-def as_image_list(x: object, name: str) -> list[Tensor] | None:
-    """Return the images of a list/tuple input as a list of (H, W) tensors, or None if ``x`` is a tensor."""
-    if isinstance(x, Tensor):
-        return None
+def tensor_items(x: object, name: str) -> list[Tensor]:
+    """The tensors of a list/tuple input ``x``, each checked by :func:`check_tensor` as ``name[i]``.
+
+    Raises:
+        TypeError: ``x`` is not a list or tuple (or an item is not a tensor).
+        ValueError: an empty list.
+    """
     if not isinstance(x, Sequence) or isinstance(x, (str, bytes)):
         raise TypeError(f"Expected `{name}` to be a torch.Tensor or a list of tensors, but got {type(x).__name__}.")
     if len(x) == 0:
         raise ValueError(f"Expected `{name}` to hold at least one image, but got an empty list.")
+    return [check_tensor(item, f"{name}[{i}]") for i, item in enumerate(x)]
+
+
+def as_image_list(x: object, name: str) -> list[Tensor] | None:
+    """Return the images of a list/tuple input as a list of (H, W) tensors, or None if ``x`` is a tensor."""
+    if isinstance(x, Tensor):
+        return None
     out = []
-    for i, item in enumerate(x):
-        item = check_tensor(item, f"{name}[{i}]")
+    for i, item in enumerate(tensor_items(x, name)):
         if item.ndim == 3 and item.shape[0] == 1:
             item = item[0]
         if item.ndim != 2:

@@ -99,22 +99,3 @@ def run(
     finally:
         if isinstance(source, DecodeStream):
             source.close()
-
-
-def evaluate(
-    family: str,
-    pairs: Sequence[tuple[str, Path, Path]],
-    *,
-    options: Mapping[str, Any],
-    input_format: str,
-    gt_format: str,
-    device: Any,
-    batch_size: int,
-    workers: int = 0,
-    resize: bool | None = None,
-    progress: Any = None,
-) -> Evaluated:
-    """:func:`start` and :func:`run` in one: a job evaluated from its pairs."""
-    source = start(family, pairs, input_format=input_format, gt_format=gt_format, resize=resize, workers=workers)
-    return run(family, pairs, source, options=options, input_format=input_format, gt_format=gt_format, device=device,
-               batch_size=batch_size, progress=progress)  # fmt: skip

@@ -126,15 +126,17 @@ def _run_job(
     gt_format: str = "gray",
     resize: bool | None = None,
 ) -> tuple[Evaluated, float]:
-    """``(evaluated, seconds)``: the command's one job through the runner (:func:`.runner.evaluate`) under its
-    progress bar."""
+    """``(evaluated, seconds)``: the command's one job through the runner (:func:`.runner.start`,
+    :func:`.runner.run`) under its progress bar."""
     from . import runner
 
-    batch_size = getattr(args, "batch_size", 1)
-    return with_progress(args, name, len(pairs), lambda progress: runner.evaluate(
-        family, pairs, options=options, input_format=input_format, gt_format=gt_format, device=device,
-        batch_size=batch_size, workers=getattr(args, "workers", 0), resize=resize, progress=progress,
-    ))  # fmt: skip
+    def run(progress: Any) -> Evaluated:
+        source = runner.start(family, pairs, input_format=input_format, gt_format=gt_format, resize=resize,
+                              workers=getattr(args, "workers", 0))  # fmt: skip
+        return runner.run(family, pairs, source, options=options, input_format=input_format, gt_format=gt_format,
+                          device=device, batch_size=getattr(args, "batch_size", 1), progress=progress)  # fmt: skip
+
+    return with_progress(args, name, len(pairs), run)
 
 
 def _measure_names(text: str | None) -> list[str] | None:

@@ -54,6 +54,7 @@ from ..._checks import (
     check_choice,
     check_positive_float,
     check_tensor,
+    tensor_items,
 )
 from ...ops.edge_nms import edge_nms
 from ...ops.matching import correspondence_counts
@@ -163,13 +164,10 @@ def _as_list(x: object, name: str, ndim: int) -> list[Tensor]:
         if x.shape[0] == 0:
             raise ValueError(f"Expected `{name}` to hold at least one image, but got an empty batch.")
         x = list(check_tensor(x, name).unbind(0))
-    elif not isinstance(x, Sequence) or isinstance(x, (str, bytes)):
-        raise TypeError(f"Expected `{name}` to be a torch.Tensor or a list of tensors, but got {type(x).__name__}.")
-    if len(x) == 0:
-        raise ValueError(f"Expected `{name}` to hold at least one image, but got an empty list.")
+    else:
+        x = tensor_items(x, name)
     items = []
     for i, item in enumerate(x):
-        item = check_tensor(item, f"{name}[{i}]")
         if item.ndim != ndim:
             raise ValueError(f"Expected `{name}[{i}]` to have {ndim} dims, but got shape {tuple(item.shape)}.")
         if item.shape[-1] == 0 or item.shape[-2] == 0:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from segmetrics_torch._checks import as_binary_mask, check_bool, check_choice, check_tensor
+from segmetrics_torch._checks import as_binary_mask, check_bool, check_choice, check_tensor, tensor_items
 
 __all__ = [
     "CONVENTIONS",
@@ -109,13 +109,8 @@ def _images(x: object, name: str) -> tuple[list[Tensor], Tensor | None]:
         if x.shape[0] == 0:
             raise ValueError(f"Expected `{name}` to hold at least one image, but got an empty batch {tuple(x.shape)}.")
         return list(x), x
-    if not isinstance(x, Sequence) or isinstance(x, (str, bytes)):
-        raise TypeError(f"Expected `{name}` to be a torch.Tensor or a list of tensors, but got {type(x).__name__}.")
-    if len(x) == 0:
-        raise ValueError(f"Expected `{name}` to hold at least one image, but got an empty list.")
     out = []
-    for i, item in enumerate(x):
-        item = check_tensor(item, f"{name}[{i}]")
+    for i, item in enumerate(tensor_items(x, name)):
         if item.ndim not in (2, 3):
             raise ValueError(f"Expected `{name}[{i}]` of shape (H, W) or (D, H, W), but got {tuple(item.shape)}.")
         out.append(item)
