@@ -140,6 +140,15 @@ def box_histograms(
     return torch.from_numpy(hist), torch.from_numpy(box), torch.from_numpy(outside), order
 
 
+def confusion_counts(tp: Tensor, pp: Tensor, pos: Tensor, numel: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """``(tp, fp, tn, fn)`` of targets from their true positives ``tp`` and predicted positives ``pp`` ((K,), or
+    (K, T) per threshold), their ground-truth positives ``pos`` (K,) and the image's pixel count."""
+    posb = pos if tp.ndim == 1 else pos[:, None]
+    fp = pp - tp
+    fn = posb - tp
+    return tp, fp, numel - posb - fp, fn
+
+
 def target_counts(preds: Tensor, target: Tensor, normalize: bool, image: Tensor, boxes: Tensor,
                   modes: tuple[str, ...]) -> dict[str, tuple]:  # fmt: skip
     """int64 ``(tp, fp, tn, fn)`` per mode of every target's masked map ``p * box``, ``g & box`` (whole image),
@@ -154,10 +163,7 @@ def target_counts(preds: Tensor, target: Tensor, normalize: bool, image: Tensor,
     out: dict[str, tuple] = {}
 
     def split(tp: Tensor, pp: Tensor) -> tuple:
-        posb = pos if tp.ndim == 1 else pos[:, None]
-        fp = pp - tp
-        fn = posb - tp
-        return tp, fp, numel - posb - fp, fn
+        return confusion_counts(tp, pp, pos, numel)
 
     if "dynamic" in modes:
         tp, pp = curve_counts(box, p)

@@ -31,6 +31,7 @@ from ...ops.thresholds import adaptive_threshold
 from ._extra_runner import run_raw
 from ._intermediates import use_cpu_kernel
 from ._prepare import prepare_maps
+from .threshold_measures import check_modes
 
 __all__ = ["MSIOU_MODES", "cell_sizes", "multiscale_iou"]
 
@@ -145,16 +146,11 @@ def msiou_of_maps(p: Tensor, g: Tensor, modes: tuple[str, ...], num_levels: int)
 
 
 def check_msiou_args(modes: object, num_levels: object) -> tuple[str, ...]:
-    if isinstance(modes, str):
-        modes = (modes,)
-    if not isinstance(modes, (list, tuple)) or not modes:
-        raise TypeError(f"Expected `modes` to be a non-empty list from {MSIOU_MODES}, but got {modes!r}.")
-    for mode in modes:
-        if mode not in MSIOU_MODES:
-            raise ValueError(f"Expected `modes` from {MSIOU_MODES}, but got {mode!r}.")
+    """Validate ``modes`` (from :data:`MSIOU_MODES`) and ``num_levels`` (an integer >= 2)."""
+    checked = check_modes(modes, MSIOU_MODES)
     if isinstance(num_levels, bool) or not isinstance(num_levels, int) or num_levels < 2:
         raise ValueError(f"Expected argument `num_levels` to be an integer >= 2, but got {num_levels!r}.")
-    return tuple(dict.fromkeys(modes))
+    return checked
 
 
 def multiscale_iou(

@@ -41,6 +41,7 @@ from torch import Tensor
 from ..._checks import ImageBatch, check_positive_float
 from ._extra_runner import run_raw
 from ._intermediates import use_cpu_kernel
+from ._level_path import confusion_counts
 from ._prepare import prepare_maps
 from .threshold_measures import (
     THRESHOLD_MEASURES,
@@ -96,10 +97,7 @@ def _target_counts(p: Tensor, g: Tensor, image: Tensor, masks: Tensor, modes: tu
     out: dict[str, tuple] = {}
 
     def split(tp: Tensor, pp: Tensor) -> tuple:
-        posb = pos if tp.ndim == 1 else pos[:, None]
-        fp = pp - tp
-        fn = posb - tp
-        return tp, fp, numel - posb - fp, fn
+        return confusion_counts(tp, pp, pos, numel)
 
     if "dynamic" in modes:
         bins = (pk * 255).to(torch.int64)

@@ -88,15 +88,16 @@ def canonical_measures(measures: object) -> tuple[tuple[str, str], ...]:
     return tuple(out.items())
 
 
-def check_modes(modes: object) -> tuple[str, ...]:
-    """Validate ``modes`` (a name or a sequence of names from :data:`THRESHOLD_MODES`)."""
+def check_modes(modes: object, allowed: tuple[str, ...] = THRESHOLD_MODES) -> tuple[str, ...]:
+    """Validate ``modes`` (a name or a sequence of names from ``allowed``, :data:`THRESHOLD_MODES` by default);
+    the names once each, in their order."""
     if isinstance(modes, str):
         modes = (modes,)
     if not isinstance(modes, (list, tuple)) or not modes:
-        raise TypeError(f"Expected `modes` to be a non-empty list from {THRESHOLD_MODES}, but got {modes!r}.")
+        raise TypeError(f"Expected `modes` to be a non-empty list from {allowed}, but got {modes!r}.")
     for mode in modes:
-        if mode not in THRESHOLD_MODES:
-            raise ValueError(f"Expected `modes` from {THRESHOLD_MODES}, but got {mode!r}.")
+        if mode not in allowed:
+            raise ValueError(f"Expected `modes` from {allowed}, but got {mode!r}.")
     return tuple(dict.fromkeys(modes))
 
 
