@@ -24,8 +24,13 @@ from .cli_options import (
 from .demo_command import run_demo
 from .evaluation import default_workers
 from .measures import FOREGROUND_MEASURES
-from .meta_command import FOREGROUND_DEFAULT, TABLE2_MEASURES, run_meta_foreground, run_meta_partition
-from .meta_command import FOREGROUND_MEASURES as META_FOREGROUND_MEASURES
+from .meta_command import (
+    FOREGROUND_DEFAULT,
+    FOREGROUND_MEASURES as META_FOREGROUND_MEASURES,
+    TABLE2_MEASURES,
+    run_meta_foreground,
+    run_meta_partition,
+)
 from .single_folder import (
     run_evaluate_boundary,
     run_evaluate_foreground,

@@ -9,8 +9,7 @@ boundary use (``big`` above any total cost) and the weighted-matching use (``big
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from segmetrics_torch.ops._kernels.assignment import min_cost_maximum_matching
 from tests.boundary._frozen_assignment import min_cost_maximum_matching as frozen

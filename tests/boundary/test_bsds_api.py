@@ -7,8 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from segmetrics_torch import BoundaryPR
 from segmetrics_torch.functional.boundary import (

@@ -18,8 +18,7 @@ import textwrap
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from scipy import ndimage
 
 from segmetrics_torch import BoundaryPR

@@ -9,15 +9,13 @@ import math
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from scipy import ndimage
 
 from segmetrics_torch.functional.foreground import _intermediates
 from segmetrics_torch.functional.foreground.context_measure import context_measure
 from segmetrics_torch.metrics.foreground_extra import ContextMeasure
-from segmetrics_torch.reference import foreground as ref
-from segmetrics_torch.reference import foreground_extra as ref_extra
+from segmetrics_torch.reference import foreground as ref, foreground_extra as ref_extra
 from tests.conftest import shared_path
 from tests.foreground.test_hce import blob_pairs
 from tests.foreground.test_size_invariance import multi_object_pairs

@@ -7,8 +7,7 @@ import json
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from scipy import ndimage
 
 from segmetrics_torch.functional.foreground.hce import human_correction_effort

@@ -7,13 +7,11 @@ import json
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from segmetrics_torch.functional.foreground.multiscale_iou import multiscale_iou
 from segmetrics_torch.metrics.foreground_extra import MSIoU, MultiScaleIoU
-from segmetrics_torch.reference import foreground as ref
-from segmetrics_torch.reference import foreground_extra as ref_extra
+from segmetrics_torch.reference import foreground as ref, foreground_extra as ref_extra
 from tests.conftest import shared_path
 from tests.foreground.test_size_invariance import multi_object_pairs
 from tests.foreground.test_threshold_measures import IMAGES, close, tensor_path

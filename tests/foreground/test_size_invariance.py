@@ -14,8 +14,7 @@ import json
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from segmetrics_torch.functional.foreground.size_invariance import (
     size_invariant_mae,
@@ -23,8 +22,7 @@ from segmetrics_torch.functional.foreground.size_invariance import (
 )
 from segmetrics_torch.functional.foreground.threshold_measures import THRESHOLD_MEASURES
 from segmetrics_torch.metrics.foreground_extra import SizeInvariantFMeasure, SizeInvariantMAE
-from segmetrics_torch.reference import foreground as ref
-from segmetrics_torch.reference import foreground_extra as ref_extra
+from segmetrics_torch.reference import foreground as ref, foreground_extra as ref_extra
 from tests.conftest import shared_path
 from tests.foreground.test_threshold_measures import HANDLERS, IMAGES, MODES, close, tensor_path
 from tests.reference.test_reference_vs_pysod import image_pairs

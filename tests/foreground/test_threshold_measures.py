@@ -16,14 +16,12 @@ import json
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import segmetrics_torch.functional.foreground._intermediates as prepare_mod
 from segmetrics_torch.functional.foreground.threshold_measures import THRESHOLD_MEASURES, threshold_measures
 from segmetrics_torch.metrics.foreground_extra import ThresholdMeasures
-from segmetrics_torch.reference import foreground as ref
-from segmetrics_torch.reference import foreground_extra as ref_extra
+from segmetrics_torch.reference import foreground as ref, foreground_extra as ref_extra
 from tests.conftest import shared_path
 from tests.reference.test_reference_vs_pysod import image_pairs
 

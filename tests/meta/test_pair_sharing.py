@@ -17,6 +17,7 @@ from segmetrics_torch.functional.partition.pairs import PartitionPairs
 from segmetrics_torch.meta import (
     as_measure,
     match_size,
+    metameasures as mm,
     quadtree_partitions,
     quadtree_ucm,
     sabd,
@@ -24,7 +25,6 @@ from segmetrics_torch.meta import (
     sihd,
     sisd,
 )
-from segmetrics_torch.meta import metameasures as mm
 from segmetrics_torch.ops import matching
 from segmetrics_torch.ops.contingency import contingency_tables, pair_tables, relabel
 from segmetrics_torch.ops.hierarchy import gridbmap2seg

@@ -8,12 +8,12 @@ from segmetrics_torch.meta import (
     annotation_error_test,
     generic_map_test,
     gt_switch_test,
+    metameasures as mm,
     noise_test,
     sabd,
     shared_computations,
     sisd,
 )
-from segmetrics_torch.meta import metameasures as mm
 from segmetrics_torch.synthetic import make_foreground_dataset
 
 

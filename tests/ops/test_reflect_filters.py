@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from segmetrics_torch.ops.filters import filter2d_reflect_gap, filter2d_reflect_window, reflect101_index
 from segmetrics_torch.ops.masks import MOMENT_NAMES, mask_moments

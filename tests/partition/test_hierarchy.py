@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from segmetrics_torch import HierarchyMeasures, RegionBenchmark
 from segmetrics_torch.functional import hierarchy_measures, partition_measures

@@ -8,8 +8,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from skimage.metrics import adapted_rand_error, variation_of_information
 from sklearn.metrics import rand_score
 

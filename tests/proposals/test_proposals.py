@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from segmetrics_torch import ProposalRecall
 from segmetrics_torch.functional.boundary import morphological_boundary_f

@@ -21,8 +21,7 @@ import math
 import numpy as np
 import pytest
 import scipy.io as sio
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import assume, given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
 from segmetrics_torch.reference import partition as ref

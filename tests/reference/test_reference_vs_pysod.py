@@ -17,8 +17,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import event, given, note, settings
-from hypothesis import strategies as st
+from hypothesis import event, given, note, settings, strategies as st
 from scipy import ndimage
 
 from segmetrics_torch.reference import foreground as ref

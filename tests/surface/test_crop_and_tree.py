@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from segmetrics_torch.functional.surface import surface_distances
 from segmetrics_torch.functional.surface.distances import _crop_to_union, point_set_distances

@@ -58,8 +58,7 @@ from ..._checks import (
 )
 from ...ops.edge_nms import edge_nms
 from ...ops.matching import correspondence_counts
-from ...ops.morphology import resolve_backend, seg2bmap
-from ...ops.morphology import thin as thin_maps
+from ...ops.morphology import resolve_backend, seg2bmap, thin as thin_maps
 from ...ops.unit_maps import as_ucm2, as_unit_map
 from .summary import (
     UniqueOccurrence,

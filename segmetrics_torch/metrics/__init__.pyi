@@ -1,0 +1,56 @@
+"""The public names of ``segmetrics_torch.metrics``, one family module each: the one table of its lazy exports
+(read by static type checkers, and at import by :func:`segmetrics_torch._lazy.attach_stub`)."""
+
+from .boundary import (
+    BoundaryPR as BoundaryPR,
+    MorphologicalBoundaryF as MorphologicalBoundaryF,
+)
+from .foreground import (
+    MAE as MAE,
+    Dice as Dice,
+    EMeasure as EMeasure,
+    FMeasure as FMeasure,
+    ForegroundMeasures as ForegroundMeasures,
+    IoU as IoU,
+    SMeasure as SMeasure,
+    WeightedFMeasure as WeightedFMeasure,
+    flatten_results as flatten_results,
+)
+from .foreground_extra import (
+    CamouflageContextMeasure as CamouflageContextMeasure,
+    ContextMeasure as ContextMeasure,
+    HumanCorrectionEffort as HumanCorrectionEffort,
+    MSIoU as MSIoU,
+    MultiScaleIoU as MultiScaleIoU,
+    SizeInvariantFMeasure as SizeInvariantFMeasure,
+    SizeInvariantMAE as SizeInvariantMAE,
+    ThresholdMeasures as ThresholdMeasures,
+)
+from .partition import (
+    BidirectionalConsistency as BidirectionalConsistency,
+    BipartiteGraphMatching as BipartiteGraphMatching,
+    DirectionalHamming as DirectionalHamming,
+    GlobalConsistency as GlobalConsistency,
+    HierarchyMeasures as HierarchyMeasures,
+    LocalConsistency as LocalConsistency,
+    NormalizedVariationOfInformation as NormalizedVariationOfInformation,
+    ObjectsAndPartsPR as ObjectsAndPartsPR,
+    PartitionBoundaryPR as PartitionBoundaryPR,
+    PartitionMeasures as PartitionMeasures,
+    ProbabilisticRandIndex as ProbabilisticRandIndex,
+    RegionBenchmark as RegionBenchmark,
+    RegionPR as RegionPR,
+    SegmentationCovering as SegmentationCovering,
+    VanDongen as VanDongen,
+    VariationOfInformation as VariationOfInformation,
+)
+from .proposals import (
+    ProposalRecall as ProposalRecall,
+)
+from .surface import (
+    AverageSurfaceDistance as AverageSurfaceDistance,
+    BoundaryIoU as BoundaryIoU,
+    HausdorffDistance as HausdorffDistance,
+    NormalizedSurfaceDistance as NormalizedSurfaceDistance,
+    SurfaceDistanceMeasures as SurfaceDistanceMeasures,
+)
