@@ -48,7 +48,7 @@ def _normal(path: Path, roots: list[tuple[bytes, bytes]]) -> bytes:
 def _files(root: Path, skip: list[str]) -> dict[str, Path]:
     out = {}
     for path in root.rglob("*"):
-        if not path.is_file() or path.is_symlink() or path.suffix in (".py", ".nbc", ".nbi", ".pyc"):
+        if not path.is_file() or path.is_symlink() or path.suffix in (".py", ".pyi", ".nbc", ".nbi", ".pyc"):
             continue
         relative = path.relative_to(root)
         if any(fnmatch.fnmatch(relative.parts[0], pattern) for pattern in skip):
