@@ -4,7 +4,7 @@ Measures (both libraries, every mode, the same uint8 maps of ``bench_foreground.
 
 * threshold measures: PySOD ``FmeasureV2`` with its ten handlers (fmeasure, precision, recall, specificity, FPR,
   BER, IoU, Dice, accuracy, kappa), adaptive + dynamic + binary, vs ``ThresholdMeasures``;
-* size-invariant threshold measures: ``SizeInvarianceFmeasureV2`` (same handlers) vs ``SizeInvariantFMeasure``;
+* size-invariant threshold measures: ``SizeInvarianceFmeasureV2`` (same handlers) vs ``SizeInvariantThresholdMeasures``;
 * size-invariant MAE: ``SizeInvarianceMAE`` vs ``SizeInvariantMAE``;
 * human correction effort: ``HumanCorrectionEffortMeasure`` vs ``HumanCorrectionEffort`` (both use OpenCV and
   scikit-image on the CPU; ours spreads images over the threads);
@@ -33,8 +33,8 @@ from segmetrics_torch import (
     ContextMeasure,
     HumanCorrectionEffort,
     MultiScaleIoU,
-    SizeInvariantFMeasure,
     SizeInvariantMAE,
+    SizeInvariantThresholdMeasures,
     ThresholdMeasures,
 )
 
@@ -59,7 +59,7 @@ def pysod_metric(which: str):
 
 
 def ours_metric(which: str):
-    return {"threshold": ThresholdMeasures, "si_threshold": SizeInvariantFMeasure, "si_mae": SizeInvariantMAE,
+    return {"threshold": ThresholdMeasures, "si_threshold": SizeInvariantThresholdMeasures, "si_mae": SizeInvariantMAE,
             "hce": HumanCorrectionEffort, "cm": ContextMeasure,
             "msiou": lambda: MultiScaleIoU(with_binary=True)}[which]()  # fmt: skip
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +31,12 @@ def stub_table(init_file: str) -> dict[str, str]:
 
 
 def attach_stub(
-    package: str, init_file: str, extra: tuple[str, ...] = ()
+    package: str, init_file: str, extra: tuple[str, ...] = (), deprecated: Mapping[str, str] | None = None
 ) -> tuple[dict[str, str], list[str], Callable[[str], Any], Callable[[], list[str]]]:
     """``(table, __all__, __getattr__, __dir__)`` of ``package`` from its stub (:func:`stub_table`); ``extra``: the
-    names the package defines itself (``__version__``), listed in ``__all__`` too.
+    names the package defines itself (``__version__``), listed in ``__all__`` too; ``deprecated``: former names ->
+    the submodule that still answers them (with its DeprecationWarning, on every access), in neither the stub nor
+    ``__all__``.
 
     Example:
         >>> import segmetrics_torch
@@ -50,6 +52,8 @@ def attach_stub(
             value = getattr(importlib.import_module(table[name], package), name)
             namespace[name] = value  # the next look-up is a plain attribute
             return value
+        if deprecated and name in deprecated:
+            return getattr(importlib.import_module(deprecated[name], package), name)
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     def __dir__() -> list[str]:

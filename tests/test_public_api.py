@@ -65,3 +65,17 @@ def test_importing_the_package_imports_no_torch():
             "print(sorted(m for m in ('torch', 'torchmetrics', 'numba') if m in sys.modules))")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"), [("MSIoU", "MultiScaleIoU"), ("SizeInvariantFMeasure", "SizeInvariantThresholdMeasures")]
+)
+def test_former_names_still_answer_with_a_deprecation_warning(old, new):
+    import segmetrics_torch
+    from segmetrics_torch import metrics
+    from segmetrics_torch.metrics import foreground_extra
+
+    for module in (segmetrics_torch, metrics, foreground_extra):
+        with pytest.warns(DeprecationWarning, match=f"`{old}` is deprecated; use `{new}`"):
+            assert getattr(module, old) is getattr(module, new)
+        assert old not in module.__all__ and old not in dir(module)

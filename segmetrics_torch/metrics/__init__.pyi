@@ -20,10 +20,9 @@ from .foreground_extra import (
     CamouflageContextMeasure as CamouflageContextMeasure,
     ContextMeasure as ContextMeasure,
     HumanCorrectionEffort as HumanCorrectionEffort,
-    MSIoU as MSIoU,
     MultiScaleIoU as MultiScaleIoU,
-    SizeInvariantFMeasure as SizeInvariantFMeasure,
     SizeInvariantMAE as SizeInvariantMAE,
+    SizeInvariantThresholdMeasures as SizeInvariantThresholdMeasures,
     ThresholdMeasures as ThresholdMeasures,
 )
 from .partition import (

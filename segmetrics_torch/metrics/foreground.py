@@ -533,7 +533,7 @@ class ForegroundMeasures(_ForegroundMetric):
             :func:`segmetrics_torch.functional.foreground_measures`.
         include: the other PySODMetrics measures to accumulate beside them, by name (a sequence) or with their
             options (a mapping name -> keyword arguments): ``threshold_measures`` (:class:`ThresholdMeasures`),
-            ``size_invariant_f_measure`` (:class:`SizeInvariantFMeasure`), ``size_invariant_mae``
+            ``size_invariant_f_measure`` (:class:`SizeInvariantThresholdMeasures`), ``size_invariant_mae``
             (:class:`SizeInvariantMAE`), ``multiscale_iou`` (:class:`MultiScaleIoU`), ``human_correction_effort``
             (:class:`HumanCorrectionEffort`), ``context_measure`` (:class:`ContextMeasure`). Each is a child Metric
             that gets every batch (``normalize`` and ``validate_args`` passed on); its ``compute()`` result appears
@@ -682,7 +682,7 @@ class ForegroundMeasures(_ForegroundMetric):
 #: the measures ForegroundMeasures(include=...) can accumulate beside its own: name -> Metric class name
 INCLUDABLE = {
     "threshold_measures": "ThresholdMeasures",
-    "size_invariant_f_measure": "SizeInvariantFMeasure",
+    "size_invariant_f_measure": "SizeInvariantThresholdMeasures",
     "size_invariant_mae": "SizeInvariantMAE",
     "multiscale_iou": "MultiScaleIoU",
     "human_correction_effort": "HumanCorrectionEffort",

@@ -38,12 +38,24 @@ __all__ = [
     "CamouflageContextMeasure",
     "ContextMeasure",
     "HumanCorrectionEffort",
-    "MSIoU",
     "MultiScaleIoU",
-    "SizeInvariantFMeasure",
     "SizeInvariantMAE",
+    "SizeInvariantThresholdMeasures",
     "ThresholdMeasures",
 ]
+
+#: former names, still importable (with a DeprecationWarning naming the new one): PySODMetrics' spelling of
+#: MultiScaleIoU, and the first name of the size-invariant threshold measures (which compute every threshold
+#: measure, not the F-measure alone)
+DEPRECATED_NAMES = {"MSIoU": "MultiScaleIoU", "SizeInvariantFMeasure": "SizeInvariantThresholdMeasures"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in DEPRECATED_NAMES:
+        new = DEPRECATED_NAMES[name]
+        warnings.warn(f"`{name}` is deprecated; use `{new}` (the same class).", DeprecationWarning, stacklevel=2)
+        return globals()[new]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _F64 = torch.float64
 
@@ -66,7 +78,8 @@ class _SumMetric(ExactMetric):
     plot_upper_bound: float | None = 1.0
 
     count: Tensor
-    #: pooled (tp, fp, tn, fn) of the binary mode when not sample-based (ThresholdMeasures, SizeInvariantFMeasure)
+    #: pooled (tp, fp, tn, fn) of the binary mode when not sample-based (ThresholdMeasures,
+    #: SizeInvariantThresholdMeasures)
     pooled_counts: Tensor
 
     def __init__(self, *, normalize: bool = True, validate_args: bool = True, **kwargs: Any) -> None:
@@ -86,7 +99,8 @@ class _SumMetric(ExactMetric):
 
 class _ThresholdSetMetric(_SumMetric):
     """The states of a set of confusion-count measures in adaptive / dynamic / binary modes (per-image sums), shared
-    by :class:`ThresholdMeasures` and :class:`SizeInvariantFMeasure`; each adds its own states in the two hooks."""
+    by :class:`ThresholdMeasures` and :class:`SizeInvariantThresholdMeasures`; each adds its own states in the two
+    hooks."""
 
     def __init__(
         self,
@@ -271,7 +285,7 @@ class SizeInvariantMAE(_SumMetric):
         self._first_nan = None
 
 
-class SizeInvariantFMeasure(_ThresholdSetMetric):
+class SizeInvariantThresholdMeasures(_ThresholdSetMetric):
     r"""Size-invariant threshold measures over a dataset, PySODMetrics 1.6.2 ``SizeInvarianceFmeasureV2``.
 
     Every measure of :class:`ThresholdMeasures` computed per target (GT components of >= 50 pixels, each on its
@@ -307,7 +321,7 @@ class SizeInvariantFMeasure(_ThresholdSetMetric):
 
     Example:
         >>> import torch
-        >>> metric = SizeInvariantFMeasure(measures=["fmeasure"], modes=["adaptive"])
+        >>> metric = SizeInvariantThresholdMeasures(measures=["fmeasure"], modes=["adaptive"])
         >>> target = torch.zeros(2, 20, 20, dtype=torch.uint8); target[:, 2:10, 2:10] = 255
         >>> metric.update(target.clone(), target)
         >>> float(metric.compute()["fmeasure"]["adaptive"])
@@ -461,7 +475,6 @@ class MultiScaleIoU(_SumMetric):
 
 
 #: PySODMetrics' class name
-MSIoU = MultiScaleIoU
 
 
 class HumanCorrectionEffort(_SumMetric):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from segmetrics_torch import ForegroundMeasures, SizeInvariantFMeasure
+from segmetrics_torch import ForegroundMeasures, SizeInvariantThresholdMeasures
 
 
 def _maps() -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -48,7 +48,7 @@ def _recorder_aucs(preds, gts) -> tuple[float, float]:
 def test_auc_roc_and_pr_equal_the_recorder() -> None:
     preds, gts = _maps()
     roc, pr = _recorder_aucs(preds, gts)
-    metric = SizeInvariantFMeasure(measures=["recall", "fpr", "precision"], modes=["dynamic"])
+    metric = SizeInvariantThresholdMeasures(measures=["recall", "fpr", "precision"], modes=["dynamic"])
     metric.update(torch.from_numpy(np.stack(preds)), torch.from_numpy(np.stack(gts)))
     res = metric.compute()
     assert float(res["auc_roc"]) == pytest.approx(roc, abs=1e-12)
@@ -59,7 +59,7 @@ def test_auc_roc_and_pr_equal_the_recorder() -> None:
 
 
 def test_no_area_without_its_curves() -> None:
-    metric = SizeInvariantFMeasure(measures=["fmeasure"], modes=["dynamic"])
+    metric = SizeInvariantThresholdMeasures(measures=["fmeasure"], modes=["dynamic"])
     preds, gts = _maps()
     metric.update(torch.from_numpy(np.stack(preds)), torch.from_numpy(np.stack(gts)))
     assert "auc_roc" not in metric.compute() and "auc_pr" not in metric.compute()

@@ -17,8 +17,8 @@ from segmetrics_torch.metrics.foreground_extra import (
     ContextMeasure,
     HumanCorrectionEffort,
     MultiScaleIoU,
-    SizeInvariantFMeasure,
     SizeInvariantMAE,
+    SizeInvariantThresholdMeasures,
     ThresholdMeasures,
 )
 from tests.metrics.test_ddp import _assert_equal, _free_port
@@ -28,8 +28,8 @@ pytestmark = [pytest.mark.ddp, pytest.mark.slow]
 METRICS = {
     "threshold_sample": lambda: ThresholdMeasures(),
     "threshold_pooled": lambda: ThresholdMeasures(sample_based=False, beta2=1.0),
-    "si_sample": lambda: SizeInvariantFMeasure(),
-    "si_pooled": lambda: SizeInvariantFMeasure(sample_based=False),
+    "si_sample": lambda: SizeInvariantThresholdMeasures(),
+    "si_pooled": lambda: SizeInvariantThresholdMeasures(sample_based=False),
     "si_mae": SizeInvariantMAE,
     "msiou": lambda: MultiScaleIoU(with_binary=True),
     "hce": HumanCorrectionEffort,

@@ -24,8 +24,8 @@ from segmetrics_torch.metrics.foreground_extra import (
     ContextMeasure,
     HumanCorrectionEffort,
     MultiScaleIoU,
-    SizeInvariantFMeasure,
     SizeInvariantMAE,
+    SizeInvariantThresholdMeasures,
     ThresholdMeasures,
 )
 
@@ -47,7 +47,7 @@ CALLS = {
     "threshold_measures": threshold_measures,
     "ThresholdMeasures": lambda p, t: ThresholdMeasures().update(p, t),
     "size_invariant_threshold_measures": size_invariant_threshold_measures,
-    "SizeInvariantFMeasure": lambda p, t: SizeInvariantFMeasure().update(p, t),
+    "SizeInvariantThresholdMeasures": lambda p, t: SizeInvariantThresholdMeasures().update(p, t),
     "size_invariant_mae": size_invariant_mae,
     "SizeInvariantMAE": lambda p, t: SizeInvariantMAE().update(p, t),
     "multiscale_iou": multiscale_iou,

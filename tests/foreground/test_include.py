@@ -10,15 +10,15 @@ from segmetrics_torch import (
     ForegroundMeasures,
     HumanCorrectionEffort,
     MultiScaleIoU,
-    SizeInvariantFMeasure,
     SizeInvariantMAE,
+    SizeInvariantThresholdMeasures,
     ThresholdMeasures,
 )
 from segmetrics_torch.synthetic import make_foreground_dataset
 
 STANDALONE = {
     "threshold_measures": ThresholdMeasures,
-    "size_invariant_f_measure": SizeInvariantFMeasure,
+    "size_invariant_f_measure": SizeInvariantThresholdMeasures,
     "size_invariant_mae": SizeInvariantMAE,
     "multiscale_iou": MultiScaleIoU,
     "human_correction_effort": HumanCorrectionEffort,

@@ -10,7 +10,7 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 from segmetrics_torch.functional.foreground.multiscale_iou import multiscale_iou
-from segmetrics_torch.metrics.foreground_extra import MSIoU, MultiScaleIoU
+from segmetrics_torch.metrics.foreground_extra import MultiScaleIoU
 from segmetrics_torch.reference import foreground as ref, foreground_extra as ref_extra
 from tests.conftest import shared_path
 from tests.foreground.test_size_invariance import multi_object_pairs
@@ -82,7 +82,7 @@ def test_metric_dataset_values_and_single_updates(data):
         close(out[key], expected[key], key)
     close(out["mean"], expected["dynamic"].mean(), "mean")
     close(out["max"], expected["dynamic"].max(), "max")
-    single = MSIoU(with_binary=True)
+    single = MultiScaleIoU(with_binary=True)
     for p, g in zip(preds, gts, strict=True):
         single.update(torch.from_numpy(p)[None], torch.from_numpy(g)[None])
     torch.testing.assert_close(single.compute(), out, rtol=0, atol=1e-12)

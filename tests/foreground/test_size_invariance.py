@@ -21,7 +21,7 @@ from segmetrics_torch.functional.foreground.size_invariance import (
     size_invariant_threshold_measures,
 )
 from segmetrics_torch.functional.foreground.threshold_measures import THRESHOLD_MEASURES
-from segmetrics_torch.metrics.foreground_extra import SizeInvariantFMeasure, SizeInvariantMAE
+from segmetrics_torch.metrics.foreground_extra import SizeInvariantMAE, SizeInvariantThresholdMeasures
 from segmetrics_torch.reference import foreground as ref, foreground_extra as ref_extra
 from tests.conftest import shared_path
 from tests.foreground.test_threshold_measures import HANDLERS, IMAGES, MODES, close, tensor_path
@@ -132,7 +132,7 @@ def datasets(draw):
 
 def check_dataset(preds, gts, sample_based, beta=0.3):
     results, mae = pysod_si(preds, gts, sample_based=sample_based, beta=beta)
-    metric = SizeInvariantFMeasure(sample_based=sample_based, beta2=beta)
+    metric = SizeInvariantThresholdMeasures(sample_based=sample_based, beta2=beta)
     metric.update([torch.from_numpy(p) for p in preds], [torch.from_numpy(g) for g in gts])
     out = metric.compute()
     for name in THRESHOLD_MEASURES:
@@ -159,7 +159,7 @@ def check_dataset(preds, gts, sample_based, beta=0.3):
 def test_metric_dataset_values_match_pysod(data, sample_based):
     preds, gts = [p for p, _ in data], [g for _, g in data]
     metric = check_dataset(preds, gts, sample_based)
-    single = SizeInvariantFMeasure(sample_based=sample_based)
+    single = SizeInvariantThresholdMeasures(sample_based=sample_based)
     for p, g in zip(preds, gts, strict=True):
         single.update(torch.from_numpy(p)[None], torch.from_numpy(g)[None])
     torch.testing.assert_close(single.compute(), metric.compute(), rtol=0, atol=1e-12, equal_nan=True)
@@ -174,8 +174,8 @@ def test_batch_equals_single_same_size():
             gts[i, y : y + rng.integers(1, 12), x : x + rng.integers(1, 12)] = 255
     preds = rng.integers(0, 256, gts.shape).astype(np.uint8)
     for sample_based in (True, False):
-        batch = SizeInvariantFMeasure(sample_based=sample_based)
-        single = SizeInvariantFMeasure(sample_based=sample_based)
+        batch = SizeInvariantThresholdMeasures(sample_based=sample_based)
+        single = SizeInvariantThresholdMeasures(sample_based=sample_based)
         batch.update(torch.from_numpy(preds), torch.from_numpy(gts))
         for i in range(4):
             single.update(torch.from_numpy(preds[i : i + 1]), torch.from_numpy(gts[i : i + 1]))
@@ -207,7 +207,8 @@ def test_pysod_test_images_match_stored_values():
     mae.update(preds, gts)
     close(mae.compute(), stored["si_mae"], "si_mae")
     for beta, shorts in ((0.3, SHORT), (1.0, {"f1": "fmeasure"})):
-        sample, overall = SizeInvariantFMeasure(beta2=beta), SizeInvariantFMeasure(beta2=beta, sample_based=False)
+        sample = SizeInvariantThresholdMeasures(beta2=beta)
+        overall = SizeInvariantThresholdMeasures(beta2=beta, sample_based=False)
         sample.update(preds, gts)
         overall.update(preds, gts)
         s, o = sample.compute(), overall.compute()
@@ -233,7 +234,7 @@ def test_pysod_test_images_match_stored_values():
 )
 def test_bad_inputs(preds, target, error, match):
     for call in (size_invariant_mae, size_invariant_threshold_measures, SizeInvariantMAE().update,
-                 SizeInvariantFMeasure().update):  # fmt: skip
+                 SizeInvariantThresholdMeasures().update):  # fmt: skip
         with pytest.raises(error, match=match):
             call(preds, target)
 
@@ -246,4 +247,4 @@ def test_bad_inputs(preds, target, error, match):
 )  # fmt: skip
 def test_bad_arguments(kwargs, error, match):
     with pytest.raises(error, match=match):
-        SizeInvariantFMeasure(**kwargs)
+        SizeInvariantThresholdMeasures(**kwargs)

@@ -92,7 +92,7 @@ def _proposals(seed: int) -> Batch:
 
 
 FOREGROUND = ["MAE", "SMeasure", "WeightedFMeasure", "FMeasure", "EMeasure", "IoU", "Dice", "ForegroundMeasures",
-              "ThresholdMeasures", "SizeInvariantMAE", "SizeInvariantFMeasure", "MultiScaleIoU", "MSIoU",
+              "ThresholdMeasures", "SizeInvariantMAE", "SizeInvariantThresholdMeasures", "MultiScaleIoU",
               "HumanCorrectionEffort", "ContextMeasure"]  # fmt: skip
 PARTITION = ["PartitionMeasures", "ObjectsAndPartsPR", "RegionPR", "PartitionBoundaryPR", "ProbabilisticRandIndex",
              "VariationOfInformation", "NormalizedVariationOfInformation", "SegmentationCovering",
