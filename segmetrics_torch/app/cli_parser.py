@@ -31,6 +31,7 @@ from .meta_command import (
     run_meta_foreground,
     run_meta_partition,
 )
+from .runner import FAMILY_EVALUATORS
 from .single_folder import (
     run_evaluate_boundary,
     run_evaluate_foreground,
@@ -158,7 +159,7 @@ def _add_foreground_task(commands: Any) -> None:
         "Smeasure, wFmeasure, adpFm are accepted)",
     )
     add_input_options(fg)
-    _add_run_options(fg, batch_size=16, allow_missing=False)
+    _add_run_options(fg, batch_size=FAMILY_EVALUATORS["foreground"].batch_size, allow_missing=False)
     _add_workers_option(fg)
     fg.set_defaults(handler=run_evaluate_foreground)
 
@@ -212,7 +213,7 @@ def _add_boundary_task(commands: Any) -> None:
     _add_per_image_csv_option(bdry, "the image's best threshold, recall, precision and F")
     bdry.add_argument("--json", metavar="FILE", help="write every number (curves, per image) and metadata as JSON")
     add_input_options(bdry)
-    _add_run_options(bdry, batch_size=8, allow_missing=False)
+    _add_run_options(bdry, batch_size=FAMILY_EVALUATORS["boundary"].batch_size, allow_missing=False)
     _add_workers_option(bdry)
     bdry.set_defaults(handler=run_evaluate_boundary)
 
@@ -292,7 +293,7 @@ def _add_partition_task(commands: Any) -> None:
     _add_per_image_csv_option(part, "the measures of a label map")
     part.add_argument("--json", metavar="FILE", help="write every number (curves, per image for label maps) as JSON")
     add_input_options(part, resize=False)
-    _add_run_options(part, batch_size=8, allow_missing=False)
+    _add_run_options(part, batch_size=FAMILY_EVALUATORS["partition"].batch_size, allow_missing=False)
     _add_workers_option(part)
     part.set_defaults(handler=run_evaluate_partition)
 
@@ -356,7 +357,7 @@ def _add_proposals_task(commands: Any) -> None:
     prop.add_argument("--json", metavar="FILE", help="write every curve, the settings and per-image best J as JSON")
     prop.add_argument("--plot", metavar="FILE", help="write the recall-vs-number-of-proposals figure (.png/.pdf/.svg)")
     add_input_options(prop, resize=False)
-    _add_run_options(prop, batch_size=1, allow_missing=False)
+    _add_run_options(prop, batch_size=FAMILY_EVALUATORS["proposals"].batch_size, allow_missing=False)
     prop.set_defaults(handler=run_evaluate_proposals)
 
 
@@ -404,7 +405,7 @@ def _add_surface_task(commands: Any) -> None:
         "infinite or NaN: the empty-mask table of docs/surface-distances.md), listed as skipped and counted in the "
         "outputs",
     )  # fmt: skip
-    _add_run_options(surf, batch_size=1, allow_missing=False)
+    _add_run_options(surf, batch_size=FAMILY_EVALUATORS["surface"].batch_size, allow_missing=False)
     surf.set_defaults(handler=run_evaluate_surface)
 
 

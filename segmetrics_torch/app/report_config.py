@@ -17,9 +17,10 @@ from .evaluation import (
     default_workers,
 )
 from .family_options import OPTION_CHECKS, OPTION_DEFAULTS, is_int
+from .runner import FAMILY_EVALUATORS
 
 #: the families a configuration can name
-FAMILIES = ("foreground", "boundary", "partition", "proposals", "surface")
+FAMILIES = tuple(FAMILY_EVALUATORS)
 
 #: other names users may write for a family: ``sod`` (salient object detection, the name PySODEvalToolkit users know)
 #: is the foreground family. Reports, file names and cache keys use ``foreground`` only.
@@ -33,9 +34,6 @@ PAIRING_KEYS = ("pred_prefix", "pred_suffix", "gt_prefix", "gt_suffix", "pair_re
 #: the keys a method's own entry may set (its prediction names), and a dataset's (its ground-truth names)
 PRED_PAIRING_KEYS = ("pred_prefix", "pred_suffix", "pair_regex")
 GT_PAIRING_KEYS = ("gt_prefix", "gt_suffix")
-
-#: default images per update of each family (as its ``evaluate`` subcommand)
-BATCH_SIZES = {"foreground": 16, "boundary": 8, "partition": 8, "proposals": 1, "surface": 1}
 
 FIGURE_FORMATS = ("png", "pdf", "svg")
 

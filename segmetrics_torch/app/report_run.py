@@ -47,7 +47,6 @@ from .errors import InputError
 from .outputs import make_temporary_file
 from .report_cache import ResultCache
 from .report_config import (
-    BATCH_SIZES,
     FAMILIES,
     Dataset,
     Method,
@@ -84,7 +83,7 @@ def _compute(job: Job, config: ReportConfig, device: Any, progress: Any, source:
     start = time.perf_counter()
     evaluated = runner.run(job.family, pairs, source, options=options, input_format=job.input_format,
                            gt_format=job.gt_format, device=device, progress=progress,
-                           batch_size=config.batch_size or BATCH_SIZES[job.family])  # fmt: skip
+                           batch_size=config.batch_size or runner.FAMILY_EVALUATORS[job.family].batch_size)  # fmt: skip
     elapsed = time.perf_counter() - start
     return to_jsonable(
         {

@@ -39,19 +39,21 @@ class FamilyEvaluator:
         evaluate: the evaluator.
         decoded: the :class:`~.decoding.DecodeTask` formats the runner decodes the pairs with
             (``input_format``, ``gt_format``, ``resize``), or None where the evaluator reads its own files.
+        batch_size: the report form's images per update (the single-folder commands' ``--batch-size`` default too).
     """
 
     evaluate: Callable[[FamilyInput], Evaluated]
     decoded: tuple[str, ...] | None
+    batch_size: int
 
 
-#: the family evaluators, by family name (``report_config.FAMILIES`` lists the same names)
+#: the family evaluators, by family name: the families a configuration may name (``report_config.FAMILIES``)
 FAMILY_EVALUATORS: dict[str, FamilyEvaluator] = {
-    "foreground": FamilyEvaluator(evaluate_foreground, ("resize",)),
-    "boundary": FamilyEvaluator(evaluate_boundary, ("input_format", "gt_format", "resize")),
-    "partition": FamilyEvaluator(evaluate_partition, ("input_format", "gt_format")),
-    "proposals": FamilyEvaluator(evaluate_proposals, None),
-    "surface": FamilyEvaluator(evaluate_surface, None),
+    "foreground": FamilyEvaluator(evaluate_foreground, ("resize",), 16),
+    "boundary": FamilyEvaluator(evaluate_boundary, ("input_format", "gt_format", "resize"), 8),
+    "partition": FamilyEvaluator(evaluate_partition, ("input_format", "gt_format"), 8),
+    "proposals": FamilyEvaluator(evaluate_proposals, None, 1),
+    "surface": FamilyEvaluator(evaluate_surface, None, 1),
 }
 
 
