@@ -6,12 +6,10 @@ Metric classes (torchmetrics) are importable from the top level; their functiona
 
 from __future__ import annotations
 
-from ._lazy import attach_stub
+from ._lazy import attach_stub as _attach_stub
 
 __version__ = "0.1.0"
 
 # The public names are listed once, in __init__.pyi (static type checkers read it); the classes are imported on first
 # use (PEP 562, see segmetrics_torch._lazy for why).
-_API, __all__, __getattr__, __dir__ = attach_stub(
-    __name__, __file__, ("__version__",), deprecated={"MSIoU": ".metrics", "SizeInvariantFMeasure": ".metrics"}
-)
+_API, __all__, __getattr__, __dir__ = _attach_stub(__name__, ("__version__",))

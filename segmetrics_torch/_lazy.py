@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.resources
+import warnings
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
-__all__ = ["attach_stub"]
+from .registry import DEPRECATED_CLASSES
+
+__all__ = ["attach_stub", "deprecated_alias"]
 
 
-def stub_table(init_file: str) -> dict[str, str]:
-    """``{name: ".submodule"}`` of the relative ``from .x import name as name`` lines of ``init_file``'s stub."""
-    tree = ast.parse(Path(init_file).with_suffix(".pyi").read_text(encoding="utf-8"))
+def stub_table(package: str) -> dict[str, str]:
+    """``{name: ".submodule"}`` of the relative ``from .x import name as name`` lines of ``package``'s
+    ``__init__.pyi`` (read through the package's loader: a zipped install works too)."""
+    tree = ast.parse(importlib.resources.files(package).joinpath("__init__.pyi").read_text(encoding="utf-8"))
     table: dict[str, str] = {}
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module is not None:
@@ -30,20 +34,28 @@ def stub_table(init_file: str) -> dict[str, str]:
     return table
 
 
+def deprecated_alias(name: str, namespace: Mapping[str, Any]) -> Any:
+    """The class a former name (``registry.DEPRECATED_CLASSES``) stands for, from ``namespace``, with a
+    DeprecationWarning that names the new one (attributed to the line that used the old name)."""
+    new = DEPRECATED_CLASSES[name]
+    warnings.warn(f"`{name}` is deprecated; use `{new}` (the same class).", DeprecationWarning, stacklevel=3)
+    return namespace[new]
+
+
 def attach_stub(
-    package: str, init_file: str, extra: tuple[str, ...] = (), deprecated: Mapping[str, str] | None = None
+    package: str, extra: tuple[str, ...] = ()
 ) -> tuple[dict[str, str], list[str], Callable[[str], Any], Callable[[], list[str]]]:
     """``(table, __all__, __getattr__, __dir__)`` of ``package`` from its stub (:func:`stub_table`); ``extra``: the
-    names the package defines itself (``__version__``), listed in ``__all__`` too; ``deprecated``: former names ->
-    the submodule that still answers them (with its DeprecationWarning, on every access), in neither the stub nor
-    ``__all__``.
+    names the package defines itself (``__version__``), listed in ``__all__`` too. The former class names of
+    ``registry.DEPRECATED_CLASSES`` whose new name the table holds still answer, with a DeprecationWarning, in
+    neither the stub nor ``__all__``.
 
     Example:
         >>> import segmetrics_torch
         >>> segmetrics_torch._API["MAE"], "MAE" in segmetrics_torch.__all__
         ('.metrics', True)
     """
-    table = stub_table(init_file)
+    table = stub_table(package)
     names = sorted([*table, *extra])
     namespace = importlib.import_module(package).__dict__
 
@@ -52,8 +64,8 @@ def attach_stub(
             value = getattr(importlib.import_module(table[name], package), name)
             namespace[name] = value  # the next look-up is a plain attribute
             return value
-        if deprecated and name in deprecated:
-            return getattr(importlib.import_module(deprecated[name], package), name)
+        if DEPRECATED_CLASSES.get(name) in table:
+            return deprecated_alias(name, {DEPRECATED_CLASSES[name]: __getattr__(DEPRECATED_CLASSES[name])})
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     def __dir__() -> list[str]:

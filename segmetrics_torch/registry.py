@@ -27,6 +27,7 @@ from typing import Literal
 
 __all__ = [
     "DEFAULT_FOREGROUND",
+    "DEPRECATED_CLASSES",
     "FOREGROUND",
     "MEASURES",
     "META_FOREGROUND",
@@ -146,6 +147,14 @@ PARTITION: tuple[str, ...] = tuple(m.key for m in _ALL if m.family == "partition
 PARTITION_TABLES: tuple[str, ...] = tuple(k for k in PARTITION if k != "fb")
 #: the partition measures with precision-recall curves (ODS/OIS/AP on hierarchies)
 PR_MEASURES: tuple[str, ...] = tuple(m.key for m in _ALL if m.pr_curve)
+
+#: former class names, still importable with a DeprecationWarning naming the new one: PySODMetrics' spelling of
+#: MultiScaleIoU, and the first name of the size-invariant threshold measures (which compute every threshold measure,
+#: not the F-measure alone)
+DEPRECATED_CLASSES: dict[str, str] = {
+    "MSIoU": "MultiScaleIoU",
+    "SizeInvariantFMeasure": "SizeInvariantThresholdMeasures",
+}
 
 
 def _squash(name: str) -> str:

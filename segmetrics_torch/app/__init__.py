@@ -3,13 +3,16 @@
 The library (``segmetrics_torch`` outside this package) never imports from here; this package imports the library.
 
 * :mod:`.cli` -- ``main()`` (the console script: errors, exit codes, interrupts); :mod:`.cli_parser` -- the parser
-  of every subcommand and of the report's options; :mod:`.single_folder` -- the handlers of the
+  of every subcommand; :mod:`.cli_options` -- the option builders and argparse types they share, and the report
+  form's options (argparse is used in these three alone); :mod:`.single_folder` -- the handlers of the
   single-folder ``evaluate`` forms, on :mod:`.folder_io` (the checked outputs, pairing, pre-scan, progress and
   writers they share); :mod:`.demo_command` -- ``segmetrics demo``;
 * :mod:`.meta_command` -- ``segmetrics meta`` (the meta-measure tests of a measure on a folder or the demo data);
-* :mod:`.evaluation` -- the family runners (foreground, boundary, partition, proposals) the command and the report
-  share; :mod:`.pairing` -- pairing two folders, deciding their formats; :mod:`.decoding` -- decoding the pairs, in
-  worker processes;
+* :mod:`.runner` -- the one runner of every ``evaluate`` form (sharding, decoding, progress) and
+  ``FAMILY_EVALUATORS``, the registry of the families; :mod:`.family_job` -- what an evaluator receives and returns;
+  :mod:`.evaluation` (foreground, boundary, partition), :mod:`.proposal_evaluation`, :mod:`.surface_evaluation` --
+  the family evaluators; :mod:`.pairing` -- pairing two folders, deciding their formats; :mod:`.decoding` --
+  decoding the pairs, in worker processes; :mod:`.prescan` -- every input problem of a job at once;
 * :mod:`.report_run` -- ``segmetrics evaluate --config``: running the plan (cache or compute, resume) and writing the
   report; :mod:`.report_args` -- the report's command-line form (the configuration its options make, the
   single-folder form's files from a report);

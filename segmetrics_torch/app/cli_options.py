@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .evaluation import default_workers
+from .batching import default_workers
 from .measures import FOREGROUND_MEASURES
 
 _T = TypeVar("_T")
@@ -148,7 +148,7 @@ def add_input_options(
 
 #: ``segmetrics evaluate``'s own options, in the order of its help: (flag, dest without ``report_``, add_argument
 #: keywords; ``type`` names one of the parser's checkers). The input options (``--allow-missing`` ...) of
-#: :func:`~.prescan.add_input_options` follow ``--workers``.
+#: :func:`add_input_options` follow ``--workers``.
 _OPTIONS_BEFORE_INPUT: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--config", "config", {"metavar": "FILE", "help": "YAML or JSON configuration"}),
     ("--datasets-json", "datasets_json", {"metavar": "FILE", "help": (

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 from .. import __version__
 from ..registry import PARTITION
+from .batching import default_workers
 from .cli_options import (
     add_allow_missing,
     add_input_options,
@@ -22,7 +23,6 @@ from .cli_options import (
     positive_int,
 )
 from .demo_command import run_demo
-from .evaluation import default_workers
 from .measures import FOREGROUND_MEASURES
 from .meta_command import (
     FOREGROUND_DEFAULT,

@@ -15,7 +15,7 @@ def run_demo(args: argparse.Namespace) -> int:
 
     from .. import ForegroundMeasures
     from ..synthetic import make_foreground_dataset
-    from .evaluation import sync
+    from .batching import sync
     from .tables import SOD_COLUMNS, format_table, scalar_row
 
     device = parse_device(args.device)

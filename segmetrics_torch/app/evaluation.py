@@ -1,23 +1,18 @@
-"""Evaluating folders of predictions: the family cores shared by every ``segmetrics evaluate`` command.
+"""The family evaluators of foreground maps, boundaries and partitions (those of proposals and boundary distances
+are :mod:`.proposal_evaluation` and :mod:`.surface_evaluation`): each takes a :class:`~.family_job.FamilyInput`
+from :mod:`.runner` (this rank's decoded pairs, counted on the progress bar) and returns an
+:class:`~.family_job.Evaluated`, computed by the library's own measures (nothing here re-implements a measure):
 
-Each family has one core that takes matched file pairs and returns what the commands report, computed by the
-library's own measures (nothing here re-implements a measure):
-
-* :func:`evaluate_foreground`: :class:`~segmetrics_torch.ForegroundMeasures`' sums and ``compute()`` over grayscale maps
-  (as the torchmetrics-free ``ForegroundSums``);
+* :func:`evaluate_foreground`: :class:`~segmetrics_torch.ForegroundMeasures`' state and ``compute()`` over grayscale
+  maps (the torchmetrics-free ``ForegroundSums``);
 * :func:`evaluate_boundary`: :func:`~segmetrics_torch.functional.boundary.boundary_pr_counts` per batch, then
   :func:`~segmetrics_torch.functional.boundary.summarize_counts` (BSR ``collect_eval_bdry.m``);
 * :func:`evaluate_partition`: :class:`~segmetrics_torch.PartitionMeasures` (label maps) or
   :class:`~segmetrics_torch.HierarchyMeasures` (ucm2 / segs hierarchies), after the soft-map check of
-  :mod:`.soft_maps`;
-* :func:`~.proposal_evaluation.evaluate_proposals` and :func:`~.surface_evaluation.evaluate_surface` live in their
-  own modules (re-exported here); the batching, progress and error-naming every evaluator uses is
-  :mod:`.batching`.
+  :mod:`.soft_maps`.
 
-Images are decoded by :func:`decode_pairs`, in worker processes when ``workers > 0`` (decoding a PNG costs about as
-much as evaluating it on CPU, so a second core decoding while the first evaluates nearly halves the wall time), in
-the order of the pairs whatever the number of workers. The runner of many methods x datasets, its cache and its
-configuration file live in :mod:`segmetrics_torch.app.report_run`.
+The batching and error-naming every evaluator uses is :mod:`.batching`; decoding (in worker processes) is
+:mod:`.decoding`, started by the runner.
 
 Reading conventions (documented for users in the README, "Evaluation reports"):
 
@@ -47,60 +42,12 @@ if TYPE_CHECKING:  # annotations only: the app imports torch lazily
     from ..functional.partition.hierarchy import HierarchyFormat
     from ..ops.hierarchy import Rule
 
-from .batching import (
-    batches,
-    chunked,
-    default_workers,
-    load_measures,
-    run_named,
-    sync,
-    update_naming_the_image,
-    warn_nan_images,
-)
+from .batching import batches, chunked, run_named, sync, update_naming_the_image, warn_nan_images
 from .cold_start import cold_start
-from .decoding import DecodeStream, DecodeTask, decode_pairs, decode_tasks, worker_pool_context
-from .pairing import (
-    BOUNDARY_EXTENSIONS,
-    GT_FORMATS,
-    PREDICTION_FORMATS,
-    boundary_formats,
-    check_pairing,
-    hierarchy_format,
-    match_folders,
-    pairing_error,
-    partition_formats,
-    warn_on_stderr,
-)
-from .proposal_evaluation import evaluate_proposals
+from .pairing import warn_on_stderr
 from .soft_maps import check_depth, check_soft_labels
-from .surface_evaluation import evaluate_surface
 
-__all__ = [
-    "BOUNDARY_EXTENSIONS",
-    "GT_FORMATS",
-    "PREDICTION_FORMATS",
-    "DecodeStream",
-    "DecodeTask",
-    "InputError",
-    "boundary_formats",
-    "boundary_report",
-    "check_boundary_nms",
-    "check_pairing",
-    "decode_pairs",
-    "decode_tasks",
-    "default_workers",
-    "evaluate_boundary",
-    "evaluate_foreground",
-    "evaluate_partition",
-    "evaluate_proposals",
-    "evaluate_surface",
-    "hierarchy_format",
-    "load_measures",
-    "match_folders",
-    "pairing_error",
-    "partition_formats",
-    "worker_pool_context",
-]
+__all__ = ["boundary_report", "check_boundary_nms", "evaluate_boundary", "evaluate_foreground", "evaluate_partition"]
 
 # ------------------------------------------------------------------------------- foreground, boundary, partition
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .. import __version__
 from . import distributed
 from .errors import InputError
-from .evaluation import BOUNDARY_EXTENSIONS, check_pairing
+from .pairing import BOUNDARY_EXTENSIONS, check_pairing
 
 if TYPE_CHECKING:  # annotations only: building the parser imports no torch
     import torch
@@ -215,7 +215,7 @@ def check_out_dir(path: str | None) -> Path | None:
 def pair_boundary_folders(args: argparse.Namespace) -> tuple[Pairing, str, str]:
     """Pair ``--pred`` and ``--gt`` (images or .mat files) by stem: ``(pairing, pred kind, gt kind)``, kinds
     ``"image"`` / ``"mat"``."""
-    from .evaluation import match_folders
+    from .pairing import match_folders
 
     return match_folders(args.pred, args.gt, BOUNDARY_EXTENSIONS, **pairing_options(args))
 

@@ -19,7 +19,7 @@ SABD (quadtree) and SISD.
 demo data (``segmetrics demo``'s three methods): error rates of the generic-map (centred Gaussian and centred
 circle), noise and ground-truth-switch tests, and 1 - Spearman rho under dilated / eroded ground truth.
 
-Registered on the ``segmetrics`` parser by :func:`add_meta_parser`; input problems raise ``cli.InputError``.
+Registered on the ``segmetrics`` parser by ``cli_parser._add_meta_command``; input problems raise ``cli.InputError``.
 """
 
 from __future__ import annotations

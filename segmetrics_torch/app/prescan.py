@@ -261,7 +261,7 @@ def _volume_size(path: Path) -> tuple[int, ...]:
 
 def family_size_readers(family: str, input_format: str, gt_format: str) -> tuple[SizeReader, SizeReader, bool]:
     """``(pred size, ground-truth size, ucm2)`` readers of a family's formats (those of
-    :func:`~segmetrics_torch.app.evaluation.boundary_formats` / ``partition_formats``; proposals: .npz or images);
+    :func:`~segmetrics_torch.app.pairing.boundary_formats` / ``partition_formats``; proposals: .npz or images);
     ``ucm2``: the prediction is a double-size (2H+1, 2W+1) ucm2."""
     from ..io import read_bsds_ground_truth, read_mat_array, read_segmentations
 

@@ -11,9 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .evaluation import (
-    InputError,
-)
+from .errors import InputError
 from .outputs import make_temporary_file
 
 # --------------------------------------------------------------------------------------------------------- cache

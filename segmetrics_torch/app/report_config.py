@@ -11,11 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import read_text_file
-from .evaluation import (
-    InputError,
-    default_workers,
-)
+from .batching import default_workers
+from .errors import InputError, read_text_file
 from .family_options import OPTION_CHECKS, OPTION_DEFAULTS, is_int
 from .runner import FAMILY_EVALUATORS
 

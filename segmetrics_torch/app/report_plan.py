@@ -10,18 +10,18 @@ from pathlib import Path
 from typing import Any
 
 from . import distributed
-from .evaluation import (
+from .errors import InputError
+from .evaluation import check_boundary_nms
+from .measures import (
+    check_foreground_measures,
+)
+from .pairing import (
     BOUNDARY_EXTENSIONS,
-    InputError,
     boundary_formats,
-    check_boundary_nms,
     check_pairing,
     match_folders,
     pairing_error,
     partition_formats,
-)
-from .measures import (
-    check_foreground_measures,
 )
 from .report_cache import ResultCache, canonical_json, class_images, file_id
 from .report_config import Dataset, ReportConfig

@@ -1,8 +1,8 @@
 """Evaluation reports of many methods x datasets: ``segmetrics evaluate --config eval.yaml``.
 
-A run evaluates every (dataset, family, method) combination of a configuration with the family cores of
-:mod:`segmetrics_torch.app.evaluation` (the code behind
-``segmetrics evaluate foreground|boundary|partition|proposals|surface``),
+A run evaluates every (dataset, family, method) combination of a configuration through the one runner of
+:mod:`segmetrics_torch.app.runner` (the family evaluators behind
+``segmetrics evaluate foreground|boundary|partition|proposals|surface`` too),
 caches each result, and writes a report: a terminal table, Markdown / LaTeX / CSV tables (methods x measures per
 dataset, the best value of each column marked), one JSON file with every number and curve, and figures (PR curves,
 F- and E-measure against the threshold, proposal recall) as PNG and PDF.
@@ -10,7 +10,7 @@ F- and E-measure against the threshold, proposal recall) as PNG and PDF.
 Order of work, so that bad input costs nothing and leaves nothing half-written:
 
 1. the configuration is checked, every folder listed and paired, every format decided (any problem: one
-   :class:`~segmetrics_torch.app.evaluation.InputError`, before any image is read);
+   :class:`~segmetrics_torch.app.errors.InputError`, before any image is read);
 2. each combination is taken from the cache or computed (progress bar per combination); a computed result is
    written to the cache at once (atomically), so an interrupted run resumes where it stopped;
 3. the report is rendered into a temporary folder inside the output folder and its files are then moved into place
@@ -108,7 +108,11 @@ def _compute(job: Job, config: ReportConfig, device: Any, progress: Any, source:
 
 
 def _job_extras(job: Job, config: ReportConfig) -> dict[str, Any]:
-    """The options a job adds to its family's: the class images of proposals, the empty-truth rule of surfaces."""
+    """The options a job adds to (or settles in) its family's: the foreground measures by their table names (a
+    configuration may spell them as PySODEvalToolkit does; the plan resolved them), the class images of proposals,
+    the empty-truth rule of surfaces."""
+    if job.family == "foreground":
+        return {"measures": job.settings.get("measures")}
     if job.family == "proposals":
         return {"classes": job.classes, "class_option": "gt_classes"}
     if job.family == "surface":
@@ -136,9 +140,13 @@ def _device_type(name: str) -> str | None:
 
 
 def _start(job: Job, config: ReportConfig) -> Any:
-    """This rank's share of a job's pairs, its decoding started (:func:`.runner.start`)."""
-    return runner.start(job.family, job.pairing.pairs, input_format=job.input_format, gt_format=job.gt_format,
-                        resize=config.resize, workers=config.workers)  # fmt: skip
+    """This rank's share of a job's pairs, its decoding started (:func:`.runner.start`); an input error (fewer images
+    than torchrun processes) names the job."""
+    try:
+        return runner.start(job.family, job.pairing.pairs, input_format=job.input_format, gt_format=job.gt_format,
+                            resize=config.resize, workers=config.workers)  # fmt: skip
+    except InputError as error:
+        raise InputError(f"{job.dataset.name} / {job.family} / {job.method}: {error}") from None
 
 
 def _close(source: Any) -> None:

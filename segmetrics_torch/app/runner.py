@@ -8,7 +8,8 @@ under torchrun. The runner
 1. takes this rank's contiguous share of the pairs (:func:`.distributed.shard`; all of them without torchrun) and
    starts decoding it (:class:`~.decoding.DecodeStream`, in worker processes when asked: they decode while torch
    and the measures load) or, for families that read their own files (proposal pools, volumes), hands the paths on;
-2. counts each pair on the progress bar as the evaluator takes it (under torchrun the bar counts the rank's share);
+2. counts each pair on the progress bar as the evaluator takes it (under torchrun the bar counts the rank's share;
+   the bar leads the measures by at most one batch);
 3. calls the family's evaluator with a :class:`~.family_job.FamilyInput` and stops the decoding workers however the
    evaluator ends.
 
@@ -92,10 +93,11 @@ def run(
     batch_size: int,
     progress: Any = None,
 ) -> Evaluated:
-    """Run the family's evaluator on ``source`` (from :func:`start`), counting on ``progress`` (a tqdm-like bar or
-    None); the decoding is stopped however the evaluator ends."""
-    distributed.shard_progress(progress, len(pairs))
+    """Run the family's evaluator on ``source`` (from :func:`start`), counting each pair on ``progress`` (a tqdm-like
+    bar or None) when the evaluator takes it (so the bar leads the measures by at most one batch); the decoding is
+    stopped however the evaluator ends."""
     try:
+        distributed.shard_progress(progress, len(pairs))
         work = FamilyInput(pairs, counted(source, progress), options, input_format, gt_format, device, batch_size)
         return FAMILY_EVALUATORS[family].evaluate(work)
     finally:

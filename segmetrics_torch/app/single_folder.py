@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from . import distributed
 from .errors import InputError
-from .evaluation import GT_FORMATS, PREDICTION_FORMATS, pairing_error
 from .folder_io import (
     check_folder_pairing,
     check_out_dir,
@@ -28,6 +27,7 @@ from .folder_io import (
     write_bsr_files,
     write_outputs,
 )
+from .pairing import GT_FORMATS, PREDICTION_FORMATS, pairing_error
 
 if TYPE_CHECKING:  # annotations only: building the parser imports no torch
     from .family_job import Evaluated
@@ -60,8 +60,6 @@ def run_evaluate_foreground(args: argparse.Namespace) -> int:
         pairing = find_pairs(args.pred, args.gt, **pairing_options(args))
     except ValueError as error:
         raise pairing_error(error) from None
-    if not pairing.pairs:
-        check_folder_pairing(pairing, args)
     dataset = args.dataset or dataset_name(args.gt)
     name = args.name or method_name(args.pred, dataset, args.gt)
 
@@ -231,7 +229,8 @@ def _warn_about_r50(summary: Mapping[str, Any]) -> None:
 def run_evaluate_boundary(args: argparse.Namespace) -> int:
 
     from ..ops.soft_map_counts import compile_ahead
-    from .evaluation import boundary_formats, check_boundary_nms
+    from .evaluation import check_boundary_nms
+    from .pairing import boundary_formats
     from .tables import format_table, scalar_row
 
     device = parse_device(args.device)
@@ -346,7 +345,7 @@ def _print_partition_tables(
 
 def run_evaluate_partition(args: argparse.Namespace) -> int:
 
-    from .evaluation import partition_formats
+    from .pairing import partition_formats
 
     device = parse_device(args.device)
     files = output_files(args)
@@ -459,7 +458,8 @@ def run_evaluate_proposals(args: argparse.Namespace) -> int:
     options = {"counts": args.counts, "classes": classes, "void_label": void_label, "num_classes": args.num_classes,
                "chunk_size": args.chunk_size, "boundary": args.boundary, "bound_th": args.bound_th,
                "class_option": "--gt-classes"}  # fmt: skip
-    evaluated, elapsed = _run_job(args, name, "proposals", pairs, options, device)
+    evaluated, elapsed = _run_job(args, name, "proposals", pairs, options, device, input_format="pool",
+                                  gt_format="objects")  # fmt: skip
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return 0
 
@@ -530,8 +530,6 @@ def run_evaluate_surface(args: argparse.Namespace) -> int:
         pairing = find_pairs(args.pred, args.gt, SURFACE_EXTENSIONS, **pairing_options(args))
     except ValueError as error:
         raise pairing_error(error) from None
-    if not pairing.pairs:
-        check_folder_pairing(pairing, args)
     pairs, scan, bad = prescan_job(args, pairing, "surface", "labels", "labels")
     name = args.name or default_method_name(args)
     tolerance: float | list[float] = 1.0 if args.tolerance is None else (
@@ -542,7 +540,8 @@ def run_evaluate_surface(args: argparse.Namespace) -> int:
     spacing = None if args.spacing is None else (args.spacing[0] if len(args.spacing) == 1 else args.spacing)
     options = {**settings, "spacing": spacing, "skip_empty_gt": bool(args.skip_empty_gt)}
     try:
-        evaluated, elapsed = _run_job(args, name, "surface", pairs, options, device)
+        evaluated, elapsed = _run_job(args, name, "surface", pairs, options, device, input_format="labels",
+                                      gt_format="labels")  # fmt: skip
         results = evaluated.results
     except ValueError as error:  # an argument the measures reject (a spacing of the wrong length, a tolerance ...)
         raise InputError(str(error)) from None

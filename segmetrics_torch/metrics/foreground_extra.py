@@ -15,6 +15,7 @@ import torch
 from torch import Tensor
 
 from .._checks import ImageBatch, check_positive_float
+from .._lazy import deprecated_alias
 from ..functional.foreground.context_measure import camouflage_context_measure, context_measure
 from ..functional.foreground.hce import check_hce_args, human_correction_effort
 from ..functional.foreground.multiscale_iou import check_msiou_args, multiscale_iou
@@ -32,6 +33,7 @@ from ..functional.foreground.threshold_measures import (
     threshold_measures,
 )
 from ..ops.thresholds import NUM_THRESHOLDS
+from ..registry import DEPRECATED_CLASSES
 from ._base import ExactMetric
 
 __all__ = [
@@ -44,18 +46,12 @@ __all__ = [
     "ThresholdMeasures",
 ]
 
-#: former names, still importable (with a DeprecationWarning naming the new one): PySODMetrics' spelling of
-#: MultiScaleIoU, and the first name of the size-invariant threshold measures (which compute every threshold
-#: measure, not the F-measure alone)
-DEPRECATED_NAMES = {"MSIoU": "MultiScaleIoU", "SizeInvariantFMeasure": "SizeInvariantThresholdMeasures"}
-
 
 def __getattr__(name: str) -> Any:
-    if name in DEPRECATED_NAMES:
-        new = DEPRECATED_NAMES[name]
-        warnings.warn(f"`{name}` is deprecated; use `{new}` (the same class).", DeprecationWarning, stacklevel=2)
-        return globals()[new]
+    if name in DEPRECATED_CLASSES:
+        return deprecated_alias(name, globals())
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _F64 = torch.float64
 

@@ -402,6 +402,15 @@ def test_measures_choose_the_columns_in_both_forms(tmp_path):
     table = (tmp_path / "segmetrics-report" / "tables.md").read_text()
     assert "maxF ↑ | siMaxF ↑ | MAE ↓" in table and "S-measure" not in table
 
+    # PySODEvalToolkit's spellings in the file name the same measures (the report ran the raw names and failed with
+    # a KeyError once)
+    for name, measures in (("canonical", "[maxe, s, mae, simaxf]"), ("pysod", "[maxEm, Smeasure, MAE, siMaxF]")):
+        config.write_text(f"datasets: {{DS: DS/GT}}\nmethods: {{Net: 'Net/{{dataset}}'}}\nfigures: false\n"
+                          f"output: {name}\noptions: {{foreground: {{measures: {measures}}}}}\n")  # fmt: skip
+        run = _cli("--config", config, "--no-progress")
+        assert run.returncode == 0, run.stderr
+    assert (tmp_path / "pysod" / "tables.md").read_text() == (tmp_path / "canonical" / "tables.md").read_text()
+
 
 def test_report_form_json_and_csv_flags_mean_what_they_mean_in_the_single_form(tmp_path):
     gt = _write(tmp_path / "DS" / "GT", {f"im{i}": _mask(i) for i in range(3)})

@@ -16,7 +16,7 @@ from PIL import Image
 from segmetrics_torch import ForegroundMeasures, HierarchyMeasures, PartitionMeasures
 from segmetrics_torch.app import report_run, runner
 from segmetrics_torch.app.cli import main
-from segmetrics_torch.app.evaluation import DecodeTask, decode_pairs
+from segmetrics_torch.app.decoding import DecodeTask, decode_pairs
 from segmetrics_torch.app.tables import SOD_COLUMNS, best_rows, format_latex_table, format_markdown_table, to_jsonable
 from segmetrics_torch.functional.boundary import boundary_pr_counts, summarize_counts
 from segmetrics_torch.io import read_gray, read_gray_map, resize_linear
