@@ -1,4 +1,5 @@
-"""Bad input of every issue-15 foreground measure, functional form and Metric alike: the family's errors.
+"""Bad input of every foreground measure beyond the suite (threshold set, size-invariant, multi-scale IoU, HCE,
+context measures), functional form and Metric alike: the family's errors.
 
 One matrix (the cases of ``test_threshold_measures.test_bad_inputs`` and a few more) over the threshold,
 size-invariant, multi-scale IoU, HCE, context and camouflage context measures; the camouflage measure gets valid RGB
