@@ -162,8 +162,8 @@ _OPTIONS_BEFORE_INPUT: tuple[tuple[str, str, dict[str, Any]], ...] = (
         "one dataset: a method's prediction folder (repeat for each method)"
     )}),
     ("--family", "family", {"metavar": "LIST", "help": (
-        "one dataset: families, comma-separated (foreground (alias sod), boundary, partition, proposals; "
-        "default: foreground)"
+        "one dataset: families, comma-separated (foreground (alias sod), boundary, partition, proposals, "
+        "surface; default: foreground)"
     )}),
     ("--dataset", "dataset", {"metavar": "NAME", "help": (
         "one dataset: its name (default: from the ground-truth path, e.g. COD10K-v3/Test/GT_Object -> COD10K)"

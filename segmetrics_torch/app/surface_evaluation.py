@@ -114,7 +114,8 @@ def evaluate_surface(work: FamilyInput) -> Evaluated:
                 warnings.simplefilter("always")
                 metric.update(p, g, spacing=spacing if spacing is not None else header_spacing)
         except ValueError as error:  # named as the files and options are, not as the function's arguments
-            message = str(error).replace("`preds`", "the prediction").replace("`target`", "the ground truth")
+            message = str(error).replace("prediction (`preds`)", "prediction").replace("truth (`target`)", "truth")
+            message = message.replace("`preds`", "the prediction").replace("`target`", "the ground truth")
             for name in ("spacing", "tolerance", "num_classes", "percentile"):
                 message = message.replace(f"`{name}`", "--" + name.replace("_", "-"))
             raise InputError(f"{pred_path}: {message}") from None

@@ -137,3 +137,15 @@ def test_spacing_replaces_headers_that_disagree(tmp_path: Path, capsys) -> None:
     assert main(base) == 2
     assert "--spacing" in capsys.readouterr().err  # the headers disagree: the error says how to decide
     assert main([*base, "--spacing", "0.8,0.8,2.5"]) == 0
+
+
+def test_medpy_names_the_empty_side_once(tmp_path: Path, capsys) -> None:
+    """MedPy's convention refuses an empty mask: the command names the file and the side, in its words only (it said
+    "the prediction (the prediction) is empty" once)."""
+    _masks(tmp_path)
+    Image.fromarray(np.zeros((30, 34), np.uint8)).save(tmp_path / "pred" / "im1.png")
+    args = ["evaluate", "surface", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress",
+            "--convention", "medpy"]  # fmt: skip
+    assert main(args) == 2
+    (line,) = [x for x in capsys.readouterr().err.splitlines() if x.startswith("error:")]
+    assert "im1.png" in line and "the prediction is empty" in line and "(the prediction)" not in line, line
