@@ -65,7 +65,8 @@ def attach_stub(
             namespace[name] = value  # the next look-up is a plain attribute
             return value
         if DEPRECATED_CLASSES.get(name) in table:
-            return deprecated_alias(name, {DEPRECATED_CLASSES[name]: __getattr__(DEPRECATED_CLASSES[name])})
+            __getattr__(DEPRECATED_CLASSES[name])  # imports the new name into the namespace
+            return deprecated_alias(name, namespace)
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     def __dir__() -> list[str]:

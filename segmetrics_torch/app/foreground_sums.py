@@ -53,7 +53,6 @@ class ForegroundSums(SuiteSums):
         self.normalize = normalize
         self.validate_args = validate_args
         self.nan_s_images: list[int] = []
-        self.device = torch.device(device)
         #: ``{image name: {"mae": ..., "f_measure/max": ...}}`` when ``per_image`` (the suite's scalars of each image
         #: alone, i.e. what the functional measures return for it), else None
         self.per_image: dict[str, dict[str, float]] | None = {} if per_image else None

@@ -42,7 +42,6 @@ from typing import Any
 
 from . import distributed, runner
 from .batching import load_measures
-from .decoding import DecodeStream
 from .errors import InputError
 from .outputs import make_temporary_file
 from .report_cache import ResultCache
@@ -147,11 +146,6 @@ def _start(job: Job, config: ReportConfig) -> Any:
                             resize=config.resize, workers=config.workers)  # fmt: skip
     except InputError as error:
         raise InputError(f"{job.dataset.name} / {job.family} / {job.method}: {error}") from None
-
-
-def _close(source: Any) -> None:
-    if isinstance(source, DecodeStream):
-        source.close()
 
 
 def run_report(
@@ -296,7 +290,7 @@ def _run_checked(
                     except InputError as error:
                         raise InputError(f"{label}: {error}") from None
                     finally:
-                        _close(stream)
+                        runner.stop(stream)
                 if cache is not None and distributed.is_main():
                     cache.store(job.key, record, job.fingerprint)
                 computed.append(label)
@@ -309,7 +303,7 @@ def _run_checked(
         raise
     finally:
         for stream in streams.values():
-            _close(stream)
+            runner.stop(stream)
     elapsed = time.perf_counter() - start
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return SuiteResult(records, computed, cached, skipped, [], "")

@@ -101,5 +101,10 @@ def run(
         work = FamilyInput(pairs, counted(source, progress), options, input_format, gt_format, device, batch_size)
         return FAMILY_EVALUATORS[family].evaluate(work)
     finally:
-        if isinstance(source, DecodeStream):
-            source.close()
+        stop(source)
+
+
+def stop(source: Iterable[tuple[str, Any, Any]]) -> None:
+    """Stop the decoding workers of a :func:`start` that is not run (nothing for a share of paths)."""
+    if isinstance(source, DecodeStream):
+        source.close()
