@@ -17,14 +17,26 @@ from __future__ import annotations
 import inspect
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import torch
 from torch import Tensor
 from torch.nn import Module
 from torchmetrics import Metric
 
-__all__ = ["ExactMetric"]
+__all__ = ["ExactMetric", "MetricKeywords"]
+
+
+class MetricKeywords(TypedDict, total=False):
+    """torchmetrics' own ``Metric`` keywords (1.9), for the Metrics that type their ``**kwargs``."""
+
+    compute_on_cpu: bool
+    dist_sync_on_step: bool
+    process_group: Any
+    dist_sync_fn: Callable[..., Any] | None
+    distributed_available_fn: Callable[[], bool] | None
+    sync_on_compute: bool
+    compute_with_cache: bool
 
 
 class ExactMetric(Metric):
@@ -42,6 +54,9 @@ class ExactMetric(Metric):
         from ._plot import plot_metric
 
         return plot_metric(self, val, ax)
+
+    #: settings the constructor takes through its typed ``**kwargs`` (a TypedDict's keys), held as attributes
+    _keyword_settings: tuple[str, ...] = ()
 
     #: the ``_update_count`` at which :meth:`_mean` last warned of no image
     _warned_at = -1
@@ -64,7 +79,7 @@ class ExactMetric(Metric):
     def _settings(self) -> dict[str, Any]:
         """The constructor's arguments as this Metric holds them (what two Metrics must share to be merged)."""
         out: dict[str, Any] = {}
-        for name in inspect.signature(type(self).__init__).parameters:
+        for name in (*inspect.signature(type(self).__init__).parameters, *self._keyword_settings):
             if name in _NOT_SETTINGS:
                 continue
             for attribute in (name, *_HELD_AS.get(name, ())):

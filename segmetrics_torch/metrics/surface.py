@@ -15,8 +15,8 @@ process's.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Unpack
 
 import torch
 from torch import Tensor
@@ -30,7 +30,8 @@ from ..functional.surface import (
     surface_distance_measures,
 )
 from ..functional.surface._inputs import INPUT_FORMATS, channel_columns, one_hot_inputs
-from ._base import ExactMetric
+from ..functional.surface.options import DISTANCE_DEFAULTS, MASK_DEFAULTS, DistanceOptions, MaskOptions
+from ._base import ExactMetric, MetricKeywords
 
 __all__ = [
     "AverageSurfaceDistance",
@@ -39,6 +40,14 @@ __all__ = [
     "NormalizedSurfaceDistance",
     "SurfaceDistanceMeasures",
 ]
+
+
+class DistanceMetricOptions(DistanceOptions, MetricKeywords, total=False):
+    """The keywords of the distance Metrics: the functions' shared ones and torchmetrics'."""
+
+
+class MaskMetricOptions(MaskOptions, MetricKeywords, total=False):
+    """The keywords of :class:`BoundaryIoU`: how the inputs are read, and torchmetrics'."""
 
 
 class _SurfaceMetric(ExactMetric):
@@ -51,17 +60,18 @@ class _SurfaceMetric(ExactMetric):
     #: the voxel spacing of the constructor (None: unit), used when ``update`` gives none
     spacing: Any = None
 
-    def __init__(
-        self,
-        *,
-        num_classes: int | None = None,
-        include_background: bool = False,
-        ignore_index: int | None = None,
-        input_format: str = "index",
-        validate_args: bool = True,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
+    #: the defaults of the shared keywords the function takes (:mod:`segmetrics_torch.functional.surface.options`)
+    _shared: Mapping[str, Any] = DISTANCE_DEFAULTS
+    _keyword_settings = tuple(DISTANCE_DEFAULTS)
+
+    def __init__(self, measure_options: Mapping[str, Any], kwargs: Mapping[str, Any]) -> None:
+        """``measure_options``: the function's own arguments, by name; ``kwargs``: the shared keywords (the rest
+        goes to torchmetrics). The arguments are checked here, by one call of the function on a tiny pair, not at
+        the first update."""
+        options = {**self._shared, **{key: value for key, value in kwargs.items() if key in self._shared}}
+        super().__init__(**{key: value for key, value in kwargs.items() if key not in self._shared})
+        num_classes, input_format = options["num_classes"], options["input_format"]
+        include_background = options["include_background"]
         if num_classes is not None and (isinstance(num_classes, bool) or not isinstance(num_classes, int)
                                         or num_classes < 1):  # fmt: skip
             raise ValueError(f"Expected `num_classes` to be a positive int or None, but got {num_classes!r}.")
@@ -73,12 +83,17 @@ class _SurfaceMetric(ExactMetric):
             )
         if not isinstance(include_background, bool):
             raise TypeError(f"Expected argument `include_background` to be a bool, but got {include_background!r}.")
-        if not isinstance(validate_args, bool):
-            raise TypeError(f"Expected argument `validate_args` to be a bool, but got {validate_args!r}.")
-        self.num_classes = num_classes
-        self.include_background = include_background
-        self.ignore_index = ignore_index
-        self.validate_args = validate_args
+        if not isinstance(options["validate_args"], bool):
+            raise TypeError(f"Expected argument `validate_args` to be a bool, but got {options['validate_args']!r}.")
+        self.num_classes: int | None = num_classes
+        self.include_background: bool = include_background
+        self.ignore_index: int | None = options["ignore_index"]
+        self.validate_args: bool = options["validate_args"]
+        self.spacing = options.pop("spacing", None)
+        # the measure's options, held as attributes of the same names (what merge_state compares)
+        self._options = (*measure_options, *(key for key in options if key not in MASK_DEFAULTS))
+        for name in self._options:
+            setattr(self, name, measure_options[name] if name in measure_options else options[name])
         # the classes of a label map (as the functions: class 0 only with include_background), or one for a mask
         if num_classes is None:
             self.num_columns = 1
@@ -90,6 +105,9 @@ class _SurfaceMetric(ExactMetric):
             self.add_state(f"{key}_sum", torch.zeros(self.num_columns, dtype=torch.float64), dist_reduce_fx="sum")
             self.add_state(f"{key}_count", torch.zeros(self.num_columns, dtype=torch.int64), dist_reduce_fx="sum")
             self.add_state(f"{key}_inf", torch.zeros(self.num_columns, dtype=torch.int64), dist_reduce_fx="sum")
+        # per-class tolerances are checked against the classes at the first update
+        self._probed = None if isinstance(measure_options.get("tolerance"), (list, tuple)) else self._call(
+            _PROBE, _PROBE)  # fmt: skip
 
     def _class_options(self) -> dict[str, Any]:
         return {"num_classes": self.num_classes, "include_background": self.include_background,
@@ -100,12 +118,8 @@ class _SurfaceMetric(ExactMetric):
     #: synchronised, not reset)
     last_values: dict[str, Tensor] | None = None
 
-    #: the function of :mod:`segmetrics_torch.functional.surface` the Metric averages, and the names of its measure
-    #: options, held as attributes of the same names (``spacing`` and the class options are passed apart)
+    #: the function of :mod:`segmetrics_torch.functional.surface` the Metric averages
     _function: Callable[..., Any]
-    _options: tuple[str, ...] = ()
-    #: whether the function takes a ``spacing`` (Boundary IoU counts pixels)
-    _spaced = True
 
     def _call(self, preds: Any, target: Any, spacing: Any = None) -> Any:
         """The function on a batch; on :data:`_PROBE` (the constructors' check of their arguments, on a tiny pair)
@@ -114,7 +128,7 @@ class _SurfaceMetric(ExactMetric):
         options = {name: getattr(self, name) for name in self._options}
         if not probe:
             options.update(self._class_options())
-        if self._spaced:
+        if "spacing" in self._shared:
             options["spacing"] = None if probe else spacing
         return type(self)._function(preds, target, **options)
 
@@ -187,30 +201,11 @@ class HausdorffDistance(_SurfaceMetric):
 
     higher_is_better = False
     _function = staticmethod(hausdorff_distance)
-    _options = ("directed", "percentile", "convention", "distance_metric", "connectivity")
 
     def __init__(
-        self,
-        *,
-        directed: bool = False,
-        percentile: float | None = None,
-        convention: str = "monai",
-        spacing: Any = None,
-        distance_metric: str = "euclidean",
-        connectivity: int = 1,
-        num_classes: int | None = None,
-        include_background: bool = False,
-        ignore_index: int | None = None,
-        input_format: str = "index",
-        validate_args: bool = True,
-        **kwargs: Any,
+        self, *, directed: bool = False, percentile: float | None = None, **kwargs: Unpack[DistanceMetricOptions]
     ) -> None:
-        super().__init__(num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
-                         input_format=input_format,
-                         validate_args=validate_args, **kwargs)  # fmt: skip
-        self.directed, self.percentile, self.convention = directed, percentile, convention
-        self.spacing, self.distance_metric, self.connectivity = spacing, distance_metric, connectivity
-        self._call(_PROBE, _PROBE)  # the arguments are checked here, not at the first update
+        super().__init__({"directed": directed, "percentile": percentile}, kwargs)
 
 
 class AverageSurfaceDistance(_SurfaceMetric):
@@ -241,29 +236,9 @@ class AverageSurfaceDistance(_SurfaceMetric):
 
     higher_is_better = False
     _function = staticmethod(average_surface_distance)
-    _options = ("symmetric", "convention", "distance_metric", "connectivity")
 
-    def __init__(
-        self,
-        *,
-        symmetric: bool = False,
-        convention: str = "monai",
-        spacing: Any = None,
-        distance_metric: str = "euclidean",
-        connectivity: int = 1,
-        num_classes: int | None = None,
-        include_background: bool = False,
-        ignore_index: int | None = None,
-        input_format: str = "index",
-        validate_args: bool = True,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
-                         input_format=input_format,
-                         validate_args=validate_args, **kwargs)  # fmt: skip
-        self.symmetric, self.convention, self.spacing = symmetric, convention, spacing
-        self.distance_metric, self.connectivity = distance_metric, connectivity
-        self._call(_PROBE, _PROBE)
+    def __init__(self, *, symmetric: bool = False, **kwargs: Unpack[DistanceMetricOptions]) -> None:
+        super().__init__({"symmetric": symmetric}, kwargs)
 
 
 class NormalizedSurfaceDistance(_SurfaceMetric):
@@ -295,30 +270,15 @@ class NormalizedSurfaceDistance(_SurfaceMetric):
 
     higher_is_better = True
     _function = staticmethod(normalized_surface_distance)
-    _options = ("tolerance", "convention", "use_subvoxels", "distance_metric")
 
     def __init__(
         self,
         *,
         tolerance: float | list[float] = 1.0,
-        convention: str = "monai",
         use_subvoxels: bool = False,
-        spacing: Any = None,
-        distance_metric: str = "euclidean",
-        num_classes: int | None = None,
-        include_background: bool = False,
-        ignore_index: int | None = None,
-        input_format: str = "index",
-        validate_args: bool = True,
-        **kwargs: Any,
+        **kwargs: Unpack[DistanceMetricOptions],
     ) -> None:
-        super().__init__(num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
-                         input_format=input_format,
-                         validate_args=validate_args, **kwargs)  # fmt: skip
-        self.tolerance, self.convention, self.use_subvoxels = tolerance, convention, use_subvoxels
-        self.spacing, self.distance_metric = spacing, distance_metric
-        if not isinstance(tolerance, (list, tuple)):  # per-class tolerances are checked against num_classes at update
-            self._call(_PROBE, _PROBE)
+        super().__init__({"tolerance": tolerance, "use_subvoxels": use_subvoxels}, kwargs)
 
 
 class BoundaryIoU(_SurfaceMetric):
@@ -349,25 +309,11 @@ class BoundaryIoU(_SurfaceMetric):
 
     higher_is_better = True
     _function = staticmethod(boundary_iou)
-    _options = ("dilation_ratio",)
-    _spaced = False
+    _shared = MASK_DEFAULTS
+    _keyword_settings = tuple(MASK_DEFAULTS)
 
-    def __init__(
-        self,
-        *,
-        dilation_ratio: float = 0.02,
-        num_classes: int | None = None,
-        include_background: bool = False,
-        ignore_index: int | None = None,
-        input_format: str = "index",
-        validate_args: bool = True,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
-                         input_format=input_format,
-                         validate_args=validate_args, **kwargs)  # fmt: skip
-        self.dilation_ratio = dilation_ratio
-        self._call(_PROBE, _PROBE)
+    def __init__(self, *, dilation_ratio: float = 0.02, **kwargs: Unpack[MaskMetricOptions]) -> None:
+        super().__init__({"dilation_ratio": dilation_ratio}, kwargs)
 
 
 class SurfaceDistanceMeasures(_SurfaceMetric):
@@ -398,7 +344,6 @@ class SurfaceDistanceMeasures(_SurfaceMetric):
 
     higher_is_better = None  # mixed: distances (lower) and NSD (higher)
     _function = staticmethod(surface_distance_measures)
-    _options = ("percentile", "tolerance", "convention", "distance_metric", "connectivity")
     _keys = ("hausdorff", "hausdorff_percentile", "asd", "assd", "nsd")
 
     def __init__(
@@ -406,24 +351,10 @@ class SurfaceDistanceMeasures(_SurfaceMetric):
         *,
         percentile: float = 95.0,
         tolerance: float | list[float] = 1.0,
-        convention: str = "monai",
-        spacing: Any = None,
-        distance_metric: str = "euclidean",
-        connectivity: int = 1,
-        num_classes: int | None = None,
-        include_background: bool = False,
-        ignore_index: int | None = None,
-        input_format: str = "index",
-        validate_args: bool = True,
-        **kwargs: Any,
+        **kwargs: Unpack[DistanceMetricOptions],
     ) -> None:
-        super().__init__(num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
-                         input_format=input_format,
-                         validate_args=validate_args, **kwargs)  # fmt: skip
-        self.percentile, self.tolerance, self.convention = percentile, tolerance, convention
-        self.spacing, self.distance_metric, self.connectivity = spacing, distance_metric, connectivity
-        self.measures: tuple[str, ...] = tuple(self._call(_PROBE, _PROBE)) if not isinstance(
-            tolerance, (list, tuple)) else self._keys  # fmt: skip
+        super().__init__({"percentile": percentile, "tolerance": tolerance}, kwargs)
+        self.measures: tuple[str, ...] = self._keys if self._probed is None else tuple(self._probed)
 
     def compute(self) -> dict[str, Tensor]:
         return {key: self._mean(key) for key in self._keys if key in self.measures}

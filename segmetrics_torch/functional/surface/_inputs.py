@@ -267,9 +267,7 @@ def channel_columns(channels: int, include_background: bool) -> list[int]:
     return list(range(0 if include_background or channels == 1 else 1, channels))
 
 
-def _channel_pairs(
-    p: Tensor, t: Tensor, include_background: bool, spacing: object, only_2d: bool
-) -> Pairs:
+def _channel_pairs(p: Tensor, t: Tensor, include_background: bool, spacing: object, only_2d: bool) -> Pairs:
     """The pairs of two (B, C, *spatial) bool channel stacks: one column per scored channel."""
     ndim = p.ndim - 2
     if min(p.shape[2:]) == 0:

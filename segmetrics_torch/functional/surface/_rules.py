@@ -48,8 +48,9 @@ def check_tolerances(tolerance: object, n_columns: int) -> list[float]:
     return [float(v) for v in values]
 
 
-def _empty(measure: str, convention: str, sd: SurfaceDistances, image: int, class_id: int, binary: bool,
-           value: float) -> float:
+def _empty(
+    measure: str, convention: str, sd: SurfaceDistances, image: int, class_id: int, binary: bool, value: float
+) -> float:
     """``value`` after the warning (or the error, for MedPy, which raises on any empty mask)."""
     if convention == "medpy":
         side = "prediction (`preds`)" if sd.pred_empty else "ground truth (`target`)"

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from torch import Tensor
 
-from ._inputs import check_convention
 from ._rules import mean_rule, reduce_pairs
-from .distances import check_metric, convention_distances
+from .distances import convention_distances, distance_settings
+from .options import DistanceOptions
 
 __all__ = ["average_surface_distance"]
 
@@ -16,15 +18,7 @@ def average_surface_distance(
     target: object,
     *,
     symmetric: bool = False,
-    convention: str = "monai",
-    spacing: object = None,
-    distance_metric: str = "euclidean",
-    connectivity: int = 1,
-    num_classes: int | None = None,
-    include_background: bool = False,
-    ignore_index: int | None = None,
-    input_format: str = "index",
-    validate_args: bool = True,
+    **options: Unpack[DistanceOptions],
 ) -> Tensor:
     r"""Per-image (and per-class) mean distance from the boundary of the prediction to that of the ground truth.
 
@@ -49,9 +43,8 @@ def average_surface_distance(
 
     Args:
         symmetric: the symmetric ASSD instead of the directed mean.
-        preds, target, convention, spacing, distance_metric, connectivity, num_classes, include_background,
-            ignore_index, validate_args: as :func:`~segmetrics_torch.functional.surface.hausdorff_distance`
-            (``"torchmetrics"`` has no surface distance).
+        preds, target, **options: as :func:`~segmetrics_torch.functional.surface.hausdorff_distance` (``convention``
+            ``"monai"``, ``"medpy"`` or ``"deepmind"``: ``"torchmetrics"`` has no surface distance).
 
     Returns:
         (B,) float64 for binary masks, (B, C') for label maps.
@@ -63,15 +56,10 @@ def average_surface_distance(
         >>> [round(float(average_surface_distance(p, g, symmetric=s)[0]), 4) for s in (False, True)]
         [1.6046, 1.5226]
     """
-    name = check_convention(convention, ("monai", "medpy", "deepmind"), "the average surface distance")
+    conventions = ("monai", "medpy", "deepmind")
+    settings = distance_settings("average_surface_distance", options, conventions, "the average surface distance")
+    name = settings["convention"]
     if not isinstance(symmetric, bool):
         raise TypeError(f"Expected argument `symmetric` to be a bool, but got {symmetric!r}.")
-    metric = check_metric(distance_metric, name)
-    corners = name == "deepmind"
-    pairs, results = convention_distances(
-        preds, target, convention=name, corners=corners, distance_metric=metric, connectivity=connectivity,
-        spacing=spacing, num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
-        input_format=input_format,
-        validate_args=validate_args,
-    )  # fmt: skip
+    pairs, results = convention_distances(preds, target, settings, corners=name == "deepmind")
     return reduce_pairs(pairs, results, mean_rule(name, symmetric))

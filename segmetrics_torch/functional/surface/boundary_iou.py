@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Unpack
 
 import numpy as np
 import torch
@@ -10,6 +11,7 @@ from torch import Tensor
 
 from ._inputs import prepare_pairs, warn_empty
 from .edges import boundary_band, boundary_dilation
+from .options import MASK_DEFAULTS, MaskOptions, with_defaults
 
 __all__ = ["boundary_iou"]
 
@@ -19,11 +21,7 @@ def boundary_iou(
     target: object,
     *,
     dilation_ratio: float = 0.02,
-    num_classes: int | None = None,
-    include_background: bool = False,
-    ignore_index: int | None = None,
-    input_format: str = "index",
-    validate_args: bool = True,
+    **options: Unpack[MaskOptions],
 ) -> Tensor:
     r"""Per-image (and per-class) Boundary IoU of 2-D masks.
 
@@ -44,7 +42,8 @@ def boundary_iou(
         preds: (B, H, W) binary masks or label maps (``num_classes``), or a list of (H, W) tensors.
         target: ground truth of the same form and shape.
         dilation_ratio: band width as a fraction of the image diagonal (> 0).
-        num_classes, include_background, ignore_index, validate_args: as
+        **options: ``num_classes``, ``include_background``, ``ignore_index``, ``input_format``, ``validate_args``
+            (:class:`~segmetrics_torch.functional.surface.options.MaskOptions`) as
             :func:`~segmetrics_torch.functional.surface.hausdorff_distance`.
 
     Returns:
@@ -57,20 +56,11 @@ def boundary_iou(
         >>> float(boundary_iou(p, g)[0])
         0.05
     """
+    reading = with_defaults("boundary_iou", options, MASK_DEFAULTS)
     ratio_ok = isinstance(dilation_ratio, (int, float)) and not isinstance(dilation_ratio, bool)
     if not ratio_ok or not 0 < dilation_ratio < math.inf:
         raise ValueError(f"Expected `dilation_ratio` to be a finite number > 0, but got {dilation_ratio!r}.")
-    pairs = prepare_pairs(
-        preds,
-        target,
-        num_classes=num_classes,
-        include_background=include_background,
-        ignore_index=ignore_index,
-        input_format=input_format,
-        spacing=None,
-        validate_args=validate_args,
-        only_2d=True,
-    )
+    pairs = prepare_pairs(preds, target, spacing=None, only_2d=True, **reading)
     out = torch.full((pairs.batch_size, len(pairs.class_ids)), math.nan, dtype=torch.float64)
     for group in pairs.groups:
         h, w = group.preds.shape[1:]

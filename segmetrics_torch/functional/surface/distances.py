@@ -17,7 +17,9 @@ L-inf / L1 norm.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Unpack
 
 import numpy as np
 import torch
@@ -27,8 +29,9 @@ from torch import Tensor
 from segmetrics_torch._checks import check_choice
 
 from ...ops.distance import distance_to_features, distance_to_features_device
-from ._inputs import CONVENTIONS, DISTANCE_METRICS, Pairs, prepare_pairs
+from ._inputs import CONVENTIONS, DISTANCE_METRICS, Pairs, check_convention, prepare_pairs
 from .edges import corner_codes, inner_boundary, surfel_size_table
+from .options import DISTANCE_DEFAULTS, MASK_DEFAULTS, DistanceOptions, with_defaults
 
 __all__ = ["SurfaceDistances", "point_set_distances", "surface_distances"]
 
@@ -208,66 +211,47 @@ def pair_distances(
     return out
 
 
+def distance_settings(
+    function: str, options: Mapping[str, object], conventions: Sequence[str], measure: str
+) -> dict[str, Any]:
+    """The shared keywords of a distance function (:class:`~.options.DistanceOptions`) with their defaults, the
+    ``convention`` (one of ``conventions``, the references that define ``measure``) and the ``distance_metric`` it
+    allows checked: the checks that need no image, made before any distance is computed."""
+    settings = with_defaults(function, options, DISTANCE_DEFAULTS)
+    settings["convention"] = check_convention(settings["convention"], conventions, measure)
+    settings["distance_metric"] = check_metric(settings["distance_metric"], settings["convention"])
+    return settings
+
+
 def convention_distances(
-    preds: object,
-    target: object,
-    *,
-    convention: str,
-    corners: bool,
-    distance_metric: str,
-    connectivity: int = 1,
-    spacing: object = None,
-    num_classes: int | None = None,
-    include_background: bool = False,
-    ignore_index: int | None = None,
-    input_format: str = "index",
-    validate_args: bool = True,
+    preds: object, target: object, settings: Mapping[str, Any], *, corners: bool
 ) -> tuple[Pairs, list[tuple[int, int, SurfaceDistances]]]:
-    """The checked pairs of the inputs and their distance lists under ``convention`` (checked by the caller): the
-    boundary set (``corners``), MedPy's ``connectivity``, and spacing applied to the distances except MONAI's
+    """The checked pairs of the inputs and their distance lists under ``settings`` (from :func:`distance_settings`):
+    the boundary set (``corners``), MedPy's ``connectivity``, and spacing applied to the distances except MONAI's
     chessboard / taxicab (its ``distance_transform_cdt`` ignores it). The one path of every measure function."""
-    pairs = prepare_pairs(
-        preds,
-        target,
-        num_classes=num_classes,
-        include_background=include_background,
-        ignore_index=ignore_index,
-        input_format=input_format,
-        spacing=spacing,
-        validate_args=validate_args,
-    )
+    convention, metric = settings["convention"], settings["distance_metric"]
+    reading = {key: settings[key] for key in MASK_DEFAULTS}
+    pairs = prepare_pairs(preds, target, spacing=settings["spacing"], **reading)
     results = pair_distances(
         pairs,
         corners=corners,
-        connectivity=check_connectivity(connectivity, convention, pairs.ndim, corners),
-        distance_metric=distance_metric,
-        spacing_in_distances=convention != "monai" or distance_metric == "euclidean",
+        connectivity=check_connectivity(settings["connectivity"], convention, pairs.ndim, corners),
+        distance_metric=metric,
+        spacing_in_distances=convention != "monai" or metric == "euclidean",
     )
     return pairs, results
 
 
 def surface_distances(
-    preds: object,
-    target: object,
-    *,
-    convention: str = "monai",
-    spacing: object = None,
-    distance_metric: str = "euclidean",
-    connectivity: int = 1,
-    use_subvoxels: bool = False,
-    num_classes: int | None = None,
-    include_background: bool = False,
-    ignore_index: int | None = None,
-    input_format: str = "index",
-    validate_args: bool = True,
+    preds: object, target: object, *, use_subvoxels: bool = False, **options: Unpack[DistanceOptions]
 ) -> list[list[SurfaceDistances | None]]:
     """The distance lists of every (image, class) pair, for reductions of one's own (one pass of EDTs).
 
     The boundary set follows ``convention``: voxel-centre inner edges for ``"monai"``, ``"medpy"`` and
     ``"torchmetrics"`` (``connectivity`` as MedPy), corner surfels with their sizes for ``"deepmind"`` and for
     ``use_subvoxels=True``. ``distance_metric`` other than ``"euclidean"`` ignores ``spacing`` under ``"monai"`` (as
-    MONAI's ``distance_transform_cdt``) and scales by it under ``"torchmetrics"``. Arguments as
-    :func:`~segmetrics_torch.functional.surface.hausdorff_distance`.
+    MONAI's ``distance_transform_cdt``) and scales by it under ``"torchmetrics"``. The other keywords
+    (:class:`~.options.DistanceOptions`) as :func:`~segmetrics_torch.functional.surface.hausdorff_distance`.
 
     Returns:
         ``result[image][column]``: a :class:`SurfaceDistances`, or None for the class equal to ``ignore_index``.
@@ -279,15 +263,9 @@ def surface_distances(
         >>> sd.pred_to_gt.tolist(), sd.gt_to_pred.tolist()
         ([1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0])
     """
-    convention = check_choice(convention, "convention", CONVENTIONS)
-    metric = check_metric(distance_metric, convention)
-    corners = check_corners(convention, use_subvoxels)
-    pairs, results = convention_distances(
-        preds, target, convention=convention, corners=corners, distance_metric=metric, connectivity=connectivity,
-        spacing=spacing, num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
-        input_format=input_format,
-        validate_args=validate_args,
-    )  # fmt: skip
+    settings = distance_settings("surface_distances", options, CONVENTIONS, "surface distances")
+    corners = check_corners(settings["convention"], use_subvoxels)
+    pairs, results = convention_distances(preds, target, settings, corners=corners)
     table: list[list[SurfaceDistances | None]] = [[None] * len(pairs.class_ids) for _ in range(pairs.batch_size)]
     for image, column, sd in results:
         table[image][column] = sd

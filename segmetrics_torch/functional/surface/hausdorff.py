@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from torch import Tensor
 
-from ._inputs import check_convention
+from ._inputs import CONVENTIONS
 from ._rules import check_percentile, hausdorff_rule, reduce_pairs
-from .distances import check_metric, convention_distances
+from .distances import convention_distances, distance_settings
+from .options import DistanceOptions
 
 __all__ = ["hausdorff_distance", "hd95"]
 
@@ -17,15 +20,7 @@ def hausdorff_distance(
     *,
     directed: bool = False,
     percentile: float | None = None,
-    convention: str = "monai",
-    spacing: object = None,
-    distance_metric: str = "euclidean",
-    connectivity: int = 1,
-    num_classes: int | None = None,
-    include_background: bool = False,
-    ignore_index: int | None = None,
-    input_format: str = "index",
-    validate_args: bool = True,
+    **options: Unpack[DistanceOptions],
 ) -> Tensor:
     r"""Per-image (and per-class) Hausdorff distance between the boundaries of two masks, in spacing units.
 
@@ -67,20 +62,25 @@ def hausdorff_distance(
         target: ground truth, same form and shape.
         directed: prediction-to-ground-truth only.
         percentile: None (the maximum) or a number in [0, 100].
-        convention: ``"monai"``, ``"medpy"``, ``"deepmind"`` or ``"torchmetrics"``.
-        spacing: None (unit), a number, or one number per spatial axis (anisotropic voxels); or, as MONAI's
+        **options: the keywords every boundary-distance function shares
+            (:class:`~segmetrics_torch.functional.surface.options.DistanceOptions`; Boundary IoU takes the last five):
+        convention: ``"monai"`` (default), ``"medpy"``, ``"deepmind"`` or ``"torchmetrics"``.
+        spacing: None (default: unit), a number, or one number per spatial axis (anisotropic voxels); or, as MONAI's
             per-item form, a sequence of one such entry per image (a 2-D tensor too).
-        distance_metric: ``"euclidean"``; ``"chessboard"`` / ``"taxicab"`` with ``"monai"`` and ``"torchmetrics"``.
-        connectivity: MedPy's structuring element of the edge erosion (``"medpy"`` only; 1 = face neighbours).
-        num_classes: label maps with this many classes (None: binary masks).
-        include_background: keep class 0 (label maps only).
-        ignore_index: label of ``target`` whose pixels are removed from both masks; its own class is NaN.
+        distance_metric: ``"euclidean"`` (default); ``"chessboard"`` / ``"taxicab"`` with ``"monai"`` and
+            ``"torchmetrics"``.
+        connectivity: MedPy's structuring element of the edge erosion (``"medpy"`` only; 1 = face neighbours, the
+            default).
+        num_classes: label maps with this many classes (None, the default: binary masks).
+        include_background: keep class 0 (label maps only; default False).
+        ignore_index: label of ``target`` whose pixels are removed from both masks; its own class is NaN (default
+            None).
         input_format: TorchMetrics' layouts: ``"index"`` (the default here: masks, or label maps with
             ``num_classes``), ``"one-hot"`` ((B, C, H, W) / (B, C, D, H, W) channels, bool or 0/1 integers used as
             given, overlapping or not; floating scores arg-maxed over C as TorchMetrics does, which needs C >= 2) or
             ``"mixed"`` (one side one-hot, the other index labels in [0, C)). One-hot scores channel 0 only with
             ``include_background`` unless there is one channel (TorchMetrics' rule); tensors only.
-        validate_args: check the values of the masks / labels (synchronises a CUDA device).
+        validate_args: check the values of the masks / labels (synchronises a CUDA device; default True).
 
     Returns:
         (B,) float64 for binary masks, (B, C') for label maps (C' = ``num_classes`` or ``num_classes - 1``) and
@@ -93,24 +93,18 @@ def hausdorff_distance(
         >>> round(float(hausdorff_distance(p, g)[0]), 4), round(float(hausdorff_distance(p, g, percentile=95)[0]), 4)
         (2.8284, 2.2361)
     """
-    name = check_convention(convention, ("monai", "medpy", "deepmind", "torchmetrics"), "the Hausdorff distance")
+    settings = distance_settings("hausdorff_distance", options, CONVENTIONS, "the Hausdorff distance")
+    name = settings["convention"]
     if not isinstance(directed, bool):
         raise TypeError(f"Expected argument `directed` to be a bool, but got {directed!r}.")
     q = check_percentile(percentile)
     if q is not None and name == "torchmetrics":
         raise ValueError("Expected `percentile`=None with convention='torchmetrics': TorchMetrics has no percentile.")
-    metric = check_metric(distance_metric, name)
-    corners = name == "deepmind"
-    pairs, results = convention_distances(
-        preds, target, convention=name, corners=corners, distance_metric=metric, connectivity=connectivity,
-        spacing=spacing, num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
-        input_format=input_format,
-        validate_args=validate_args,
-    )  # fmt: skip
+    pairs, results = convention_distances(preds, target, settings, corners=name == "deepmind")
     return reduce_pairs(pairs, results, hausdorff_rule(name, q, directed))
 
 
-def hd95(preds: object, target: object, **kwargs: object) -> Tensor:
+def hd95(preds: object, target: object, *, directed: bool = False, **options: Unpack[DistanceOptions]) -> Tensor:
     """The 95th-percentile Hausdorff distance: :func:`hausdorff_distance` with ``percentile=95``.
 
     Example:
@@ -120,6 +114,6 @@ def hd95(preds: object, target: object, **kwargs: object) -> Tensor:
         >>> [round(float(hd95(p, g, convention=c)[0]), 4) for c in ("monai", "medpy", "deepmind")]
         [23.3452, 5.6569, 23.3452]
     """
-    if "percentile" in kwargs:
+    if "percentile" in options:
         raise TypeError("hd95() fixes `percentile` at 95; call hausdorff_distance(percentile=...) for another.")
-    return hausdorff_distance(preds, target, percentile=95, **kwargs)  # type: ignore[arg-type]
+    return hausdorff_distance(preds, target, directed=directed, percentile=95, **options)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from torch import Tensor
 
-from ._inputs import check_convention
+from ._inputs import CONVENTIONS
 from ._rules import check_percentile, check_tolerances, hausdorff_rule, mean_rule, nsd_rule, reduce_pairs
-from .distances import check_metric, convention_distances
+from .distances import convention_distances, distance_settings
+from .options import DistanceOptions
 
 __all__ = ["surface_distance_measures"]
 
@@ -17,15 +20,7 @@ def surface_distance_measures(
     *,
     percentile: float = 95.0,
     tolerance: float | list[float] = 1.0,
-    convention: str = "monai",
-    spacing: object = None,
-    distance_metric: str = "euclidean",
-    connectivity: int = 1,
-    num_classes: int | None = None,
-    include_background: bool = False,
-    ignore_index: int | None = None,
-    input_format: str = "index",
-    validate_args: bool = True,
+    **options: Unpack[DistanceOptions],
 ) -> dict[str, Tensor]:
     """Hausdorff, percentile Hausdorff, ASD, ASSD and NSD from the same distance lists (one EDT per direction and
     (image, class) pair, instead of one per measure as separate reference calls do).
@@ -45,16 +40,10 @@ def surface_distance_measures(
         >>> {k: round(float(v[0]), 4) for k, v in surface_distance_measures(p, g).items()}
         {'hausdorff': 2.8284, 'hausdorff_percentile': 2.2361, 'asd': 1.6046, 'assd': 1.5226, 'nsd': 0.4048}
     """
-    name = check_convention(convention, ("monai", "medpy", "deepmind", "torchmetrics"), "surface distances")
+    settings = distance_settings("surface_distance_measures", options, CONVENTIONS, "surface distances")
+    name = settings["convention"]
     q = check_percentile(percentile)
-    metric = check_metric(distance_metric, name)
-    corners = name == "deepmind"
-    pairs, results = convention_distances(
-        preds, target, convention=name, corners=corners, distance_metric=metric, connectivity=connectivity,
-        spacing=spacing, num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
-        input_format=input_format,
-        validate_args=validate_args,
-    )  # fmt: skip
+    pairs, results = convention_distances(preds, target, settings, corners=name == "deepmind")
     tolerances = check_tolerances(tolerance, len(pairs.class_ids))
     out = {"hausdorff": reduce_pairs(pairs, results, hausdorff_rule(name, None, False))}
     if name == "torchmetrics":

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from torch import Tensor
 
-from ._inputs import check_convention
 from ._rules import check_tolerances, nsd_rule, reduce_pairs
-from .distances import check_corners, check_metric, convention_distances
+from .distances import check_corners, convention_distances, distance_settings
+from .options import DistanceOptions
 
 __all__ = ["normalized_surface_distance"]
 
@@ -16,15 +18,8 @@ def normalized_surface_distance(
     target: object,
     *,
     tolerance: float | list[float],
-    convention: str = "monai",
     use_subvoxels: bool = False,
-    spacing: object = None,
-    distance_metric: str = "euclidean",
-    num_classes: int | None = None,
-    include_background: bool = False,
-    ignore_index: int | None = None,
-    input_format: str = "index",
-    validate_args: bool = True,
+    **options: Unpack[DistanceOptions],
 ) -> Tensor:
     r"""Per-image (and per-class) surface Dice: the fraction of both boundaries within ``tolerance`` of the other.
 
@@ -48,8 +43,8 @@ def normalized_surface_distance(
     Args:
         tolerance: τ, one number, or one per output class (MONAI's ``class_thresholds``); finite and >= 0.
         use_subvoxels: corner surfels weighted by their size (``"monai"``; always on for ``"deepmind"``).
-        preds, target, spacing, distance_metric, num_classes, include_background, ignore_index, validate_args: as
-            :func:`~segmetrics_torch.functional.surface.hausdorff_distance`.
+        preds, target, **options: as :func:`~segmetrics_torch.functional.surface.hausdorff_distance` (``convention``
+            ``"monai"`` or ``"deepmind"``; ``connectivity`` 1).
 
     Returns:
         (B,) float64 for binary masks, (B, C') for label maps.
@@ -62,14 +57,9 @@ def normalized_surface_distance(
         ...  for c in ("monai", "deepmind")]
         [0.4048, 0.3864]
     """
-    name = check_convention(convention, ("monai", "deepmind"), "the normalized surface distance")
-    corners = check_corners(name, use_subvoxels)
-    metric = check_metric(distance_metric, name)
-    pairs, results = convention_distances(
-        preds, target, convention=name, corners=corners, distance_metric=metric,
-        spacing=spacing, num_classes=num_classes, include_background=include_background, ignore_index=ignore_index,
-        input_format=input_format,
-        validate_args=validate_args,
-    )  # fmt: skip
+    conventions = ("monai", "deepmind")
+    settings = distance_settings("normalized_surface_distance", options, conventions, "the normalized surface distance")
+    name = settings["convention"]
+    pairs, results = convention_distances(preds, target, settings, corners=check_corners(name, use_subvoxels))
     tolerances = check_tolerances(tolerance, len(pairs.class_ids))
     return reduce_pairs(pairs, results, nsd_rule(name, tolerances), per_column=True)
