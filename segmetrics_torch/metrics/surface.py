@@ -30,7 +30,13 @@ from ..functional.surface import (
     surface_distance_measures,
 )
 from ..functional.surface._inputs import INPUT_FORMATS, channel_columns, one_hot_inputs
-from ..functional.surface.options import DISTANCE_DEFAULTS, MASK_DEFAULTS, DistanceOptions, MaskOptions
+from ..functional.surface.options import (
+    DISTANCE_DEFAULTS,
+    MASK_DEFAULTS,
+    DistanceOptions,
+    MaskOptions,
+    with_defaults,
+)
 from ._base import ExactMetric, MetricKeywords
 
 __all__ = [
@@ -68,6 +74,7 @@ class _SurfaceMetric(ExactMetric):
         """``measure_options``: the function's own arguments, by name; ``kwargs``: the shared keywords (the rest
         goes to torchmetrics). The arguments are checked here, by one call of the function on a tiny pair, not at
         the first update."""
+        with_defaults(type(self).__name__, kwargs, {**self._shared, **dict.fromkeys(_TORCHMETRICS_KEYWORDS)})
         options = {**self._shared, **{key: value for key, value in kwargs.items() if key in self._shared}}
         super().__init__(**{key: value for key, value in kwargs.items() if key not in self._shared})
         num_classes, input_format = options["num_classes"], options["input_format"]
@@ -359,6 +366,9 @@ class SurfaceDistanceMeasures(_SurfaceMetric):
     def compute(self) -> dict[str, Tensor]:
         return {key: self._mean(key) for key in self._keys if key in self.measures}
 
+
+#: torchmetrics' Metric keywords, passed on to it
+_TORCHMETRICS_KEYWORDS = tuple(MetricKeywords.__optional_keys__)
 
 #: the measures that are distances (a missed structure: inf); NSD and Boundary IoU are scores (0 there)
 _DISTANCES = frozenset({"hausdorff", "hausdorff_percentile", "asd", "assd"})

@@ -45,10 +45,15 @@ def test_label_maps_match_monai_one_hot(include_background: bool, shape: tuple[i
         ref_hd = metrics.compute_hausdorff_distance(
             _one_hot(p, k), _one_hot(g, k), include_background=include_background, percentile=95, spacing=list(sp)
         )
-        ref_nsd = metrics.compute_surface_dice(_one_hot(p, k), _one_hot(g, k), [0.5, 1.0, 2.0, 3.0][-ref_hd.shape[1]:],
-                                               include_background=include_background, spacing=list(sp))
+        ref_nsd = metrics.compute_surface_dice(
+            _one_hot(p, k),
+            _one_hot(g, k),
+            [0.5, 1.0, 2.0, 3.0][-ref_hd.shape[1] :],
+            include_background=include_background,
+            spacing=list(sp),
+        )
         ours_hd = hausdorff_distance(p, g, percentile=95, **kw)  # type: ignore[arg-type]
-        ours_nsd = normalized_surface_distance(p, g, tolerance=[0.5, 1.0, 2.0, 3.0][-ref_hd.shape[1]:], **kw)  # type: ignore[arg-type]
+        ours_nsd = normalized_surface_distance(p, g, tolerance=[0.5, 1.0, 2.0, 3.0][-ref_hd.shape[1] :], **kw)  # type: ignore[arg-type]
     assert ours_hd.shape == ref_hd.shape == (2, k - (0 if include_background else 1))
     torch.testing.assert_close(ours_hd, ref_hd.double(), rtol=1e-6, atol=1e-6, equal_nan=True)
     torch.testing.assert_close(ours_nsd, ref_nsd.double(), rtol=1e-6, atol=1e-6, equal_nan=True)
@@ -157,8 +162,28 @@ def test_bad_inputs_other_measures() -> None:
     with pytest.raises(ValueError, match="2-D images"):
         boundary_iou(A.unsqueeze(1), A.unsqueeze(1))
     with pytest.raises(TypeError, match="fixes `percentile` at 95"):
-        hd95(A, A, percentile=50)
+        hd95(A, A, percentile=50)  # type: ignore[call-arg]
     with pytest.raises(ValueError, match="at least one image"):
         hausdorff_distance([], [])
     with pytest.raises(TypeError, match="both tensors or both lists"):
         hausdorff_distance(A, [A[0]])
+
+
+def test_unknown_keyword_names_the_nearest() -> None:
+    """The shared keywords are one TypedDict (``**options``): a misspelt one is Python's TypeError, with a hint, in
+    the functions and the Metrics; one the function does not take (spacing for Boundary IoU) too."""
+    from segmetrics_torch.metrics.surface import BoundaryIoU, HausdorffDistance
+
+    with pytest.raises(TypeError, match=r"hausdorff_distance\(\) got an unexpected keyword argument 'spacng' "
+                                        r"\(did you mean 'spacing'\?\)"):  # fmt: skip
+        hausdorff_distance(A, A, spacng=2.0)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"boundary_iou\(\) got an unexpected keyword argument 'spacing'"):
+        boundary_iou(A, A, spacing=2.0)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"surface_distance_measures\(\) .* 'num_class' .* 'num_classes'"):
+        surface_distance_measures(A, A, num_class=3)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"HausdorffDistance\(\) .* 'conventon' \(did you mean 'convention'\?\)"):
+        HausdorffDistance(conventon="medpy")  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"BoundaryIoU\(\) got an unexpected keyword argument 'convention'"):
+        BoundaryIoU(convention="monai")  # type: ignore[call-arg]
+    # torchmetrics' own keywords still reach torchmetrics
+    assert HausdorffDistance(compute_on_cpu=True, convention="medpy").compute_on_cpu is True
