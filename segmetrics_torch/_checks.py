@@ -124,6 +124,35 @@ def check_positive_float(value: object, name: str) -> float:
     return float(value)
 
 
+def check_numbers_per(value: object, n: int, name: str, each: str, *, zero_ok: bool) -> list[float]:
+    """``value`` (a number, or a sequence or 1-D tensor of one or ``n`` numbers, one per ``each``) as ``n`` finite
+    floats > 0 (>= 0 with ``zero_ok``); ``TypeError`` / ``ValueError`` naming the argument otherwise."""
+    if isinstance(value, Tensor):
+        if value.ndim > 1:
+            raise ValueError(
+                f"Expected `{name}` to be a number or 1-D, but got a tensor of shape {tuple(value.shape)}."
+            )
+        value = value.tolist()
+    values = [value] if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+    if not isinstance(values, Sequence) or isinstance(values, (str, bytes)):
+        raise TypeError(
+            f"Expected `{name}` to be a number or a sequence of numbers (one per {each}), but got {value!r}."
+        )
+    if len(values) == 1:
+        values = list(values) * n
+    if len(values) != n:
+        raise ValueError(
+            f"Expected `{name}` to have one entry per {each} ({n}) or be a single number, but got {len(values)} "
+            f"entries: {value!r}."
+        )
+    bound = "a finite number >= 0" if zero_ok else "a finite positive number"
+    for v in values:
+        number = isinstance(v, (int, float)) and not isinstance(v, bool)
+        if not number or not (0 <= v if zero_ok else 0 < v) or not v < math.inf:
+            raise ValueError(f"Expected every entry of `{name}` to be {bound}, but got {value!r}.")
+    return [float(v) for v in values]
+
+
 def check_tolerance(pixels: float, value: float, name: str, height: int, width: int) -> float:
     """The tolerance ``pixels`` (from argument ``name`` = ``value``), capped at the image diagonal.
 

@@ -34,11 +34,19 @@ __all__ = [
     "PARTITION",
     "PARTITION_TABLES",
     "PR_MEASURES",
+    "THRESHOLD_MEASURES",
     "Measure",
     "aliases",
     "canonical",
     "meta_name",
 ]
+
+
+#: the binary-classification measures of ``threshold_measures`` (one per PySODMetrics 1.6 handler), in the order of
+#: PySODMetrics' README: the names of that function's ``measures``, of its results and of the numpy reference's
+THRESHOLD_MEASURES = (
+    "fmeasure", "precision", "recall", "specificity", "fpr", "ber", "iou", "dice", "accuracy", "kappa",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

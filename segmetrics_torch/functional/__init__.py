@@ -1,5 +1,6 @@
 """Functional API: pure functions returning per-image values; the Metric classes accumulate them."""
 
+from . import foreground
 from .boundary import (
     BoundaryCounts,
     annotator_boundaries,
@@ -8,25 +9,7 @@ from .boundary import (
     morphological_boundary_f,
     segmentation_boundaries,
 )
-from .foreground import (
-    FOREGROUND_KEYS,
-    camouflage_context_measure,
-    context_measure,
-    dice,
-    e_measure,
-    f_measure,
-    foreground_measures,
-    human_correction_effort,
-    iou,
-    mae,
-    multiscale_iou,
-    precision_recall,
-    s_measure,
-    size_invariant_mae,
-    size_invariant_threshold_measures,
-    threshold_measures,
-    weighted_f_measure,
-)
+from .foreground import *  # noqa: F403  (the foreground measures: foreground.__all__)
 from .partition import hierarchy_measures, partition_measures
 from .surface import (
     average_surface_distance,
@@ -39,36 +22,20 @@ from .surface import (
 )
 
 __all__ = [
-    "FOREGROUND_KEYS",
     "BoundaryCounts",
     "annotator_boundaries",
     "average_surface_distance",
     "boundary_iou",
     "boundary_pr",
     "boundary_pr_counts",
-    "camouflage_context_measure",
-    "context_measure",
-    "dice",
-    "e_measure",
-    "f_measure",
-    "foreground_measures",
     "hausdorff_distance",
     "hd95",
     "hierarchy_measures",
-    "human_correction_effort",
-    "iou",
-    "mae",
     "morphological_boundary_f",
-    "multiscale_iou",
     "normalized_surface_distance",
     "partition_measures",
-    "precision_recall",
-    "s_measure",
     "segmentation_boundaries",
-    "size_invariant_mae",
-    "size_invariant_threshold_measures",
     "surface_distance_measures",
     "surface_distances",
-    "threshold_measures",
-    "weighted_f_measure",
 ]
+__all__ += foreground.__all__

@@ -277,8 +277,13 @@ def f_boundary(foreground_mask: np.ndarray, gt_mask: np.ndarray, bound_th: float
     gt_dil = ndimage.binary_dilation(gt_boundary, structure=disk)
     gt_match = gt_boundary & fg_dil
     fg_match = fg_boundary & gt_dil
-    n_fg = fg_boundary.sum()
-    n_gt = gt_boundary.sum()
+    return davis_f(int(fg_match.sum()), int(fg_boundary.sum()), int(gt_match.sum()), int(gt_boundary.sum()))
+
+
+def davis_f(fg_matched: int, n_fg: int, gt_matched: int, n_gt: int) -> tuple[float, float, float]:
+    """(F, precision, recall) from DAVIS' boundary counts, with its empty-boundary rules: no predicted boundary
+    gives precision 1 and recall 0 (both 1 when the ground truth has none either), no ground-truth boundary
+    precision 0 and recall 1."""
     if n_fg == 0 and n_gt > 0:
         precision, recall = 1.0, 0.0
     elif n_fg > 0 and n_gt == 0:
@@ -286,7 +291,6 @@ def f_boundary(foreground_mask: np.ndarray, gt_mask: np.ndarray, bound_th: float
     elif n_fg == 0 and n_gt == 0:
         precision, recall = 1.0, 1.0
     else:
-        precision = fg_match.sum() / n_fg
-        recall = gt_match.sum() / n_gt
+        precision, recall = fg_matched / n_fg, gt_matched / n_gt
     f = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
     return float(f), float(precision), float(recall)

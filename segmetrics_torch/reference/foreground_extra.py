@@ -33,6 +33,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..registry import THRESHOLD_MEASURES
+
 __all__ = [
     "THRESHOLD_MEASURES",
     "confusion_counts",
@@ -45,11 +47,6 @@ __all__ = [
     "size_invariant_threshold_measures",
     "threshold_measures",
 ]
-
-THRESHOLD_MEASURES = (
-    "fmeasure", "precision", "recall", "specificity", "fpr", "ber", "iou", "dice", "accuracy", "kappa",
-)  # fmt: skip
-
 
 def _div(numerator: float, denominator: float) -> float:
     """``numerator / denominator`` as float64 numbers; 0.0 when the denominator is 0."""

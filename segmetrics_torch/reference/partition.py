@@ -63,7 +63,7 @@ Checked (``tests/reference/test_partition_reference.py``)
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 from scipy import ndimage
@@ -559,43 +559,40 @@ def bgm(partition: np.ndarray, gts: Sequence[np.ndarray]) -> float:
 # ----------------------------------------------------------------------------------------------------------------
 # consistency errors (bce_gce_lce.hpp)
 # ----------------------------------------------------------------------------------------------------------------
-def _bce_of_table(table: np.ndarray) -> float:
-    """``BCE = (1/N) sum_ij n_ij max((a_i - n_ij)/a_i, (b_j - n_ij)/b_j)`` (Martin 2001, bidirectional)."""
+def _cells(table: np.ndarray) -> Iterator[tuple[int, float, float]]:
+    """``(n_ij, a_i, b_j)`` of the nonzero cells of a contingency table with its row and column sums, column by
+    column as ``bce_gce_lce.hpp`` visits them."""
     a = table.sum(axis=1)
     b = table.sum(axis=0)
-    total = 0.0
     for j in range(table.shape[1]):
         for i in range(table.shape[0]):
             n = int(table[i, j])
             if n:
-                total += max((a[i] - n) / a[i], (b[j] - n) / b[j]) * n
+                yield n, float(a[i]), float(b[j])
+
+
+def _bce_of_table(table: np.ndarray) -> float:
+    """``BCE = (1/N) sum_ij n_ij max((a_i - n_ij)/a_i, (b_j - n_ij)/b_j)`` (Martin 2001, bidirectional)."""
+    total = 0.0
+    for n, a, b in _cells(table):
+        total += max((a - n) / a, (b - n) / b) * n
     return total / float(table.sum())
 
 
 def _gce_of_table(table: np.ndarray) -> float:
     """``GCE = min(sum_ij n_ij (b_j - n_ij)/b_j, sum_ij n_ij (a_i - n_ij)/a_i) / N`` (the two global refinements)."""
-    a = table.sum(axis=1)
-    b = table.sum(axis=0)
     gt_side = part_side = 0.0
-    for j in range(table.shape[1]):
-        for i in range(table.shape[0]):
-            n = int(table[i, j])
-            if n:
-                gt_side += float(b[j] - n) * n / float(b[j])
-                part_side += float(a[i] - n) * n / float(a[i])
+    for n, a, b in _cells(table):
+        gt_side += (b - n) * n / b
+        part_side += (a - n) * n / a
     return min(gt_side, part_side) / float(table.sum())
 
 
 def _lce_of_table(table: np.ndarray) -> float:
     """``LCE = (1/N) sum_ij min(n_ij (b_j - n_ij)/b_j, n_ij (a_i - n_ij)/a_i)`` (refinement chosen per pixel)."""
-    a = table.sum(axis=1)
-    b = table.sum(axis=0)
     total = 0.0
-    for j in range(table.shape[1]):
-        for i in range(table.shape[0]):
-            n = int(table[i, j])
-            if n:
-                total += min(float(b[j] - n) * n / float(b[j]), float(a[i] - n) * n / float(a[i]))
+    for n, a, b in _cells(table):
+        total += min((b - n) * n / b, (a - n) * n / a)
     return total / float(table.sum())
 
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import ndimage
 
-from .boundary import seg2bmap
+from .boundary import davis_f, seg2bmap
 
 __all__ = [
     "best_boundary_f",
@@ -92,17 +92,7 @@ def boundary_counts(
     fg_dil = ndimage.binary_dilation(fg_b, structure=disk)
     gt_dil = ndimage.binary_dilation(gt_b, structure=disk)
     n_fg, n_gt = int((fg_b & valid).sum()), int((gt_b & valid).sum())
-    if n_fg == 0 and n_gt > 0:
-        precision, recall = 1.0, 0.0
-    elif n_fg > 0 and n_gt == 0:
-        precision, recall = 0.0, 1.0
-    elif n_fg == 0 and n_gt == 0:
-        precision, recall = 1.0, 1.0
-    else:
-        precision = (fg_b & valid & gt_dil).sum() / n_fg
-        recall = (gt_b & valid & fg_dil).sum() / n_gt
-    f = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
-    return float(f), float(precision), float(recall)
+    return davis_f(int((fg_b & valid & gt_dil).sum()), n_fg, int((gt_b & valid & fg_dil).sum()), n_gt)
 
 
 def best_boundary_f(

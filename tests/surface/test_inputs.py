@@ -153,7 +153,7 @@ def test_bad_inputs_other_measures() -> None:
     with pytest.raises(ValueError, match="`tolerance` to be a finite number >= 0"):
         normalized_surface_distance(A, A, tolerance=math.inf)
     g = torch.zeros(1, 6, 6, dtype=torch.long)
-    with pytest.raises(ValueError, match=r"`tolerance` to be a number or 2 numbers"):
+    with pytest.raises(ValueError, match=r"`tolerance` to have one entry per class \(2\)"):
         normalized_surface_distance(g, g, tolerance=[1.0, 2.0, 3.0], num_classes=3)
     with pytest.raises(TypeError, match="`use_subvoxels`"):
         normalized_surface_distance(A, A, tolerance=1.0, use_subvoxels=1)  # type: ignore[arg-type]

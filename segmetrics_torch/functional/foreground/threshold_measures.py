@@ -44,6 +44,7 @@ from torch import Tensor
 
 from ..._checks import ImageBatch, check_positive_float
 from ...ops.thresholds import BinaryCounts, adaptive_threshold, threshold_counts
+from ...registry import THRESHOLD_MEASURES
 from ._extra_runner import run_raw
 from ._intermediates import MeasureOptions, measure_values, use_cpu_kernel
 from ._prepare import binarize_target, prepare_maps
@@ -57,10 +58,6 @@ __all__ = [
     "threshold_measures",
 ]
 
-#: canonical measure names, in PySODMetrics' handler order of the README
-THRESHOLD_MEASURES = (
-    "fmeasure", "precision", "recall", "specificity", "fpr", "ber", "iou", "dice", "accuracy", "kappa",
-)  # fmt: skip
 #: accepted aliases -> canonical name
 MEASURE_ALIASES = {
     "f": "fmeasure", "fm": "fmeasure", "sensitivity": "recall", "tpr": "recall", "tnr": "specificity",

@@ -9,7 +9,6 @@ back into a (B,) or (B, C') float64 tensor.
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,7 +16,14 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from segmetrics_torch._checks import as_binary_mask, check_bool, check_choice, check_tensor, tensor_items
+from segmetrics_torch._checks import (
+    as_binary_mask,
+    check_bool,
+    check_choice,
+    check_numbers_per,
+    check_tensor,
+    tensor_items,
+)
 
 __all__ = [
     "CONVENTIONS",
@@ -121,28 +127,7 @@ def normalize_spacing(spacing: object, ndim: int) -> tuple[float, ...]:
     """``spacing`` (None, a number, or one number per spatial axis) as a tuple of ``ndim`` finite positive floats."""
     if spacing is None:
         return (1.0,) * ndim
-    if isinstance(spacing, Tensor):
-        if spacing.ndim > 1:
-            raise ValueError(
-                f"Expected `spacing` to be a number or 1-D, but got a tensor of shape {tuple(spacing.shape)}."
-            )
-        spacing = spacing.tolist()
-    values = [spacing] if isinstance(spacing, (int, float)) else spacing
-    if not isinstance(values, Sequence) or isinstance(values, (str, bytes)):
-        raise TypeError(f"Expected `spacing` to be None, a number or a sequence of numbers, but got {spacing!r}.")
-    if len(values) == 1:
-        values = list(values) * ndim
-    if len(values) != ndim:
-        raise ValueError(
-            f"Expected `spacing` to have one entry per spatial axis ({ndim}) or be a single number, but got "
-            f"{len(values)} entries: {spacing!r}."
-        )
-    out = []
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < math.inf:
-            raise ValueError(f"Expected every entry of `spacing` to be a finite positive number, but got {spacing!r}.")
-        out.append(float(v))
-    return tuple(out)
+    return tuple(check_numbers_per(spacing, ndim, "spacing", "spatial axis", zero_ok=False))
 
 
 def _check_labels(x: Tensor, name: str, num_classes: int, ignore_index: int | None) -> None:

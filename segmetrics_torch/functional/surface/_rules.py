@@ -9,12 +9,13 @@ pairs; :func:`~segmetrics_torch.functional.surface.surface_distance_measures` ap
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 import torch
 from torch import Tensor
 
+from ..._checks import check_numbers_per
 from ._inputs import Pairs, warn_empty
 from .distances import SurfaceDistances
 
@@ -31,21 +32,7 @@ def check_percentile(percentile: object) -> float | None:
 
 def check_tolerances(tolerance: object, n_columns: int) -> list[float]:
     """One finite tolerance >= 0 per output column (a number applies to all)."""
-    if isinstance(tolerance, Tensor):
-        tolerance = tolerance.tolist()
-    values = [tolerance] if isinstance(tolerance, (int, float)) and not isinstance(tolerance, bool) else tolerance
-    if not isinstance(values, Sequence) or isinstance(values, (str, bytes)):
-        raise TypeError(f"Expected `tolerance` to be a number or one number per class, but got {tolerance!r}.")
-    if len(values) == 1:
-        values = list(values) * n_columns
-    if len(values) != n_columns:
-        raise ValueError(
-            f"Expected `tolerance` to be a number or {n_columns} numbers (one per class), got {tolerance!r}."
-        )
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v < math.inf:
-            raise ValueError(f"Expected every `tolerance` to be a finite number >= 0, but got {tolerance!r}.")
-    return [float(v) for v in values]
+    return check_numbers_per(tolerance, n_columns, "tolerance", "class", zero_ok=True)
 
 
 def _empty(
