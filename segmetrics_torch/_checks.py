@@ -217,6 +217,18 @@ def tensor_items(x: object, name: str) -> list[Tensor]:
     return [check_tensor(item, f"{name}[{i}]") for i, item in enumerate(x)]
 
 
+def batch_items(x: object, name: str, ndim: int, layout: str) -> list[Tensor]:
+    """The images of a batch: a tensor of ``ndim + 1`` dims split along its first (``layout`` names that shape in the
+    error), or the tensors of a list (:func:`tensor_items`); an empty batch is a ``ValueError``."""
+    if not isinstance(x, Tensor):
+        return tensor_items(x, name)
+    if x.ndim != ndim + 1:
+        raise ValueError(f"Expected `{name}` {layout} or a list, but got shape {tuple(x.shape)}.")
+    if x.shape[0] == 0:
+        raise ValueError(f"Expected `{name}` to hold at least one image, but got an empty batch.")
+    return list(x.unbind(0))
+
+
 def as_image_list(x: object, name: str) -> list[Tensor] | None:
     """Return the images of a list/tuple input as a list of (H, W) tensors, or None if ``x`` is a tensor."""
     if isinstance(x, Tensor):

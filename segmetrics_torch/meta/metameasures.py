@@ -53,7 +53,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .._checks import ImageBatch, check_bool, check_choice
+from .._checks import ImageBatch, batch_items, check_bool, check_choice
 from ..functional.boundary.summary import matlab_linspace
 from ..registry import MEASURES, META_FOREGROUND, PARTITION, meta_name
 from .baselines import (
@@ -664,15 +664,7 @@ def sihd_from_values(
 
 
 def _annotation_list(annotations: Any, name: str) -> list[Tensor]:
-    if isinstance(annotations, Tensor):
-        if annotations.ndim != 4:
-            shape = tuple(annotations.shape)
-            raise ValueError(f"Expected `{name}` of shape (B, K, H, W) or a list of (K, H, W), got {shape}.")
-        items = list(annotations.unbind(0))
-    elif isinstance(annotations, Sequence) and not isinstance(annotations, (str, bytes)):
-        items = list(annotations)
-    else:
-        raise TypeError(f"Expected `{name}` to be a tensor or a list of tensors, but got {type(annotations).__name__}.")
+    items = batch_items(annotations, name, 3, "of shape (B, K, H, W)")
     for i, a in enumerate(items):
         if not isinstance(a, Tensor) or a.ndim != 3 or a.shape[0] == 0:
             raise ValueError(f"Expected `{name}[{i}]` to be a (K, H, W) tensor with K >= 1.")

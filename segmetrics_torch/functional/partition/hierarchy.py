@@ -19,7 +19,7 @@ from typing import Literal, get_args
 import torch
 from torch import Tensor
 
-from ..._checks import ImageBatch, check_bool, check_choice, check_positive_float, check_tensor
+from ..._checks import ImageBatch, batch_items, check_bool, check_choice, check_positive_float, check_tensor
 from ...ops.contingency import (
     ContingencyTables,
     TableSlots,
@@ -64,18 +64,8 @@ def check_num_regions(num_regions: object) -> Tensor:
 
 
 def _ucm_list(x: object, validate_args: bool) -> list[Tensor]:
-    if isinstance(x, Tensor):
-        if x.ndim != 3:
-            raise ValueError(f"Expected `preds` ucm2 maps of shape (B, 2H+1, 2W+1) or a list, got {tuple(x.shape)}.")
-        items = list(x.unbind(0))
-    elif isinstance(x, Sequence) and not isinstance(x, (str, bytes)):
-        items = list(x)
-    else:
-        raise TypeError(f"Expected `preds` to be a torch.Tensor or a list of tensors, but got {type(x).__name__}.")
-    if not items:
-        raise ValueError("Expected `preds` to hold at least one image, but got an empty batch.")
     out = []
-    for i, u in enumerate(items):
+    for i, u in enumerate(batch_items(x, "preds", 2, "ucm2 maps of shape (B, 2H+1, 2W+1)")):
         u = check_tensor(u, f"preds[{i}]")
         if u.ndim != 2:
             raise ValueError(f"Expected `preds[{i}]` to be a (2H+1, 2W+1) ucm2, but got shape {tuple(u.shape)}.")

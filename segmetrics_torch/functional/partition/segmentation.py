@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ..._checks import Backend, ImageBatch, check_bool, check_positive_float, check_tensor
+from ..._checks import Backend, ImageBatch, batch_items, check_bool, check_positive_float, check_tensor
 from ...ops.contingency import ContingencyTables, contingency_tables, pair_tables, relabel
 from ..boundary.bsds import annotator_boundaries, boundary_pr_counts, segmentation_boundaries
 from .tables import TABLE_MEASURES, check_fop_constants, check_measures, measures_from_tables
@@ -52,19 +52,9 @@ def _as_labels(x: Tensor, name: str, validate_args: bool) -> Tensor:
 def as_label_list(x: object, name: str, ndim: int, validate_args: bool = True) -> list[Tensor]:
     """``x`` as a list of int64 label tensors with ``ndim`` dims each: a tensor with one more dim is split along its
     first; a list/tuple is taken item by item. Empty batches, empty images and wrong dims raise ``ValueError``."""
-    if isinstance(x, Tensor):
-        if x.ndim != ndim + 1:
-            shape = "(B, H, W)" if ndim == 2 else "(B, K, H, W)"
-            raise ValueError(f"Expected `{name}` of shape {shape} or a list, but got shape {tuple(x.shape)}.")
-        items = list(x.unbind(0))
-    elif isinstance(x, Sequence) and not isinstance(x, (str, bytes)):
-        items = list(x)
-    else:
-        raise TypeError(f"Expected `{name}` to be a torch.Tensor or a list of tensors, but got {type(x).__name__}.")
-    if not items:
-        raise ValueError(f"Expected `{name}` to hold at least one image, but got an empty batch.")
+    layout = "of shape (B, H, W)" if ndim == 2 else "of shape (B, K, H, W)"
     out = []
-    for i, item in enumerate(items):
+    for i, item in enumerate(batch_items(x, name, ndim, layout)):
         item = check_tensor(item, f"{name}[{i}]")
         if item.ndim != ndim:
             raise ValueError(f"Expected `{name}[{i}]` to have {ndim} dims, but got shape {tuple(item.shape)}.")
