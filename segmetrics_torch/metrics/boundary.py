@@ -40,7 +40,17 @@ def _all_nan(res: Any) -> Any:
     }
 
 
-class BoundaryPR(ExactMetric):
+class _BoundaryScores(ExactMetric):
+    """Boundary F, precision and recall: scores in [0, 1], higher is better, from summed states."""
+
+    is_differentiable = False
+    higher_is_better = True
+    full_state_update = False
+    plot_lower_bound = 0.0
+    plot_upper_bound = 1.0
+
+
+class BoundaryPR(_BoundaryScores):
     """The BSDS boundary benchmark (precision-recall of boundary pixels with a distance tolerance) over a dataset.
 
     Per image and threshold the machine map ``thin(pb >= t)`` is matched one-to-one with every annotator's
@@ -87,12 +97,6 @@ class BoundaryPR(ExactMetric):
         >>> float(metric.compute()["ods"]["f"])
         1.0
     """
-
-    is_differentiable = False
-    higher_is_better = True
-    full_state_update = False
-    plot_lower_bound = 0.0
-    plot_upper_bound = 1.0
 
     cnt_r: Tensor
     sum_r: Tensor
@@ -177,7 +181,7 @@ class BoundaryPR(ExactMetric):
         return res
 
 
-class MorphologicalBoundaryF(ExactMetric):
+class MorphologicalBoundaryF(_BoundaryScores):
     """Mean morphological boundary F / precision / recall of binary masks (DAVIS ``f_boundary``).
 
     See :func:`segmetrics_torch.functional.morphological_boundary_f`. ``compute()`` returns
@@ -199,12 +203,6 @@ class MorphologicalBoundaryF(ExactMetric):
         >>> float(metric.compute()["f"])
         1.0
     """
-
-    is_differentiable = False
-    higher_is_better = True
-    full_state_update = False
-    plot_lower_bound = 0.0
-    plot_upper_bound = 1.0
 
     f_sum: Tensor
     precision_sum: Tensor
@@ -242,4 +240,3 @@ class MorphologicalBoundaryF(ExactMetric):
     def compute(self) -> dict[str, Tensor]:
         """Means over the images seen."""
         return {name: self._mean(f"{name}_sum") for name in ("f", "precision", "recall")}
-

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import Literal
 
 import torch
 from torch import Tensor
@@ -160,28 +161,22 @@ def measures_from_tables(
             denom = 2 * torch.log2(k.double())
             out["nvoi"] = _annotator_mean(ct, torch.where(k > 1, 1 - voi / torch.where(k > 1, denom, 1.0), 1.0))
 
-    need_rows = want & {"sc", "sdhd", "vd"}
-    need_cols = want & {"ssc", "dhd", "vd"}
-    if need_rows or need_cols:
-        jac = n / (a + b - n)
-        if need_rows:
-            rs = TableSlots(ct, "row")
-            if "sc" in want:
-                out["sc"] = _annotator_mean(ct, rs.per_table(rs.size.double() * rs.amax(jac)) / big_n)
-            if want & {"sdhd", "vd"}:
-                sdhd = 1 - _annotator_mean(ct, 1 - rs.per_table(rs.amax(n)) / big_n)
-        if need_cols:
-            cs = TableSlots(ct, "col")
-            if "ssc" in want:
-                out["ssc"] = _annotator_mean(ct, cs.per_table(cs.size.double() * cs.amax(jac)) / big_n)
-            if want & {"dhd", "vd"}:
-                dhd = 1 - _annotator_mean(ct, 1 - cs.per_table(cs.amax(n)) / big_n)
-        if "dhd" in want:
-            out["dhd"] = dhd
-        if "sdhd" in want:
-            out["sdhd"] = sdhd
-        if "vd" in want:
-            out["vd"] = 0.5 * (dhd + sdhd)
+    # covering (sc / ssc) and Hamming (sdhd / dhd) from the best match of each row (partition region) or column
+    # (annotation region); van Dongen needs both sides
+    hamming: dict[str, Tensor] = {}
+    jac = n / (a + b - n) if want & {"sc", "ssc"} else n
+    sides: tuple[tuple[Literal["row", "col"], str, str], ...] = (("row", "sc", "sdhd"), ("col", "ssc", "dhd"))
+    for side, covering, directional in sides:
+        if not want & {covering, directional, "vd"}:
+            continue
+        slots = TableSlots(ct, side)
+        if covering in want:
+            out[covering] = _annotator_mean(ct, slots.per_table(slots.size.double() * slots.amax(jac)) / big_n)
+        if want & {directional, "vd"}:
+            hamming[directional] = 1 - _annotator_mean(ct, 1 - slots.per_table(slots.amax(n)) / big_n)
+    out.update({key: hamming[key] for key in ("dhd", "sdhd") if key in want})
+    if "vd" in want:
+        out["vd"] = 0.5 * (hamming["dhd"] + hamming["sdhd"])
 
     if "bgm" in want:
         out["bgm"] = 1 - _annotator_mean(ct, 1 - bgm_weights(ct).double() / big_n)
