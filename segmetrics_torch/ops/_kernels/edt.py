@@ -108,17 +108,21 @@ def row_envelope(gy, y, cst, v, z, dist, index):  # pragma: no cover - compiled
         dist[x] = np.sqrt(dist[x])
 
 
+@numba.njit(cache=True, nogil=True)
+def envelope_scratch(h, w):  # pragma: no cover - compiled
+    # A task's scratch for the 2-D transform of (h, w) images: the column scan's rows and below, and the lower
+    # envelope's cst, v and z (see lower_envelope)
+    return (np.empty((h, w), np.int32), np.empty(w, np.int32), np.empty(w, np.int64), np.empty(w, np.int64),
+            np.empty(w + 1, np.int64))  # fmt: skip
+
+
 @numba.njit(parallel=True, cache=True, nogil=True)
 def per_image(mask, dist, index, n_tasks):  # pragma: no cover - compiled
     # Task t takes images t, t + n_tasks, ...: its scratch is allocated once and reused (fresh large buffers
     # would cost a page fault per 4 KiB).
     n_img, h, w = mask.shape
     for task in numba.prange(n_tasks):
-        rows = np.empty((h, w), np.int32)
-        below = np.empty(w, np.int32)
-        f = np.empty(w, np.int64)
-        v = np.empty(w, np.int64)
-        z = np.empty(w + 1, np.int64)
+        rows, below, f, v, z = envelope_scratch(h, w)
         for b in range(task, n_img, n_tasks):
             column_scan(mask[b], rows, np.int64(0), w, below)
             for y in range(h):

@@ -10,7 +10,7 @@ the order of the tensor path (``_correlate_zero``), so the two paths agree to an
 import numba
 import numpy as np
 
-from .edt import column_scan, fill_segments, lower_envelope
+from .edt import column_scan, envelope_scratch, fill_segments, lower_envelope
 
 #: the largest table of importances by squared distance a task keeps (larger images evaluate exp per pixel)
 _TABLE_MAX = 1 << 22
@@ -29,11 +29,7 @@ def ground_truth_terms(mask, importance, index, size, log_half_over_5, n_tasks):
     scale = dtype.type(log_half_over_5)
     two = dtype.type(2.0)
     for task in numba.prange(n_tasks):
-        rows = np.empty((h, w), np.int32)
-        below = np.empty(w, np.int32)
-        f = np.empty(w, np.int64)
-        v = np.empty(w, np.int64)
-        z = np.empty(w + 1, np.int64)
+        rows, below, f, v, z = envelope_scratch(h, w)
         d2 = np.empty(w, np.int64)
         table = np.full(n_table if use_table else 1, np.nan, dtype)
         for b in range(task, n_img, n_tasks):
