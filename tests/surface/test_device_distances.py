@@ -11,12 +11,13 @@ import torch
 
 from segmetrics_torch.functional.surface._inputs import prepare_pairs
 from segmetrics_torch.functional.surface.distances import pair_distances
+from segmetrics_torch.functional.surface.options import DISTANCE_DEFAULTS
 
 
 def _lists(preds: torch.Tensor, target: torch.Tensor, spacing: object, corners: bool, on_device: bool) -> list:
     pairs = prepare_pairs(preds, target, num_classes=None, include_background=False, ignore_index=None,
                           input_format="index", spacing=spacing, validate_args=True)  # fmt: skip
-    return pair_distances(pairs, corners=corners, on_device=on_device)
+    return pair_distances(pairs, DISTANCE_DEFAULTS, corners=corners, on_device=on_device)
 
 
 def _masks(shape: tuple[int, ...], density: float, seed: int) -> tuple[torch.Tensor, torch.Tensor]:

@@ -163,19 +163,19 @@ def _device_distances(a: Tensor, b: Tensor, spacing: tuple[float, ...]) -> tuple
 
 
 def pair_distances(
-    pairs: Pairs,
-    *,
-    corners: bool,
-    connectivity: int = 1,
-    distance_metric: str = "euclidean",
-    spacing_in_distances: bool = True,
-    on_device: bool | None = None,
+    pairs: Pairs, settings: Mapping[str, Any], *, corners: bool, on_device: bool | None = None
 ) -> list[tuple[int, int, SurfaceDistances]]:
-    """(image, column, distances) for every computed pair; the boundary sets of each group come from one batch of
-    tensor operations, the distances from one EDT / KDTree per direction and pair. ``on_device`` (default: the
-    inputs are not on the CPU) computes the Euclidean distances with the device transform
-    (:func:`~segmetrics_torch.ops.distance.distance_to_features_device`) where the masks are; the other metrics
-    always take the host's KDTree."""
+    """(image, column, distances) for every computed pair under ``settings`` (``convention``, ``distance_metric``
+    and ``connectivity`` of :func:`distance_settings`): the boundary set (``corners``), MedPy's ``connectivity``, and
+    spacing applied to the distances except MONAI's chessboard / taxicab (its ``distance_transform_cdt`` ignores it).
+
+    The boundary sets of each group come from one batch of tensor operations, the distances from one EDT / KDTree per
+    direction and pair. ``on_device`` (default: the inputs are not on the CPU) computes the Euclidean distances with
+    the device transform (:func:`~segmetrics_torch.ops.distance.distance_to_features_device`) where the masks are;
+    the other metrics always take the host's KDTree."""
+    convention, distance_metric = settings["convention"], settings["distance_metric"]
+    connectivity = check_connectivity(settings["connectivity"], convention, pairs.ndim, corners)
+    spacing_in_distances = convention != "monai" or distance_metric == "euclidean"
     out = []
     unit = (1.0,) * pairs.ndim
     for group in pairs.groups:
@@ -226,20 +226,11 @@ def distance_settings(
 def convention_distances(
     preds: object, target: object, settings: Mapping[str, Any], *, corners: bool
 ) -> tuple[Pairs, list[tuple[int, int, SurfaceDistances]]]:
-    """The checked pairs of the inputs and their distance lists under ``settings`` (from :func:`distance_settings`):
-    the boundary set (``corners``), MedPy's ``connectivity``, and spacing applied to the distances except MONAI's
-    chessboard / taxicab (its ``distance_transform_cdt`` ignores it). The one path of every measure function."""
-    convention, metric = settings["convention"], settings["distance_metric"]
+    """The checked pairs of the inputs and their distance lists (:func:`pair_distances`) under ``settings`` (from
+    :func:`distance_settings`): the one path of every measure function."""
     reading = {key: settings[key] for key in MASK_DEFAULTS}
     pairs = prepare_pairs(preds, target, spacing=settings["spacing"], **reading)
-    results = pair_distances(
-        pairs,
-        corners=corners,
-        connectivity=check_connectivity(settings["connectivity"], convention, pairs.ndim, corners),
-        distance_metric=metric,
-        spacing_in_distances=convention != "monai" or metric == "euclidean",
-    )
-    return pairs, results
+    return pairs, pair_distances(pairs, settings, corners=corners)
 
 
 def surface_distances(
