@@ -101,3 +101,27 @@ def test_metric_shadows_no_module_api(key):
         if klass.__module__.startswith("segmetrics_torch"):
             names |= set(vars(klass))
     assert not names & MODULE_API, f"{key} shadows torch.nn.Module API: {sorted(names & MODULE_API)}"
+
+
+def test_shared_paragraphs_are_filled():
+    """Every ``{{name}}`` of a docstring (segmetrics_torch._docs) is filled where the object is defined: no module,
+    class, method or function of the package shows a placeholder."""
+    import pkgutil
+
+    import segmetrics_torch
+
+    unfilled = []
+    for info in pkgutil.walk_packages(segmetrics_torch.__path__, "segmetrics_torch."):
+        if ".ops._kernels" in info.name or info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        objects = [module, *vars(module).values()]
+        objects += [m for obj in list(objects) if inspect.isclass(obj) for m in vars(obj).values()]
+        for obj in objects:
+            doc = getattr(obj, "__doc__", None)
+            home = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None) or ""
+            if home == "segmetrics_torch._docs" or not home.startswith("segmetrics_torch"):
+                continue  # the placeholders' own module, and what a module imports from elsewhere
+            if isinstance(doc, str) and "{{" in doc:
+                unfilled.append(getattr(obj, "__qualname__", getattr(obj, "__name__", repr(obj))))
+    assert not unfilled, unfilled

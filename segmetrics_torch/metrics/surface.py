@@ -22,6 +22,7 @@ import torch
 from torch import Tensor
 
 from .._checks import check_choice
+from .._docs import fill_doc
 from ..functional.surface import (
     average_surface_distance,
     boundary_iou,
@@ -178,6 +179,7 @@ class _SurfaceMetric(ExactMetric):
         return self._mean(self._keys[0])
 
 
+@fill_doc
 class HausdorffDistance(_SurfaceMetric):
     """Mean Hausdorff distance (or percentile Hausdorff, e.g. HD95) over images, per class for label maps.
 
@@ -185,12 +187,7 @@ class HausdorffDistance(_SurfaceMetric):
     ``convention``, ``spacing``, ``distance_metric``, ``connectivity``, ``num_classes``, ``include_background``,
     ``ignore_index``, ``validate_args``), plus torchmetrics' Metric keywords.
 
-    As input to ``update`` (and ``forward``):
-
-    - ``preds``: (B, H, W) or (B, D, H, W) masks (bool or {0, 1}), or label maps (integers in [0, ``num_classes``))
-      with ``num_classes``; or a list of (H, W) / (D, H, W) tensors of different sizes.
-    - ``target``: ground truth of the same form and shape.
-    - ``spacing`` (keyword, optional): this batch's voxel spacing, in place of the constructor's.
+    {{surface_update}}
 
     As output of ``compute``: the mean over images of the per-image (percentile) Hausdorff distance, a 0-d float64
     tensor for masks or (C',) per class for label maps (NaN left out; a missed structure makes it ``inf``).
@@ -215,26 +212,20 @@ class HausdorffDistance(_SurfaceMetric):
         super().__init__({"directed": directed, "percentile": percentile}, kwargs)
 
 
+@fill_doc
 class AverageSurfaceDistance(_SurfaceMetric):
     """Mean (directed) average surface distance, or ASSD with ``symmetric=True``, over images.
 
     Args: those of :func:`segmetrics_torch.functional.average_surface_distance`, plus torchmetrics' keywords.
 
-    As input to ``update`` (and ``forward``):
-
-    - ``preds``: (B, H, W) or (B, D, H, W) masks (bool or {0, 1}), or label maps (integers in [0, ``num_classes``))
-      with ``num_classes``; or a list of (H, W) / (D, H, W) tensors of different sizes.
-    - ``target``: ground truth of the same form and shape.
-    - ``spacing`` (keyword, optional): this batch's voxel spacing, in place of the constructor's.
+    {{surface_update}}
 
     As output of ``compute``: the mean over images of the per-image (symmetric) average surface distance, a 0-d
     float64 tensor for masks or (C',) per class for label maps (NaN left out; a missed structure makes it ``inf``).
 
     Example:
-        >>> import torch
+        {{surface_pair}}
         >>> from segmetrics_torch.metrics.surface import AverageSurfaceDistance
-        >>> g = torch.zeros(1, 20, 20, dtype=torch.bool); g[:, 5:11, 5:11] = True
-        >>> p = torch.zeros(1, 20, 20, dtype=torch.bool); p[:, 7:13, 6:13] = True
         >>> metric = AverageSurfaceDistance(symmetric=True)
         >>> metric.update(p, g)
         >>> round(float(metric.compute()), 4)
@@ -248,27 +239,21 @@ class AverageSurfaceDistance(_SurfaceMetric):
         super().__init__({"symmetric": symmetric}, kwargs)
 
 
+@fill_doc
 class NormalizedSurfaceDistance(_SurfaceMetric):
     """Mean normalised surface distance (surface Dice at ``tolerance``, in spacing units; 1 by default, as
     :class:`SurfaceDistanceMeasures`) over images.
 
     Args: those of :func:`segmetrics_torch.functional.normalized_surface_distance`, plus torchmetrics' keywords.
 
-    As input to ``update`` (and ``forward``):
-
-    - ``preds``: (B, H, W) or (B, D, H, W) masks (bool or {0, 1}), or label maps (integers in [0, ``num_classes``))
-      with ``num_classes``; or a list of (H, W) / (D, H, W) tensors of different sizes.
-    - ``target``: ground truth of the same form and shape.
-    - ``spacing`` (keyword, optional): this batch's voxel spacing, in place of the constructor's.
+    {{surface_update}}
 
     As output of ``compute``: the mean over images of the per-image NSD in [0, 1], a 0-d float64 tensor for masks or
     (C',) per class for label maps (NaN, both masks empty, left out).
 
     Example:
-        >>> import torch
+        {{surface_pair}}
         >>> from segmetrics_torch.metrics.surface import NormalizedSurfaceDistance
-        >>> g = torch.zeros(1, 20, 20, dtype=torch.bool); g[:, 5:11, 5:11] = True
-        >>> p = torch.zeros(1, 20, 20, dtype=torch.bool); p[:, 7:13, 6:13] = True
         >>> metric = NormalizedSurfaceDistance(tolerance=1.0)
         >>> metric.update(p, g)
         >>> round(float(metric.compute()), 4)
@@ -288,26 +273,20 @@ class NormalizedSurfaceDistance(_SurfaceMetric):
         super().__init__({"tolerance": tolerance, "use_subvoxels": use_subvoxels}, kwargs)
 
 
+@fill_doc
 class BoundaryIoU(_SurfaceMetric):
     """Mean Boundary IoU (Cheng et al., CVPR 2021) over 2-D images.
 
     Args: those of :func:`segmetrics_torch.functional.boundary_iou`, plus torchmetrics' keywords.
 
-    As input to ``update`` (and ``forward``):
-
-    - ``preds``: (B, H, W) or (B, D, H, W) masks (bool or {0, 1}), or label maps (integers in [0, ``num_classes``))
-      with ``num_classes``; or a list of (H, W) / (D, H, W) tensors of different sizes.
-    - ``target``: ground truth of the same form and shape.
-    - ``spacing`` (keyword, optional): this batch's voxel spacing, in place of the constructor's.
+    {{surface_update}}
 
     As output of ``compute``: the mean over images of the per-image Boundary IoU in [0, 1], a 0-d float64 tensor for
     masks or (C',) per class for label maps (2-D only).
 
     Example:
-        >>> import torch
+        {{surface_pair}}
         >>> from segmetrics_torch.metrics.surface import BoundaryIoU
-        >>> g = torch.zeros(1, 20, 20, dtype=torch.bool); g[:, 5:11, 5:11] = True
-        >>> p = torch.zeros(1, 20, 20, dtype=torch.bool); p[:, 7:13, 6:13] = True
         >>> metric = BoundaryIoU()
         >>> metric.update(p, g)
         >>> round(float(metric.compute()), 4)
@@ -323,26 +302,20 @@ class BoundaryIoU(_SurfaceMetric):
         super().__init__({"dilation_ratio": dilation_ratio}, kwargs)
 
 
+@fill_doc
 class SurfaceDistanceMeasures(_SurfaceMetric):
     """Hausdorff, percentile Hausdorff, ASD, ASSD and NSD of a convention from one pass of distance transforms per
     batch (:func:`segmetrics_torch.functional.surface_distance_measures`), each averaged over images as the
     single-measure Metrics; ``compute()`` returns ``{measure: value}`` for the measures the convention defines.
 
-    As input to ``update`` (and ``forward``):
-
-    - ``preds``: (B, H, W) or (B, D, H, W) masks (bool or {0, 1}), or label maps (integers in [0, ``num_classes``))
-      with ``num_classes``; or a list of (H, W) / (D, H, W) tensors of different sizes.
-    - ``target``: ground truth of the same form and shape.
-    - ``spacing`` (keyword, optional): this batch's voxel spacing, in place of the constructor's.
+    {{surface_update}}
 
     As output of ``compute``: ``{measure: mean}`` for the measures the convention defines (``hausdorff``,
     ``hausdorff_percentile``, ``asd``, ``assd``, ``nsd``), each a 0-d float64 tensor for masks or (C',) per class.
 
     Example:
-        >>> import torch
+        {{surface_pair}}
         >>> from segmetrics_torch.metrics.surface import SurfaceDistanceMeasures
-        >>> g = torch.zeros(1, 20, 20, dtype=torch.bool); g[:, 5:11, 5:11] = True
-        >>> p = torch.zeros(1, 20, 20, dtype=torch.bool); p[:, 7:13, 6:13] = True
         >>> metric = SurfaceDistanceMeasures(tolerance=1.0)
         >>> metric.update(p, g)
         >>> {k: round(float(v), 4) for k, v in metric.compute().items()}

@@ -112,7 +112,7 @@ CASES = [
     # ---- sihd
     raises("sihd-unknown-measure", lambda: sihd("mae2", ANN), ValueError, r"`measure` to name one of"),
     raises("sihd-measures-list-bad", lambda: sihd(["voi", "dice"], ANN), ValueError, r"a list of names of"),
-    raises("sihd-annotations-none", lambda: sihd("voi", None), TypeError, r"`annotations` to be a torch.Tensor or a list"),
+    raises("sihd-annotations-none", lambda: sihd("voi", None), TypeError, r"`annotations` to be a torch.Tensor or"),
     raises("sihd-annotations-3d", lambda: sihd("voi", ANN[:, 0]), ValueError, r"`annotations` of shape \(B, K, H, W\)"),
     raises("sihd-annotations-empty", lambda: sihd("voi", []), ValueError, r"`annotations`"),
     raises("sihd-one-annotation", lambda: sihd("voi", ANN[:, :1]), ValueError, r"at least 2 annotations"),

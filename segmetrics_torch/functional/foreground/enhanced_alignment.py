@@ -23,6 +23,7 @@ from torch import Tensor
 
 from ..._checks import ImageBatch
 from ..._constants import EPS
+from ..._docs import fill_doc
 from ...ops.thresholds import BinaryCounts
 from ._intermediates import ForegroundIntermediates, run_per_image
 
@@ -50,16 +51,15 @@ def e_from_counts(counts: BinaryCounts) -> Tensor:
     return total / (n - 1 + EPS)
 
 
+@fill_doc
 def e_measure(
     preds: ImageBatch, target: ImageBatch, *, normalize: bool = True, validate_args: bool = True
 ) -> dict[str, Tensor]:
     """Per-image E-measure at the adaptive threshold and at the 256 curve thresholds.
 
     Args:
-        preds: (B, H, W) or (B, 1, H, W) maps (uint8 0..255, or float in [0, 1]), or a list of (H, W) maps.
-        target: ground truth of the same shape (uint8 binarised ``> 128``, bool, or {0, 1}).
-        normalize: per-image min-max stretch of ``preds`` as PySODMetrics.
-        validate_args: check values (NaN, range, binary target); synchronises a CUDA device.
+        {{foreground_args}}
+        {{foreground_reading}}
 
     Returns:
         dict with ``adaptive`` (B,) and ``curve`` (B, 256) (descending thresholds: entry 0 is ``trunc(255 p) >= 255``).

@@ -35,6 +35,7 @@ from typing import get_args
 from torch import Tensor
 
 from ..._checks import ImageBatch, check_choice
+from ..._docs import fill_doc
 from ._intermediates import EmptyQuadrant, ForegroundIntermediates, MeasureOptions, run_per_image
 
 __all__ = ["s_measure"]
@@ -53,6 +54,7 @@ def check_s_options(alpha: object, empty_quadrant: object) -> None:
     check_choice(empty_quadrant, "empty_quadrant", get_args(EmptyQuadrant))
 
 
+@fill_doc
 def s_measure(
     preds: ImageBatch,
     target: ImageBatch,
@@ -65,12 +67,10 @@ def s_measure(
     """Per-image S-measure (see the module docstring for the formula, reference and edge cases).
 
     Args:
-        preds: (B, H, W) or (B, 1, H, W) maps (uint8 0..255, or float in [0, 1]), or a list of (H, W) maps.
-        target: ground truth of the same shape (uint8 binarised ``> 128``, bool, or {0, 1}).
+        {{foreground_args}}
         alpha: weight of the object term, in [0, 1].
         empty_quadrant: ``"nan"`` (PySODMetrics: an empty region quadrant makes the value NaN) or ``"skip"``.
-        normalize: per-image min-max stretch of ``preds`` as PySODMetrics.
-        validate_args: check values (NaN, range, binary target); synchronises a CUDA device.
+        {{foreground_reading}}
 
     Returns:
         (B,) float64 tensor.

@@ -13,6 +13,7 @@ import torch
 from torch import Tensor
 
 from ..._checks import ImageBatch, check_positive_float
+from ..._docs import fill_doc
 from ...ops.thresholds import NUM_THRESHOLDS
 from ._intermediates import EdtBackend, EmptyQuadrant, ForegroundIntermediates, MeasureOptions, run_per_image
 from .enhanced_alignment import e_from_counts
@@ -92,6 +93,7 @@ def derive_all(values: ForegroundIntermediates, beta2: float = 0.3) -> dict[str,
     }
 
 
+@fill_doc
 def foreground_measures(
     preds: ImageBatch,
     target: ImageBatch,
@@ -120,11 +122,7 @@ def foreground_measures(
         dict of per-image tensors; keys and shapes in ``FOREGROUND_KEYS``.
 
     Example:
-        >>> import torch
-        >>> g = torch.Generator().manual_seed(0)
-        >>> preds = torch.rand(2, 16, 16, generator=g)
-        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
-        >>> target[:, 4:12, 4:12] = True
+        {{foreground_batch}}
         >>> from segmetrics_torch.functional import foreground_measures
         >>> out = foreground_measures(preds, target)
         >>> [round(v, 4) for v in out["mae"].tolist()]

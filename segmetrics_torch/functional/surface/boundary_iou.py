@@ -9,6 +9,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ..._docs import fill_doc
 from ._inputs import prepare_pairs, warn_empty
 from .edges import boundary_band, boundary_dilation
 from .options import MASK_DEFAULTS, MaskOptions, with_defaults
@@ -16,6 +17,7 @@ from .options import MASK_DEFAULTS, MaskOptions, with_defaults
 __all__ = ["boundary_iou"]
 
 
+@fill_doc
 def boundary_iou(
     preds: object,
     target: object,
@@ -46,13 +48,10 @@ def boundary_iou(
             (:class:`~segmetrics_torch.functional.surface.options.MaskOptions`) as
             :func:`~segmetrics_torch.functional.surface.hausdorff_distance`.
 
-    Returns:
-        (B,) float64 for binary masks, (B, C') for label maps.
+    {{surface_returns}}
 
     Example:
-        >>> import torch
-        >>> g = torch.zeros(1, 20, 20, dtype=torch.bool); g[0, 5:11, 5:11] = True
-        >>> p = torch.zeros(1, 20, 20, dtype=torch.bool); p[0, 7:13, 6:13] = True
+        {{surface_pair}}
         >>> float(boundary_iou(p, g)[0])
         0.05
     """
