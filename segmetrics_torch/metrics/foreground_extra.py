@@ -9,6 +9,7 @@ averaged first and ``mean``/``max`` are taken of the averaged curve.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any, cast
 
 import torch
@@ -123,7 +124,20 @@ class _ThresholdSetMetric(_SumMetric):
             self._per_key_states(key)
             if "binary" in self.modes and sample_based:
                 self.add_state(f"{key}_binary", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
+        if "binary" in self.modes and not sample_based:
+            self.add_state("pooled_counts", torch.zeros(4, dtype=torch.int64), dist_reduce_fx="sum")
         self._global_states()
+
+    #: the function of the per-image values (``threshold_measures`` or its size-invariant form)
+    _function: Callable[..., dict[str, Tensor]]
+
+    def _values(self, preds: ImageBatch, target: ImageBatch) -> dict[str, Tensor]:
+        """The function's values of a batch, with the counts of the binary mode when they are pooled."""
+        return type(self)._function(
+            preds, target, measures=[k for k, _ in self.measures], modes=self.modes, beta2=self.beta2,
+            normalize=self.normalize, validate_args=self.validate_args,
+            return_counts="binary" in self.modes and not self.sample_based,
+        )  # fmt: skip
 
     def _per_key_states(self, key: str) -> None:
         """States of measure ``key`` beside the per-mode sums."""
@@ -172,17 +186,11 @@ class ThresholdMeasures(_ThresholdSetMetric):
         {'iou': 1.0, 'recall': 1.0}
     """
 
-    def _global_states(self) -> None:
-        if "binary" in self.modes and not self.sample_based:
-            self.add_state("pooled_counts", torch.zeros(4, dtype=torch.int64), dist_reduce_fx="sum")
+    _function = staticmethod(threshold_measures)
 
     def update(self, preds: ImageBatch, target: ImageBatch) -> None:
         """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
-        values = threshold_measures(
-            preds, target, measures=[k for k, _ in self.measures], modes=self.modes, beta2=self.beta2,
-            normalize=self.normalize, validate_args=self.validate_args,
-            return_counts="binary" in self.modes and not self.sample_based,
-        )  # fmt: skip
+        values = self._values(preds, target)
         for key, _ in self.measures:
             for mode in self.modes:
                 if mode != "binary" or self.sample_based:
@@ -323,16 +331,12 @@ class SizeInvariantThresholdMeasures(_ThresholdSetMetric):
             self.add_state(f"{key}_sum", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
         if not self.sample_based:
             self.add_state("targets", torch.zeros((), dtype=torch.int64), dist_reduce_fx="sum")
-            if "binary" in self.modes:
-                self.add_state("pooled_counts", torch.zeros(4, dtype=torch.int64), dist_reduce_fx="sum")
+
+    _function = staticmethod(size_invariant_threshold_measures)
 
     def update(self, preds: ImageBatch, target: ImageBatch) -> None:
         """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
-        values = size_invariant_threshold_measures(
-            preds, target, measures=[k for k, _ in self.measures], modes=self.modes, beta2=self.beta2,
-            normalize=self.normalize, validate_args=self.validate_args,
-            return_counts="binary" in self.modes and not self.sample_based,
-        )  # fmt: skip
+        values = self._values(preds, target)
         for key, _ in self.measures:
             if "adaptive" in self.modes:
                 self._add(f"{key}_adaptive", values[f"{key}/adaptive"].sum(dim=0))
