@@ -9,9 +9,10 @@ them off.
 
 from __future__ import annotations
 
+import difflib
 import math
-from collections.abc import Iterable, Sequence
-from typing import Literal, TypeVar, get_args
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal, TypeVar, get_args
 
 import numpy as np
 import torch
@@ -122,6 +123,17 @@ def check_positive_float(value: object, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
         raise ValueError(f"Expected argument `{name}` to be a finite positive number, but got {value!r}.")
     return float(value)
+
+
+def with_defaults(function: str, options: Mapping[str, object], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` over ``defaults``; a key that ``defaults`` lacks is the ``TypeError`` Python raises for an
+    unexpected keyword of ``function``, with the nearest accepted name."""
+    for key in options:
+        if key not in defaults:
+            near = difflib.get_close_matches(key, list(defaults), n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise TypeError(f"{function}() got an unexpected keyword argument {key!r}{hint}")
+    return {**defaults, **options}
 
 
 def check_numbers_per(value: object, n: int, name: str, each: str, *, zero_ok: bool) -> list[float]:

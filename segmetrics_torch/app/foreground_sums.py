@@ -6,14 +6,22 @@ the images whose S-measure is NaN."""
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Unpack
 
 import torch
 from torch import Tensor
 
-from .._checks import ImageBatch, check_positive_float
-from ..functional.foreground._intermediates import EdtBackend, EmptyQuadrant, run_per_image
-from ..functional.foreground.suite import SuiteSums, derive_all, suite_options, suite_settings, summarize_foreground
+from .._checks import ImageBatch, check_positive_float, with_defaults
+from ..functional.foreground._intermediates import run_per_image
+from ..functional.foreground.suite import (
+    SUITE_DEFAULTS,
+    SuiteSettings,
+    SuiteSums,
+    derive_all,
+    suite_options,
+    suite_settings,
+    summarize_foreground,
+)
 
 __all__ = ["ForegroundSums"]
 
@@ -35,21 +43,20 @@ class ForegroundSums(SuiteSums):
     def __init__(
         self,
         *,
-        beta2: float = 0.3,
-        wf_beta2: float = 1.0,
-        alpha: float = 0.5,
-        empty_quadrant: EmptyQuadrant = "nan",
-        edt_backend: EdtBackend = "auto",
         normalize: bool = True,
         validate_args: bool = True,
         device: torch.device | str = "cpu",
         per_image: bool = False,
+        **settings: Unpack[SuiteSettings],
     ) -> None:
         if not isinstance(normalize, bool):
             raise TypeError(f"Expected argument `normalize` to be a bool, but got {normalize!r}.")
         super().__init__(device)
-        self.beta2 = check_positive_float(beta2, "beta2")
-        self.options = suite_options(alpha, empty_quadrant, wf_beta2, edt_backend)
+        chosen = with_defaults("ForegroundSums", settings, SUITE_DEFAULTS)
+        self.beta2 = check_positive_float(chosen["beta2"], "beta2")
+        self.options = suite_options(
+            chosen["alpha"], chosen["empty_quadrant"], chosen["wf_beta2"], chosen["edt_backend"]
+        )
         self.normalize = normalize
         self.validate_args = validate_args
         self.nan_s_images: list[int] = []

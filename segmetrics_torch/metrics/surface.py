@@ -71,10 +71,10 @@ class _SurfaceMetric(ExactMetric):
     _shared: Mapping[str, Any] = DISTANCE_DEFAULTS
     _keyword_settings = tuple(DISTANCE_DEFAULTS)
 
-    def __init__(self, measure_options: Mapping[str, Any], kwargs: Mapping[str, Any]) -> None:
-        """``measure_options``: the function's own arguments, by name; ``kwargs``: the shared keywords (the rest
-        goes to torchmetrics). The arguments are checked here, by one call of the function on a tiny pair, not at
-        the first update."""
+    def __init__(self, measure_options: Mapping[str, Any], kwargs: Mapping[str, Any], /) -> None:
+        """``measure_options``: the function's own arguments, by name; ``kwargs``: the subclass's keywords, the
+        shared ones (:mod:`segmetrics_torch.functional.surface.options`) and torchmetrics'. The arguments are
+        checked here, by one call of the function on a tiny pair, not at the first update."""
         with_defaults(type(self).__name__, kwargs, {**self._shared, **dict.fromkeys(_TORCHMETRICS_KEYWORDS)})
         options = {**self._shared, **{key: value for key, value in kwargs.items() if key in self._shared}}
         super().__init__(**{key: value for key, value in kwargs.items() if key not in self._shared})
@@ -183,9 +183,8 @@ class _SurfaceMetric(ExactMetric):
 class HausdorffDistance(_SurfaceMetric):
     """Mean Hausdorff distance (or percentile Hausdorff, e.g. HD95) over images, per class for label maps.
 
-    Args: those of :func:`segmetrics_torch.functional.hausdorff_distance` (``directed``, ``percentile``,
-    ``convention``, ``spacing``, ``distance_metric``, ``connectivity``, ``num_classes``, ``include_background``,
-    ``ignore_index``, ``validate_args``), plus torchmetrics' Metric keywords.
+    Args: ``directed`` and ``percentile`` of :func:`segmetrics_torch.functional.hausdorff_distance`, and
+    {{surface_keywords}}
 
     {{surface_update}}
 
@@ -216,7 +215,8 @@ class HausdorffDistance(_SurfaceMetric):
 class AverageSurfaceDistance(_SurfaceMetric):
     """Mean (directed) average surface distance, or ASSD with ``symmetric=True``, over images.
 
-    Args: those of :func:`segmetrics_torch.functional.average_surface_distance`, plus torchmetrics' keywords.
+    Args: ``symmetric`` of :func:`segmetrics_torch.functional.average_surface_distance`, and
+    {{surface_keywords}}
 
     {{surface_update}}
 
@@ -244,7 +244,9 @@ class NormalizedSurfaceDistance(_SurfaceMetric):
     """Mean normalised surface distance (surface Dice at ``tolerance``, in spacing units; 1 by default, as
     :class:`SurfaceDistanceMeasures`) over images.
 
-    Args: those of :func:`segmetrics_torch.functional.normalized_surface_distance`, plus torchmetrics' keywords.
+    Args: ``tolerance`` and ``use_subvoxels`` of :func:`segmetrics_torch.functional.normalized_surface_distance`,
+    and
+    {{surface_keywords}}
 
     {{surface_update}}
 
@@ -277,7 +279,9 @@ class NormalizedSurfaceDistance(_SurfaceMetric):
 class BoundaryIoU(_SurfaceMetric):
     """Mean Boundary IoU (Cheng et al., CVPR 2021) over 2-D images.
 
-    Args: those of :func:`segmetrics_torch.functional.boundary_iou`, plus torchmetrics' keywords.
+    Args: ``dilation_ratio`` of :func:`segmetrics_torch.functional.boundary_iou`, and the keywords of the inputs
+    (``num_classes``, ``include_background``, ``ignore_index``, ``input_format``, ``validate_args``; as
+    :func:`~segmetrics_torch.functional.hausdorff_distance`) and torchmetrics' Metric keywords.
 
     {{surface_update}}
 
@@ -307,6 +311,9 @@ class SurfaceDistanceMeasures(_SurfaceMetric):
     """Hausdorff, percentile Hausdorff, ASD, ASSD and NSD of a convention from one pass of distance transforms per
     batch (:func:`segmetrics_torch.functional.surface_distance_measures`), each averaged over images as the
     single-measure Metrics; ``compute()`` returns ``{measure: value}`` for the measures the convention defines.
+
+    Args: ``percentile`` (95) and ``tolerance`` (1) of the percentile Hausdorff distance and the NSD, and
+    {{surface_keywords}}
 
     {{surface_update}}
 

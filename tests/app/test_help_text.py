@@ -3,22 +3,32 @@
 from __future__ import annotations
 
 import inspect
+import typing
 
 import pytest
 import torch
 
 import segmetrics_torch as st
 from segmetrics_torch import losses
+from segmetrics_torch.metrics._base import MetricKeywords
 
 CLASSES = [getattr(st, n) for n in st.__all__ if isinstance(getattr(st, n), type)]
 
 
 def _accepted(cls: type) -> set[str]:
-    """The arguments of every package ``__init__`` along the class's bases (what ``**kwargs`` forwards)."""
+    """The arguments of every package ``__init__`` along the class's bases (what ``**kwargs`` forwards; a base's
+    positional-only plumbing excepted), and the keys of a ``**kwargs: Unpack[TypedDict]`` but torchmetrics' own."""
     names: set[str] = set()
     for klass in cls.__mro__:
         if klass.__module__.startswith("segmetrics_torch") and "__init__" in klass.__dict__:
-            names |= {p for p in inspect.signature(klass.__init__).parameters if p not in ("self", "kwargs", "args")}
+            parameters = inspect.signature(klass.__init__).parameters.values()
+            names |= {p.name for p in parameters if p.name not in ("self", "kwargs", "args")
+                      and p.kind is not p.POSITIONAL_ONLY}  # fmt: skip
+            hints = typing.get_type_hints(klass.__init__, include_extras=True)
+            unpacked = hints.get("kwargs")
+            if typing.get_origin(unpacked) is typing.Unpack:
+                (keywords,) = typing.get_args(unpacked)
+                names |= set(keywords.__annotations__) - set(MetricKeywords.__optional_keys__)
     return names
 
 

@@ -7,7 +7,7 @@ their adaptive values), one distance transform (weighted F), one set of masked m
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 import torch
 from torch import Tensor
@@ -24,7 +24,9 @@ from .weighted_fmeasure import check_edt_backend
 __all__ = [
     "FOREGROUND_KEYS",
     "SUITE_CURVES",
+    "SUITE_DEFAULTS",
     "SUITE_SCALARS",
+    "SuiteSettings",
     "SuiteSums",
     "add_sums",
     "derive_all",
@@ -51,6 +53,23 @@ FOREGROUND_KEYS = {
     "dice_adaptive": "Dice at the adaptive threshold (B,)",
     "dice_curve": "Dice at the 256 thresholds (B, 256)",
 }
+
+
+class SuiteSettings(TypedDict, total=False):
+    """The measure settings of the whole suite: :class:`~segmetrics_torch.ForegroundMeasures`' and
+    :func:`foreground_measures`' keywords of the same names (what they mean: there)."""
+
+    beta2: float
+    wf_beta2: float
+    alpha: float
+    empty_quadrant: EmptyQuadrant
+    edt_backend: EdtBackend
+
+
+#: the defaults of :class:`SuiteSettings`
+SUITE_DEFAULTS: dict[str, Any] = {
+    "beta2": 0.3, "wf_beta2": 1.0, "alpha": 0.5, "empty_quadrant": "nan", "edt_backend": "auto",
+}  # fmt: skip
 
 
 def suite_options(

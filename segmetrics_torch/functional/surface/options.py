@@ -18,9 +18,9 @@ Example:
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Mapping
 from typing import Any, TypedDict
+
+from ..._checks import with_defaults
 
 __all__ = ["DISTANCE_DEFAULTS", "MASK_DEFAULTS", "DistanceOptions", "MaskOptions", "with_defaults"]
 
@@ -53,14 +53,3 @@ MASK_DEFAULTS: dict[str, Any] = {
 DISTANCE_DEFAULTS: dict[str, Any] = {
     **MASK_DEFAULTS, "convention": "monai", "spacing": None, "distance_metric": "euclidean", "connectivity": 1,
 }  # fmt: skip
-
-
-def with_defaults(function: str, options: Mapping[str, object], defaults: Mapping[str, Any]) -> dict[str, Any]:
-    """``options`` over ``defaults``; a key that ``defaults`` lacks is the ``TypeError`` Python raises for an
-    unexpected keyword of ``function``, with the nearest accepted name."""
-    for key in options:
-        if key not in defaults:
-            near = difflib.get_close_matches(key, list(defaults), n=1)
-            hint = f" (did you mean {near[0]!r}?)" if near else ""
-            raise TypeError(f"{function}() got an unexpected keyword argument {key!r}{hint}")
-    return {**defaults, **options}
