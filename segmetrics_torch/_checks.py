@@ -125,12 +125,15 @@ def check_positive_float(value: object, name: str) -> float:
     return float(value)
 
 
-def with_defaults(function: str, options: Mapping[str, object], defaults: Mapping[str, Any]) -> dict[str, Any]:
+def with_defaults(
+    function: str, options: Mapping[str, object], defaults: Mapping[str, Any], named: Iterable[str] = ()
+) -> dict[str, Any]:
     """``options`` over ``defaults``; a key that ``defaults`` lacks is the ``TypeError`` Python raises for an
-    unexpected keyword of ``function``, with the nearest accepted name."""
+    unexpected keyword of ``function``, with the nearest of its keywords (``defaults`` and the ones it ``named`` in
+    its signature) as a hint."""
     for key in options:
         if key not in defaults:
-            near = difflib.get_close_matches(key, list(defaults), n=1)
+            near = difflib.get_close_matches(key, [*defaults, *named], n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
             raise TypeError(f"{function}() got an unexpected keyword argument {key!r}{hint}")
     return {**defaults, **options}

@@ -81,12 +81,12 @@ PARAGRAPHS = {
         - ``spacing`` (keyword, optional): this batch's voxel spacing, in place of the constructor's.
     """,
     "surface_keywords": """
-        the keywords every distance function shares (``**kwargs``, typed as
-        :class:`~segmetrics_torch.functional.surface.options.DistanceOptions`; meanings and defaults at
-        :func:`~segmetrics_torch.functional.hausdorff_distance`): ``convention``, ``spacing`` (the constructor's
-        voxel spacing, used when ``update`` gives none), ``distance_metric``, ``connectivity``, ``num_classes``,
-        ``include_background``, ``ignore_index``, ``input_format``, ``validate_args``; plus torchmetrics' Metric
-        keywords (``compute_on_cpu``, ``dist_sync_on_step``, ``process_group``, ...).
+        the keywords every distance function shares (``**kwargs``, typed as ``DistanceMetricOptions``:
+        :class:`~segmetrics_torch.functional.surface.options.DistanceOptions` and torchmetrics'; meanings and
+        defaults at :func:`~segmetrics_torch.functional.hausdorff_distance`): ``convention``, ``spacing`` (the
+        constructor's voxel spacing, used when ``update`` gives none), ``distance_metric``, ``connectivity``,
+        ``num_classes``, ``include_background``, ``ignore_index``, ``input_format``, ``validate_args``; plus
+        torchmetrics' Metric keywords (``compute_on_cpu``, ``dist_sync_on_step``, ``process_group``, ...).
     """,
     "surface_returns": """
         Returns:

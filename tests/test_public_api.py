@@ -79,3 +79,40 @@ def test_former_names_still_answer_with_a_deprecation_warning(old, new):
         with pytest.warns(DeprecationWarning, match=f"`{old}` is deprecated; use `{new}`"):
             assert getattr(module, old) is getattr(module, new)
         assert old not in module.__all__ and old not in dir(module)
+
+
+def test_meta_and_functional_export_their_submodules_lists() -> None:
+    """``meta`` and ``functional`` build ``__all__`` from their submodules' lists: the public names are exactly
+    those (the meta-measures' measure lists and perturbation names included), each importable, none twice."""
+    import segmetrics_torch.functional as functional
+    import segmetrics_torch.meta as meta
+    from segmetrics_torch.functional import foreground
+    from segmetrics_torch.meta import baselines, metameasures
+
+    assert sorted(meta.__all__) == sorted({*baselines.__all__, *metameasures.__all__})
+    assert len(meta.__all__) == len(set(meta.__all__))
+    assert {"FOREGROUND_MEASURES", "PARTITION_MEASURES", "PERTURBATIONS", "Perturbation", "sihd"} <= set(meta.__all__)
+    assert set(foreground.__all__) <= set(functional.__all__)
+    assert len(functional.__all__) == len(set(functional.__all__))
+    for module in (meta, functional):
+        for name in module.__all__:
+            assert getattr(module, name) is not None, name
+
+
+def test_typed_keyword_tables_match_what_they_describe() -> None:
+    """MetricKeywords lists torchmetrics' own Metric keywords (the installed torchmetrics pops these), and the
+    suite's defaults are those of ForegroundMeasures and foreground_measures."""
+    import inspect
+    import re
+
+    import torchmetrics
+
+    from segmetrics_torch.functional.foreground.suite import SUITE_DEFAULTS, foreground_measures
+    from segmetrics_torch.metrics import ForegroundMeasures
+    from segmetrics_torch.metrics._base import MetricKeywords
+
+    popped = set(re.findall(r'kwargs\.pop\("(\w+)"', inspect.getsource(torchmetrics.Metric.__init__)))
+    assert set(MetricKeywords.__optional_keys__) == popped
+    for function in (ForegroundMeasures.__init__, foreground_measures):
+        parameters = inspect.signature(function).parameters
+        assert {key: parameters[key].default for key in SUITE_DEFAULTS} == SUITE_DEFAULTS, function

@@ -52,7 +52,8 @@ class ForegroundSums(SuiteSums):
         if not isinstance(normalize, bool):
             raise TypeError(f"Expected argument `normalize` to be a bool, but got {normalize!r}.")
         super().__init__(device)
-        chosen = with_defaults("ForegroundSums", settings, SUITE_DEFAULTS)
+        named = ("normalize", "validate_args", "device", "per_image")
+        chosen = with_defaults("ForegroundSums", settings, SUITE_DEFAULTS, named)
         self.beta2 = check_positive_float(chosen["beta2"], "beta2")
         self.options = suite_options(
             chosen["alpha"], chosen["empty_quadrant"], chosen["wf_beta2"], chosen["edt_backend"]

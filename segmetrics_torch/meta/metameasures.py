@@ -664,6 +664,8 @@ def sihd_from_values(
 
 
 def _annotation_list(annotations: Any, name: str) -> list[Tensor]:
+    if isinstance(annotations, (list, tuple)) and not annotations:
+        return []  # the caller names the number of images it needs
     items = batch_items(annotations, name, 3, "of shape (B, K, H, W)")
     for i, a in enumerate(items):
         if not isinstance(a, Tensor) or a.ndim != 3 or a.shape[0] == 0:

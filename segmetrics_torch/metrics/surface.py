@@ -75,7 +75,8 @@ class _SurfaceMetric(ExactMetric):
         """``measure_options``: the function's own arguments, by name; ``kwargs``: the subclass's keywords, the
         shared ones (:mod:`segmetrics_torch.functional.surface.options`) and torchmetrics'. The arguments are
         checked here, by one call of the function on a tiny pair, not at the first update."""
-        with_defaults(type(self).__name__, kwargs, {**self._shared, **dict.fromkeys(_TORCHMETRICS_KEYWORDS)})
+        accepted = {**self._shared, **dict.fromkeys(_TORCHMETRICS_KEYWORDS)}
+        with_defaults(type(self).__name__, kwargs, accepted, measure_options)
         options = {**self._shared, **{key: value for key, value in kwargs.items() if key in self._shared}}
         super().__init__(**{key: value for key, value in kwargs.items() if key not in self._shared})
         num_classes, input_format = options["num_classes"], options["input_format"]
@@ -149,6 +150,8 @@ class _SurfaceMetric(ExactMetric):
 
         ``spacing``: this batch's voxel spacing (e.g. from a NIfTI header), in place of the constructor's.
         """
+        if spacing is not None and "spacing" not in self._shared:
+            raise TypeError(f"{type(self).__name__}.update() takes no `spacing`: its measure counts pixels.")
         values = self._values(preds, target, self.spacing if spacing is None else spacing)
         self.last_values = values
         missed = None
@@ -244,8 +247,7 @@ class NormalizedSurfaceDistance(_SurfaceMetric):
     """Mean normalised surface distance (surface Dice at ``tolerance``, in spacing units; 1 by default, as
     :class:`SurfaceDistanceMeasures`) over images.
 
-    Args: ``tolerance`` and ``use_subvoxels`` of :func:`segmetrics_torch.functional.normalized_surface_distance`,
-    and
+    Args: ``tolerance`` and ``use_subvoxels`` (:func:`segmetrics_torch.functional.normalized_surface_distance`), and
     {{surface_keywords}}
 
     {{surface_update}}
@@ -283,7 +285,11 @@ class BoundaryIoU(_SurfaceMetric):
     (``num_classes``, ``include_background``, ``ignore_index``, ``input_format``, ``validate_args``; as
     :func:`~segmetrics_torch.functional.hausdorff_distance`) and torchmetrics' Metric keywords.
 
-    {{surface_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) masks (bool or {0, 1}), or label maps (integers in [0, ``num_classes``)) with
+      ``num_classes``; or a list of (H, W) tensors of different sizes (2-D only: the band is in pixels, no spacing).
+    - ``target``: ground truth of the same form and shape.
 
     As output of ``compute``: the mean over images of the per-image Boundary IoU in [0, 1], a 0-d float64 tensor for
     masks or (C',) per class for label maps (2-D only).

@@ -187,3 +187,22 @@ def test_unknown_keyword_names_the_nearest() -> None:
         BoundaryIoU(convention="monai")  # type: ignore[call-arg]
     # torchmetrics' own keywords still reach torchmetrics
     assert HausdorffDistance(compute_on_cpu=True, convention="medpy").compute_on_cpu is True
+
+
+def test_hints_know_each_function_own_keywords_and_bools_are_not_numbers() -> None:
+    from segmetrics_torch.metrics.surface import BoundaryIoU, HausdorffDistance
+
+    with pytest.raises(TypeError, match=r"'symetric' \(did you mean 'symmetric'\?\)"):
+        average_surface_distance(A, A, symetric=True)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"'percentil' \(did you mean 'percentile'\?\)"):
+        HausdorffDistance(percentil=95)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"'tolerence' \(did you mean 'tolerance'\?\)"):
+        normalized_surface_distance(A, A, tolerance=1.0, tolerence=2.0)  # type: ignore[call-arg]
+    # Boundary IoU counts pixels: a spacing given to its update is refused, not ignored
+    with pytest.raises(TypeError, match=r"BoundaryIoU.update\(\) takes no `spacing`"):
+        BoundaryIoU().update(A, A, spacing=(2.0, 1.0))
+    # a bool is not a number of spacing units (TypeError, as for every argument that must be a number)
+    with pytest.raises(TypeError, match="`spacing` to be a number or a sequence"):
+        hausdorff_distance(A, A, spacing=True)
+    with pytest.raises(TypeError, match="`tolerance` to be a number or a sequence"):
+        normalized_surface_distance(A, A, tolerance=True)

@@ -56,7 +56,9 @@ def average_surface_distance(
         [1.6046, 1.5226]
     """
     conventions = ("monai", "medpy", "deepmind")
-    settings = distance_settings("average_surface_distance", options, conventions, "the average surface distance")
+    settings = distance_settings(
+        "average_surface_distance", options, conventions, "the average surface distance", ("symmetric",)
+    )
     name = settings["convention"]
     if not isinstance(symmetric, bool):
         raise TypeError(f"Expected argument `symmetric` to be a bool, but got {symmetric!r}.")

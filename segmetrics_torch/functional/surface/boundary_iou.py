@@ -55,7 +55,7 @@ def boundary_iou(
         >>> float(boundary_iou(p, g)[0])
         0.05
     """
-    reading = with_defaults("boundary_iou", options, MASK_DEFAULTS)
+    reading = with_defaults("boundary_iou", options, MASK_DEFAULTS, ("dilation_ratio",))
     ratio_ok = isinstance(dilation_ratio, (int, float)) and not isinstance(dilation_ratio, bool)
     if not ratio_ok or not 0 < dilation_ratio < math.inf:
         raise ValueError(f"Expected `dilation_ratio` to be a finite number > 0, but got {dilation_ratio!r}.")

@@ -212,12 +212,13 @@ def pair_distances(
 
 
 def distance_settings(
-    function: str, options: Mapping[str, object], conventions: Sequence[str], measure: str
+    function: str, options: Mapping[str, object], conventions: Sequence[str], measure: str, named: Sequence[str]
 ) -> dict[str, Any]:
     """The shared keywords of a distance function (:class:`~.options.DistanceOptions`) with their defaults, the
     ``convention`` (one of ``conventions``, the references that define ``measure``) and the ``distance_metric`` it
-    allows checked: the checks that need no image, made before any distance is computed."""
-    settings = with_defaults(function, options, DISTANCE_DEFAULTS)
+    allows checked: the checks that need no image, made before any distance is computed. ``named``: the function's
+    own keywords (hints for a misspelt one)."""
+    settings = with_defaults(function, options, DISTANCE_DEFAULTS, named)
     settings["convention"] = check_convention(settings["convention"], conventions, measure)
     settings["distance_metric"] = check_metric(settings["distance_metric"], settings["convention"])
     return settings
@@ -254,7 +255,7 @@ def surface_distances(
         >>> sd.pred_to_gt.tolist(), sd.gt_to_pred.tolist()
         ([1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0])
     """
-    settings = distance_settings("surface_distances", options, CONVENTIONS, "surface distances")
+    settings = distance_settings("surface_distances", options, CONVENTIONS, "surface distances", ("use_subvoxels",))
     corners = check_corners(settings["convention"], use_subvoxels)
     pairs, results = convention_distances(preds, target, settings, corners=corners)
     table: list[list[SurfaceDistances | None]] = [[None] * len(pairs.class_ids) for _ in range(pairs.batch_size)]

@@ -93,7 +93,8 @@ def hausdorff_distance(
         >>> round(float(hausdorff_distance(p, g)[0]), 4), round(float(hausdorff_distance(p, g, percentile=95)[0]), 4)
         (2.8284, 2.2361)
     """
-    settings = distance_settings("hausdorff_distance", options, CONVENTIONS, "the Hausdorff distance")
+    own = ("directed", "percentile")
+    settings = distance_settings("hausdorff_distance", options, CONVENTIONS, "the Hausdorff distance", own)
     name = settings["convention"]
     if not isinstance(directed, bool):
         raise TypeError(f"Expected argument `directed` to be a bool, but got {directed!r}.")

@@ -1,7 +1,7 @@
 """The keywords every boundary-distance function and Metric shares, typed once.
 
-The five measure functions (and their Metrics) read their inputs the same way and, but for Boundary IoU, compute
-their distances the same way, so they share these keywords. Each function names its own arguments (``directed``,
+The seven functions of the family (and the five Metrics) read their inputs the same way and, but for Boundary IoU,
+compute their distances the same way, so they share these keywords. Each function names its own arguments (``directed``,
 ``percentile``, ``tolerance``, ...) and takes the shared ones as ``**options: Unpack[DistanceOptions]`` (PEP 692):
 type checkers and IDEs check and complete them from the TypedDicts below, and :func:`with_defaults` checks them at
 run time (an unknown keyword is Python's ``TypeError``, with the nearest accepted name). What each keyword means:

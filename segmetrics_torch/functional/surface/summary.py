@@ -40,7 +40,8 @@ def surface_distance_measures(
         >>> {k: round(float(v[0]), 4) for k, v in surface_distance_measures(p, g).items()}
         {'hausdorff': 2.8284, 'hausdorff_percentile': 2.2361, 'asd': 1.6046, 'assd': 1.5226, 'nsd': 0.4048}
     """
-    settings = distance_settings("surface_distance_measures", options, CONVENTIONS, "surface distances")
+    own = ("percentile", "tolerance")
+    settings = distance_settings("surface_distance_measures", options, CONVENTIONS, "surface distances", own)
     name = settings["convention"]
     q = check_percentile(percentile)
     pairs, results = convention_distances(preds, target, settings, corners=name == "deepmind")
