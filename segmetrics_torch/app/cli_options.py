@@ -69,10 +69,15 @@ def add_allow_missing(
     )  # fmt: skip
 
 
-#: --skip-empty-gt's help for the foreground family (and the report's options)
+#: --skip-empty-gt's help for the foreground family
 _EMPTY_GT_HELP = (
-    "foreground: leave out the images whose ground truth is empty (COD10K's convention; PySODMetrics keeps them), "
-    "listed as skipped and counted in the outputs"
+    "leave out the images whose ground truth is empty (COD10K's convention; PySODMetrics keeps them), listed as "
+    "skipped and counted in the outputs"
+)
+#: --skip-empty-gt's help in the report's options (the families that have the convention)
+_REPORT_EMPTY_GT_HELP = (
+    "foreground and surface jobs: leave out the images whose ground truth is empty (COD10K's convention for "
+    "foreground maps; PySODMetrics keeps them), listed as skipped and counted in the outputs"
 )
 
 
@@ -82,11 +87,12 @@ def add_input_options(
     *,
     resize: bool = True,
     unset: bool = False,
-    empty_gt_help: str = _EMPTY_GT_HELP,
+    empty_gt_help: str | None = _EMPTY_GT_HELP,
 ) -> None:
     """The input options both ``evaluate`` forms share (one vocabulary): ``--allow-missing`` (hidden alias
-    ``--skip-missing``), ``--skip-bad``, ``--resize`` and the name-mapping flags. ``unset``: flags default to None
-    (the report form, where None means "as the configuration file says")."""
+    ``--skip-missing``), ``--skip-bad``, ``--skip-empty-gt`` (where the family has a convention for an empty ground
+    truth: ``empty_gt_help`` None leaves it out, so that argparse refuses it), ``--resize`` and the name-mapping flags.
+    ``unset``: flags default to None (the report form, where None means "as the configuration file says")."""
     default = None if unset else False
     add_allow_missing(parser, dest_prefix, default)
     parser.add_argument(
@@ -98,13 +104,14 @@ def add_input_options(
         + (" without --resize" if resize else "")
         + "; implies --allow-missing) and record them in the outputs; the default is one error listing every problem",
     )
-    parser.add_argument(
-        "--skip-empty-gt",
-        dest=f"{dest_prefix}skip_empty_gt",
-        action="store_true",
-        default=default,
-        help=empty_gt_help,
-    )
+    if empty_gt_help is not None:
+        parser.add_argument(
+            "--skip-empty-gt",
+            dest=f"{dest_prefix}skip_empty_gt",
+            action="store_true",
+            default=default,
+            help=empty_gt_help,
+        )
     parser.add_argument(
         "--max-image-pixels",
         dest="max_image_pixels",
@@ -120,7 +127,8 @@ def add_input_options(
             dest=f"{dest_prefix}resize",
             action="store_true",
             default=default,
-            help="resize predictions of another size to their ground truth (cv2.resize INTER_LINEAR, as "
+            help=("foreground and boundary (soft map) jobs: " if unset else "")
+            + "resize predictions of another size to their ground truth (cv2.resize INTER_LINEAR, as "
             "PySODEvalToolkit); the default is an error",
         )
     for side, what in (("pred", "prediction"), ("gt", "ground-truth")):
@@ -239,7 +247,7 @@ def add_report_arguments(evaluate: argparse.ArgumentParser) -> None:
     filled = {"workers": default_workers(), "measures": ",".join(FOREGROUND_MEASURES)}
     for options in (_OPTIONS_BEFORE_INPUT, None, _OPTIONS_AFTER_INPUT):
         if options is None:
-            add_input_options(group, "report_", unset=True)
+            add_input_options(group, "report_", unset=True, empty_gt_help=_REPORT_EMPTY_GT_HELP)
             continue
         for flag, dest, keywords in options:
             keywords = dict(keywords)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 from PIL import Image
 
@@ -89,3 +90,17 @@ def test_bad_input_is_still_named_with_skip_empty_gt() -> None:
     for preds, target in ((torch.zeros(0, 4, 4), torch.zeros(0, 4, 4, dtype=torch.bool)), ([], []), (None, None)):
         with pytest.raises((ValueError, TypeError), match=r"preds|target|batch|empty"):
             metric.update(preds, target)
+
+
+@pytest.mark.parametrize("family", ["boundary", "partition", "proposals"])
+def test_families_without_the_convention_refuse_the_flag(family: str, tmp_path: Path, capsys) -> None:
+    """Boundary maps, partitions and proposals have no empty-ground-truth convention: the flag is a usage error
+    (exit 2) instead of being accepted and ignored; foreground and surface take it, and the report form says so."""
+    with pytest.raises(SystemExit) as info:
+        main(["evaluate", family, "--pred", str(tmp_path), "--gt", str(tmp_path), "--skip-empty-gt"])
+    assert info.value.code == 2
+    assert "unrecognized arguments: --skip-empty-gt" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())  # argparse wraps the help to the terminal's width
+    assert "--skip-empty-gt foreground and surface jobs: leave out the images whose ground truth is empty" in shown
