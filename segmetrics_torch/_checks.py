@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeVar, get_args
 
@@ -142,13 +143,13 @@ def with_defaults(
 def check_numbers_per(value: object, n: int, name: str, each: str, *, zero_ok: bool) -> list[float]:
     """``value`` (a number, or a sequence or 1-D tensor of one or ``n`` numbers, one per ``each``) as ``n`` finite
     floats > 0 (>= 0 with ``zero_ok``); ``TypeError`` / ``ValueError`` naming the argument otherwise."""
-    if isinstance(value, Tensor):
+    if isinstance(value, (Tensor, np.ndarray)):  # a NIfTI header's zooms may come as an array
         if value.ndim > 1:
             raise ValueError(
                 f"Expected `{name}` to be a number or 1-D, but got a tensor of shape {tuple(value.shape)}."
             )
         value = value.tolist()
-    values = [value] if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+    values = [value] if _is_number(value) else value
     if not isinstance(values, Sequence) or isinstance(values, (str, bytes)):
         raise TypeError(
             f"Expected `{name}` to be a number or a sequence of numbers (one per {each}), but got {value!r}."
@@ -162,10 +163,14 @@ def check_numbers_per(value: object, n: int, name: str, each: str, *, zero_ok: b
         )
     bound = "a finite number >= 0" if zero_ok else "a finite positive number"
     for v in values:
-        number = isinstance(v, (int, float)) and not isinstance(v, bool)
-        if not number or not (0 <= v if zero_ok else 0 < v) or not v < math.inf:
+        if not _is_number(v) or not (0 <= v if zero_ok else 0 < v) or not v < math.inf:
             raise ValueError(f"Expected every entry of `{name}` to be {bound}, but got {value!r}.")
     return [float(v) for v in values]
+
+
+def _is_number(value: object) -> bool:
+    """A real number, numpy's too (nibabel's zooms are numpy float32), but not a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
 def check_tolerance(pixels: float, value: float, name: str, height: int, width: int) -> float:

@@ -85,6 +85,10 @@ class _SurfaceMetric(ExactMetric):
                                         or num_classes < 1):  # fmt: skip
             raise ValueError(f"Expected `num_classes` to be a positive int or None, but got {num_classes!r}.")
         self.input_format = check_choice(input_format, "input_format", INPUT_FORMATS)
+        if input_format == "index" and num_classes == 1:
+            raise ValueError(
+                "Expected `num_classes` to be an integer >= 2 (or None for binary masks) for label maps, got 1."
+            )
         if input_format != "index" and num_classes is None:
             raise ValueError(
                 f"Expected `num_classes` (the number of channels) with input_format={input_format!r}: the Metric's "

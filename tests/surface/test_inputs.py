@@ -160,7 +160,7 @@ def test_bad_inputs_other_measures() -> None:
     with pytest.raises(ValueError, match="`dilation_ratio`"):
         boundary_iou(A, A, dilation_ratio=0)
     with pytest.raises(ValueError, match="2-D images"):
-        boundary_iou(A.unsqueeze(1), A.unsqueeze(1))
+        boundary_iou(A.expand(1, 2, 8, 8), A.expand(1, 2, 8, 8))
     with pytest.raises(TypeError, match="fixes `percentile` at 95"):
         hd95(A, A, percentile=50)  # type: ignore[call-arg]
     with pytest.raises(ValueError, match="at least one image"):
@@ -206,3 +206,28 @@ def test_hints_know_each_function_own_keywords_and_bools_are_not_numbers() -> No
         hausdorff_distance(A, A, spacing=True)
     with pytest.raises(TypeError, match="`tolerance` to be a number or a sequence"):
         normalized_surface_distance(A, A, tolerance=True)
+
+
+def test_a_channel_dimension_is_not_a_volume_and_numpy_spacing_is_a_spacing() -> None:
+    """From a new-user trial: MONAI's (B, 1, H, W) masks were read as volumes of one slice (NSD / ASD silently other
+    than the 2-D values); nibabel's zooms (numpy float32) were refused as spacing; a fraction as a percentile warns."""
+    g = torch.zeros(2, 12, 12, dtype=torch.bool)
+    g[:, 3:8, 3:8] = True
+    p = g.roll(1, dims=2)
+    with pytest.raises(ValueError, match=r"MONAI's \(B, 1, H, W\).*Pass the 2-D masks \(x\[:, 0\]\)"):
+        normalized_surface_distance(p[:, None], g[:, None], tolerance=0.5)
+    with pytest.raises(ValueError, match=r"`preds\[0\]` of 2-D images .* \(x\[0\]\)"):
+        average_surface_distance([p[0, None]], [g[0, None]])
+    zooms = (np.float32(0.8), np.float32(1.5))
+    expected = hausdorff_distance(p, g, spacing=(0.800000011920929, 1.5))
+    assert torch.equal(hausdorff_distance(p, g, spacing=zooms), expected)
+    assert torch.equal(hausdorff_distance(p, g, spacing=np.array(zooms)), expected)
+    assert torch.equal(hausdorff_distance(p, g, spacing=np.stack([np.array(zooms)] * 2)), expected)  # per image
+    with pytest.warns(UserWarning, match=r"`percentile`=0.95 is the 0.95th percentile"):
+        hausdorff_distance(p, g, percentile=0.95)
+    with pytest.raises(TypeError, match="`validate_args`"):
+        hausdorff_distance(p, g, validate_args="no")  # type: ignore[arg-type]
+    from segmetrics_torch.metrics.surface import HausdorffDistance
+
+    with pytest.raises(ValueError, match=r"`num_classes` to be an integer >= 2"):
+        HausdorffDistance(num_classes=1)

@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -114,13 +115,26 @@ def _images(x: object, name: str) -> tuple[list[Tensor], Tensor | None]:
             )
         if x.shape[0] == 0:
             raise ValueError(f"Expected `{name}` to hold at least one image, but got an empty batch {tuple(x.shape)}.")
+        if x.ndim == 4 and x.shape[1] == 1:
+            raise ValueError(_ONE_SLICE.format(name=f"`{name}`", shape=tuple(x.shape), squeeze="x[:, 0]"))
         return list(x), x
     out = []
     for i, item in enumerate(tensor_items(x, name)):
         if item.ndim not in (2, 3):
             raise ValueError(f"Expected `{name}[{i}]` of shape (H, W) or (D, H, W), but got {tuple(item.shape)}.")
+        if item.ndim == 3 and item.shape[0] == 1:
+            raise ValueError(_ONE_SLICE.format(name=f"`{name}[{i}]`", shape=tuple(item.shape), squeeze="x[0]"))
         out.append(item)
     return out, None
+
+
+#: a volume of one slice is refused: it is almost always a 2-D batch with MONAI's channel dimension, whose surfaces
+#: (the slice's two faces) would give other distances than the 2-D contours without a word
+_ONE_SLICE = (
+    "Expected {name} of 2-D images (H, W) or of volumes with D >= 2 slices, but got shape {shape}: a channel "
+    "dimension of size 1 (MONAI's (B, 1, H, W)) would be read as a volume of one slice. Pass the 2-D masks "
+    "({squeeze}), or the channels with input_format='one-hot'."
+)
 
 
 def normalize_spacing(spacing: object, ndim: int) -> tuple[float, ...]:
@@ -148,8 +162,8 @@ def _check_labels(x: Tensor, name: str, num_classes: int, ignore_index: int | No
 
 
 def _is_per_image(spacing: object) -> bool:
-    """MONAI's per-item form: a sequence (or 2-D tensor) whose entries are themselves sequences."""
-    if isinstance(spacing, Tensor):
+    """MONAI's per-item form: a sequence (or 2-D tensor or array) whose entries are themselves sequences."""
+    if isinstance(spacing, (Tensor, np.ndarray)):
         return spacing.ndim == 2
     if not isinstance(spacing, Sequence) or isinstance(spacing, (str, bytes)) or len(spacing) == 0:
         return False
@@ -159,7 +173,7 @@ def _is_per_image(spacing: object) -> bool:
 def normalize_image_spacing(spacing: object, ndim: int, batch: int) -> list[tuple[float, ...]]:
     """MONAI's per-item ``spacing``: one entry per image (a number in a 1-sequence, or one number per spatial
     axis), as ``batch`` tuples of ``ndim`` finite positive floats."""
-    rows = spacing.tolist() if isinstance(spacing, Tensor) else list(spacing)  # type: ignore[call-overload]
+    rows = spacing.tolist() if isinstance(spacing, (Tensor, np.ndarray)) else list(spacing)  # type: ignore[call-overload]
     if len(rows) != batch:
         raise ValueError(
             f"Expected one `spacing` entry per image ({batch}) in its per-image form (a sequence of sequences), but "
@@ -282,6 +296,7 @@ def prepare_pairs(
 ) -> Pairs:
     """Validate the inputs and split them into groups of same-sized boolean (image, class) pairs."""
     check_bool(include_background, "include_background")
+    check_bool(validate_args, "validate_args")
     input_format = check_choice(input_format, "input_format", INPUT_FORMATS)
     if input_format != "index":
         if ignore_index is not None:
@@ -385,7 +400,7 @@ def check_convention(convention: object, allowed: Sequence[str], measure: str) -
     if name not in allowed:
         raise ValueError(
             f"Expected `convention` to be one of {', '.join(map(repr, allowed))} for {measure}, but got {name!r}: "
-            f"{name} has no {measure}."
+            f"{name} does not define {measure}."
         )
     return name
 

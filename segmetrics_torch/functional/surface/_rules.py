@@ -9,6 +9,7 @@ pairs; :func:`~segmetrics_torch.functional.surface.surface_distance_measures` ap
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -27,6 +28,13 @@ def check_percentile(percentile: object) -> float | None:
         return None
     if isinstance(percentile, bool) or not isinstance(percentile, (int, float)) or not 0 <= percentile <= 100:
         raise ValueError(f"Expected `percentile` to be None or a number in [0, 100], but got {percentile!r}.")
+    if 0 < percentile < 1:
+        warnings.warn(
+            f"`percentile`={percentile!r} is the {percentile}th percentile, close to the minimum distance: "
+            "percentiles are in [0, 100] here as in MONAI and MedPy (95 for HD95), not fractions.",
+            UserWarning,
+            stacklevel=3,
+        )
     return float(percentile)
 
 

@@ -31,6 +31,13 @@ def surface_distance_measures(
     (:func:`hausdorff_distance`, ``percentile=``; :func:`average_surface_distance`, ``symmetric=False`` / ``True``;
     :func:`normalized_surface_distance` with the convention's own boundary set, i.e. MONAI's voxel counts).
 
+    Args:
+        percentile: the percentile of ``"hausdorff_percentile"`` (95: HD95), in [0, 100].
+        tolerance: the NSD's tolerance in spacing units, one number or one per class (checked under every
+            convention; used where the convention defines an NSD).
+        preds, target, **options: as :func:`~segmetrics_torch.functional.surface.hausdorff_distance`; under
+            ``"torchmetrics"`` only the Hausdorff distance is computed (``percentile`` and ``tolerance`` unused).
+
     Returns:
         ``{"hausdorff", "hausdorff_percentile", "asd", "assd", "nsd"}``, the measures the convention defines:
         ``"medpy"`` has no NSD, ``"torchmetrics"`` only ``"hausdorff"``. Each (B,) or (B, C') float64.
