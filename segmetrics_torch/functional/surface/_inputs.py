@@ -12,6 +12,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import get_args
 
 import numpy as np
 import torch
@@ -26,6 +27,8 @@ from segmetrics_torch._checks import (
     tensor_items,
 )
 
+from .options import Convention, DistanceMetric, InputFormat
+
 __all__ = [
     "CONVENTIONS",
     "DISTANCE_METRICS",
@@ -38,13 +41,13 @@ __all__ = [
 ]
 
 #: the reference implementations whose rules ``convention=`` reproduces
-CONVENTIONS = ("monai", "medpy", "deepmind", "torchmetrics")
+CONVENTIONS: tuple[str, ...] = get_args(Convention)
 #: MONAI's and TorchMetrics' names of the point-to-point distances
-DISTANCE_METRICS = ("euclidean", "chessboard", "taxicab")
+DISTANCE_METRICS: tuple[str, ...] = get_args(DistanceMetric)
 #: TorchMetrics' names of the input layouts: "index" (masks, or label maps with ``num_classes``: this package's
 #: default), "one-hot" ((B, C, *spatial) channels; floating scores are arg-maxed over the channels) and "mixed" (one
-#: of each)
-INPUT_FORMATS = ("index", "one-hot", "mixed")
+#: side one-hot, the other index labels)
+INPUT_FORMATS: tuple[str, ...] = get_args(InputFormat)
 
 
 class EmptyMaskWarning(UserWarning):

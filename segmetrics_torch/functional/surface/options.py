@@ -18,11 +18,28 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from ..._checks import with_defaults
 
-__all__ = ["DISTANCE_DEFAULTS", "MASK_DEFAULTS", "DistanceOptions", "MaskOptions", "with_defaults"]
+__all__ = [
+    "DISTANCE_DEFAULTS",
+    "MASK_DEFAULTS",
+    "Convention",
+    "DistanceMetric",
+    "DistanceOptions",
+    "InputFormat",
+    "MaskOptions",
+    "with_defaults",
+]
+
+
+#: the reference whose rules a measure follows
+Convention = Literal["monai", "medpy", "deepmind", "torchmetrics"]
+#: the point-to-point distance (MONAI's and TorchMetrics' names)
+DistanceMetric = Literal["euclidean", "chessboard", "taxicab"]
+#: TorchMetrics' input layouts
+InputFormat = Literal["index", "one-hot", "mixed"]
 
 
 class MaskOptions(TypedDict, total=False):
@@ -31,16 +48,16 @@ class MaskOptions(TypedDict, total=False):
     num_classes: int | None
     include_background: bool
     ignore_index: int | None
-    input_format: str
+    input_format: InputFormat
     validate_args: bool
 
 
 class DistanceOptions(MaskOptions, total=False):
     """How the distances are computed: whose rules, in which units and metric (the distance measures)."""
 
-    convention: str
+    convention: Convention
     spacing: object
-    distance_metric: str
+    distance_metric: DistanceMetric
     connectivity: int
 
 
