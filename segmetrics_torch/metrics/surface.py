@@ -69,16 +69,16 @@ class _SurfaceMetric(ExactMetric):
 
     #: the defaults of the shared keywords the function takes (:mod:`segmetrics_torch.functional.surface.options`)
     _shared: Mapping[str, Any] = DISTANCE_DEFAULTS
-    _keyword_settings = tuple(DISTANCE_DEFAULTS)
 
     def __init__(self, measure_options: Mapping[str, Any], kwargs: Mapping[str, Any], /) -> None:
         """``measure_options``: the function's own arguments, by name; ``kwargs``: the subclass's keywords, the
         shared ones (:mod:`segmetrics_torch.functional.surface.options`) and torchmetrics'. The arguments are
         checked here, by one call of the function on a tiny pair, not at the first update."""
         accepted = {**self._shared, **dict.fromkeys(_TORCHMETRICS_KEYWORDS)}
-        with_defaults(type(self).__name__, kwargs, accepted, measure_options)
-        options = {**self._shared, **{key: value for key, value in kwargs.items() if key in self._shared}}
+        chosen = with_defaults(type(self).__name__, kwargs, accepted, measure_options)
+        options = {key: chosen[key] for key in self._shared}
         super().__init__(**{key: value for key, value in kwargs.items() if key not in self._shared})
+        self._keyword_settings = tuple(self._shared)
         num_classes, input_format = options["num_classes"], options["input_format"]
         include_background = options["include_background"]
         if num_classes is not None and (isinstance(num_classes, bool) or not isinstance(num_classes, int)
@@ -123,9 +123,7 @@ class _SurfaceMetric(ExactMetric):
             _PROBE, _PROBE)  # fmt: skip
 
     def _class_options(self) -> dict[str, Any]:
-        return {"num_classes": self.num_classes, "include_background": self.include_background,
-                "ignore_index": self.ignore_index, "input_format": self.input_format,
-                "validate_args": self.validate_args}  # fmt: skip
+        return {key: getattr(self, key) for key in MASK_DEFAULTS}
 
     #: the values of the latest ``update`` ({measure: (B,) or (B, C')}), for per-image reports: not a state (not
     #: synchronised, not reset)
@@ -310,7 +308,6 @@ class BoundaryIoU(_SurfaceMetric):
     higher_is_better = True
     _function = staticmethod(boundary_iou)
     _shared = MASK_DEFAULTS
-    _keyword_settings = tuple(MASK_DEFAULTS)
 
     def __init__(self, *, dilation_ratio: float = 0.02, **kwargs: Unpack[MaskMetricOptions]) -> None:
         super().__init__({"dilation_ratio": dilation_ratio}, kwargs)

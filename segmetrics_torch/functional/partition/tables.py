@@ -164,7 +164,7 @@ def measures_from_tables(
     # covering (sc / ssc) and Hamming (sdhd / dhd) from the best match of each row (partition region) or column
     # (annotation region); van Dongen needs both sides
     hamming: dict[str, Tensor] = {}
-    jac = n / (a + b - n) if want & {"sc", "ssc"} else n
+    jac = n / (a + b - n) if want & {"sc", "ssc"} else n  # the Jaccard index of each cell, for covering only
     sides: tuple[tuple[Literal["row", "col"], str, str], ...] = (("row", "sc", "sdhd"), ("col", "ssc", "dhd"))
     for side, covering, directional in sides:
         if not want & {covering, directional, "vd"}:
