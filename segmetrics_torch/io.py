@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .readers import reads
+
 if TYPE_CHECKING:  # annotations only: PIL is imported where an image is read
     from PIL.Image import Image as PILImage
 
@@ -134,6 +136,7 @@ def max_image_pixels() -> int:
     return value
 
 
+@reads(IMAGE_EXTENSIONS, "images (any reader of an image opens it here)")
 def open_image(path: str | Path) -> PILImage:
     """PIL image of ``path`` (lazily decoded), with a size limit that names the file.
 
@@ -172,6 +175,7 @@ def open_image(path: str | Path) -> PILImage:
     return image
 
 
+@reads(IMAGE_EXTENSIONS, "8-bit gray maps (foreground predictions and masks, boundary maps)")
 def read_gray(path: str | Path) -> np.ndarray:
     """Read an image as an 8-bit grayscale array, equal to ``cv2.imread(path, cv2.IMREAD_GRAYSCALE)``.
 
@@ -227,6 +231,7 @@ def read_gray(path: str | Path) -> np.ndarray:
             raise ValueError(f"{path}: cannot decode the image ({error}).") from None
 
 
+@reads(IMAGE_EXTENSIONS, "label-map images (partitions, instance and class annotations)")
 def read_labels(path: str | Path) -> np.ndarray:
     """Read a label-map image (one partition: a region label per pixel) as an (H, W) int64 array.
 
@@ -265,6 +270,7 @@ def read_labels(path: str | Path) -> np.ndarray:
     return labels.astype(np.int64)
 
 
+@reads((*IMAGE_EXTENSIONS, *NIFTI_EXTENSIONS), "label volumes and masks (NIfTI, images)")
 def read_label_volume(path: str | Path) -> tuple[np.ndarray, tuple[float, ...] | None]:
     """Read a label map or mask as ``(labels, spacing)``: a NIfTI volume (``.nii``, ``.nii.gz``) as its voxel array
     (int64, in the file's axis order) with the spacing of its header (``get_zooms()`` of its spatial axes, in the
@@ -545,6 +551,7 @@ class BSDSGroundTruth:
     boundaries: np.ndarray
 
 
+@reads((".mat",), "MATLAB .mat files (BSDS ground truth, ucm2 hierarchies, segmentations)")
 def _read_mat(read: Callable[[str], Any], path: str | Path) -> Any:
     """``read(path)`` (scipy's loadmat / whosmat) with every failure of a bad file as one ValueError naming it."""
     path = Path(path)
@@ -621,6 +628,7 @@ def mat_variables(path: str | Path) -> list[str]:
 # ------------------------------------------------------------------------------------- object proposals
 
 
+@reads((".npz",), "numpy .npz archives (proposal pools, object annotations)")
 def _npz(path: Path) -> dict[str, np.ndarray]:
     if not path.is_file():
         raise FileNotFoundError(f"No such file: {path}")
@@ -640,6 +648,7 @@ def _binary(array: np.ndarray, path: Path, what: str) -> np.ndarray:
     return array.astype(bool, copy=False)
 
 
+@reads(PROPOSAL_EXTENSIONS, "ranked object-proposal pools")
 def read_proposals(path: str | Path) -> np.ndarray:
     """Read one image's ranked pool of object proposals.
 
@@ -694,6 +703,7 @@ class ObjectAnnotation:
     classes: np.ndarray | None = None
 
 
+@reads(PROPOSAL_EXTENSIONS, "object annotations")
 def read_objects(
     path: str | Path, *, void_label: int | None = 255, class_path: str | Path | None = None
 ) -> ObjectAnnotation:
@@ -759,6 +769,7 @@ def read_objects(
     return ObjectAnnotation(objects, void, classes)
 
 
+@reads(IMAGE_EXTENSIONS, "gray maps, 16-bit included")
 def read_gray_map(path: str | Path) -> np.ndarray:
     """:func:`segmetrics_torch.io.read_gray`, plus 16-bit grayscale images read as OpenCV does (the high byte).
 

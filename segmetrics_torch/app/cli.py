@@ -67,6 +67,7 @@ from typing import IO, TYPE_CHECKING, Any
 from . import distributed
 from .cli_parser import build_parser
 from .errors import InputError
+from .inputs import run_ledger
 
 if TYPE_CHECKING:  # annotations only: building the parser imports no torch
     pass
@@ -221,7 +222,8 @@ def _main(argv: Sequence[str] | None) -> int:
         (getattr(args, "subparser", None) or parser).print_help(sys.stderr)
         return 2
     try:
-        status = handler(args)
+        with run_ledger():  # the files this invocation reads by name (inputs no output may replace)
+            status = handler(args)
         if argv is None:
             # run as a program: freeze the heap, so that the interpreter's final collections skip the millions of
             # objects of torch, numba and matplotlib (~0.5 s at exit); never in-process (tests), where it would

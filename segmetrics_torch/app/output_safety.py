@@ -4,15 +4,20 @@ reads or would read, nor lands where an input folder's pairing would pick it up 
 Checked before any measure runs (a mistake costs nothing), for every output of every form:
 
 * a **file output** (``--json``, ``--csv``, ``--per-image-csv``, ``--plot``, BSR's ``eval_bdry*.txt`` of
-  ``--out-dir``) must not be an input file (an image, ``.mat`` or ``.npz`` of a prediction / ground-truth / class
-  folder, the configuration file; symbolic and hard links are followed), must not sit in an input folder under a
-  name that folder's pairing reads (an image, ``.mat`` or ``.npz`` name: the next run would take it for a
-  prediction), and must not sit in the cache folder (whose ``.json`` entries the run reads). A new ``results.json``
-  beside the images is allowed: no pairing reads ``.json``;
+  ``--out-dir``) must not be a file the run reads: a file of an input folder that some reader picks up, a file the
+  run read by name (the configuration, PySODEvalToolkit's JSON files, a style: whatever went through
+  :func:`.inputs.read_text_file`), followed through symbolic and hard links. It must not sit in an input folder under
+  a name that any declared folder reader of any family accepts (:func:`segmetrics_torch.readers.is_read_by_a_reader`:
+  the next run's pairing would take it for an input, whatever family that run is), and must not sit in the cache
+  folder (whose ``.json`` entries the run reads). A new ``results.json`` beside the images is allowed: no folder
+  reader takes ``.json``;
 * a **folder output** (``--output``, ``--cache``) must not be an input folder itself, and the parts of it that the
   report writes and replaces (``results.json``, ``tables.*``, ``combined.*``, ``csv/``, ``figures/``, ``cache/``,
   its temporary ``.segmetrics-report-*`` folders) must not hold an input folder or the configuration file;
 * two outputs must not name the same file.
+
+The rule holds no list of extensions: the readers declare what they read (:mod:`segmetrics_torch.readers`), the
+named files are recorded as they are read (:mod:`.inputs`), and this module asks both.
 
 A violation is an :class:`~segmetrics_torch.app.errors.InputError` (exit 2, one ``error:`` line) naming the option,
 the path and the input it would destroy or pollute.
@@ -25,10 +30,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..readers import is_read_by_a_reader
 from .errors import InputError
+from .inputs import named_inputs
 
 __all__ = [
-    "INPUT_EXTENSIONS",
     "REPORT_FILES",
     "REPORT_FOLDERS",
     "REPORT_TEMP_PREFIX",
@@ -39,9 +45,6 @@ __all__ = [
     "report_folder",
     "report_owns",
 ]
-
-#: every extension a pairing of any family reads (images, BSDS / ucm2 ``.mat``, proposal ``.npz``)
-INPUT_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".mat", ".npz")
 
 #: the files a report writes at the top of its folder (and replaces on the next run)
 REPORT_FILES = frozenset(
@@ -56,17 +59,17 @@ REPORT_TEMP_PREFIX = ".segmetrics-report-"
 
 @dataclass(frozen=True)
 class InputFolder:
-    """A folder the run reads: ``role`` names it in errors ("the prediction folder"); ``extensions`` are the names
-    its reader picks up."""
+    """A folder the run reads: ``role`` names it in errors ("the prediction folder"). Every name a declared folder
+    reader of any family accepts is an input there (:func:`segmetrics_torch.readers.is_read_by_a_reader`)."""
 
     role: str
     path: Path
-    extensions: tuple[str, ...] = INPUT_EXTENSIONS
 
 
 @dataclass(frozen=True)
 class InputFile:
-    """A single file the run reads (the configuration)."""
+    """A single file the run reads (the configuration); the files read through :func:`.inputs.read_text_file` are
+    added by :func:`check_outputs` itself."""
 
     role: str
     path: Path
@@ -121,7 +124,7 @@ def _hard_link_in(path: Path, folder: InputFolder) -> Path | None:
     except OSError:
         return None
     for entry in entries:
-        if entry.name.startswith(".") or Path(entry.name).suffix.lower() not in folder.extensions:
+        if not is_read_by_a_reader(entry.name):
             continue
         try:
             other = entry.stat()
@@ -181,8 +184,9 @@ def check_outputs(
     """
     pairs = list(files.items()) if isinstance(files, Mapping) else list(files)
     given = [(option, Path(path)) for option, path in pairs if path is not None]
-    folder_inputs = [InputFolder(f.role, _real(f.path), f.extensions) for f in inputs]
+    folder_inputs = [InputFolder(f.role, _real(f.path)) for f in inputs]
     file_inputs = [InputFile(f.role, _real(f.path)) for f in input_files]
+    file_inputs += [InputFile(f.role, f.path) for f in named_inputs()]  # recorded as real paths
     cache_real = _real(cache) if cache is not None else None
 
     seen: dict[Path, str] = {}
@@ -195,17 +199,16 @@ def check_outputs(
             if real == source.path or _same_file(real, source.path):
                 raise InputError(f"{option} {path} is {source.role} this run reads; writing it would replace it")
         for folder in folder_inputs:
-            picked = not real.name.startswith(".") and real.suffix.lower() in folder.extensions
-            if real.parent == folder.path and picked:
+            if real.parent == folder.path and is_read_by_a_reader(real.name):
                 if real.exists():
                     raise InputError(
                         f"{option} {path} is a file of {folder.role} {folder.path} that this run reads; writing it "
                         "would replace it: give a file name outside that folder"
                     )
                 raise InputError(
-                    f"{option} {path}: a {real.suffix} file in {folder.role} {folder.path} would be read as an input "
-                    "by the next run's pairing; give a file name outside that folder (a .json or .csv name there "
-                    "is fine)"
+                    f"{option} {path}: a file named {real.name} in {folder.role} {folder.path} would be read as an "
+                    "input by the next run's pairing (some reader of the package takes that name); give a file name "
+                    "outside that folder (a .json or .csv name there is fine)"
                 )
             link = _hard_link_in(real, folder) if real.exists() else None
             if link is not None:

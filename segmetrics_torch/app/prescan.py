@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..io import IMAGE_EXTENSIONS, NIFTI_EXTENSIONS
+from ..readers import reads
 from .errors import InputError
 
 if TYPE_CHECKING:  # annotations only: the pre-scan imports no torch
@@ -201,6 +203,7 @@ def image_size(path: Path) -> tuple[int, int]:
     return h, w
 
 
+@reads((".npz",), "the array shapes of .npz archives (proposal pools), from their headers")
 def _npz_size(keys: Sequence[str]) -> SizeReader:
     """(H, W) of the first of ``keys`` held by an .npz archive, from its member's .npy header (no array is read)."""
 
@@ -240,10 +243,11 @@ def _array_size(read: Callable[[Path], Any]) -> SizeReader:
     return size
 
 
+@reads((*IMAGE_EXTENSIONS, *NIFTI_EXTENSIONS), "the shapes of NIfTI volumes and images, from their headers")
 def _volume_size(path: Path) -> tuple[int, ...]:
     """The shape of a NIfTI volume from its header (no voxel read; a 4th axis of length 1 dropped), else the (H, W) of
     an image."""
-    if not path.name.lower().endswith((".nii", ".nii.gz")):
+    if not path.name.lower().endswith(NIFTI_EXTENSIONS):
         return image_size(path)
     try:
         import nibabel

@@ -22,7 +22,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, read_text_file
+from .errors import InputError
+from .inputs import read_text_file
 
 __all__ = ["toolkit_configuration"]
 

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from .batching import default_workers
-from .errors import InputError, read_text_file
+from .errors import InputError
 from .family_options import OPTION_CHECKS, OPTION_DEFAULTS, is_int
+from .inputs import named_input, read_text_file
 from .runner import FAMILY_EVALUATORS
 
 #: the families a configuration can name
@@ -463,6 +464,8 @@ def presentation(
         with _gather(errors):
             _expect(isinstance(data["style"], str), source, "style", "a matplotlib style name", data["style"])
             config.style = data["style"]
+            if Path(config.style).is_file():  # a .mplstyle file (matplotlib reads it): an input no output may replace
+                named_input(config.style, f"the style file ({_where(source, 'style')})")
 
 
 def _bad_colours(colors: Mapping[str, Any]) -> dict[str, Any]:

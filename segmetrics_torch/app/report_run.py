@@ -31,7 +31,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
+import stat
 import sys
 import tempfile
 import time
@@ -207,9 +209,12 @@ def _output_lock(folder: Path) -> Iterator[None]:
     """Hold the output folder for this run: a second run into it at the same time is an input error.
 
     An advisory lock (``flock``) on ``folder/.segmetrics-lock``, which holds the pid of the run that holds it: the
-    kernel releases it when the process ends, however it ends, so a killed run never leaves the folder locked. Only
-    the writing rank locks under torchrun. A folder this run created and left empty (it failed before writing) is
-    removed again. Where ``fcntl`` does not exist (Windows) nothing is locked.
+    kernel releases it when the process ends, however it ends, so a killed run never leaves the folder locked. The
+    lock file is opened without following a link and without truncating anything (:func:`_open_lock`): a lock path
+    that is a symbolic link, a hard link, a folder or another kind of file is an error naming it, never written. The
+    run removes its lock file when it ends (a run killed by SIGKILL leaves it, and the next run takes it over: a
+    lock file nobody holds is stale). Only the writing rank locks under torchrun. A folder this run created and left
+    empty (it failed before writing) is removed again. Where ``fcntl`` does not exist (Windows) nothing is locked.
     """
     try:
         import fcntl
@@ -222,27 +227,61 @@ def _output_lock(folder: Path) -> Iterator[None]:
     created = not folder.exists()
     folder.mkdir(exist_ok=True)
     lock_path = folder / LOCK_FILE
-    handle = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+    handle = _open_lock(lock_path)
     try:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             holder = os.pread(handle, 32, 0).decode("ascii", "replace").strip() or "?"
+            os.close(handle)
+            handle = -1
             raise InputError(
                 f"another segmetrics run is writing {folder} (pid {holder}); wait for it or choose another --output"
             ) from None
-        os.ftruncate(handle, 0)
+        os.ftruncate(handle, 0)  # our own regular file (checked by _open_lock), held: a stale pid is replaced
         os.pwrite(handle, f"{os.getpid()}\n".encode(), 0)
         try:
             yield
         finally:
-            os.ftruncate(handle, 0)
-    finally:
-        os.close(handle)  # releases the lock
-        if created and [p.name for p in folder.iterdir()] == [LOCK_FILE]:
-            lock_path.unlink(missing_ok=True)
+            # removed while still held: a run waiting on the old file fails at once (LOCK_NB), a new run creates anew
             with contextlib.suppress(OSError):
-                folder.rmdir()
+                if os.path.samestat(os.fstat(handle), os.lstat(lock_path)):
+                    os.unlink(lock_path)
+    finally:
+        if handle >= 0:
+            os.close(handle)  # releases the lock
+        if created:
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only when empty: the run failed before writing anything
+
+
+def _open_lock(path: Path) -> int:
+    """A descriptor of the lock file ``path``: created new (``O_EXCL``), or an existing regular file of one link,
+    opened without following a link (``O_NOFOLLOW``) and without truncating it; anything else is an InputError
+    naming the path."""
+    flags = os.O_RDWR | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        return os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:
+        pass
+    refuse = (
+        f"{path} exists and is not a segmetrics lock file (a link, a folder or a file linked elsewhere); the run "
+        "never writes through it: remove or rename it, or choose another --output"
+    )
+    try:
+        handle = os.open(path, flags)
+    except OSError:  # ELOOP: a symbolic link; EISDIR: a folder; ENXIO/EACCES: a socket, a file not ours
+        raise InputError(refuse) from None
+    info = os.fstat(handle)
+    # ours: a regular file of one link holding nothing but a pid (a killed run's, or one still running)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or not _LOCK_TEXT.fullmatch(os.pread(handle, 64, 0)):
+        os.close(handle)
+        raise InputError(refuse)
+    return handle
+
+
+#: what a lock file of this command holds: a pid and a newline, or nothing (a run that ended before writing it)
+_LOCK_TEXT = re.compile(rb"(\d{1,20}\n)?")
 
 
 def _run_checked(
