@@ -1,12 +1,23 @@
-"""The one torchmetrics base of the package's Metrics: exact accumulation whatever ``set_dtype`` asks.
+"""The one torchmetrics base of the package's Metrics: exact accumulation whatever dtype a cast asks for.
 
 Every state of the package's Metrics is an exact accumulator: float64 sums of per-image values, float64 or int64
-counts (pixels, images, correspondences), fixed-size float64 curves of such sums. torchmetrics' ``set_dtype`` (and
-Lightning's precision plugins, which call it) would cast them: in float16, counts above 2048 lose units and
-``4 x 300 x 300`` pixel counts overflow to ``inf`` (``ThresholdMeasures`` then computed ``nan``); in float32 sums of
-thousands of images lose the 1e-6 agreement with the references. So the states keep their dtype: ``set_dtype`` is
-accepted and recorded (``metric.dtype``), and the states, their defaults and the results stay as they are. ``.to(
-device)`` moves them as usual.
+counts (pixels, images, correspondences), fixed-size float64 curves of such sums. A cast would ruin them: in float16,
+counts above 2048 lose units and ``4 x 300 x 300`` pixel counts overflow to ``inf`` (``ThresholdMeasures`` then
+computed ``nan``); in bfloat16 a sum of per-image MAEs stops growing near 256 (an ``MAE`` logged over 1,500 steps of
+Lightning's ``"bf16-true"`` read 0.1709 where the truth was 0.4991); in float32 sums of thousands of images lose the
+1e-6 agreement with the references. So the states keep their dtype under every cast: ``.to(dtype)``,
+``.to(device, dtype)``, ``.half()``, ``.bfloat16()``, ``.float()``, ``.double()``, ``.type(dtype)``, ``set_dtype``,
+applied to the Metric or to a module holding it (Lightning's ``"16-true"`` / ``"bf16-true"`` call
+``module.to(dtype=...)`` on the LightningModule). The device part of a cast still applies: ``.to(device)`` and
+``.to(device, dtype)`` move the states and their defaults. The requested dtype is recorded (``metric.dtype``), as
+torchmetrics records it.
+
+Results: ``compute()`` and ``forward()`` return float64 (int64 for ``ProposalRecall``'s ``counts``) whatever dtype
+was requested, a cached result included: they are computed from the exact states, and returning them in the
+requested half precision would round away what the states keep (a cast of a result is the caller's choice, one
+``.to(dtype)`` away). The Metrics make their states and temporaries with explicit dtypes, so Lightning's default
+dtype of a true-precision run (``torch.set_default_dtype(bfloat16)`` while the module is built and in each step)
+changes nothing either.
 
 ``merge_state`` of two Metrics built with different settings (thresholds, measures, tolerances, ...) is a
 ``ValueError`` naming the settings that differ, before torchmetrics would compare states.
@@ -40,12 +51,37 @@ class MetricKeywords(TypedDict, total=False):
 
 
 class ExactMetric(Metric):
-    """A torchmetrics ``Metric`` whose states keep their exact dtype under ``set_dtype`` (see the module doc)."""
+    """A torchmetrics ``Metric`` whose states keep their exact dtype under every cast (see the module doc).
+
+    The guard is an override of torch's private ``Module._apply``, because no public hook exists: torch offers no
+    per-tensor dtype policy for a module's casts (its ``register_module_buffer_registration_hook`` and the like see
+    registration, not casts, and the states are not buffers). torchmetrics' ``Metric._apply`` (1.9) skips the
+    ``.half()`` / ``.float()`` / ``.type()`` family, recognised by the name of the function it is given, but casts
+    the states under ``.to(dtype)`` and ``set_dtype``. Overriding the public casts does not work: ``.to()``,
+    ``.half()``, ``.type()`` of a parent module (the LightningModule that Lightning's precision plugins cast with
+    ``module.to(dtype=...)``) call each child's ``_apply(fn)``, never the child's ``to()``; ``_apply`` is the one
+    method every cast reaches, and torchmetrics' own override takes ``exclude_state`` for a subclass that handles
+    its states itself, which is what this does.
+    """
 
     def _apply(self, fn: Callable, exclude_state: Sequence[str] = ()) -> Module:
-        if self._dtype_convert:  # set_dtype: a dtype cast, applied to no state
-            exclude_state = tuple(self._defaults)
-        return super()._apply(fn, exclude_state=exclude_state)
+        keep = _dtype_kept(fn)
+        # torchmetrics would cast a cached compute() / forward() result with ``fn``: set aside, kept exact below
+        computed, forward_cache = self._computed, self._forward_cache
+        self._computed = self._forward_cache = None
+        try:
+            # torchmetrics applies ``fn`` to the parameters, buffers and children, and records device and dtype
+            super()._apply(fn, exclude_state=tuple(self._defaults))
+        finally:
+            self._computed, self._forward_cache = computed, forward_cache
+        for key, default in self._defaults.items():
+            if key in exclude_state:  # a subclass's own business, as in torchmetrics
+                continue
+            self._defaults[key] = _map_tensors(default, keep)
+            setattr(self, key, _map_tensors(getattr(self, key), keep))
+        self._computed = _map_tensors(computed, keep)
+        self._forward_cache = _map_tensors(forward_cache, keep)
+        return self  # what Module._apply returns, and torchmetrics' after it
 
     def plot(self, val: Any = None, ax: Any = None) -> tuple[Any, Any]:
         """Plot a result (default: ``compute()``): curves with their axes (PR curve, value against the threshold,
@@ -113,6 +149,31 @@ class ExactMetric(Metric):
 _NOT_SETTINGS = frozenset({"self", "kwargs", "validate_args"})
 #: where a Metric keeps an argument under another name
 _HELD_AS = {"thresholds": ("levels",)}
+
+
+def _dtype_kept(fn: Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:
+    """``fn`` without its dtype change: what ``fn`` does to an empty tensor of a state's dtype and device says
+    whether it casts (``.to(dtype)`` casts floats only, ``set_dtype``'s ``.type()`` integers too, a device move
+    neither); a cast state gets only the device move, any other ``fn`` applies as it is."""
+
+    def apply(t: Tensor) -> Tensor:
+        probe = fn(t.new_empty(0))
+        return fn(t) if probe.dtype == t.dtype else t.to(probe.device)
+
+    return apply
+
+
+def _map_tensors(value: Any, fn: Callable[[Tensor], Tensor]) -> Any:
+    """``fn`` on every tensor of a state (a tensor or a list of them) or of a cached result (nested dicts, lists,
+    tuples); anything else as it is."""
+    if isinstance(value, Tensor):
+        return fn(value)
+    if isinstance(value, dict):
+        return {k: _map_tensors(v, fn) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        items = [_map_tensors(v, fn) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)  # a namedtuple by position
+    return value
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -42,6 +42,9 @@ def _class_ids(classes: object, num_objects: int, num_classes: int, device: torc
     ``validate_args``: an id outside the range would index outside the class states)."""
     try:
         raw = torch.as_tensor(classes, device=device).flatten()
+        if raw.is_floating_point() and not isinstance(classes, Tensor):
+            # Python floats take the default dtype, bfloat16 in a Lightning "bf16-true" step: id 257.0 would read 256
+            raw = torch.as_tensor(classes, dtype=torch.float64, device=device).flatten()
     except (TypeError, ValueError, RuntimeError) as err:
         raise TypeError(f"Expected `classes` to be (K,) integer class ids, but got {classes!r}.") from err
     if raw.dtype == torch.bool or raw.is_complex() or (
