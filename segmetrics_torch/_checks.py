@@ -13,7 +13,7 @@ import difflib
 import math
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, TypeVar, get_args
+from typing import Any, Literal, TypeGuard, TypeVar, get_args
 
 import numpy as np
 import torch
@@ -27,7 +27,9 @@ __all__ = [
     "as_image_list",
     "check_bool",
     "check_choice",
+    "check_dense",
     "check_image_stack",
+    "check_number_in",
     "check_positive_float",
     "check_probability_map",
     "check_tensor",
@@ -59,21 +61,37 @@ def check_choice(value: object, name: str, choices: Iterable[_C]) -> _C:
 
 
 def check_tensor(x: object, name: str) -> Tensor:
-    """Return ``x`` detached from any autograd graph if it is a tensor with values, else raise naming the argument.
+    """Return ``x`` detached from any autograd graph if it is a dense tensor with values, else raise naming the
+    argument.
 
     Evaluation measures are called on model outputs in training loops: like torchmetrics' functional metrics they
     compute on the detached values (the number equals the detached input's). The losses, which keep the graph, use
     their input rather than this return value. A tensor on the ``meta`` device has a shape but no values: it is a
-    ``ValueError``, not an internal error later.
+    ``ValueError``, not an internal error later; a sparse tensor (any layout but ``torch.strided``) is a
+    ``TypeError``. Every family reads its tensors through this check (directly, or through :func:`tensor_items` and
+    :func:`batch_items`), so the rule holds for all of them.
     """
     if not isinstance(x, Tensor):
         raise TypeError(f"Expected `{name}` to be a torch.Tensor, but got {type(x).__name__}.")
+    check_dense(x, name)
     if x.is_meta:
         raise ValueError(
             f"Expected `{name}` to hold values, but got a tensor on the 'meta' device (a shape without data); "
             "move it to 'cpu' or 'cuda' first."
         )
     return x.detach()
+
+
+def check_dense(x: Tensor, name: str) -> None:
+    """``TypeError`` naming the argument unless the tensor ``x`` has the dense (``torch.strided``) layout: sparse
+    (COO, CSR, ...) tensors lack most of the indexing and reductions every family uses, and were refused only as a
+    backend's ``NotImplementedError`` deep in a measure. Part of :func:`check_tensor`; :func:`batch_items` applies
+    it to a whole batch before splitting it."""
+    if x.layout != torch.strided:
+        raise TypeError(
+            f"Expected `{name}` to be a dense tensor (layout torch.strided), but got a tensor of layout {x.layout} "
+            "(sparse); pass `x.to_dense()`."
+        )
 
 
 def as_binary_mask(x: Tensor, name: str, validate_args: bool = True) -> Tensor:
@@ -120,10 +138,23 @@ def check_bool(value: object, name: str) -> bool:
 
 
 def check_positive_float(value: object, name: str) -> float:
-    """``value`` as a float if it is a finite number > 0 (not a bool), else ``ValueError`` naming the argument."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+    """``value`` as a float if it is a finite number > 0 (Python's or numpy's, not a bool), else ``ValueError``
+    naming the argument."""
+    number = float(value) if _is_number(value) else math.nan
+    if not 0 < number < math.inf:
         raise ValueError(f"Expected argument `{name}` to be a finite positive number, but got {value!r}.")
-    return float(value)
+    return number
+
+
+def check_number_in(value: object, name: str, low: float, high: float, expected: str | None = None) -> float:
+    """``value`` as a float if it is a number (Python's or numpy's, not a bool) in the closed interval
+    [``low``, ``high``], else ``ValueError`` naming the argument; ``expected`` words the accepted values in the
+    message (default "a number in [low, high]")."""
+    number = float(value) if _is_number(value) else math.nan
+    if not low <= number <= high:
+        words = expected or f"a number in [{low:g}, {high:g}]"
+        raise ValueError(f"Expected `{name}` to be {words}, but got {value!r}.")
+    return number
 
 
 def with_defaults(
@@ -162,14 +193,17 @@ def check_numbers_per(value: object, n: int, name: str, each: str, *, zero_ok: b
             f"entries: {value!r}."
         )
     bound = "a finite number >= 0" if zero_ok else "a finite positive number"
-    for v in values:
-        if not _is_number(v) or not (0 <= v if zero_ok else 0 < v) or not v < math.inf:
+    out = [float(v) if _is_number(v) else math.nan for v in values]
+    for v in out:
+        if not (0 <= v if zero_ok else 0 < v) or not v < math.inf:
             raise ValueError(f"Expected every entry of `{name}` to be {bound}, but got {value!r}.")
-    return [float(v) for v in values]
+    return out
 
 
-def _is_number(value: object) -> bool:
-    """A real number, numpy's too (nibabel's zooms are numpy float32), but not a bool."""
+def _is_number(value: object) -> TypeGuard[numbers.Real]:
+    """A real number, numpy's too (nibabel's zooms are numpy float32, a percentile may be ``np.int64``), but not a
+    bool: the one test of "a number" behind :func:`check_numbers_per`, :func:`check_positive_float` and
+    :func:`check_number_in`."""
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
@@ -242,6 +276,7 @@ def batch_items(x: object, name: str, ndim: int, layout: str) -> list[Tensor]:
     error), or the tensors of a list (:func:`tensor_items`); an empty batch is a ``ValueError``."""
     if not isinstance(x, Tensor):
         return tensor_items(x, name)
+    check_dense(x, name)  # the images themselves go through check_tensor, which names each
     if x.ndim != ndim + 1:
         raise ValueError(f"Expected `{name}` {layout} or a list, but got shape {tuple(x.shape)}.")
     if x.shape[0] == 0:

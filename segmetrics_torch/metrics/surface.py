@@ -1,13 +1,14 @@
 """torchmetrics Metrics of the boundary-distance measures: dataset means of the per-image (per-class) values of
 :mod:`segmetrics_torch.functional.surface`.
 
-Reduction (MONAI's ``do_metric_reduction("mean")`` over the images, per class): NaN values (an ignored class, both
-masks empty under most conventions) are left out of the mean; a value of ``inf`` (a missed structure: one mask empty)
-makes the class's mean ``inf``, so that a missed structure cannot vanish from a table: a distance of a pair with
-exactly one empty mask counts as ``inf`` whatever its convention's value (MONAI's percentile HD is NaN there, and
-MONAI's own mean drops it, see the docs page). The states are per-class sums of the finite values and counts of the
-non-NaN and of the infinite values, summed over processes (``dist_reduce_fx="sum"``): the DDP result equals one
-process's.
+Reduction (MONAI's ``do_metric_reduction("mean")`` over the images, per class): NaN values (both masks empty under
+most conventions) are left out of the mean; a value of ``inf`` (a missed structure: one mask empty) makes the class's
+mean ``inf``, so that a missed structure cannot vanish from a table: a distance of a pair with exactly one empty mask
+counts as ``inf`` whatever its convention's value (MONAI's percentile HD is NaN there, and MONAI's own mean drops
+it, see the docs page). The class equal to ``ignore_index`` is no pair: NaN in every function, counted in no update,
+so its ``compute()`` value is NaN (as TorchMetrics'), never ``inf``. The states are per-class sums of the finite
+values and counts of the non-NaN and of the infinite values, summed over processes (``dist_reduce_fx="sum"``): the
+DDP result equals one process's.
 
 ``compute()`` returns a 0-d tensor for binary masks and a (C',) tensor, one value per class, for label maps
 (``num_classes``); :class:`SurfaceDistanceMeasures` returns a dict of them.
@@ -370,7 +371,8 @@ def _one_empty(
     input_format: str = "index",
 ) -> Tensor:
     """(B, C') bool: the (image, class) pairs where exactly one of the two masks is empty (the classes as the
-    functions take them; ``ignore_index`` pixels removed from both)."""
+    functions take them; ``ignore_index`` pixels removed from both; False for the class ``ignore_index`` itself,
+    which the functions do not score)."""
     if input_format != "index":
         p_ch, t_ch = one_hot_inputs(preds, target, input_format, num_classes, validate_args=False)
         columns = channel_columns(p_ch.shape[1], include_background)
@@ -384,7 +386,11 @@ def _one_empty(
             continue
         keep = (g != ignore_index) if ignore_index is not None else torch.ones_like(g, dtype=torch.bool)
         classes = range(0 if include_background else 1, num_classes)
-        rows.append(torch.stack([((p == c) & keep).any() != ((g == c) & keep).any() for c in classes]))
+        # the ignored class is no pair at all (NaN, left out of the means), not a structure the prediction missed:
+        # its target pixels are removed while predictions of that label may remain
+        no_pair = torch.zeros((), dtype=torch.bool, device=p.device)
+        differ = [no_pair if c == ignore_index else ((p == c) & keep).any() != ((g == c) & keep).any() for c in classes]
+        rows.append(torch.stack(differ))
     return torch.stack(rows)
 
 

@@ -24,6 +24,7 @@ route was faster beyond, measured on an H100). ``SEGMETRICS_TRITON=0`` keeps the
 from __future__ import annotations
 
 import functools
+import math
 import os
 import warnings
 from collections.abc import Callable, Sequence
@@ -35,7 +36,13 @@ from torch import Tensor
 
 from segmetrics_torch._checks import BACKENDS, Backend, check_choice, check_tensor
 
-__all__ = ["cpu_kernels_enabled", "distance_to_features", "distance_to_features_device", "distance_transform_edt"]
+__all__ = [
+    "cpu_kernels_enabled",
+    "distance_to_features",
+    "distance_to_features_device",
+    "distance_transform_edt",
+    "spacing_scale",
+]
 
 # Bound on the scratch of the row pass of the torch kernel (rows are processed in chunks that fit).
 _TORCH_TEMP_BYTES = 256 * 2**20
@@ -381,8 +388,80 @@ def _numba_kernels() -> tuple[Callable[..., Any], Callable[..., Any], Callable[.
 #: `distance_to_features(at=)` evaluates its last pass at `at` alone below this fill (dense: the whole pass, then read)
 _ONLY_AT_FILL = 0.25
 
-#: elements of one chunk of the device transform's (lines, n, n) candidate table (float64: 256 MiB)
+#: elements of one chunk of the device transform's (lines, positions, candidates) table (float64: 256 MiB)
 _DEVICE_CHUNK = 1 << 25
+
+#: the largest ratio of two spacings the transforms take, as a power of two (see :func:`spacing_scale`)
+_MAX_SPACING_RATIO_LOG2 = 900
+
+
+def spacing_scale(spacing: Sequence[float], shape: Sequence[int] | None = None) -> tuple[float, tuple[float, ...]]:
+    """``(c, spacing / c)``: the power of two ``c`` nearest the geometric mean of the largest and the smallest spacing,
+    and the spacing divided by it, on which the transforms run before multiplying their distances by ``c``.
+
+    Why: the transforms sum squared distances, ``s^2 d^2``, which leave float64's range for spacings far from 1
+    (``1e155^2`` overflows to inf and gave NaN, ``1e-170^2`` underflows to 0 and gave 0.0). Divided by ``c`` the
+    spacings lie within ``2^±451`` of 1 and their squares stay normal floats. Dividing by a power of two and
+    multiplying the result back is exact (the mantissas are untouched; the square root of ``c^2 x`` is ``c`` times
+    that of ``x`` in correctly rounded arithmetic), so on ordinary spacings the distances are the unscaled
+    computation's bit for bit; ``c`` is 1 for spacings in [1, 2).
+
+    Raises:
+        ValueError (naming ``spacing``): the largest spacing exceeds the smallest by more than ``2^900`` (their
+        squared ratio is no float64), or, given the array's ``shape``, the sum of its axes' extents in spacing units
+        (a bound on its longest distance) exceeds float64's range.
+
+    Example:
+        >>> spacing_scale((1e155, 1.0, 1.0))[1][0] == 1e155 / 2.0**257
+        True
+    """
+    values = tuple(float(v) for v in spacing)
+    exponents = [math.frexp(v)[1] for v in values]
+    if max(exponents) - min(exponents) > _MAX_SPACING_RATIO_LOG2:
+        raise ValueError(
+            f"Expected the entries of `spacing` within a factor 2**{_MAX_SPACING_RATIO_LOG2} (about 8.5e270) of each "
+            f"other, but got {values!r}: their squared ratio is no float64."
+        )
+    # frexp's exponent is one above the power of two: 1.0 = 0.5 * 2**1, so spacings in [1, 2) give c = 1
+    c = math.ldexp(1.0, (max(exponents) + min(exponents)) // 2 - 1)
+    scaled = tuple(v / c for v in values)
+    if shape is not None:
+        # the longest distance of the array under any of the metrics (the taxicab one, the sum of the axes' extents,
+        # bounds the Euclidean and the chessboard ones), on the scaled spacing, where it cannot overflow
+        extent = math.fsum(s * max(n - 1, 0) for s, n in zip(scaled, shape, strict=True))
+        if not math.isfinite(extent * c):
+            raise ValueError(
+                f"Expected `spacing` {values!r} to keep distances of a {tuple(shape)} array within float64's range, "
+                f"but its extent is {extent:g} * 2**{math.frexp(c)[1] - 1}."
+            )
+    return c, scaled
+
+
+def _device_chunks(lines: int, n: int, budget: int) -> tuple[int, int, int]:
+    """``(lines, positions, candidates)`` per chunk of a brute-force pass over ``lines`` lines of length ``n``, such
+    that a chunk's tables hold at most ``budget`` entries together: the offsets and the costs, (positions,
+    candidates) each, at most a quarter of it; the sums, (lines, positions, candidates), at most half. Whole lines
+    while ``n^2`` fits, then fewer positions, then fewer candidates: a line of any length is cut."""
+    quarter = max(1, budget // 4)
+    candidates = min(n, quarter)
+    positions = min(n, max(1, quarter // candidates))
+    return min(lines, max(1, (budget // 2) // (positions * candidates))), positions, candidates
+
+
+def _nearest_on_lines(mask: Tensor, weight: float) -> Tensor:
+    """``weight d^2`` for every element of the bool (lines, n) ``mask``, ``d`` the distance along its line to the
+    nearest True (0 on them, inf on a line without one): the first pass of the transform, whose envelope over a 0 /
+    inf line is this, in O(n) (running max / min of the feature positions, as :func:`_edt_torch`'s column pass) and
+    the same float operations as the compiled kernel's ``_indicator_line``."""
+    n = mask.shape[-1]
+    pos = torch.arange(n, device=mask.device, dtype=torch.int64)
+    # sentinels n + 1 beyond either end: a gap of n or more means no feature on that side (a real one is < n)
+    before = torch.where(mask, pos, -n - 1).cummax(dim=-1).values
+    after = torch.where(mask, pos, 2 * n).flip(-1).cummin(dim=-1).values.flip(-1)
+    gap = torch.minimum(pos - before, after - pos)
+    d = gap.to(torch.float64)
+    out = (weight * d) * d
+    return out.masked_fill_(gap >= n, math.inf)
 
 
 def distance_to_features_device(features: Tensor, spacing: Sequence[float], at: Tensor) -> Tensor:
@@ -390,12 +469,17 @@ def distance_to_features_device(features: Tensor, spacing: Sequence[float], at: 
     boundary-distance family): the distances, float64, at the True elements of ``at`` (same shape), C order.
 
     The same separable transform, each pass the exact minimum over the line, ``min_c w (x - c)^2 + f(c)`` (``w`` the
-    squared spacing, ``(w d) d + f`` the same float operations as the compiled envelope's), as a batched minimum over
-    a (lines, n, n) table cut into chunks of ``2^25`` entries; square roots correctly rounded. The envelope may take
-    the other of two parabolas equal to an ulp at a crossing, so values agree with the CPU kernel's to an ulp or two
-    with spacing, and bitwise on a unit grid (every value an exact integer). Brute force along each line: n times
-    the CPU kernel's work, which a GPU does in milliseconds at the sizes of this family; on the CPU use
-    :func:`distance_to_features`.
+    squared spacing, ``(w d) d + f`` the same float operations as the compiled envelope's). The first pass (along the
+    last axis longer than 1) reads the mask, where the minimum is the nearest feature of the line: two running scans,
+    O(n). The later passes take a batched minimum over a (lines, positions, candidates) table cut into chunks whose
+    tables hold at most ``2^25`` float64 entries together (256 MiB), whatever the shape: lines, then positions, then
+    candidate columns (a running minimum) are cut as the line length requires, so a long line costs time, never
+    more memory. Square roots correctly rounded; the spacing is divided by a power of two first and the distances
+    multiplied back (:func:`spacing_scale`: exact, and no overflow or underflow of its squares). The envelope may
+    take the other of two parabolas equal to an ulp at a crossing, so values agree with the CPU kernel's to an ulp or
+    two with spacing, and bitwise on a unit grid (every value an exact integer) and on single lines (a first pass
+    only). Brute force along each later line: n times the CPU kernel's work, which a GPU does in milliseconds at the
+    sizes of this family; on the CPU use :func:`distance_to_features`.
 
     Example:
         >>> import torch
@@ -408,24 +492,41 @@ def distance_to_features_device(features: Tensor, spacing: Sequence[float], at: 
             f"Expected a 2-D or 3-D mask, one spacing per axis and `at` of its shape, but got shapes "
             f"{tuple(features.shape)} and {tuple(at.shape)}, spacing {spacing!r}."
         )
+    scale, scaled = spacing_scale(spacing, tuple(features.shape))
     volume = features if features.ndim == 3 else features[None]
-    sampling = tuple(float(s) for s in spacing) if features.ndim == 3 else (1.0, *(float(s) for s in spacing))
-    f = torch.full(volume.shape, torch.inf, dtype=torch.float64, device=volume.device).masked_fill_(volume, 0.0)
+    sampling = scaled if features.ndim == 3 else (1.0, *scaled)
+    f: Tensor | None = None  # None until the first pass, which reads the mask
     for axis in (2, 1, 0):  # the order of the CPU kernel's passes: each sums in the same order
-        n = f.shape[axis]
+        n = volume.shape[axis]
         if n == 1:
+            continue
+        w = sampling[axis] * sampling[axis]
+        if f is None:
+            lines = volume.movedim(axis, -1)
+            f = _nearest_on_lines(lines.reshape(-1, n), w).reshape(lines.shape).movedim(-1, axis)
             continue
         lines = f.movedim(axis, -1).contiguous()
         flat = lines.reshape(-1, n)
         pos = torch.arange(n, dtype=torch.float64, device=f.device)
-        d = pos[:, None] - pos[None, :]
-        cost = (sampling[axis] * sampling[axis] * d) * d  # cost[x, c] = (w (x - c)) (x - c)
         out = torch.empty_like(flat)
-        step = max(1, _DEVICE_CHUNK // (n * n))
-        for s in range(0, flat.shape[0], step):
-            torch.amin(flat[s : s + step, None, :] + cost, dim=-1, out=out[s : s + step])
+        lb, xb, cb = _device_chunks(flat.shape[0], n, _DEVICE_CHUNK)
+        for x0 in range(0, n, xb):
+            xs = pos[x0 : x0 + xb, None]
+            for c0 in range(0, n, cb):
+                cost = xs - pos[None, c0 : c0 + cb]
+                cost = (w * cost).mul_(cost)  # cost[x, c] = (w (x - c)) (x - c)
+                for s in range(0, flat.shape[0], lb):
+                    best = torch.amin(flat[s : s + lb, None, c0 : c0 + cb] + cost, dim=-1)
+                    target = out[s : s + lb, x0 : x0 + xb]
+                    if c0 == 0:
+                        target.copy_(best)
+                    else:  # a running minimum over the candidate chunks: min is exact, the chunks change no bit
+                        torch.minimum(target, best, out=target)
         f = out.reshape(lines.shape).movedim(-1, axis)
-    return _exact_sqrt(f.reshape(features.shape)[at].contiguous())
+    if f is None:  # a single voxel: no pass ran
+        f = torch.where(volume, 0.0, math.inf).to(torch.float64)
+    dist = _exact_sqrt(f.reshape(features.shape)[at].contiguous())
+    return dist if scale == 1.0 else dist.mul_(scale)
 
 
 def distance_to_features(features: np.ndarray, spacing: Sequence[float], at: np.ndarray | None = None) -> np.ndarray:
@@ -437,7 +538,8 @@ def distance_to_features(features: np.ndarray, spacing: Sequence[float], at: np.
     (scipy's runs on one); without numba, scipy's. The boundary-distance measures read it at the other mask's
     boundary points: with ``at`` (a bool array of the same shape) only the distances at its True elements are
     returned, in C order (``distance_to_features(f, s)[at]`` without the square roots and the float64 array of the
-    whole volume's distances).
+    whole volume's distances). Any spacing float64 can hold works: the transform runs on the spacing divided by a
+    power of two and multiplies the distances back, exactly (:func:`spacing_scale`, which names the two refusals).
 
     Example:
         >>> import numpy as np
@@ -454,6 +556,14 @@ def distance_to_features(features: np.ndarray, spacing: Sequence[float], at: np.
         raise ValueError(f"Expected `at` of the features' shape {features.shape}, but got {at.shape}.")
     if not features.any():
         return np.full(features.shape if at is None else int(np.count_nonzero(at)), np.inf)
+    # on the spacing divided by a power of two, and the distances multiplied back: exact, and no square overflows
+    scale, scaled = spacing_scale(spacing, features.shape)
+    dist = _host_distances(features, scaled, at)
+    return dist if scale == 1.0 else np.multiply(dist, scale, out=dist)
+
+
+def _host_distances(features: np.ndarray, spacing: tuple[float, ...], at: np.ndarray | None) -> np.ndarray:
+    """:func:`distance_to_features` of a non-empty mask on a spacing whose squares are normal floats."""
     if not _numba_available():
         from scipy import ndimage
 

@@ -5,6 +5,10 @@ TorchMetrics do. This module turns the accepted inputs (a (B, H, W) / (B, D, H, 
 (D, H, W) tensors, binary or label maps with ``num_classes``) into groups of same-sized boolean stacks, so that the
 boundary sets of a whole group are computed with one set of tensor operations, and assembles the per-pair numbers
 back into a (B,) or (B, C') float64 tensor.
+
+It also holds the rule that tells one-hot channels from volumes under ``input_format="index"``
+(:func:`_refuse_channels`, and the shape test of a channel dimension of size 1 in :func:`_images`): the shapes
+(B, C, H, W) and (B, D, H, W) are the same, so the values decide.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from segmetrics_torch._checks import (
     tensor_items,
 )
 
+from ...ops.distance import spacing_scale
 from .options import Convention, DistanceMetric, InputFormat
 
 __all__ = [
@@ -135,16 +140,80 @@ def _images(x: object, name: str) -> tuple[list[Tensor], Tensor | None]:
 #: (the slice's two faces) would give other distances than the 2-D contours without a word
 _ONE_SLICE = (
     "Expected {name} of 2-D images (H, W) or of volumes with D >= 2 slices, but got shape {shape}: a channel "
-    "dimension of size 1 (MONAI's (B, 1, H, W)) would be read as a volume of one slice. Pass the 2-D masks "
-    "({squeeze}), or the channels with input_format='one-hot'."
+    "dimension of size 1 (MONAI's (B, 1, H, W)) would be read as a volume of one slice with input_format='index' "
+    "(the default). Pass the 2-D masks ({squeeze}), or the channels with input_format='one-hot'."
+)
+
+#: channels of C >= 2 read as volumes of C slices: every voxel of a 2-slice volume is on its surface, so the
+#: distances are those of other sets than the 2-D contours, without a word
+_CHANNELS = (
+    "Expected `preds` and `target` of 2-D images or of volumes with input_format='index' (the default), but got "
+    "{what} of shape {shape} whose values are one-hot channels along dim {dim} (only 0 and 1, exactly one 1 per "
+    "pixel, in both): they would be scored as volumes of {c} slices. Pass input_format='one-hot' (the Metrics also "
+    "need num_classes={c}), or the label maps (x.argmax({dim})) with num_classes. A volume whose every (h, w) column "
+    "holds exactly one foreground voxel in both masks reads the same; validate_args=False, which skips every value "
+    "check, takes it as a volume."
 )
 
 
+def _one_hot_like(x: Tensor, dim: int) -> tuple[bool, bool]:
+    """``(partition, several)``: whether ``x`` holds only 0 and 1 with exactly one 1 along ``dim`` at every other
+    index (one-hot channels), and whether some image of it (the indices before ``dim``) uses two channels or more.
+    Reads values (synchronises a CUDA device)."""
+    if x.is_complex() or x.shape[dim] < 2:
+        return False, False
+    # the first pixel's column first: a real volume's corner column is seldom exactly one foreground voxel, and this
+    # reads C values instead of the whole volume
+    if not bool((x[..., 0, 0].sum(dim=dim) == 1).all()):
+        return False, False
+    if x.dtype != torch.bool and not bool(((x == 0) | (x == 1)).all()):
+        return False, False
+    # a sum of 0/1 values is 1 exactly when one of them is 1, in any dtype (rounded sums of two or more ones stay >= 2)
+    if not bool((x.sum(dim=dim) == 1).all()):
+        return False, False
+    used = x.flatten(dim + 1).ne(0).any(dim=-1)  # (..., C): the channels each image uses
+    return True, bool((used.sum(dim=-1) >= 2).any())
+
+
+def _refuse_channels(preds: list[Tensor] | Tensor, target: list[Tensor] | Tensor, list_input: bool) -> None:
+    """The one rule that tells one-hot channels from volumes under ``input_format="index"``, for a (B, C, H, W)
+    batch (``dim`` 1) or a list of (C, H, W) tensors (``dim`` 0; MONAI's decollated batch).
+
+    A channel dimension of size 1 is refused by its shape (:data:`_ONE_SLICE`, in :func:`_images`). Beyond, the
+    shape cannot tell C channels from D slices, the values can: ``preds`` and ``target`` both hold only 0 and 1 with
+    exactly one 1 along that dimension at every pixel, and one of them uses two channels or more (a single used
+    channel is a volume with one full slice as much as an image of one class). A real volume has columns without
+    foreground or with several foreground voxels; one that has exactly one in every column of both masks is the
+    rule's only ambiguity, and the error says how to pass it.
+    """
+    pairs = list(zip(preds, target, strict=True)) if list_input else [(preds, target)]
+    dim = 0 if list_input else 1
+    several = False
+    for p, t in pairs:
+        assert isinstance(p, Tensor) and isinstance(t, Tensor)
+        t_partition, t_several = _one_hot_like(t, dim)  # the ground truth first: it rarely looks one-hot by chance
+        if not t_partition:
+            return
+        p_partition, p_several = _one_hot_like(p, dim)
+        if not p_partition:
+            return
+        several = several or t_several or p_several
+    if several:
+        p0 = pairs[0][0]
+        assert isinstance(p0, Tensor)
+        what = "`preds[0]`" if list_input else "`preds`"
+        raise ValueError(_CHANNELS.format(what=what, shape=tuple(p0.shape), dim=dim, c=p0.shape[dim]))
+
+
 def normalize_spacing(spacing: object, ndim: int) -> tuple[float, ...]:
-    """``spacing`` (None, a number, or one number per spatial axis) as a tuple of ``ndim`` finite positive floats."""
+    """``spacing`` (None, a number, or one number per spatial axis) as a tuple of ``ndim`` finite positive floats
+    whose ratios the distance transforms can hold (:func:`~segmetrics_torch.ops.distance.spacing_scale`, checked here
+    before any image is read)."""
     if spacing is None:
         return (1.0,) * ndim
-    return tuple(check_numbers_per(spacing, ndim, "spacing", "spatial axis", zero_ok=False))
+    values = tuple(check_numbers_per(spacing, ndim, "spacing", "spatial axis", zero_ok=False))
+    spacing_scale(values)
+    return values
 
 
 def _check_labels(x: Tensor, name: str, num_classes: int, ignore_index: int | None) -> None:
@@ -315,9 +384,10 @@ def prepare_pairs(
     ndim = p_images[0].ndim
     for i, (p, t) in enumerate(zip(p_images, t_images, strict=True)):
         if p.shape != t.shape:
+            hint = " (one side one-hot channels? input_format='mixed')" if abs(p.ndim - t.ndim) == 1 else ""
             raise ValueError(
                 f"Expected `preds` and `target` of the same shape, but image {i} has shapes {tuple(p.shape)} and "
-                f"{tuple(t.shape)}."
+                f"{tuple(t.shape)}{hint}."
             )
         if p.ndim != ndim:
             raise ValueError("Expected every image of `preds` to have the same number of dimensions (2-D or 3-D).")
@@ -325,6 +395,11 @@ def prepare_pairs(
             raise ValueError(f"Expected non-empty images, but image {i} has shape {tuple(p.shape)}.")
         if p.device != t.device:
             raise ValueError(f"Expected `preds` and `target` on one device, but got {p.device} and {t.device}.")
+    if validate_args and ndim == 3:
+        if p_batch is not None and t_batch is not None:
+            _refuse_channels(p_batch, t_batch, list_input=False)
+        else:
+            _refuse_channels(p_images, t_images, list_input=True)
     if only_2d and ndim != 2:
         raise ValueError(
             f"Expected 2-D images ((B, H, W) or a list of (H, W)) for this measure, but got {ndim}-D images."

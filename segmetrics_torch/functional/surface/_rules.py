@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..._checks import check_numbers_per
+from ..._checks import check_number_in, check_numbers_per
 from ._inputs import Pairs, warn_empty
 from .distances import SurfaceDistances
 
@@ -24,10 +24,11 @@ __all__ = ["check_percentile", "check_tolerances", "hausdorff_rule", "mean_rule"
 
 
 def check_percentile(percentile: object) -> float | None:
+    """None, or ``percentile`` as a float in [0, 100] (any number, numpy's too; not a bool); a fraction in (0, 1)
+    warns."""
     if percentile is None:
         return None
-    if isinstance(percentile, bool) or not isinstance(percentile, (int, float)) or not 0 <= percentile <= 100:
-        raise ValueError(f"Expected `percentile` to be None or a number in [0, 100], but got {percentile!r}.")
+    percentile = check_number_in(percentile, "percentile", 0, 100, "None or a number in [0, 100]")
     if 0 < percentile < 1:
         warnings.warn(
             f"`percentile`={percentile!r} is the {percentile}th percentile, close to the minimum distance: "
@@ -35,7 +36,7 @@ def check_percentile(percentile: object) -> float | None:
             UserWarning,
             stacklevel=3,
         )
-    return float(percentile)
+    return percentile
 
 
 def check_tolerances(tolerance: object, n_columns: int) -> list[float]:

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ..._checks import check_positive_float
 from ..._docs import fill_doc
 from ._inputs import prepare_pairs, warn_empty
 from .edges import boundary_band, boundary_dilation
@@ -56,14 +57,12 @@ def boundary_iou(
         0.05
     """
     reading = with_defaults("boundary_iou", options, MASK_DEFAULTS, ("dilation_ratio",))
-    ratio_ok = isinstance(dilation_ratio, (int, float)) and not isinstance(dilation_ratio, bool)
-    if not ratio_ok or not 0 < dilation_ratio < math.inf:
-        raise ValueError(f"Expected `dilation_ratio` to be a finite number > 0, but got {dilation_ratio!r}.")
+    band_ratio = check_positive_float(dilation_ratio, "dilation_ratio")
     pairs = prepare_pairs(preds, target, spacing=None, only_2d=True, **reading)
     out = torch.full((pairs.batch_size, len(pairs.class_ids)), math.nan, dtype=torch.float64)
     for group in pairs.groups:
         h, w = group.preds.shape[1:]
-        d = boundary_dilation(h, w, float(dilation_ratio))
+        d = boundary_dilation(h, w, band_ratio)
         band_p, band_g = boundary_band(torch.cat([group.preds, group.target]), d).chunk(2)
         inter = (band_p & band_g).flatten(1).sum(1).cpu().numpy()
         union = (band_p | band_g).flatten(1).sum(1).cpu().numpy()

@@ -28,7 +28,7 @@ from torch import Tensor
 
 from segmetrics_torch._checks import check_choice
 
-from ...ops.distance import distance_to_features, distance_to_features_device
+from ...ops.distance import distance_to_features, distance_to_features_device, spacing_scale
 from ._inputs import CONVENTIONS, DISTANCE_METRICS, Pairs, check_convention, prepare_pairs
 from .edges import corner_codes, inner_boundary, surfel_size_table
 from .options import DISTANCE_DEFAULTS, MASK_DEFAULTS, DistanceOptions, with_defaults
@@ -112,16 +112,21 @@ def point_set_distances(
         return np.full(na, np.inf), np.full(nb, np.inf)
     box = _box(a | b)
     a, b = a[box], b[box]
+    # the spacing over a power of two (exact; see spacing_scale): coordinates and distances stay in float64's range
+    scale, scaled = spacing_scale(spacing, a.shape)
     if metric == "euclidean" and (method == "edt" or (method == "auto" and na + nb > _KDTREE_FILL * a.size)):
         d_ab = distance_to_features(b, spacing, at=a)
         d_ba = distance_to_features(a, spacing, at=b)
         return d_ab, d_ba
-    scale = np.asarray(spacing, dtype=np.float64)
-    pa, pb = np.argwhere(a) * scale, np.argwhere(b) * scale
+    axes = np.asarray(scaled, dtype=np.float64)
+    pa, pb = np.argwhere(a) * axes, np.argwhere(b) * axes
     p = {"euclidean": 2.0, "chessboard": np.inf, "taxicab": 1.0}[metric]
-    d_ab = _nearest(pb, pa, p)
-    d_ba = _nearest(pa, pb, p)
-    return np.asarray(d_ab, dtype=np.float64), np.asarray(d_ba, dtype=np.float64)
+    d_ab = np.asarray(_nearest(pb, pa, p), dtype=np.float64)
+    d_ba = np.asarray(_nearest(pa, pb, p), dtype=np.float64)
+    if scale != 1.0:
+        d_ab *= scale
+        d_ba *= scale
+    return d_ab, d_ba
 
 
 def _crop_to_union(stack: Tensor) -> Tensor:

@@ -107,6 +107,38 @@ def corner_codes(masks: Tensor) -> Tensor:
 
 @functools.lru_cache(maxsize=64)
 def _size_table(spacing: tuple[float, ...]) -> np.ndarray:
+    """DeepMind's table for ``spacing``, computed on the spacing divided by a power of two ``c`` and multiplied back
+    by ``c`` (2-D lengths) or ``c^2`` (3-D areas): exact, so the same bits as DeepMind's expressions on ordinary
+    spacings, and no square in them leaves float64's range for extreme ones (``1e155^2`` overflows). ``c`` centres
+    the squared quantities: the spacings in 2-D, the products of two spacings (the areas) in 3-D."""
+    exponents = [math.frexp(s)[1] for s in spacing]
+    if len(spacing) == 2:
+        k = (max(exponents) + min(exponents)) // 2 - 1
+    else:
+        products = [exponents[1] + exponents[2], exponents[0] + exponents[2], exponents[0] + exponents[1]]
+        k = (max(products) + min(products)) // 4 - 1
+    scaled = _unscaled_table(tuple(math.ldexp(s, -k) for s in spacing))
+    with np.errstate(over="ignore", under="ignore"):  # refused below, with the spacing named
+        table = np.ldexp(scaled, k * (len(spacing) - 1))
+    surface = _surface_codes(len(spacing))
+    tiny = np.finfo(np.float64).tiny
+    if not (np.isfinite(table) & (table >= tiny))[surface].all() or not (scaled[surface] >= tiny).all():
+        raise ValueError(
+            f"Expected `spacing` {spacing!r} to give surfel {'lengths' if len(spacing) == 2 else 'areas'} within "
+            "float64's normal range (corner surfels: convention='deepmind' or use_subvoxels=True), but they reach "
+            f"[{float(table[surface].min()):g}, {float(table[surface].max()):g}]."
+        )
+    return table
+
+
+@functools.cache
+def _surface_codes(ndim: int) -> np.ndarray:
+    """The codes with a contour piece / triangles (a positive size for every spacing; 0 and all-ones have none)."""
+    return _unscaled_table((1.0,) * ndim) > 0
+
+
+def _unscaled_table(spacing: tuple[float, ...]) -> np.ndarray:
+    """DeepMind's expressions, as written there, on a spacing whose squares (and products) are normal floats."""
     if len(spacing) == 2:
         # DeepMind's create_table_neighbour_code_to_contour_length, same expressions (same float64 rounding)
         vertical, horizontal = spacing

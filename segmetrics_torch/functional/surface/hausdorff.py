@@ -58,25 +58,37 @@ def hausdorff_distance(
     masks are empty; here the distances are exact on every shape and both-empty is ``NaN``. TorchMetrics rejects 3-D
     input; here the same rules apply to volumes. Results are float64 (MONAI and TorchMetrics return float32).
 
+    Input convention: with ``input_format="index"`` (the default) a 4-D tensor is a batch of volumes (B, D, H, W),
+    never of channels. One-hot channels have the same shape, so the family refuses them, naming ``input_format`` and
+    the shape (one rule, in ``functional/surface/_inputs.py``, for every function and Metric): a dimension of size 1
+    (MONAI's (B, 1, H, W)) by its shape; C >= 2 by its values, when ``validate_args``: ``preds`` and ``target`` both
+    hold only 0 and 1 with exactly one 1 per pixel along dim 1 (dim 0 of a list's (C, H, W) items), and one of them
+    uses two channels or more. A real volume has columns without foreground, so the only volume refused is one whose
+    every (h, w) column holds exactly one foreground voxel in both masks (the error says so; ``validate_args=False``
+    reads it as given).
+
     Args:
         preds: (B, H, W) or (B, D, H, W) binary masks (bool or {0, 1}), or label maps with ``num_classes``; or a list
-            of (H, W) / (D, H, W) tensors of different sizes.
+            of (H, W) / (D, H, W) tensors of different sizes. Dense tensors (a sparse one is a ``TypeError``).
         target: ground truth, same form and shape.
         directed: prediction-to-ground-truth only.
-        percentile: None (the maximum) or a number in [0, 100].
+        percentile: None (the maximum) or a number in [0, 100] (numpy's too, e.g. ``np.int64(95)``).
         **options: the keywords every boundary-distance function shares
             (:class:`~segmetrics_torch.functional.surface.options.DistanceOptions`; Boundary IoU takes the last five):
         convention: ``"monai"`` (default), ``"medpy"``, ``"deepmind"`` or ``"torchmetrics"``.
         spacing: None (default: unit), a number, or one number per spatial axis (anisotropic voxels); or, as MONAI's
-            per-item form, a sequence of one such entry per image (a 2-D tensor too).
+            per-item form, a sequence of one such entry per image (a 2-D tensor too). Any finite positive floats
+            within a factor 2^900 of each other: the distances are computed on the spacing over a power of two and
+            multiplied back, exactly (:func:`~segmetrics_torch.ops.distance.spacing_scale`), so ``(1e155, 1, 1)``
+            neither overflows nor ``(1e-170, 1, 1)`` underflows.
         distance_metric: ``"euclidean"`` (default); ``"chessboard"`` / ``"taxicab"`` with ``"monai"`` and
             ``"torchmetrics"``.
         connectivity: MedPy's structuring element of the edge erosion (``"medpy"`` only; 1 = face neighbours, the
             default).
         num_classes: label maps with this many classes (None, the default: binary masks).
         include_background: keep class 0 (label maps only; default False).
-        ignore_index: label of ``target`` whose pixels are removed from both masks; its own class is NaN (default
-            None).
+        ignore_index: label of ``target`` whose pixels are removed from both masks (default None); its own class
+            is NaN in every function and Metric (as TorchMetrics) and left out of every mean.
         input_format: TorchMetrics' layouts: ``"index"`` (the default here: masks, or label maps with
             ``num_classes``), ``"one-hot"`` ((B, C, H, W) / (B, C, D, H, W) channels, bool or 0/1 integers used as
             given, overlapping or not; floating scores arg-maxed over C as TorchMetrics does, which needs C >= 2) or
