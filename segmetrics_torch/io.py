@@ -124,16 +124,10 @@ def max_image_pixels() -> int:
     Raises:
         ValueError: the variable is set but not a positive integer (naming it).
     """
-    text = os.environ.get(MAX_IMAGE_PIXELS_ENV)
-    if text is None or not text.strip():
-        return DEFAULT_MAX_IMAGE_PIXELS
-    try:
-        value = int(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ValueError(f"{MAX_IMAGE_PIXELS_ENV}={text!r}: expected a positive number of pixels")
-    return value
+    from ._env import environment_value
+
+    text = environment_value(MAX_IMAGE_PIXELS_ENV)  # checked there: a positive integer ("1_000_000" and "1,000,000")
+    return DEFAULT_MAX_IMAGE_PIXELS if text is None else int(text.replace("_", "").replace(",", ""))
 
 
 @reads(IMAGE_EXTENSIONS, "images (any reader of an image opens it here)")
@@ -271,37 +265,123 @@ def read_labels(path: str | Path) -> np.ndarray:
 
 
 @reads((*IMAGE_EXTENSIONS, *NIFTI_EXTENSIONS), "label volumes and masks (NIfTI, images)")
-def read_label_volume(path: str | Path) -> tuple[np.ndarray, tuple[float, ...] | None]:
+def read_label_volume(
+    path: str | Path, *, header_spacing: bool = True
+) -> tuple[np.ndarray, tuple[float, ...] | None]:
     """Read a label map or mask as ``(labels, spacing)``: a NIfTI volume (``.nii``, ``.nii.gz``) as its voxel array
-    (int64, in the file's axis order) with the spacing of its header (``get_zooms()`` of its spatial axes, in the
-    header's unit, usually mm), or a 2-D image as :func:`read_labels` with spacing None (unknown: unit).
+    (int64, in the file's axis order) with the spacing of its header (the ``pixdim`` of its spatial axes, as stored:
+    ``get_zooms()`` of a valid header; in the header's unit, usually mm), or a 2-D image as :func:`read_labels` with
+    spacing None (unknown: unit).
+
+    NIfTI axes: trailing axes of length 1 beyond the second are dropped, so ``(X, Y, Z, 1)`` (one time point) is a
+    3-D volume and ``(H, W, 1)`` or ``(H, W, 1, 1)`` (one slice) a 2-D image with the spacing of the first two
+    ``pixdim`` -- the numbers of the same masks saved as PNG, not those of a one-slice volume (whose every voxel lies
+    on its top or bottom face). The header's shape is checked against :func:`max_image_pixels` (in voxels) before
+    any voxel is decompressed: a small ``.nii.gz`` of a huge zero volume is refused, as a decompression bomb image is.
+
+    Args:
+        path: the file.
+        header_spacing: read and check the header's spacing; False returns None for a NIfTI file too (for a caller
+            that gives its own spacing, so that a header with a broken ``pixdim`` still gives its labels).
 
     Raises:
         ImportError: a NIfTI file without nibabel (``pip install 'segmetrics-torch[nifti]'``).
-        ValueError: an unreadable file, a NIfTI volume with more than 3 spatial axes or a 4th axis longer than 1,
-            fractional or non-finite values (the message names the file).
+        ValueError: an unreadable file; a NIfTI volume with more than 3 spatial axes or more voxels than the limit
+            (naming the limit and how to raise it); a NaN, infinite, zero or negative ``pixdim`` of a spatial axis;
+            not enough memory to decompress it; fractional or non-finite values (the message names the file).
     """
     path = Path(path)
     if not path.name.lower().endswith(NIFTI_EXTENSIONS):
         return read_labels(path), None
+    image, shape, spacing = _open_nifti(path, header_spacing)
+
+    def out_of_memory() -> ValueError:  # under a memory cap numpy's MemoryError says nothing: say what did not fit
+        dtype, voxels = np.dtype(image.header.get_data_dtype()), int(np.prod(shape))
+        return ValueError(
+            f"{path}: not enough memory to read {voxels:,} voxels ({dtype}: {voxels * dtype.itemsize:,} bytes "
+            f"decompressed, {voxels * 8:,} bytes as int64 labels)."
+        )
+
+    try:
+        values = np.asanyarray(image.dataobj)
+    except MemoryError:
+        raise out_of_memory() from None
+    except Exception as error:  # nibabel raises its own ImageFileError, EOFError, gzip's BadGzipFile, ...
+        raise ValueError(f"{path}: cannot read the NIfTI volume ({error}).") from None
+    try:
+        values = values.reshape(shape)
+        _check_integer(values, path)
+        return values.astype(np.int64), spacing
+    except MemoryError:
+        raise out_of_memory() from None
+
+
+@reads(NIFTI_EXTENSIONS, "NIfTI headers (the shape and spacing of a label volume; no voxel read)")
+def _open_nifti(path: Path, header_spacing: bool) -> tuple[Any, tuple[int, ...], tuple[float, ...] | None]:
+    """``(nibabel image, shape, spacing)`` of a NIfTI file from its header (no voxel is decompressed): the shape
+    :func:`read_label_volume` gives it (trailing axes of length 1 beyond the second dropped), checked against the
+    size limit, and the header's spacing of those axes, checked (None unless ``header_spacing``).
+
+    The spacing is checked on the header as stored: nibabel repairs a zero ``pixdim`` to 1 and a negative one to its
+    absolute value while it loads (logging a line), which would hide a broken header behind a guessed spacing.
+    """
+    import logging
+
     try:
         import nibabel
+        from nibabel.openers import ImageOpener
     except ImportError:
         raise ImportError(f"{path}: NIfTI volumes need nibabel: pip install 'segmetrics-torch[nifti]'") from None
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
+    log = logging.getLogger("nibabel.global")
+
+    def quiet(record: logging.LogRecord) -> bool:
+        return False
+
+    log.addFilter(quiet)  # nibabel's repair messages: the checks below report what they are about, once
     try:
         image: Any = nibabel.load(str(path))  # a Nifti1Image / Nifti2Image (nibabel types it as any image)
-        values = np.asanyarray(image.dataobj)
-        zooms = tuple(float(z) for z in image.header.get_zooms())
+        full = tuple(int(n) for n in image.shape)
+        if header_spacing:
+            with ImageOpener(str(path)) as stream:
+                stored = type(image.header).from_fileobj(stream, check=False)
+            pixdim = tuple(float(z) for z in stored["pixdim"][1:])
     except Exception as error:  # nibabel raises its own ImageFileError, EOFError, gzip's BadGzipFile, ...
-        raise ValueError(f"{path}: cannot read the NIfTI volume ({error}).") from None
-    while values.ndim > 3 and values.shape[-1] == 1:  # (X, Y, Z, 1): a single time point
-        values = values[..., 0]
-    if values.ndim not in (2, 3):
-        raise ValueError(f"{path}: expected a 2-D or 3-D label volume, but it has shape {values.shape}.")
-    _check_integer(values, path)
-    return values.astype(np.int64), zooms[: values.ndim]
+        raise ValueError(f"{path}: cannot read the NIfTI header ({error}).") from None
+    finally:
+        log.removeFilter(quiet)
+    shape = full
+    while len(shape) > 2 and shape[-1] == 1:  # a time point (X, Y, Z, 1) or a slice (H, W, 1)
+        shape = shape[:-1]
+    if len(shape) not in (2, 3):
+        raise ValueError(f"{path}: expected a 2-D or 3-D label volume, but it has shape {full}.")
+    voxels, limit = int(np.prod(shape)), max_image_pixels()
+    if voxels > limit:
+        raise ValueError(
+            f"{path}: {'x'.join(map(str, shape))} = {voxels:,} voxels exceeds the limit of {limit:,} pixels (a guard "
+            f"against decompression bombs); raise it with --max-image-pixels N or {MAX_IMAGE_PIXELS_ENV}=N"
+        )
+    if not header_spacing:
+        return image, shape, None
+    spacing = pixdim[: len(shape)]
+    if not all(np.isfinite(s) and s > 0 for s in spacing):
+        raise ValueError(
+            f"{path}: the header's voxel spacing (pixdim[1:{len(shape) + 1}]) is {spacing}: expected positive "
+            "numbers; fix the header, or give the spacing (--spacing S) to use instead of it"
+        )
+    return image, shape, spacing
+
+
+def nifti_label_shape(path: str | Path) -> tuple[int, ...]:
+    """The shape :func:`read_label_volume` gives the NIfTI file ``path``, from its header alone (no voxel read; the
+    spacing not checked): what a pre-scan compares.
+
+    Raises:
+        ImportError, FileNotFoundError, ValueError: as :func:`read_label_volume` for the header (unreadable, too many
+            axes, over the size limit).
+    """
+    return _open_nifti(Path(path), header_spacing=False)[1]
 
 
 def _check_integer(values: np.ndarray, path: Path | str, what: str = "labels") -> None:

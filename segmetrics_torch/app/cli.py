@@ -86,9 +86,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         own usage errors raise ``SystemExit`` (0 and 2) as usual.
     """
     _passive_idle_threads()
-    stdout = sys.stdout
-    guarded = _GuardedStdout(stdout)
+    stdout, stderr = sys.stdout, sys.stderr
+    # started with a standard stream closed (`segmetrics ... >&-`), Python sets it to None: output nobody reads
+    guarded = _GuardedStdout(stdout if stdout is not None else _discarded(1))
     sys.stdout = guarded
+    if stderr is None:
+        sys.stderr = _discarded(2)
     previous_handler = _record_interrupts()
     try:
         with distributed.session(), warnings.catch_warnings():  # under torchrun: one rank of the process group
@@ -108,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     finally:
-        sys.stdout = stdout
+        sys.stdout, sys.stderr = stdout, stderr
         if previous_handler is not None:
             signal.signal(signal.SIGINT, previous_handler)
 
@@ -143,6 +146,25 @@ def _warning_line(
     """A library warning as the command's other warnings: one ``warning:`` line on stderr, no source location."""
     text = " ".join(str(message).split())
     print(f"warning: {text}", file=sys.stderr)
+
+
+def _discarded(descriptor: int) -> IO[str]:
+    """A text stream to the null device for standard stream ``descriptor`` (1 or 2) that the command was started
+    without (``>&-``, ``2>&-``): what the command prints there is dropped, as output nobody reads, and the run writes
+    its files and exits as usual (0 when it succeeds), as when the reader of a pipe goes away.
+
+    The descriptor itself, when closed, is pointed at the null device too: otherwise the next file the run opens
+    would take its number, and whatever writes to descriptor 1 or 2 (a forked decoding worker, a C library) would
+    write into that file.
+    """
+    null = os.open(os.devnull, os.O_WRONLY)
+    if null != descriptor:  # the descriptor is taken (or a lower one was free): fill it only if it is closed
+        try:
+            os.fstat(descriptor)
+        except OSError:
+            os.dup2(null, descriptor)
+        os.close(null)
+    return open(os.devnull, "w", encoding="utf-8")
 
 
 class _GuardedStdout:
@@ -275,9 +297,11 @@ def _check_environment(args: argparse.Namespace) -> None:
     ``--max-image-pixels`` becomes ``SEGMETRICS_MAX_IMAGE_PIXELS`` (so that decoding workers inherit it); a value the
     libraries would reject later with an unexplained error is an input error naming the variable: a non-positive
     ``NUMBA_NUM_THREADS`` (numba raises "Number of threads specified must be > 0" at import; a non-number only makes
-    numba warn and use its default, which stays so) and a malformed ``SEGMETRICS_MAX_IMAGE_PIXELS``.
+    numba warn and use its default, which stays so) and a value a ``SEGMETRICS_*`` variable does not accept
+    (:mod:`segmetrics_torch._env`: ``SEGMETRICS_COLD_START=Compile`` is not read as the default without a word).
     """
-    from ..io import MAX_IMAGE_PIXELS_ENV, max_image_pixels
+    from .._env import check_environment
+    from ..io import MAX_IMAGE_PIXELS_ENV
 
     pixels = getattr(args, "max_image_pixels", None)
     if pixels is not None:
@@ -285,7 +309,7 @@ def _check_environment(args: argparse.Namespace) -> None:
             raise InputError(f"--max-image-pixels {pixels}: expected a positive number of pixels")
         os.environ[MAX_IMAGE_PIXELS_ENV] = str(pixels)
     try:
-        max_image_pixels()
+        check_environment()  # every SEGMETRICS_* variable, here rather than wherever the library first reads it
     except ValueError as error:
         raise InputError(str(error)) from None
     threads = os.environ.get("NUMBA_NUM_THREADS", "").strip()

@@ -118,8 +118,9 @@ def add_input_options(
         metavar="N",
         type=int,
         default=None,
-        help="the largest image, in pixels, that is read (default 178,956,970, Pillow's own limit against "
-        "decompression bombs; also SEGMETRICS_MAX_IMAGE_PIXELS); a larger one is a problem of the pre-scan",
+        help="the largest image, in pixels (a NIfTI volume: in voxels), that is read (default 178,956,970, Pillow's "
+        "own limit against decompression bombs; also SEGMETRICS_MAX_IMAGE_PIXELS); a larger one is a problem of the "
+        "pre-scan",
     )
     if resize:
         parser.add_argument(

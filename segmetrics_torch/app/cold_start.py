@@ -14,8 +14,9 @@ it did not compile::
     them in DIR)
 
 ``SEGMETRICS_COLD_START=compile`` keeps the old behaviour (compile whatever the size; the test suite sets it so that
-its runs take the path they test); ``SEGMETRICS_CPU_KERNEL=0`` forces the tensor path for every run. Only the command
-decides this: the library's Metric classes and functions compile on their first CPU call, as documented.
+its runs take the path they test; ``auto`` is the default, any other value an error: :mod:`segmetrics_torch._env`);
+``SEGMETRICS_CPU_KERNEL=0`` forces the tensor path for every run. Only the command decides this: the library's Metric
+classes and functions compile on their first CPU call, as documented.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
+
+from .._env import environment_value
 
 if TYPE_CHECKING:  # torch loads with the first batch: the command sets OpenMP's wait policy before that (see cli)
     import torch
@@ -56,7 +59,7 @@ class ColdStart:
         if self.decided:
             return False
         self.decided = True
-        if len(preds) == 0 or os.environ.get(COLD_START_ENV, "auto") == "compile":
+        if len(preds) == 0 or environment_value(COLD_START_ENV) == "compile":
             return False
         first = preds[0]
         from ..ops.distance import cpu_kernels_enabled

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from .errors import InputError
 
-__all__ = ["check_output", "default_file_mode", "make_temporary_file", "write_atomically"]
+__all__ = ["check_output", "default_file_mode", "make_temporary_file", "slug", "write_atomically"]
 
 
 def default_file_mode() -> int:
@@ -97,3 +98,16 @@ def write_atomically(path: str | Path, write: Callable[[Path], object]) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
+
+
+def slug(name: str) -> str:
+    """A file-name-safe form of a dataset / family name: letters and digits of any script (``str.isalnum``; every
+    filesystem the command writes to takes them), ``.``, ``_`` and ``-`` are kept, every other run of characters
+    (spaces, ``/``, punctuation) becomes one ``_``; a name with nothing left is ``unnamed``.
+
+    Different names can still slug alike (``DUTS TE`` and ``DUTS_TE``): a report refuses such a pair of dataset names
+    before it runs (:func:`~segmetrics_torch.app.report_config.config_from_mapping`), so that one file never holds
+    another dataset's table.
+    """
+    kept = "".join(c if c.isalnum() or c in "._-" else " " for c in name)
+    return re.sub(r" +", "_", kept).strip("_") or "unnamed"

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..io import IMAGE_EXTENSIONS, NIFTI_EXTENSIONS
+from ..io import IMAGE_EXTENSIONS, NIFTI_EXTENSIONS, nifti_label_shape
 from ..readers import reads
 from .errors import InputError
 
@@ -245,22 +245,14 @@ def _array_size(read: Callable[[Path], Any]) -> SizeReader:
 
 @reads((*IMAGE_EXTENSIONS, *NIFTI_EXTENSIONS), "the shapes of NIfTI volumes and images, from their headers")
 def _volume_size(path: Path) -> tuple[int, ...]:
-    """The shape of a NIfTI volume from its header (no voxel read; a 4th axis of length 1 dropped), else the (H, W) of
-    an image."""
+    """The shape :func:`~segmetrics_torch.io.read_label_volume` will give a NIfTI volume, from its header (no voxel
+    read; trailing axes of length 1 dropped, the size limit checked), else the (H, W) of an image."""
     if not path.name.lower().endswith(NIFTI_EXTENSIONS):
         return image_size(path)
     try:
-        import nibabel
-    except ImportError:
-        raise ValueError("NIfTI volumes need nibabel: pip install 'segmetrics-torch[nifti]'") from None
-    try:
-        image: Any = nibabel.load(str(path))  # a NIfTI image (nibabel types it as any image)
-        shape = tuple(int(n) for n in image.shape)
-    except Exception as error:  # nibabel's ImageFileError, gzip's BadGzipFile, EOFError, ...
-        raise ValueError(f"cannot read the NIfTI header ({error})") from None
-    while len(shape) > 3 and shape[-1] == 1:
-        shape = shape[:-1]
-    return shape
+        return nifti_label_shape(path)
+    except ImportError as error:
+        raise ValueError(str(error)) from None
 
 
 def family_size_readers(family: str, input_format: str, gt_format: str) -> tuple[SizeReader, SizeReader, bool]:

@@ -18,12 +18,12 @@ needed. Relative paths are relative to the JSON file that holds them.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from .errors import InputError
 from .inputs import read_text_file
+from .report_config import parse_json
 
 __all__ = ["toolkit_configuration"]
 
@@ -40,11 +40,7 @@ def _stem_suffix(suffix: str) -> str:
 
 def _load(path: str | Path, what: str) -> dict[str, Any]:
     path = Path(path)
-    text = read_text_file(path, what)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputError(f"{path}: not valid JSON ({error})") from None
+    data = parse_json(read_text_file(path, what), path)  # a name given twice is an error, not the last one kept
     if not isinstance(data, dict) or not data:
         raise InputError(f"{path}: expected PySODEvalToolkit's {what} (a JSON object of named entries)")
     return data
@@ -63,8 +59,9 @@ def toolkit_configuration(datasets_json: str | Path, methods_json: str | Path) -
     """The report configuration (the mapping ``config_from_mapping`` reads) of PySODEvalToolkit's two JSON files.
 
     Raises:
-        InputError: a file missing, not JSON, or not of the toolkit's shape (naming the entry); no dataset that
-            both files name.
+        InputError: a file missing, not JSON, with a key given twice in one object (a method or dataset name, an
+            entry's ``path`` ...: the toolkit's ``json.load`` would keep the last one), or not of the toolkit's shape
+            (naming the entry); no dataset that both files name.
     """
     datasets_raw = _load(datasets_json, "--datasets-json (PySODEvalToolkit's dataset configuration)")
     methods_raw = _load(methods_json, "--methods-json (PySODEvalToolkit's method configuration)")

@@ -269,6 +269,7 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
     for name, entry in data["datasets"].items() if named["datasets"] else ():
         with _gather(errors):
             datasets.append(_dataset(str(name), entry, default_families, base, source))
+    errors += _shared_file_names([str(name) for name in data["datasets"]] if named["datasets"] else [], source)
 
     methods = []
     for name, entry in data["methods"].items() if named["datasets"] and named["methods"] else ():
@@ -311,6 +312,26 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
             config.figures = figure_formats(data["figures"], source)
     raise_all(errors, source)
     return config
+
+
+def _shared_file_names(names: Sequence[str], source: str) -> list[str]:
+    """One mistake per dataset name whose report files (``csv/<slug>_<family>.csv``, its tables' labels and figures,
+    by :func:`~.outputs.slug`) would be those of an earlier name: the second would silently replace the first's.
+    (Method names are rows and legend entries, never file names.)"""
+    from .outputs import slug
+
+    first: dict[str, str] = {}
+    mistakes = []
+    for name in names:
+        stem = slug(name)
+        if stem not in first:
+            first[stem] = name
+            continue
+        mistakes.append(
+            f"{_where(source, 'datasets')}: the datasets {first[stem]!r} and {name!r} would write their tables, CSV "
+            f"files and figures under one file name ({stem!r}): rename one of them"
+        )
+    return mistakes
 
 
 def raise_all(errors: list[str], source: str) -> None:
@@ -497,15 +518,7 @@ def load_config(path: str | Path) -> ReportConfig:
     path = Path(path)
     text = read_text_file(path, "the configuration")
     if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text, object_pairs_hook=_unique_json_keys)
-        except _DuplicateKey as error:
-            lines = [text.count("\n", 0, m.start()) + 1 for m in re.finditer(rf'"{re.escape(error.key)}"\s*:', text)]
-            where = f" (lines {' and '.join(map(str, lines))})" if len(lines) > 1 else ""
-            raise InputError(f"{path}: the key {error.key!r} appears twice in one object{where}; a later one would "
-                             "silently replace the earlier: merge them") from None  # fmt: skip
-        except json.JSONDecodeError as error:
-            raise InputError(f"{path}: not valid JSON ({error})") from None
+        data = parse_json(text, path)
     else:
         import yaml
 
@@ -520,6 +533,28 @@ def load_config(path: str | Path) -> ReportConfig:
     config = config_from_mapping(data, path.parent, str(path))
     config.config_file = path
     return config
+
+
+def parse_json(text: str, path: Path) -> Any:
+    """The JSON ``text`` of the user's file ``path`` (a configuration, PySODEvalToolkit's dataset or method file), a
+    key repeated in one object refused at any depth: ``json`` would keep the last one silently (a second method of
+    one name replacing the first).
+
+    Raises:
+        InputError: ``path: the key 'MyNet' appears twice in one object (lines 2 and 5) ...`` (the lines where the
+            key occurs exactly twice in the file, so that they are the two), or ``path: not valid JSON (...)``.
+    """
+    try:
+        return json.loads(text, object_pairs_hook=_unique_json_keys)
+    except _DuplicateKey as error:
+        lines = [text.count("\n", 0, m.start()) + 1 for m in re.finditer(rf'"{re.escape(error.key)}"\s*:', text)]
+        where = f" (lines {lines[0]} and {lines[1]})" if len(lines) == 2 and lines[0] != lines[1] else ""
+        raise InputError(
+            f"{path}: the key {error.key!r} appears twice in one object{where}; a later one would silently replace "
+            "the earlier: merge them, or rename one"
+        ) from None
+    except json.JSONDecodeError as error:
+        raise InputError(f"{path}: not valid JSON ({error})") from None
 
 
 class _DuplicateKey(Exception):

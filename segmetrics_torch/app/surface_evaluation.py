@@ -28,8 +28,10 @@ def _read_surface_pair(
     both); the two must have one shape."""
     from ..io import read_label_volume
 
-    pred, pred_spacing = read_label_volume(pred_path)
-    gt, gt_spacing = read_label_volume(gt_path)
+    # a spacing given by the user replaces the headers': theirs is then neither read nor checked (a broken pixdim
+    # is an error only where it would be used)
+    pred, pred_spacing = read_label_volume(pred_path, header_spacing=check_spacing)
+    gt, gt_spacing = read_label_volume(gt_path, header_spacing=check_spacing)
     if pred.shape != gt.shape:
         raise InputError(f"{stem}: the prediction has shape {pred.shape} and the ground truth {gt.shape}")
     if (check_spacing and pred_spacing is not None and gt_spacing is not None
@@ -40,14 +42,34 @@ def _read_surface_pair(
 
 
 def _check_labels(images: Iterable[tuple[Any, Path]], num_classes: int) -> None:
-    """Every label of the (array, path) pairs in ``0..num_classes - 1``, else an error naming the file and value."""
+    """Every label of the (array, path) pairs in ``0..num_classes - 1``, else an error naming the file and value (with
+    :func:`_colour_hint` where the file is a colour image)."""
     for labels, path in images:
         top, low = int(labels.max()), int(labels.min())
         if top >= num_classes or low < 0:
-            rgb = " (a colour image: its labels are (R << 16) | (G << 8) | B; save label maps as gray or "
-            rgb = rgb + "palette images)" if top > 255 else ""
-            raise InputError(f"{path}: labels must lie in 0..{num_classes - 1} (--num-classes {num_classes}), "
-                             f"but it holds {top if top >= num_classes else low}{rgb}")  # fmt: skip
+            found = top if top >= num_classes else low
+            raise InputError(
+                f"{path}: labels must lie in 0..{num_classes - 1} (--num-classes {num_classes}), but it holds "
+                f"{found}{_colour_hint(Path(path))}"
+            )
+
+
+def _colour_hint(path: Path) -> str:
+    """Why a colour image's labels are large: :func:`~segmetrics_torch.io.read_labels` reads an RGB image as one label
+    per colour. Only a colour image gets it: the labels of a NIfTI volume or a gray (8/16-bit) or palette image are
+    the stored values, which the hint would misdescribe."""
+    from ..io import NIFTI_EXTENSIONS, open_image
+
+    if path.name.lower().endswith(NIFTI_EXTENSIONS):
+        return ""
+    try:
+        with open_image(path) as image:
+            mode = image.mode
+    except (OSError, ValueError):  # it was read a moment ago; without its mode, no hint rather than a wrong one
+        return ""
+    if mode not in ("RGB", "RGBA", "RGBX"):
+        return ""
+    return " (a colour image: its labels are (R << 16) | (G << 8) | B; save label maps as gray or palette images)"
 
 
 def _print_empty_mask_warnings(stem: str, caught: Iterable[warnings.WarningMessage]) -> None:

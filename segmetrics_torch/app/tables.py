@@ -12,13 +12,15 @@ from __future__ import annotations
 import csv
 import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+
+# the report's file names: defined where importing costs no torch (the configuration check uses it too)
+from .outputs import slug
 
 __all__ = [
     "SOD_COLUMNS",
@@ -440,11 +442,6 @@ def format_latex_table(
         lines.append(" & ".join([_latex_escape(name), *cells]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(lines)
-
-
-def slug(name: str) -> str:
-    """A file-name-safe form of a dataset / family name."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "unnamed"
 
 
 def measure_name(key: str) -> str:

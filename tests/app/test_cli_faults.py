@@ -1,6 +1,7 @@
 """The command under faults (issue 20), as a user meets them, in subprocesses:
 
-* Ctrl-C at several moments of a report run (start-up, decoding, computation, writing): exit 130, one
+* Ctrl-C at several moments of a report run (start-up, decoding, computation, writing), each sent when the run
+  shows that it got there (a folder or file appears), never after a guessed delay: exit 130, one
   ``error: interrupted`` line, no traceback, and the cache still valid (the next run equals a run without a cache);
 * a shared read-only install: the package copied where its numba cache folder cannot be created and no writable home
   (the state in which numba raised ``cannot cache function ...: no locator available``): exit 0, the same numbers.
@@ -11,6 +12,7 @@ permission bit would not stop root, who runs CI), so it fails for the real reaso
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -18,6 +20,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -65,53 +68,74 @@ def _results(out: Path) -> dict:
     return results
 
 
+def _wait_for(proc: subprocess.Popen, event: Callable[[], bool], what: str, timeout: float = 300) -> None:
+    """Poll until ``event()`` holds or the process has ended (it finished before reaching the event); a process that
+    does neither within ``timeout`` seconds is a hang."""
+    deadline = time.monotonic() + timeout
+    while not event() and proc.poll() is None:
+        if time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"the command neither reached {what} nor ended within {timeout} s")
+        time.sleep(0.005)
+
+
 @pytest.mark.slow
 def test_ctrl_c_at_any_moment_exits_130_and_keeps_the_cache_valid(tmp_path: Path) -> None:
+    """SIGINT sent at events of the run (never after a guessed delay, which a loaded machine turns into another
+    moment or into a finished run): at start-up, once the run holds its output folder (planning, decoding, importing
+    torch), once a first combination is cached (computing the next), and while the report is written."""
     pred, gt = _dataset(tmp_path / "data", n=48, size=160)
     config = tmp_path / "eval.yaml"
-    config.write_text(f"families: [sod]\ndatasets:\n  D: {{gt: {gt}}}\nmethods:\n  M: {{D: {pred}}}\n")
+    methods = "".join(f"  M{i}: {{D: {pred}}}\n" for i in range(3))  # three combinations: a cache entry after each
+    config.write_text(f"families: [sod]\ndatasets:\n  D: {{gt: {gt}}}\nmethods:\n{methods}")
     # the reference: one whole run without a cache (also compiles the kernels into numba's cache, when they are not
-    # there yet), then a second one timed: a duration that included the compilation would send every signal below
-    # after the end of its (compiled) run
-    ref = subprocess.run(_report_command(config, tmp_path / "ref", None), env=_env(), capture_output=True, text=True,
-                         timeout=600)  # fmt: skip
+    # there yet, so that the runs below compute rather than compile)
+    reference = _report_command(config, tmp_path / "ref", None)
+    ref = subprocess.run(reference, env=_env(), capture_output=True, text=True, timeout=600)
     assert ref.returncode == 0, ref.stderr
     expected = _results(tmp_path / "ref")
-    start = time.perf_counter()
-    again = subprocess.run(_report_command(config, tmp_path / "again", None), env=_env(), capture_output=True,
-                           text=True, timeout=600)  # fmt: skip
-    duration = time.perf_counter() - start
-    assert again.returncode == 0, again.stderr
 
     cache = tmp_path / "cache"
+
+    def entries() -> int:
+        return len(list(cache.glob("*.json"))) if cache.is_dir() else 0  # written atomically: a .json is whole
+
+    moments: dict[str, Callable[[Path, int], bool]] = {
+        "start-up": lambda out, cached: True,  # at once: Python's start-up or the command's imports
+        "the run holds its output folder": lambda out, cached: out.is_dir(),
+        "a combination is cached": lambda out, cached: entries() > cached,
+        "the report is being written": lambda out, cached: any(out.glob(".segmetrics-report-*")),
+    }
     interrupted = 0
-    for fraction in (0.05, 0.3, 0.55, 0.8, 0.95):
-        out = tmp_path / f"out{fraction}"
+    for i, (moment, reached) in enumerate(moments.items()):
+        out = tmp_path / f"out{i}"
+        cached = entries()
         # a new session: the signal goes to the whole process group, as a terminal's Ctrl-C does
-        proc = subprocess.Popen(_report_command(config, out, cache), env=_env(), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
-        time.sleep(max(0.15, fraction * duration))
+        command = _report_command(config, out, cache)
+        pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+        proc = subprocess.Popen(command, env=_env(), text=True, start_new_session=True, **pipes)
+        _wait_for(proc, functools.partial(reached, out, cached), moment)
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=300)
-        assert "Traceback" not in err, err
+        assert "Traceback" not in err, (moment, err)
         if proc.returncode == -signal.SIGINT:
             # the signal landed outside main(): during the interpreter's start-up (the default action), while the
             # command's modules were imported (the app's excepthook prints one line) or during the interpreter's exit
             # after a complete run; the process ends by SIGINT, which a shell reports as 130 too
             interrupted += 1
-            assert err.strip() in ("", "error: interrupted"), err
-            assert not (out / "results.json").exists() or _results(out) == expected  # never a half-written report
+            assert err.strip() in ("", "error: interrupted"), (moment, err)
         elif proc.returncode == 130:
             interrupted += 1
-            assert err.strip().splitlines()[-1] == "error: interrupted", err
-            assert not (out / "results.json").exists() or _results(out) == expected  # never a half-written report
+            assert err.strip().splitlines()[-1] == "error: interrupted", (moment, err)
         else:
-            assert proc.returncode == 0, err  # it had finished before the signal
-    assert interrupted >= 2  # later runs reuse what earlier ones cached and may finish before a late signal
+            assert proc.returncode == 0, (moment, err)  # it had finished before the signal
+        assert not (out / "results.json").exists() or _results(out) == expected  # never a half-written report
+    # at start-up and while torch loads there is always work left: those two are interrupted whatever the load
+    assert interrupted >= 2
     # the cache left by the interrupted runs is valid: a run that uses it gives the reference's numbers
-    final = subprocess.run(_report_command(config, tmp_path / "final", cache), env=_env(), capture_output=True,
-                           text=True, timeout=600)  # fmt: skip
+    resumed = _report_command(config, tmp_path / "final", cache)
+    final = subprocess.run(resumed, env=_env(), capture_output=True, text=True, timeout=600)
     assert final.returncode == 0, final.stderr
     assert _results(tmp_path / "final") == expected
 
