@@ -207,6 +207,38 @@ def _is_number(value: object) -> TypeGuard[numbers.Real]:
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
+def check_positive_counts(value: object, name: str, expected: str) -> Tensor:
+    """``value`` (a number, a sequence of them or a tensor) as a (L,) int64 tensor of whole numbers >= 1, at least
+    one; else a ValueError ``Expected `name` to be {expected}, but got ...``.
+
+    Python floats are read in float64 whatever the default dtype (a Lightning ``"bf16-true"`` step sets bfloat16:
+    ``1001.0`` would read 1000), so a whole float is never rounded to another whole number."""
+    try:
+        raw = torch.as_tensor(value, dtype=torch.float64 if _holds_floats(value) else None).flatten()
+    except (TypeError, ValueError, RuntimeError):
+        raw = None
+    if (
+        raw is None
+        or raw.numel() == 0
+        or raw.dtype == torch.bool
+        or raw.is_complex()
+        or (raw.is_floating_point() and not bool((torch.isfinite(raw) & (raw == raw.floor())).all()))
+        or bool((raw < 1).any())
+    ):
+        raise ValueError(f"Expected `{name}` to be {expected}, but got {value!r}.")
+    return raw.to(torch.int64)
+
+
+def _holds_floats(value: object) -> bool:
+    """Whether ``value`` is a Python float or a (nested) sequence holding one (not a tensor or an array: those keep
+    their own dtype)."""
+    if isinstance(value, float):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(_holds_floats(v) for v in value)
+    return False
+
+
 def check_tolerance(pixels: float, value: float, name: str, height: int, width: int) -> float:
     """The tolerance ``pixels`` (from argument ``name`` = ``value``), capped at the image diagonal.
 

@@ -89,7 +89,7 @@ def test_metric_says_what_it_takes_and_returns(key):
 
 #: the torch.nn.Module API; a Metric may override `forward` (and torchmetrics' own API), nothing else of it
 # forward and extra_repr are meant to be overridden; _apply is overridden on purpose by metrics/_base.ExactMetric
-# (the states keep their exact dtype under set_dtype, as torchmetrics' own _apply allows subclasses to decide)
+# (the states keep their exact dtype under every cast: .to(dtype), .half(), set_dtype, a parent module's cast)
 MODULE_API = {name for name in dir(torch.nn.Module) if not name.startswith("__")} - {"forward", "extra_repr", "_apply"}
 
 

@@ -31,7 +31,16 @@ from typing import Any, NamedTuple
 import torch
 from torch import Tensor
 
-from .._checks import BACKENDS, Backend, ImageBatch, as_binary_mask, check_choice, check_positive_float, check_tensor
+from .._checks import (
+    BACKENDS,
+    Backend,
+    ImageBatch,
+    as_binary_mask,
+    check_choice,
+    check_positive_counts,
+    check_positive_float,
+    check_tensor,
+)
 from ..ops.masks import boundary_match_counts, signature_counts
 
 __all__ = [
@@ -357,20 +366,7 @@ def proposal_boundary_overlaps(
 
 def check_counts(counts: object) -> Tensor:
     """The N of a proposal sweep as a (L,) int64 tensor: whole numbers >= 1, at least one (``ValueError`` else)."""
-    try:
-        raw = torch.as_tensor(counts).flatten()
-    except (TypeError, ValueError, RuntimeError):
-        raw = None
-    if (
-        raw is None
-        or raw.numel() == 0
-        or raw.dtype == torch.bool
-        or raw.is_complex()
-        or (raw.is_floating_point() and not bool((torch.isfinite(raw) & (raw == raw.floor())).all()))
-        or bool((raw < 1).any())
-    ):
-        raise ValueError(f"Expected `counts` to be positive whole numbers of proposals, but got {counts!r}.")
-    return raw.to(torch.int64)
+    return check_positive_counts(counts, "counts", "positive whole numbers of proposals")
 
 
 def _running_best(score: Tensor, counts: Sequence[int] | Tensor) -> tuple[Tensor, Tensor, Tensor]:

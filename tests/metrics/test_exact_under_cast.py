@@ -301,3 +301,20 @@ def test_lightning_true_precision_logs_the_float64_values(precision: str) -> Non
     for family in LOGGED:
         logged = float(trainer.callback_metrics[family])
         assert abs(logged - float(expected[family])) <= 1e-9, (family, logged, float(expected[family]))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_whole_float_counts_are_exact_under_a_half_default_dtype(dtype: torch.dtype) -> None:
+    """``counts=[1001.0]`` / ``num_regions=[1001.0]`` built under a half default dtype (a module built in Lightning's
+    ``trainer.init_module()``) stay 1001 (bfloat16 would read 1000)."""
+    from segmetrics_torch import HierarchyMeasures, ProposalRecall
+
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        recall = ProposalRecall(counts=[1.0, 1001.0])
+        hierarchy = HierarchyMeasures(num_regions=[1001.0])
+    finally:
+        torch.set_default_dtype(previous)
+    assert recall.counts.tolist() == [1, 1001]
+    assert hierarchy.levels.tolist() == [1001]

@@ -19,7 +19,15 @@ from typing import Literal, get_args
 import torch
 from torch import Tensor
 
-from ..._checks import ImageBatch, batch_items, check_bool, check_choice, check_positive_float, check_tensor
+from ..._checks import (
+    ImageBatch,
+    batch_items,
+    check_bool,
+    check_choice,
+    check_positive_counts,
+    check_positive_float,
+    check_tensor,
+)
 from ...ops.contingency import (
     ContingencyTables,
     TableSlots,
@@ -47,20 +55,7 @@ def check_num_regions(num_regions: object) -> Tensor:
     Raises:
         ValueError: an empty list, a fraction, zero, a negative count, a bool or a non-numeric value.
     """
-    try:
-        regions = torch.as_tensor(num_regions).flatten()
-    except (TypeError, ValueError, RuntimeError):
-        regions = None
-    if (
-        regions is None
-        or regions.numel() == 0
-        or regions.dtype == torch.bool
-        or regions.is_complex()
-        or (regions.is_floating_point() and not bool((torch.isfinite(regions) & (regions == regions.floor())).all()))
-        or bool((regions < 1).any())
-    ):
-        raise ValueError(f"Expected `num_regions` to be a list of positive whole numbers, but got {num_regions!r}.")
-    return regions.to(torch.int64)
+    return check_positive_counts(num_regions, "num_regions", "a list of positive whole numbers")
 
 
 def _ucm_list(x: object, validate_args: bool) -> list[Tensor]:
