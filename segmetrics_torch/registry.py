@@ -1,16 +1,24 @@
-"""One name per measure: the registry every layer reads (no torch, nothing of the package imported).
+"""One record per measure, every family: the registry every layer reads (no torch, nothing of the package imported).
 
 Each :class:`Measure` has its key (the name of ``segmetrics evaluate --measures`` and of ``segmetrics meta``), the
 other spellings users type (PySODEvalToolkit's and PySODMetrics' keys such as ``maxEm``, ``Smeasure``, ``wFmeasure``,
 the meta-measures' former names such as ``weighted_f``, the table headers), the column header in Markdown and LaTeX,
-its direction, its family and where its value sits in a result. :func:`canonical` maps any spelling to its key
-(case, ``_``, ``-`` and spaces ignored).
+its direction, its family, where its value sits in a result, the report column that shows it, and the public
+:class:`~torchmetrics.Metric` (or loss) class and function that compute it. :func:`canonical` maps any spelling to its
+key (case, ``_``, ``-`` and spaces ignored). What is read from here rather than written again: the command's measure
+options (``--measures`` of foreground, partition, meta), the report tables' columns and directions of every family,
+the meta-measures' directions; what is checked against it by tests: every public Metric's ``higher_is_better``, the
+functions and classes it names, and the measure tables of the README and ``docs/`` (each row names registered classes,
+each registered class has a row).
 
 Foreground measures (PySODMetrics 1.6.2 conventions, see ``docs/foreground.md``): ``result`` is the ``/``-path of the
 value in :class:`~segmetrics_torch.ForegroundMeasures`' flattened result and ``include`` the measure that Metric must
 ``include`` to compute it (None: always computed). Partition measures (SEISM keys, Pont-Tuset & Marques 2013): ``fb``
 needs the boundary matching, the others come from the contingency tables; ``pr_curve`` marks the precision-recall
-measures (Fb, Fop, Fr) whose hierarchies have PR curves and ODS/OIS/AP.
+measures (Fb, Fop, Fr) whose hierarchies have PR curves and ODS/OIS/AP. Boundary (BSDS benchmark), boundary-distance
+(``surface``) and proposal measures: ``result`` is the key of the command's record of a run (``ods/f``, ``hausdorff``,
+``recall_50``); ``column`` is the report's header where it is not ``header`` (``HD{q}``: the percentile filled in).
+Losses (family ``loss``) and meta-measures (``meta``) name their class or function.
 
 Example:
     >>> from segmetrics_torch.registry import canonical, MEASURES
@@ -29,16 +37,22 @@ __all__ = [
     "DEFAULT_FOREGROUND",
     "DEPRECATED_CLASSES",
     "FOREGROUND",
+    "INCLUDABLE",
     "MEASURES",
     "META_FOREGROUND",
     "PARTITION",
     "PARTITION_TABLES",
     "PR_MEASURES",
+    "SUITES",
     "THRESHOLD_MEASURES",
+    "Family",
     "Measure",
     "aliases",
     "canonical",
+    "family_measures",
+    "lower_is_better",
     "meta_name",
+    "report_columns",
 ]
 
 
@@ -48,13 +62,30 @@ THRESHOLD_MEASURES = (
     "fmeasure", "precision", "recall", "specificity", "fpr", "ber", "iou", "dice", "accuracy", "kappa",
 )  # fmt: skip
 
+#: the measures :class:`~segmetrics_torch.ForegroundMeasures` can ``include`` beside its own suite, by the name its
+#: ``include=`` takes (the ``include`` of the foreground records below) -> the public Metric class of
+#: ``segmetrics_torch`` that computes them; the Metric builds its children from this table, and so can any client
+#: that wants them without the suite (``getattr(segmetrics_torch, INCLUDABLE[name])(...)``, as the command does)
+INCLUDABLE = {
+    "threshold_measures": "ThresholdMeasures",
+    "size_invariant_f_measure": "SizeInvariantThresholdMeasures",
+    "size_invariant_mae": "SizeInvariantMAE",
+    "multiscale_iou": "MultiScaleIoU",
+    "human_correction_effort": "HumanCorrectionEffort",
+    "context_measure": "ContextMeasure",
+}
+
+
+Family = Literal["foreground", "partition", "boundary", "surface", "proposals", "loss", "meta"]
+
 
 @dataclass(frozen=True)
 class Measure:
-    """A measure's names, headers, direction and place in a result (see the module doc)."""
+    """A measure's names, headers, direction, place in a result, report column and the public class and function
+    that compute it (see the module doc)."""
 
     key: str
-    family: Literal["foreground", "partition"]
+    family: Family
     header: str
     latex: str
     higher_is_better: bool
@@ -63,84 +94,181 @@ class Measure:
     include: str | None = None
     aliases: tuple[str, ...] = ()
     pr_curve: bool = False
+    #: the public Metric class (a loss: its ``nn.Module``) of ``segmetrics_torch`` that computes it ("" for none)
+    metric: str = ""
+    #: the public function (of ``segmetrics_torch.functional``, or ``segmetrics_torch.meta``) that computes it
+    function: str = ""
+    #: the report column's header where it is not ``header``
+    column: str = ""
+    #: whether the command's report of the family has a column for it (boundary, surface, proposals: the fixed
+    #: columns; foreground and partition: the columns are the measures the user names)
+    report: bool = True
+
+    @property
+    def report_header(self) -> str:
+        """The header of the measure's column in the command's tables."""
+        return self.column or self.header
 
 
-def _fg(key: str, header: str, result: str, description: str, *, lower: bool = False, include: str | None = None,
-        aliases: tuple[str, ...] = (), latex: str | None = None) -> Measure:  # fmt: skip
-    return Measure(key, "foreground", header, latex or header, not lower, description, result, include, aliases)
+def _fg(key: str, header: str, result: str, description: str, metric: str, function: str, *, lower: bool = False,
+        include: str | None = None, aliases: tuple[str, ...] = (), latex: str | None = None) -> Measure:  # fmt: skip
+    return Measure(key, "foreground", header, latex or header, not lower, description, result, include, aliases,
+                   metric=metric, function=function)  # fmt: skip
 
 
-def _pt(key: str, header: str, description: str, *, lower: bool = False, pr_curve: bool = False,
-        latex: str | None = None) -> Measure:  # fmt: skip
-    return Measure(key, "partition", header, latex or header, not lower, description, key, None, (), pr_curve)
+def _pt(key: str, header: str, description: str, metric: str, *, lower: bool = False, pr_curve: bool = False,
+        latex: str | None = None, column: str = "") -> Measure:  # fmt: skip
+    return Measure(key, "partition", header, latex or header, not lower, description, key, None, (), pr_curve,
+                   metric=metric, function="partition_measures", column=column)  # fmt: skip
+
+
+def _other(
+    family: Family,
+    key: str,
+    header: str,
+    result: str,
+    description: str,
+    metric: str,
+    function: str = "",
+    *,
+    lower: bool = False,
+    column: str = "",
+    aliases: tuple[str, ...] = (),
+    report: bool = True,
+) -> Measure:
+    return Measure(
+        key,
+        family,
+        header,
+        header,
+        not lower,
+        description,
+        result,
+        aliases=aliases,
+        metric=metric,
+        function=function,
+        column=column,
+        report=report and family not in ("loss", "meta"),
+    )
 
 
 _SI, _MS, _TM = "size_invariant_f_measure", "multiscale_iou", "threshold_measures"
 
+_SIT, _TMS = "SizeInvariantThresholdMeasures", "ThresholdMeasures"
+_ST_F, _TM_F = "size_invariant_threshold_measures", "threshold_measures"
+
 # fmt: off
 _ALL = (
-    _fg("mae", "MAE", "mae", "mean absolute error", lower=True),
-    _fg("s", "S-measure", "s_measure", "S-measure (Fan et al. 2017)", aliases=("sm", "smeasure", "s_measure"),
-        latex="$S_\\alpha$"),
-    _fg("wf", "wF", "weighted_f_measure", "weighted F-beta (Margolin et al. 2014)",
-        aliases=("wfm", "wfmeasure", "weightedf", "weighted_f", "weighted_f_measure"),
+    _fg("mae", "MAE", "mae", "mean absolute error", "MAE", "mae", lower=True),
+    _fg("s", "S-measure", "s_measure", "S-measure (Fan et al. 2017)", "SMeasure", "s_measure",
+        aliases=("sm", "smeasure", "s_measure"), latex="$S_\\alpha$"),
+    _fg("wf", "wF", "weighted_f_measure", "weighted F-beta (Margolin et al. 2014)", "WeightedFMeasure",
+        "weighted_f_measure", aliases=("wfm", "wfmeasure", "weightedf", "weighted_f", "weighted_f_measure"),
         latex="$F^w_\\beta$"),
-    _fg("adpf", "adpF", "f_measure/adaptive", "F-beta at the adaptive threshold", aliases=("adpfm", "f_adaptive")),
-    _fg("meanf", "meanF", "f_measure/mean", "mean F-beta over the 256 thresholds",
+    _fg("adpf", "adpF", "f_measure/adaptive", "F-beta at the adaptive threshold", "FMeasure", "f_measure",
+        aliases=("adpfm", "f_adaptive")),
+    _fg("meanf", "meanF", "f_measure/mean", "mean F-beta over the 256 thresholds", "FMeasure", "f_measure",
         aliases=("meanfm", "avgf", "avgfm", "f_mean")),
-    _fg("maxf", "maxF", "f_measure/max", "max F-beta over the 256 thresholds", aliases=("maxfm", "f_max")),
-    _fg("adpe", "adpE", "e_measure/adaptive", "E-measure at the adaptive threshold", aliases=("adpem", "e_adaptive")),
-    _fg("meane", "meanE", "e_measure/mean", "mean E-measure over the 256 thresholds",
+    _fg("maxf", "maxF", "f_measure/max", "max F-beta over the 256 thresholds", "FMeasure", "f_measure",
+        aliases=("maxfm", "f_max")),
+    _fg("adpe", "adpE", "e_measure/adaptive", "E-measure at the adaptive threshold", "EMeasure", "e_measure",
+        aliases=("adpem", "e_adaptive")),
+    _fg("meane", "meanE", "e_measure/mean", "mean E-measure over the 256 thresholds", "EMeasure", "e_measure",
         aliases=("meanem", "avge", "avgem", "e_mean")),
-    _fg("maxe", "maxE", "e_measure/max", "max E-measure over the 256 thresholds", aliases=("maxem", "e_max")),
-    _fg("meaniou", "meanIoU", "iou/mean", "mean IoU over the 256 thresholds", aliases=("avgiou", "iou")),
-    _fg("meandice", "meanDice", "dice/mean", "mean Dice over the 256 thresholds", aliases=("avgdice", "dice")),
-    _fg("maxiou", "maxIoU", "iou/max", "max IoU over the 256 thresholds"),
-    _fg("maxdice", "maxDice", "dice/max", "max Dice over the 256 thresholds"),
-    _fg("simae", "siMAE", "size_invariant_mae", "size-invariant MAE (Li et al. 2024)", lower=True,
-        include="size_invariant_mae"),
-    _fg("siadpf", "siAdpF", f"{_SI}/fmeasure/adaptive", "size-invariant adaptive F", include=_SI, aliases=("siadpfm",)),
-    _fg("simeanf", "siMeanF", f"{_SI}/fmeasure/mean", "size-invariant mean F", include=_SI,
+    _fg("maxe", "maxE", "e_measure/max", "max E-measure over the 256 thresholds", "EMeasure", "e_measure",
+        aliases=("maxem", "e_max")),
+    _fg("meaniou", "meanIoU", "iou/mean", "mean IoU over the 256 thresholds", "IoU", "iou", aliases=("avgiou", "iou")),
+    _fg("meandice", "meanDice", "dice/mean", "mean Dice over the 256 thresholds", "Dice", "dice",
+        aliases=("avgdice", "dice")),
+    _fg("maxiou", "maxIoU", "iou/max", "max IoU over the 256 thresholds", "IoU", "iou"),
+    _fg("maxdice", "maxDice", "dice/max", "max Dice over the 256 thresholds", "Dice", "dice"),
+    _fg("simae", "siMAE", "size_invariant_mae", "size-invariant MAE (Li et al. 2024)", "SizeInvariantMAE",
+        "size_invariant_mae", lower=True, include="size_invariant_mae"),
+    _fg("siadpf", "siAdpF", f"{_SI}/fmeasure/adaptive", "size-invariant adaptive F", _SIT, _ST_F, include=_SI,
+        aliases=("siadpfm",)),
+    _fg("simeanf", "siMeanF", f"{_SI}/fmeasure/mean", "size-invariant mean F", _SIT, _ST_F, include=_SI,
         aliases=("simeanfm", "siavgf")),
-    _fg("simaxf", "siMaxF", f"{_SI}/fmeasure/max", "size-invariant max F", include=_SI, aliases=("simaxfm",)),
-    _fg("siaucroc", "siAUC-ROC", f"{_SI}/auc_roc", "area under the ROC curve, PySODMetrics' recorder", include=_SI,
-        aliases=("sisampleaucroc", "aucroc")),
-    _fg("siaucpr", "siAUC-PR", f"{_SI}/auc_pr", "area under the PR curve, PySODMetrics' recorder", include=_SI,
-        aliases=("sisampleaucpr", "aucpr")),
-    _fg("adpmsiou", "adpMSIoU", f"{_MS}/adaptive", "multi-scale IoU at the adaptive threshold", include=_MS),
-    _fg("meanmsiou", "meanMSIoU", f"{_MS}/mean", "mean multi-scale IoU (Ahmadzadeh et al. 2021)", include=_MS,
-        aliases=("msiou", "avgmsiou")),
-    _fg("maxmsiou", "maxMSIoU", f"{_MS}/max", "max multi-scale IoU", include=_MS),
-    _fg("hce", "HCE", "human_correction_effort", "human correction effort (Qin et al. 2022)", lower=True,
-        include="human_correction_effort"),
-    _fg("cm", "Cm", "context_measure", "context measure (Wang et al. 2024)", include="context_measure",
-        aliases=("context",)),
-    _fg("meanber", "meanBER", f"{_TM}/ber/mean", "mean balanced error rate", lower=True, include=_TM,
+    _fg("simaxf", "siMaxF", f"{_SI}/fmeasure/max", "size-invariant max F", _SIT, _ST_F, include=_SI,
+        aliases=("simaxfm",)),
+    _fg("siaucroc", "siAUC-ROC", f"{_SI}/auc_roc", "area under the ROC curve, PySODMetrics' recorder", _SIT, _ST_F,
+        include=_SI, aliases=("sisampleaucroc", "aucroc")),
+    _fg("siaucpr", "siAUC-PR", f"{_SI}/auc_pr", "area under the PR curve, PySODMetrics' recorder", _SIT, _ST_F,
+        include=_SI, aliases=("sisampleaucpr", "aucpr")),
+    _fg("adpmsiou", "adpMSIoU", f"{_MS}/adaptive", "multi-scale IoU at the adaptive threshold", "MultiScaleIoU",
+        "multiscale_iou", include=_MS),
+    _fg("meanmsiou", "meanMSIoU", f"{_MS}/mean", "mean multi-scale IoU (Ahmadzadeh et al. 2021)", "MultiScaleIoU",
+        "multiscale_iou", include=_MS, aliases=("msiou", "avgmsiou")),
+    _fg("maxmsiou", "maxMSIoU", f"{_MS}/max", "max multi-scale IoU", "MultiScaleIoU", "multiscale_iou", include=_MS),
+    _fg("hce", "HCE", "human_correction_effort", "human correction effort (Qin et al. 2022)", "HumanCorrectionEffort",
+        "human_correction_effort", lower=True, include="human_correction_effort"),
+    _fg("cm", "Cm", "context_measure", "context measure (Wang et al. 2024)", "ContextMeasure", "context_measure",
+        include="context_measure", aliases=("context",)),
+    Measure("ccm", "foreground", "CCm", "CCm", True, "camouflage context measure (needs the RGB image)",
+            "camouflage_context_measure", metric="CamouflageContextMeasure", function="camouflage_context_measure",
+            report=False),
+    _fg("meanber", "meanBER", f"{_TM}/ber/mean", "mean balanced error rate", _TMS, _TM_F, lower=True, include=_TM,
         aliases=("avgber",)),
-    _fg("meankappa", "meanKappa", f"{_TM}/kappa/mean", "mean Cohen's kappa", include=_TM, aliases=("avgkappa",)),
-    _fg("meanacc", "meanAcc", f"{_TM}/accuracy/mean", "mean accuracy", include=_TM),
-    _pt("fb", "Fb", "boundary F-measure (Martin et al. 2004)", pr_curve=True),
-    _pt("fop", "Fop", "F-measure of objects and parts (Pont-Tuset & Marques 2013)", pr_curve=True),
-    _pt("fr", "Fr", "F-measure of regions (pairs of pixels)", pr_curve=True),
-    _pt("pri", "PRI", "probabilistic Rand index"),
-    _pt("voi", "VoI", "variation of information", lower=True),
-    _pt("nvoi", "NVoI", "normalised variation of information"),
-    _pt("sc", "SC", "segmentation covering"),
-    _pt("ssc", "SSC", "symmetric segmentation covering"),
-    _pt("dhd", "DHD", "directional Hamming distance (as SEISM: a similarity)"),
-    _pt("sdhd", "SDHD", "symmetric directional Hamming distance (as SEISM: a similarity)"),
-    _pt("vd", "vD", "van Dongen distance (as SEISM: a similarity)"),
-    _pt("bgm", "BGM", "bipartite graph matching"),
-    _pt("bce", "BCE", "bidirectional consistency error (as SEISM: a similarity)"),
-    _pt("gce", "GCE", "global consistency error (as SEISM: a similarity)"),
-    _pt("lce", "LCE", "local consistency error (as SEISM: a similarity)"),
+    _fg("meankappa", "meanKappa", f"{_TM}/kappa/mean", "mean Cohen's kappa", _TMS, _TM_F, include=_TM,
+        aliases=("avgkappa",)),
+    _fg("meanacc", "meanAcc", f"{_TM}/accuracy/mean", "mean accuracy", _TMS, _TM_F, include=_TM),
+    _pt("fb", "Fb", "boundary F-measure (Martin et al. 2004)", "PartitionBoundaryPR", pr_curve=True),
+    _pt("fop", "Fop", "F-measure of objects and parts (Pont-Tuset & Marques 2013)", "ObjectsAndPartsPR", pr_curve=True),
+    _pt("fr", "Fr", "F-measure of regions (pairs of pixels)", "RegionPR", pr_curve=True),
+    _pt("pri", "PRI", "probabilistic Rand index", "ProbabilisticRandIndex"),
+    _pt("voi", "VoI", "variation of information", "VariationOfInformation", lower=True),
+    _pt("nvoi", "NVoI", "normalised variation of information", "NormalizedVariationOfInformation"),
+    _pt("sc", "SC", "segmentation covering", "SegmentationCovering"),
+    _pt("ssc", "SSC", "symmetric segmentation covering", "SegmentationCovering"),
+    _pt("dhd", "DHD", "directional Hamming distance (as SEISM: a similarity)", "DirectionalHamming"),
+    _pt("sdhd", "SDHD", "symmetric directional Hamming distance (as SEISM: a similarity)", "DirectionalHamming"),
+    _pt("vd", "vD", "van Dongen distance (as SEISM: a similarity)", "VanDongen", column="VD"),
+    _pt("bgm", "BGM", "bipartite graph matching", "BipartiteGraphMatching"),
+    _pt("bce", "BCE", "bidirectional consistency error (as SEISM: a similarity)", "BidirectionalConsistency"),
+    _pt("gce", "GCE", "global consistency error (as SEISM: a similarity)", "GlobalConsistency"),
+    _pt("lce", "LCE", "local consistency error (as SEISM: a similarity)", "LocalConsistency"),
+    # the BSDS boundary benchmark (the report's columns, in its order) and DAVIS' boundary F
+    _other("boundary", "ods", "ODS", "ods/f", "F at the dataset-optimal threshold", "BoundaryPR", "boundary_pr"),
+    _other("boundary", "ois", "OIS", "ois/f", "F at each image's optimal threshold", "BoundaryPR", "boundary_pr"),
+    _other("boundary", "ap", "AP", "ap", "area under the PR curve (pyEdgeEval's AUC)", "BoundaryPR", "boundary_pr"),
+    _other("boundary", "r50", "R50", "r50", "recall where precision first reaches 0.5", "BoundaryPR", "boundary_pr"),
+    _other("boundary", "mbf", "F", "f", "morphological boundary F (DAVIS)", "MorphologicalBoundaryF",
+           "morphological_boundary_f", report=False),
+    # boundary distances (the report's columns, in its order), Boundary IoU
+    _other("surface", "hd", "HD", "hausdorff", "Hausdorff distance", "HausdorffDistance", "hausdorff_distance",
+           lower=True),
+    _other("surface", "hd95", "HD95", "hausdorff_percentile", "percentile Hausdorff distance (95th by default)",
+           "HausdorffDistance", "hd95", lower=True, column="HD{q}"),
+    _other("surface", "asd", "ASD", "asd", "average surface distance (directed)", "AverageSurfaceDistance",
+           "average_surface_distance", lower=True),
+    _other("surface", "assd", "ASSD", "assd", "average symmetric surface distance", "AverageSurfaceDistance",
+           "average_surface_distance", lower=True),
+    _other("surface", "nsd", "NSD", "nsd", "normalised surface distance (surface Dice) at a tolerance",
+           "NormalizedSurfaceDistance", "normalized_surface_distance", aliases=("surfacedice",)),
+    _other("surface", "biou", "Boundary IoU", "boundary_iou", "Boundary IoU (Cheng et al. 2021)", "BoundaryIoU",
+           "boundary_iou", aliases=("boundaryiou",), report=False),
+    # object proposals (the report's columns, in its order)
+    _other("proposals", "ji", "J_i", "jaccard_object", "best overlap per object, averaged over objects",
+           "ProposalRecall"),
+    _other("proposals", "jc", "J_c", "jaccard_class", "best overlap per object, averaged per class", "ProposalRecall"),
+    _other("proposals", "recall50", "R@.5", "recall_50", "objects recalled at overlap 0.5", "ProposalRecall"),
+    _other("proposals", "recall70", "R@.7", "recall_70", "objects recalled at overlap 0.7", "ProposalRecall"),
+    _other("proposals", "ar", "AR", "average_recall", "average recall over overlaps 0.5..0.95", "ProposalRecall"),
+    # differentiable losses (lower is better: 1 - the measure)
+    _other("loss", "eloss", "E-measure loss", "", "1 - E-measure", "EMeasureLoss", lower=True),
+    _other("loss", "wfloss", "weighted F loss", "", "1 - weighted F-beta", "WeightedFMeasureLoss", lower=True),
+    _other("loss", "softfloss", "soft F loss", "", "1 - soft F-beta", "SoftFMeasureLoss", lower=True),
+    _other("loss", "softiouloss", "soft IoU loss", "", "1 - soft IoU", "SoftIoULoss", lower=True),
+    # meta-measures (Pont-Tuset & Marques 2013): each a % of correct decisions, higher is better
+    _other("meta", "sihd", "SIHD", "", "swapped-image human discrimination (% correct)", "", "sihd"),
+    _other("meta", "sabd", "SABD", "", "state-of-the-art baseline discrimination (% correct)", "", "sabd"),
+    _other("meta", "sisd", "SISD", "", "swapped-image state-of-the-art discrimination (% correct)", "", "sisd"),
 )
 # fmt: on
 
-#: key -> measure, foreground then partition
+#: key -> measure, by family: foreground, partition, boundary, surface, proposals, loss, meta
 MEASURES: dict[str, Measure] = {m.key: m for m in _ALL}
-#: the foreground keys, in the tables' order
-FOREGROUND: tuple[str, ...] = tuple(m.key for m in _ALL if m.family == "foreground")
+#: the foreground keys a table can show (``--measures``), in the tables' order
+FOREGROUND: tuple[str, ...] = tuple(m.key for m in _ALL if m.family == "foreground" and m.report)
 #: the foreground table of ``segmetrics evaluate foreground`` without ``--measures``
 DEFAULT_FOREGROUND: tuple[str, ...] = ("mae", "s", "wf", "adpf", "meanf", "maxf", "adpe", "meane", "maxe", "meaniou",
                                        "meandice")  # fmt: skip
@@ -155,6 +283,18 @@ PARTITION: tuple[str, ...] = tuple(m.key for m in _ALL if m.family == "partition
 PARTITION_TABLES: tuple[str, ...] = tuple(k for k in PARTITION if k != "fb")
 #: the partition measures with precision-recall curves (ODS/OIS/AP on hierarchies)
 PR_MEASURES: tuple[str, ...] = tuple(m.key for m in _ALL if m.pr_curve)
+
+#: the Metrics that compute several measures in one pass, a chosen set of them (each measure's record names its own
+#: class): their ``higher_is_better`` is None where their measures' directions differ
+SUITES: dict[str, Family] = {
+    "ForegroundMeasures": "foreground",
+    "ThresholdMeasures": "foreground",
+    "SizeInvariantThresholdMeasures": "foreground",
+    "PartitionMeasures": "partition",
+    "HierarchyMeasures": "partition",
+    "RegionBenchmark": "partition",
+    "SurfaceDistanceMeasures": "surface",
+}
 
 #: former class names, still importable with a DeprecationWarning naming the new one: PySODMetrics' spelling of
 #: MultiScaleIoU, and the first name of the size-invariant threshold measures (which compute every threshold measure,
@@ -201,3 +341,42 @@ def meta_name(name: str) -> str:
 def aliases(family: str | None = None) -> dict[str, str]:
     """Every accepted spelling (squashed) -> key, of ``family`` when given (for "did you mean" hints)."""
     return {s: k for s, k in _SPELLINGS.items() if family is None or MEASURES[k].family == family}
+
+
+def family_measures(family: Family) -> tuple[Measure, ...]:
+    """The measures of ``family``, in the registry's order (the report's column order).
+
+    Example:
+        >>> [m.key for m in family_measures("surface")]
+        ['hd', 'hd95', 'asd', 'assd', 'nsd', 'biou']
+    """
+    return tuple(m for m in _ALL if m.family == family)
+
+
+def report_columns(family: Family) -> tuple[tuple[str, str], ...]:
+    """``(result key, header)`` of the fixed columns of the command's report of ``family`` (boundary, surface,
+    proposals), in order; a header may hold ``{q}`` (the percentile of HD95).
+
+    Example:
+        >>> report_columns("boundary")
+        (('ods/f', 'ODS'), ('ois/f', 'OIS'), ('ap', 'AP'), ('r50', 'R50'))
+    """
+    return tuple((m.result, m.report_header) for m in family_measures(family) if m.report)
+
+
+def lower_is_better(family: Family, result: str) -> bool:
+    """Whether lower is better for the value at ``result`` of a ``family`` record: the direction of the measure at that
+    result path, else of the scalar measure the key extends (``hausdorff/2`` -> HD, ``voi/ods`` -> VoI); False for a
+    key no measure names.
+
+    Example:
+        >>> lower_is_better("surface", "hausdorff/1"), lower_is_better("surface", "nsd")
+        (True, False)
+        >>> lower_is_better("partition", "voi/ods"), lower_is_better("partition", "region_benchmark/covering/ods")
+        (True, False)
+    """
+    measures = family_measures(family)
+    exact = [m for m in measures if m.result == result]
+    # a key extending a scalar measure's (a class, ODS / OIS of a hierarchy) takes that measure's direction
+    found = exact or [m for m in measures if "/" not in m.result and m.result == result.split("/")[0]]
+    return any(not m.higher_is_better for m in found)

@@ -84,3 +84,103 @@ def test_meta_accepts_any_spelling() -> None:
 
     assert as_measure("wFmeasure").name == "weighted_f" and as_measure("maxEm").name == "e_max"
     assert as_measure("Fop").name == "fop"
+
+
+# ------------------------------------------------------------------ every family, checked against the library
+
+
+def _public_classes() -> dict[str, type]:
+    import segmetrics_torch
+
+    return {name: getattr(segmetrics_torch, name) for name in segmetrics_torch.__all__ if name[:1].isupper()}
+
+
+def test_every_public_metric_and_loss_is_registered() -> None:
+    """A public Metric or loss is a registered measure's class or a suite of them: adding one without its record
+    fails here."""
+    from torch import nn
+
+    named = {m.metric for m in MEASURES.values() if m.metric} | set(registry.SUITES)
+    for name, cls in _public_classes().items():
+        if isinstance(cls, type) and issubclass(cls, nn.Module):
+            assert name in named, f"{name}: no registry record names it"
+    for name in named:
+        assert name in _public_classes(), f"the registry names {name}, which segmetrics_torch does not export"
+
+
+def test_every_metric_s_direction_is_the_registry_s() -> None:
+    """``higher_is_better`` of each Metric is its measures' direction (None where its measures disagree)."""
+    from torchmetrics import Metric
+
+    classes = _public_classes()
+    by_class: dict[str, set[bool]] = {}
+    for m in MEASURES.values():
+        if m.metric and issubclass(classes[m.metric], Metric):
+            by_class.setdefault(m.metric, set()).add(m.higher_is_better)
+    for name, directions in by_class.items():
+        expected = next(iter(directions)) if len(directions) == 1 else None
+        # a suite computes a chosen set, perhaps beyond its registered measures (FPR, BER): None is its honest answer
+        allowed = {expected, None} if name in registry.SUITES else {expected}
+        assert classes[name].higher_is_better in allowed, name
+
+
+def test_every_registered_function_exists() -> None:
+    import segmetrics_torch.functional as functional
+    import segmetrics_torch.meta as meta
+
+    for m in MEASURES.values():
+        if m.function:
+            module = meta if m.family == "meta" else functional
+            assert callable(getattr(module, m.function, None)), f"{m.key}: {m.function}"
+        assert m.metric or m.function, f"{m.key}: neither a class nor a function computes it"
+
+
+def test_the_report_columns_are_the_registry_s() -> None:
+    from segmetrics_torch.app import report_render, tables
+
+    assert tables.SOD_COLUMNS == tuple((MEASURES[k].result, MEASURES[k].header) for k in registry.DEFAULT_FOREGROUND)
+    assert tables.SURFACE_COLUMNS == registry.report_columns("surface")
+    assert report_render.BOUNDARY_SUMMARY_COLUMNS == registry.report_columns("boundary")
+    assert report_render.PROPOSAL_SUMMARY_COLUMNS == registry.report_columns("proposals")
+    assert [tables.measure_name(k) for k in registry.PARTITION] == [MEASURES[k].report_header for k in registry.PARTITION]
+
+
+def _measure_table_rows() -> dict[str, list[str]]:
+    """The rows of every measure table of the README and docs/ (a table whose first header cell starts with
+    "measure", or the README's "other families" table), by file."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    rows: dict[str, list[str]] = {}
+    for path in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            first = line.strip("| ").split("|")[0].strip().lower() if line.startswith("|") else ""
+            is_header = (first.startswith("measure") or first == "other families") and i + 1 < len(lines)
+            if is_header and re.match(r"^\|[-| :]+\|$", lines[i + 1]):
+                j = i + 2
+                while j < len(lines) and lines[j].startswith("|"):
+                    rows.setdefault(path.name, []).append(lines[j])
+                    j += 1
+    return rows
+
+
+def test_the_measure_tables_name_every_registered_measure() -> None:
+    """Every registered class and function appears in a row of the README's measure tables, and every class a row of
+    any measure table (README, docs/) names in backticks is one the package exports."""
+    import re
+
+    rows = _measure_table_rows()
+    readme = " ".join(rows["README.md"])
+    for m in MEASURES.values():
+        for name in (m.metric, m.function):
+            if name:
+                assert re.search(rf"`{re.escape(name)}[`(]", readme), f"{m.key}: `{name}` is in no README table row"
+    classes = _public_classes()
+    for file, lines in rows.items():
+        for line in lines:
+            for name in re.findall(r"`([A-Z][A-Za-z0-9]+)(?:\(|`)", line):
+                if name in registry.DEPRECATED_CLASSES:
+                    continue
+                assert name in classes, f"{file}: a measure table names `{name}`, which segmetrics_torch does not export"

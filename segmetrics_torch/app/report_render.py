@@ -31,22 +31,16 @@ from typing import Any
 
 import numpy as np
 
-from ..registry import PR_MEASURES
+from ..registry import PR_MEASURES, lower_is_better, report_columns
 from .tables import SURFACE_COLUMNS, measure_name, slug
 
 __all__ = ["render_report", "table_columns"]
 
-BOUNDARY_SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("ods/f", "ODS"),
-    ("ois/f", "OIS"),
-    ("ap", "AP"),
-    ("r50", "R50"),
-)
+#: the BSDS table's columns (result key, header), the registry's
+BOUNDARY_SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = report_columns("boundary")
 _PR_MEASURES = PR_MEASURES
 #: proposal columns: (result key, header) read at the largest N (AR also at N = 100 and 1000 when evaluated)
-PROPOSAL_SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = (("jaccard_object", "J_i"), ("jaccard_class", "J_c"),
-                                                         ("recall_50", "R@.5"), ("recall_70", "R@.7"),
-                                                         ("average_recall", "AR"))  # fmt: skip
+PROPOSAL_SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = report_columns("proposals")
 _FAMILY_TITLES = {
     "foreground": "foreground maps",
     "boundary": "boundaries (BSDS benchmark)",
@@ -85,7 +79,7 @@ def table_columns(family: str, records: Mapping[str, Mapping[str, Any]]) -> tupl
 
         names = next((r["settings"].get("measures") for r in records.values() if r["settings"].get("measures")), None)
         if names is None:
-            return list(SOD_COLUMNS), ["mae"]
+            return list(SOD_COLUMNS), [key for key, _ in SOD_COLUMNS if lower_is_better("foreground", key)]
         fg_columns, fg_lower, _ = foreground_columns(names)
         return fg_columns, fg_lower
     if family == "boundary":
@@ -110,8 +104,7 @@ def table_columns(family: str, records: Mapping[str, Mapping[str, Any]]) -> tupl
         if settings["input_format"] != "labels":
             for part in ("ods", "ois", "best"):
                 columns[f"region_benchmark/covering/{part}"] = f"Cov {part.upper() if part != 'best' else 'Best'}"
-    lower = [key for key in columns if key == "voi" or key.startswith("voi/")]
-    return list(columns.items()), lower
+    return list(columns.items()), [key for key in columns if lower_is_better("partition", key)]
 
 
 def _surface_columns(records: Mapping[str, Mapping[str, Any]]) -> tuple[list[tuple[str, str]], list[str]]:
@@ -128,7 +121,7 @@ def _surface_columns(records: Mapping[str, Mapping[str, Any]]) -> tuple[list[tup
                     columns[f"{key}/{c}"] = f"{header} c{c}"
             else:
                 columns[key] = header
-    return list(columns.items()), [key for key in columns if not key.startswith("nsd")]
+    return list(columns.items()), [key for key in columns if lower_is_better("surface", key)]
 
 
 def table_row(family: str, results: Mapping[str, Any]) -> dict[str, float]:

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 # the report's file names: defined where importing costs no torch (the configuration check uses it too)
+from ..registry import DEFAULT_FOREGROUND, MEASURES, report_columns
 from .outputs import slug
 
 __all__ = [
@@ -40,29 +41,11 @@ __all__ = [
     "write_rows",
 ]
 
-#: the columns of the foreground (SOD) table: (key of :func:`scalar_row`, header)
-SOD_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("mae", "MAE"),
-    ("s_measure", "S-measure"),
-    ("weighted_f_measure", "wF"),
-    ("f_measure/adaptive", "adpF"),
-    ("f_measure/mean", "meanF"),
-    ("f_measure/max", "maxF"),
-    ("e_measure/adaptive", "adpE"),
-    ("e_measure/mean", "meanE"),
-    ("e_measure/max", "maxE"),
-    ("iou/mean", "meanIoU"),
-    ("dice/mean", "meanDice"),
-)
+#: the columns of the foreground (SOD) table: (key of :func:`scalar_row`, header), the registry's default table
+SOD_COLUMNS: tuple[tuple[str, str], ...] = tuple((MEASURES[k].result, MEASURES[k].header) for k in DEFAULT_FOREGROUND)
 
 #: the boundary-distance table (the surface family): (result key, header); ``{q}`` is the percentile of HD<q>
-SURFACE_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("hausdorff", "HD"),
-    ("hausdorff_percentile", "HD{q}"),
-    ("asd", "ASD"),
-    ("assd", "ASSD"),
-    ("nsd", "NSD"),
-)
+SURFACE_COLUMNS: tuple[tuple[str, str], ...] = report_columns("surface")
 
 
 def scalar_row(results: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
@@ -445,5 +428,7 @@ def format_latex_table(
 
 
 def measure_name(key: str) -> str:
-    """Display name of a partition measure key (``fop`` -> ``Fop``, ``voi`` -> ``VoI``, ``pri`` -> ``PRI``)."""
-    return {"fb": "Fb", "fop": "Fop", "fr": "Fr", "voi": "VoI", "nvoi": "NVoI"}.get(key, key.upper())
+    """Display name of a partition measure key, the registry's report header (``fop`` -> ``Fop``, ``voi`` ->
+    ``VoI``, ``vd`` -> ``VD``); another key in capitals."""
+    measure = MEASURES.get(key)
+    return measure.report_header if measure is not None and measure.family == "partition" else key.upper()

@@ -187,6 +187,8 @@ class ThresholdMeasures(_ThresholdSetMetric):
     """
 
     _function = staticmethod(threshold_measures)
+    #: mixed: FPR and BER are errors (lower is better), the other measures scores (the registry's directions)
+    higher_is_better = None
 
     def update(self, preds: ImageBatch, target: ImageBatch) -> None:
         """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
@@ -317,6 +319,9 @@ class SizeInvariantThresholdMeasures(_ThresholdSetMetric):
         >>> float(metric.compute()["fmeasure"]["adaptive"])
         1.0
     """
+
+    #: mixed, as :class:`ThresholdMeasures`' (FPR and BER are errors)
+    higher_is_better = None
 
     def _per_key_states(self, key: str) -> None:
         if "dynamic" in self.modes and self.sample_based:
