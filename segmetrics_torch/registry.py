@@ -44,15 +44,21 @@ __all__ = [
     "PARTITION_TABLES",
     "PR_MEASURES",
     "SUITES",
+    "TABLES",
+    "TABLE_END",
+    "TABLE_START",
     "THRESHOLD_MEASURES",
     "Family",
     "Measure",
+    "TableRow",
     "aliases",
     "canonical",
     "family_measures",
     "lower_is_better",
     "meta_name",
+    "render_table",
     "report_columns",
+    "with_tables",
 ]
 
 
@@ -284,6 +290,311 @@ PARTITION_TABLES: tuple[str, ...] = tuple(k for k in PARTITION if k != "fb")
 #: the partition measures with precision-recall curves (ODS/OIS/AP on hierarchies)
 PR_MEASURES: tuple[str, ...] = tuple(m.key for m in _ALL if m.pr_curve)
 
+@dataclass(frozen=True)
+class TableRow:
+    """One row of a measure table of the README: what is measured, our class / function, the paper, the reference
+    reproduced (with its tolerance). Markdown, as printed."""
+
+    measure: str
+    names: str
+    paper: str
+    reference: str
+
+    def markdown(self) -> str:
+        cells = (self.measure, self.names, self.paper, self.reference)
+        return "|" + "|".join(f" {c} " if c else " " for c in cells) + "|"
+
+
+#: the README's measure tables: the header, then one row per class (or group) of measures; the README's tables are
+#: written from these (``python -m segmetrics_torch._readme README.md``; a test fails when they differ)
+TABLES: dict[str, tuple[str, tuple[TableRow, ...]]] = {
+    "foreground": (
+        "| measure | class / function | paper | reference reproduced (tolerance) |",
+        (
+            TableRow(
+                "MAE",
+                "`MAE` / `mae`",
+                "Perazzi et al., CVPR 2012",
+                "PySODMetrics 1.6.2 `MAE` (1e-6; bit-exact on its test images)",
+            ),
+            TableRow(
+                "F-beta (beta^2 = 0.3): adaptive, mean, max, 256-point curve, PR curve",
+                "`FMeasure` / `f_measure`",
+                "Achanta et al., CVPR 2009",
+                "PySODMetrics 1.6.2 `Fmeasure` (1e-6)",
+            ),
+            TableRow(
+                "weighted F-beta",
+                "`WeightedFMeasure` / `weighted_f_measure`",
+                "Margolin, Zelnik-Manor & Tal, CVPR 2014",
+                "MATLAB `WFb.m` via PySODMetrics 1.6.2 `WeightedFmeasure` (1e-6)",
+            ),
+            TableRow(
+                "E-measure: adaptive, mean, max, curve",
+                "`EMeasure` / `e_measure`",
+                "Fan et al., IJCAI 2018",
+                "Fan's `Enhancedmeasure.m` via PySODMetrics 1.6.2 `Emeasure` (1e-6)",
+            ),
+            TableRow(
+                "S-measure",
+                "`SMeasure` / `s_measure`",
+                "Fan et al., ICCV 2017",
+                "PySODMetrics 1.6.2 `Smeasure` (1e-6; see deviations)",
+            ),
+            TableRow(
+                "IoU (Jaccard), Dice: adaptive, mean, max, curve",
+                "`IoU`, `Dice` / `iou`, `dice`",
+                "-",
+                "PySODMetrics 1.6.2 `FmeasureV2` handlers (1e-6)",
+            ),
+            TableRow(
+                "precision / recall: adaptive and curves",
+                "`ForegroundMeasures`, `FMeasure` / `precision_recall`",
+                "-",
+                "PySODMetrics 1.6.2 `FmeasureV2` / `Fmeasure` (1e-6)",
+            ),
+            TableRow(
+                "all of the above from one pass",
+                "`ForegroundMeasures` / `foreground_measures`",
+                "",
+                "",
+            ),
+            TableRow(
+                "FmeasureV2 handler set: F-beta, precision, recall/TPR/sensitivity, specificity/TNR, FPR, BER, IoU, "
+                "Dice, overall accuracy, Cohen's kappa; adaptive, dynamic (256-curve, mean, max), binary `p > 0.5` per "
+                "image or pooled",
+                "`ThresholdMeasures` / `threshold_measures`",
+                "Achanta et al., CVPR 2009 (adaptive threshold); Cohen 1960 (kappa)",
+                "PySODMetrics 1.6.2 `FmeasureV2` + its ten handlers (1e-6; bit-equal in the tests)",
+            ),
+            TableRow(
+                "size-invariant threshold measures (per GT component, bounding boxes)",
+                "`SizeInvariantThresholdMeasures` / `size_invariant_threshold_measures`",
+                "Li et al., ICML 2024",
+                "PySODMetrics 1.6.2 `SizeInvarianceFmeasureV2` (1e-6; recorder keys `si_sample_*`, `si_overall_*`)",
+            ),
+            TableRow(
+                "AUC-ROC, AUC-PR (per target, size-invariant)",
+                "`SizeInvariantThresholdMeasures` (`auc_roc`, `auc_pr`) / `size_invariant_threshold_measures`",
+                "Li et al., ICML 2024",
+                "PySODMetrics' `examples/metric_recorder.py` `si_sample_auc_roc` / `_pr` (1e-12)",
+            ),
+            TableRow(
+                "size-invariant MAE",
+                "`SizeInvariantMAE` / `size_invariant_mae`",
+                "Li et al., ICML 2024",
+                "PySODMetrics 1.6.2 `SizeInvarianceMAE` (1e-6)",
+            ),
+            TableRow(
+                "multi-scale IoU: adaptive, dynamic (257-curve, mean, max), binary",
+                "`MultiScaleIoU` (former name `MSIoU`, deprecated) / `multiscale_iou`",
+                "Ahmadzadeh et al., ICIP 2021",
+                "PySODMetrics 1.6.2 `MSIoU` (1e-6; float16 denominators reproduced)",
+            ),
+            TableRow(
+                "human correction effort (HCE; lower is better)",
+                "`HumanCorrectionEffort` / `human_correction_effort`",
+                "Qin et al., ECCV 2022 (DIS)",
+                "PySODMetrics 1.6.2 `HumanCorrectionEffortMeasure` (equal counts; OpenCV contours/polygons on the CPU)",
+            ),
+            TableRow(
+                "context measure",
+                "`ContextMeasure` / `context_measure`",
+                "Wang, Ji, Shao, Cheng & Fan, arXiv:2512.07076 (2025)",
+                "PySODMetrics 1.6.2 `ContextMeasure` (1e-6; filtered on the GT box by FFT, any device)",
+            ),
+            TableRow(
+                "camouflage context measure (needs the RGB image)",
+                "`CamouflageContextMeasure` / `camouflage_context_measure`",
+                "same paper",
+                "PySODMetrics 1.6.2 `CamouflageContextMeasure` (1e-6; OpenCV, scikit-learn 1-NN, scikit-image "
+                "CIEDE2000)",
+            ),
+        ),
+    ),
+    "boundary": (
+        "| measure | class / function | paper | reference reproduced (tolerance) |",
+        (
+            TableRow(
+                "boundary PR: ODS, OIS, AP (pyEdgeEval's `AUC`; its `AP` as `ap_pyedgeeval`), R50 (where precision "
+                "first reaches 0.5; Dollar's as `r50_dollar`), PR curve, per-image best",
+                "`BoundaryPR` / `boundary_pr`, `boundary_pr_counts`",
+                "Martin, Fowlkes & Malik, TPAMI 2004; Arbelaez et al., TPAMI 2011",
+                "BSR `bench/benchmarks` (MATLAB): `test_1`/`test_2`/`test_3` per threshold and summary within 1e-3; "
+                "official gPb-owt-ucm per-image best F within 2e-3; SEISM per-image Fb: sumR/sumP exact, F within "
+                "2e-3; pyEdgeEval: sumR/sumP exact",
+            ),
+            TableRow(
+                "morphological boundary F, precision, recall",
+                "`MorphologicalBoundaryF` / `morphological_boundary_f`",
+                "Perazzi, Pont-Tuset et al., CVPR 2016",
+                "DAVIS `f_boundary.m` (numpy port, 1e-15)",
+            ),
+        ),
+    ),
+    "partition": (
+        "| measure (key) | class | paper | reference reproduced (tolerance) |",
+        (
+            TableRow(
+                "objects and parts F, P, R (`fop`)",
+                "`ObjectsAndPartsPR`",
+                "Pont-Tuset & Marques, CVPR 2013",
+                "SEISM per-image gPb-UCM `fop`, 20 images x 5 thresholds (1e-6, the files' `%f`); QuadTree `fop` from "
+                "the image size (1e-6); dataset ODS/OIS/AP from the 200-image files = SEISM's pr_curves",
+            ),
+            TableRow(
+                "boundary F of a partition (`fb`)",
+                "`PartitionBoundaryPR`",
+                "Martin et al. 2004",
+                "SEISM per-image `fb`: sumR/sumP exact, F within 2e-3 (gPb-UCM and QuadTree); ODS/OIS/AP from the "
+                "200-image files = SEISM's",
+            ),
+            TableRow(
+                "regions (pairs of pixels) F (`fr`)",
+                "`RegionPR`",
+                "Martin 2003",
+                "scikit-image `adapted_rand_error(ignore_labels=())` (1e-9)",
+            ),
+            TableRow(
+                "probabilistic Rand index (`pri`)",
+                "`ProbabilisticRandIndex`",
+                "Unnikrishnan et al., TPAMI 2007",
+                "scikit-learn `rand_score` (1e-9); BSR `test_1`/`test_4`/`test_5` (printed precision)",
+            ),
+            TableRow(
+                "variation of information, bits (`voi`), normalised (`nvoi`)",
+                "`VariationOfInformation`, `NormalizedVariationOfInformation`",
+                "Meila 2005",
+                "scikit-image `variation_of_information` (1e-9); BSR `test_1`/`4`/`5`",
+            ),
+            TableRow(
+                "covering of the GT by S (`ssc`, BSDS covering) and of S by the GT (`sc`)",
+                "`SegmentationCovering(direction=...)`",
+                "Arbelaez et al., TPAMI 2011",
+                "BSR `test_1`/`4`/`5` covering ODS/OIS/Best (printed precision)",
+            ),
+            TableRow(
+                "directional Hamming both ways (`dhd`, `sdhd`), van Dongen (`vd`)",
+                "`DirectionalHamming`, `VanDongen`",
+                "Huang & Dom 1995; van Dongen 2000",
+                "numpy oracle from SEISM `dhd.hpp` (1e-9)",
+            ),
+            TableRow(
+                "bipartite graph matching (`bgm`)",
+                "`BipartiteGraphMatching`",
+                "Jiang et al. 2006",
+                "oracle with `scipy.optimize.linear_sum_assignment` (exact)",
+            ),
+            TableRow(
+                "1 - BCE / GCE / LCE (`bce`, `gce`, `lce`)",
+                "`BidirectionalConsistency`, `GlobalConsistency`, `LocalConsistency`",
+                "Martin et al., ICCV 2001",
+                "numpy oracle from SEISM `bce_gce_lce.hpp` (1e-9)",
+            ),
+            TableRow(
+                "all of the above from one pass (one contingency table per annotator)",
+                "`PartitionMeasures` / `partition_measures`",
+                "",
+                "",
+            ),
+            TableRow(
+                "hierarchies: ODS / OIS / AP of every measure, BSR region benchmark",
+                "`HierarchyMeasures`, `RegionBenchmark` / `hierarchy_measures`",
+                "SEISM scripts; BSR `collect_eval_reg.m`",
+                "BSR `test_1` (ucm2), `test_4`/`test_5` (segs) summary lines to the printed digit",
+            ),
+        ),
+    ),
+    "other": (
+        "| other families | class / function | paper | reference reproduced |",
+        (
+            TableRow(
+                "Hausdorff distance (directed, symmetric), percentile Hausdorff (HD95), 2-D and 3-D, spacing (per "
+                "image too), label maps or one-hot (`input_format=`)",
+                "`HausdorffDistance` / `hausdorff_distance`, `hd95` (`convention=`)",
+                "Huttenlocher et al., TPAMI 1993",
+                "MONAI 1.6 (default; 1e-6 rel., float32; its percentile interpolates in float32: up to ~3e-5 where the "
+                "rank falls in a large gap), MedPy 0.5.2 and DeepMind `surface-distance` 0.1 (1e-9), TorchMetrics 1.9 "
+                "(1e-6; exact on non-square images where it is not) "
+                "([`docs/surface-distances.md`](docs/surface-distances.md))",
+            ),
+            TableRow(
+                "average surface distance (directed), ASSD",
+                "`AverageSurfaceDistance` / `average_surface_distance` (`symmetric=`)",
+                "-",
+                "the same references and tolerances",
+            ),
+            TableRow(
+                "normalised surface distance / surface Dice at a tolerance (per class)",
+                "`NormalizedSurfaceDistance` / `normalized_surface_distance` (`use_subvoxels=`)",
+                "Nikolov et al., 2018",
+                "MONAI `compute_surface_dice` (voxel counts, subvoxels), DeepMind `compute_surface_dice_at_tolerance`",
+            ),
+            TableRow(
+                "Boundary IoU (2-D)",
+                "`BoundaryIoU` / `boundary_iou`",
+                "Cheng et al., CVPR 2021",
+                "the authors' `mask_to_boundary` rule with OpenCV erosion (1e-9)",
+            ),
+            TableRow(
+                "all of the boundary distances from one pass",
+                "`SurfaceDistanceMeasures` / `surface_distance_measures`",
+                "",
+                "",
+            ),
+            TableRow(
+                "object proposals: best J (and boundary F) per object vs number of proposals, recall at J > t, average "
+                "recall",
+                "`ProposalRecall`",
+                "Pont-Tuset et al., TPAMI 2017 (MCG)",
+                "MCG `eval_proposals.m` protocol, numpy loop oracle ([`docs/proposals.md`](docs/proposals.md))",
+            ),
+            TableRow(
+                "losses: 1 - E-measure, 1 - weighted F, soft F, soft IoU",
+                "`EMeasureLoss`, `WeightedFMeasureLoss`, `SoftFMeasureLoss`, `SoftIoULoss`",
+                "Fan et al. 2018; Margolin et al. 2014",
+                "equal to 1 - the metric on binary maps (1e-12) ([`docs/training.md`](docs/training.md))",
+            ),
+            TableRow(
+                "meta-measures: SIHD, SABD, SISD; generic-map, noise, GT-switch, annotation-error tests; baselines",
+                "`segmetrics_torch.meta` (`sihd`, `sabd`, `sisd`), `segmetrics meta`",
+                "Pont-Tuset & Marques, CVPR 2013; Margolin et al. 2014; Fan et al. 2017, 2018",
+                "SEISM `SIHD_error.m` rules, SEISM's QuadTree outputs "
+                "([`docs/meta-measures.md`](docs/meta-measures.md))",
+            ),
+        ),
+    ),
+}
+
+
+#: the README's markers around a generated table (``{name}``: a key of :data:`TABLES`)
+TABLE_START = "<!-- measure table {name}: generated from segmetrics_torch/registry.py, edit the rows there -->"
+TABLE_END = "<!-- end of measure table -->"
+
+
+def render_table(name: str) -> str:
+    """The Markdown of the measure table ``name`` of :data:`TABLES` (header, rule, rows)."""
+    header, rows = TABLES[name]
+    rule = "|" + "---|" * header.count("|", 1)
+    return "\n".join([header, rule, *(row.markdown() for row in rows)])
+
+
+def with_tables(text: str) -> str:
+    """``text`` (the README) with every generated measure table rewritten from :data:`TABLES`.
+
+    Raises:
+        ValueError: a table of :data:`TABLES` without its markers in ``text``.
+    """
+    for name in TABLES:
+        start = TABLE_START.format(name=name)
+        begin = text.find(start)
+        end = text.find(TABLE_END, begin)
+        if begin < 0 or end < 0:
+            raise ValueError(f"the measure table {name!r} has no markers ({start!r} ... {TABLE_END!r})")
+        text = text[: begin + len(start)] + "\n" + render_table(name) + "\n" + text[end:]
+    return text
+
+
 #: the Metrics that compute several measures in one pass, a chosen set of them (each measure's record names its own
 #: class): their ``higher_is_better`` is None where their measures' directions differ
 SUITES: dict[str, Family] = {
@@ -380,3 +691,4 @@ def lower_is_better(family: Family, result: str) -> bool:
     # a key extending a scalar measure's (a class, ODS / OIS of a hierarchy) takes that measure's direction
     found = exact or [m for m in measures if "/" not in m.result and m.result == result.split("/")[0]]
     return any(not m.higher_is_better for m in found)
+

@@ -187,3 +187,14 @@ def test_the_measure_tables_name_every_registered_measure() -> None:
                 if name in registry.DEPRECATED_CLASSES:
                     continue
                 assert name in classes, f"{file}: a measure table names `{name}`, which the package does not export"
+
+
+def test_the_readme_s_measure_tables_are_the_registry_s() -> None:
+    """The README's measure tables are written from ``registry.TABLES`` (``python -m segmetrics_torch._readme
+    README.md``): a row edited in the README alone, or a table left unwritten, fails here."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert readme == registry.with_tables(readme), "run: python -m segmetrics_torch._readme README.md"
+    for name in registry.TABLES:
+        assert registry.render_table(name) in readme
