@@ -70,7 +70,7 @@ class _SumMetric(ExactMetric):
     last_image_values: Tensor | None = None
 
     is_differentiable = False
-    higher_is_better = True
+    higher_is_better: bool | None = True
     full_state_update = False
     plot_lower_bound = 0.0
     plot_upper_bound: float | None = 1.0
