@@ -44,6 +44,8 @@ __all__ = [
     "PARTITION_TABLES",
     "PR_MEASURES",
     "SUITES",
+    "SURFACE",
+    "SURFACE_SUITE",
     "TABLES",
     "TABLE_END",
     "TABLE_START",
@@ -251,7 +253,7 @@ _ALL = (
     _other("surface", "nsd", "NSD", "nsd", "normalised surface distance (surface Dice) at a tolerance",
            "NormalizedSurfaceDistance", "normalized_surface_distance", aliases=("surfacedice",)),
     _other("surface", "biou", "Boundary IoU", "boundary_iou", "Boundary IoU (Cheng et al. 2021)", "BoundaryIoU",
-           "boundary_iou", aliases=("boundaryiou",), report=False),
+           "boundary_iou", aliases=("boundaryiou",)),
     # object proposals (the report's columns, in its order)
     _other("proposals", "ji", "J_i", "jaccard_object", "best overlap per object, averaged over objects",
            "ProposalRecall"),
@@ -287,6 +289,10 @@ META_FOREGROUND: dict[str, str] = {"mae": "mae", "s": "s_measure", "wf": "weight
 PARTITION: tuple[str, ...] = tuple(m.key for m in _ALL if m.family == "partition")
 #: the partition measures computed from contingency tables (all but Fb)
 PARTITION_TABLES: tuple[str, ...] = tuple(k for k in PARTITION if k != "fb")
+#: the boundary-distance keys, and those of :class:`~segmetrics_torch.SurfaceDistanceMeasures`' one pass (the table of
+#: ``segmetrics evaluate surface`` without ``--measures``)
+SURFACE: tuple[str, ...] = tuple(m.key for m in _ALL if m.family == "surface")
+SURFACE_SUITE: tuple[str, ...] = ("hd", "hd95", "asd", "assd", "nsd")
 #: the partition measures with precision-recall curves (ODS/OIS/AP on hierarchies)
 PR_MEASURES: tuple[str, ...] = tuple(m.key for m in _ALL if m.pr_curve)
 

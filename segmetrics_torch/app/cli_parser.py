@@ -10,7 +10,7 @@ import math
 from typing import Any, TypeVar
 
 from .. import __version__
-from ..registry import PARTITION
+from ..registry import PARTITION, SURFACE, SURFACE_SUITE, canonical
 from .batching import default_workers
 from .cli_options import (
     add_allow_missing,
@@ -376,6 +376,13 @@ def _add_surface_task(commands: Any) -> None:
             "images; a missed structure (one mask empty) keeps its class's mean infinite."
         ),
     )
+    surf.add_argument(
+        "--measures", metavar="LIST",
+        type=checked(listed(str), f"comma-separated names of {', '.join(SURFACE)}",
+                     lambda v: all(canonical(n, "surface") for n in v)),
+        help=f"the measures, comma-separated, of {', '.join(SURFACE)} (default: {','.join(SURFACE_SUITE)}, one pass "
+        "of distance transforms); each other one is its Metric's (docs/surface-distances.md)",
+    )  # fmt: skip
     surf.add_argument("--pred", required=True, metavar="DIR", help="folder of predicted masks / label maps")
     surf.add_argument("--gt", required=True, metavar="DIR", help="folder of ground-truth masks / label maps")
     surf.add_argument(

@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ..registry import PARTITION
+from ..registry import PARTITION, SURFACE, canonical
 from .measures import check_foreground_measures, foreground_measure_error
 
 
@@ -65,6 +65,10 @@ OPTION_CHECKS: dict[str, dict[str, tuple[Callable[[Any], Any], str | Callable[[A
         "void_label": (lambda v: v is None or (is_int(v) and v >= 0), "a label >= 0 or null"),
     },
     "surface": {
+        "measures": (
+            lambda v: v is None or (isinstance(v, list) and v and all(canonical(str(m), "surface") for m in v)),
+            f"null (the one pass: hd, hd95, asd, assd, nsd) or a list of some of {', '.join(SURFACE)}",
+        ),
         "num_classes": (lambda v: v is None or (is_int(v) and v >= 2), "an integer >= 2 or null (masks)"),
         "include_background": (lambda v: isinstance(v, bool), "true or false"),
         "convention": (
@@ -111,6 +115,7 @@ OPTION_DEFAULTS: dict[str, dict[str, Any]] = {
         "bound_th": 0.008,
         "void_label": 255,
     },
+    # "measures" of surface: absent is the one pass (the records' settings of a default run stay as they were)
     "surface": {
         "num_classes": None,
         "include_background": False,

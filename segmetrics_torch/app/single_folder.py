@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..registry import canonical
 from . import distributed
 from .errors import InputError
 from .folder_io import (
@@ -534,9 +535,12 @@ def run_evaluate_surface(args: argparse.Namespace) -> int:
     name = args.name or default_method_name(args)
     tolerance: float | list[float] = 1.0 if args.tolerance is None else (
         args.tolerance[0] if len(args.tolerance) == 1 else args.tolerance)  # fmt: skip
+    measures = None if args.measures is None else list(dict.fromkeys(canonical(m, "surface") for m in args.measures))
     settings = {"convention": args.convention, "percentile": args.percentile, "tolerance": tolerance,
                 "spacing": args.spacing, "num_classes": args.num_classes,
                 "include_background": args.include_background}  # fmt: skip
+    if measures is not None:  # absent: the one pass of the five distance measures (settings as before the option)
+        settings = {"measures": measures, **settings}
     spacing = None if args.spacing is None else (args.spacing[0] if len(args.spacing) == 1 else args.spacing)
     options = {**settings, "spacing": spacing, "skip_empty_gt": bool(args.skip_empty_gt)}
     try:

@@ -12,6 +12,9 @@ from typing import Any
 
 import numpy as np
 
+import segmetrics_torch
+
+from ..registry import MEASURES, SURFACE, SURFACE_SUITE, canonical
 from . import distributed
 from .errors import InputError
 from .family_job import Evaluated, FamilyInput
@@ -94,13 +97,28 @@ def _print_empty_mask_warnings(stem: str, caught: Iterable[warnings.WarningMessa
         print(f"warning: {stem}: {cls}the {what} empty (no foreground){values}", file=sys.stderr)
 
 
+def _chosen_measures(names: Any) -> list[str]:
+    """The registry keys of ``names`` (any spelling), in order, once each; None: the one pass's five."""
+    if names is None:
+        return list(SURFACE_SUITE)
+    keys = [canonical(str(name), "surface") for name in names]
+    unknown = [name for name, key in zip(names, keys, strict=True) if key is None]
+    if unknown:
+        raise InputError(f"measures: unknown boundary-distance measure(s) {', '.join(map(str, unknown))} (known: "
+                         f"{', '.join(SURFACE)})")  # fmt: skip
+    return list(dict.fromkeys(k for k in keys if k is not None))
+
+
 def evaluate_surface(work: FamilyInput) -> Evaluated:
     """The boundary-distance measures of a dataset of masks / label maps (images or NIfTI volumes), one pair at a time
     (sizes and spacings differ between volumes): :class:`~segmetrics_torch.metrics.surface.SurfaceDistanceMeasures`.
 
     ``work.images``: ``(stem, pred_path, gt_path)``, read by :func:`~segmetrics_torch.io.read_label_volume`.
-    ``work.options``: ``num_classes`` (label maps with this many classes; None: masks, foreground = any nonzero
-    value, as MedPy), ``include_background``, ``convention``, ``percentile``, ``tolerance`` as the Metric,
+    ``work.options``: ``measures`` (registry keys of the surface family; absent or None: the one pass of
+    :class:`~segmetrics_torch.SurfaceDistanceMeasures`, HD, HD95, ASD, ASSD, NSD; any other measure is its own
+    registered Metric's, updated with the same pairs), ``num_classes`` (label maps with this many classes; None:
+    masks, foreground = any nonzero value, as MedPy), ``include_background``, ``convention``, ``percentile``,
+    ``tolerance`` as the Metric,
     ``spacing`` (the voxel spacing of every pair; None: each NIfTI header's, unit for images) and
     ``skip_empty_gt`` (leave out the pairs whose ground truth is empty, every class absent, listed in
     ``"skipped_empty_gt"``). The boundary sets are computed on ``work.device``, the distances on the CPU.
@@ -112,13 +130,23 @@ def evaluate_surface(work: FamilyInput) -> Evaluated:
     """
     import torch
 
-    from ..metrics.surface import SurfaceDistanceMeasures
+    from ..metrics import SurfaceDistanceMeasures
 
     o, device = work.options, work.device
     num_classes, spacing = o["num_classes"], o["spacing"]
+    chosen = _chosen_measures(o.get("measures"))
     metric = SurfaceDistanceMeasures(percentile=o["percentile"], tolerance=o["tolerance"], convention=o["convention"],
                                      spacing=spacing, num_classes=num_classes,
                                      include_background=o["include_background"])  # fmt: skip
+    suite_keys = {MEASURES[k].result for k in chosen if k in SURFACE_SUITE}
+    # every other measure by its registry record: its public Metric, reading the pairs as the suite does
+    others = {
+        MEASURES[k].result: getattr(segmetrics_torch, MEASURES[k].metric)(
+            num_classes=num_classes, include_background=o["include_background"]
+        )
+        for k in chosen
+        if k not in SURFACE_SUITE
+    }
     rows: list[tuple[str, dict[str, Any]]] = []
     skipped: list[str] = []
     for stem, pred_path, gt_path in work.images:
@@ -134,7 +162,10 @@ def evaluate_surface(work: FamilyInput) -> Evaluated:
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                metric.update(p, g, spacing=spacing if spacing is not None else header_spacing)
+                if suite_keys:
+                    metric.update(p, g, spacing=spacing if spacing is not None else header_spacing)
+                for other in others.values():
+                    other.update(p, g)
         except ValueError as error:  # named as the files and options are, not as the function's arguments
             message = str(error).replace("prediction (`preds`)", "prediction").replace("truth (`target`)", "truth")
             message = message.replace("`preds`", "the prediction").replace("`target`", "the ground truth")
@@ -142,10 +173,13 @@ def evaluate_surface(work: FamilyInput) -> Evaluated:
                 message = message.replace(f"`{name}`", "--" + name.replace("_", "-"))
             raise InputError(f"{pred_path}: {message}") from None
         _print_empty_mask_warnings(stem, caught)
-        values = metric.last_values or {}
+        values = {k: v for k, v in (metric.last_values or {}).items() if k in suite_keys} if suite_keys else {}
+        values.update({key: other.last_values["value"] for key, other in others.items() if other.last_values})
         rows.append((stem, {key: value[0].tolist() for key, value in values.items()}))
     with distributed.peers():
-        results: dict[str, Any] = {key: value.tolist() for key, value in metric.compute().items()}
+        results: dict[str, Any] = {key: value.tolist() for key, value in metric.compute().items()
+                                   if key in suite_keys} if suite_keys else {}  # fmt: skip
+        results.update({key: other.compute().tolist() for key, other in others.items()})
     rows = [row for part in distributed.gather(rows) for row in part]
     results["per_image"] = dict(rows)
     results["skipped_empty_gt"] = [stem for part in distributed.gather(skipped) for stem in part]

@@ -149,3 +149,37 @@ def test_medpy_names_the_empty_side_once(tmp_path: Path, capsys) -> None:
     assert main(args) == 2
     (line,) = [x for x in capsys.readouterr().err.splitlines() if x.startswith("error:")]
     assert "im1.png" in line and "the prediction is empty" in line and "(the prediction)" not in line, line
+
+
+def test_measures_chooses_the_columns_and_others_are_their_metrics(tmp_path: Path, capsys) -> None:
+    """``--measures``: the one pass's measures asked for, and any other registered boundary-distance measure computed
+    by its own Metric (Boundary IoU here), per image and per class, in the registry's column order."""
+    from segmetrics_torch.functional import boundary_iou
+
+    data = _masks(tmp_path, labels=True)
+    args = ["evaluate", "surface", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress",
+            "--num-classes", "3", "--measures", "boundaryiou,HD", "--json", str(tmp_path / "r.json")]  # fmt: skip
+    assert main(args) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split() == ["method", "HD", "Boundary", "IoU"]
+    results = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["results"]
+    assert set(results) >= {"hausdorff", "boundary_iou"} and "nsd" not in results and "asd" not in results
+    values = [boundary_iou(torch.from_numpy(p)[None].long(), torch.from_numpy(g)[None].long(), num_classes=3)[0]
+              for p, g in data]  # fmt: skip
+    assert results["boundary_iou"] == pytest.approx(torch.stack(values).mean(0).tolist(), abs=1e-12)
+    assert results["per_image"]["im1"]["boundary_iou"] == pytest.approx(values[1].tolist(), abs=1e-12)
+
+
+def test_measures_in_a_configuration_and_unknown_names(tmp_path: Path, capsys) -> None:
+    _masks(tmp_path)
+    config = tmp_path / "eval.yaml"
+    config.write_text(f"output: {tmp_path / 'out'}\ndatasets:\n  D: {{gt: {tmp_path / 'gt'}, families: [surface]}}\n"
+                      f"methods:\n  M: {tmp_path / 'pred'}\noptions:\n  surface: {{measures: [biou, nsd]}}\n",
+                      encoding="utf-8")  # fmt: skip
+    assert main(["evaluate", "--config", str(config), "--figures", "none", "--no-progress"]) == 0, capsys.readouterr()
+    record = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    results = record["results"]["D"]["surface"]["M"]["results"]
+    assert {"boundary_iou", "nsd"} <= set(results) and "hausdorff" not in results
+    config.write_text(config.read_text(encoding="utf-8").replace("biou", "hd99"), encoding="utf-8")
+    assert main(["evaluate", "--config", str(config), "--figures", "none", "--no-progress"]) == 2
+    assert "options.surface.measures" in capsys.readouterr().err
