@@ -107,8 +107,8 @@ def loss_time(name: str, device: str, repeats: int) -> float:
 
 def edt_table(dev: str, repeats: int) -> None:
     """The exact distance transform on the device: the Triton kernels beside the tensor-only route (both exact;
-    ``SEGMETRICS_TRITON=0`` selects the second), ms per batch and whether their outputs are identical."""
-    from segmetrics_torch.ops import distance
+    the backend setting ``"tensor"`` selects the second), ms per batch and whether their outputs are identical."""
+    from segmetrics_torch.ops import distance, use_backend
 
     print("\nDistance transform with indices (ground truths of the maps): ms per batch on the device")
     print(f"{'masks':<22}{'Triton':>10}{'tensor ops':>12}{'speed-up':>10}{'identical':>11}")
@@ -116,13 +116,12 @@ def edt_table(dev: str, repeats: int) -> None:
         g = _maps(size, batch, "uint8")[1].to(dev)
         results, times = {}, {}
         for route in ("1", "0"):
-            os.environ["SEGMETRICS_TRITON"] = route
 
             def run(route=route, g=g, results=results):
                 results[route] = distance.distance_transform_edt(g, backend="torch")
 
-            times[route] = _timed(run, dev, repeats)
-        os.environ.pop("SEGMETRICS_TRITON")
+            with use_backend("auto" if route == "1" else "tensor"):
+                times[route] = _timed(run, dev, repeats)
         same = all(torch.equal(a, b) for a, b in zip(results["1"], results["0"], strict=True))
         print(f"{f'{batch} x {size}x{size}':<22}{times['1'] * 1e3:>10.2f}{times['0'] * 1e3:>12.2f}"
               f"{times['0'] / times['1']:>9.1f}x{'yes' if same else 'NO':>11}")  # fmt: skip

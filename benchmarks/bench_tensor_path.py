@@ -1,6 +1,7 @@
 """The tensor path (what CUDA runs) timed on the CPU: the proxy for the GPU figures when no GPU is at hand.
 
-``SEGMETRICS_CPU_KERNEL=0`` sends CPU tensors through the tensor code that CUDA runs instead of the compiled numba
+The backend setting ``"tensor"`` (``segmetrics_torch.ops.set_backend``; until issue 42 the variable
+``SEGMETRICS_CPU_KERNEL=0``) sends CPU tensors through the tensor code that CUDA runs instead of the compiled numba
 kernels, so this machine measures the work the device path does (not its speed on a GPU). Printed, on a batch of
 ``--batch`` 320x320 maps (:func:`bench_foreground.make_maps`):
 
@@ -9,7 +10,8 @@ kernels, so this machine measures the work the device path does (not its speed o
 * ``ForegroundMeasures(edt_backend="torch")`` per image on the tensor path, beside the compiled CPU path;
 * the weighted-F and E-measure losses, forward + backward on (16, 1, 352, 352), as multiples of
   ``binary_cross_entropy_with_logits`` in the same run (three interleaved rounds; the weighted-F loss on the tensor
-  path, whose EDT is the numba kernel, and on the compiled CPU kernels that CPU tensors take by default).
+  path, whose EDT is the torch one since issue 42 (the numba kernel before: the figures of benchmarks/RESULTS.md up
+  to then), and on the compiled CPU kernels that CPU tensors take by default).
 
 Targets (issue "The GPU path earns its name", on this 2-core machine): EDT <= 12 ms per image, the tensor-path
 suite <= 20 ms per image, weighted-F loss <= 4x BCE. Timing: the median of ``--repeats`` runs after a warm-up.
@@ -21,13 +23,10 @@ Run::
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
 from pathlib import Path
-
-os.environ["SEGMETRICS_CPU_KERNEL"] = "0"  # before the package reads it: CPU tensors take the tensor (CUDA) path
 
 import torch
 import torch.nn.functional as F
@@ -37,6 +36,7 @@ from bench_foreground import make_maps
 
 import segmetrics_torch as st
 from segmetrics_torch import losses
+from segmetrics_torch.ops import set_backend, use_backend
 from segmetrics_torch.ops.distance import distance_transform_edt
 
 
@@ -86,6 +86,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
+    set_backend("tensor")  # CPU tensors take the tensor (CUDA) path; the compiled rows below say otherwise
     n = args.batch
     preds, gts = make_maps(n, 320, seed=0)
     p = torch.from_numpy(preds).double() / 255
@@ -115,9 +116,8 @@ def main() -> None:
         metric.compute()
 
     tensor = _timed(lambda: suite("torch"), args.repeats) / n * 1e3
-    os.environ["SEGMETRICS_CPU_KERNEL"] = "1"
-    compiled = _timed(lambda: suite("auto"), args.repeats) / n * 1e3
-    os.environ["SEGMETRICS_CPU_KERNEL"] = "0"
+    with use_backend("auto"):
+        compiled = _timed(lambda: suite("auto"), args.repeats) / n * 1e3
     print(f"  tensor path (edt_backend='torch') {tensor:7.2f}   compiled CPU path {compiled:6.2f}   [target <= 20]")
 
     print("\nLosses, forward + backward on (16, 1, 352, 352) float32, ms and x BCE-with-logits:")
@@ -131,11 +131,8 @@ def main() -> None:
 
     def compiled(fn):  # the same call with CPU tensors on the compiled kernels (the default on a CPU)
         def call(x):
-            os.environ["SEGMETRICS_CPU_KERNEL"] = "1"
-            try:
+            with use_backend("auto"):  # the backward pass takes its forward pass's path whatever the setting then
                 return fn(x)
-            finally:
-                os.environ["SEGMETRICS_CPU_KERNEL"] = "0"
 
         return call
 

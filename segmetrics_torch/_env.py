@@ -1,9 +1,16 @@
 """The ``SEGMETRICS_*`` environment variables the package reads, each with the values it accepts, read in one place.
 
-A variable set to a value the package does not know (``SEGMETRICS_COLD_START=Compile``, ``SEGMETRICS_TRITON=off``)
-is a ``ValueError`` naming the variable, the value and the accepted values, never the default without a word: a
-misspelt setting would otherwise look applied. Set but empty (``SEGMETRICS_TRITON=``) is the same as unset; spaces
-around a value are ignored.
+There are two, and no more: each setting of the library is a function or an argument first (the backend:
+:mod:`segmetrics_torch.ops.backend`; the image size limit: ``--max-image-pixels``), and a variable only where a
+process must inherit it (a subprocess, a job script, the command's decoding workers). The package never writes the
+backend variable: the command steers the library through :func:`segmetrics_torch.ops.use_backend`, not through the
+environment (a test greps for writes; the one left is the command's ``--max-image-pixels``, which its decoding worker
+processes inherit as ``SEGMETRICS_MAX_IMAGE_PIXELS``).
+
+A variable set to a value the package does not know (``SEGMETRICS_BACKEND=Tensor``, ``SEGMETRICS_BACKEND=off``) is a
+``ValueError`` naming the variable, the value and the accepted values, never the default without a word: a misspelt
+setting would otherwise look applied. Set but empty (``SEGMETRICS_BACKEND=``) is the same as unset; spaces around a
+value are ignored.
 
 :data:`VARIABLES` is the one list (a test checks that every ``SEGMETRICS_*`` name in the package's source is in it);
 :func:`environment_value` reads one variable; :func:`check_environment` checks them all (the command does, before a
@@ -38,20 +45,13 @@ class Variable:
     valid: Callable[[str], bool]
 
 
-def _switch(default: str) -> Variable:
-    return Variable(default, "0 or 1", lambda text: text in ("0", "1"))
-
-
 #: every ``SEGMETRICS_*`` variable the package reads
 VARIABLES: dict[str, Variable] = {
-    # the compiled CPU kernels (0: the tensor path that CUDA runs), read by ops.distance
-    "SEGMETRICS_CPU_KERNEL": _switch("1"),
-    # the Triton EDT on CUDA (0: the tensor route), read by ops.distance
-    "SEGMETRICS_TRITON": _switch("1"),
-    # compiling the boundary matching in a second process on a cold cache, read by ops._kernels._compile_aside
-    "SEGMETRICS_COMPILE_ASIDE": _switch("1"),
-    # the command's cold-start policy (app.cold_start)
-    "SEGMETRICS_COLD_START": Variable("auto", "auto or compile", lambda text: text in ("auto", "compile")),
+    # the initial backend setting (ops.backend.BACKEND_SETTINGS; a test checks that the lists agree), read once by
+    # ops.backend
+    "SEGMETRICS_BACKEND": Variable(
+        "auto", "auto, compiled or tensor", lambda text: text in ("auto", "compiled", "tensor")
+    ),
     # the image (and volume) size limit of the readers (io.max_image_pixels; its default lives there)
     "SEGMETRICS_MAX_IMAGE_PIXELS": Variable(None, "a positive number of pixels", _positive_integer),
 }
@@ -61,8 +61,8 @@ def environment_value(name: str) -> str | None:
     """The value of the variable ``name`` (one of :data:`VARIABLES`), stripped; its default when unset or empty.
 
     Raises:
-        ValueError: a value the variable does not accept (``SEGMETRICS_COLD_START='Compile': expected auto or
-            compile``).
+        ValueError: a value the variable does not accept (``SEGMETRICS_BACKEND='Tensor': expected auto, compiled
+            or tensor``).
     """
     variable = VARIABLES[name]
     text = os.environ.get(name, "").strip()

@@ -226,7 +226,7 @@ def weighted_f_measure_loss(
     p, g, dtype = _prepare(preds, target, validate_args)
     path = resolve_path("auto", p.device)
     with torch.no_grad():  # everything that depends on the ground truth only: once per batch, no graph
-        # the tensor path keeps the EDT's own backend choice ("auto": the compiled EDT for CPU tensors)
+        # on the tensor path the EDT's "auto" asks ops.backend as well (the setting that chose `path`)
         importance_bg, index, pos = ground_truth_terms(g, p.dtype, path="numba" if path == "numba" else "auto")
     ew_fg, fpw = _WeightedErrorSums.apply(p, g, index, importance_bg, path)
     tpw = pos - ew_fg

@@ -19,9 +19,12 @@ settings.register_profile(
 settings.register_profile("ci", parent=settings.get_profile("default"), derandomize=True, print_blob=True)
 settings.load_profile(os.environ.get("SEGMETRICS_HYPOTHESIS_PROFILE", "default"))
 
-# The command's small-run shortcut on a cold numba cache (app/cold_start.py) would send the CLI tests of a fresh
-# clone to the tensor path; the suite tests the path it names, so it compiles (tests/app/test_cold_start.py unsets it).
-os.environ.setdefault("SEGMETRICS_COLD_START", "compile")
+# The command's small-run shortcut on a cold numba cache (app/cold_start.py, under the backend setting "auto") would
+# send the CLI tests of a fresh clone to the tensor path; the suite tests the path it names, so it compiles: the
+# backend "compiled" (segmetrics_torch.ops.backend), which is "auto" in the library and never takes the shortcut. An
+# environment variable, not set_backend(): the CLI tests' subprocesses (and torchrun's workers) inherit it.
+# tests/app/test_cold_start.py takes it out to test the shortcut.
+os.environ.setdefault("SEGMETRICS_BACKEND", "compiled")
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 

@@ -13,9 +13,10 @@ import textwrap
 import pytest
 
 FOREGROUND = """
-import os, torch
+import torch
 import segmetrics_torch as st
 from segmetrics_torch import functional as F
+from segmetrics_torch.ops import use_backend
 g = torch.zeros(3, 24, 31, dtype=torch.bool); g[:, 5:15, 8:20] = True
 for bad in (1e6, -3.0, 2.0, float("nan"), float("inf"), -float("inf")):
     p = torch.rand(3, 24, 31, dtype=torch.float64)
@@ -33,9 +34,8 @@ for bad in (1e6, -3.0, 2.0, float("nan"), float("inf"), -float("inf")):
         m.update(p, g)
         m.compute()
     # both paths clamp the bins to [0, 255], so their histograms (and so the F curves) agree
-    os.environ["SEGMETRICS_CPU_KERNEL"] = "0"
-    tensor = F.f_measure(p, g, **kw)["curve"]
-    os.environ["SEGMETRICS_CPU_KERNEL"] = "1"
+    with use_backend("tensor"):
+        tensor = F.f_measure(p, g, **kw)["curve"]
     kernel = F.f_measure(p, g, **kw)["curve"]
     assert torch.equal(tensor, kernel), bad
 print("ok")

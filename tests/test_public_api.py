@@ -101,18 +101,18 @@ def test_meta_and_functional_export_their_submodules_lists() -> None:
 
 def test_typed_keyword_tables_match_what_they_describe() -> None:
     """MetricKeywords lists torchmetrics' own Metric keywords (the installed torchmetrics pops these), and the
-    suite's defaults are those of ForegroundMeasures and foreground_measures."""
+    suite's defaults are those of ForegroundMeasures, ForegroundSums and foreground_measures."""
     import inspect
     import re
 
     import torchmetrics
 
-    from segmetrics_torch.functional.foreground.suite import SUITE_DEFAULTS, foreground_measures
+    from segmetrics_torch.functional.foreground.suite import SUITE_DEFAULTS, ForegroundSums, foreground_measures
     from segmetrics_torch.metrics import ForegroundMeasures
     from segmetrics_torch.metrics._base import MetricKeywords
 
     popped = set(re.findall(r'kwargs\.pop\("(\w+)"', inspect.getsource(torchmetrics.Metric.__init__)))
     assert set(MetricKeywords.__optional_keys__) == popped
-    for function in (ForegroundMeasures.__init__, foreground_measures):
+    for function in (ForegroundMeasures.__init__, ForegroundSums.__init__, foreground_measures):
         parameters = inspect.signature(function).parameters
         assert {key: parameters[key].default for key in SUITE_DEFAULTS} == SUITE_DEFAULTS, function

@@ -1,7 +1,7 @@
 """The foreground family's update and the losses are sync-free, one pass per batch (the CUDA path, on CPU tensors).
 
-The tensor path is what CUDA inputs take; on CPU tensors it runs with ``SEGMETRICS_CPU_KERNEL=0`` (and the torch
-distance transform, ``edt_backend="torch"``, as on CUDA). A ``TorchDispatchMode`` records every aten op of
+The tensor path is what CUDA inputs take; on CPU tensors it runs under ``use_backend("tensor")`` (the torch distance
+transform included, as on CUDA). A ``TorchDispatchMode`` records every aten op of
 ``update()`` (or of a loss's forward and backward) and the test asserts
 
 * no op that makes the host wait for the device: ``_local_scalar_dense`` (``.item()``, ``bool(t)``, ``int(t)``),
@@ -24,7 +24,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import segmetrics_torch as st
 from segmetrics_torch import losses
-from segmetrics_torch.ops import distance, filters
+from segmetrics_torch.ops import distance, filters, use_backend
 
 SYNC_OPS = {
     "_local_scalar_dense",
@@ -64,10 +64,8 @@ class _Recorder(TorchDispatchMode):
 
 @pytest.fixture
 def tensor_path(monkeypatch):
-    # what a CUDA input takes: the tensor path, the torch distance transform ("auto" without numba) and its CUDA
-    # square root (the CPU branch calls numpy's correctly rounded sqrt instead; CUDA's double sqrt is exact)
-    monkeypatch.setenv("SEGMETRICS_CPU_KERNEL", "0")
-    monkeypatch.setattr(distance, "_numba_available", lambda: False)
+    # what a CUDA input takes: the tensor path, the torch distance transform (both: the backend "tensor") and its
+    # CUDA square root (the CPU branch calls numpy's correctly rounded sqrt instead; CUDA's double sqrt is exact)
     monkeypatch.setattr(distance, "_exact_sqrt", lambda d2: d2.sqrt_())
 
     # the blur's weights are a host-side constant made once per process from a CPU tensor (no device transfer); make
@@ -79,6 +77,8 @@ def tensor_path(monkeypatch):
 
     monkeypatch.setattr(torch.Tensor, "tolist", refuse)
     monkeypatch.setattr(torch.Tensor, "numpy", refuse)
+    with use_backend("tensor"):
+        yield
 
 
 def _batch(b: int, dtype=torch.float64):

@@ -22,7 +22,8 @@ The library (``segmetrics_torch`` outside this package) never imports from here;
 * :mod:`.report_render` -- the report's tables and figures from the cached results;
 * :mod:`.tables` -- table columns, text / Markdown / LaTeX tables, JSON and CSV writers;
 * :mod:`.plots` -- PR, threshold and proposal-recall figures (matplotlib);
-* :mod:`.foreground_sums` -- the foreground accumulator without torchmetrics (start-up time);
+* :mod:`.foreground_rows` -- each image's row of the foreground suite and its NaN S-measure images (the sums are
+  the library's torchmetrics-free :class:`~segmetrics_torch.functional.ForegroundSums`);
 * :mod:`.errors` -- :class:`~.errors.InputError`, the one error the command reports as ``error:`` with exit 2.
 
 Importing this package imports nothing (building the parser imports no torch), except that it installs a

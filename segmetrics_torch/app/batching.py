@@ -149,7 +149,7 @@ def load_measures() -> None:
     try:
         import torch  # noqa: F401
 
-        from ..functional.foreground import suite  # noqa: F401  (the foreground kernels)
+        from ..functional import foreground  # noqa: F401  (the foreground measures and their kernels)
     finally:
         if enabled:
             gc.enable()

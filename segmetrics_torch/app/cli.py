@@ -53,6 +53,7 @@ reading is :mod:`segmetrics_torch.io`, measures are :class:`segmetrics_torch.For
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import signal
@@ -244,7 +245,8 @@ def _main(argv: Sequence[str] | None) -> int:
         (getattr(args, "subparser", None) or parser).print_help(sys.stderr)
         return 2
     try:
-        with run_ledger():  # the files this invocation reads by name (inputs no output may replace)
+        # the files this invocation reads by name (inputs no output may replace); the library's backend for the run
+        with run_ledger(), _backend(args):
             status = handler(args)
         if argv is None:
             # run as a program: freeze the heap, so that the interpreter's final collections skip the millions of
@@ -291,6 +293,19 @@ def _announce_compilation() -> None:
         logger.propagate = False
 
 
+def _backend(args: argparse.Namespace) -> contextlib.AbstractContextManager[None]:
+    """``--backend NAME`` of the ``evaluate`` forms: the library's backend for this run, set through its public API
+    (:func:`segmetrics_torch.ops.use_backend`, restored afterwards: the command may run in-process, as in the tests),
+    never through the environment. Without the option the library's own setting stands (``SEGMETRICS_BACKEND``,
+    default ``auto``)."""
+    name = getattr(args, "backend", None)
+    if name is None:
+        return contextlib.nullcontext()
+    from ..ops.backend import use_backend
+
+    return use_backend(name)
+
+
 def _check_environment(args: argparse.Namespace) -> None:
     """Settings that reach the libraries through the environment, checked (and set) before any of them loads.
 
@@ -298,7 +313,7 @@ def _check_environment(args: argparse.Namespace) -> None:
     libraries would reject later with an unexplained error is an input error naming the variable: a non-positive
     ``NUMBA_NUM_THREADS`` (numba raises "Number of threads specified must be > 0" at import; a non-number only makes
     numba warn and use its default, which stays so) and a value a ``SEGMETRICS_*`` variable does not accept
-    (:mod:`segmetrics_torch._env`: ``SEGMETRICS_COLD_START=Compile`` is not read as the default without a word).
+    (:mod:`segmetrics_torch._env`: ``SEGMETRICS_BACKEND=Tensor`` is not read as the default without a word).
     """
     from .._env import check_environment
     from ..io import MAX_IMAGE_PIXELS_ENV

@@ -91,7 +91,8 @@ def add_input_options(
 ) -> None:
     """The input options both ``evaluate`` forms share (one vocabulary): ``--allow-missing`` (hidden alias
     ``--skip-missing``), ``--skip-bad``, ``--skip-empty-gt`` (where the family has a convention for an empty ground
-    truth: ``empty_gt_help`` None leaves it out, so that argparse refuses it), ``--resize`` and the name-mapping flags.
+    truth: ``empty_gt_help`` None leaves it out, so that argparse refuses it), ``--max-image-pixels``, ``--backend``
+    (the library's backend for the run, applied by :mod:`.cli`), ``--resize`` and the name-mapping flags.
     ``unset``: flags default to None (the report form, where None means "as the configuration file says")."""
     default = None if unset else False
     add_allow_missing(parser, dest_prefix, default)
@@ -121,6 +122,16 @@ def add_input_options(
         help="the largest image, in pixels (a NIfTI volume: in voxels), that is read (default 178,956,970, Pillow's "
         "own limit against decompression bombs; also SEGMETRICS_MAX_IMAGE_PIXELS); a larger one is a problem of the "
         "pre-scan",
+    )
+    parser.add_argument(
+        "--backend",
+        dest="backend",
+        choices=("auto", "compiled", "tensor"),  # segmetrics_torch.ops.backend.BACKEND_SETTINGS (a test compares)
+        default=None,
+        help="which code computes the measures (the same numbers; docs/how-it-works.md, Backends): auto (the default, "
+        "or SEGMETRICS_BACKEND: compiled CPU kernels for CPU tensors, Triton on CUDA; a small foreground run on a "
+        "machine whose kernels are not compiled yet takes the tensor path instead of waiting for them), compiled (the "
+        "same, but always compile), tensor (the tensor code CUDA runs, everywhere)",
     )
     if resize:
         parser.add_argument(

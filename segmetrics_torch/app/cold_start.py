@@ -13,29 +13,28 @@ it did not compile::
     tensor path instead of waiting ~15 s for them (a run above 20,000,000 pixels compiles them once; numba caches
     them in DIR)
 
-``SEGMETRICS_COLD_START=compile`` keeps the old behaviour (compile whatever the size; the test suite sets it so that
-its runs take the path they test; ``auto`` is the default, any other value an error: :mod:`segmetrics_torch._env`);
-``SEGMETRICS_CPU_KERNEL=0`` forces the tensor path for every run. Only the command decides this: the library's Metric
-classes and functions compile on their first CPU call, as documented.
+This applies under the backend setting ``"auto"`` only (:mod:`segmetrics_torch.ops.backend`, the default): the
+command's ``--backend compiled`` (or ``SEGMETRICS_BACKEND=compiled``, which the test suite sets so that its runs take
+the path they test) compiles whatever the size, ``--backend tensor`` takes the tensor path for every run. The switch
+reaches the library only through its public API, :func:`segmetrics_torch.ops.use_backend`, for the run and restored
+after it; the environment is never written. Only the command decides this: the library's Metric classes and
+functions compile on their first CPU call, as documented.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from .._env import environment_value
+from ..ops.backend import compiled_kernels, get_backend, use_backend
 
 if TYPE_CHECKING:  # torch loads with the first batch: the command sets OpenMP's wait policy before that (see cli)
     import torch
 
-__all__ = ["COLD_START_ENV", "TENSOR_PATH_PIXELS", "ColdStart", "cold_start"]
+__all__ = ["TENSOR_PATH_PIXELS", "ColdStart", "cold_start"]
 
-#: the environment variable of the policy: "auto" (default) or "compile"
-COLD_START_ENV = "SEGMETRICS_COLD_START"
 #: runs of at most this many pixels (images x pixels of the first image) take the tensor path while the kernel is cold;
 #: the bound holds for a whole process (a report's jobs add up), so the tensor path never costs more than ~3 s of it
 TENSOR_PATH_PIXELS = 20_000_000
@@ -49,23 +48,21 @@ class ColdStart:
         self.n_images = n_images
         self.decided = False
         self.tensor_path = False
-        self._previous: str | None = None
+        self._scope = contextlib.ExitStack()
 
     def decide(self, preds: torch.Tensor | Sequence[torch.Tensor]) -> bool:
         """On the first batch (a stacked (B, H, W) tensor or a list of maps): take the tensor path for the rest of
-        the run if the run is small, on the CPU, and the fused kernel is neither compiled nor cached; announce it.
-        True when it switched, on that call only (the caller also sends its distance transform to the tensor
-        route then: the EDT's ``"auto"`` backend does not read ``SEGMETRICS_CPU_KERNEL``)."""
+        the run (``use_backend("tensor")``, the distance transform included) if the backend setting is ``"auto"``,
+        the run is small, on the CPU, and the fused kernel is neither compiled nor cached; announce it. True when it
+        switched, on that call only."""
         if self.decided:
             return False
         self.decided = True
-        if len(preds) == 0 or environment_value(COLD_START_ENV) == "compile":
+        if len(preds) == 0 or get_backend() != "auto":  # "compiled": the user asked to compile; "tensor": no kernel
             return False
         first = preds[0]
-        from ..ops.distance import cpu_kernels_enabled
-
         pixels = self.n_images * first.numel()
-        if _spent["pixels"] + pixels > TENSOR_PATH_PIXELS or not cpu_kernels_enabled(first.device):
+        if _spent["pixels"] + pixels > TENSOR_PATH_PIXELS or not compiled_kernels(first.device):
             return False
         from ..ops.foreground import foreground_kernel_ready, kernel_cache_folder
 
@@ -73,8 +70,7 @@ class ColdStart:
             return False
         self.tensor_path = True
         _spent["pixels"] += pixels
-        self._previous = os.environ.get("SEGMETRICS_CPU_KERNEL")
-        os.environ["SEGMETRICS_CPU_KERNEL"] = "0"
+        self._scope.enter_context(use_backend("tensor"))
         if _spent["announced"]:
             return True
         _spent["announced"] = True
@@ -88,13 +84,10 @@ class ColdStart:
         return True
 
     def restore(self) -> None:
-        """Give ``SEGMETRICS_CPU_KERNEL`` back its value from before the run (the command may run in-process)."""
+        """Give the backend setting back its value from before the run (the command may run in-process)."""
         if not self.tensor_path:
             return
-        if self._previous is None:
-            os.environ.pop("SEGMETRICS_CPU_KERNEL", None)
-        else:
-            os.environ["SEGMETRICS_CPU_KERNEL"] = self._previous
+        self._scope.close()
         self.tensor_path = False
 
 

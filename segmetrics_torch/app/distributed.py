@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 from .errors import InputError
 
 if TYPE_CHECKING:
-    from .foreground_sums import ForegroundSums
+    from ..functional.foreground import ForegroundSums
+    from .foreground_rows import ForegroundRows
 
 __all__ = [
     "active",
@@ -305,23 +306,23 @@ def barrier() -> None:
             dist.barrier()
 
 
-def merge_foreground(metric: ForegroundSums, length: int) -> None:
-    """Make ``metric`` (an ``app.foreground_sums.ForegroundSums`` fed with this rank's shard of ``length`` images)
-    hold the whole dataset's state on every rank: the float64 sums added in rank order, the counts added, the
-    NaN S-measure positions and the per-image scores in image order (nothing without ``torchrun``)."""
+def merge_foreground(metric: ForegroundSums, rows: ForegroundRows, length: int) -> None:
+    """Make ``metric`` (a :class:`~segmetrics_torch.functional.ForegroundSums` fed with this rank's shard of
+    ``length`` images) hold the whole dataset's state on every rank, through its public ``sums()`` / ``load()``: the
+    float64 sums added in rank order, the counts added; and ``rows`` (the command's per-image report) the NaN
+    S-measure positions and the per-image scores in image order (nothing without ``torchrun``)."""
     if not active():
         return
 
     start = offset(length)
-    parts = gather((metric.sums(), int(metric.count), [start + i for i in metric.nan_s_images], metric.per_image))
+    parts = gather((metric.sums(), int(metric.count), [start + i for i in rows.nan_s_images], rows.per_image))
     sums: dict[str, Any] = {}
     for part_sums, _, _, _ in parts:
         for name, value in part_sums.items():
             sums[name] = sums[name] + value if name in sums else value
     metric.load(sums, sum(part[1] for part in parts))
-    metric.nan_s_images = [i for part in parts for i in part[2]]
-    if metric.per_image is not None:
-        metric.per_image = {name: row for part in parts for name, row in (part[3] or {}).items()}
+    rows.nan_s_images = [i for part in parts for i in part[2]]
+    rows.per_image = {name: row for part in parts for name, row in part[3].items()}
 
 
 def share_cached(found: dict[str, Any]) -> dict[str, Any]:

@@ -4,7 +4,8 @@ from :mod:`.runner` (this rank's decoded pairs, counted on the progress bar) and
 :class:`~.family_job.Evaluated`, computed by the library's own measures (nothing here re-implements a measure):
 
 * :func:`evaluate_foreground`: :class:`~segmetrics_torch.ForegroundMeasures`' state and ``compute()`` over grayscale
-  maps (the torchmetrics-free ``ForegroundSums``);
+  maps (the library's torchmetrics-free :class:`~segmetrics_torch.functional.ForegroundSums`), with each image's row
+  (:class:`~.foreground_rows.ForegroundRows`);
 * :func:`evaluate_boundary`: :func:`~segmetrics_torch.functional.boundary.boundary_pr_counts` per batch, then
   :func:`~segmetrics_torch.functional.boundary.summarize_counts` (BSR ``collect_eval_bdry.m``);
 * :func:`evaluate_partition`: :class:`~segmetrics_torch.PartitionMeasures` (label maps) or
@@ -27,7 +28,6 @@ Reading conventions (documented for users in the README, "Evaluation reports"):
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -38,12 +38,13 @@ from .errors import InputError
 from .family_job import Evaluated, FamilyInput
 
 if TYPE_CHECKING:  # annotations only: the app imports torch lazily
-    from ..functional.boundary.bsds import InputFormat
-    from ..functional.partition.hierarchy import HierarchyFormat
+    from ..functional.boundary import InputFormat
+    from ..functional.partition import HierarchyFormat
     from ..ops.hierarchy import Rule
 
 from .batching import batches, chunked, run_named, sync, update_naming_the_image, warn_nan_images
 from .cold_start import cold_start
+from .foreground_rows import ForegroundRows
 from .pairing import warn_on_stderr
 from .soft_maps import check_depth, check_soft_labels
 
@@ -54,7 +55,8 @@ __all__ = ["boundary_report", "check_boundary_nms", "evaluate_boundary", "evalua
 
 def evaluate_foreground(work: FamilyInput) -> Evaluated:
     """Every foreground measure of a dataset, PySODMetrics-exact: the sums and ``compute()`` of
-    :class:`~segmetrics_torch.ForegroundMeasures` in ``app.foreground_sums.ForegroundSums``.
+    :class:`~segmetrics_torch.ForegroundMeasures` in :class:`~segmetrics_torch.functional.ForegroundSums`, each
+    image's row from the per-image values its ``update`` returns (:class:`~.foreground_rows.ForegroundRows`).
 
     ``work.images``: decoded grayscale maps (:func:`~segmetrics_torch.io.read_gray_map`) and ground truths
     (binarised ``> 128``); ``work.options["measures"]``: the table's measures, of which those beyond the core are
@@ -66,48 +68,55 @@ def evaluate_foreground(work: FamilyInput) -> Evaluated:
         (``{stem: {measure: value}}``); ``state``: the accumulator (its ``count``, ``settings``, ``normalize``).
     """
     # the Metric's sums without torchmetrics, whose import alone costs about a second of a command's run
-    from .foreground_sums import ForegroundSums
+    from ..functional.foreground import ForegroundSums
     from .measures import foreground_columns
 
     device, total = work.device, len(work.pairs)
-    metric = ForegroundSums(device=device, per_image=True)
+    metric = ForegroundSums(device=device)
+    rows = ForegroundRows()
     extra = _included_metrics(foreground_columns(work.options.get("measures"))[2], device)
     nan_stems: dict[str, list[str]] = {}
     with cold_start(total) as plan:  # a small run on a cold machine takes the tensor path (see cold_start)
         for names, preds, target in batches(work.images, work.batch_size, device):
             if plan.decide(preds):  # the tensor path's EDT too: its "auto" backend would compile the numba one
-                metric.options = dataclasses.replace(metric.options, edt_backend="torch")
-            metric.update(preds, target, names)
-            _update_included(extra, preds, target, names, metric.per_image, nan_stems)
-        distributed.merge_foreground(metric, total)  # under torchrun: every rank's sums (the Metrics sync then)
-        results = metric.compute()
+                metric.edt_backend = "torch"
+            rows.add(names, metric.update(preds, target))
+            _update_included(extra, preds, target, names, rows.per_image, nan_stems)
+        distributed.merge_foreground(metric, rows, total)  # under torchrun: every rank's sums (the Metrics sync then)
+        if not int(metric.count):
+            raise ValueError("No images were added: the foreground measures of an empty dataset are undefined.")
+        with warnings.catch_warnings():  # a NaN S-measure is announced below, naming the images
+            warnings.simplefilter("ignore", RuntimeWarning)
+            results = metric.compute()
         if extra:
             with distributed.peers(), warnings.catch_warnings():  # under torchrun the Metrics sum every rank's states
                 warnings.simplefilter("ignore", RuntimeWarning)  # NaNs are announced below, naming the images
                 results = {**results, **{name: m.compute() for name, m in extra.items()}}
     sync(device)
-    nan_stems["s_measure"] = [work.pairs[i][0] for i in metric.nan_s_images]
+    nan_stems["s_measure"] = [work.pairs[i][0] for i in rows.nan_s_images]
     _warn_foreground_nans(nan_stems, total)
-    return Evaluated({**results, "per_image": metric.per_image}, state=metric)
+    return Evaluated({**results, "per_image": rows.per_image}, state=metric)
 
 
 def _included_metrics(include: Sequence[str], device: Any) -> dict[str, Any]:
-    """The Metrics of ``ForegroundMeasures(include=...)`` beyond the core, on ``device`` (none: no import)."""
+    """The Metrics of ``ForegroundMeasures(include=...)`` beyond the core, by the registry's table, on ``device``
+    (none: no import; the Metric classes import torchmetrics)."""
     if not include:
         return {}
-    from ..metrics.foreground import _included_metrics as included
+    from .. import metrics
+    from ..registry import INCLUDABLE
 
-    return {name: m.to(device) for name, m in included(list(include), normalize=True, validate_args=True).items()}
+    return {name: getattr(metrics, INCLUDABLE[name])(normalize=True, validate_args=True).to(device) for name in include}
 
 
 def _warn_foreground_nans(nan_stems: Mapping[str, list[str]], total: int) -> None:
     """One warning per measure that is NaN on some images, naming them (size-invariant MAE, S-measure)."""
     if nan_stems.get("size_invariant_mae"):
-        from ..functional.foreground.size_invariance import SI_MAE_NAN_REASON
+        from ..functional.foreground import SI_MAE_NAN_REASON
 
         warn_nan_images("size-invariant MAE", nan_stems["size_invariant_mae"], total, SI_MAE_NAN_REASON)
     if nan_stems["s_measure"]:
-        from ..functional.foreground.structure_measure import S_MEASURE_NAN_REASON
+        from ..functional.foreground import S_MEASURE_NAN_REASON
 
         warn_nan_images("S-measure", nan_stems["s_measure"], total, f"images with {S_MEASURE_NAN_REASON}")
 

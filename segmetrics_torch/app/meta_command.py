@@ -185,10 +185,7 @@ def run_meta_partition(args: argparse.Namespace) -> int:
     import torch
 
     from ..io import read_bsds_ground_truth
-    from ..meta import (
-        sihd,
-    )
-    from ..meta.metameasures import PARTITION_MEASURES
+    from ..meta import PARTITION_MEASURES, sihd
     from .outputs import check_output
     from .tables import format_table, write_json
 
@@ -285,8 +282,14 @@ def _read_foreground(args: argparse.Namespace) -> tuple[dict[str, list[Any]], An
 
 
 def run_meta_foreground(args: argparse.Namespace) -> int:
-    from ..meta import annotation_error_test, generic_map_test, gt_switch_test, noise_test, shared_computations
-    from ..meta.metameasures import FOREGROUND_MEASURES
+    from ..meta import (
+        FOREGROUND_MEASURES,
+        annotation_error_test,
+        generic_map_test,
+        gt_switch_test,
+        noise_test,
+        shared_computations,
+    )
     from .outputs import check_output
     from .tables import format_table, write_json
 

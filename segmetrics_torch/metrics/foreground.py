@@ -31,7 +31,7 @@ from ..functional.foreground._intermediates import (
 )
 from ..functional.foreground.enhanced_alignment import e_from_counts
 from ..functional.foreground.overlap import f_from_counts, overlap_from_counts
-from ..functional.foreground.structure_measure import S_MEASURE_NAN_REASON, check_s_options
+from ..functional.foreground.structure_measure import check_s_options, warn_s_measure_nan
 from ..functional.foreground.suite import (
     SUITE_CURVES,
     SUITE_SCALARS,
@@ -43,6 +43,7 @@ from ..functional.foreground.suite import (
 )
 from ..functional.foreground.weighted_fmeasure import check_edt_backend
 from ..ops.thresholds import NUM_THRESHOLDS
+from ..registry import INCLUDABLE
 from ._base import ExactMetric
 
 __all__ = [
@@ -58,16 +59,6 @@ __all__ = [
 ]
 
 _F64 = torch.float64
-
-
-def warn_s_measure_nan(what: str, images: str) -> None:
-    """The S-measure's documented NaN (an empty region quadrant), announced where a Metric returns it."""
-    warnings.warn(
-        f"{what} is NaN: {images} {S_MEASURE_NAN_REASON}. Use empty_quadrant='skip' to drop the zero-weight "
-        "quadrant.",
-        RuntimeWarning,
-        stacklevel=3,
-    )
 
 
 class _ForegroundMetric(ExactMetric):
@@ -465,7 +456,9 @@ class Dice(_OverlapMetric):
 class ForegroundMeasures(_ForegroundMetric):
     """Every foreground measure of a dataset from one shared pass per batch.
 
-    One preparation, one histogram, one distance transform per image; each value equals the dedicated metric's.
+    One preparation, one histogram, one distance transform per image; each value equals the dedicated metric's. The
+    same state, update and ``compute()`` without torchmetrics, ``update`` returning each image's values:
+    :class:`~segmetrics_torch.functional.ForegroundSums`.
 
     ``compute()`` returns a dict: ``mae``, ``s_measure``, ``weighted_f_measure`` (scalars); ``f_measure`` (dict as
     :class:`FMeasure`), ``e_measure`` (as :class:`EMeasure`), ``iou`` and ``dice`` (as :class:`IoU`), and
@@ -607,24 +600,13 @@ class ForegroundMeasures(_ForegroundMetric):
                 metric.reset()
 
     def compute(self) -> dict[str, Any]:
-        res = summarize_foreground(self._mean)
+        res = summarize_foreground({name: self._mean(name) for name in (*self._scalars, *self._curves)})
         if int(self.count) and bool(torch.isnan(res["s_measure"])):
             warn_s_measure_nan("ForegroundMeasures: s_measure", "at least one image has")
         if not self._in_forward:  # forward() adds the included Metrics' own batch results
             for name, metric in self._included().items():
                 res[name] = metric.compute()
         return res
-
-
-#: the measures ForegroundMeasures(include=...) can accumulate beside its own: name -> Metric class name
-INCLUDABLE = {
-    "threshold_measures": "ThresholdMeasures",
-    "size_invariant_f_measure": "SizeInvariantThresholdMeasures",
-    "size_invariant_mae": "SizeInvariantMAE",
-    "multiscale_iou": "MultiScaleIoU",
-    "human_correction_effort": "HumanCorrectionEffort",
-    "context_measure": "ContextMeasure",
-}
 
 
 def _value_of_no_image(metric: Metric) -> Any:
@@ -646,7 +628,8 @@ _TORCHMETRICS_SETTINGS = frozenset({"compute_on_cpu", "dist_sync_on_step", "proc
 def _included_metrics(
     include: object, *, normalize: bool, validate_args: bool, **shared: Any
 ) -> dict[str, Metric]:
-    """The child Metrics of ``ForegroundMeasures(include=...)``, checked by name."""
+    """The child Metrics of ``ForegroundMeasures(include=...)``, checked by name (the table:
+    :data:`segmetrics_torch.registry.INCLUDABLE`)."""
     if isinstance(include, (str, bytes)) or not isinstance(include, (Sequence, Mapping)):
         raise TypeError(
             f"Expected `include` to be a sequence of measure names or a mapping name -> options, but got {include!r}."

@@ -29,6 +29,8 @@ from torch import Tensor
 
 from segmetrics_torch._checks import BACKENDS, Backend, check_choice
 
+from .backend import resolve
+
 __all__ = [
     "ContingencyTables",
     "TableSlots",
@@ -112,14 +114,13 @@ def relabel(labels: Tensor, *, backend: Backend = "auto") -> tuple[Tensor, Tenso
 
     Args:
         labels: (M, N) integer tensor, one flattened (row-major) label map per row.
-        backend: "numba" (compiled CPU kernel), "torch" (sort-based, any device) or "auto" (numba for CPU tensors).
+        backend: "numba" (compiled CPU kernel), "torch" (sort-based, any device) or "auto" (numba for CPU tensors;
+            :func:`segmetrics_torch.ops.backend.resolve`).
 
     Returns:
         (labels int64 (M, N), region counts int64 (M,)) on the input's device.
     """
-    check_choice(backend, "backend", BACKENDS)
-    if backend == "auto":
-        backend = "numba" if labels.device.type == "cpu" else "torch"
+    backend = resolve(backend, labels.device)
     if labels.ndim != 2:
         raise ValueError(f"Expected `labels` of shape (M, N), but got {tuple(labels.shape)}.")
     if labels.shape[1] == 0:
@@ -313,7 +314,8 @@ def contingency_tables(
             tables are those of ``partitions[partition_index]`` and ``annotations[annotation_index]``, counted
             without copying the maps. Default: one map each (P = M_S, A = M_G).
         backend: "numba" (a compiled kernel counts each table into its dense block; CPU tensors), "torch" (one
-            ``bincount`` / ``unique`` over a (T, N) index on the input's device) or "auto" (numba on CPU).
+            ``bincount`` / ``unique`` over a (T, N) index on the input's device) or "auto" (numba on CPU:
+            :func:`segmetrics_torch.ops.backend.resolve`).
     """
     check_choice(backend, "backend", BACKENDS)
     n = partitions.shape[1]
@@ -331,9 +333,7 @@ def contingency_tables(
     if annotation_index is not None:
         annotation_regions = annotation_regions[annotation_index]
     k_g, cell_offset, total = _cells(table_partition, table_annotation, partition_regions, annotation_regions)
-    if backend == "auto":
-        backend = "numba" if partitions.device.type == "cpu" else "torch"
-    if backend == "numba" and int(total) <= _DENSE_CELLS:
+    if resolve(backend, partitions.device) == "numba" and int(total) <= _DENSE_CELLS:
         from ._kernels.tables import dense_table_counts
 
         dense = np.zeros(int(total), np.int64)

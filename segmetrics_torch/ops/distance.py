@@ -18,14 +18,15 @@ their results are identical to each other and to scipy on every input:
 On CUDA, where Triton is installed, the ``"torch"`` backend runs two Triton kernels instead of the tensor operations
 (``ops/_kernels/edt_triton.py``: the column pass, and the row pass as a register-tiled minimum over the row's
 columns, int32 keys; same results), for images whose keys fit in 31 bits (square images up to 836 x 836; the tensor
-route was faster beyond, measured on an H100). ``SEGMETRICS_TRITON=0`` keeps the tensor route.
+route was faster beyond, measured on an H100). The backend setting ``"tensor"``
+(:func:`segmetrics_torch.ops.use_backend`) keeps the tensor route; :mod:`segmetrics_torch.ops.backend` decides which
+kernel runs, here as in every op.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import os
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -36,8 +37,9 @@ from torch import Tensor
 
 from segmetrics_torch._checks import BACKENDS, Backend, check_choice, check_tensor
 
+from .backend import _numba_available, resolve, triton_kernels
+
 __all__ = [
-    "cpu_kernels_enabled",
     "distance_to_features",
     "distance_to_features_device",
     "distance_transform_edt",
@@ -82,7 +84,8 @@ def distance_transform_edt(
             (e.g. the ground-truth foreground).
         backend: ``"torch"`` (vectorised tensor code, any device, meant for CUDA), ``"numba"`` (compiled parallel
             CPU kernel; a CUDA input is copied to the CPU and the result copied back) or ``"auto"`` (numba for CPU
-            tensors when numba is installed, torch otherwise).
+            tensors when numba is installed, torch otherwise; torch everywhere under the backend setting
+            ``"tensor"``: :func:`segmetrics_torch.ops.backend.resolve`).
         chunk_size: torch backend only: number of image rows (counted across the whole batch) whose row pass is
             computed at once; each needs about ``40 * W`` bytes of scratch. ``None`` picks the largest chunk that
             keeps this scratch under about 256 MiB. The Triton kernels on CUDA need no such scratch and ignore it.
@@ -123,9 +126,7 @@ def distance_transform_edt(
         dist = torch.empty(batch.shape, dtype=torch.float64, device=mask.device)
         index = torch.empty(batch.shape, dtype=torch.int64, device=mask.device)
     else:
-        if backend == "auto":
-            backend = "numba" if batch.device.type == "cpu" and _numba_available() else "torch"
-        if backend == "numba":
+        if resolve(backend, batch.device) == "numba":
             dist, index = _edt_numba(batch)
         else:
             dist, index = _edt_torch(batch, chunk_size)
@@ -241,19 +242,10 @@ def _row_pass_monotone(g: Tensor, bits: int, out: Tensor) -> None:
 
 
 def _triton_enabled(device: torch.device) -> bool:
-    """Whether the transform takes the Triton kernels: a CUDA device, Triton importable (and not failed before),
-    ``SEGMETRICS_TRITON`` not 0."""
-    return (device.type == "cuda" and os.environ.get("SEGMETRICS_TRITON", "1") != "0" and not _TRITON_FAILED
-            and _triton_available())  # fmt: skip
-
-
-@functools.cache
-def _triton_available() -> bool:
-    try:
-        import triton  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether the transform takes the Triton kernels: where the backend allows them
+    (:func:`segmetrics_torch.ops.backend.triton_kernels`: a CUDA device, Triton importable, a setting other than
+    ``"tensor"``) and they have not failed to build in this process."""
+    return not _TRITON_FAILED and triton_kernels(device)
 
 
 # Triton kernels: columns per program of the column pass (one warp walks them down and up); pixels and columns per
@@ -309,7 +301,8 @@ def _triton_failed(exc: BaseException) -> None:
     _TRITON_FAILED = True
     warnings.warn(
         f"segmetrics_torch: the Triton kernel of the distance transform failed ({type(exc).__name__}: {exc}); the "
-        "tensor-operation route computes the same values, more slowly (set SEGMETRICS_TRITON=0 to skip the attempt).",
+        "tensor-operation route computes the same values, more slowly (segmetrics_torch.ops.set_backend('tensor') "
+        "skips the attempt).",
         RuntimeWarning,
         stacklevel=4,
     )
@@ -325,23 +318,6 @@ def _exact_sqrt(d2: Tensor) -> Tensor:
 
 
 # --------------------------------------------------------------------------------------------------------- numba
-
-
-def cpu_kernels_enabled(device: torch.device) -> bool:
-    """Whether tensors on ``device`` take the compiled CPU kernels: a CPU device, numba importable and the
-    environment variable ``SEGMETRICS_CPU_KERNEL`` not ``0`` (which forces the tensor path that CUDA runs)."""
-    return device.type == "cpu" and os.environ.get("SEGMETRICS_CPU_KERNEL", "1") != "0" and _numba_available()
-
-
-@functools.cache
-def _numba_available() -> bool:
-    # Imported, not just looked up: an installed numba that fails to import (say, built for another numpy) must
-    # send "auto" to the torch kernel rather than fail.
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def _edt_numba(mask: Tensor, strategy: str | None = None) -> tuple[Tensor, Tensor]:

@@ -55,7 +55,7 @@ from .._checks import (
     check_probability_map,
     check_tensor,
 )
-from .distance import _numba_available
+from .backend import _numba_available, resolve
 from .unit_maps import as_unit_map
 
 __all__ = ["edge_nms", "edge_slopes", "triangle_filter"]
@@ -161,7 +161,8 @@ def edge_nms(
         backend: ``"numba"``: the whole computation in one compiled CPU kernel (maps of a batch in parallel; CUDA
             input is copied to the host and back); ``"torch"``: smoothing and orientation with tensor ops on the
             input's device, then the compiled suppression step on the host; ``"auto"``: numba for CPU input, torch
-            otherwise. Both sum in the same order: results are identical.
+            otherwise (:func:`segmetrics_torch.ops.backend.resolve`). Both sum in the same order: results are
+            identical.
         validate_args: check the values (finite, in [0, 1]); synchronises a CUDA device.
 
     Returns:
@@ -187,8 +188,7 @@ def edge_nms(
     check_choice(backend, "backend", BACKENDS)
     if not _numba_available():
         raise ImportError("edge_nms needs numba for its suppression kernel; install numba.")
-    if backend == "auto":
-        backend = "numba" if edges.device.type == "cpu" else "torch"
+    backend = resolve(backend, edges.device)
     m = float(np.float32(multiplier))
     from ._kernels import edge_nms as kernels
 

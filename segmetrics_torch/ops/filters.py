@@ -29,6 +29,7 @@ import torch
 from torch import Tensor
 
 from .._checks import ImageBatch, check_choice, check_tensor
+from .backend import get_backend
 
 __all__ = [
     "filter2d_reflect_gap",
@@ -197,8 +198,9 @@ def filter2d_reflect_window(
     defaults). Computed by one real FFT of the window grown by half the kernel on each side (reflected where it
     leaves the image) and one inverse, in the kernel's dtype: in float64 it equals the direct sum to ~1e-15 (OpenCV
     itself switches to a DFT for kernels of this size). ``backend="auto"``: CPU maps go through ``scipy.fft`` (one
-    thread, no torch element-wise passes, which stall on a busy machine), other devices through ``torch.fft``
-    (``"torch"`` forces that path on the CPU too; ``"scipy"`` copies other devices' windows to the host).
+    thread, no torch element-wise passes, which stall on a busy machine), other devices, and CPU maps under the
+    backend setting ``"tensor"`` (:mod:`segmetrics_torch.ops.backend`), through ``torch.fft`` (``"torch"`` forces
+    that path on the CPU too; ``"scipy"`` copies other devices' windows to the host).
 
     Args:
         maps: (C, H, W) tensor, or a list of (H, W) tensors of one size and device (read only around the window, so
@@ -250,7 +252,7 @@ def filter2d_reflect_window(
     # the correlation is the product with the conjugate spectrum
     at_c, at_r = np.arange(-hc, hc + 1) % size_c, np.arange(-hr, hr + 1) % size_r
     device = items[0].device
-    if backend == "scipy" or (backend == "auto" and device.type == "cpu"):
+    if backend == "scipy" or (backend == "auto" and device.type == "cpu" and get_backend() != "tensor"):
         k = kernel.detach().cpu().numpy()
         placed = np.zeros((kh, size_c), k.dtype)
         placed[:, at_c] = k

@@ -20,6 +20,8 @@ from torch import Tensor
 
 from segmetrics_torch._checks import BACKENDS, Backend, check_choice, check_tensor
 
+from .backend import resolve
+
 __all__ = ["boundary_match_counts", "mask_moments", "signature_counts"]
 
 
@@ -53,8 +55,9 @@ def mask_moments(masks: Tensor, *, backend: Backend = "auto") -> Tensor:
     empty mask gives ``n = 0`` and the box ``(H, -1, W, -1)``. The covariance of the pixel coordinates follows
     exactly from these integers: ``n (n - 1) cov_ij = n sum_ij - sum_i sum_j``.
 
-    ``backend="auto"``: CPU masks are read by one compiled pass (``"numba"``, no coordinate list), other devices by
-    int64 tensor reductions (``"torch"``, any device).
+    ``backend="auto"``: CPU masks are read by one compiled pass (``"numba"``, no coordinate list), other devices (and
+    CPU masks under the backend setting ``"tensor"``: :mod:`segmetrics_torch.ops.backend`) by int64 tensor
+    reductions (``"torch"``, any device).
 
     Args:
         masks: bool (B, H, W) masks.
@@ -71,7 +74,7 @@ def mask_moments(masks: Tensor, *, backend: Backend = "auto") -> Tensor:
     """
     b, h, w = _check_masks(masks)
     check_choice(backend, "backend", BACKENDS)
-    if backend == "numba" or (backend == "auto" and masks.device.type == "cpu"):
+    if resolve(backend, masks.device) == "numba":
         from ._kernels.moments import mask_moments as kernel
 
         out = np.zeros((b, 10), np.int64)

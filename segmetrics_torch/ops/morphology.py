@@ -18,8 +18,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from segmetrics_torch._checks import BACKENDS, Backend, check_choice, check_tensor
-from segmetrics_torch.ops.distance import _numba_available, distance_transform_edt
+from segmetrics_torch._checks import Backend, check_tensor
+from segmetrics_torch.ops.backend import _numba_available, resolve
+from segmetrics_torch.ops.distance import distance_transform_edt
 
 __all__ = ["dilate_disk", "seg2bmap", "thin", "thinning_luts"]
 
@@ -60,13 +61,12 @@ def thinning_luts() -> tuple[np.ndarray, np.ndarray]:
 
 
 def resolve_backend(backend: Backend, device: torch.device) -> Backend:
-    """Check ``backend``; ``"auto"`` -> ``"numba"`` for CPU tensors (when numba imports), ``"torch"`` otherwise."""
-    check_choice(backend, "backend", BACKENDS)
-    if backend == "auto":
-        return "numba" if device.type == "cpu" and _numba_available() else "torch"
-    if backend == "numba" and not _numba_available():
+    """Check ``backend``; ``"auto"`` -> what :func:`segmetrics_torch.ops.backend.resolve` says (``"numba"`` for CPU
+    tensors when numba imports and the setting is not ``"tensor"``, ``"torch"`` otherwise)."""
+    resolved = resolve(backend, device)
+    if resolved == "numba" and not _numba_available():
         raise ImportError("backend='numba' needs numba; install it or use backend='torch'.")
-    return backend
+    return resolved
 
 
 def thin(mask: Tensor, *, backend: Backend = "auto") -> Tensor:

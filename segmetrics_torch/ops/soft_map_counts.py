@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from .backend import compile_aside_enabled
+
 __all__ = ["WAVE_PIXELS", "compile_ahead", "soft_map_counts"]
 
 #: the most on pixels (int32 positions, summed over the levels) that the thinning buffers of one wave hold; an image
@@ -40,15 +42,24 @@ def _stages() -> Any:
     return _compile_aside, correspondence, soft_map_stages
 
 
+def _matching_aside() -> Any:
+    """The helper compiling the matching stage (:func:`.._kernels._compile_aside.compile_aside`), or none where
+    :func:`segmetrics_torch.ops.backend.set_compile_aside` switched it off."""
+    aside, corr, _ = _stages()
+    if not compile_aside_enabled():
+        return aside.Aside(None)
+    return aside.compile_aside(corr.indexed_task_counts, corr.INDEXED_TASK_COUNTS_SIGNATURE)
+
+
 def compile_ahead() -> None:
     """Start compiling the matching stage in a second process now, if it is not compiled or cached yet.
 
     For a caller that knows early that it will count soft maps (the ``evaluate boundary`` command, once its folders
     pair and before it reads any image): the largest kernel of a first run then compiles beside everything before
-    its first use. :func:`soft_map_counts` waits for it (it starts it itself otherwise). Imports numba, not torch.
+    its first use. :func:`soft_map_counts` waits for it (it starts it itself otherwise). Nothing where
+    :func:`segmetrics_torch.ops.backend.set_compile_aside` switched compile-aside off. Imports numba, not torch.
     """
-    aside, corr, _ = _stages()
-    aside.compile_aside(corr.indexed_task_counts, corr.INDEXED_TASK_COUNTS_SIGNATURE)
+    _matching_aside()
 
 
 @contextmanager
@@ -106,9 +117,9 @@ def soft_map_counts(
         big: the cost of leaving a pixel unmatched.
         n_threads: threads to spread the stages over.
     """
-    aside, corr, k = _stages()
+    _, corr, k = _stages()
     # on a first run, the matching stage (the largest kernel) compiles in a second process meanwhile
-    helper = aside.compile_aside(corr.indexed_task_counts, corr.INDEXED_TASK_COUNTS_SIGNATURE)
+    helper = _matching_aside()
     try:
         return _counts(corr, k, helper, levels, hist, rank, tasks, dims, gts, n_gt, luts, do_thin, offsets, pad, big,
                        n_threads)  # fmt: skip

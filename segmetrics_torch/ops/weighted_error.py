@@ -14,9 +14,10 @@ the Gaussian of ``won * d_ew`` (symmetric with a zero border: its own adjoint) s
 (the adjoint of the gather, a scatter-add).
 
 Two paths with the same arithmetic: compiled CPU kernels (``"numba"``: one sweep per image for each of the three
-steps, images spread over threads; the default for CPU tensors, ``SEGMETRICS_CPU_KERNEL=0`` forces the tensor path)
-and tensor code (``"torch"``: any device, no host synchronisation; what CUDA runs). They agree to rounding (the
-Gaussian's multiply-adds may be fused differently and the sums are accumulated in float64 by the kernel).
+steps, images spread over threads; the default for CPU tensors, the backend setting ``"tensor"`` forces the tensor
+path: :mod:`segmetrics_torch.ops.backend`) and tensor code (``"torch"``: any device, no host synchronisation; what
+CUDA runs). They agree to rounding (the Gaussian's multiply-adds may be fused differently and the sums are
+accumulated in float64 by the kernel).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ import torch
 from torch import Tensor
 
 from .._constants import LOG_HALF_OVER_5
-from .distance import cpu_kernels_enabled, distance_transform_edt
+from .backend import compiled_kernels
+from .distance import distance_transform_edt
 from .filters import _host_gaussian_weights, gaussian_blur_zero
 
 __all__ = ["ground_truth_terms", "resolve_path", "weighted_error_grad", "weighted_error_sums"]
@@ -36,19 +38,20 @@ __all__ = ["ground_truth_terms", "resolve_path", "weighted_error_grad", "weighte
 #: Margolin's Gaussian: 7x7, sigma 5
 _SIZE, _SIGMA = 7, 5.0
 
-#: which implementation runs: "auto" (the kernels for CPU tensors, see cpu_kernels_enabled), "numba" or "torch"
+#: which implementation runs: "auto" (the kernels for CPU tensors, see ops.backend.compiled_kernels), "numba" or
+#: "torch"
 KernelPath = Literal["auto", "numba", "torch"]
 
 
 def _numba(path: KernelPath, device: torch.device) -> bool:
     # "numba" on another device takes the tensor path: the kernels would copy every map to the host and back
-    return device.type == "cpu" and (path == "numba" or (path == "auto" and cpu_kernels_enabled(device)))
+    return device.type == "cpu" and (path == "numba" or (path == "auto" and compiled_kernels(device)))
 
 
 def resolve_path(path: KernelPath, device: torch.device) -> Literal["numba", "torch"]:
     """The path ``path`` takes for tensors on ``device`` now: decide it once per loss call and pass it to the three
-    steps, so that a backward pass run later (``SEGMETRICS_CPU_KERNEL`` changed meanwhile) reads the index and
-    ``won`` of its own forward pass."""
+    steps, so that a backward pass run later (the backend setting changed meanwhile) reads the index and ``won`` of
+    its own forward pass."""
     return "numba" if _numba(path, device) else "torch"
 
 

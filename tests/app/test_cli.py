@@ -245,10 +245,10 @@ def test_evaluate_unreadable_image(dataset, tmp_path, capsys):
 def test_evaluate_unexpected_error_exit_1(dataset, monkeypatch, capsys):
     root, _ = dataset
 
-    def boom(self, preds, target, names=None):
+    def boom(self, preds, target):
         raise RuntimeError("boom")
 
-    from segmetrics_torch.app.foreground_sums import ForegroundSums
+    from segmetrics_torch.functional import ForegroundSums
 
     monkeypatch.setattr(ForegroundSums, "update", boom)
     assert main(["evaluate", "sod", "--pred", str(root / "good"), "--gt", str(root / "gt"), "--no-progress"]) == 1

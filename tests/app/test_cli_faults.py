@@ -212,7 +212,7 @@ def test_an_interrupt_that_a_library_turns_into_another_error_exits_130(tmp_path
         raise RuntimeError("no compiled object yet for <Library '_weighted_f'>")
 
     monkeypatch.setattr(evaluation, "ForegroundSums", interrupted_compile, raising=False)
-    monkeypatch.setattr("segmetrics_torch.app.foreground_sums.ForegroundSums", interrupted_compile)
+    monkeypatch.setattr("segmetrics_torch.functional.foreground.ForegroundSums", interrupted_compile)
     previous = signal.getsignal(signal.SIGINT)
     status = main(["evaluate", "foreground", "--pred", str(pred), "--gt", str(gt), "--no-progress"])
     err = capsys.readouterr().err

@@ -1,6 +1,8 @@
 """A small ``segmetrics evaluate foreground`` run on a machine whose kernels are not compiled yet takes the tensor
 path instead of waiting for the compilation (issue 28, item 3): the note says so, nothing is compiled, the values are
-the compiled path's to rounding, a larger run still compiles, and the environment is left as it was."""
+the compiled path's to rounding, a larger run still compiles, the backend setting is left as it was and the
+environment untouched; ``--backend compiled`` (or ``SEGMETRICS_BACKEND=compiled``, which tests/conftest.py sets)
+always compiles."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ from PIL import Image
 
 from segmetrics_torch.app import cold_start
 from segmetrics_torch.app.cli import main
+from segmetrics_torch.ops import get_backend, use_backend
+from segmetrics_torch.ops.backend import BACKEND_ENV
 from segmetrics_torch.ops.foreground import foreground_kernel_ready, foreground_statistics
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,7 +70,7 @@ def test_a_small_cold_run_takes_the_tensor_path(tmp_path: Path) -> None:
     assert main(["evaluate", "foreground", "--pred", str(pred), "--gt", str(gt), "--no-progress",
                  "--json", str(tmp_path / "warm.json")]) == 0  # fmt: skip
     cache = tmp_path / "cache"
-    env = {k: v for k, v in os.environ.items() if k != cold_start.COLD_START_ENV}
+    env = {k: v for k, v in os.environ.items() if k != BACKEND_ENV}  # "auto": the shortcut applies
     env.update(NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
     run = subprocess.run(
         [sys.executable, "-m", "segmetrics_torch.app.cli", "evaluate", "foreground", "--pred", str(pred), "--gt",
@@ -85,26 +89,35 @@ def test_a_small_cold_run_takes_the_tensor_path(tmp_path: Path) -> None:
 
 def test_the_switch_is_undone_and_large_runs_compile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pred, gt = _folders(tmp_path / "data")
-    monkeypatch.setenv(cold_start.COLD_START_ENV, "auto")
-    monkeypatch.delenv("SEGMETRICS_CPU_KERNEL", raising=False)
     monkeypatch.setattr("segmetrics_torch.ops.foreground.foreground_kernel_ready", lambda: False)
-    seen: list[str | None] = []
+    seen: list[str] = []
     original = foreground_statistics
 
     def spy(*args, **kwargs):  # the compiled path's entry point: called only when the run compiles
-        seen.append(os.environ.get("SEGMETRICS_CPU_KERNEL"))
+        seen.append(get_backend())
         return original(*args, **kwargs)
 
     monkeypatch.setattr("segmetrics_torch.functional.foreground._intermediates.foreground_statistics", spy)
     monkeypatch.setitem(cold_start._spent, "pixels", 0)
     monkeypatch.setattr(cold_start, "TENSOR_PATH_PIXELS", 3 * 40 * 48 + 100)  # room for one run of 3 images
     argv = ["evaluate", "foreground", "--pred", str(pred), "--gt", str(gt), "--no-progress"]
-    assert main(argv) == 0
-    assert seen == [] and "SEGMETRICS_CPU_KERNEL" not in os.environ  # the tensor path, then the variable unset
-    assert main(argv) == 0  # the process's budget is spent (a report's jobs add up): this one compiles
-    assert seen and "SEGMETRICS_CPU_KERNEL" not in os.environ
-    monkeypatch.setenv(cold_start.COLD_START_ENV, "compile")
-    monkeypatch.setattr(cold_start, "TENSOR_PATH_PIXELS", 10**9)
-    seen.clear()
-    assert main(argv) == 0
-    assert seen
+    ours = lambda: {k: v for k, v in os.environ.items() if k.startswith("SEGMETRICS_")}  # noqa: E731
+    environment = ours()
+    with use_backend("auto"):  # the default setting (the suite's is "compiled": tests/conftest.py)
+        assert main(argv) == 0
+        assert seen == [] and get_backend() == "auto"  # the tensor path, then the setting back
+        assert main(argv) == 0  # the process's budget is spent (a report's jobs add up): this one compiles
+        assert seen == ["auto"] and get_backend() == "auto"
+        monkeypatch.setattr(cold_start, "TENSOR_PATH_PIXELS", 10**9)
+        monkeypatch.setitem(cold_start._spent, "pixels", 0)
+        seen.clear()
+        assert main([*argv, "--backend", "compiled"]) == 0  # the option: compile whatever the size
+        assert seen == ["compiled"] and get_backend() == "auto"
+        with use_backend("compiled"):  # the setting itself (SEGMETRICS_BACKEND=compiled): the same
+            seen.clear()
+            assert main(argv) == 0
+            assert seen == ["compiled"]
+        seen.clear()
+        assert main([*argv, "--backend", "tensor"]) == 0  # the tensor path for any run
+        assert seen == [] and get_backend() == "auto"
+    assert ours() == environment  # the command steered the library through its API only

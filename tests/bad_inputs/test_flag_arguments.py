@@ -1,6 +1,6 @@
-"""``validate_args`` and ``normalize`` must be bools in every foreground function: ``bool("no")`` is True, so a string
-would silently switch the checks on (or, for another value, off). Before, ``mae(p, t, validate_args="no")`` was
-accepted while ``threshold_measures`` raised (issue 29: copies that drifted)."""
+"""``validate_args`` and ``normalize`` must be bools in every foreground function (and accumulator): ``bool("no")``
+is True, so a string would silently switch the checks on (or, for another value, off). Before,
+``mae(p, t, validate_args="no")`` was accepted while ``threshold_measures`` raised (issue 29: copies that drifted)."""
 
 from __future__ import annotations
 
@@ -36,4 +36,7 @@ def test_a_non_bool_flag_is_a_type_error(name: str, flag: str) -> None:
     if "images" in inspect.signature(fn).parameters:  # the context measure reads the RGB images too
         extra["images"] = torch.randint(0, 256, (2, 12, 12, 3), dtype=torch.uint8)
     with pytest.raises(TypeError, match=f"`{flag}` to be a bool"):
-        fn(p, g, **extra, **{flag: "no"})
+        if inspect.isclass(fn):  # an accumulator (ForegroundSums): the flags are its constructor's
+            fn(**{flag: "no"}).update(p, g)
+        else:
+            fn(p, g, **extra, **{flag: "no"})

@@ -10,7 +10,8 @@ Each test failed before its fix:
 * a NIfTI label of 2**40 got the hint meant for colour PNGs;
 * PySODEvalToolkit's JSON files with a repeated key kept the last entry silently;
 * dataset names that slug alike (``DUTS TE`` / ``DUTS_TE``, two non-Latin names both ``unnamed``) wrote one file;
-* an unknown value of a ``SEGMETRICS_*`` variable (``SEGMETRICS_COLD_START=Compile``) was read as the default.
+* an unknown value of a ``SEGMETRICS_*`` variable (then ``SEGMETRICS_COLD_START=Compile``, now
+  ``SEGMETRICS_BACKEND=Tensor``) was read as the default.
 """
 
 from __future__ import annotations
@@ -342,7 +343,7 @@ def test_an_unknown_value_of_a_variable_is_one_error_line(tmp_path: Path, capsys
     from segmetrics_torch._env import VARIABLES
 
     write_foreground(tmp_path, np.random.default_rng(0))
-    monkeypatch.setenv(name, "Compile" if name == "SEGMETRICS_COLD_START" else "many")
+    monkeypatch.setenv(name, "Tensor" if name == "SEGMETRICS_BACKEND" else "many")
     assert (
         main(
             ["evaluate", "foreground", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress"]
@@ -350,18 +351,21 @@ def test_an_unknown_value_of_a_variable_is_one_error_line(tmp_path: Path, capsys
         == 2
     )
     line = _one_error_line(capsys.readouterr().err)
-    value = "Compile" if name == "SEGMETRICS_COLD_START" else "many"
+    value = "Tensor" if name == "SEGMETRICS_BACKEND" else "many"
     assert line.startswith(f"error: {name}={value!r}: expected {VARIABLES[name].accepted}"), line
 
 
 def test_the_library_reads_the_variables_through_the_helper(monkeypatch) -> None:
     from segmetrics_torch._env import environment_value
-    from segmetrics_torch.app.cold_start import ColdStart
+    from segmetrics_torch.ops import backend
 
-    monkeypatch.setenv("SEGMETRICS_COLD_START", "Compile")
-    with pytest.raises(ValueError, match=r"SEGMETRICS_COLD_START='Compile': expected auto or compile"):
-        ColdStart(3).decide([np.zeros((2, 2))])
-    monkeypatch.setenv("SEGMETRICS_COLD_START", " compile ")  # surrounding spaces are not a different value
-    assert environment_value("SEGMETRICS_COLD_START") == "compile"
-    monkeypatch.setenv("SEGMETRICS_COLD_START", "")  # set but empty: the default, as unset
-    assert environment_value("SEGMETRICS_COLD_START") == "auto"
+    monkeypatch.setattr(backend, "_setting", None)  # as in a new process: the first question reads the variable
+    monkeypatch.setenv("SEGMETRICS_BACKEND", "Tensor")
+    with pytest.raises(ValueError, match=r"SEGMETRICS_BACKEND='Tensor': expected auto, compiled or tensor"):
+        backend.get_backend()
+    monkeypatch.setenv("SEGMETRICS_BACKEND", " tensor ")  # surrounding spaces are not a different value
+    assert environment_value("SEGMETRICS_BACKEND") == "tensor"
+    assert backend.get_backend() == "tensor"
+    monkeypatch.setattr(backend, "_setting", None)
+    monkeypatch.setenv("SEGMETRICS_BACKEND", "")  # set but empty: the default, as unset
+    assert environment_value("SEGMETRICS_BACKEND") == "auto" and backend.get_backend() == "auto"

@@ -226,22 +226,3 @@ def test_metric_contract():
     assert flatten_results(metric.compute(), curves=True)["e_measure/curve"].shape == (256,)
     metric.reset()
     assert int(metric.count) == 0
-
-
-def test_plain_sums_equal_the_metric_exactly():
-    """``ForegroundSums`` (the CLI's torchmetrics-free accumulator) gives the Metric's results bit for bit."""
-    from segmetrics_torch.app.foreground_sums import ForegroundSums
-
-    gen = torch.Generator().manual_seed(3)
-    preds = (torch.rand(7, 33, 41, generator=gen) * 255).to(torch.uint8)
-    target = (torch.rand(7, 33, 41, generator=gen) > 0.6).to(torch.uint8) * 255
-    target[2] = 0  # an empty ground truth
-    metric, sums = ForegroundMeasures(alpha=0.4), ForegroundSums(alpha=0.4)
-    for lo in (0, 3):
-        metric.update(preds[lo : lo + 4], target[lo : lo + 4])
-        sums.update(preds[lo : lo + 4], target[lo : lo + 4])
-    a, b = flatten_results(metric.compute(), curves=True), flatten_results(sums.compute(), curves=True)
-    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
-    assert int(sums.count) == int(metric.count) == 8 and sums.settings == metric.settings
-    with pytest.raises(ValueError, match="empty dataset"):
-        ForegroundSums().compute()

@@ -12,9 +12,9 @@ import torch
 from hypothesis import given, settings, strategies as st
 from scipy import ndimage
 
-from segmetrics_torch.functional.foreground import _intermediates
 from segmetrics_torch.functional.foreground.context_measure import context_measure
 from segmetrics_torch.metrics.foreground_extra import ContextMeasure
+from segmetrics_torch.ops import use_backend
 from segmetrics_torch.reference import foreground as ref, foreground_extra as ref_extra
 from tests.conftest import shared_path
 from tests.foreground.test_hce import blob_pairs
@@ -29,12 +29,8 @@ cv2 = pytest.importorskip("cv2")
 @contextlib.contextmanager
 def _intermediates_flag(kernel: bool):
     """CPU tensors through the compiled / scipy path (True) or the tensor path CUDA inputs take (False)."""
-    old = _intermediates.CPU_KERNEL
-    _intermediates.CPU_KERNEL = kernel
-    try:
+    with use_backend("auto" if kernel else "tensor"):
         yield
-    finally:
-        _intermediates.CPU_KERNEL = old
 
 
 @settings(max_examples=200, deadline=None)

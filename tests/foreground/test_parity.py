@@ -165,13 +165,10 @@ ADAPTIVE_KEYS = {k for k in KEYS if k.endswith("adaptive")}
 
 def tensor_path(fn, *args, **kwargs):
     """Run ``fn`` with the tensor path on CPU tensors (the code CUDA runs) instead of the compiled CPU kernel."""
-    from segmetrics_torch.functional.foreground import _intermediates
+    from segmetrics_torch.ops import use_backend
 
-    _intermediates.CPU_KERNEL = False
-    try:
+    with use_backend("tensor"):
         return fn(*args, **kwargs)
-    finally:
-        _intermediates.CPU_KERNEL = True
 
 
 @settings(max_examples=120)

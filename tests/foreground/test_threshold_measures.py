@@ -18,9 +18,9 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-import segmetrics_torch.functional.foreground._intermediates as prepare_mod
 from segmetrics_torch.functional.foreground.threshold_measures import THRESHOLD_MEASURES, threshold_measures
 from segmetrics_torch.metrics.foreground_extra import ThresholdMeasures
+from segmetrics_torch.ops import use_backend
 from segmetrics_torch.reference import foreground as ref, foreground_extra as ref_extra
 from tests.conftest import shared_path
 from tests.reference.test_reference_vs_pysod import image_pairs
@@ -47,12 +47,8 @@ def close(actual, expected, what: str) -> None:
 @contextlib.contextmanager
 def tensor_path(on: bool):
     """Route CPU tensors through the tensor path (the CUDA path) instead of the compiled kernel."""
-    old = prepare_mod.CPU_KERNEL
-    prepare_mod.CPU_KERNEL = not on
-    try:
+    with use_backend("tensor" if on else "auto"):
         yield
-    finally:
-        prepare_mod.CPU_KERNEL = old
 
 
 def pysod_fmv2(preds, gts, sample_based=True, beta=0.3):

@@ -14,7 +14,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 
-from segmetrics_torch.ops import distance
+from segmetrics_torch.ops import backend, distance, use_backend
 from segmetrics_torch.ops.distance import distance_transform_edt
 
 from .test_distance import TIE_PATTERNS, _points, random_blobs, scipy_edt, small_masks
@@ -150,7 +150,7 @@ def test_a_failing_kernel_warns_once_and_the_tensor_route_answers(monkeypatch):
 
     monkeypatch.setattr(edt_triton, "kernels", broken)
     monkeypatch.setattr(distance, "_TRITON_FAILED", False)
-    monkeypatch.setattr(distance, "_triton_available", lambda: True)
+    monkeypatch.setattr(backend, "_triton_available", lambda: True)
     cuda_like = torch.device("cuda")
     assert distance._triton_enabled(cuda_like)
     mask = TIE_PATTERNS["lattice-3x3"]
@@ -168,9 +168,12 @@ def test_a_failing_kernel_warns_once_and_the_tensor_route_answers(monkeypatch):
 
 
 def test_the_switch_turns_it_off(monkeypatch):
-    monkeypatch.setattr(distance, "_triton_available", lambda: True)
+    monkeypatch.setattr(backend, "_triton_available", lambda: True)
     monkeypatch.setattr(distance, "_TRITON_FAILED", False)
     assert distance._triton_enabled(torch.device("cuda"))
     assert not distance._triton_enabled(torch.device("cpu"))
-    monkeypatch.setenv("SEGMETRICS_TRITON", "0")
+    with use_backend("tensor"):  # the tensor route everywhere: no Triton either
+        assert not distance._triton_enabled(torch.device("cuda"))
+    assert distance._triton_enabled(torch.device("cuda"))
+    monkeypatch.setattr(distance, "_TRITON_FAILED", True)  # failed to build once: the tensor route from then on
     assert not distance._triton_enabled(torch.device("cuda"))

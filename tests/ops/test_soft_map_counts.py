@@ -117,7 +117,7 @@ def test_a_kernel_compiled_aside_is_loaded_from_the_cache_not_compiled(tmp_path,
         print("again", again.process is not None)
         """
     )
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "SEGMETRICS_COMPILE_ASIDE": "1",
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
            "PYTHONPATH": os.pathsep.join([str(tmp_path), str(Path(__file__).resolve().parents[2])])}  # fmt: skip
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=False,
                           cwd=tmp_path, timeout=300)  # fmt: skip
@@ -133,9 +133,6 @@ def test_a_kernel_compiled_aside_is_loaded_from_the_cache_not_compiled(tmp_path,
 def test_no_helper_where_it_cannot_help(monkeypatch):
     kernel = correspondence.indexed_task_counts
     signature = correspondence.INDEXED_TASK_COUNTS_SIGNATURE
-    monkeypatch.setenv("SEGMETRICS_COMPILE_ASIDE", "0")
-    assert _compile_aside.compile_aside(kernel, signature).process is None
-    monkeypatch.setenv("SEGMETRICS_COMPILE_ASIDE", "1")
     monkeypatch.setattr(_compile_aside, "_cpus", lambda: 1)
     assert _compile_aside.compile_aside(kernel, signature).process is None
     monkeypatch.setattr(_compile_aside, "_cpus", lambda: 2)
@@ -147,6 +144,27 @@ def test_no_helper_where_it_cannot_help(monkeypatch):
     correspondence_counts(pb, gts, n_gt, dims, 0.075, thresholds=np.array([0.5]))  # compiled or loaded here
     helper = _compile_aside.compile_aside(kernel, signature)
     assert helper.process is None and not helper.wait()
+
+
+def test_compile_aside_switched_off_starts_no_helper(monkeypatch):
+    """``ops.set_compile_aside(False)`` (a function, not an environment variable): the op asks no helper of
+    :func:`compile_aside`, from :func:`compile_ahead` as from :func:`soft_map_counts`; on again, it does."""
+    from segmetrics_torch.ops import compile_aside_enabled, set_compile_aside
+
+    asked: list[str] = []
+    monkeypatch.setattr(_compile_aside, "compile_aside", lambda kernel, signature: asked.append(signature)
+                        or _compile_aside.Aside(None))  # fmt: skip
+    assert compile_aside_enabled()
+    set_compile_aside(False)
+    try:
+        smc.compile_ahead()
+        assert smc._matching_aside().process is None and asked == []
+    finally:
+        set_compile_aside(True)
+    smc.compile_ahead()
+    assert asked == [correspondence.INDEXED_TASK_COUNTS_SIGNATURE]
+    with pytest.raises(TypeError, match="enabled"):
+        set_compile_aside("no")  # type: ignore[arg-type]
 
 
 def test_stop_ends_a_running_helper_and_forgets_it():

@@ -3,6 +3,7 @@
 from .bsds import (
     INPUT_FORMATS,
     BoundaryCounts,
+    InputFormat,
     annotator_boundaries,
     boundary_pr,
     boundary_pr_counts,
@@ -24,6 +25,7 @@ from .summary import (
 __all__ = [
     "INPUT_FORMATS",
     "BoundaryCounts",
+    "InputFormat",
     "annotator_boundaries",
     "average_precision",
     "best_f_interpolated",

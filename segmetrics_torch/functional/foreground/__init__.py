@@ -1,4 +1,5 @@
-"""Functional foreground-map measures: per-image values of batches (B, H, W) or lists of differently sized maps."""
+"""Functional foreground-map measures: per-image values of batches (B, H, W) or lists of differently sized maps, and
+:class:`ForegroundSums`, the torchmetrics-free accumulator of the whole suite over a dataset."""
 
 from .context_measure import camouflage_context_measure, context_measure
 from .enhanced_alignment import e_measure
@@ -6,14 +7,17 @@ from .hce import human_correction_effort
 from .mae import mae
 from .multiscale_iou import multiscale_iou
 from .overlap import dice, f_measure, iou, precision_recall
-from .size_invariance import size_invariant_mae, size_invariant_threshold_measures
-from .structure_measure import s_measure
-from .suite import FOREGROUND_KEYS, foreground_measures
+from .size_invariance import SI_MAE_NAN_REASON, size_invariant_mae, size_invariant_threshold_measures
+from .structure_measure import S_MEASURE_NAN_REASON, s_measure
+from .suite import FOREGROUND_KEYS, ForegroundSums, foreground_measures, summarize_foreground
 from .threshold_measures import threshold_measures
 from .weighted_fmeasure import weighted_f_measure
 
 __all__ = [
     "FOREGROUND_KEYS",
+    "SI_MAE_NAN_REASON",
+    "S_MEASURE_NAN_REASON",
+    "ForegroundSums",
     "camouflage_context_measure",
     "context_measure",
     "dice",
@@ -28,6 +32,7 @@ __all__ = [
     "s_measure",
     "size_invariant_mae",
     "size_invariant_threshold_measures",
+    "summarize_foreground",
     "threshold_measures",
     "weighted_f_measure",
 ]

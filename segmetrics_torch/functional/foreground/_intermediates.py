@@ -4,7 +4,8 @@ Every foreground measure derives from :class:`ForegroundIntermediates` of a bloc
 principle 2): the adaptive-threshold and 256-threshold confusion counts, MAE and, when asked by
 :class:`MeasureOptions`, the S-measure and the weighted F-measure. :func:`measure_values` computes them for one block,
 either with the compiled CPU kernel (:func:`segmetrics_torch.ops.foreground.foreground_statistics`, for CPU tensors)
-or with the tensor path (:mod:`._tensor_path`, any device: the CUDA path); :func:`run_per_image` validates the
+or with the tensor path (:mod:`._tensor_path`, any device: the CUDA path), as :func:`use_cpu_kernel` (that is,
+:func:`segmetrics_torch.ops.backend.compiled_kernels`) says; :func:`run_per_image` validates the
 inputs, splits them into blocks (images of one size stacked; on CPU a few images at a time: float64 temporaries of a
 whole large batch fall out of cache and cost 10-30x more per image than small blocks) and maps a ``derive`` function
 over them.
@@ -24,14 +25,14 @@ import torch
 from torch import Tensor
 
 from ..._checks import Backend, ImageBatch, as_image_list, check_bool, check_image_stack, check_tensor
-from ...ops.distance import cpu_kernels_enabled, distance_transform_edt
+from ...ops.backend import compiled_kernels
+from ...ops.distance import distance_transform_edt
 from ...ops.foreground import foreground_statistics
 from ...ops.thresholds import BinaryCounts
 from ._prepare import binarize_target, check_dtypes, check_values, prepare_maps
 from ._tensor_path import all_counts, mae_of_maps, s_measure_of_maps, weighted_f_measure_of_maps
 
 __all__ = [
-    "CPU_KERNEL",
     "EdtBackend",
     "EmptyQuadrant",
     "ForegroundIntermediates",
@@ -50,8 +51,6 @@ EdtBackend = Backend
 _CPU_BLOCK_PIXELS = 1 << 17
 # pixels per block for the compiled kernel: bounds the distance transform's 16 bytes per pixel
 _KERNEL_BLOCK_PIXELS = 1 << 22
-#: route CPU tensors through the compiled kernel (tests switch it off to run the tensor path on CPU)
-CPU_KERNEL = True
 
 
 @dataclass(frozen=True)
@@ -89,9 +88,12 @@ class ForegroundIntermediates:
 
 
 def use_cpu_kernel(device: torch.device) -> bool:
-    """Whether CPU tensors go through the compiled kernel (``SEGMETRICS_CPU_KERNEL=0`` forces the tensor path; the
-    tests switch :data:`CPU_KERNEL` off for the same)."""
-    return CPU_KERNEL and cpu_kernels_enabled(device)
+    """Whether the foreground family computes tensors on ``device`` with its compiled CPU kernels (the fused
+    :func:`~segmetrics_torch.ops.foreground.foreground_statistics` and the others of ``ops``) or with the tensor
+    path: the answer of :func:`segmetrics_torch.ops.backend.compiled_kernels`, asked here for every measure of the
+    family, so that they all take one path and ``use_backend("tensor")`` moves them together (the tests run the
+    CUDA path on CPU tensors that way). A module-level read per call: no host synchronisation."""
+    return compiled_kernels(device)
 
 
 def kernel_intermediates(preds: Tensor, g: Tensor, normalize: bool, options: MeasureOptions) -> ForegroundIntermediates:

@@ -212,7 +212,7 @@ def context_measure(
 
     def fn(preds_b: Tensor, target_b: Tensor) -> dict[str, Tensor]:
         p_at, sums, g = _map_access(preds_b, target_b, normalize)
-        moments = mask_moments(g, backend="auto" if use_cpu_kernel(g.device) else "torch").tolist()
+        moments = mask_moments(g).tolist()  # its "auto" asks ops.backend, as use_cpu_kernel does
         # one image at a time: each has its own kernel and box
         values = [context_of_maps(p_at(i), g[i], moments[i], sums[i], beta2, alpha) for i in range(g.shape[0])]
         return {"cm": torch.tensor(values, dtype=torch.float64, device=preds_b.device)}

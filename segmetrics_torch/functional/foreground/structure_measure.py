@@ -30,6 +30,7 @@ Edge cases:
 
 from __future__ import annotations
 
+import warnings
 from typing import get_args
 
 from torch import Tensor
@@ -38,13 +39,24 @@ from ..._checks import ImageBatch, check_choice
 from ..._docs import fill_doc
 from ._intermediates import EmptyQuadrant, ForegroundIntermediates, MeasureOptions, run_per_image
 
-__all__ = ["s_measure"]
+__all__ = ["S_MEASURE_NAN_REASON", "s_measure"]
 
 #: why an image's S-measure is NaN with ``empty_quadrant="nan"`` (said by the Metrics' warning and by the command's)
 S_MEASURE_NAN_REASON = (
     "the ground-truth centroid on the last row or column, which leaves an empty region quadrant (PySODMetrics "
     "returns NaN there too)"
 )
+
+
+def warn_s_measure_nan(what: str, images: str) -> None:
+    """The S-measure's documented NaN (an empty region quadrant), announced where a dataset value is NaN (the
+    Metrics' and :class:`~segmetrics_torch.functional.ForegroundSums`' ``compute()``)."""
+    warnings.warn(
+        f"{what} is NaN: {images} {S_MEASURE_NAN_REASON}. Use empty_quadrant='skip' to drop the zero-weight "
+        "quadrant.",
+        RuntimeWarning,
+        stacklevel=3,
+    )
 
 
 def check_s_options(alpha: object, empty_quadrant: object) -> None:

@@ -6,19 +6,21 @@ their adaptive values), one distance transform (weighted F), one set of masked m
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypedDict
+import dataclasses
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import torch
 from torch import Tensor
 
-from ..._checks import ImageBatch, check_positive_float
+from ..._checks import ImageBatch, check_bool, check_positive_float
 from ..._docs import fill_doc
 from ...ops.thresholds import NUM_THRESHOLDS
 from ._intermediates import EdtBackend, EmptyQuadrant, ForegroundIntermediates, MeasureOptions, run_per_image
 from .enhanced_alignment import e_from_counts
 from .overlap import f_from_counts, overlap_from_counts
-from .structure_measure import check_s_options
+from .structure_measure import check_s_options, warn_s_measure_nan
 from .weighted_fmeasure import check_edt_backend
 
 __all__ = [
@@ -26,8 +28,7 @@ __all__ = [
     "SUITE_CURVES",
     "SUITE_DEFAULTS",
     "SUITE_SCALARS",
-    "SuiteSettings",
-    "SuiteSums",
+    "ForegroundSums",
     "add_sums",
     "derive_all",
     "foreground_measures",
@@ -55,18 +56,8 @@ FOREGROUND_KEYS = {
 }
 
 
-class SuiteSettings(TypedDict, total=False):
-    """The measure settings of the whole suite: :class:`~segmetrics_torch.ForegroundMeasures`' and
-    :func:`foreground_measures`' keywords of the same names (what they mean: there)."""
-
-    beta2: float
-    wf_beta2: float
-    alpha: float
-    empty_quadrant: EmptyQuadrant
-    edt_backend: EdtBackend
-
-
-#: the defaults of :class:`SuiteSettings`
+#: the defaults of the suite's measure settings, the keywords of :class:`~segmetrics_torch.ForegroundMeasures`,
+#: :class:`ForegroundSums` and :func:`foreground_measures` (a test checks that their signatures agree)
 SUITE_DEFAULTS: dict[str, Any] = {
     "beta2": 0.3, "wf_beta2": 1.0, "alpha": 0.5, "empty_quadrant": "nan", "edt_backend": "auto",
 }  # fmt: skip
@@ -167,90 +158,199 @@ SUITE_CURVES = tuple(k for k in FOREGROUND_KEYS if k.endswith("_curve"))
 def add_sums(state: Any, names: Sequence[str], values: Mapping[str, Tensor]) -> None:
     """Add a batch's per-image ``values`` to ``state``: ``state.{name}_sum += values[name].sum(0)`` for each name (on
     the state's device, in its dtype) and ``state.count += B``. The one update of every foreground accumulator:
-    :class:`SuiteSums` and the foreground Metrics (whose torchmetrics states carry the same names)."""
+    :class:`ForegroundSums` and the foreground Metrics (whose torchmetrics states carry the same names)."""
     for name in names:
         total = getattr(state, f"{name}_sum")
         setattr(state, f"{name}_sum", total + values[name].sum(dim=0).to(total.device, total.dtype))
     state.count += next(iter(values.values())).shape[0]
 
 
-class SuiteSums:
-    """The state of the whole foreground suite over a dataset, without torchmetrics: the float64 sum over images of
-    every per-image value of ``SUITE_SCALARS`` and ``SUITE_CURVES`` (attributes ``{name}_sum``) and the number of
-    images (``count``, int64).
+@fill_doc
+def summarize_foreground(means: Mapping[str, Tensor]) -> dict[str, Any]:
+    """The result of the whole foreground suite from the image averages of its per-image values.
 
-    :class:`~segmetrics_torch.ForegroundMeasures` holds this very state as torchmetrics states of the same names (so
-    that DDP sums them) and updates it with the same :func:`add_sums`; the ``segmetrics`` command accumulates in a
-    ``SuiteSums`` (``app.foreground_sums``: torchmetrics costs about a second of its start-up). Both summarise it with
-    :func:`summarize_foreground` of :meth:`mean`, so their results are identical.
+    ``means[key]`` is the average over a set of images of the per-image value ``key`` of :func:`foreground_measures`
+    (every key of ``FOREGROUND_KEYS``: a scalar for the scalar measures, a (256,) curve for the ``*_curve`` ones).
+    PySODMetrics 1.6.2's rule: the per-image curves are averaged first and a family's ``mean`` and ``max`` are taken
+    of that averaged curve :math:`\\bar c`: ``mean`` :math:`= \\frac{1}{256} \\sum_t \\bar c_t`, ``max``
+    :math:`= \\max_t \\bar c_t` (not the mean of per-image maxima). The averages of a dataset give
+    :class:`ForegroundSums`' and :class:`~segmetrics_torch.ForegroundMeasures`' ``compute()``; one image's values
+    give that image's own summary (its max F of its own curve, ...).
+
+    Returns:
+        ``mae``, ``s_measure``, ``weighted_f_measure``, ``precision``, ``recall`` (the adaptive ones): the means as
+        given; ``f_measure``, ``e_measure``, ``iou``, ``dice``: ``{"adaptive", "curve", "mean", "max"}``, and
+        ``f_measure`` also ``precision`` and ``recall`` curves (256,). A NaN average stays NaN (no warning here).
 
     Example:
-        >>> import torch
-        >>> state = SuiteSums()
-        >>> state.add({name: torch.ones(2, *([256] if name in SUITE_CURVES else [])) for name in SuiteSums.NAMES})
-        >>> int(state.count), float(state.mean("mae")), tuple(state.mean("f_curve").shape)
-        (2, 1.0, (256,))
+        {{foreground_batch}}
+        >>> from segmetrics_torch.functional import foreground_measures, summarize_foreground
+        >>> values = foreground_measures(preds, target)
+        >>> first = summarize_foreground({key: value[0] for key, value in values.items()})  # image 0 alone
+        >>> round(float(first["mae"]), 4), round(float(first["f_measure"]["max"]), 4)
+        (0.4752, 0.3358)
+        >>> dataset = summarize_foreground({key: value.mean(0) for key, value in values.items()})
+        >>> sorted(dataset["e_measure"])
+        ['adaptive', 'curve', 'max', 'mean']
     """
 
-    #: the names of the summed per-image values
+    def curve(name: str, adaptive: str) -> dict[str, Tensor]:
+        c = means[name]
+        return {"adaptive": means[adaptive], "curve": c, "mean": c.mean(), "max": c.max()}
+
+    f = curve("f_curve", "f_adaptive")
+    f["precision"] = means["precision_curve"]
+    f["recall"] = means["recall_curve"]
+    return {
+        "mae": means["mae"],
+        "s_measure": means["s_measure"],
+        "weighted_f_measure": means["weighted_f_measure"],
+        "f_measure": f,
+        "e_measure": curve("e_curve", "e_adaptive"),
+        "iou": curve("iou_curve", "iou_adaptive"),
+        "dice": curve("dice_curve", "dice_adaptive"),
+        "precision": means["precision_adaptive"],
+        "recall": means["recall_adaptive"],
+    }
+
+
+@fill_doc
+class ForegroundSums:
+    """Every foreground measure of a dataset without torchmetrics: :class:`~segmetrics_torch.ForegroundMeasures`'
+    state, update and ``compute()`` in plain tensors, with each batch's per-image values returned by ``update``.
+
+    The state is, for every per-image value ``v`` of :func:`foreground_measures` (the scalars ``mae``,
+    ``s_measure``, ``weighted_f_measure``, ``*_adaptive`` and the 256-point ``*_curve``; :attr:`NAMES`), the float64
+    sum over the images :math:`S_v = \\sum_i v_i` (attribute ``{name}_sum``), and the image count ``count`` (0-d
+    int64). ``compute()`` is :func:`summarize_foreground` of the averages :math:`S_v / N` (PySODMetrics 1.6.2:
+    scalar measures are means of per-image values; a curve family's ``mean``/``max`` are those of the image-averaged
+    curve). ``ForegroundMeasures`` holds the same sums as torchmetrics states, adds a batch with the same
+    :func:`add_sums` of the same per-image values and summarises them with the same function, so the two give
+    bit-identical results (tested).
+
+    Use it where torchmetrics is not wanted (its import costs about a second: the ``segmetrics`` command
+    accumulates here), or where each image's values are wanted too: ``update`` returns them (those of
+    :func:`foreground_measures`, one pass for both). Use the Metric for Lightning and automatic DDP syncing; across
+    processes, add every process's :meth:`sums` and counts and :meth:`load` the totals (see the example).
+
+    Args:
+        beta2, wf_beta2, alpha, empty_quadrant, edt_backend, normalize, validate_args: as
+            :class:`~segmetrics_torch.ForegroundMeasures` and :func:`foreground_measures` (same defaults, same
+            checks: ``TypeError`` / ``ValueError`` naming the argument). ``edt_backend`` may be changed between
+            updates (an attribute): the distance transform is exact on every backend.
+        device: where the sums live (default CPU); the per-image values stay on the inputs' device.
+
+    Edge cases: with no image added, ``compute()`` returns NaN values and warns (as the Metric); an image whose
+    S-measure is NaN (``empty_quadrant="nan"``, the ground-truth centroid on the last row or column) makes the
+    dataset ``s_measure`` NaN and ``compute()`` warns, as ``ForegroundMeasures``. The Metric's ``skip_empty_gt`` and
+    ``include`` are not offered here (filter the batch; use the Metric classes of the other measures).
+
+    Example:
+        {{foreground_batch}}
+        >>> from segmetrics_torch.functional import ForegroundSums
+        >>> sums = ForegroundSums()
+        >>> values = sums.update(preds, target)  # per-image values, as foreground_measures(preds, target)
+        >>> [round(v, 4) for v in values["mae"].tolist()]
+        [0.4752, 0.5279]
+        >>> result = sums.compute()  # as ForegroundMeasures().compute() after the same updates
+        >>> int(sums.count), round(float(result["mae"]), 4), round(float(result["f_measure"]["max"]), 4)
+        (2, 0.5016, 0.3033)
+        >>> # another process's accumulator: add the sums and counts, load the totals
+        >>> other = ForegroundSums()
+        >>> _ = other.update(preds, target)
+        >>> total = {name: sums.sums()[name] + other.sums()[name] for name in ForegroundSums.NAMES}
+        >>> sums.load(total, int(sums.count) + int(other.count))
+        >>> int(sums.count), round(float(sums.compute()["mae"]), 4)
+        (4, 0.5016)
+    """
+
+    #: the names of the summed per-image values (``SUITE_SCALARS`` then ``SUITE_CURVES``)
     NAMES = (*SUITE_SCALARS, *SUITE_CURVES)
 
     count: Tensor
 
-    def __init__(self, device: torch.device | str = "cpu") -> None:
+    def __init__(
+        self,
+        *,
+        beta2: float = 0.3,
+        wf_beta2: float = 1.0,
+        alpha: float = 0.5,
+        empty_quadrant: EmptyQuadrant = "nan",
+        edt_backend: EdtBackend = "auto",
+        normalize: bool = True,
+        validate_args: bool = True,
+        device: torch.device | str = "cpu",
+    ) -> None:
+        self.normalize = check_bool(normalize, "normalize")
+        self.validate_args = check_bool(validate_args, "validate_args")
+        self.beta2 = check_positive_float(beta2, "beta2")
+        self._options = suite_options(alpha, empty_quadrant, wf_beta2, edt_backend)
+        self._device = torch.device(device)
+        self.reset()
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The measure settings (for reports): beta2, wf_beta2, alpha, empty_quadrant, edt_backend."""
+        return suite_settings(self.beta2, self._options)
+
+    @property
+    def edt_backend(self) -> EdtBackend:
+        """The weighted F's distance-transform backend (``"auto"``, ``"torch"``, ``"numba"``); settable."""
+        return self._options.edt_backend
+
+    @edt_backend.setter
+    def edt_backend(self, value: EdtBackend) -> None:
+        check_edt_backend(value)
+        self._options = dataclasses.replace(self._options, edt_backend=value)
+
+    def reset(self) -> None:
+        """Forget every image: zero sums and count."""
         for name in self.NAMES:
             shape = (NUM_THRESHOLDS,) if name in SUITE_CURVES else ()
-            setattr(self, f"{name}_sum", torch.zeros(shape, dtype=torch.float64, device=device))
-        self.count = torch.zeros((), dtype=torch.int64, device=device)
+            setattr(self, f"{name}_sum", torch.zeros(shape, dtype=torch.float64, device=self._device))
+        self.count = torch.zeros((), dtype=torch.int64, device=self._device)
 
-    def add(self, values: Mapping[str, Tensor]) -> None:
-        """Add a batch's per-image values (:func:`derive_all`'s)."""
+    def update(self, preds: ImageBatch, target: ImageBatch) -> dict[str, Tensor]:
+        """Add a batch (inputs as :func:`foreground_measures`) and return its per-image values: the dict of
+        :func:`foreground_measures` (keys and shapes in ``FOREGROUND_KEYS``, on the inputs' device). A batch that
+        fails the checks raises and adds nothing."""
+        values = run_per_image(
+            lambda v: derive_all(v, self.beta2), preds, target, normalize=self.normalize,
+            validate_args=self.validate_args, options=self._options,
+        )  # fmt: skip
         add_sums(self, self.NAMES, values)
+        return values
 
     def mean(self, name: str) -> Tensor:
-        """The image average of ``name`` (NaN with no image)."""
+        """The image average of the per-image value ``name`` (NaN with no image)."""
         return getattr(self, f"{name}_sum") / self.count
 
+    def compute(self) -> dict[str, Any]:
+        """The dataset result, as :meth:`ForegroundMeasures.compute` (keys there; float64 tensors on ``device``)."""
+        n = int(self.count)
+        if not n:
+            warnings.warn("ForegroundSums.compute(): no image has been added, so the value is NaN.", RuntimeWarning,
+                          stacklevel=2)  # fmt: skip
+        res = summarize_foreground({name: self.mean(name) for name in self.NAMES})
+        if n and bool(torch.isnan(res["s_measure"])):
+            warn_s_measure_nan("ForegroundSums: s_measure", "at least one image has")
+        return res
+
     def sums(self) -> dict[str, Tensor]:
-        """The sums by name (to be added across processes: :meth:`load`)."""
+        """The sums by name (to be added across processes, then :meth:`load`-ed)."""
         return {name: getattr(self, f"{name}_sum") for name in self.NAMES}
 
     def load(self, sums: Mapping[str, Tensor], count: int) -> None:
-        """Replace the state by ``sums`` (on this state's device) and ``count``."""
+        """Replace the state by ``sums`` (by name, as :meth:`sums`; moved to this state's device, float64) and
+        ``count`` images."""
         for name in self.NAMES:
             total = getattr(self, f"{name}_sum")
             setattr(self, f"{name}_sum", sums[name].to(total.device, total.dtype))
         self.count = torch.tensor(count, dtype=torch.int64, device=self.count.device)
 
 
-def summarize_foreground(mean: Callable[[str], Tensor]) -> dict[str, Any]:
-    """The dataset result of the whole suite from ``mean(key)``, the image average of a key of ``FOREGROUND_KEYS``.
-
-    PySODMetrics' rule: the per-image curves are averaged first, and ``mean`` / ``max`` are taken of that curve.
-    """
-
-    def curve(name: str, adaptive: str) -> dict[str, Tensor]:
-        c = mean(name)
-        return {"adaptive": mean(adaptive), "curve": c, "mean": c.mean(), "max": c.max()}
-
-    f = curve("f_curve", "f_adaptive")
-    f["precision"] = mean("precision_curve")
-    f["recall"] = mean("recall_curve")
-    return {
-        "mae": mean("mae"),
-        "s_measure": mean("s_measure"),
-        "weighted_f_measure": mean("weighted_f_measure"),
-        "f_measure": f,
-        "e_measure": curve("e_curve", "e_adaptive"),
-        "iou": curve("iou_curve", "iou_adaptive"),
-        "dice": curve("dice_curve", "dice_adaptive"),
-        "precision": mean("precision_adaptive"),
-        "recall": mean("recall_adaptive"),
-    }
-
-
 def suite_settings(beta2: float, options: MeasureOptions) -> dict[str, Any]:
     """The measure settings of the whole suite, as reports record them: beta2, wf_beta2, alpha, empty_quadrant,
-    edt_backend (one definition for :class:`~segmetrics_torch.ForegroundMeasures` and the command's accumulator)."""
+    edt_backend (one definition for :class:`~segmetrics_torch.ForegroundMeasures` and :class:`ForegroundSums`)."""
     return {"beta2": beta2, "wf_beta2": options.wf_beta2, "alpha": options.alpha,
             "empty_quadrant": options.empty_quadrant, "edt_backend": options.edt_backend}  # fmt: skip

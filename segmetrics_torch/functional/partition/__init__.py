@@ -1,6 +1,6 @@
 """Functional partition measures (SEISM, Pont-Tuset & Marques) and the Berkeley region benchmark."""
 
-from .hierarchy import HIERARCHY_FORMATS, hierarchy_measures, region_benchmark_counts
+from .hierarchy import HIERARCHY_FORMATS, HierarchyFormat, hierarchy_measures, region_benchmark_counts
 from .segmentation import fb_precision_recall, partition_measures, partition_tables
 from .summary import hierarchy_state, summarize_hierarchy
 from .tables import MEASURES, TABLE_MEASURES, measures_from_tables
@@ -9,6 +9,7 @@ __all__ = [
     "HIERARCHY_FORMATS",
     "MEASURES",
     "TABLE_MEASURES",
+    "HierarchyFormat",
     "fb_precision_recall",
     "hierarchy_measures",
     "hierarchy_state",

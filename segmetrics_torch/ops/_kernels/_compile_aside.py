@@ -8,9 +8,10 @@ before its first call of the kernel, which then loads it from the cache instead 
 counts use it for their matching stage (~10 s of a cold 20 s run on a 2-core machine).
 
 It does nothing (returns an :class:`Aside` whose ``wait`` returns at once) where it cannot help: the kernel is
-compiled here or cached already, one CPU, a machine without an idle CPU (load average above CPUs - 1), caching off,
-or ``SEGMETRICS_COMPILE_ASIDE=0``. Whatever happens to the
-second process (it fails, it is killed), the kernel still works: the call compiles it here, as without the helper.
+compiled here or cached already, one CPU, a machine without an idle CPU (load average above CPUs - 1), caching off.
+Whether to use it at all is the caller's (the ops ask :func:`segmetrics_torch.ops.backend.compile_aside_enabled`;
+this module reads no setting). Whatever happens to the second process (it fails, it is killed), the kernel still
+works: the call compiles it here, as without the helper.
 The helper's output is discarded; it inherits the environment (``NUMBA_CACHE_DIR`` included) and finds this
 package where this process found it. A second ``compile_aside`` of the same kernel and signature before the first
 helper is waited for returns that helper.
@@ -96,7 +97,7 @@ def compile_aside(dispatcher: Any, signature: str) -> Aside:
     key = (function.__module__, function.__name__, signature)
     if key in _RUNNING:
         return _RUNNING[key]
-    if os.environ.get("SEGMETRICS_COMPILE_ASIDE", "1") == "0" or _cpus() < 2 or _busy():
+    if _cpus() < 2 or _busy():
         return Aside(None)
     try:
         from numba.core import sigutils
