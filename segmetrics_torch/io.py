@@ -127,7 +127,7 @@ def max_image_pixels() -> int:
     Raises:
         ValueError: the variable is set but not a positive integer (naming it).
     """
-    from ._env import environment_value
+    from .environment import environment_value
 
     text = environment_value(MAX_IMAGE_PIXELS_ENV)  # checked there: a positive integer ("1_000_000" and "1,000,000")
     return DEFAULT_MAX_IMAGE_PIXELS if text is None else int(text.replace("_", "").replace(",", ""))

@@ -313,9 +313,9 @@ def _check_environment(args: argparse.Namespace) -> None:
     libraries would reject later with an unexplained error is an input error naming the variable: a non-positive
     ``NUMBA_NUM_THREADS`` (numba raises "Number of threads specified must be > 0" at import; a non-number only makes
     numba warn and use its default, which stays so) and a value a ``SEGMETRICS_*`` variable does not accept
-    (:mod:`segmetrics_torch._env`: ``SEGMETRICS_BACKEND=Tensor`` is not read as the default without a word).
+    (:mod:`segmetrics_torch.environment`: ``SEGMETRICS_BACKEND=Tensor`` is not read as the default without a word).
     """
-    from .._env import check_environment
+    from ..environment import check_environment
     from ..io import MAX_IMAGE_PIXELS_ENV
 
     pixels = getattr(args, "max_image_pixels", None)

@@ -25,7 +25,7 @@ each op). An op's explicit ``backend="numba"`` or ``"torch"`` wins over the sett
 
 Where it comes from: the environment variable ``SEGMETRICS_BACKEND`` gives the initial value (read once, on the
 first question; an unknown value is a ``ValueError`` naming the variable and the accepted values, checked through
-:mod:`segmetrics_torch._env`); :func:`set_backend` changes it for the process and :func:`use_backend` for a block.
+:mod:`segmetrics_torch.environment`); :func:`set_backend` changes it for the process and :func:`use_backend` for a block.
 The value is process-wide (a module-level value, not a context variable) because the library and the command run
 work on thread pools that must see what the thread that started them set; :func:`use_backend` is meant for one
 thread at a time (two threads entering it with different values at once would see each other's). Child processes
@@ -46,7 +46,7 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Literal, cast, get_args
 
-from .._env import environment_value
+from ..environment import environment_value
 
 if TYPE_CHECKING:  # importing this module loads neither torch nor numba (the command asks it before either loads)
     import torch
@@ -99,7 +99,7 @@ def get_backend() -> BackendSetting:
 
 def _initial() -> BackendSetting:
     global _setting
-    value = cast(BackendSetting, environment_value(BACKEND_ENV))  # checked there against _env.VARIABLES
+    value = cast(BackendSetting, environment_value(BACKEND_ENV))  # checked there against environment.VARIABLES
     with _LOCK:
         if _setting is None:  # a set_backend between the read and here wins
             _setting = value

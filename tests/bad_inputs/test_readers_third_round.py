@@ -333,14 +333,14 @@ def _variables_read_by_the_package() -> list[str]:
 
 
 def test_every_variable_the_package_reads_is_checked() -> None:
-    from segmetrics_torch._env import VARIABLES
+    from segmetrics_torch.environment import VARIABLES
 
     assert _variables_read_by_the_package() == sorted(VARIABLES)
 
 
 @pytest.mark.parametrize("name", _variables_read_by_the_package())
 def test_an_unknown_value_of_a_variable_is_one_error_line(tmp_path: Path, capsys, monkeypatch, name) -> None:
-    from segmetrics_torch._env import VARIABLES
+    from segmetrics_torch.environment import VARIABLES
 
     write_foreground(tmp_path, np.random.default_rng(0))
     monkeypatch.setenv(name, "Tensor" if name == "SEGMETRICS_BACKEND" else "many")
@@ -356,7 +356,7 @@ def test_an_unknown_value_of_a_variable_is_one_error_line(tmp_path: Path, capsys
 
 
 def test_the_library_reads_the_variables_through_the_helper(monkeypatch) -> None:
-    from segmetrics_torch._env import environment_value
+    from segmetrics_torch.environment import environment_value
     from segmetrics_torch.ops import backend
 
     monkeypatch.setattr(backend, "_setting", None)  # as in a new process: the first question reads the variable

@@ -18,7 +18,7 @@ import pytest
 import torch
 
 import segmetrics_torch
-from segmetrics_torch import _env
+from segmetrics_torch import environment as _env
 from segmetrics_torch.ops import (
     BACKEND_SETTINGS,
     backend as backend_module,
@@ -214,7 +214,7 @@ ALLOWED_ABOVE_OPS = {
 def test_nothing_above_ops_decides_the_backend() -> None:
     """Below ``functional``, ``metrics``, ``losses``, ``meta`` and ``app``: no module imports ``ops._kernels``, reads
     a ``SEGMETRICS_*`` variable, or calls a function of ``ops.backend`` except where :data:`ALLOWED_ABOVE_OPS` says;
-    the variables are read in ``_env.py`` (the one reader), ``ops/backend.py`` and ``io.py`` only."""
+    the variables are read in ``environment.py`` (the one reader), ``ops/backend.py`` and ``io.py`` only."""
     above = ("functional/", "metrics/", "meta/", "app/", "losses.py")
     offenders = []
     for path, tree in SOURCES.items():
@@ -228,7 +228,7 @@ def test_nothing_above_ops_decides_the_backend() -> None:
             if path.startswith(above) and isinstance(node, ast.Attribute) and node.attr in ALLOWED_ABOVE_OPS:
                 if ast.unparse(node.value).endswith("backend") and path not in ALLOWED_ABOVE_OPS[node.attr]:
                     offenders.append(f"{path}: uses {ast.unparse(node)}")
-            if path not in ("_env.py", "ops/backend.py", "io.py") and _reads_a_variable(node):
+            if path not in ("environment.py", "ops/backend.py", "io.py") and _reads_a_variable(node):
                 offenders.append(f"{path}: reads {ast.unparse(node)}")
     assert offenders == []
 
