@@ -25,7 +25,8 @@ each op). An op's explicit ``backend="numba"`` or ``"torch"`` wins over the sett
 
 Where it comes from: the environment variable ``SEGMETRICS_BACKEND`` gives the initial value (read once, on the
 first question; an unknown value is a ``ValueError`` naming the variable and the accepted values, checked through
-:mod:`segmetrics_torch.environment`); :func:`set_backend` changes it for the process and :func:`use_backend` for a block.
+:mod:`segmetrics_torch.environment`); :func:`set_backend` changes it for the process and :func:`use_backend` for a
+block.
 The value is process-wide (a module-level value, not a context variable) because the library and the command run
 work on thread pools that must see what the thread that started them set; :func:`use_backend` is meant for one
 thread at a time (two threads entering it with different values at once would see each other's). Child processes
