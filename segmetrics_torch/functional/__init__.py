@@ -14,6 +14,7 @@ from .partition import hierarchy_measures, partition_measures
 from .surface import (
     average_surface_distance,
     boundary_iou,
+    cl_dice,
     hausdorff_distance,
     hd95,
     normalized_surface_distance,
@@ -28,6 +29,7 @@ __all__ = [
     "boundary_iou",
     "boundary_pr",
     "boundary_pr_counts",
+    "cl_dice",
     "hausdorff_distance",
     "hd95",
     "hierarchy_measures",

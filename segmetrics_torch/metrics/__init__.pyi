@@ -49,6 +49,7 @@ from .proposals import (
 from .surface import (
     AverageSurfaceDistance as AverageSurfaceDistance,
     BoundaryIoU as BoundaryIoU,
+    ClDice as ClDice,
     HausdorffDistance as HausdorffDistance,
     NormalizedSurfaceDistance as NormalizedSurfaceDistance,
     SurfaceDistanceMeasures as SurfaceDistanceMeasures,

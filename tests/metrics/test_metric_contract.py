@@ -117,6 +117,7 @@ CASES: dict[str, tuple[Callable[..., Any], Callable[[int], tuple[Any, ...]]]] = 
     "AverageSurfaceDistance": (lambda **kw: st.AverageSurfaceDistance(symmetric=True, **kw), _masks),
     "NormalizedSurfaceDistance": (lambda **kw: st.NormalizedSurfaceDistance(tolerance=1.0, **kw), _masks),
     "BoundaryIoU": (st.BoundaryIoU, _masks),
+    "ClDice": (st.ClDice, _masks),
     "SurfaceDistanceMeasures": (lambda **kw: st.SurfaceDistanceMeasures(num_classes=3, **kw), _labels),
 }
 

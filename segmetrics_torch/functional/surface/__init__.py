@@ -1,10 +1,11 @@
 """Boundary-distance measures: Hausdorff (directed, symmetric, percentile), average surface distance (ASD / ASSD),
-normalised surface distance (surface Dice) and Boundary IoU, each reproducing MONAI, MedPy, DeepMind
+normalised surface distance (surface Dice), Boundary IoU and clDice, each reproducing MONAI, MedPy, DeepMind
 ``surface-distance`` or TorchMetrics by name (``convention=``). See ``docs/surface-distances.md``."""
 
 from ._inputs import CONVENTIONS, EmptyMaskWarning
 from .average_distance import average_surface_distance
 from .boundary_iou import boundary_iou
+from .cldice import ClDiceWarning, cl_dice, soft_cl_dice_loss, soft_skeleton
 from .distances import SurfaceDistances, point_set_distances, surface_distances
 from .edges import boundary_band, boundary_dilation, corner_codes, corner_surfels, inner_boundary, surfel_size_table
 from .hausdorff import hausdorff_distance, hd95
@@ -13,12 +14,14 @@ from .surface_dice import normalized_surface_distance
 
 __all__ = [
     "CONVENTIONS",
+    "ClDiceWarning",
     "EmptyMaskWarning",
     "SurfaceDistances",
     "average_surface_distance",
     "boundary_band",
     "boundary_dilation",
     "boundary_iou",
+    "cl_dice",
     "corner_codes",
     "corner_surfels",
     "hausdorff_distance",
@@ -26,6 +29,8 @@ __all__ = [
     "inner_boundary",
     "normalized_surface_distance",
     "point_set_distances",
+    "soft_cl_dice_loss",
+    "soft_skeleton",
     "surface_distance_measures",
     "surface_distances",
     "surfel_size_table",
