@@ -126,10 +126,13 @@ def run_ours(ucm2s: list[np.ndarray], gts: list[np.ndarray], device: str, batch:
     for i in range(0, len(preds), batch):
         outs.append(
             boundary_pr_counts(
-                preds[i : i + batch], targets[i : i + batch], thresholds=N_THRESHOLDS, max_dist=MAX_DIST,
+                preds[i : i + batch],
+                targets[i : i + batch],
+                thresholds=N_THRESHOLDS,
+                max_dist=MAX_DIST,
                 input_format="ucm2",
             )
-        )  # fmt: skip
+        )
     sync(device)
     elapsed = time.perf_counter() - start
     counts = np.stack(
@@ -215,7 +218,11 @@ def peer_on(pred: np.ndarray, gt: np.ndarray, thr: np.ndarray) -> tuple[float, f
     pb = pred.astype(np.float64) / 255
     cpu0, wall0 = time.process_time(), time.perf_counter()
     out = evaluate_boundaries_threshold_multiple_gts(
-        thresholds=thr, pred=pb, gts=[np.asarray(x, bool) for x in gt], max_dist=MAX_DIST, apply_thinning=True,
+        thresholds=thr,
+        pred=pb,
+        gts=[np.asarray(x, bool) for x in gt],
+        max_dist=MAX_DIST,
+        apply_thinning=True,
         apply_nms=False,
     )
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
@@ -292,7 +299,9 @@ def main() -> None:
     parser.add_argument("--peer-images", type=int, default=1, help="images the peer runs on in case 2 (the first N)")
     parser.add_argument("--skip-peer", action="store_true", help="time ours only")
     parser.add_argument(
-        "--levels", choices=("ucm2", "distinct"), default="ucm2",
+        "--levels",
+        choices=("ucm2", "distinct"),
+        default="ucm2",
         help="ucm2: the gPb ucm2 maps (few distinct levels); distinct: blurred maps whose 99 levels all differ",
     )
     args = parser.parse_args()

@@ -95,8 +95,12 @@ def run_peer(root: Path, names: list[str]) -> tuple[float, dict]:
     script = root / "peer.py"
     script.write_text(PEER)
     start = time.perf_counter()
-    out = subprocess.run([sys.executable, str(script), str(root / "pred"), str(root / "gt"), *names],
-                         capture_output=True, text=True, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, str(script), str(root / "pred"), str(root / "gt"), *names],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return time.perf_counter() - start, json.loads(out.stdout)
 
 
@@ -104,8 +108,21 @@ def run_ours(root: Path, workers: int | None, figures: str, in_process: bool) ->
     """``segmetrics evaluate`` as its own process (``in_process`` False), or ``main()`` called in a process that
     imported torch and the package first (the time of the call is then reported apart)."""
     out_dir = root / "report"
-    options = ["evaluate", "--gt", str(root / "gt"), "--pred", f"ours={root / 'pred'}", "--output", str(out_dir),
-               "--no-cache", "--no-progress", "--device", "cpu", "--figures", figures]  # fmt: skip
+    options = [
+        "evaluate",
+        "--gt",
+        str(root / "gt"),
+        "--pred",
+        f"ours={root / 'pred'}",
+        "--output",
+        str(out_dir),
+        "--no-cache",
+        "--no-progress",
+        "--device",
+        "cpu",
+        "--figures",
+        figures,
+    ]
     if workers is not None:
         options += ["--workers", str(workers)]
     if in_process:
@@ -125,9 +142,11 @@ def run_ours(root: Path, workers: int | None, figures: str, in_process: bool) ->
 
 def flat(results: dict) -> dict[str, float]:
     return {
-        "mae": results["mae"], "s_measure": results["s_measure"], "weighted_f_measure": results["weighted_f_measure"],
+        "mae": results["mae"],
+        "s_measure": results["s_measure"],
+        "weighted_f_measure": results["weighted_f_measure"],
         **{f"{k}/{s}": results[k][s] for k in ("f_measure", "e_measure") for s in ("adaptive", "mean", "max")},
-    }  # fmt: skip
+    }
 
 
 def main() -> None:
@@ -153,28 +172,36 @@ def main() -> None:
             peer_wall, peer = run_peer(root, names)
             peer_walls.append(peer_wall)
             peer_loops.append(peer["loop_s"])
-            print(f"round {r + 1}: PySODMetrics loop        process {peer_wall:6.2f} s "
-                  f"(imports {peer['import_s']:.2f} s, loop {peer['loop_s']:.2f} s)")  # fmt: skip
+            print(
+                f"round {r + 1}: PySODMetrics loop        process {peer_wall:6.2f} s "
+                f"(imports {peer['import_s']:.2f} s, loop {peer['loop_s']:.2f} s)"
+            )
             our_wall, ours, stdout = run_ours(root, args.workers, args.figures, in_process=False)
             our_walls.append(our_wall)
             summary = next(line for line in stdout.splitlines() if line.startswith("Evaluated"))
             print(f"round {r + 1}: segmetrics evaluate      process {our_wall:6.2f} s ({summary.split(': ', 1)[1]})")
             _, ours_main, _ = run_ours(root, args.workers, args.figures, in_process=True)
             our_calls.append(ours_main["main_s"])
-            print(f"round {r + 1}: segmetrics cli.main()    call    {ours_main['main_s']:6.2f} s (after "
-                  f"{ours_main['import_s']:.2f} s of imports)")  # fmt: skip
+            print(
+                f"round {r + 1}: segmetrics cli.main()    call    {ours_main['main_s']:6.2f} s (after "
+                f"{ours_main['import_s']:.2f} s of imports)"
+            )
         ours_flat = flat(ours["results"])
         diff = max(abs(ours_flat[k] - v) for k, v in peer["results"].items())
         n = args.n
         peer_wall, our_wall = min(peer_walls), min(our_walls)
         peer_loop, our_call = min(peer_loops), min(our_calls)
         print(f"\nbest of {args.rounds}, {n} pairs of {args.size}x{args.size}:")
-        print(f"  whole processes (interpreter start, imports, reading, measures, report, exit): PySODMetrics "
-              f"{peer_wall:.2f} s ({peer_wall / n * 1e3:.2f} ms/img), segmetrics {our_wall:.2f} s "
-              f"({our_wall / n * 1e3:.2f} ms/img): {peer_wall / our_wall:.1f}x")  # fmt: skip
-        print(f"  after imports (the read-and-step loop vs the cli.main() call, reading + measures + report): "
-              f"PySODMetrics {peer_loop:.2f} s ({peer_loop / n * 1e3:.2f} ms/img), segmetrics {our_call:.2f} s "
-              f"({our_call / n * 1e3:.2f} ms/img): {peer_loop / our_call:.1f}x")  # fmt: skip
+        print(
+            f"  whole processes (interpreter start, imports, reading, measures, report, exit): PySODMetrics "
+            f"{peer_wall:.2f} s ({peer_wall / n * 1e3:.2f} ms/img), segmetrics {our_wall:.2f} s "
+            f"({our_wall / n * 1e3:.2f} ms/img): {peer_wall / our_wall:.1f}x"
+        )
+        print(
+            f"  after imports (the read-and-step loop vs the cli.main() call, reading + measures + report): "
+            f"PySODMetrics {peer_loop:.2f} s ({peer_loop / n * 1e3:.2f} ms/img), segmetrics {our_call:.2f} s "
+            f"({our_call / n * 1e3:.2f} ms/img): {peer_loop / our_call:.1f}x"
+        )
         print(f"  largest |difference| of the 9 dataset values (MAE, S, wF, adp/mean/max F and E): {diff:.1e}")
     print(f"load after: {uptime()}")
 

@@ -57,9 +57,23 @@ def uptime() -> str:
 
 def run(root: Path, processes: int, workers: int) -> tuple[float, float, dict]:
     out = root / f"report-{processes}.json"
-    cli = ["-m", "segmetrics_torch.app.cli", "evaluate", "foreground", "--pred", str(root / "pred"), "--gt",
-           str(root / "gt"), "--json", str(out), "--no-progress", "--device", "cpu",
-           "--workers", str(workers)]  # fmt: skip
+    cli = [
+        "-m",
+        "segmetrics_torch.app.cli",
+        "evaluate",
+        "foreground",
+        "--pred",
+        str(root / "pred"),
+        "--gt",
+        str(root / "gt"),
+        "--json",
+        str(out),
+        "--no-progress",
+        "--device",
+        "cpu",
+        "--workers",
+        str(workers),
+    ]
     launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(processes)]
     command = [sys.executable, *cli] if processes == 1 else [*launcher, *cli]
     # torchrun gives each rank OMP_NUM_THREADS=1; the one process keeps torch's default (a thread per core)
@@ -101,17 +115,23 @@ def main() -> None:
                 elapsed, evaluation, results[processes] = run(root, processes, args.workers)
                 times[processes].append(elapsed)
                 evals[processes].append(evaluation)
-                print(f"round {r + 1}: {processes} process(es): {elapsed:.2f} s (evaluation {evaluation:.2f} s)",
-                      flush=True)  # fmt: skip
+                print(
+                    f"round {r + 1}: {processes} process(es): {elapsed:.2f} s (evaluation {evaluation:.2f} s)",
+                    flush=True,
+                )
         one, two = scalars(results[1]), scalars(results[2])
         diff = max(abs(one[k] - two[k]) for k in one if not (math.isnan(one[k]) and math.isnan(two[k])))
         same_images = list(results[1]["per_image"]) == list(results[2]["per_image"])
     best1, best2 = min(times[1]), min(times[2])
-    print(f"{args.n} pairs {args.size}x{args.size}, --workers {args.workers}: best of {args.rounds}: 1 process "
-          f"{best1:.2f} s, torchrun 2 processes {best2:.2f} s, speed-up x{best1 / best2:.2f}")  # fmt: skip
+    print(
+        f"{args.n} pairs {args.size}x{args.size}, --workers {args.workers}: best of {args.rounds}: 1 process "
+        f"{best1:.2f} s, torchrun 2 processes {best2:.2f} s, speed-up x{best1 / best2:.2f}"
+    )
     e1, e2 = min(evals[1]), min(evals[2])
-    print(f"evaluation alone (the command's 'in X s': decoding, measures, gathering): 1 process {e1:.2f} s, "
-          f"2 processes {e2:.2f} s, speed-up x{e1 / e2:.2f}")  # fmt: skip
+    print(
+        f"evaluation alone (the command's 'in X s': decoding, measures, gathering): 1 process {e1:.2f} s, "
+        f"2 processes {e2:.2f} s, speed-up x{e1 / e2:.2f}"
+    )
     print(f"largest difference of the dataset values: {diff:.3g}; per-image rows in the same order: {same_images}")
     print(f"after: {uptime()}")
 

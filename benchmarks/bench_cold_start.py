@@ -95,15 +95,35 @@ def main() -> None:
         root = Path(tmp)
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
         pred, gt = _foreground_data(root / "fg")
-        runs = {"evaluate foreground, 3 x 320x320": [*cli, "evaluate", "foreground", "--pred", str(pred), "--gt",
-                                                       str(gt), "--no-progress"]}  # fmt: skip
+        runs = {
+            "evaluate foreground, 3 x 320x320": [
+                *cli,
+                "evaluate",
+                "foreground",
+                "--pred",
+                str(pred),
+                "--gt",
+                str(gt),
+                "--no-progress",
+            ]
+        }
         bdry = _boundary_data(root / "bd")
         if bdry is not None:
-            runs["evaluate boundary, 3 BSDS images, 99 thresholds"] = [*cli, "evaluate", "boundary", "--pred",
-                                                                          str(bdry[0]), "--gt", str(bdry[1]),
-                                                                          "--no-progress"]  # fmt: skip
-        runs["evaluate foreground, --backend compiled"] = [*runs["evaluate foreground, 3 x 320x320"], "--backend",
-                                                           "compiled"]  # fmt: skip
+            runs["evaluate boundary, 3 BSDS images, 99 thresholds"] = [
+                *cli,
+                "evaluate",
+                "boundary",
+                "--pred",
+                str(bdry[0]),
+                "--gt",
+                str(bdry[1]),
+                "--no-progress",
+            ]
+        runs["evaluate foreground, --backend compiled"] = [
+            *runs["evaluate foreground, 3 x 320x320"],
+            "--backend",
+            "compiled",
+        ]
         for label, command in runs.items():
             cache = tempfile.mkdtemp(dir=tmp)
             cold, out = _timed(command, cache)
@@ -118,8 +138,10 @@ def main() -> None:
         cache = tempfile.mkdtemp(dir=tmp)
         _, out = _timed([sys.executable, "-c", _PYTHON_STEPS], cache)
         steps = dict(line.split() for line in out.splitlines() if line.split()[0] in ("import", "uint8", "float"))
-        print(f"{'Python, cold cache':50s} import {steps['import']} s, first uint8 update {steps['uint8']} s, "
-              f"then float32 {steps['float']} s")  # fmt: skip
+        print(
+            f"{'Python, cold cache':50s} import {steps['import']} s, first uint8 update {steps['uint8']} s, "
+            f"then float32 {steps['float']} s"
+        )
 
 
 if __name__ == "__main__":

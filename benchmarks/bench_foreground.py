@@ -58,8 +58,13 @@ def time_pysod(preds, gts, which: str) -> tuple[float, float, dict]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Fmeasure's deprecation warning
         if which == "suite":
-            metrics = {"mae": ps.MAE(), "sm": ps.Smeasure(), "wfm": ps.WeightedFmeasure(), "em": ps.Emeasure(),
-                       "fm": ps.Fmeasure()}  # fmt: skip
+            metrics = {
+                "mae": ps.MAE(),
+                "sm": ps.Smeasure(),
+                "wfm": ps.WeightedFmeasure(),
+                "em": ps.Emeasure(),
+                "fm": ps.Fmeasure(),
+            }
         else:
             metrics = {"wfm": ps.WeightedFmeasure()}
         start, cpu = time.perf_counter(), time.process_time()
@@ -70,9 +75,14 @@ def time_pysod(preds, gts, which: str) -> tuple[float, float, dict]:
         elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     flat = {"wfm": results["wfm"]["wfm"]}
     if which == "suite":
-        flat.update(mae=results["mae"]["mae"], sm=results["sm"]["sm"], adp_em=results["em"]["em"]["adp"],
-                    max_em=results["em"]["em"]["curve"].max(), mean_fm=results["fm"]["fm"]["curve"].mean(),
-                    adp_fm=results["fm"]["fm"]["adp"])  # fmt: skip
+        flat.update(
+            mae=results["mae"]["mae"],
+            sm=results["sm"]["sm"],
+            adp_em=results["em"]["em"]["adp"],
+            max_em=results["em"]["em"]["curve"].max(),
+            mean_fm=results["fm"]["fm"]["curve"].mean(),
+            adp_fm=results["fm"]["fm"]["adp"],
+        )
     return elapsed / len(preds), cpu / len(preds), flat
 
 
@@ -92,9 +102,15 @@ def time_ours(preds, gts, which: str, device: str, batch: int) -> tuple[float, f
         torch.cuda.synchronize()
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     if which == "suite":
-        flat = {"wfm": out["weighted_f_measure"], "mae": out["mae"], "sm": out["s_measure"],
-                "adp_em": out["e_measure"]["adaptive"], "max_em": out["e_measure"]["max"],
-                "mean_fm": out["f_measure"]["mean"], "adp_fm": out["f_measure"]["adaptive"]}  # fmt: skip
+        flat = {
+            "wfm": out["weighted_f_measure"],
+            "mae": out["mae"],
+            "sm": out["s_measure"],
+            "adp_em": out["e_measure"]["adaptive"],
+            "max_em": out["e_measure"]["max"],
+            "mean_fm": out["f_measure"]["mean"],
+            "adp_fm": out["f_measure"]["adaptive"],
+        }
     else:
         flat = {"wfm": out}
     return elapsed / len(preds), cpu / len(preds), {k: float(v) for k, v in flat.items()}
@@ -109,13 +125,17 @@ def main() -> None:
     parser.add_argument("--sizes", default="320:200,1024:20", help="size:count pairs")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    print(f"torch {torch.__version__}, device {args.device}, {torch.get_num_threads()} CPU threads; load average "
-          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")  # fmt: skip
+    print(
+        f"torch {torch.__version__}, device {args.device}, {torch.get_num_threads()} CPU threads; load average "
+        f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores"
+    )
     if args.device.startswith("cuda"):
         print(f"GPU: {torch.cuda.get_device_name()}")
     print("wall = elapsed s/img, cpu = CPU s/img of all threads (time.process_time); best of --repeats each")
-    print(f"{'inputs':<18}{'measures':<11}{'pysod wall':>11}{'ours wall':>11}{'x wall':>8}{'pysod cpu':>11}"
-          f"{'ours cpu':>11}{'x cpu':>7}{'max |diff|':>12}")  # fmt: skip
+    print(
+        f"{'inputs':<18}{'measures':<11}{'pysod wall':>11}{'ours wall':>11}{'x wall':>8}{'pysod cpu':>11}"
+        f"{'ours cpu':>11}{'x cpu':>7}{'max |diff|':>12}"
+    )
     for item in args.sizes.split(","):
         size, count = (int(v) for v in item.split(":"))
         preds, gts = make_maps(count, size, seed=size)

@@ -44,8 +44,18 @@ HANDLER_NAMES = ("fmeasure", "precision", "recall", "specificity", "fpr", "ber",
 def pysod_metric(which: str):
     import py_sod_metrics as ps
 
-    classes = (ps.FmeasureHandler, ps.PrecisionHandler, ps.RecallHandler, ps.SpecificityHandler, ps.FPRHandler,
-               ps.BERHandler, ps.IOUHandler, ps.DICEHandler, ps.OverallAccuracyHandler, ps.KappaHandler)  # fmt: skip
+    classes = (
+        ps.FmeasureHandler,
+        ps.PrecisionHandler,
+        ps.RecallHandler,
+        ps.SpecificityHandler,
+        ps.FPRHandler,
+        ps.BERHandler,
+        ps.IOUHandler,
+        ps.DICEHandler,
+        ps.OverallAccuracyHandler,
+        ps.KappaHandler,
+    )
     if which in ("threshold", "si_threshold"):
         handlers = {n: c(True, True, with_binary=True) for n, c in zip(HANDLER_NAMES, classes, strict=True)}
         return ps.FmeasureV2(handlers) if which == "threshold" else ps.SizeInvarianceFmeasureV2(handlers)
@@ -59,9 +69,14 @@ def pysod_metric(which: str):
 
 
 def ours_metric(which: str):
-    return {"threshold": ThresholdMeasures, "si_threshold": SizeInvariantThresholdMeasures, "si_mae": SizeInvariantMAE,
-            "hce": HumanCorrectionEffort, "cm": ContextMeasure,
-            "msiou": lambda: MultiScaleIoU(with_binary=True)}[which]()  # fmt: skip
+    return {
+        "threshold": ThresholdMeasures,
+        "si_threshold": SizeInvariantThresholdMeasures,
+        "si_mae": SizeInvariantMAE,
+        "hce": HumanCorrectionEffort,
+        "cm": ContextMeasure,
+        "msiou": lambda: MultiScaleIoU(with_binary=True),
+    }[which]()
 
 
 def flat_pysod(which: str, res: dict) -> dict:
@@ -89,8 +104,9 @@ def flat_ours(which: str, res) -> dict:
     out = {}
     for name in HANDLER_NAMES:
         r = res[name]
-        out[f"{name}/adp"], out[f"{name}/bin"], out[f"{name}/mean"] = (float(r[k]) for k in ("adaptive", "binary",
-                                                                                               "mean"))  # fmt: skip
+        out[f"{name}/adp"], out[f"{name}/bin"], out[f"{name}/mean"] = (
+            float(r[k]) for k in ("adaptive", "binary", "mean")
+        )
     return out
 
 
@@ -135,12 +151,16 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     import cv2
 
-    print(f"torch {torch.__version__}, CPU, {torch.get_num_threads()} torch / numba threads, "
-          f"OpenCV {cv2.__version__} with {cv2.getNumThreads()} threads (both libraries); load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")  # fmt: skip
+    print(
+        f"torch {torch.__version__}, CPU, {torch.get_num_threads()} torch / numba threads, "
+        f"OpenCV {cv2.__version__} with {cv2.getNumThreads()} threads (both libraries); load average "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
     print("wall = elapsed s/img, cpu = CPU s/img of all threads (time.process_time); best of --repeats each")
-    print(f"{'inputs':<18}{'measure':<14}{'pysod wall':>11}{'ours wall':>11}{'x wall':>8}{'pysod cpu':>11}"
-          f"{'ours cpu':>11}{'x cpu':>7}{'max |diff|':>12}")  # fmt: skip
+    print(
+        f"{'inputs':<18}{'measure':<14}{'pysod wall':>11}{'ours wall':>11}{'x wall':>8}{'pysod cpu':>11}"
+        f"{'ours cpu':>11}{'x cpu':>7}{'max |diff|':>12}"
+    )
     for item in args.sizes.split(","):
         size, count = (int(v) for v in item.split(":"))
         preds, gts = make_maps(count, size, seed=size)

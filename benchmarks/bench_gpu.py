@@ -123,8 +123,10 @@ def edt_table(dev: str, repeats: int) -> None:
             with use_backend("auto" if route == "1" else "tensor"):
                 times[route] = _timed(run, dev, repeats)
         same = all(torch.equal(a, b) for a, b in zip(results["1"], results["0"], strict=True))
-        print(f"{f'{batch} x {size}x{size}':<22}{times['1'] * 1e3:>10.2f}{times['0'] * 1e3:>12.2f}"
-              f"{times['0'] / times['1']:>9.1f}x{'yes' if same else 'NO':>11}")  # fmt: skip
+        print(
+            f"{f'{batch} x {size}x{size}':<22}{times['1'] * 1e3:>10.2f}{times['0'] * 1e3:>12.2f}"
+            f"{times['0'] / times['1']:>9.1f}x{'yes' if same else 'NO':>11}"
+        )
 
 
 def surface_table(dev: str, skip_cpu: bool) -> None:
@@ -138,9 +140,14 @@ def surface_table(dev: str, skip_cpu: bool) -> None:
     print("device (distance_to_features_device); MONAI's published cuCIM figures (its PR 7008) beside them")
     print(f"{'case':<26}{'GPU ms':>10}{'CPU ms':>10}{'GPU/CPU':>9}{'max |GPU-CPU|':>15}{'cuCIM ms':>10}")
     published = {"random 50^3": 47.0, "random 100^3": 140.0, "random 250^3": 1300.0, "sphere 250^3": 45.0}
-    cases = [("random 50^3", random_masks(50)), ("sphere 100^3", spheres(100)), ("random 100^3", random_masks(100)),
-             ("sphere 250^3", spheres(250)), ("random 250^3", random_masks(250)),
-             ("2-D 16 x 512x512", blobs_2d(16, 512))]  # fmt: skip
+    cases = [
+        ("random 50^3", random_masks(50)),
+        ("sphere 100^3", spheres(100)),
+        ("random 100^3", random_masks(100)),
+        ("sphere 250^3", spheres(250)),
+        ("random 250^3", random_masks(250)),
+        ("2-D 16 x 512x512", blobs_2d(16, 512)),
+    ]
     for name, (p_np, g_np) in cases:
         p, g = torch.from_numpy(p_np), torch.from_numpy(g_np)
         if p.ndim == 3 and name != "2-D 16 x 512x512":
@@ -158,8 +165,10 @@ def surface_table(dev: str, skip_cpu: bool) -> None:
             else min(_timed(lambda: call("cpu"), "cpu", 1), _timed(lambda: call("cpu"), "cpu", 1))
         )
         diff = float("nan") if skip_cpu else float(np.nanmax(np.abs(out[dev] - out["cpu"])))
-        print(f"{name:<26}{gpu * 1e3:>10.1f}{cpu * 1e3:>10.1f}{cpu / gpu:>8.1f}x{diff:>15.1e}"
-              f"{published.get(name, float('nan')):>10.0f}")  # fmt: skip
+        print(
+            f"{name:<26}{gpu * 1e3:>10.1f}{cpu * 1e3:>10.1f}{cpu / gpu:>8.1f}x{diff:>15.1e}"
+            f"{published.get(name, float('nan')):>10.0f}"
+        )
 
 
 def main() -> None:
@@ -183,8 +192,15 @@ def main() -> None:
 
     print("\nForegroundMeasures (all measures, one pass): images/s; GPU vs CPU of the same maps")
     print(f"{'maps':<22}{'batch':>6}{'GPU img/s':>12}{'CPU img/s':>12}{'GPU/CPU':>9}{'max |GPU-CPU|':>15}")
-    cases = [(320, 64, "uint8", 8), (320, 256, "uint8", 4), (320, 256, "float32", 4), (320, 256, "float64", 4),
-             (1024, 16, "uint8", 4), (1024, 16, "float32", 4), (1024, 16, "float64", 4)]  # fmt: skip
+    cases = [
+        (320, 64, "uint8", 8),
+        (320, 256, "uint8", 4),
+        (320, 256, "float32", 4),
+        (320, 256, "float64", 4),
+        (1024, 16, "uint8", 4),
+        (1024, 16, "float32", 4),
+        (1024, 16, "float64", 4),
+    ]
     worst, suite, rates = 0.0, (float("nan"), float("nan")), {}
     for size, batch, dtype, updates in cases:
         p, g = _maps(size, batch, dtype)

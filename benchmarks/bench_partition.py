@@ -91,9 +91,11 @@ def main() -> None:
     parser.add_argument("--with-fb", action="store_true")
     args = parser.parse_args()
     dev = args.device
-    print(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__} "
-          f"({torch.get_num_threads()} threads), numba {numba.__version__} ({numba.get_num_threads()} threads), "
-          f"device {dev}" + (f" ({torch.cuda.get_device_name()})" if dev.startswith("cuda") else ""))  # fmt: skip
+    print(
+        f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__} "
+        f"({torch.get_num_threads()} threads), numba {numba.__version__} ({numba.get_num_threads()} threads), "
+        f"device {dev}" + (f" ({torch.cuda.get_device_name()})" if dev.startswith("cuda") else "")
+    )
     ucms, gts = load(args.data, args.images)
     n = len(ucms)
     print(f"# {n} BSDS500 test images (481x321), {ANNOTATORS} annotators each")
@@ -104,8 +106,12 @@ def main() -> None:
     hierarchy_measures(ucm_t[:1], gt_t[:1], thresholds=3, measures=TABLE_MEASURES)
 
     # ---------------------------------------------------------------- case 1
-    ours = [best_of(lambda i=i: partition_measures(parts[i : i + 1], gt_t[i : i + 1], measures=TABLE_MEASURES),
-                    args.repeat, dev) for i in range(n)]  # fmt: skip
+    ours = [
+        best_of(
+            lambda i=i: partition_measures(parts[i : i + 1], gt_t[i : i + 1], measures=TABLE_MEASURES), args.repeat, dev
+        )
+        for i in range(n)
+    ]
     batch = best_of(lambda: partition_measures(parts, gt_t, measures=TABLE_MEASURES), args.repeat, dev) / n
     parts_np = [p.cpu().numpy() for p in parts]
     peer = [best_of(lambda i=i: skimage_pairs([parts_np[i]], gts[i]), args.repeat, "cpu") for i in range(n)]
@@ -123,8 +129,12 @@ def main() -> None:
     print(f"max |VoI ours - skimage| = {d_voi:.2e} (mean over annotators)")
 
     # ---------------------------------------------------------------- case 2
-    ours_h = [best_of(lambda i=i: hierarchy_measures(ucm_t[i : i + 1], gt_t[i : i + 1], measures=TABLE_MEASURES),
-                      args.repeat, dev) for i in range(n)]  # fmt: skip
+    ours_h = [
+        best_of(
+            lambda i=i: hierarchy_measures(ucm_t[i : i + 1], gt_t[i : i + 1], measures=TABLE_MEASURES), args.repeat, dev
+        )
+        for i in range(n)
+    ]
     k_peer = min(n, 3)
     peer_h = []
     for i in range(k_peer):

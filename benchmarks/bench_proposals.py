@@ -92,8 +92,10 @@ def main() -> None:
     objects = shapes(rng, args.objects)
     void = np.zeros((H, W), bool)
     void[:, :3] = True
-    print(f"# {os.cpu_count()} cores, torch {torch.__version__} ({torch.get_num_threads()} threads), device "
-          f"{args.device}; {args.proposals} proposals x {args.objects} objects at {W}x{H}")  # fmt: skip
+    print(
+        f"# {os.cpu_count()} cores, torch {torch.__version__} ({torch.get_num_threads()} threads), device "
+        f"{args.device}; {args.proposals} proposals x {args.objects} objects at {W}x{H}"
+    )
     pool_t = torch.from_numpy(pool).to(args.device)
     obj_t, void_t = torch.from_numpy(objects).to(args.device), torch.from_numpy(void).to(args.device)
     proposal_overlaps(pool_t[:8], obj_t, void=void_t)  # warm-up
@@ -113,12 +115,15 @@ def main() -> None:
     print("|---|---|---|")
     print(f"| numpy loop over proposals (oracle; {k} measured, extrapolated) | {t_peer:.2f} | 1 |")
     print(f"| segmetrics-torch | {t_ours:.3f} | {t_peer / t_ours:.0f}x |")
-    print(f"max |best J ours - oracle| on the first {k} proposals: {diff:.1e}; "
-          f"best J at all {args.proposals}: mean {float(ours['jaccard'][-1].mean()):.4f}")
+    print(
+        f"max |best J ours - oracle| on the first {k} proposals: {diff:.1e}; "
+        f"best J at all {args.proposals}: mean {float(ours['jaccard'][-1].mean()):.4f}"
+    )
     # the boundary variant
     start = time.perf_counter()
-    ours_b = best_boundary_f(proposal_boundary_overlaps(pool_t, obj_t, void=void_t, chunk_size=args.chunk),
-                             MCG_PROPOSAL_COUNTS)  # fmt: skip
+    ours_b = best_boundary_f(
+        proposal_boundary_overlaps(pool_t, obj_t, void=void_t, chunk_size=args.chunk), MCG_PROPOSAL_COUNTS
+    )
     if args.device.startswith("cuda"):
         torch.cuda.synchronize()
     t_ours_b = time.perf_counter() - start
@@ -136,10 +141,14 @@ def main() -> None:
     print("|---|---|---|")
     print(f"| numpy/scipy loop over proposals ({k} measured, extrapolated) | {t_peer_b:.2f} | 1 |")
     print(f"| segmetrics-torch | {t_ours_b:.3f} | {t_peer_b / t_ours_b:.0f}x |")
-    print(f"max |best F ours - loop| on the first {k} proposals: {diff_loop:.1e}; vs the per-pair oracle on the first "
-          f"{k_ref}: {diff_ref:.1e}; best F at all {args.proposals}: mean {float(ours_b['f'][-1].mean()):.4f}")
-    print(f"peak resident memory of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB "
-          f"(the bool pool itself: {pool.nbytes / 2**30:.2f} GiB)")
+    print(
+        f"max |best F ours - loop| on the first {k} proposals: {diff_loop:.1e}; vs the per-pair oracle on the first "
+        f"{k_ref}: {diff_ref:.1e}; best F at all {args.proposals}: mean {float(ours_b['f'][-1].mean()):.4f}"
+    )
+    print(
+        f"peak resident memory of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB "
+        f"(the bool pool itself: {pool.nbytes / 2**30:.2f} GiB)"
+    )
 
 
 if __name__ == "__main__":

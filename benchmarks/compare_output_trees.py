@@ -64,10 +64,20 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("before", type=Path)
     parser.add_argument("after", type=Path)
-    parser.add_argument("--same-root", action="append", default=[], metavar="OLD=NEW",
-                        help="a path written into the files that stands for the same place in both runs")  # fmt: skip
-    parser.add_argument("--skip", action="append", default=[], metavar="GLOB",
-                        help="leave out the top-level folders (one per test) that match")  # fmt: skip
+    parser.add_argument(
+        "--same-root",
+        action="append",
+        default=[],
+        metavar="OLD=NEW",
+        help="a path written into the files that stands for the same place in both runs",
+    )
+    parser.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="leave out the top-level folders (one per test) that match",
+    )
     args = parser.parse_args()
     roots = [tuple(part.encode() for part in pair.split("=", 1)) for pair in args.same_root]
     before, after = _files(args.before, args.skip), _files(args.after, args.skip)

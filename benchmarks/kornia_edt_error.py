@@ -45,8 +45,10 @@ def main() -> None:
         "lattice 6x6 37x37": (np.add.outer(np.arange(37) % 6, np.arange(37) % 6) == 0)[None],
     }
     print(f"kornia {kornia.__version__}, torch {torch.__version__}")
-    print(f"{'input':22s} {'max |err| px':>12s} {'mean |err| px':>13s} {'wrong px %':>10s} "
-          f"{'kornia ms/img':>13s} {'exact torch ms/img':>18s}")  # fmt: skip
+    print(
+        f"{'input':22s} {'max |err| px':>12s} {'mean |err| px':>13s} {'wrong px %':>10s} "
+        f"{'kornia ms/img':>13s} {'exact torch ms/img':>18s}"
+    )
     for name, masks in cases.items():
         exact = np.stack([ndimage.distance_transform_edt(~m) for m in masks])
         image = torch.from_numpy(masks.astype(np.float32))[:, None]
@@ -58,8 +60,9 @@ def main() -> None:
         t_o = (time.perf_counter() - start) / len(masks) * 1e3
         assert np.array_equal(ours, exact)
         err = np.abs(approx - exact)
-        print(f"{name:22s} {err.max():12.3f} {err.mean():13.4f} {100 * (err > 0.5).mean():10.2f} "
-              f"{t_k:13.2f} {t_o:18.2f}")  # fmt: skip
+        print(
+            f"{name:22s} {err.max():12.3f} {err.mean():13.4f} {100 * (err > 0.5).mean():10.2f} {t_k:13.2f} {t_o:18.2f}"
+        )
 
     from kornia.filters import filter2d_separable
 
@@ -73,8 +76,10 @@ def main() -> None:
         ours = gaussian_blur_zero(x, 7, 5.0)
         t_k = _time(lambda x=x, k=k: filter2d_separable(x[:, None], k, k, border_type="constant"))
         t_o = _time(lambda x=x: gaussian_blur_zero(x, 7, 5.0))
-        print(f"  {dtype!s:14s} max |kornia - ours| {float((theirs - ours).abs().max()):.2e}   kornia {t_k:7.2f} ms"
-              f"   ours {t_o:6.2f} ms")
+        print(
+            f"  {dtype!s:14s} max |kornia - ours| {float((theirs - ours).abs().max()):.2e}   kornia {t_k:7.2f} ms"
+            f"   ours {t_o:6.2f} ms"
+        )
 
 
 def _time(fn, repeats: int = 5) -> float:

@@ -57,11 +57,18 @@ def main() -> None:
             trainer.fit(model, DataLoader(train_set, batch_size=8, shuffle=True))
             per_seed.append(held_out_scores(model, test_set))
         rows[loss] = {k: statistics.mean(s[k] for s in per_seed) for k in per_seed[0]}
-    names = {"none": "BCE", "e": "BCE + E-measure loss", "wf": "BCE + weighted-F loss", "f": "BCE + soft F loss",
-             "iou": "BCE + soft IoU loss"}  # fmt: skip
+    names = {
+        "none": "BCE",
+        "e": "BCE + E-measure loss",
+        "wf": "BCE + weighted-F loss",
+        "f": "BCE + soft F loss",
+        "iou": "BCE + soft IoU loss",
+    }
     keys = list(rows["none"])
-    print(f"# {opts.epochs} epochs x {opts.train_images} images (64x64), held-out {opts.test_images} images, "
-          f"mean over seeds {opts.seeds}")  # fmt: skip
+    print(
+        f"# {opts.epochs} epochs x {opts.train_images} images (64x64), held-out {opts.test_images} images, "
+        f"mean over seeds {opts.seeds}"
+    )
     print("| training loss | " + " | ".join(keys) + " |")
     print("|---|" + "---|" * len(keys))
     for loss, scores in rows.items():

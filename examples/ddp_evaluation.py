@@ -52,8 +52,9 @@ def main() -> None:
             seen = int(metric.count)
         if not distributed or dist.get_rank() == 0:
             world = dist.get_world_size() if distributed else 1
-            print(json.dumps({"world_size": world, "images": seen,
-                              **{k: float(v) for k, v in sorted(results.items())}}))  # fmt: skip
+            print(
+                json.dumps({"world_size": world, "images": seen, **{k: float(v) for k, v in sorted(results.items())}})
+            )
     finally:
         if distributed:
             dist.destroy_process_group()

@@ -29,8 +29,9 @@ def main() -> None:
     args = parser.parse_args()
     data = make_foreground_dataset(n=args.images, size=(320, 320), methods=("good",))
     dataset = TensorDataset(torch.from_numpy(data.preds["good"]), torch.from_numpy(data.gt))
-    loader = DataLoader(dataset, batch_size=args.batch_size, num_workers=args.workers,
-                        pin_memory=args.device.startswith("cuda"))  # fmt: skip
+    loader = DataLoader(
+        dataset, batch_size=args.batch_size, num_workers=args.workers, pin_memory=args.device.startswith("cuda")
+    )
     metric = ForegroundMeasures().to(args.device)
     start = time.perf_counter()
     for preds, gt in loader:

@@ -49,11 +49,14 @@ class TinyNet(nn.Module):
     def __init__(self, width: int = 12) -> None:
         super().__init__()
         self.body = nn.Sequential(
-            nn.Conv2d(1, width, 3, padding=1), nn.ReLU(),
-            nn.Conv2d(width, width, 3, padding=2, dilation=2), nn.ReLU(),
-            nn.Conv2d(width, width, 3, padding=4, dilation=4), nn.ReLU(),
+            nn.Conv2d(1, width, 3, padding=1),
+            nn.ReLU(),
+            nn.Conv2d(width, width, 3, padding=2, dilation=2),
+            nn.ReLU(),
+            nn.Conv2d(width, width, 3, padding=4, dilation=4),
+            nn.ReLU(),
             nn.Conv2d(width, 1, 3, padding=1),
-        )  # fmt: skip
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.body(x)
@@ -110,10 +113,16 @@ class LitSegmentation(pl.LightningModule):
 
 def build_trainer(args: argparse.Namespace, **overrides) -> pl.Trainer:
     options = dict(
-        max_epochs=args.epochs, accelerator="cpu", devices=args.devices, strategy=args.strategy,
-        logger=False, enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
+        max_epochs=args.epochs,
+        accelerator="cpu",
+        devices=args.devices,
+        strategy=args.strategy,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
         deterministic=True,
-    )  # fmt: skip
+    )
     options.update(overrides)
     return pl.Trainer(**options)
 

@@ -268,9 +268,7 @@ def read_labels(path: str | Path) -> np.ndarray:
 
 
 @reads((*IMAGE_EXTENSIONS, *NIFTI_EXTENSIONS), "label volumes and masks (NIfTI, images)")
-def read_label_volume(
-    path: str | Path, *, header_spacing: bool = True
-) -> tuple[np.ndarray, tuple[float, ...] | None]:
+def read_label_volume(path: str | Path, *, header_spacing: bool = True) -> tuple[np.ndarray, tuple[float, ...] | None]:
     """Read a label map or mask as ``(labels, spacing)``: a NIfTI volume (``.nii``, ``.nii.gz``) as its voxel array
     (int64, in the file's axis order) with the spacing of its header (the ``pixdim`` of its spatial axes, as stored:
     ``get_zooms()`` of a valid header; in the header's unit, usually mm), or a 2-D image as :func:`read_labels` with
@@ -443,8 +441,9 @@ def list_images(folder: str | Path, exts: Sequence[str] = IMAGE_EXTENSIONS, *, n
             found.setdefault(path.name[: -len(ext)], []).append(path)
     if broken:
         # a dangling link is a file the user meant to give: never skipped silently
-        raise ValueError(f"The {name} {folder} holds broken symbolic links (their targets do not exist): "
-                         f"{_listing(sorted(broken))}.")  # fmt: skip
+        raise ValueError(
+            f"The {name} {folder} holds broken symbolic links (their targets do not exist): {_listing(sorted(broken))}."
+        )
     if not found:
         raise ValueError(f"The {name} {folder} holds no image ({', '.join(sorted(wanted))}).")
     duplicates = {stem: paths for stem, paths in found.items() if len(paths) > 1}
@@ -557,8 +556,10 @@ def find_pairs(
     gts = list_images(gt_dir, exts, name="ground-truth folder")
     keyed: list[dict[str, str]] = []
     reasons: list[dict[str, str]] = []
-    for stems, prefix, suffix, what in ((preds, pred_prefix, pred_suffix, "predictions"),
-                                        (gts, gt_prefix, gt_suffix, "ground truths")):  # fmt: skip
+    for stems, prefix, suffix, what in (
+        (preds, pred_prefix, pred_suffix, "predictions"),
+        (gts, gt_prefix, gt_suffix, "ground truths"),
+    ):
         keys: dict[str, str] = {}
         why: dict[str, str] = {}
         for stem in stems:
@@ -826,8 +827,10 @@ def read_objects(
             classes = data["classes"].ravel()
             _check_integer(classes, path, "`classes`")
             if classes.shape != (objects.shape[0],) or classes.dtype.kind not in "iuf" or (classes < 0).any():
-                raise ValueError(f"{path}: `classes` must hold one non-negative integer per object "
-                                 f"({objects.shape[0]}), but got {classes.tolist()}.")  # fmt: skip
+                raise ValueError(
+                    f"{path}: `classes` must hold one non-negative integer per object "
+                    f"({objects.shape[0]}), but got {classes.tolist()}."
+                )
             classes = classes.astype(np.int64)
     else:
         labels = read_labels(path)

@@ -470,10 +470,16 @@ class SoftClDiceLoss(nn.Module):
 
     def forward(self, preds: Tensor, target: Tensor) -> Tensor:
         return soft_cl_dice_loss(
-            preds, target, iterations=self.iterations, smooth_nr=self.smooth_nr, smooth_dr=self.smooth_dr,
-            smooth=self.smooth, include_background=self.include_background, reduction=self.reduction,
+            preds,
+            target,
+            iterations=self.iterations,
+            smooth_nr=self.smooth_nr,
+            smooth_dr=self.smooth_dr,
+            smooth=self.smooth,
+            include_background=self.include_background,
+            reduction=self.reduction,
             validate_args=self.validate_args,
-        )  # fmt: skip
+        )
 
     def extra_repr(self) -> str:
         return f"iterations={self.iterations}, reduction={self.reduction!r}"

@@ -67,8 +67,17 @@ __all__ = [
 #: the binary-classification measures of ``threshold_measures`` (one per PySODMetrics 1.6 handler), in the order of
 #: PySODMetrics' README: the names of that function's ``measures``, of its results and of the numpy reference's
 THRESHOLD_MEASURES = (
-    "fmeasure", "precision", "recall", "specificity", "fpr", "ber", "iou", "dice", "accuracy", "kappa",
-)  # fmt: skip
+    "fmeasure",
+    "precision",
+    "recall",
+    "specificity",
+    "fpr",
+    "ber",
+    "iou",
+    "dice",
+    "accuracy",
+    "kappa",
+)
 
 #: the measures :class:`~segmetrics_torch.ForegroundMeasures` can ``include`` beside its own suite, by the name its
 #: ``include=`` takes (the ``include`` of the foreground records below) -> the public Metric class of
@@ -118,16 +127,60 @@ class Measure:
         return self.column or self.header
 
 
-def _fg(key: str, header: str, result: str, description: str, metric: str, function: str, *, lower: bool = False,
-        include: str | None = None, aliases: tuple[str, ...] = (), latex: str | None = None) -> Measure:  # fmt: skip
-    return Measure(key, "foreground", header, latex or header, not lower, description, result, include, aliases,
-                   metric=metric, function=function)  # fmt: skip
+def _fg(
+    key: str,
+    header: str,
+    result: str,
+    description: str,
+    metric: str,
+    function: str,
+    *,
+    lower: bool = False,
+    include: str | None = None,
+    aliases: tuple[str, ...] = (),
+    latex: str | None = None,
+) -> Measure:
+    return Measure(
+        key,
+        "foreground",
+        header,
+        latex or header,
+        not lower,
+        description,
+        result,
+        include,
+        aliases,
+        metric=metric,
+        function=function,
+    )
 
 
-def _pt(key: str, header: str, description: str, metric: str, *, lower: bool = False, pr_curve: bool = False,
-        latex: str | None = None, column: str = "") -> Measure:  # fmt: skip
-    return Measure(key, "partition", header, latex or header, not lower, description, key, None, (), pr_curve,
-                   metric=metric, function="partition_measures", column=column)  # fmt: skip
+def _pt(
+    key: str,
+    header: str,
+    description: str,
+    metric: str,
+    *,
+    lower: bool = False,
+    pr_curve: bool = False,
+    latex: str | None = None,
+    column: str = "",
+) -> Measure:
+    return Measure(
+        key,
+        "partition",
+        header,
+        latex or header,
+        not lower,
+        description,
+        key,
+        None,
+        (),
+        pr_curve,
+        metric=metric,
+        function="partition_measures",
+        column=column,
+    )
 
 
 def _other(
@@ -281,13 +334,32 @@ MEASURES: dict[str, Measure] = {m.key: m for m in _ALL}
 #: the foreground keys a table can show (``--measures``), in the tables' order
 FOREGROUND: tuple[str, ...] = tuple(m.key for m in _ALL if m.family == "foreground" and m.report)
 #: the foreground table of ``segmetrics evaluate foreground`` without ``--measures``
-DEFAULT_FOREGROUND: tuple[str, ...] = ("mae", "s", "wf", "adpf", "meanf", "maxf", "adpe", "meane", "maxe", "meaniou",
-                                       "meandice")  # fmt: skip
+DEFAULT_FOREGROUND: tuple[str, ...] = (
+    "mae",
+    "s",
+    "wf",
+    "adpf",
+    "meanf",
+    "maxf",
+    "adpe",
+    "meane",
+    "maxe",
+    "meaniou",
+    "meandice",
+)
 #: the foreground measures of :mod:`segmetrics_torch.meta` (one ForegroundMeasures pass) -> the name its results
 #: are reported under (kept: reports and JSON written before the registry use them; any spelling is accepted)
-META_FOREGROUND: dict[str, str] = {"mae": "mae", "s": "s_measure", "wf": "weighted_f", "adpf": "f_adaptive",
-                                   "meanf": "f_mean", "maxf": "f_max", "adpe": "e_adaptive", "meane": "e_mean",
-                                   "maxe": "e_max"}  # fmt: skip
+META_FOREGROUND: dict[str, str] = {
+    "mae": "mae",
+    "s": "s_measure",
+    "wf": "weighted_f",
+    "adpf": "f_adaptive",
+    "meanf": "f_mean",
+    "maxf": "f_max",
+    "adpe": "e_adaptive",
+    "meane": "e_mean",
+    "maxe": "e_max",
+}
 #: the partition keys (SEISM's), Fb first
 PARTITION: tuple[str, ...] = tuple(m.key for m in _ALL if m.family == "partition")
 #: the partition measures computed from contingency tables (all but Fb)
@@ -298,6 +370,7 @@ SURFACE: tuple[str, ...] = tuple(m.key for m in _ALL if m.family == "surface")
 SURFACE_SUITE: tuple[str, ...] = ("hd", "hd95", "asd", "assd", "nsd")
 #: the partition measures with precision-recall curves (ODS/OIS/AP on hierarchies)
 PR_MEASURES: tuple[str, ...] = tuple(m.key for m in _ALL if m.pr_curve)
+
 
 @dataclass(frozen=True)
 class TableRow:
@@ -707,4 +780,3 @@ def lower_is_better(family: Family, result: str) -> bool:
     # a key extending a scalar measure's (a class, ODS / OIS of a hierarchy) takes that measure's direction
     found = exact or [m for m in measures if "/" not in m.result and m.result == result.split("/")[0]]
     return any(not m.higher_is_better for m in found)
-

@@ -42,8 +42,9 @@ def _metric(make: Callable[[], torch.nn.Module], *args_fn: Callable[[], tuple]) 
     def run(device: str) -> np.ndarray:
         metric = make().to(device)
         for make_args in args_fn:
-            metric.update(*(a.to(device) if isinstance(a, torch.Tensor) else [x.to(device) for x in a]
-                            for a in make_args()))  # fmt: skip
+            metric.update(
+                *(a.to(device) if isinstance(a, torch.Tensor) else [x.to(device) for x in a] for a in make_args())
+            )
         return _flat(metric.compute())
 
     return run
@@ -106,10 +107,16 @@ def _surface_inputs() -> tuple[torch.Tensor, torch.Tensor]:
 
 def _surface(convention: str) -> Callable[[str], np.ndarray]:
     if convention == "medpy":  # MedPy raises on an empty structure (the label maps miss class 2): masks only
-        return _metric(lambda: st.SurfaceDistanceMeasures(convention=convention, spacing=(2.0, 1.0, 0.5)),
-                       lambda: tuple(x[:2].bool() for x in _surface_inputs()))  # fmt: skip
-    return _metric(lambda: st.SurfaceDistanceMeasures(convention=convention, num_classes=3, spacing=(2.0, 1.0, 0.5),
-                                                      tolerance=1.5), _surface_inputs)  # fmt: skip
+        return _metric(
+            lambda: st.SurfaceDistanceMeasures(convention=convention, spacing=(2.0, 1.0, 0.5)),
+            lambda: tuple(x[:2].bool() for x in _surface_inputs()),
+        )
+    return _metric(
+        lambda: st.SurfaceDistanceMeasures(
+            convention=convention, num_classes=3, spacing=(2.0, 1.0, 0.5), tolerance=1.5
+        ),
+        _surface_inputs,
+    )
 
 
 CASES: dict[str, Callable[[str], np.ndarray]] = {

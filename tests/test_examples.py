@@ -19,10 +19,21 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 def test_gpu_batch_eval_example_prints_the_metric_values():
     device = "cuda" if torch.cuda.is_available() else "cpu"
     run = subprocess.run(
-        [sys.executable, str(EXAMPLES / "gpu_batch_eval.py"), "--device", device, "--images", "12",
-         "--batch-size", "5"],
-        capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(EXAMPLES / "gpu_batch_eval.py"),
+            "--device",
+            device,
+            "--images",
+            "12",
+            "--batch-size",
+            "5",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     printed = {key.strip(): value for key, value in (line.split(":") for line in run.stdout.splitlines()[1:])}
     data = make_foreground_dataset(n=12, size=(320, 320), methods=("good",))
     metric = ForegroundMeasures()

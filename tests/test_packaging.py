@@ -27,8 +27,13 @@ pytestmark = pytest.mark.slow
 def dist(tmp_path_factory) -> Path:
     pytest.importorskip("build", reason="the `build` package (in the test extras) builds the distributions")
     out = tmp_path_factory.mktemp("dist")
-    subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], check=True, capture_output=True,
-                   text=True, timeout=600)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     return out
 
 
@@ -55,17 +60,39 @@ def test_installed_wheel_runs_the_demo(dist, tmp_path):
     python = env_dir / "bin" / "python"
     # outside the source tree and without PYTHONPATH: an egg-info there would make pip think it is installed
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    subprocess.run([python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)], check=True,
-                   timeout=300, cwd=tmp_path, env=env)  # fmt: skip
-    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True, cwd=tmp_path, env=env).stdout.strip()  # fmt: skip
+    subprocess.run(
+        [python, "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)],
+        check=True,
+        timeout=300,
+        cwd=tmp_path,
+        env=env,
+    )
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+        env=env,
+    ).stdout.strip()
     borrowed = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     (Path(site) / "zz_borrowed_dependencies.pth").write_text("\n".join(sorted(borrowed)) + "\n")
-    found = subprocess.run([python, "-c", "import segmetrics_torch; print(segmetrics_torch.__file__)"], cwd=tmp_path,
-                           capture_output=True, text=True, env=env)  # fmt: skip
+    found = subprocess.run(
+        [python, "-c", "import segmetrics_torch; print(segmetrics_torch.__file__)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert found.returncode == 0, found.stderr
     assert Path(found.stdout.strip()).is_relative_to(env_dir), found.stdout
-    run = subprocess.run([env_dir / "bin" / "segmetrics", "demo", "--n", "2"], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=300, env=env)  # fmt: skip
+    run = subprocess.run(
+        [env_dir / "bin" / "segmetrics", "demo", "--n", "2"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert run.returncode == 0, run.stderr
     assert "MAE" in run.stdout

@@ -61,8 +61,10 @@ def test_top_level_table_names_every_metric():
 
 
 def test_importing_the_package_imports_no_torch():
-    code = ("import sys, segmetrics_torch, segmetrics_torch.metrics; dir(segmetrics_torch); "
-            "print(sorted(m for m in ('torch', 'torchmetrics', 'numba') if m in sys.modules))")  # fmt: skip
+    code = (
+        "import sys, segmetrics_torch, segmetrics_torch.metrics; dir(segmetrics_torch); "
+        "print(sorted(m for m in ('torch', 'torchmetrics', 'numba') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

@@ -21,10 +21,21 @@ def test_it_imports_no_torch() -> None:
 
 @pytest.mark.parametrize(
     ("spelling", "key"),
-    [("maxEm", "maxe"), ("Smeasure", "s"), ("wFmeasure", "wf"), ("weighted_f", "wf"), ("adpFm", "adpf"),
-     ("avgF", "meanf"), ("MAE", "mae"), ("siAUC-ROC", "siaucroc"), ("f_adaptive", "adpf"), ("Fop", "fop"),
-     ("VoI", "voi"), ("e max", "maxe")],
-)  # fmt: skip
+    [
+        ("maxEm", "maxe"),
+        ("Smeasure", "s"),
+        ("wFmeasure", "wf"),
+        ("weighted_f", "wf"),
+        ("adpFm", "adpf"),
+        ("avgF", "meanf"),
+        ("MAE", "mae"),
+        ("siAUC-ROC", "siaucroc"),
+        ("f_adaptive", "adpf"),
+        ("Fop", "fop"),
+        ("VoI", "voi"),
+        ("e max", "maxe"),
+    ],
+)
 def test_spellings(spelling: str, key: str) -> None:
     assert canonical(spelling) == key
     assert canonical(spelling, MEASURES[key].family) == key

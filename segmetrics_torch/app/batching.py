@@ -88,8 +88,9 @@ def run_named(run: Callable[[Any, Any], Any], batch: list[tuple[str, Any, Any]],
     try:
         return run(preds, target)
     except ValueError as error:
-        raise image_at_fault(lambda i: run(preds[i : i + 1], target[i : i + 1]), [s for s, _, _ in batch],
-                              error) from None  # fmt: skip
+        raise image_at_fault(
+            lambda i: run(preds[i : i + 1], target[i : i + 1]), [s for s, _, _ in batch], error
+        ) from None
 
 
 def image_at_fault(probe: Callable[[int], Any], names: Sequence[str], error: ValueError) -> InputError:
@@ -113,8 +114,9 @@ def update_naming_the_image(metric: Any, preds: Any, target: Any, names: list[st
     try:
         metric.update(preds, target)
     except ValueError as error:
-        raise image_at_fault(lambda i: copy.deepcopy(metric).update(preds[i : i + 1], target[i : i + 1]), names,
-                              error) from None  # fmt: skip
+        raise image_at_fault(
+            lambda i: copy.deepcopy(metric).update(preds[i : i + 1], target[i : i + 1]), names, error
+        ) from None
 
 
 def sync(device: str | torch.device) -> None:

@@ -64,9 +64,12 @@ def add_allow_missing(
         "prediction folders; the default is an error",
     )
     parser.add_argument(
-        "--skip-missing", dest=f"{dest_prefix}allow_missing", action="store_true", default=default,
+        "--skip-missing",
+        dest=f"{dest_prefix}allow_missing",
+        action="store_true",
+        default=default,
         help=argparse.SUPPRESS,
-    )  # fmt: skip
+    )
 
 
 #: --skip-empty-gt's help for the foreground family
@@ -171,80 +174,182 @@ def add_input_options(
 #: :func:`add_input_options` follow ``--workers``.
 _OPTIONS_BEFORE_INPUT: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("--config", "config", {"metavar": "FILE", "help": "YAML or JSON configuration"}),
-    ("--datasets-json", "datasets_json", {"metavar": "FILE", "help": (
-        "PySODEvalToolkit's dataset configuration (JSON), read as it is; with --methods-json"
-    )}),
-    ("--methods-json", "methods_json", {"metavar": "FILE", "help": (
-        "PySODEvalToolkit's method configuration (JSON), read as it is; with --datasets-json"
-    )}),
+    (
+        "--datasets-json",
+        "datasets_json",
+        {
+            "metavar": "FILE",
+            "help": ("PySODEvalToolkit's dataset configuration (JSON), read as it is; with --methods-json"),
+        },
+    ),
+    (
+        "--methods-json",
+        "methods_json",
+        {
+            "metavar": "FILE",
+            "help": ("PySODEvalToolkit's method configuration (JSON), read as it is; with --datasets-json"),
+        },
+    ),
     ("--gt", "gt", {"metavar": "DIR", "help": "one dataset: its ground-truth folder"}),
-    ("--pred", "pred", {"action": "append", "metavar": "[NAME=]DIR", "help": (
-        "one dataset: a method's prediction folder (repeat for each method)"
-    )}),
-    ("--family", "family", {"metavar": "LIST", "help": (
-        "one dataset: families, comma-separated (foreground (alias sod), boundary, partition, proposals, "
-        "surface; default: foreground)"
-    )}),
-    ("--dataset", "dataset", {"metavar": "NAME", "help": (
-        "one dataset: its name (default: from the ground-truth path, e.g. COD10K-v3/Test/GT_Object -> COD10K)"
-    )}),
-    ("--gt-labels", "gt_labels", {"action": "store_true", "help": (
-        "one dataset: boundary ground truth images are label maps"
-    )}),
-    ("--output", "output", {"metavar": "DIR", "help": (
-        "report folder (default: the file's `output`, else ./segmetrics-report)"
-    )}),
+    (
+        "--pred",
+        "pred",
+        {
+            "action": "append",
+            "metavar": "[NAME=]DIR",
+            "help": ("one dataset: a method's prediction folder (repeat for each method)"),
+        },
+    ),
+    (
+        "--family",
+        "family",
+        {
+            "metavar": "LIST",
+            "help": (
+                "one dataset: families, comma-separated (foreground (alias sod), boundary, partition, proposals, "
+                "surface; default: foreground)"
+            ),
+        },
+    ),
+    (
+        "--dataset",
+        "dataset",
+        {
+            "metavar": "NAME",
+            "help": (
+                "one dataset: its name (default: from the ground-truth path, e.g. COD10K-v3/Test/GT_Object -> COD10K)"
+            ),
+        },
+    ),
+    (
+        "--gt-labels",
+        "gt_labels",
+        {"action": "store_true", "help": ("one dataset: boundary ground truth images are label maps")},
+    ),
+    (
+        "--output",
+        "output",
+        {"metavar": "DIR", "help": ("report folder (default: the file's `output`, else ./segmetrics-report)")},
+    ),
     ("--device", "device", {"metavar": "NAME", "help": "cpu, cuda, cuda:N or auto"}),
-    ("--batch-size", "batch_size", {"type": "positive_int", "metavar": "N", "help": (
-        "images per update (default: foreground 16, boundary / partition 8)"
-    )}),
-    ("--workers", "workers", {"type": "non_negative_int", "metavar": "N", "help": (
-        "processes that decode the image files while the measures run (default here: {workers}; one fewer "
-        "than the machine's cores, at most 4); 0 decodes in the main process"
-    )}),
-)  # fmt: skip
+    (
+        "--batch-size",
+        "batch_size",
+        {
+            "type": "positive_int",
+            "metavar": "N",
+            "help": ("images per update (default: foreground 16, boundary / partition 8)"),
+        },
+    ),
+    (
+        "--workers",
+        "workers",
+        {
+            "type": "non_negative_int",
+            "metavar": "N",
+            "help": (
+                "processes that decode the image files while the measures run (default here: {workers}; one fewer "
+                "than the machine's cores, at most 4); 0 decodes in the main process"
+            ),
+        },
+    ),
+)
 _OPTIONS_AFTER_INPUT: tuple[tuple[str, str, dict[str, Any]], ...] = (
-    ("--compare-on", "compare_on", {"choices": ("common", "each"), "help": (
-        "foreground, with --allow-missing / --skip-bad: compare the methods of a dataset on the images they "
-        "all have (common, default; the tables say so) or each on its own images (each; counts in every "
-        "table)"
-    )}),
-    ("--json", "json", {"metavar": "FILE", "help": (
-        "also write every record (numbers, curves, per-image scores) to FILE, as the single-folder form"
-    )}),
-    ("--csv", "csv", {"metavar": "FILE", "help": (
-        "merge the foreground rows (method, dataset, images, measures) into FILE, as the single-folder form"
-    )}),
-    ("--per-image-csv", "per_image_csv", {"metavar": "FILE", "help": (
-        "merge the foreground per-image rows into FILE, as the single-folder form"
-    )}),
+    (
+        "--compare-on",
+        "compare_on",
+        {
+            "choices": ("common", "each"),
+            "help": (
+                "foreground, with --allow-missing / --skip-bad: compare the methods of a dataset on the images they "
+                "all have (common, default; the tables say so) or each on its own images (each; counts in every "
+                "table)"
+            ),
+        },
+    ),
+    (
+        "--json",
+        "json",
+        {
+            "metavar": "FILE",
+            "help": ("also write every record (numbers, curves, per-image scores) to FILE, as the single-folder form"),
+        },
+    ),
+    (
+        "--csv",
+        "csv",
+        {
+            "metavar": "FILE",
+            "help": (
+                "merge the foreground rows (method, dataset, images, measures) into FILE, as the single-folder form"
+            ),
+        },
+    ),
+    (
+        "--per-image-csv",
+        "per_image_csv",
+        {"metavar": "FILE", "help": ("merge the foreground per-image rows into FILE, as the single-folder form")},
+    ),
     ("--cache", "cache", {"metavar": "DIR", "help": "cache folder (default: OUTPUT/cache)"}),
     ("--no-cache", "no_cache", {"action": "store_true", "help": "neither read nor write a cache"}),
-    ("--cache-check", "cache_check", {"choices": ("stat", "content"), "help": (
-        "how files are recognised: stat = names, sizes, mtimes (default); content = SHA-256"
-    )}),
-    ("--figures", "figures", {"metavar": "LIST", "help": (
-        "figure formats, comma-separated of png,pdf,svg, or none (default: png,pdf)"
-    )}),
+    (
+        "--cache-check",
+        "cache_check",
+        {
+            "choices": ("stat", "content"),
+            "help": ("how files are recognised: stat = names, sizes, mtimes (default); content = SHA-256"),
+        },
+    ),
+    (
+        "--figures",
+        "figures",
+        {"metavar": "LIST", "help": ("figure formats, comma-separated of png,pdf,svg, or none (default: png,pdf)")},
+    ),
     ("--no-progress", "no_progress", {"action": "store_true", "help": "no progress bars"}),
-    ("--xlsx", "xlsx", {"action": "store_true", "default": None, "help": (
-        "also write the combined table as combined.xlsx (needs openpyxl: pip install "
-        "'segmetrics-torch[xlsx]')"
-    )}),
-    ("--method-order", "method_order", {"metavar": "LIST", "help": (
-        "comma-separated method names: the order of table rows and legends (others follow)"
-    )}),
-    ("--highlight", "highlight", {"metavar": "METHOD", "help": (
-        "draw this method's curves thick and on top (your method)"
-    )}),
-    ("--style", "style", {"metavar": "NAME", "help": (
-        "a matplotlib style for the figures (e.g. seaborn-v0_8-paper, or a .mplstyle file)"
-    )}),
-    ("--measures", "measures", {"metavar": "LIST", "help": (
-        "the foreground tables' measures, comma-separated, of {measures} (as options.foreground.measures; "
-        "default: the 11 of today's table)"
-    )}),
-)  # fmt: skip
+    (
+        "--xlsx",
+        "xlsx",
+        {
+            "action": "store_true",
+            "default": None,
+            "help": (
+                "also write the combined table as combined.xlsx (needs openpyxl: pip install 'segmetrics-torch[xlsx]')"
+            ),
+        },
+    ),
+    (
+        "--method-order",
+        "method_order",
+        {
+            "metavar": "LIST",
+            "help": ("comma-separated method names: the order of table rows and legends (others follow)"),
+        },
+    ),
+    (
+        "--highlight",
+        "highlight",
+        {"metavar": "METHOD", "help": ("draw this method's curves thick and on top (your method)")},
+    ),
+    (
+        "--style",
+        "style",
+        {
+            "metavar": "NAME",
+            "help": ("a matplotlib style for the figures (e.g. seaborn-v0_8-paper, or a .mplstyle file)"),
+        },
+    ),
+    (
+        "--measures",
+        "measures",
+        {
+            "metavar": "LIST",
+            "help": (
+                "the foreground tables' measures, comma-separated, of {measures} (as options.foreground.measures; "
+                "default: the 11 of today's table)"
+            ),
+        },
+    ),
+)
 
 
 def add_report_arguments(evaluate: argparse.ArgumentParser) -> None:

@@ -251,7 +251,7 @@ def _add_partition_task(commands: Any) -> None:
         metavar="LIST",
         help=f"comma-separated, of {','.join(MEASURES)} (default: all for label maps; all but fb, whose boundary "
         "matching is slow, for hierarchies)",
-    )  # fmt: skip
+    )
     levels = part.add_mutually_exclusive_group()
     levels.add_argument(
         "--thresholds",
@@ -377,12 +377,16 @@ def _add_surface_task(commands: Any) -> None:
         ),
     )
     surf.add_argument(
-        "--measures", metavar="LIST",
-        type=checked(listed(str), f"comma-separated names of {', '.join(SURFACE)}",
-                     lambda v: all(canonical(n, "surface") for n in v)),
+        "--measures",
+        metavar="LIST",
+        type=checked(
+            listed(str),
+            f"comma-separated names of {', '.join(SURFACE)}",
+            lambda v: all(canonical(n, "surface") for n in v),
+        ),
         help=f"the measures, comma-separated, of {', '.join(SURFACE)} (default: {','.join(SURFACE_SUITE)}, one pass "
         "of distance transforms); each other one is its Metric's (docs/surface-distances.md)",
-    )  # fmt: skip
+    )
     surf.add_argument("--pred", required=True, metavar="DIR", help="folder of predicted masks / label maps")
     surf.add_argument("--gt", required=True, metavar="DIR", help="folder of ground-truth masks / label maps")
     surf.add_argument(
@@ -390,28 +394,39 @@ def _add_surface_task(commands: Any) -> None:
     )
     surf.add_argument("--include-background", action="store_true", help="with --num-classes: also class 0")
     surf.add_argument(
-        "--convention", choices=("monai", "medpy", "deepmind", "torchmetrics"), default="monai",
+        "--convention",
+        choices=("monai", "medpy", "deepmind", "torchmetrics"),
+        default="monai",
         help="the reference whose rules are reproduced (default: monai)",
-    )  # fmt: skip
+    )
     surf.add_argument(
-        "--percentile", type=checked(float, "a number in [0, 100]", lambda v: 0 <= v <= 100), default=95.0,
-        metavar="Q", help="the percentile Hausdorff distance's percentile (default: 95)",
-    )  # fmt: skip
+        "--percentile",
+        type=checked(float, "a number in [0, 100]", lambda v: 0 <= v <= 100),
+        default=95.0,
+        metavar="Q",
+        help="the percentile Hausdorff distance's percentile (default: 95)",
+    )
     surf.add_argument(
-        "--tolerance", type=checked(listed(float), "comma-separated non-negative numbers", lambda v: min(v) >= 0),
-        metavar="T", help="the NSD tolerance in spacing units, one value or one per class (default: 1)",
-    )  # fmt: skip
+        "--tolerance",
+        type=checked(listed(float), "comma-separated non-negative numbers", lambda v: min(v) >= 0),
+        metavar="T",
+        help="the NSD tolerance in spacing units, one value or one per class (default: 1)",
+    )
     surf.add_argument(
-        "--spacing", type=checked(listed(float), "comma-separated positive numbers", lambda v: min(v) > 0),
-        metavar="S", help="voxel spacing, one value or one per axis (default: the NIfTI header's, unit for images)",
-    )  # fmt: skip
+        "--spacing",
+        type=checked(listed(float), "comma-separated positive numbers", lambda v: min(v) > 0),
+        metavar="S",
+        help="voxel spacing, one value or one per axis (default: the NIfTI header's, unit for images)",
+    )
     _add_per_image_csv_option(surf, "its measures (one column per class for label maps)")
     surf.add_argument("--json", metavar="FILE", help="write every number, per image and per class, as JSON")
     add_input_options(
-        surf, resize=False, empty_gt_help="leave out the images whose ground truth is empty (their distances are "
+        surf,
+        resize=False,
+        empty_gt_help="leave out the images whose ground truth is empty (their distances are "
         "infinite or NaN: the empty-mask table of docs/surface-distances.md), listed as skipped and counted in the "
         "outputs",
-    )  # fmt: skip
+    )
     _add_run_options(surf, batch_size=FAMILY_EVALUATORS["surface"].batch_size, allow_missing=False)
     surf.set_defaults(handler=run_evaluate_surface)
 
@@ -465,14 +480,28 @@ def _add_meta_command(commands: Any) -> None:
     )
     part.add_argument("--gt", required=True, metavar="DIR", help="folder of BSDS groundTruth .mat files")
     part.add_argument("--ucm", metavar="DIR", help="folder of ucm2 .mat files of a method (enables SABD and SISD)")
-    part.add_argument("--measures", default=",".join(TABLE2_MEASURES),
-                      help="comma-separated SEISM keys (default: CVPR 2013 Table 2's, in its order)")  # fmt: skip
-    part.add_argument("--max-different", type=positive_int, metavar="N",
-                      help="SIHD: a seeded sample of N different-image pairs (default: all)")  # fmt: skip
-    part.add_argument("--unordered", action="store_true",
-                      help="SIHD: score each pair of human partitions in one direction (default: both)")  # fmt: skip
-    part.add_argument("--pairing", choices=("all", "random"), default="all",
-                      help="SISD: every other image (default) or one seeded random other image")  # fmt: skip
+    part.add_argument(
+        "--measures",
+        default=",".join(TABLE2_MEASURES),
+        help="comma-separated SEISM keys (default: CVPR 2013 Table 2's, in its order)",
+    )
+    part.add_argument(
+        "--max-different",
+        type=positive_int,
+        metavar="N",
+        help="SIHD: a seeded sample of N different-image pairs (default: all)",
+    )
+    part.add_argument(
+        "--unordered",
+        action="store_true",
+        help="SIHD: score each pair of human partitions in one direction (default: both)",
+    )
+    part.add_argument(
+        "--pairing",
+        choices=("all", "random"),
+        default="all",
+        help="SISD: every other image (default) or one seeded random other image",
+    )
     part.add_argument("--seed", type=non_negative_int, default=0, help="random seed (default: 0)")
     part.add_argument("--json", metavar="FILE", help="write the rates with their counts as JSON")
     part.set_defaults(handler=run_meta_partition)
@@ -489,8 +518,12 @@ def _add_meta_command(commands: Any) -> None:
     fg.add_argument("--measures", default=",".join(FOREGROUND_DEFAULT), help="comma-separated measure names")
     fg.add_argument("--noise-maps", type=positive_int, default=4, help="noise maps per image (default: 4)")
     fg.add_argument("--radius", type=positive_float, default=5.0, help="perturbation disk radius (default: 5)")
-    fg.add_argument("--pairing", choices=("all", "random"), default="all",
-                    help="GT switch: every other image (default) or one seeded random other image")  # fmt: skip
+    fg.add_argument(
+        "--pairing",
+        choices=("all", "random"),
+        default="all",
+        help="GT switch: every other image (default) or one seeded random other image",
+    )
     fg.add_argument("--seed", type=non_negative_int, default=0, help="random seed (default: 0)")
     fg.add_argument("--json", metavar="FILE", help="write the rates with their counts as JSON")
     fg.set_defaults(handler=run_meta_foreground)

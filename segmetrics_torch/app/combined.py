@@ -54,8 +54,9 @@ class Combined:
         self.lower = set(lower)
         self.digits = digits
         # image counts are shown, not ranked
-        self.ranks = ranks(rows, [(d, k) for d in datasets for k, _ in columns if k != "num_images"], self.lower,
-                           digits)  # fmt: skip
+        self.ranks = ranks(
+            rows, [(d, k) for d in datasets for k, _ in columns if k != "num_images"], self.lower, digits
+        )
 
     def cells(self) -> list[Cell]:
         return [(d, k) for d in self.datasets for k, _ in self.columns]
@@ -145,8 +146,18 @@ def format_combined_markdown(combined: Combined) -> str:
 
 
 def _latex(text: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
-                 ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}")):  # fmt: skip
+    for a, b in (
+        ("\\", r"\textbackslash{}"),
+        ("&", r"\&"),
+        ("%", r"\%"),
+        ("$", r"\$"),
+        ("#", r"\#"),
+        ("_", r"\_"),
+        ("{", r"\{"),
+        ("}", r"\}"),
+        ("~", r"\textasciitilde{}"),
+        ("^", r"\^{}"),
+    ):
         text = text.replace(a, b) if a != "\\" else text.replace(a, "\0")
     return text.replace("\0", r"\textbackslash{}")
 
@@ -163,15 +174,24 @@ def format_combined_latex(combined: Combined, caption: str, label: str) -> str:
     three of each column in ``\\first`` / ``\\second`` / ``\\third``."""
     k = len(combined.columns)
     macro = {1: "\\first", 2: "\\second", 3: "\\third"}
-    lines = ["\\begin{table*}[t]", "\\centering", f"\\caption{{{_latex(caption)}}}", f"\\label{{{label}}}",
-             "\\resizebox{\\textwidth}{!}{%", f"\\begin{{tabular}}{{l{('c' * k + '|') * len(combined.datasets)}}}"
-             .replace("|}", "}"), "\\toprule"]  # fmt: skip
+    lines = [
+        "\\begin{table*}[t]",
+        "\\centering",
+        f"\\caption{{{_latex(caption)}}}",
+        f"\\label{{{label}}}",
+        "\\resizebox{\\textwidth}{!}{%",
+        f"\\begin{{tabular}}{{l{('c' * k + '|') * len(combined.datasets)}}}".replace("|}", "}"),
+        "\\toprule",
+    ]
     lines.append(" & ".join(["", *(f"\\multicolumn{{{k}}}{{c}}{{{_latex(d)}}}" for d in combined.datasets)]) + " \\\\")
     rules = " ".join(f"\\cmidrule(lr){{{2 + i * k}-{1 + (i + 1) * k}}}" for i in range(len(combined.datasets)))
     lines.append(rules)
     down, up = "$\\downarrow$", "$\\uparrow$"
-    arrows = [_latex(h) if key == "num_images" else f"{_latex(h)} {down if key in combined.lower else up}"
-              for _ in combined.datasets for key, h in combined.columns]  # fmt: skip
+    arrows = [
+        _latex(h) if key == "num_images" else f"{_latex(h)} {down if key in combined.lower else up}"
+        for _ in combined.datasets
+        for key, h in combined.columns
+    ]
     lines.append(" & ".join(["Method", *arrows]) + " \\\\")
     lines.append("\\midrule")
     for method in combined.rows:
@@ -304,8 +324,14 @@ def plot_grid(
             ax.grid(True, alpha=0.3)
         for ax in list(axes.flat)[n:]:
             ax.set_visible(False)
-        fig.legend(list(handles.values()), list(handles), loc="lower center", ncol=min(len(handles), 6),
-                   frameon=False, bbox_to_anchor=(0.5, 0.0))  # fmt: skip
+        fig.legend(
+            list(handles.values()),
+            list(handles),
+            loc="lower center",
+            ncol=min(len(handles), 6),
+            frameon=False,
+            bbox_to_anchor=(0.5, 0.0),
+        )
         fig.tight_layout(rect=(0, 0.04 + 0.02 * (len(handles) // 6), 1, 1))
         _save_figure(fig, list(paths))
         plt.close(fig)

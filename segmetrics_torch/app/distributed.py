@@ -162,11 +162,15 @@ def session() -> Iterator[None]:
         dist.init_process_group(backend=backend, timeout=datetime.timedelta(minutes=30))
     except (ValueError, RuntimeError) as error:  # WORLD_SIZE / RANK set, but no torchrun rendezvous (MASTER_ADDR...)
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        print(f"error: WORLD_SIZE and RANK are set, as torchrun sets them, but the process group does not start "
-              f"({first}); run under torchrun, or unset them to run in one process", file=sys.stderr)  # fmt: skip
+        print(
+            f"error: WORLD_SIZE and RANK are set, as torchrun sets them, but the process group does not start "
+            f"({first}); run under torchrun, or unset them to run in one process",
+            file=sys.stderr,
+        )
         raise SystemExit(2) from None
-    _STATE.update(active=True, rank=dist.get_rank(), world_size=dist.get_world_size(), local_rank=local_rank,
-                  pid=os.getpid())  # fmt: skip
+    _STATE.update(
+        active=True, rank=dist.get_rank(), world_size=dist.get_world_size(), local_rank=local_rank, pid=os.getpid()
+    )
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     stdout, stderr = sys.stdout, sys.stderr
     if rank() != 0:

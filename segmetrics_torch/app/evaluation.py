@@ -164,10 +164,11 @@ def evaluate_boundary(work: FamilyInput) -> Evaluated:
     options = {key: work.options[key] for key in ("thresholds", "max_dist", "thin", "nms")}
     fmt = cast("InputFormat", work.input_format)  # checked by boundary_pr_counts
     parts = [
-        run_named(lambda p, g: boundary_pr_counts(p, g, **options, input_format=fmt, backend="auto"), batch,
-                  work.device)
+        run_named(
+            lambda p, g: boundary_pr_counts(p, g, **options, input_format=fmt, backend="auto"), batch, work.device
+        )
         for batch in chunked(images, work.batch_size)
-    ]  # fmt: skip
+    ]
     parts = [part for rank_parts in distributed.gather(parts) for part in rank_parts]  # torchrun: in image order
     counts = BoundaryCounts(
         cnt_r=torch.cat([c.cnt_r for c in parts]),
@@ -204,8 +205,10 @@ def _check_depth_across_ranks(head: tuple[str, Any, Any], pairs: Sequence[tuple[
     paths = {stem: Path(pred) for stem, pred, _ in pairs}
     for stem, depth in others:
         if depth != depth0:
-            raise InputError(f"{stem}: `segs` of {paths[stem]} holds {depth} levels but that of {paths[stem0]} "
-                             f"holds {depth0}; every hierarchy needs the same number of levels")  # fmt: skip
+            raise InputError(
+                f"{stem}: `segs` of {paths[stem]} holds {depth} levels but that of {paths[stem0]} "
+                f"holds {depth0}; every hierarchy needs the same number of levels"
+            )
 
 
 def evaluate_partition(work: FamilyInput) -> Evaluated:
@@ -241,8 +244,13 @@ def evaluate_partition(work: FamilyInput) -> Evaluated:
     metric: Any
     if hierarchy:
         levels = head[1].shape[0] if input_format == "stack" else (o["thresholds"] or 99)
-        metric = HierarchyMeasures(levels, num_regions=o["num_regions"], rule=cast("Rule", o["rule"]),
-                                   input_format=cast("HierarchyFormat", input_format), **options)  # fmt: skip
+        metric = HierarchyMeasures(
+            levels,
+            num_regions=o["num_regions"],
+            rule=cast("Rule", o["rule"]),
+            input_format=cast("HierarchyFormat", input_format),
+            **options,
+        )
     else:
         metric = _keeping_each_image(per_image, **options)
     metric = metric.to(work.device)

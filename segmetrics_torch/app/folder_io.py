@@ -228,8 +228,13 @@ def scan_and_report(
     from .prescan import listing, raise_or_skip
 
     resize = bool(getattr(args, "resize", False))
-    bad = raise_or_skip([("", scan)], allow_missing=args.allow_missing, resize=resize, skip_bad=args.skip_bad,
-                        skip_empty_gt=bool(getattr(args, "skip_empty_gt", False)))[""]  # fmt: skip
+    bad = raise_or_skip(
+        [("", scan)],
+        allow_missing=args.allow_missing,
+        resize=resize,
+        skip_bad=args.skip_bad,
+        skip_empty_gt=bool(getattr(args, "skip_empty_gt", False)),
+    )[""]
     for line in listing([p for p in scan.problems if p not in bad]):
         print(f"note:{line[1:]}" if line.startswith(" ") else f"note: {line}", file=sys.stderr)
     for line in listing(bad):

@@ -56,8 +56,11 @@ def named_inputs() -> tuple[NamedInput, ...]:
     return _LEDGER.get()
 
 
-@reads((".yaml", ".yml", ".json", ".txt", ".mplstyle"), "files the user names (configurations, lists, styles)",
-       from_folders=False)  # fmt: skip
+@reads(
+    (".yaml", ".yml", ".json", ".txt", ".mplstyle"),
+    "files the user names (configurations, lists, styles)",
+    from_folders=False,
+)
 def read_text_file(path: Path, what: str) -> str:
     """The UTF-8 text of the user's file ``path``, described as ``what`` ("the configuration") in the errors: a
     missing path, a folder, or a byte that is not UTF-8 (with its line, and how to convert a Latin-1 file). The file

@@ -112,8 +112,16 @@ def _partitions_at(ucms: list, thresholds: Any, indices: list[int]) -> dict:
     return {level: [s[k] for s in stacks] for k, level in enumerate(indices)}
 
 
-def _record(m: str, results: dict, threshold: Any, quad_regions: int, random_regions: int, rows: dict, report: dict,
-            ods_rows: dict) -> None:  # fmt: skip
+def _record(
+    m: str,
+    results: dict,
+    threshold: Any,
+    quad_regions: int,
+    random_regions: int,
+    rows: dict,
+    report: dict,
+    ods_rows: dict,
+) -> None:
     """Store measure ``m``'s SABD / SISD results and its ODS levels in the table rows and the JSON report."""
     for key, res in results.items():
         rows[m][key] = _pct(res.rate)
@@ -158,14 +166,27 @@ def _against_baselines(
     # the quadtree depends on the image size only: one stack per size, shared by the images of that size
     quad_of_size = {(h, w): quadtree_partitions(h, w, list(QUADTREE_PARAMETERS)) for h, w in dict.fromkeys(sizes)}
     quad = [quad_of_size[size] for size in sizes]
-    quad_values = hierarchy_measures(quad, annotations, input_format="stack", measures=measures,
-                                     thresholds=len(QUADTREE_PARAMETERS), region_benchmark=False)  # fmt: skip
+    quad_values = hierarchy_measures(
+        quad,
+        annotations,
+        input_format="stack",
+        measures=measures,
+        thresholds=len(QUADTREE_PARAMETERS),
+        region_benchmark=False,
+    )
     random_ucms = [random_hierarchy_ucm(grid_oversegmentation(h, w), seed=args.seed) for h, w in sizes]
-    rand_values = hierarchy_measures(random_ucms, annotations, num_regions=list(QUADTREE_PARAMETERS),
-                                     measures=measures, region_benchmark=False)  # fmt: skip
+    rand_values = hierarchy_measures(
+        random_ucms, annotations, num_regions=list(QUADTREE_PARAMETERS), measures=measures, region_benchmark=False
+    )
     levels = torch.arange(1, len(QUADTREE_PARAMETERS) + 1, dtype=torch.float64)
-    ods = {m: (_ods_index(soa_values, m, thresholds), _ods_index(quad_values, m, levels),
-               _ods_index(rand_values, m, levels)) for m in measures}  # fmt: skip
+    ods = {
+        m: (
+            _ods_index(soa_values, m, thresholds),
+            _ods_index(quad_values, m, levels),
+            _ods_index(rand_values, m, levels),
+        )
+        for m in measures
+    }
     # every level's partitions are built once, so measures that share an ODS level share their pairs' values
     soa_at = _partitions_at(ucms, thresholds, sorted({t for t, _, _ in ods.values()}))
     random_at = _partitions_at(random_ucms, rand_values["thresholds"], sorted({r for _, _, r in ods.values()}))
@@ -176,8 +197,7 @@ def _against_baselines(
                 "sabd_random": sabd(m, soa_at[t], random_at[r], annotations),
                 "sisd": sisd(m, soa_at[t], annotations, pairing=args.pairing, seed=args.seed),
             }
-            _record(m, results, thresholds[t], QUADTREE_PARAMETERS[q], QUADTREE_PARAMETERS[r], rows, report,
-                    ods_rows)  # fmt: skip
+            _record(m, results, thresholds[t], QUADTREE_PARAMETERS[q], QUADTREE_PARAMETERS[r], rows, report, ods_rows)
     return ods_rows
 
 
@@ -219,8 +239,12 @@ def run_meta_partition(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - start
     columns = [("sihd", "SIHD")]
     if args.ucm:
-        columns += [("sabd_quadtree", "SABD(quadtree)"), ("sabd_random", "SABD(random)"), ("sisd", "SISD"),
-                    ("global", "Global")]  # fmt: skip
+        columns += [
+            ("sabd_quadtree", "SABD(quadtree)"),
+            ("sabd_random", "SABD(random)"),
+            ("sisd", "SISD"),
+            ("global", "Global"),
+        ]
     print(format_table(rows, columns, digits=1, index_header="measure"))
     n_pairs = human[measures[0]]
     print(
@@ -233,8 +257,11 @@ def run_meta_partition(args: argparse.Namespace) -> int:
             f"SABD/SISD: {Path(args.ucm).name} vs SEISM's quadtree and the random hierarchy (seed {args.seed}), each "
             f"at its ODS for the measure; SISD pairing '{args.pairing}'; Global = mean of SIHD, SABD(quadtree), SISD."
         )
-        ods_columns = [("soa_threshold", "ODS threshold"), ("quadtree_regions", "quadtree regions"),
-                       ("random_regions", "random regions")]  # fmt: skip
+        ods_columns = [
+            ("soa_threshold", "ODS threshold"),
+            ("quadtree_regions", "quadtree regions"),
+            ("random_regions", "random regions"),
+        ]
         print(format_table(ods_rows, ods_columns, digits=2, index_header="measure"))
     print(f"Computed in {elapsed:.1f} s.")
     if args.json:
@@ -257,8 +284,10 @@ def _read_foreground(args: argparse.Namespace) -> tuple[dict[str, list[Any]], An
     if not args.pred or not args.gt:
         raise _input_error("give --demo, or --gt DIR and at least one --pred DIR")
     try:
-        pairs = {Path(p).name: {stem: (pp, gp) for stem, pp, gp in pair_by_stem(p, args.gt, allow_missing=True)}
-                 for p in args.pred}  # fmt: skip
+        pairs = {
+            Path(p).name: {stem: (pp, gp) for stem, pp, gp in pair_by_stem(p, args.gt, allow_missing=True)}
+            for p in args.pred
+        }
     except (ValueError, FileNotFoundError) as error:
         raise _input_error(str(error)) from None
     if len(pairs) != len(args.pred):
@@ -317,8 +346,9 @@ def run_meta_foreground(args: argparse.Namespace) -> int:
                 }
             rows[m] = {k: _pct(v.rate) for k, v in results.items()}
             rows[m].update({f"annotation_{op}": v.rate for op, v in annotation.items()})
-            report["measures"][m] = {k: {a: getattr(v, a) for a in ("rate", "count", "total", "ties")}
-                                     for k, v in results.items()}  # fmt: skip
+            report["measures"][m] = {
+                k: {a: getattr(v, a) for a in ("rate", "count", "total", "ties")} for k, v in results.items()
+            }
             report["measures"][m].update(
                 {
                     f"annotation_{op}": {"rate": v.rate, "images": v.images, "skipped": v.skipped}
@@ -326,8 +356,12 @@ def run_meta_foreground(args: argparse.Namespace) -> int:
                 }
             )
     elapsed = time.perf_counter() - start
-    columns = [("generic_gaussian", "generic(Gauss)"), ("generic_circle", "generic(circle)"), ("noise", "noise"),
-               ("gt_switch", "GT switch")]  # fmt: skip
+    columns = [
+        ("generic_gaussian", "generic(Gauss)"),
+        ("generic_circle", "generic(circle)"),
+        ("noise", "noise"),
+        ("gt_switch", "GT switch"),
+    ]
     print(format_table(rows, columns, digits=1, index_header="measure"))
     print(
         f"% errors (lower is better) over {len(gt)} images and the methods {', '.join(preds)} (their mean score per "
@@ -335,10 +369,18 @@ def run_meta_foreground(args: argparse.Namespace) -> int:
         f"'{args.pairing}'); {args.noise_maps} noise map(s) per image, seed {args.seed}."
     )
     if len(preds) >= 2:
-        print(format_table(rows, [("annotation_dilate", "1-rho(dilate)"), ("annotation_erode", "1-rho(erode)")],
-                           digits=4, index_header="measure"))  # fmt: skip
-        print(f"Annotation errors: mean over images of 1 - Spearman rho of the methods' ranking, ground truth "
-              f"dilated / eroded by a disk of radius {args.radius} px (0 = ranking unchanged).")  # fmt: skip
+        print(
+            format_table(
+                rows,
+                [("annotation_dilate", "1-rho(dilate)"), ("annotation_erode", "1-rho(erode)")],
+                digits=4,
+                index_header="measure",
+            )
+        )
+        print(
+            f"Annotation errors: mean over images of 1 - Spearman rho of the methods' ranking, ground truth "
+            f"dilated / eroded by a disk of radius {args.radius} px (0 = ranking unchanged)."
+        )
     print(f"Computed in {elapsed:.1f} s.")
     if args.json:
         write_json(args.json, report)

@@ -48,9 +48,16 @@ __all__ = [
 
 #: the files a report writes at the top of its folder (and replaces on the next run)
 REPORT_FILES = frozenset(
-    {"results.json", "tables.md", "tables.tex", "combined.md", "combined.tex", "combined.xlsx",
-     ".segmetrics-manifest.json"}
-)  # fmt: skip
+    {
+        "results.json",
+        "tables.md",
+        "tables.tex",
+        "combined.md",
+        "combined.tex",
+        "combined.xlsx",
+        ".segmetrics-manifest.json",
+    }
+)
 #: the sub-folders of a report folder whose files the report writes and removes
 REPORT_FOLDERS = frozenset({"csv", "figures"})
 #: a report renders into a temporary folder of this prefix inside its folder (removed after, or by the next run)

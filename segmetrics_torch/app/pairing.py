@@ -11,10 +11,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import InputError
 
 if TYPE_CHECKING:  # annotations only: the app imports torch lazily
-
-
     from ..io import Pairing
-
 
 
 #: what the boundary and partition commands list in their folders: images and .mat files (ucm2, segs, groundTruth)
@@ -110,8 +107,11 @@ def check_pairing(
         )
     if not pairing.complete:
         if not allow_missing:
-            hint = f"; if the names differ, map them with {PAIRING_FLAGS}" if len(pairing.pairs) < len(
-                pairing.missing) + len(pairing.unmatched) else ""  # fmt: skip
+            hint = (
+                f"; if the names differ, map them with {PAIRING_FLAGS}"
+                if len(pairing.pairs) < len(pairing.missing) + len(pairing.unmatched)
+                else ""
+            )
             raise InputError(f"the folders do not match: {pairing.problems()} (use {option} to skip them{hint})")
         shout = warn or warn_on_stderr
         shout(f"warning: {pairing.problems()}; evaluating the {len(pairing.pairs)} matched pair(s) only")

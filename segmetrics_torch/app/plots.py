@@ -79,8 +79,9 @@ def plot_proposal_recall(
         boundary = all("boundary_f_object" in r for r in results.values())
     rows = [("", "jaccard", "J")] + ([("boundary_", "f", "F")] if boundary else [])
     plt = _pyplot()
-    fig, axes = plt.subplots(len(rows), len(PROPOSAL_PANELS), figsize=(4.2 * len(PROPOSAL_PANELS), 3.6 * len(rows)),
-                             squeeze=False)  # fmt: skip
+    fig, axes = plt.subplots(
+        len(rows), len(PROPOSAL_PANELS), figsize=(4.2 * len(PROPOSAL_PANELS), 3.6 * len(rows)), squeeze=False
+    )
     for r, (prefix, value, symbol) in enumerate(rows):
         for c, (key, label) in enumerate(PROPOSAL_PANELS):
             ax = axes[r, c]
@@ -124,8 +125,14 @@ def _style(i: int) -> dict[str, Any]:
 
 def _paper_rc() -> dict[str, Any]:
     # serif text at the size of a two-column paper's figure; light grid as PySODEvalToolkit and the BSDS plots
-    return {"font.family": "serif", "font.size": 9, "legend.fontsize": 7.5, "axes.grid": True, "grid.alpha": 0.3,
-            "pdf.fonttype": 42}  # fmt: skip
+    return {
+        "font.family": "serif",
+        "font.size": 9,
+        "legend.fontsize": 7.5,
+        "axes.grid": True,
+        "grid.alpha": 0.3,
+        "pdf.fonttype": 42,
+    }
 
 
 def _save_figure(fig: Any, path: str | Path | Sequence[str | Path]) -> Path | list[Path]:
@@ -177,20 +184,34 @@ def plot_pr_curves(
     Returns:
         The written path(s). Legend entries follow ``legend_order``, else ``value``, best first (NaN last).
     """
+
     def iso_f_lines(ax: Any) -> None:
         r = np.linspace(0.01, 1, 200)
         for f in np.arange(0.1, 1.0, 0.1):
             p = f * r / (2 * r - f)
             ok = (p > 0) & (p <= 1)
             ax.plot(r[ok], p[ok], color=ISO_F_COLOUR, lw=0.6, ls=":", zorder=0)
-            ax.annotate(f"{f:.1f}", (r[ok][-1], p[ok][-1]), fontsize=6, color=ISO_F_COLOUR, xytext=(1, -6),
-                        textcoords="offset points")  # fmt: skip
+            ax.annotate(
+                f"{f:.1f}",
+                (r[ok][-1], p[ok][-1]),
+                fontsize=6,
+                color=ISO_F_COLOUR,
+                xytext=(1, -6),
+                textcoords="offset points",
+            )
 
     return _unit_square_curves(
-        curves, path, ("recall", "precision"), ("Recall", "Precision"), summary=summary, title=title,
-        line_style=line_style, legend_order=legend_order, legend_loc="lower left",
+        curves,
+        path,
+        ("recall", "precision"),
+        ("Recall", "Precision"),
+        summary=summary,
+        title=title,
+        line_style=line_style,
+        legend_order=legend_order,
+        legend_loc="lower left",
         background=iso_f_lines if iso_f else None,
-    )  # fmt: skip
+    )
 
 
 def _unit_square_curves(
@@ -254,13 +275,22 @@ def plot_roc_curves(
     Returns:
         The written path(s).
     """
+
     def chance(ax: Any) -> None:
         ax.plot([0, 1], [0, 1], color=ISO_F_COLOUR, lw=0.6, ls=":", zorder=0)
 
     return _unit_square_curves(
-        curves, path, ("fpr", "tpr"), ("False-positive rate", "True-positive rate"), summary=summary, title=title,
-        line_style=line_style, legend_order=legend_order, legend_loc="lower right", background=chance,
-    )  # fmt: skip
+        curves,
+        path,
+        ("fpr", "tpr"),
+        ("False-positive rate", "True-positive rate"),
+        summary=summary,
+        title=title,
+        line_style=line_style,
+        legend_order=legend_order,
+        legend_loc="lower right",
+        background=chance,
+    )
 
 
 def plot_threshold_curves(
@@ -366,8 +396,14 @@ def plot_surface_distributions(
                     finite = data[np.isfinite(data)]
                     x = g + (k - (len(methods) - 1) / 2) * width
                     if finite.size:
-                        box = ax.boxplot(finite, positions=[x], widths=width * 0.85, patch_artist=True,
-                                         showfliers=True, manage_ticks=False)  # fmt: skip
+                        box = ax.boxplot(
+                            finite,
+                            positions=[x],
+                            widths=width * 0.85,
+                            patch_artist=True,
+                            showfliers=True,
+                            manage_ticks=False,
+                        )
                         for patch in box["boxes"]:
                             patch.set(facecolor=colour(method), alpha=0.55)
                         for part in ("medians", "whiskers", "caps"):
@@ -376,8 +412,9 @@ def plot_surface_distributions(
                     n_inf, n_nan = int(np.isinf(data).sum()), int(np.isnan(data).sum())
                     note = "\n".join(([f"+{n_inf} inf"] if n_inf else []) + ([f"{n_nan} nan"] if n_nan else []))
                     if note:
-                        ax.annotate(note, (x, 1.0), xycoords=("data", "axes fraction"), ha="center", va="bottom",
-                                    fontsize=6)  # fmt: skip
+                        ax.annotate(
+                            note, (x, 1.0), xycoords=("data", "axes fraction"), ha="center", va="bottom", fontsize=6
+                        )
             ax.set_xticks(range(len(groups)), ["" if c is None else f"class {c}" for c in groups])
             ax.set_ylabel(label)
         handles = [plt.Rectangle((0, 0), 1, 1, alpha=0.55, facecolor=colour(m)) for m in methods]

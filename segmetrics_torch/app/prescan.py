@@ -172,8 +172,9 @@ def scan_foreground(
         gt, gt_error = gt_cache[Path(gt_path)]
         for error, path in ((pred_error, pred_path), (gt_error, gt_path)):
             if error is not None:
-                scan.problems.append(Problem("unreadable", stem, error if str(Path(path).name) in error else
-                                             f"{path}: {error}"))  # fmt: skip
+                scan.problems.append(
+                    Problem("unreadable", stem, error if str(Path(path).name) in error else f"{path}: {error}")
+                )
         if pred is not None and pred[1] not in _GRAY_MODES:
             scan.problems.append(Problem("colour", stem, f"prediction {Path(pred_path).name} is {pred[1]}"))
         if gt is None:
@@ -217,8 +218,9 @@ def _npz_size(keys: Sequence[str]) -> SizeReader:
                 names = {name.removesuffix(".npy"): name for name in archive.namelist()}
                 key = next((k for k in keys if k in names), None)
                 if key is None:
-                    raise ValueError(f"{path}: expected an array {' or '.join(f'`{k}`' for k in keys)}, found "
-                                     f"{sorted(names)}")  # fmt: skip
+                    raise ValueError(
+                        f"{path}: expected an array {' or '.join(f'`{k}`' for k in keys)}, found {sorted(names)}"
+                    )
                 with archive.open(names[key]) as member:
                     fmt = np.lib.format
                     version = fmt.read_magic(member)
@@ -286,8 +288,17 @@ def scan_pairing(
         return scan_foreground(pairing.pairs, pairing.missing, pairing.unmatched, gt_cache=gt_cache, reasons=reasons)
     read_pred, read_gt, ucm2 = family_size_readers(family, input_format, gt_format)
     resizable = family == "boundary" and input_format == "soft"
-    return scan_sizes(pairing.pairs, pairing.missing, pairing.unmatched, read_pred=read_pred, read_gt=read_gt,
-                      ucm2=ucm2, resizable=resizable, gt_cache=gt_cache, reasons=reasons)  # fmt: skip
+    return scan_sizes(
+        pairing.pairs,
+        pairing.missing,
+        pairing.unmatched,
+        read_pred=read_pred,
+        read_gt=read_gt,
+        ucm2=ucm2,
+        resizable=resizable,
+        gt_cache=gt_cache,
+        reasons=reasons,
+    )
 
 
 def scan_sizes(
@@ -425,14 +436,71 @@ def raise_or_skip(
 
 #: folder names that name a role, not a dataset or a method (compared case-insensitively, without "-_ ")
 GENERIC_NAMES = {
-    "gt", "gts", "groundtruth", "groundtruths", "mask", "masks", "gtobject", "gtinstance", "gtedge", "annotation",
-    "annotations", "label", "labels", "test", "tests", "testing", "train", "training", "val", "valid", "validation",
-    "data", "dataset", "datasets", "image", "images", "img", "imgs", "pred", "preds", "prediction", "predictions",
-    "result", "results", "output", "outputs", "saliency", "salmap", "salmaps", "map", "maps", "png", "segmentation",
-    "segmentations", "objectmask", "binarymask", "testdataset", "testset", "testingset", "eval", "evaluation",
-    "ucm2", "ucm", "segs", "edge", "edges", "edgemaps", "boundary", "boundaries", "contour", "contours", "proposals",
-    "mat", "npz",
-}  # fmt: skip
+    "gt",
+    "gts",
+    "groundtruth",
+    "groundtruths",
+    "mask",
+    "masks",
+    "gtobject",
+    "gtinstance",
+    "gtedge",
+    "annotation",
+    "annotations",
+    "label",
+    "labels",
+    "test",
+    "tests",
+    "testing",
+    "train",
+    "training",
+    "val",
+    "valid",
+    "validation",
+    "data",
+    "dataset",
+    "datasets",
+    "image",
+    "images",
+    "img",
+    "imgs",
+    "pred",
+    "preds",
+    "prediction",
+    "predictions",
+    "result",
+    "results",
+    "output",
+    "outputs",
+    "saliency",
+    "salmap",
+    "salmaps",
+    "map",
+    "maps",
+    "png",
+    "segmentation",
+    "segmentations",
+    "objectmask",
+    "binarymask",
+    "testdataset",
+    "testset",
+    "testingset",
+    "eval",
+    "evaluation",
+    "ucm2",
+    "ucm",
+    "segs",
+    "edge",
+    "edges",
+    "edgemaps",
+    "boundary",
+    "boundaries",
+    "contour",
+    "contours",
+    "proposals",
+    "mat",
+    "npz",
+}
 
 
 def _plain(name: str) -> str:

@@ -71,16 +71,20 @@ def evaluate_proposals(work: FamilyInput) -> Evaluated:
     head = next(images)
     with_classes = head[2].classes is not None  # J_c when the annotations carry classes
     metric = ProposalRecall(
-        counts, num_classes=num_classes if with_classes else None, chunk_size=o["chunk_size"], boundary=boundary,
+        counts,
+        num_classes=num_classes if with_classes else None,
+        chunk_size=o["chunk_size"],
+        boundary=boundary,
         bound_th=o["bound_th"],
-    ).to(device)  # fmt: skip
+    ).to(device)
     for stem, pool, gt in itertools.chain([head], images):
         if (gt.classes is not None) != with_classes:
             raise InputError(f"{stem}: some annotations carry class ids and others do not")
         if with_classes and int(gt.classes.max()) >= num_classes:
             raise InputError(f"{stem}: class id {int(gt.classes.max())} >= --num-classes {num_classes}")
-        arrays = [None if x is None else torch.from_numpy(x).to(device)
-                  for x in (pool, gt.objects, gt.void, gt.classes)]  # fmt: skip
+        arrays = [
+            None if x is None else torch.from_numpy(x).to(device) for x in (pool, gt.objects, gt.void, gt.classes)
+        ]
         try:
             metric.update(*arrays)
         except ValueError as error:

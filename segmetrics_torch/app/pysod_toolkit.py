@@ -48,7 +48,7 @@ def _load(path: str | Path, what: str) -> dict[str, Any]:
 
 def _entry(value: Any, where: str) -> dict[str, str]:
     if not isinstance(value, dict) or not isinstance(value.get("path"), str):
-        raise InputError(f"{where}: expected {{\"path\": ..., \"prefix\": ..., \"suffix\": ...}}, got {value!r}")
+        raise InputError(f'{where}: expected {{"path": ..., "prefix": ..., "suffix": ...}}, got {value!r}')
     for key in ("prefix", "suffix"):
         if value.get(key) is not None and not isinstance(value[key], str):
             raise InputError(f"{where}.{key}: expected a string, got {value[key]!r}")
@@ -69,7 +69,7 @@ def toolkit_configuration(datasets_json: str | Path, methods_json: str | Path) -
     datasets: dict[str, Any] = {}
     for name, value in datasets_raw.items():
         if not isinstance(value, dict) or "mask" not in value:
-            raise InputError(f"{datasets_json}: {name}: expected {{\"image\": ..., \"mask\": ...}}, got {value!r}")
+            raise InputError(f'{datasets_json}: {name}: expected {{"image": ..., "mask": ...}}, got {value!r}')
         mask = _entry(value["mask"], f"{datasets_json}: {name}.mask")
         entry: dict[str, Any] = {"gt": str(dbase / mask["path"]), "families": ["foreground"]}
         if mask.get("prefix"):
@@ -80,7 +80,7 @@ def toolkit_configuration(datasets_json: str | Path, methods_json: str | Path) -
     methods: dict[str, Any] = {}
     for name, per_dataset in methods_raw.items():
         if not isinstance(per_dataset, dict):
-            raise InputError(f"{methods_json}: {name}: expected {{dataset: {{\"path\": ...}}}}, got {per_dataset!r}")
+            raise InputError(f'{methods_json}: {name}: expected {{dataset: {{"path": ...}}}}, got {per_dataset!r}')
         entry = {}
         for dataset, value in per_dataset.items():
             if dataset not in datasets:
@@ -99,5 +99,8 @@ def toolkit_configuration(datasets_json: str | Path, methods_json: str | Path) -
             f"{methods_json}: no method names a dataset of {datasets_json} ({', '.join(list(datasets)[:5])} ...)"
         )
     used = {dataset for entry in methods.values() for dataset in entry}
-    return {"datasets": {k: v for k, v in datasets.items() if k in used}, "methods": methods,
-            "families": ["foreground"]}  # fmt: skip
+    return {
+        "datasets": {k: v for k, v in datasets.items() if k in used},
+        "methods": methods,
+        "families": ["foreground"],
+    }

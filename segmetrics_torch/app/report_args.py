@@ -45,8 +45,9 @@ def _base_config(args: argparse.Namespace) -> ReportConfig:
     toolkit = [getattr(args, f"report_{k}_json", None) for k in ("datasets", "methods")]
     if any(toolkit):
         if not all(toolkit):
-            raise InputError("PySODEvalToolkit's configurations come in two files: give --datasets-json and "
-                             "--methods-json")  # fmt: skip
+            raise InputError(
+                "PySODEvalToolkit's configurations come in two files: give --datasets-json and --methods-json"
+            )
         if args.report_config is not None or single:
             raise InputError("give --datasets-json/--methods-json, --config, or --gt/--pred, one of them")
         from .pysod_toolkit import toolkit_configuration
@@ -183,11 +184,23 @@ def _write_file_outputs(result: SuiteResult, outputs: Mapping[str, Path]) -> Non
         keys = [key for key, _ in table_columns("foreground", by_method)[0]]
         for method, record in by_method.items():
             values = table_row("foreground", record["results"])
-            rows.append({"method": method, "dataset": dataset, "num_images": record["num_images"],
-                         **{k: values.get(k) for k in keys}})  # fmt: skip
+            rows.append(
+                {
+                    "method": method,
+                    "dataset": dataset,
+                    "num_images": record["num_images"],
+                    **{k: values.get(k) for k in keys},
+                }
+            )
             for image, scores in (record["results"].get("per_image") or {}).items():
-                images.append({"method": method, "dataset": dataset, "image": image,
-                               **{k: scores[k] for k in keys if k in scores}})  # fmt: skip
+                images.append(
+                    {
+                        "method": method,
+                        "dataset": dataset,
+                        "image": image,
+                        **{k: scores[k] for k in keys if k in scores},
+                    }
+                )
     if "csv" in outputs:
         upsert_csv(outputs["csv"], rows, ("method", "dataset"), "--csv")
         print(f"Wrote {outputs['csv']} ({len(rows)} foreground row(s) of this run merged in)")

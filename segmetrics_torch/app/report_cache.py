@@ -18,7 +18,6 @@ from .outputs import make_temporary_file
 CACHE_FORMAT = "segmetrics-cache/2"  # 2: infinities stored as "inf" / "-inf" (1: as null, read back as NaN)
 
 
-
 def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, allow_nan=False, separators=(",", ":"))
 

@@ -162,8 +162,13 @@ def _check_family_options(family: str, options: Any, source: str, path: str) -> 
                 known = ", ".join(allowed) or "none"
                 raise InputError(f"{_where(source, f'{path}.{key}')}: unknown option of {family} (known: {known})")
             check, expected = allowed[key]
-            _expect(bool(check(value)), source, f"{path}.{key}", expected if isinstance(expected, str)
-                    else expected(value), value)  # fmt: skip
+            _expect(
+                bool(check(value)),
+                source,
+                f"{path}.{key}",
+                expected if isinstance(expected, str) else expected(value),
+                value,
+            )
     if family == "partition" and "thresholds" in options and "num_regions" in options:
         errors.append(f"{_where(source, path)}: give thresholds or num_regions, not both")
     if errors:  # each mistake on its own line of the configuration's listing
@@ -283,12 +288,16 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
     cache = data.get("cache", True)
     with _gather(errors):
         _expect(isinstance(cache, (bool, str)), source, "cache", "true, false or a folder", cache)
-        config.cache = (config.output / "cache") if cache is True else (base / cache if isinstance(cache, str)
-                                                                        else None)  # fmt: skip
+        config.cache = (
+            (config.output / "cache") if cache is True else (base / cache if isinstance(cache, str) else None)
+        )
     for key, check, expected in (
         ("cache_check", lambda v: v in ("stat", "content"), "stat or content"),
-        ("device", lambda v: isinstance(v, str) and re.fullmatch(r"cpu|auto|cuda(:\d+)?", v) is not None,
-         "cpu, cuda, cuda:N or auto"),
+        (
+            "device",
+            lambda v: isinstance(v, str) and re.fullmatch(r"cpu|auto|cuda(:\d+)?", v) is not None,
+            "cpu, cuda, cuda:N or auto",
+        ),
         ("batch_size", lambda v: is_int(v) and v >= 1, "a positive integer"),
         ("workers", lambda v: is_int(v) and v >= 0, "a non-negative integer"),
         ("allow_missing", lambda v: isinstance(v, bool), "true or false"),
@@ -432,8 +441,10 @@ def _method(name: str, entry: Any, datasets: Mapping[str, Any], base: Path, sour
                 raise InputError(
                     f"{_where(source, f'{path}.{dataset}')}: keys must be families ({', '.join(FAMILIES)})"
                 )
-        entry = {d: {_family(f): v for f, v in value.items()} if isinstance(value, Mapping) else value
-                 for d, value in entry.items()}  # fmt: skip
+        entry = {
+            d: {_family(f): v for f, v in value.items()} if isinstance(value, Mapping) else value
+            for d, value in entry.items()
+        }
     return Method(name, entry, base, pairing, dataset_pairing)
 
 
@@ -458,8 +469,13 @@ def presentation(
     if "method_order" in data:
         with _gather(errors):
             order = data["method_order"]
-            _expect(isinstance(order, list) and (not check_names or all(m in names for m in order)), source,
-                    "method_order", f"a list of method names ({', '.join(sorted(names))})", order)  # fmt: skip
+            _expect(
+                isinstance(order, list) and (not check_names or all(m in names for m in order)),
+                source,
+                "method_order",
+                f"a list of method names ({', '.join(sorted(names))})",
+                order,
+            )
             config.method_order = list(order)
     if "colors" in data:
         colors = data["colors"]
@@ -468,18 +484,27 @@ def presentation(
         if isinstance(colors, Mapping):  # unknown names and bad colours are two mistakes, both listed
             unknown = [str(m) for m in colors if m not in names] if check_names else []
             if unknown:
-                errors.append(f"{_where(source, 'colors')}: no method named {', '.join(unknown)} (methods: "
-                              f"{', '.join(sorted(names))})")  # fmt: skip
+                errors.append(
+                    f"{_where(source, 'colors')}: no method named {', '.join(unknown)} (methods: "
+                    f"{', '.join(sorted(names))})"
+                )
             bad = _bad_colours(colors)
             if bad:
-                errors.append(f"{_where(source, 'colors')}: not a matplotlib colour: "
-                              f"{', '.join(f'{m}: {c!r}' for m, c in bad.items())}")  # fmt: skip
+                errors.append(
+                    f"{_where(source, 'colors')}: not a matplotlib colour: "
+                    f"{', '.join(f'{m}: {c!r}' for m, c in bad.items())}"
+                )
             if not unknown and not bad:
                 config.colors = dict(colors)
     if "highlight" in data:
         with _gather(errors):
-            _expect(not check_names or data["highlight"] in names, source, "highlight",
-                    f"a method name ({', '.join(sorted(names))})", data["highlight"])  # fmt: skip
+            _expect(
+                not check_names or data["highlight"] in names,
+                source,
+                "highlight",
+                f"a method name ({', '.join(sorted(names))})",
+                data["highlight"],
+            )
             config.highlight = data["highlight"]
     if "style" in data:
         with _gather(errors):

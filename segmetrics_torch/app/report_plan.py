@@ -106,8 +106,17 @@ def plan_jobs(config: ReportConfig, warn: Callable[[str], None], device_type: st
                     continue
                 label = f"{dataset.name} / {family} / {method.name}"
                 try:
-                    jobs.append(_plan_job(config, dataset, family, method.name, pred_dir, device_type,
-                                          {**dataset.pairing, **method.pairing_for(dataset.name)}))  # fmt: skip
+                    jobs.append(
+                        _plan_job(
+                            config,
+                            dataset,
+                            family,
+                            method.name,
+                            pred_dir,
+                            device_type,
+                            {**dataset.pairing, **method.pairing_for(dataset.name)},
+                        )
+                    )
                 except InputError as error:
                     raise InputError(f"{label}: {error}") from None
     if not jobs:
@@ -133,6 +142,7 @@ def _prescan(jobs: list[Job], config: ReportConfig, warn: Callable[[str], None])
         return scan_pairing(job.family, job.pairing, job.input_format, job.gt_format, gt_cache)
 
     scans = []
+
     def scan_or_cached(job: Job) -> Any:
         if config.cache is not None:
             # a result cached for exactly these pairs was computed without leaving any out, so their files had no
@@ -149,16 +159,24 @@ def _prescan(jobs: list[Job], config: ReportConfig, warn: Callable[[str], None])
     for job, found in zip(scanned, results, strict=True):
         job.scan = found
         scans.append((f"{job.dataset.name} / {job.family} / {job.method}", job.scan))
-    bad = raise_or_skip(scans, allow_missing=config.allow_missing, resize=config.resize, skip_bad=config.skip_bad,
-                        skip_empty_gt=config.skip_empty_gt)  # fmt: skip
+    bad = raise_or_skip(
+        scans,
+        allow_missing=config.allow_missing,
+        resize=config.resize,
+        skip_bad=config.skip_bad,
+        skip_empty_gt=config.skip_empty_gt,
+    )
     said: set[tuple[str, str]] = set()
     for job, (label, scan) in zip(scanned, scans, strict=True):
         job.skipped = [p.as_dict() for p in bad[label]]
         notes = [p for p in scan.problems if p not in bad[label]]
         # findings of the ground truth (0/1 masks, empty masks, colour masks) are the dataset's: said once, not per
         # method
-        of_gt = [p for p in notes if p.kind in ("binary01", "empty")
-                 or (p.kind == "colour" and p.detail.startswith("ground truth"))]  # fmt: skip
+        of_gt = [
+            p
+            for p in notes
+            if p.kind in ("binary01", "empty") or (p.kind == "colour" and p.detail.startswith("ground truth"))
+        ]
         for line in listing(of_gt, prefix=""):
             if (job.dataset.name, line) not in said:
                 said.add((job.dataset.name, line))
@@ -221,8 +239,9 @@ def _plan_job(
             pairing = find_pairs(pred_dir, dataset.gt, SURFACE_EXTENSIONS, **pairing_keys)
             pred_kind, gt_kind = "labels", "labels"
         else:
-            pairing, pred_kind, gt_kind = match_folders(pred_dir, dataset.gt, BOUNDARY_EXTENSIONS,
-                                                        pattern_option=_PAIR_REGEX, **pairing_keys)  # fmt: skip
+            pairing, pred_kind, gt_kind = match_folders(
+                pred_dir, dataset.gt, BOUNDARY_EXTENSIONS, pattern_option=_PAIR_REGEX, **pairing_keys
+            )
     except ValueError as error:
         raise pairing_error(error, _PAIR_REGEX) from None
     # no common name is an error here; missing and extra files are listed by the pre-scan with every other problem
@@ -270,7 +289,14 @@ def _fingerprint(job: Job, config: ReportConfig) -> None:
     if job.family == "proposals" and dataset.gt_classes is not None:
         job.classes = class_images(dataset.gt_classes)
         files += [["class", stem, *file_id(path, check)] for stem, path in job.classes.items()]
-    job.fingerprint = {"segmetrics_version": __version__, "dataset": dataset.name, "method": job.method,
-                       "family": job.family, "settings": job.settings, "device": job.device_type,
-                       "cache_check": check, "files": files}  # fmt: skip
+    job.fingerprint = {
+        "segmetrics_version": __version__,
+        "dataset": dataset.name,
+        "method": job.method,
+        "family": job.family,
+        "settings": job.settings,
+        "device": job.device_type,
+        "cache_check": check,
+        "files": files,
+    }
     job.key = hashlib.sha256(canonical_json(job.fingerprint).encode()).hexdigest()

@@ -82,9 +82,17 @@ def _compute(job: Job, config: ReportConfig, device: Any, progress: Any, source:
     if job.family == "partition":
         options.update(ucm2_only_options(options, job.input_format))
     start = time.perf_counter()
-    evaluated = runner.run(job.family, pairs, source, options=options, input_format=job.input_format,
-                           gt_format=job.gt_format, device=device, progress=progress,
-                           batch_size=config.batch_size or runner.FAMILY_EVALUATORS[job.family].batch_size)  # fmt: skip
+    evaluated = runner.run(
+        job.family,
+        pairs,
+        source,
+        options=options,
+        input_format=job.input_format,
+        gt_format=job.gt_format,
+        device=device,
+        progress=progress,
+        batch_size=config.batch_size or runner.FAMILY_EVALUATORS[job.family].batch_size,
+    )
     elapsed = time.perf_counter() - start
     return to_jsonable(
         {
@@ -144,8 +152,14 @@ def _start(job: Job, config: ReportConfig) -> Any:
     """This rank's share of a job's pairs, its decoding started (:func:`.runner.start`); an input error (fewer images
     than torchrun processes) names the job."""
     try:
-        return runner.start(job.family, job.pairing.pairs, input_format=job.input_format, gt_format=job.gt_format,
-                            resize=config.resize, workers=config.workers)  # fmt: skip
+        return runner.start(
+            job.family,
+            job.pairing.pairs,
+            input_format=job.input_format,
+            gt_format=job.gt_format,
+            resize=config.resize,
+            workers=config.workers,
+        )
     except InputError as error:
         raise InputError(f"{job.dataset.name} / {job.family} / {job.method}: {error}") from None
 
@@ -347,8 +361,9 @@ def _run_checked(
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return SuiteResult(records, computed, cached, skipped, [], "")
 
-    return _write_report(config, SuiteResult(records, computed, cached, skipped, [], ""), cache, device, len(jobs),
-                         elapsed, out)  # fmt: skip
+    return _write_report(
+        config, SuiteResult(records, computed, cached, skipped, [], ""), cache, device, len(jobs), elapsed, out
+    )
 
 
 def _write_report(
@@ -376,8 +391,13 @@ def _write_report(
     )
     for line in result.skipped:
         out(f"Not evaluated: {line}")
-    top = sorted({p.relative_to(config.output).parts[0] + ("/" if p.parent != config.output else "")
-                  for p in written if p.is_relative_to(config.output)})  # fmt: skip
+    top = sorted(
+        {
+            p.relative_to(config.output).parts[0] + ("/" if p.parent != config.output else "")
+            for p in written
+            if p.is_relative_to(config.output)
+        }
+    )
     out(f"Wrote {len(written)} file(s) to {config.output}: {', '.join(top)}")
     return SuiteResult(result.records, result.computed, result.cached, result.skipped, written, tables)
 

@@ -68,8 +68,9 @@ def run_evaluate_foreground(args: argparse.Namespace) -> int:
     pairs, scan, bad = prescan_job(args, pairing, "foreground", "gray", "gray")
 
     columns = foreground_columns(args.measures)[0]
-    evaluated, elapsed = _run_job(args, name, "foreground", pairs, {"measures": args.measures}, device,
-                                  resize=args.resize)  # fmt: skip
+    evaluated, elapsed = _run_job(
+        args, name, "foreground", pairs, {"measures": args.measures}, device, resize=args.resize
+    )
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return 0
 
@@ -84,28 +85,30 @@ def run_evaluate_foreground(args: argparse.Namespace) -> int:
     per_image = results["per_image"] or {}
     keys = [key for key, _ in columns]
     write_outputs(
-            files,
-            "foreground",
-            name,
-            args,
-            device,
-            count,
-            pairing,
-            settings={
-                "normalize": metric.normalize,
-                **metric.settings,
-                "reader": "segmetrics_torch.io.read_gray (== cv2.imread(path, cv2.IMREAD_GRAYSCALE))",
-                "gt_binarisation": "> 128 (a 0/1 mask: == 1)",
-                "resize": args.resize,
-                "pairing": pairing_options(args),
-                "measures": keys,
-            },
-            extra={"dataset": dataset, "curve_convention": CURVE_CONVENTION, **scan.findings(bad)},
-            elapsed=elapsed,
-            results={**results, "per_image": per_image},
-            # per image: the core measures and the chosen ones with one value per image (curves are dataset-level)
-            per_image=per_image, dataset=dataset, keys=keys,
-    )  # fmt: skip
+        files,
+        "foreground",
+        name,
+        args,
+        device,
+        count,
+        pairing,
+        settings={
+            "normalize": metric.normalize,
+            **metric.settings,
+            "reader": "segmetrics_torch.io.read_gray (== cv2.imread(path, cv2.IMREAD_GRAYSCALE))",
+            "gt_binarisation": "> 128 (a 0/1 mask: == 1)",
+            "resize": args.resize,
+            "pairing": pairing_options(args),
+            "measures": keys,
+        },
+        extra={"dataset": dataset, "curve_convention": CURVE_CONVENTION, **scan.findings(bad)},
+        elapsed=elapsed,
+        results={**results, "per_image": per_image},
+        # per image: the core measures and the chosen ones with one value per image (curves are dataset-level)
+        per_image=per_image,
+        dataset=dataset,
+        keys=keys,
+    )
     if (csv_path := files["--csv"]) is not None:
         row = {"method": name, "dataset": dataset, "num_images": count, **{k: rows[name].get(k) for k in keys}}
         action = upsert_csv(csv_path, [row], ("method", "dataset"), "--csv")
@@ -130,10 +133,25 @@ def _run_job(
     from . import runner
 
     def run(progress: Any) -> Evaluated:
-        source = runner.start(family, pairs, input_format=input_format, gt_format=gt_format, resize=resize,
-                              workers=getattr(args, "workers", 0))  # fmt: skip
-        return runner.run(family, pairs, source, options=options, input_format=input_format, gt_format=gt_format,
-                          device=device, batch_size=getattr(args, "batch_size", 1), progress=progress)  # fmt: skip
+        source = runner.start(
+            family,
+            pairs,
+            input_format=input_format,
+            gt_format=gt_format,
+            resize=resize,
+            workers=getattr(args, "workers", 0),
+        )
+        return runner.run(
+            family,
+            pairs,
+            source,
+            options=options,
+            input_format=input_format,
+            gt_format=gt_format,
+            device=device,
+            batch_size=getattr(args, "batch_size", 1),
+            progress=progress,
+        )
 
     return with_progress(args, name, len(pairs), run)
 
@@ -249,8 +267,17 @@ def run_evaluate_boundary(args: argparse.Namespace) -> int:
     stems = [stem for stem, _, _ in pairs]
     options = {"thresholds": args.thresholds, "max_dist": args.max_dist, "thin": not args.no_thin, "nms": args.nms}
 
-    evaluated, elapsed = _run_job(args, name, "boundary", pairs, options, device, input_format=input_format,
-                                  gt_format=gt_format, resize=args.resize)  # fmt: skip
+    evaluated, elapsed = _run_job(
+        args,
+        name,
+        "boundary",
+        pairs,
+        options,
+        device,
+        input_format=input_format,
+        gt_format=gt_format,
+        resize=args.resize,
+    )
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return 0
 
@@ -325,8 +352,10 @@ def _print_partition_tables(
     if input_format != "labels":  # hierarchies: ODS / OIS / AP per measure, and the region benchmark
         rows = {measure_name(m): scalar_row(results[m]) for m in metric.measures}
         print(format_table(rows, HIERARCHY_COLUMNS, index_header="measure"))
-        region = {("Covering" if k == "covering" else measure_name(k)): scalar_row(v)
-                  for k, v in results["region_benchmark"].items()}  # fmt: skip
+        region = {
+            ("Covering" if k == "covering" else measure_name(k)): scalar_row(v)
+            for k, v in results["region_benchmark"].items()
+        }
         print("\nRegion benchmark (BSR eval_cover.txt, eval_RI_VOI.txt):")
         print(format_table(region, REGION_COLUMNS, index_header="measure"))
         kind = "region counts" if args.num_regions else "levels" if input_format == "stack" else "thresholds"
@@ -368,10 +397,17 @@ def run_evaluate_partition(args: argparse.Namespace) -> int:
     pairs, scan, bad = prescan_job(args, pairing, "partition", input_format, gt_format)
     name = args.name or default_method_name(args)
     stems = [stem for stem, _, _ in pairs]
-    options = {"measures": args.measures, "gamma_obj": args.gamma_obj, "max_dist": args.max_dist,
-               "thresholds": args.thresholds, "num_regions": args.num_regions, "rule": args.rule}  # fmt: skip
-    evaluated, elapsed = _run_job(args, name, "partition", pairs, options, device, input_format=input_format,
-                                  gt_format=gt_format)  # fmt: skip
+    options = {
+        "measures": args.measures,
+        "gamma_obj": args.gamma_obj,
+        "max_dist": args.max_dist,
+        "thresholds": args.thresholds,
+        "num_regions": args.num_regions,
+        "rule": args.rule,
+    }
+    evaluated, elapsed = _run_job(
+        args, name, "partition", pairs, options, device, input_format=input_format, gt_format=gt_format
+    )
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return 0
 
@@ -456,11 +492,19 @@ def run_evaluate_proposals(args: argparse.Namespace) -> int:
     pairs, scan, bad = prescan_job(args, pairing, "proposals", "pool", "objects")
     void_label = None if args.void_label < 0 else args.void_label
     name = args.name or default_method_name(args)
-    options = {"counts": args.counts, "classes": classes, "void_label": void_label, "num_classes": args.num_classes,
-               "chunk_size": args.chunk_size, "boundary": args.boundary, "bound_th": args.bound_th,
-               "class_option": "--gt-classes"}  # fmt: skip
-    evaluated, elapsed = _run_job(args, name, "proposals", pairs, options, device, input_format="pool",
-                                  gt_format="objects")  # fmt: skip
+    options = {
+        "counts": args.counts,
+        "classes": classes,
+        "void_label": void_label,
+        "num_classes": args.num_classes,
+        "chunk_size": args.chunk_size,
+        "boundary": args.boundary,
+        "bound_th": args.bound_th,
+        "class_option": "--gt-classes",
+    }
+    evaluated, elapsed = _run_job(
+        args, name, "proposals", pairs, options, device, input_format="pool", gt_format="objects"
+    )
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return 0
 
@@ -533,19 +577,26 @@ def run_evaluate_surface(args: argparse.Namespace) -> int:
         raise pairing_error(error) from None
     pairs, scan, bad = prescan_job(args, pairing, "surface", "labels", "labels")
     name = args.name or default_method_name(args)
-    tolerance: float | list[float] = 1.0 if args.tolerance is None else (
-        args.tolerance[0] if len(args.tolerance) == 1 else args.tolerance)  # fmt: skip
+    tolerance: float | list[float] = (
+        1.0 if args.tolerance is None else (args.tolerance[0] if len(args.tolerance) == 1 else args.tolerance)
+    )
     measures = None if args.measures is None else list(dict.fromkeys(canonical(m, "surface") for m in args.measures))
-    settings = {"convention": args.convention, "percentile": args.percentile, "tolerance": tolerance,
-                "spacing": args.spacing, "num_classes": args.num_classes,
-                "include_background": args.include_background}  # fmt: skip
+    settings = {
+        "convention": args.convention,
+        "percentile": args.percentile,
+        "tolerance": tolerance,
+        "spacing": args.spacing,
+        "num_classes": args.num_classes,
+        "include_background": args.include_background,
+    }
     if measures is not None:  # absent: the one pass of the five distance measures (settings as before the option)
         settings = {"measures": measures, **settings}
     spacing = None if args.spacing is None else (args.spacing[0] if len(args.spacing) == 1 else args.spacing)
     options = {**settings, "spacing": spacing, "skip_empty_gt": bool(args.skip_empty_gt)}
     try:
-        evaluated, elapsed = _run_job(args, name, "surface", pairs, options, device, input_format="labels",
-                                      gt_format="labels")  # fmt: skip
+        evaluated, elapsed = _run_job(
+            args, name, "surface", pairs, options, device, input_format="labels", gt_format="labels"
+        )
         results = evaluated.results
     except ValueError as error:  # an argument the measures reject (a spacing of the wrong length, a tolerance ...)
         raise InputError(str(error)) from None
@@ -564,8 +615,10 @@ def run_evaluate_surface(args: argparse.Namespace) -> int:
     skipped = results.get("skipped_empty_gt") or []
     left_out = f" ({len(skipped)} left out: empty ground truth)" if skipped else ""
     count = len(pairs) - len(skipped)
-    print(f"Evaluated {count} pair(s){left_out} of {shown_path(args.pred)} against {shown_path(args.gt)}: {shown} "
-          f"({args.convention} convention) on {device} in {elapsed:.2f} s.")  # fmt: skip
+    print(
+        f"Evaluated {count} pair(s){left_out} of {shown_path(args.pred)} against {shown_path(args.gt)}: {shown} "
+        f"({args.convention} convention) on {device} in {elapsed:.2f} s."
+    )
     per_image: dict[str, dict[str, Any]] = {}
     for stem, values in results["per_image"].items():
         flat: dict[str, Any] = {}
@@ -575,7 +628,18 @@ def run_evaluate_surface(args: argparse.Namespace) -> int:
             else:
                 flat[key] = value
         per_image[stem] = flat
-    write_outputs(files, "surface", name, args, device, count, pairing,
-                   settings={**settings, "pairing": pairing_options(args)}, extra=scan.findings(bad),
-                   elapsed=elapsed, results=results, per_image=per_image)  # fmt: skip
+    write_outputs(
+        files,
+        "surface",
+        name,
+        args,
+        device,
+        count,
+        pairing,
+        settings={**settings, "pairing": pairing_options(args)},
+        extra=scan.findings(bad),
+        elapsed=elapsed,
+        results=results,
+        per_image=per_image,
+    )
     return 0

@@ -88,9 +88,11 @@ def check_soft_labels(
     for i, (stem, pred, gt) in enumerate(images):
         reason = soft_map_reason(pred) if i < SOFT_MAP_CHECKED and not warned else None
         if reason is not None:
-            warn(f"warning: the predictions look like soft maps (edge strengths or probabilities), not label maps: "
-                 f"{paths[stem]}: {reason}. `partition` reads every gray level as a region; evaluate edge maps with "
-                 "`segmetrics evaluate boundary`, or save partitions as label maps")  # fmt: skip
+            warn(
+                f"warning: the predictions look like soft maps (edge strengths or probabilities), not label maps: "
+                f"{paths[stem]}: {reason}. `partition` reads every gray level as a region; evaluate edge maps with "
+                "`segmetrics evaluate boundary`, or save partitions as label maps"
+            )
             warned = True
         yield stem, pred, gt
 

@@ -37,10 +37,16 @@ def _read_surface_pair(
     gt, gt_spacing = read_label_volume(gt_path, header_spacing=check_spacing)
     if pred.shape != gt.shape:
         raise InputError(f"{stem}: the prediction has shape {pred.shape} and the ground truth {gt.shape}")
-    if (check_spacing and pred_spacing is not None and gt_spacing is not None
-            and not np.allclose(pred_spacing, gt_spacing, rtol=1e-5)):  # fmt: skip
-        raise InputError(f"{stem}: the prediction's voxel spacing {pred_spacing} differs from the ground truth's "
-                         f"{gt_spacing} (give --spacing to use one for both)")  # fmt: skip
+    if (
+        check_spacing
+        and pred_spacing is not None
+        and gt_spacing is not None
+        and not np.allclose(pred_spacing, gt_spacing, rtol=1e-5)
+    ):
+        raise InputError(
+            f"{stem}: the prediction's voxel spacing {pred_spacing} differs from the ground truth's "
+            f"{gt_spacing} (give --spacing to use one for both)"
+        )
     return pred, gt, gt_spacing if gt_spacing is not None else pred_spacing
 
 
@@ -104,8 +110,10 @@ def _chosen_measures(names: Any) -> list[str]:
     keys = [canonical(str(name), "surface") for name in names]
     unknown = [name for name, key in zip(names, keys, strict=True) if key is None]
     if unknown:
-        raise InputError(f"measures: unknown boundary-distance measure(s) {', '.join(map(str, unknown))} (known: "
-                         f"{', '.join(SURFACE)})")  # fmt: skip
+        raise InputError(
+            f"measures: unknown boundary-distance measure(s) {', '.join(map(str, unknown))} (known: "
+            f"{', '.join(SURFACE)})"
+        )
     return list(dict.fromkeys(k for k in keys if k is not None))
 
 
@@ -135,9 +143,14 @@ def evaluate_surface(work: FamilyInput) -> Evaluated:
     o, device = work.options, work.device
     num_classes, spacing = o["num_classes"], o["spacing"]
     chosen = _chosen_measures(o.get("measures"))
-    metric = SurfaceDistanceMeasures(percentile=o["percentile"], tolerance=o["tolerance"], convention=o["convention"],
-                                     spacing=spacing, num_classes=num_classes,
-                                     include_background=o["include_background"])  # fmt: skip
+    metric = SurfaceDistanceMeasures(
+        percentile=o["percentile"],
+        tolerance=o["tolerance"],
+        convention=o["convention"],
+        spacing=spacing,
+        num_classes=num_classes,
+        include_background=o["include_background"],
+    )
     suite_keys = {MEASURES[k].result for k in chosen if k in SURFACE_SUITE}
     # every other measure by its registry record: its public Metric, reading the pairs as the suite does
     others = {
@@ -177,8 +190,9 @@ def evaluate_surface(work: FamilyInput) -> Evaluated:
         values.update({key: other.last_values["value"] for key, other in others.items() if other.last_values})
         rows.append((stem, {key: value[0].tolist() for key, value in values.items()}))
     with distributed.peers():
-        results: dict[str, Any] = {key: value.tolist() for key, value in metric.compute().items()
-                                   if key in suite_keys} if suite_keys else {}  # fmt: skip
+        results: dict[str, Any] = (
+            {key: value.tolist() for key, value in metric.compute().items() if key in suite_keys} if suite_keys else {}
+        )
         results.update({key: other.compute().tolist() for key, other in others.items()})
     rows = [row for part in distributed.gather(rows) for row in part]
     results["per_image"] = dict(rows)

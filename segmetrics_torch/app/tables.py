@@ -132,10 +132,7 @@ def format_table(
         a       0.5000
     """
     cols = [(c, c) if isinstance(c, str) else (c[0], c[1]) for c in columns]
-    body = [
-        [name] + [_table_cell(values, key, digits) for key, _ in cols]
-        for name, values in rows.items()
-    ]
+    body = [[name] + [_table_cell(values, key, digits) for key, _ in cols] for name, values in rows.items()]
     header = [index_header] + [h for _, h in cols]
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
 
@@ -383,8 +380,18 @@ def format_markdown_table(
     return "\n".join(lines)
 
 
-_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}  # fmt: skip
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 
 
 def _latex_escape(text: str) -> str:
@@ -408,8 +415,10 @@ def format_latex_table(
     """
     cols = _columns(columns)
     best = best_rows(rows, cols, lower_is_better=lower_is_better, digits=digits)
-    arrow = {key: "" if key in COUNT_COLUMNS else r"$\downarrow$" if key in lower_is_better else r"$\uparrow$"
-             for key, _ in cols}
+    arrow = {
+        key: "" if key in COUNT_COLUMNS else r"$\downarrow$" if key in lower_is_better else r"$\uparrow$"
+        for key, _ in cols
+    }
     header = " & ".join([_latex_escape(index_header), *(f"{_latex_escape(h)} {arrow[k]}" for k, h in cols)])
     lines = [r"\begin{table}[t]", r"\centering"]
     if caption:

@@ -168,11 +168,13 @@ def _pool(proposals: ImageBatch, h: int, w: int, validate_args: bool) -> tuple[s
                 "order), but got dtype torch.bool; one mask is a (1, H, W) stack: proposals[None]."
             )
         if proposals.ndim != 3:
-            raise ValueError(f"Expected `proposals` of shape (P, H, W) or an (H, W) label map, but got "
-                             f"{tuple(proposals.shape)}.")  # fmt: skip
+            raise ValueError(
+                f"Expected `proposals` of shape (P, H, W) or an (H, W) label map, but got {tuple(proposals.shape)}."
+            )
         if proposals.shape[1:] != (h, w):
-            raise ValueError(f"Expected `proposals` of size {(h, w)} like `objects`, but got "
-                             f"{tuple(proposals.shape[1:])}.")  # fmt: skip
+            raise ValueError(
+                f"Expected `proposals` of size {(h, w)} like `objects`, but got {tuple(proposals.shape[1:])}."
+            )
     elif not isinstance(proposals, Sequence) or isinstance(proposals, (str, bytes)):
         raise TypeError(
             f"Expected `proposals` to be a tensor or a list of tensors, but got {type(proposals).__name__}."
@@ -181,16 +183,25 @@ def _pool(proposals: ImageBatch, h: int, w: int, validate_args: bool) -> tuple[s
         items = [check_tensor(m, f"proposals[{i}]") for i, m in enumerate(proposals)]
         for i, m in enumerate(items):
             if m.shape != (h, w):
-                raise ValueError(f"Expected `proposals[{i}]` to be an (H, W) mask of size {(h, w)} like `objects`, "
-                                 f"but got shape {tuple(m.shape)}.")  # fmt: skip
+                raise ValueError(
+                    f"Expected `proposals[{i}]` to be an (H, W) mask of size {(h, w)} like `objects`, "
+                    f"but got shape {tuple(m.shape)}."
+                )
         proposals = items
     if len(proposals) == 0:
         raise ValueError("Expected at least one proposal in `proposals`, but got an empty pool.")
     return "stack", proposals, len(proposals)
 
 
-def _chunks(kind: str, pool: Any, n_prop: int, shape: tuple[int, int], device: torch.device, chunk_size: int | None,
-            validate_args: bool) -> Iterator[Tensor]:  # fmt: skip
+def _chunks(
+    kind: str,
+    pool: Any,
+    n_prop: int,
+    shape: tuple[int, int],
+    device: torch.device,
+    chunk_size: int | None,
+    validate_args: bool,
+) -> Iterator[Tensor]:
     """The pool as (C, H, W) bool chunks on ``device``, at most ``chunk_size`` proposals converted at a time."""
     h, w = shape
     step = max(1, _CHUNK_VALUES // max(1, h * w)) if chunk_size is None else chunk_size
@@ -202,8 +213,13 @@ def _chunks(kind: str, pool: Any, n_prop: int, shape: tuple[int, int], device: t
             yield (pool[None] == ids[:, None, None]).to(device)
             continue
         chunk = pool[lo : lo + step]
-        chunk = torch.stack([as_binary_mask(m, f"proposals[{lo + i}]", validate_args).to(device)
-                             for i, m in enumerate(chunk)]) if not isinstance(chunk, Tensor) else chunk  # fmt: skip
+        chunk = (
+            torch.stack(
+                [as_binary_mask(m, f"proposals[{lo + i}]", validate_args).to(device) for i, m in enumerate(chunk)]
+            )
+            if not isinstance(chunk, Tensor)
+            else chunk
+        )
         yield as_binary_mask(chunk, "proposals", validate_args).to(device)
 
 
@@ -211,7 +227,8 @@ def _signatures(member: Tensor) -> tuple[Tensor, Tensor]:
     """Group pixels by their column of the (M, HW) bool ``member``: ``(values (S, M) bool, signature (HW,))``."""
     if member.shape[0] <= 62:  # pack each pixel's memberships into one int64
         bits = torch.ones(member.shape[0], dtype=torch.int64, device=member.device).bitwise_left_shift_(
-            torch.arange(member.shape[0], dtype=torch.int64, device=member.device))
+            torch.arange(member.shape[0], dtype=torch.int64, device=member.device)
+        )
         keys, signature = torch.unique((member.long() * bits[:, None]).sum(0), return_inverse=True)
         return (keys[:, None] & bits[None]) != 0, signature
     values, signature = torch.unique(member.T, dim=0, return_inverse=True)
@@ -462,8 +479,12 @@ def proposal_summary(
         if inter is None or fp is None or fn is None:
             raise ValueError("`classes` needs the best proposals' `inter`, `fp` and `fn` counts.")
         ids, inverse = torch.unique(classes, return_inverse=True)
-        sums = [torch.zeros(best_jaccard.shape[0], ids.numel(), dtype=torch.float64, device=best_jaccard.device)
-                .index_add_(1, inverse, v.double()) for v in (inter, fp, fn)]  # fmt: skip
+        sums = [
+            torch.zeros(best_jaccard.shape[0], ids.numel(), dtype=torch.float64, device=best_jaccard.device).index_add_(
+                1, inverse, v.double()
+            )
+            for v in (inter, fp, fn)
+        ]
         den = sums[0] + sums[1] + sums[2]
         out["jaccard_class"] = torch.where(den > 0, sums[0] / den.clamp_min(1), 0.0).mean(1)
     return out

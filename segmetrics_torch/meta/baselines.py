@@ -141,8 +141,9 @@ def quadtree_partitions(height: int, width: int, num_regions: Sequence[int], *, 
     grid = quadtree_ucm(width, height) if rotate else quadtree_ucm(height, width)
     values = torch.unique(grid)
     # griducm2seg keeps the values strictly above the num_regions-th largest distinct value (0 if there are fewer)
-    thresholds = torch.tensor([float(values[values.numel() - n]) if n <= values.numel() else 0.0
-                               for n in num_regions], dtype=torch.float64)  # fmt: skip
+    thresholds = torch.tensor(
+        [float(values[values.numel() - n]) if n <= values.numel() else 0.0 for n in num_regions], dtype=torch.float64
+    )
     levels = ucm_hierarchy([grid], thresholds).partitions(0)
     return torch.rot90(levels, 1, (1, 2)).contiguous() if rotate else levels
 
@@ -322,7 +323,12 @@ def random_hierarchy_partition(oversegmentation: Tensor, num_regions: int, *, se
 # ----------------------------------------------------------------------------------- generic foreground maps
 
 
-def centered_gaussian_map(height: int, width: int, *, sigma: float = 0.25, dtype: torch.dtype = torch.float64,
+def centered_gaussian_map(
+    height: int,
+    width: int,
+    *,
+    sigma: float = 0.25,
+    dtype: torch.dtype = torch.float64,
     device: torch.device | str | None = None,
 ) -> Tensor:
     """Margolin et al.'s generic map (CVPR 2014 "How to evaluate foreground maps?", §6: a centred Gaussian that
@@ -346,7 +352,8 @@ def centered_gaussian_map(height: int, width: int, *, sigma: float = 0.25, dtype
     return g.to(dtype)
 
 
-def centered_circle_map(height: int, width: int, *, radius: float = 0.25, device: torch.device | str | None = None
+def centered_circle_map(
+    height: int, width: int, *, radius: float = 0.25, device: torch.device | str | None = None
 ) -> Tensor:
     """A binary generic map: the disk of radius ``radius * min(H, W)`` around the image centre ((H-1)/2, (W-1)/2),
     an (H, W) bool tensor (the binary counterpart of :func:`centered_gaussian_map`, for binary-map measures such as
@@ -369,7 +376,13 @@ def centered_circle_map(height: int, width: int, *, radius: float = 0.25, device
 
 
 def gaussian_noise_maps(
-    num: int, height: int, width: int, *, mean: float = 0.5, std: float = 0.25, seed: int = 0,
+    num: int,
+    height: int,
+    width: int,
+    *,
+    mean: float = 0.5,
+    std: float = 0.25,
+    seed: int = 0,
     device: torch.device | str | None = None,
 ) -> Tensor:
     """``num`` random Gaussian noise maps (Fan et al., IJCAI 2018 §4: "random Gaussian noise maps"), a

@@ -178,9 +178,17 @@ def _partition(key: str) -> Callable[[Any, Any], Tensor]:
 
 
 #: how each foreground measure of the registry's META_FOREGROUND is read from one ForegroundMeasures pass
-_FOREGROUND_PARTS = {"mae": ("mae",), "s": ("s_measure",), "wf": ("weighted_f_measure",), "adpf": ("f_adaptive",),
-                     "meanf": ("f_curve", "mean"), "maxf": ("f_curve", "max"), "adpe": ("e_adaptive",),
-                     "meane": ("e_curve", "mean"), "maxe": ("e_curve", "max")}  # fmt: skip
+_FOREGROUND_PARTS = {
+    "mae": ("mae",),
+    "s": ("s_measure",),
+    "wf": ("weighted_f_measure",),
+    "adpf": ("f_adaptive",),
+    "meanf": ("f_curve", "mean"),
+    "maxf": ("f_curve", "max"),
+    "adpe": ("e_adaptive",),
+    "meane": ("e_curve", "mean"),
+    "maxe": ("e_curve", "max"),
+}
 
 # name (the registry's meta name): (function, higher_is_better, description)
 FOREGROUND_MEASURES: dict[str, tuple[Callable[[Any, Any], Tensor], bool, str]] = {
@@ -190,12 +198,12 @@ FOREGROUND_MEASURES: dict[str, tuple[Callable[[Any, Any], Tensor], bool, str]] =
 
 
 def _partition_registry() -> dict[str, tuple[Callable[[Any, Any], Tensor], bool, str]]:
-    return {m: (_partition(m), MEASURES[m].higher_is_better, f"SEISM {m}: {MEASURES[m].description}")
-            for m in PARTITION}  # fmt: skip
+    return {
+        m: (_partition(m), MEASURES[m].higher_is_better, f"SEISM {m}: {MEASURES[m].description}") for m in PARTITION
+    }
 
 
 PARTITION_MEASURES = _partition_registry()
-
 
 
 def _size(x: Tensor) -> tuple[int, int]:
@@ -240,8 +248,12 @@ def as_measure(
         for registry in (PARTITION_MEASURES, FOREGROUND_MEASURES):
             if measure in registry:
                 fn, hib, _ = registry[measure]
-                return Measure(name or measure, fn, hib if higher_is_better is None else higher_is_better,
-                               group=getattr(fn, "group", None))  # fmt: skip
+                return Measure(
+                    name or measure,
+                    fn,
+                    hib if higher_is_better is None else higher_is_better,
+                    group=getattr(fn, "group", None),
+                )
         known = sorted(PARTITION_MEASURES) + sorted(FOREGROUND_MEASURES)
         raise ValueError(f"Expected `measure` to name one of {known}, but got {measure!r}.")
     from torchmetrics import Metric
@@ -955,10 +967,13 @@ def sisd(
     for parts in methods.values():
         own = _evaluate(m, parts, gts, batch_size)
         swapped = [
-            _shared(("swapped", _fingerprint([parts[j]]), _size(gts[i])),
-                    functools.partial(match_size, parts[j], _size(gts[i])), parts[j])
+            _shared(
+                ("swapped", _fingerprint([parts[j]]), _size(gts[i])),
+                functools.partial(match_size, parts[j], _size(gts[i])),
+                parts[j],
+            )
             for i, j in pairs
-        ]  # fmt: skip
+        ]
         bad.append(_evaluate(m, swapped, [gts[i] for i, _ in pairs], batch_size))
         good.append(own[torch.tensor([i for i, _ in pairs])])
     return _rate("sisd", m, torch.cat(good), torch.cat(bad), "correct")
@@ -1073,6 +1088,7 @@ def noise_test(
     methods = _methods(preds, "preds")
     _check_lengths(len(gts), **methods)
     seed = _seed(seed)
+
     def make_noise() -> list[Tensor]:
         maps = [
             gaussian_noise_maps(num_maps, *g.shape[-2:], mean=mean, std=std, seed=seed + b, device=g.device)
@@ -1121,10 +1137,13 @@ def gt_switch_test(
     pairs = _pairing(len(gts), pairing, seed)
     good, bad = [], []
     switched = [
-        _shared(("switched", _fingerprint([gts[j]]), _size(gts[i])),
-                functools.partial(match_size, gts[j], _size(gts[i])), gts[j])
+        _shared(
+            ("switched", _fingerprint([gts[j]]), _size(gts[i])),
+            functools.partial(match_size, gts[j], _size(gts[i])),
+            gts[j],
+        )
         for i, j in pairs
-    ]  # fmt: skip
+    ]
     for maps in methods.values():
         own = _evaluate(m, maps, gts, batch_size)
         good.append(own[torch.tensor([i for i, _ in pairs])])
@@ -1195,10 +1214,13 @@ def annotation_error_test(
     if len(methods) < 2:
         raise ValueError(f"Expected at least 2 methods to rank, but got {len(methods)}.")
     perturbed = [
-        _shared(("perturbed", _fingerprint([g]), operation, radius),
-                functools.partial(perturb_ground_truth, g, operation=operation, radius=radius), g)
+        _shared(
+            ("perturbed", _fingerprint([g]), operation, radius),
+            functools.partial(perturb_ground_truth, g, operation=operation, radius=radius),
+            g,
+        )
         for g in gts
-    ]  # fmt: skip
+    ]
     orig = _soa_scores(m, methods, gts, batch_size)
     pert = _soa_scores(m, methods, perturbed, batch_size)
     per_image = 1 - spearman_rho(orig.T, pert.T)

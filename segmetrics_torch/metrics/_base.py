@@ -108,8 +108,11 @@ class ExactMetric(Metric):
         # once per state of the Metric (a compute reads many sums), not once per sum
         if self._update_count > 0 and not bool(count) and not bool(skipped) and self._warned_at != self._update_count:
             self._warned_at = self._update_count
-            warnings.warn(f"{type(self).__name__}.compute(): no image has been added (no update succeeded), so the "
-                          "value is NaN.", RuntimeWarning, stacklevel=3)  # fmt: skip
+            warnings.warn(
+                f"{type(self).__name__}.compute(): no image has been added (no update succeeded), so the value is NaN.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
         return getattr(self, name) / count
 
     def _settings(self) -> dict[str, Any]:

@@ -84,8 +84,9 @@ def plot_metric(metric: Any, val: Any = None, ax: Any = None) -> tuple[Any, Any]
         if isinstance(val, Tensor) and val.numel() > 1:
             val = {name: val}  # a bare curve: drawn as a curve below
         else:
-            items = [_flat_scalars(v) if isinstance(v, Mapping) else v for v in val] if isinstance(val, Sequence) \
-                else val  # fmt: skip
+            items = (
+                [_flat_scalars(v) if isinstance(v, Mapping) else v for v in val] if isinstance(val, Sequence) else val
+            )
             return metric._plot(items, ax)
     if not isinstance(val, Mapping):
         raise TypeError(f"Expected `val` to be a result of {name}.compute(), but got {type(val).__name__}.")
@@ -98,8 +99,13 @@ def plot_metric(metric: Any, val: Any = None, ax: Any = None) -> tuple[Any, Any]
         return plt.subplots()
 
     def finish(
-        fig: Any, axis: Any, xlabel: str, ylabel: str, xlim: tuple[float, float] | None = None,
-        ylim: tuple[float, float] | None = (0.0, 1.0), log: bool = False,
+        fig: Any,
+        axis: Any,
+        xlabel: str,
+        ylabel: str,
+        xlim: tuple[float, float] | None = None,
+        ylim: tuple[float, float] | None = (0.0, 1.0),
+        log: bool = False,
     ) -> tuple[Any, Any]:
         axis.set_xlabel(xlabel)
         axis.set_ylabel(ylabel)
@@ -121,8 +127,12 @@ def plot_metric(metric: Any, val: Any = None, ax: Any = None) -> tuple[Any, Any]
     if _is_curve(val.get("counts")):  # object proposals: recall against the number of proposals
         fig, axis = axes()
         x = host(val.get("num_proposals", val["counts"]))
-        for key, label in (("recall_50", "recall J>0.5"), ("recall_70", "recall J>0.7"),
-                           ("recall_85", "recall J>0.85"), ("average_recall", "average recall")):  # fmt: skip
+        for key, label in (
+            ("recall_50", "recall J>0.5"),
+            ("recall_70", "recall J>0.7"),
+            ("recall_85", "recall J>0.85"),
+            ("average_recall", "average recall"),
+        ):
             if _is_curve(val.get(key)):
                 axis.plot(x, host(val[key]), label=label)
         return finish(fig, axis, "number of proposals", "recall", log=True)

@@ -152,9 +152,16 @@ class BoundaryPR(_BoundaryScores):
         ``validate_args=True`` the value checks (range, NaN, binary annotators) also synchronise once per batch.
         """
         c = boundary_pr_counts(
-            preds, target, thresholds=self.levels, max_dist=self.max_dist, thin=self.thin,
-            input_format=self.input_format, nms=self.nms, backend=self.backend, validate_args=self.validate_args,
-        )  # fmt: skip
+            preds,
+            target,
+            thresholds=self.levels,
+            max_dist=self.max_dist,
+            thin=self.thin,
+            input_format=self.input_format,
+            nms=self.nms,
+            backend=self.backend,
+            validate_args=self.validate_args,
+        )
         device = self.cnt_r.device
         self.cnt_r += c.cnt_r.sum(0).to(device)
         self.sum_r += c.sum_r.sum(0).to(device)
@@ -166,9 +173,14 @@ class BoundaryPR(_BoundaryScores):
     def compute(self) -> dict[str, Any]:
         """ODS, OIS, AP, R50 and the PR curve of the images seen so far."""
         res = boundary_summary(
-            self.cnt_r, self.sum_r, self.cnt_p, self.sum_p, self.levels.to(self.cnt_r.device), self.ois,
+            self.cnt_r,
+            self.sum_r,
+            self.cnt_p,
+            self.sum_p,
+            self.levels.to(self.cnt_r.device),
+            self.ois,
             unique_occurrence=self.unique_occurrence,
-        )  # fmt: skip
+        )
         if int(self.count) == 0:
             # no image: every summary is undefined (the sums are 0, which would read as ODS = OIS = AP = 0)
             warnings.warn(

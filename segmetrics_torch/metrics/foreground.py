@@ -115,9 +115,7 @@ class _ForegroundMetric(ExactMetric):
         """Per-image values of the states' names from the shared intermediates of a block."""
         raise NotImplementedError
 
-    def _without_empty_gt(
-        self, preds: ImageBatch, target: ImageBatch
-    ) -> tuple[ImageBatch, ImageBatch] | None:
+    def _without_empty_gt(self, preds: ImageBatch, target: ImageBatch) -> tuple[ImageBatch, ImageBatch] | None:
         """``skip_empty_gt``: the batch without its images of empty ground truth (counted in ``skipped_empty_gt``);
         ``None`` when every image was left out.
 
@@ -142,8 +140,13 @@ class _ForegroundMetric(ExactMetric):
                 return preds, target
             self.skipped_empty_gt += int((~keep).sum())
             return (preds[keep], target[keep]) if bool(keep.any()) else None
-        if not (isinstance(preds, (list, tuple)) and isinstance(target, (list, tuple)) and preds
-                and len(preds) == len(target) and all(isinstance(t, Tensor) for t in (*preds, *target))):  # fmt: skip
+        if not (
+            isinstance(preds, (list, tuple))
+            and isinstance(target, (list, tuple))
+            and preds
+            and len(preds) == len(target)
+            and all(isinstance(t, Tensor) for t in (*preds, *target))
+        ):
             return preds, target
         kept = [(p, t) for p, t in zip(preds, target, strict=True) if t.numel() and bool(binary(t).any())]
         if len(kept) == len(preds):
@@ -160,9 +163,13 @@ class _ForegroundMetric(ExactMetric):
     def _update_kept(self, preds: ImageBatch, target: ImageBatch) -> None:
         """Add a batch that ``skip_empty_gt`` has already filtered."""
         values = run_per_image(
-            self._derive, preds, target, normalize=self.normalize, validate_args=self.validate_args,
+            self._derive,
+            preds,
+            target,
+            normalize=self.normalize,
+            validate_args=self.validate_args,
             options=self._options,
-        )  # fmt: skip
+        )
         add_sums(self, (*self._scalars, *self._curves), values)
 
     def _mean(self, name: str) -> Tensor:
@@ -621,13 +628,20 @@ def _value_of_no_image(metric: Metric) -> Any:
 
 
 #: torchmetrics' own Metric settings (passed on by composite Metrics to their children)
-_TORCHMETRICS_SETTINGS = frozenset({"compute_on_cpu", "dist_sync_on_step", "process_group", "dist_sync_fn",
-                                    "distributed_available_fn", "sync_on_compute", "compute_with_cache"})  # fmt: skip
+_TORCHMETRICS_SETTINGS = frozenset(
+    {
+        "compute_on_cpu",
+        "dist_sync_on_step",
+        "process_group",
+        "dist_sync_fn",
+        "distributed_available_fn",
+        "sync_on_compute",
+        "compute_with_cache",
+    }
+)
 
 
-def _included_metrics(
-    include: object, *, normalize: bool, validate_args: bool, **shared: Any
-) -> dict[str, Metric]:
+def _included_metrics(include: object, *, normalize: bool, validate_args: bool, **shared: Any) -> dict[str, Metric]:
     """The child Metrics of ``ForegroundMeasures(include=...)``, checked by name (the table:
     :data:`segmetrics_torch.registry.INCLUDABLE`)."""
     if isinstance(include, (str, bytes)) or not isinstance(include, (Sequence, Mapping)):

@@ -134,10 +134,15 @@ class _ThresholdSetMetric(_SumMetric):
     def _values(self, preds: ImageBatch, target: ImageBatch) -> dict[str, Tensor]:
         """The function's values of a batch, with the counts of the binary mode when they are pooled."""
         return type(self)._function(
-            preds, target, measures=[k for k, _ in self.measures], modes=self.modes, beta2=self.beta2,
-            normalize=self.normalize, validate_args=self.validate_args,
+            preds,
+            target,
+            measures=[k for k, _ in self.measures],
+            modes=self.modes,
+            beta2=self.beta2,
+            normalize=self.normalize,
+            validate_args=self.validate_args,
             return_counts="binary" in self.modes and not self.sample_based,
-        )  # fmt: skip
+        )
 
     def _per_key_states(self, key: str) -> None:
         """States of measure ``key`` beside the per-mode sums."""
@@ -330,8 +335,11 @@ class SizeInvariantThresholdMeasures(_ThresholdSetMetric):
     def _global_states(self) -> None:
         names = {name for _, name in self.measures}
         #: the areas under the targets' ROC / PR curves (PySODMetrics' recorder), when the curves are measured
-        self.areas = [key for key, needed in (("auc_roc", {"recall", "fpr"}), ("auc_pr", {"precision", "recall"}))
-                      if "dynamic" in self.modes and self.sample_based and needed <= names]  # fmt: skip
+        self.areas = [
+            key
+            for key, needed in (("auc_roc", {"recall", "fpr"}), ("auc_pr", {"precision", "recall"}))
+            if "dynamic" in self.modes and self.sample_based and needed <= names
+        ]
         for key in self.areas:
             self.add_state(f"{key}_sum", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
         if not self.sample_based:
@@ -426,12 +434,16 @@ class MultiScaleIoU(_SumMetric):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        for name, flag in (("with_dynamic", with_dynamic), ("with_adaptive", with_adaptive),
-                           ("with_binary", with_binary)):  # fmt: skip
+        for name, flag in (
+            ("with_dynamic", with_dynamic),
+            ("with_adaptive", with_adaptive),
+            ("with_binary", with_binary),
+        ):
             if not isinstance(flag, bool):
                 raise TypeError(f"Expected argument `{name}` to be a bool, but got {flag!r}.")
-        modes = tuple(m for m, f in (("adaptive", with_adaptive), ("dynamic", with_dynamic),
-                                     ("binary", with_binary)) if f)  # fmt: skip
+        modes = tuple(
+            m for m, f in (("adaptive", with_adaptive), ("dynamic", with_dynamic), ("binary", with_binary)) if f
+        )
         if not modes:
             raise ValueError("Expected at least one of `with_dynamic`, `with_adaptive`, `with_binary` to be True.")
         self.modes = check_msiou_args(modes, num_levels)
@@ -442,8 +454,14 @@ class MultiScaleIoU(_SumMetric):
 
     def update(self, preds: ImageBatch, target: ImageBatch) -> None:
         """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
-        values = multiscale_iou(preds, target, modes=self.modes, num_levels=self.num_levels,
-                                normalize=self.normalize, validate_args=self.validate_args)  # fmt: skip
+        values = multiscale_iou(
+            preds,
+            target,
+            modes=self.modes,
+            num_levels=self.num_levels,
+            normalize=self.normalize,
+            validate_args=self.validate_args,
+        )
         for mode in self.modes:
             self._add(f"msiou_{mode}", values[mode].sum(dim=0))
         self.count += values[self.modes[0]].shape[0]
@@ -498,8 +516,14 @@ class HumanCorrectionEffort(_SumMetric):
 
     def update(self, preds: ImageBatch, target: ImageBatch) -> None:
         """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
-        values = human_correction_effort(preds, target, relax=self.relax, epsilon=self.epsilon,
-                                         normalize=self.normalize, validate_args=self.validate_args)  # fmt: skip
+        values = human_correction_effort(
+            preds,
+            target,
+            relax=self.relax,
+            epsilon=self.epsilon,
+            normalize=self.normalize,
+            validate_args=self.validate_args,
+        )
         self._add("hce_sum", values.sum())
         self.last_image_values = values
         self.count += values.shape[0]
@@ -540,8 +564,14 @@ class ContextMeasure(_SumMetric):
 
     def update(self, preds: ImageBatch, target: ImageBatch) -> None:
         """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
-        values = context_measure(preds, target, beta2=self.beta2, alpha=self.alpha, normalize=self.normalize,
-                                 validate_args=self.validate_args)  # fmt: skip
+        values = context_measure(
+            preds,
+            target,
+            beta2=self.beta2,
+            alpha=self.alpha,
+            normalize=self.normalize,
+            validate_args=self.validate_args,
+        )
         self._add("cm_sum", values.sum())
         self.last_image_values = values
         self.count += values.shape[0]
@@ -586,8 +616,9 @@ class CamouflageContextMeasure(_SumMetric):
         0.6781
     """
 
-    def __init__(self, beta2: float = 1.2, alpha: float = 6.0, gamma: float = 8.0, lambda_spatial: float = 20.0,
-                 **kwargs: Any) -> None:  # fmt: skip
+    def __init__(
+        self, beta2: float = 1.2, alpha: float = 6.0, gamma: float = 8.0, lambda_spatial: float = 20.0, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.beta2 = check_positive_float(beta2, "beta2")
         self.alpha = check_positive_float(alpha, "alpha")
@@ -595,13 +626,19 @@ class CamouflageContextMeasure(_SumMetric):
         self.lambda_spatial = check_positive_float(lambda_spatial, "lambda_spatial")
         self.add_state("ccm_sum", torch.zeros((), dtype=_F64), dist_reduce_fx="sum")
 
-    def update(self, preds: ImageBatch, target: ImageBatch,
-               images: ImageBatch | None = None) -> None:  # fmt: skip
+    def update(self, preds: ImageBatch, target: ImageBatch, images: ImageBatch | None = None) -> None:
         """Add a batch of maps, ground truths and their RGB images (required)."""
         values = camouflage_context_measure(
-            preds, target, images, beta2=self.beta2, alpha=self.alpha, gamma=self.gamma,
-            lambda_spatial=self.lambda_spatial, normalize=self.normalize, validate_args=self.validate_args,
-        )  # fmt: skip
+            preds,
+            target,
+            images,
+            beta2=self.beta2,
+            alpha=self.alpha,
+            gamma=self.gamma,
+            lambda_spatial=self.lambda_spatial,
+            normalize=self.normalize,
+            validate_args=self.validate_args,
+        )
         self._add("ccm_sum", values.sum())
         self.count += values.shape[0]
 

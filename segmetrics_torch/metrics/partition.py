@@ -208,14 +208,24 @@ class _OneMeasure(_PartitionMetric):
         """One measure of :class:`PartitionMeasures`, with its arguments (``gamma_obj``, ``gamma_part`` and ``beta``
         are Fop's constants and ``max_dist`` Fb's tolerance; the other measures ignore them; ``measures`` is fixed:
         this class's one measure)."""
-        super().__init__(measures=(self._measure,), gamma_obj=gamma_obj, gamma_part=gamma_part, beta=beta,
-                         max_dist=max_dist, validate_args=validate_args, **kwargs)  # fmt: skip
+        super().__init__(
+            measures=(self._measure,),
+            gamma_obj=gamma_obj,
+            gamma_part=gamma_part,
+            beta=beta,
+            max_dist=max_dist,
+            validate_args=validate_args,
+            **kwargs,
+        )
 
     def compute(self) -> Tensor | dict[str, Tensor]:
         res = self._dataset_values()
         if self._measure in PR_MEASURES:
-            return {"f": res[self._measure], "precision": res[f"{self._measure}_precision"],
-                    "recall": res[f"{self._measure}_recall"]}  # fmt: skip
+            return {
+                "f": res[self._measure],
+                "precision": res[f"{self._measure}_precision"],
+                "recall": res[f"{self._measure}_recall"],
+            }
         return res[self._measure]
 
 
@@ -586,8 +596,8 @@ class HierarchyMeasures(_SummedStates):
         check_choice(rule, "rule", RULES)
         check_unique_occurrence(unique_occurrence)
         check_fop_constants(gamma_obj, gamma_part, beta)
-        self.measures = tuple(m for m in check_measures(None) if m != "fb") if measures is None else check_measures(
-            measures
+        self.measures = (
+            tuple(m for m in check_measures(None) if m != "fb") if measures is None else check_measures(measures)
         )
         if num_regions is not None:
             if input_format != "ucm2":
@@ -621,23 +631,34 @@ class HierarchyMeasures(_SummedStates):
         """
         if self.thresholds is None:  # num_regions given
             values = hierarchy_measures(
-                preds, target, num_regions=self.num_regions, measures=self.measures,
-                region_benchmark=self.region_benchmark, **self.options,
-            )  # fmt: skip
+                preds,
+                target,
+                num_regions=self.num_regions,
+                measures=self.measures,
+                region_benchmark=self.region_benchmark,
+                **self.options,
+            )
         else:
             values = hierarchy_measures(
-                preds, target, thresholds=self.thresholds, measures=self.measures,
-                region_benchmark=self.region_benchmark, **self.options,
-            )  # fmt: skip
+                preds,
+                target,
+                thresholds=self.thresholds,
+                measures=self.measures,
+                region_benchmark=self.region_benchmark,
+                **self.options,
+            )
         self._accumulate(hierarchy_state(values, self.measures, self.region_benchmark))
 
     def compute(self) -> dict[str, Any]:
         """ODS / OIS / AP per measure (and the region benchmark) of the images seen so far."""
         params = self.levels.to(self.count.device)
         out: dict[str, Any] = summarize_hierarchy(
-            self._states(), params, self.measures, region_benchmark=self.region_benchmark,
+            self._states(),
+            params,
+            self.measures,
+            region_benchmark=self.region_benchmark,
             unique_occurrence=self.unique_occurrence,
-        )  # fmt: skip
+        )
         out["parameters"] = params
         return out
 
@@ -677,10 +698,17 @@ class RegionBenchmark(HierarchyMeasures):
         {'ods': 0.6667, 'ods_parameter': 2.0, 'ois': 0.6667, 'best': 0.6667}
     """
 
-    def __init__(self, thresholds: int | Sequence[float] | Tensor = 99, *, input_format: HierarchyFormat = "ucm2",
-                 rule: Rule = "bsr", **kwargs: Any) -> None:  # fmt: skip
-        super().__init__(thresholds, input_format=input_format, rule=rule, measures=("pri", "voi"),
-                         region_benchmark=True, **kwargs)  # fmt: skip
+    def __init__(
+        self,
+        thresholds: int | Sequence[float] | Tensor = 99,
+        *,
+        input_format: HierarchyFormat = "ucm2",
+        rule: Rule = "bsr",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            thresholds, input_format=input_format, rule=rule, measures=("pri", "voi"), region_benchmark=True, **kwargs
+        )
 
     def compute(self) -> dict[str, Any]:
         out = super().compute()

@@ -47,8 +47,10 @@ def _class_ids(classes: object, num_objects: int, num_classes: int, device: torc
             raw = torch.as_tensor(classes, dtype=torch.float64, device=device).flatten()
     except (TypeError, ValueError, RuntimeError) as err:
         raise TypeError(f"Expected `classes` to be (K,) integer class ids, but got {classes!r}.") from err
-    if raw.dtype == torch.bool or raw.is_complex() or (
-        raw.is_floating_point() and not bool((torch.isfinite(raw) & (raw == raw.floor())).all())
+    if (
+        raw.dtype == torch.bool
+        or raw.is_complex()
+        or (raw.is_floating_point() and not bool((torch.isfinite(raw) & (raw == raw.floor())).all()))
     ):
         raise ValueError(f"Expected `classes` to be whole-number class ids, but got {classes!r}.")
     if raw.numel() != num_objects:
@@ -135,11 +137,13 @@ class ProposalRecall(ExactMetric):
     ) -> None:
         super().__init__(**kwargs)
         self.counts = check_counts(counts)
-        if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int)
-                                       or chunk_size < 1):  # fmt: skip
+        if chunk_size is not None and (
+            isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1
+        ):
             raise ValueError(f"Expected `chunk_size` to be a positive int or None, but got {chunk_size!r}.")
-        if num_classes is not None and (isinstance(num_classes, bool) or not isinstance(num_classes, int)
-                                        or num_classes < 1):  # fmt: skip
+        if num_classes is not None and (
+            isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 1
+        ):
             raise ValueError(f"Expected `num_classes` to be a positive int or None, but got {num_classes!r}.")
         self.num_classes = num_classes
         self.chunk_size = chunk_size
@@ -158,8 +162,11 @@ class ProposalRecall(ExactMetric):
             self.add_state("class_objects", torch.zeros(num_classes, dtype=torch.float64), dist_reduce_fx="sum")
         for prefix in ("", "boundary_") if boundary else ("",):
             self.add_state(f"{prefix}value_sum", torch.zeros(n, dtype=torch.float64), dist_reduce_fx="sum")
-            self.add_state(f"{prefix}recall_hits", torch.zeros(len(RECALL_THRESHOLDS), n, dtype=torch.float64),
-                           dist_reduce_fx="sum")  # fmt: skip
+            self.add_state(
+                f"{prefix}recall_hits",
+                torch.zeros(len(RECALL_THRESHOLDS), n, dtype=torch.float64),
+                dist_reduce_fx="sum",
+            )
             self.add_state(f"{prefix}ar_hits", torch.zeros(n, dtype=torch.float64), dist_reduce_fx="sum")
             self.add_state(f"{prefix}best", default=[], dist_reduce_fx="cat")
         if boundary and num_classes is not None:
@@ -176,8 +183,9 @@ class ProposalRecall(ExactMetric):
         getattr(self, f"{prefix}best").append(best.T.contiguous())
 
     def _update_one(self, proposals: Tensor, objects: Tensor, void: Tensor | None, classes: Tensor | None) -> None:
-        ov = proposal_overlaps(proposals, objects, void=void, chunk_size=self.chunk_size,
-                               validate_args=self.validate_args)  # fmt: skip
+        ov = proposal_overlaps(
+            proposals, objects, void=void, chunk_size=self.chunk_size, validate_args=self.validate_args
+        )
         best = best_overlaps(ov, self.counts.to(ov.inter.device))
         j = best["jaccard"].to(self.value_sum.device)  # (L, K)
         if self.num_classes is not None:
@@ -185,8 +193,14 @@ class ProposalRecall(ExactMetric):
                 raise ValueError("Expected `classes` (K,) class ids: this metric was built with `num_classes`.")
             classes = _class_ids(classes, j.shape[1], self.num_classes, j.device)
         if self.boundary:
-            bc = proposal_boundary_overlaps(proposals, objects, void=void, bound_th=self.bound_th,
-                                            chunk_size=self.chunk_size, validate_args=self.validate_args)  # fmt: skip
+            bc = proposal_boundary_overlaps(
+                proposals,
+                objects,
+                void=void,
+                bound_th=self.bound_th,
+                chunk_size=self.chunk_size,
+                validate_args=self.validate_args,
+            )
             f = best_boundary_f(bc, self.counts.to(bc.fg_match.device))["f"].to(j.device)
             self._accumulate("boundary_", f)
         self._accumulate("", j)
@@ -201,9 +215,7 @@ class ProposalRecall(ExactMetric):
             if self.boundary:
                 self.class_f_sum.index_add_(0, classes, f.T)
 
-    def update(
-        self, proposals: Any, objects: Any, void: Any = None, classes: Any = None
-    ) -> None:
+    def update(self, proposals: Any, objects: Any, void: Any = None, classes: Any = None) -> None:
         """Add one image, or lists of images (pools, objects, voids, class ids).
 
         Host synchronisation (by design): a label-map pool's proposal count is its maximum label (``int(max)``);
@@ -222,11 +234,14 @@ class ProposalRecall(ExactMetric):
             raise ValueError("Expected `proposals` and `objects` lists of the same length (one entry per image).")
         for name, extra in (("void", void), ("classes", classes)):
             if extra is not None and (not isinstance(extra, Sequence) or len(extra) != len(objects)):
-                raise ValueError(f"Expected `{name}` to be a list with one entry per image ({len(objects)}) like "
-                                 f"`objects`, but got {type(extra).__name__} of length {_length(extra)}.")  # fmt: skip
+                raise ValueError(
+                    f"Expected `{name}` to be a list with one entry per image ({len(objects)}) like "
+                    f"`objects`, but got {type(extra).__name__} of length {_length(extra)}."
+                )
         for i in range(len(objects)):
-            self._update_one(proposals[i], objects[i], None if void is None else void[i],
-                             None if classes is None else classes[i])  # fmt: skip
+            self._update_one(
+                proposals[i], objects[i], None if void is None else void[i], None if classes is None else classes[i]
+            )
 
     def compute(self) -> dict[str, Tensor]:
         """The curves vs N of the images seen so far."""

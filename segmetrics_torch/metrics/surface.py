@@ -85,8 +85,9 @@ class _SurfaceMetric(ExactMetric):
         self._keyword_settings = tuple(self._shared)
         num_classes, input_format = options["num_classes"], options["input_format"]
         include_background = options["include_background"]
-        if num_classes is not None and (isinstance(num_classes, bool) or not isinstance(num_classes, int)
-                                        or num_classes < 1):  # fmt: skip
+        if num_classes is not None and (
+            isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 1
+        ):
             raise ValueError(f"Expected `num_classes` to be a positive int or None, but got {num_classes!r}.")
         self.input_format = check_choice(input_format, "input_format", INPUT_FORMATS)
         if input_format == "index" and num_classes == 1:
@@ -123,8 +124,9 @@ class _SurfaceMetric(ExactMetric):
             self.add_state(f"{key}_count", torch.zeros(self.num_columns, dtype=torch.int64), dist_reduce_fx="sum")
             self.add_state(f"{key}_inf", torch.zeros(self.num_columns, dtype=torch.int64), dist_reduce_fx="sum")
         # per-class tolerances are checked against the classes at the first update
-        self._probed = None if isinstance(measure_options.get("tolerance"), (list, tuple)) else self._call(
-            _PROBE, _PROBE)  # fmt: skip
+        self._probed = (
+            None if isinstance(measure_options.get("tolerance"), (list, tuple)) else self._call(_PROBE, _PROBE)
+        )
 
     def _class_options(self) -> dict[str, Any]:
         return {key: getattr(self, key) for key in MASK_DEFAULTS}
@@ -168,8 +170,13 @@ class _SurfaceMetric(ExactMetric):
             if distance and bool(torch.isnan(v).any()):
                 # a distance of a pair with exactly one empty mask (a missed or a hallucinated structure) counts as
                 # inf in the mean, whatever its convention's own value (MONAI's percentile HD gives NaN there)
-                missed = _one_empty(preds, target, self.num_classes, self.include_background, self.ignore_index,
-                                    self.input_format).to(v.device) if missed is None else missed  # fmt: skip
+                missed = (
+                    _one_empty(
+                        preds, target, self.num_classes, self.include_background, self.ignore_index, self.input_format
+                    ).to(v.device)
+                    if missed is None
+                    else missed
+                )
                 v = torch.where(missed & torch.isnan(v), torch.full_like(v, float("inf")), v)
             state_sum = getattr(self, f"{key}_sum")
             finite = torch.isfinite(v)

@@ -178,8 +178,9 @@ def pair_tables(partition_image: Tensor, annotation_image: Tensor) -> tuple[Tens
     return table_partition, table_annotation
 
 
-def _cells(table_partition: Tensor, table_annotation: Tensor, partition_regions: Tensor,
-           annotation_regions: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+def _cells(
+    table_partition: Tensor, table_annotation: Tensor, partition_regions: Tensor, annotation_regions: Tensor
+) -> tuple[Tensor, Tensor, Tensor]:
     """Per table: the column count K_G, the offset of its dense block of K_S x K_G cells, and the total."""
     k_g = annotation_regions[table_annotation]
     cells = partition_regions[table_partition] * k_g
@@ -203,8 +204,9 @@ def accumulate_tables(
     """
     k_g, cell_offset, total = _cells(table_partition, table_annotation, partition_regions, annotation_regions)
     flat = cell_offset[tables] + rows_local * k_g[tables] + cols_local
-    return _from_flat(flat, weights, int(total), table_partition, table_annotation, partition_regions,
-                      annotation_regions)  # fmt: skip
+    return _from_flat(
+        flat, weights, int(total), table_partition, table_annotation, partition_regions, annotation_regions
+    )
 
 
 def _from_flat(
@@ -230,14 +232,25 @@ def _from_flat(
     return _from_cells(idx, counts, table_partition, table_annotation, partition_regions, annotation_regions)
 
 
-def _from_dense(dense: Tensor, table_partition: Tensor, table_annotation: Tensor, partition_regions: Tensor,
-                annotation_regions: Tensor) -> ContingencyTables:  # fmt: skip
+def _from_dense(
+    dense: Tensor,
+    table_partition: Tensor,
+    table_annotation: Tensor,
+    partition_regions: Tensor,
+    annotation_regions: Tensor,
+) -> ContingencyTables:
     idx = torch.nonzero(dense).flatten()
     return _from_cells(idx, dense[idx], table_partition, table_annotation, partition_regions, annotation_regions)
 
 
-def _from_cells(idx: Tensor, counts: Tensor, table_partition: Tensor, table_annotation: Tensor,
-                partition_regions: Tensor, annotation_regions: Tensor) -> ContingencyTables:  # fmt: skip
+def _from_cells(
+    idx: Tensor,
+    counts: Tensor,
+    table_partition: Tensor,
+    table_annotation: Tensor,
+    partition_regions: Tensor,
+    annotation_regions: Tensor,
+) -> ContingencyTables:
     """Tables from the non-zero cells: flat dense indices ``idx`` (sorted) and their counts."""
     device = idx.device
     k_g, cell_offset, _ = _cells(table_partition, table_annotation, partition_regions, annotation_regions)
@@ -321,11 +334,14 @@ def contingency_tables(
     n = partitions.shape[1]
     if annotations.shape[1] != n:
         raise ValueError(f"Expected partitions and annotations of {n} pixels, but got {annotations.shape[1]}.")
-    for name, index, maps in (("partition_index", partition_index, partitions),
-                              ("annotation_index", annotation_index, annotations)):  # fmt: skip
+    for name, index, maps in (
+        ("partition_index", partition_index, partitions),
+        ("annotation_index", annotation_index, annotations),
+    ):
         if index is not None and index.numel() and (int(index.min()) < 0 or int(index.max()) >= maps.shape[0]):
-            raise ValueError(f"Expected `{name}` to index the {maps.shape[0]} maps, but got values outside [0, "
-                             f"{maps.shape[0]}).")  # fmt: skip
+            raise ValueError(
+                f"Expected `{name}` to index the {maps.shape[0]} maps, but got values outside [0, {maps.shape[0]})."
+            )
     part_map = table_partition if partition_index is None else partition_index[table_partition]
     ann_map = table_annotation if annotation_index is None else annotation_index[table_annotation]
     if partition_index is not None:
@@ -340,13 +356,19 @@ def contingency_tables(
         args = (partitions, annotations, part_map, ann_map, k_g, cell_offset)
         parts, anns, t_part, t_ann, k_np, offsets = (a.cpu().numpy() for a in args)
         dense_table_counts(parts, anns, t_part, t_ann, k_np, offsets, dense)
-        return _from_dense(torch.from_numpy(dense).to(partitions.device), table_partition, table_annotation,
-                           partition_regions, annotation_regions)  # fmt: skip
+        return _from_dense(
+            torch.from_numpy(dense).to(partitions.device),
+            table_partition,
+            table_annotation,
+            partition_regions,
+            annotation_regions,
+        )
     # one (T, N) index, broadcast per table rather than gathered per pixel
     flat = partitions[part_map].long() * k_g[:, None] + cell_offset[:, None]
     flat += annotations[ann_map]
-    return _from_flat(flat.flatten(), None, int(total), table_partition, table_annotation, partition_regions,
-                      annotation_regions)  # fmt: skip
+    return _from_flat(
+        flat.flatten(), None, int(total), table_partition, table_annotation, partition_regions, annotation_regions
+    )
 
 
 def max_matching_weights(ct: ContingencyTables) -> Tensor:

@@ -559,8 +559,9 @@ def _host_distances(features: np.ndarray, spacing: tuple[float, ...], at: np.nda
     # the last pass restricted to `at` pays where `at` is sparse (a sphere's surface), not on dense boundaries
     only_at = at is not None and np.count_nonzero(at) < _ONLY_AT_FILL * at.size
     unit_grid = bool(np.all(sampling == 1.0))
-    squared = squared_edt(np.ascontiguousarray(volume), sampling, max(1, numba.get_num_threads()), wanted, only_at,
-                          unit_grid)  # fmt: skip
+    squared = squared_edt(
+        np.ascontiguousarray(volume), sampling, max(1, numba.get_num_threads()), wanted, only_at, unit_grid
+    )
     if at is not None:
         picked = squared.reshape(features.shape)[at]
         return np.sqrt(picked, out=picked)

@@ -233,12 +233,15 @@ def filter2d_reflect_window(
         raise ValueError("Expected at least one map in `maps`.")
     for i, m in enumerate(items):
         if m.ndim != 2 or m.shape != items[0].shape or m.device != items[0].device:
-            raise ValueError(f"Expected `maps[{i}]` of shape {tuple(items[0].shape)} on {items[0].device}, but got "
-                             f"{tuple(m.shape)} on {m.device}.")  # fmt: skip
+            raise ValueError(
+                f"Expected `maps[{i}]` of shape {tuple(items[0].shape)} on {items[0].device}, but got "
+                f"{tuple(m.shape)} on {m.device}."
+            )
     kernel = check_tensor(kernel, "kernel")
     if kernel.ndim != 2 or kernel.shape[0] % 2 == 0 or kernel.shape[1] % 2 == 0 or not kernel.is_floating_point():
-        raise ValueError(f"Expected a floating (kh, kw) `kernel` of odd sizes, but got {kernel.dtype} "
-                         f"{tuple(kernel.shape)}.")  # fmt: skip
+        raise ValueError(
+            f"Expected a floating (kh, kw) `kernel` of odd sizes, but got {kernel.dtype} {tuple(kernel.shape)}."
+        )
     h, w = items[0].shape
     (r0, r1), (c0, c1) = (int(v) for v in rows), (int(v) for v in cols)
     if not (0 <= r0 < r1 <= h and 0 <= c0 < c1 <= w):
@@ -306,8 +309,9 @@ def filter2d_reflect_gap(x: Tensor, y: Tensor, kernel: Tensor) -> float:
     if x.ndim != 2 or y.shape != x.shape:
         raise ValueError(f"Expected `x` and `y` of one (H, W) shape, but got {tuple(x.shape)} and {tuple(y.shape)}.")
     if kernel.ndim != 2 or kernel.shape[0] % 2 == 0 or kernel.shape[1] % 2 == 0 or not kernel.is_floating_point():
-        raise ValueError(f"Expected a floating (kh, kw) `kernel` of odd sizes, but got {kernel.dtype} "
-                         f"{tuple(kernel.shape)}.")  # fmt: skip
+        raise ValueError(
+            f"Expected a floating (kh, kw) `kernel` of odd sizes, but got {kernel.dtype} {tuple(kernel.shape)}."
+        )
     k = kernel.detach().cpu().to(torch.float64).numpy()
     if not np.array_equal(k, k[::-1, ::-1]):
         raise ValueError("Expected a point-symmetric `kernel` (kernel == kernel.flip(0, 1)).")
@@ -322,5 +326,8 @@ def filter2d_reflect_gap(x: Tensor, y: Tensor, kernel: Tensor) -> float:
     if rows.size == 0:
         return 0.0
     box = np.array([rows[0], rows[-1], cols[0], cols[-1]], np.int64)
-    return float(reflect_gap(xn, yn, np.ascontiguousarray(k), reflect101_index(h, -hr, h + hr),
-                             reflect101_index(w, -hc, w + hc), box))  # fmt: skip
+    return float(
+        reflect_gap(
+            xn, yn, np.ascontiguousarray(k), reflect101_index(h, -hr, h + hr), reflect101_index(w, -hc, w + hc), box
+        )
+    )

@@ -91,9 +91,25 @@ def _kernel_arguments(
             raise ValueError("Expected `distance` to be float64 and int64 (B, H, W) tensors of `preds`' shape.")
     else:  # the kernel computes the distance transform itself (or does not need one)
         dist, index = torch.zeros(batch, 1, 1, dtype=torch.float64).numpy(), torch.zeros(batch, 1, 1).long().numpy()
-    return (raw8, raw64, garr, dist, index, scale, preds.dtype == torch.uint8, normalize, alpha, skip_empty_quadrant,
-            wf_beta2, matlab_gaussian_kernel1d(7, 5.0).numpy(), _importance(), counts, s_measure, weighted_f,
-            max(1, min(numba.get_num_threads(), batch)))  # fmt: skip
+    return (
+        raw8,
+        raw64,
+        garr,
+        dist,
+        index,
+        scale,
+        preds.dtype == torch.uint8,
+        normalize,
+        alpha,
+        skip_empty_quadrant,
+        wf_beta2,
+        matlab_gaussian_kernel1d(7, 5.0).numpy(),
+        _importance(),
+        counts,
+        s_measure,
+        weighted_f,
+        max(1, min(numba.get_num_threads(), batch)),
+    )
 
 
 def kernel_cache_folder() -> str:
@@ -150,8 +166,9 @@ def foreground_statistics(
         raise TypeError(f"Expected `preds` to be uint8, bool or floating, but got dtype {preds.dtype}.")
     from ._kernels import foreground as kernel
 
-    args = _kernel_arguments(preds, target, normalize, alpha, skip_empty_quadrant, weighted_f, wf_beta2, distance,
-                             counts, s_measure)  # fmt: skip
+    args = _kernel_arguments(
+        preds, target, normalize, alpha, skip_empty_quadrant, weighted_f, wf_beta2, distance, counts, s_measure
+    )
     hist, out = kernel.foreground_kernel(*args)
     out = torch.from_numpy(out)
     return ForegroundStatistics(

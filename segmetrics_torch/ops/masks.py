@@ -85,12 +85,21 @@ def mask_moments(masks: Tensor, *, backend: Backend = "auto") -> Tensor:
     i = torch.arange(h, device=masks.device, dtype=torch.int64)
     j = torch.arange(w, device=masks.device, dtype=torch.int64)
     has_r, has_c = rows > 0, cols > 0
-    return torch.stack([
-        rows.sum(dim=1), (rows * i).sum(dim=1), (cols * j).sum(dim=1), (rows * i * i).sum(dim=1),
-        (cols * j * j).sum(dim=1), ((m * j).sum(dim=2) * i).sum(dim=1),
-        torch.where(has_r, i, h).amin(dim=1), torch.where(has_r, i, -1).amax(dim=1),
-        torch.where(has_c, j, w).amin(dim=1), torch.where(has_c, j, -1).amax(dim=1),
-    ], dim=1)  # fmt: skip
+    return torch.stack(
+        [
+            rows.sum(dim=1),
+            (rows * i).sum(dim=1),
+            (cols * j).sum(dim=1),
+            (rows * i * i).sum(dim=1),
+            (cols * j * j).sum(dim=1),
+            ((m * j).sum(dim=2) * i).sum(dim=1),
+            torch.where(has_r, i, h).amin(dim=1),
+            torch.where(has_r, i, -1).amax(dim=1),
+            torch.where(has_c, j, w).amin(dim=1),
+            torch.where(has_c, j, -1).amax(dim=1),
+        ],
+        dim=1,
+    )
 
 
 def signature_counts(masks: Tensor, signature: Tensor, num_signatures: int) -> Tensor:
@@ -161,8 +170,17 @@ def boundary_match_counts(
     matched = np.zeros((c, int(num_objects)), np.int64)
     count = np.zeros(c, np.int64)
     mask_boundary_counts(
-        _uint8(masks), _uint8(valid), _uint8(near), signature.cpu().numpy(), int(num_signatures),
-        ref_pixels.cpu().numpy(), ref_objects.cpu().numpy(), offsets_y.cpu().numpy(), offsets_x.cpu().numpy(),
-        per_signature, matched, count,
-    )  # fmt: skip
+        _uint8(masks),
+        _uint8(valid),
+        _uint8(near),
+        signature.cpu().numpy(),
+        int(num_signatures),
+        ref_pixels.cpu().numpy(),
+        ref_objects.cpu().numpy(),
+        offsets_y.cpu().numpy(),
+        offsets_x.cpu().numpy(),
+        per_signature,
+        matched,
+        count,
+    )
     return torch.from_numpy(per_signature), torch.from_numpy(matched), torch.from_numpy(count)

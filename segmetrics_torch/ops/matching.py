@@ -149,8 +149,15 @@ def correspond_pixels(machine: Tensor, target: Tensor, max_dist: float = 0.0075)
     m = machine.cpu().numpy()
     g = target.cpu().numpy().astype(np.uint8)
     my, mx = (a.astype(np.int32) for a in np.nonzero(m))
-    grids, n2 = k.gt_index_grids(g[None, None], np.ones(1, np.int64), np.array([[h, w]], np.int64), pad, dy[None],
-                                 dx[None], np.array([len(dy)], np.int64))  # fmt: skip
+    grids, n2 = k.gt_index_grids(
+        g[None, None],
+        np.ones(1, np.int64),
+        np.array([[h, w]], np.int64),
+        pad,
+        dy[None],
+        dx[None],
+        np.array([len(dy)], np.int64),
+    )
     big = _big(max_cost, h * w)
     match1, match2 = k.correspond(my, mx, grids[0, 0], n2[0, 0], dy, dx, cost, len(dy), pad, big)
     gy, gx = np.nonzero(g)
@@ -162,8 +169,10 @@ def correspond_pixels(machine: Tensor, target: Tensor, max_dist: float = 0.0075)
     out1[m_flat[ok1]] = g_flat[match1[ok1]]
     ok2 = match2 >= 0
     out2[g_flat[ok2]] = m_flat[match2[ok2]]
-    return (torch.from_numpy(out1.reshape(h, w)).to(machine.device),
-            torch.from_numpy(out2.reshape(h, w)).to(machine.device))
+    return (
+        torch.from_numpy(out1.reshape(h, w)).to(machine.device),
+        torch.from_numpy(out2.reshape(h, w)).to(machine.device),
+    )
 
 
 def _threshold_levels(
@@ -258,15 +267,29 @@ def correspondence_counts(
         tasks = np.argwhere(rep == np.arange(len(thresholds)))
         out = np.zeros((3, nb, len(thresholds)), np.int64)
         for part in _task_chunks(tasks, hist, rank):
-            out += soft_map_counts(levels, hist, rank, part, dims, gts, n_gt, (lut1, lut2), thin,
-                                   (off[0], off[1], off_cost, n_off), pad, big, numba.get_num_threads())
+            out += soft_map_counts(
+                levels,
+                hist,
+                rank,
+                part,
+                dims,
+                gts,
+                n_gt,
+                (lut1, lut2),
+                thin,
+                (off[0], off[1], off_cost, n_off),
+                pad,
+                big,
+                numba.get_num_threads(),
+            )
             # each call fills only its own tasks' counts (zeros elsewhere)
         return np.take_along_axis(out, rep[None].repeat(3, 0), axis=2)
     rep = _distinct_stack_levels(machine, dims)
     tasks = np.argwhere(rep == np.arange(machine.shape[1]))
     with _dynamic_schedule():
-        out = k.stack_counts(machine, tasks, dims, gts, n_gt, lut1, lut2, thin, off[0], off[1], off_cost, n_off, pad,
-                             big)  # fmt: skip
+        out = k.stack_counts(
+            machine, tasks, dims, gts, n_gt, lut1, lut2, thin, off[0], off[1], off_cost, n_off, pad, big
+        )
     return np.take_along_axis(out, rep[None].repeat(3, 0), axis=2)
 
 
@@ -351,9 +374,30 @@ def pair_correspondence_counts(
     m_idx, m_ys, m_xs = (a.astype(np.int64) for a in np.nonzero(machine))  # raster order within each map
     m_start = np.searchsorted(m_idx, np.arange(machine.shape[0] + 1)).astype(np.int64)
     gts = np.ascontiguousarray(annotators != 0, dtype=np.uint8)[None]
-    grids, n2 = k.gt_index_grids(gts, np.array([gts.shape[1]], np.int64), np.array([[h, w]], np.int64), pad,
-                                 dy[None], dx[None], np.array([len(dy)], np.int64))  # fmt: skip
+    grids, n2 = k.gt_index_grids(
+        gts,
+        np.array([gts.shape[1]], np.int64),
+        np.array([[h, w]], np.int64),
+        pad,
+        dy[None],
+        dx[None],
+        np.array([len(dy)], np.int64),
+    )
     big = _big(max_cost, h * w)
     with _dynamic_schedule():
-        return k.pair_counts(m_start, m_ys, m_xs, grids[0], n2[0], pair_machine, pair_start, pair_annotators, dy, dx,
-                             cost, len(dy), pad, big)  # fmt: skip
+        return k.pair_counts(
+            m_start,
+            m_ys,
+            m_xs,
+            grids[0],
+            n2[0],
+            pair_machine,
+            pair_start,
+            pair_annotators,
+            dy,
+            dx,
+            cost,
+            len(dy),
+            pad,
+            big,
+        )

@@ -121,17 +121,31 @@ def soft_map_counts(
     # on a first run, the matching stage (the largest kernel) compiles in a second process meanwhile
     helper = _matching_aside()
     try:
-        return _counts(corr, k, helper, levels, hist, rank, tasks, dims, gts, n_gt, luts, do_thin, offsets, pad, big,
-                       n_threads)  # fmt: skip
+        return _counts(
+            corr, k, helper, levels, hist, rank, tasks, dims, gts, n_gt, luts, do_thin, offsets, pad, big, n_threads
+        )
     finally:
         helper.stop()
 
 
-def _counts(corr: Any, k: Any, helper: Any, levels: np.ndarray, hist: np.ndarray, rank: np.ndarray,
-            tasks: np.ndarray, dims: np.ndarray, gts: np.ndarray, n_gt: np.ndarray,
-            luts: tuple[np.ndarray, np.ndarray], do_thin: bool,
-            offsets: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], pad: int, big: int,
-            n_threads: int) -> np.ndarray:  # fmt: skip
+def _counts(
+    corr: Any,
+    k: Any,
+    helper: Any,
+    levels: np.ndarray,
+    hist: np.ndarray,
+    rank: np.ndarray,
+    tasks: np.ndarray,
+    dims: np.ndarray,
+    gts: np.ndarray,
+    n_gt: np.ndarray,
+    luts: tuple[np.ndarray, np.ndarray],
+    do_thin: bool,
+    offsets: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    pad: int,
+    big: int,
+    n_threads: int,
+) -> np.ndarray:
     off_dy, off_dx, off_cost, n_off = offsets
     lut1, lut2 = luts
     nb, nk = levels.shape[0], rank.shape[0]
@@ -161,8 +175,18 @@ def _counts(corr: Any, k: Any, helper: Any, levels: np.ndarray, hist: np.ndarray
     used_pairs = np.flatnonzero(np.isin(pair_image, images))
     gw, cells = grids.shape[3], (hh + 2) * (ww + 2)
     with _runner(n_threads) as run:
-        run(corr.index_grids_of, np.stack([pair_image[used_pairs], pair_annotator[used_pairs]], axis=1),
-            gts, dims, pad, off_dy, off_dx, n_off, grids, n2s)  # fmt: skip
+        run(
+            corr.index_grids_of,
+            np.stack([pair_image[used_pairs], pair_annotator[used_pairs]], axis=1),
+            gts,
+            dims,
+            pad,
+            off_dy,
+            off_dx,
+            n_off,
+            grids,
+            n2s,
+        )
         run(k.on_pixels, images, levels, low, first, dims, on_pos, on_level)
         for b0, b1 in _waves(task_image, n_on, nb):
             q0, nq = int(t_first[b0]), int(t_first[b1] - t_first[b0])
@@ -171,16 +195,48 @@ def _counts(corr: Any, k: Any, helper: Any, levels: np.ndarray, hist: np.ndarray
             slot = np.concatenate([[0], np.cumsum(n_on[order[q0 : q0 + nq]] + 1)]).astype(np.int64)
             buf = np.empty(slot[nq], np.int32)  # + 1 per task above: the filter stores before it decides
             n_thin = np.zeros(nq, np.int64)
-            run(k.thin_levels, wave_images, np.int64(q0), t_first, order, tasks, rank, first, on_pos, on_level, slot,
-                buf, n_thin, dims, lut1, lut2, do_thin)  # fmt: skip
+            run(
+                k.thin_levels,
+                wave_images,
+                np.int64(q0),
+                t_first,
+                order,
+                tasks,
+                rank,
+                first,
+                on_pos,
+                on_level,
+                slot,
+                buf,
+                n_thin,
+                dims,
+                lut1,
+                lut2,
+                do_thin,
+            )
             # 2. per image, its union list
             per_image = np.zeros(b1 - b0, np.int64)
             np.add.at(per_image, task_image[order[q0 : q0 + nq]] - b0, n_thin)
             u_first = np.concatenate([[0], np.cumsum(per_image)]).astype(np.int64)
             u_base = np.empty(u_first[-1], np.int64)
             n_u = np.zeros(b1 - b0, np.int64)
-            run(k.union_lists, wave_images, np.int64(b0), np.int64(q0), t_first, slot, n_thin, buf, dims,
-                np.int64(cells), np.int64(gw), np.int64(pad), u_first, u_base, n_u)  # fmt: skip
+            run(
+                k.union_lists,
+                wave_images,
+                np.int64(b0),
+                np.int64(q0),
+                t_first,
+                slot,
+                n_thin,
+                buf,
+                dims,
+                np.int64(cells),
+                np.int64(gw),
+                np.int64(pad),
+                u_first,
+                u_base,
+                n_u,
+            )
             # 3. every (image, annotator) pair's candidate lists of its image's union list
             p0, p1 = int(n_pairs[b0]), int(n_pairs[b1])
             w_image, w_annotator = pair_image[p0:p1], pair_annotator[p0:p1]
@@ -192,14 +248,50 @@ def _counts(corr: Any, k: Any, helper: Any, levels: np.ndarray, hist: np.ndarray
             l_start = np.empty(s_off[-1], np.int64)
             l_adj = np.empty(e_off[-1], np.int32)
             l_cost = np.empty(e_off[-1], np.int64)
-            run(k.pair_candidates, pairs, w_image, w_annotator, np.int64(b0), grids, u_first, u_base, n_u, off_dy,
-                off_dx, off_cost, n_off, s_off, e_off, l_start, l_adj, l_cost)  # fmt: skip
+            run(
+                k.pair_candidates,
+                pairs,
+                w_image,
+                w_annotator,
+                np.int64(b0),
+                grids,
+                u_first,
+                u_base,
+                n_u,
+                off_dy,
+                off_dx,
+                off_cost,
+                n_off,
+                s_off,
+                e_off,
+                l_start,
+                l_adj,
+                l_cost,
+            )
             # 4. every task's matching, the largest maps first
             helper.wait()
             by_cost = np.argsort(-n_thin, kind="stable").astype(np.int64)
             pair_first = n_pairs[:nb] - p0
-            run(corr.indexed_task_counts, by_cost, np.int64(q0), order, tasks, buf, slot, n_thin, n_gt, pair_first,
-                s_off, e_off, l_start, l_adj, l_cost, n2s, np.int64(big), out)  # fmt: skip
+            run(
+                corr.indexed_task_counts,
+                by_cost,
+                np.int64(q0),
+                order,
+                tasks,
+                buf,
+                slot,
+                n_thin,
+                n_gt,
+                pair_first,
+                s_off,
+                e_off,
+                l_start,
+                l_adj,
+                l_cost,
+                n2s,
+                np.int64(big),
+                out,
+            )
     return out
 
 

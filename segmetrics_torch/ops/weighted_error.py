@@ -95,9 +95,16 @@ def weighted_error_sums(
         fpw = torch.empty(b, dtype=torch.float64)
         n_tasks = max(1, min(numba.get_num_threads(), b))
         _kernels().forward_sums(
-            p_np, g.contiguous().numpy(), index.contiguous().numpy().reshape(p.shape), importance.contiguous().numpy(),
-            _weights(), won.numpy(), ew_fg.numpy(), fpw.numpy(), n_tasks,
-        )  # fmt: skip
+            p_np,
+            g.contiguous().numpy(),
+            index.contiguous().numpy().reshape(p.shape),
+            importance.contiguous().numpy(),
+            _weights(),
+            won.numpy(),
+            ew_fg.numpy(),
+            fpw.numpy(),
+            n_tasks,
+        )
         return ew_fg.to(p.dtype), fpw.to(p.dtype), won
     err_t = p.reshape(b, -1).gather(1, index).view_as(p).neg_().add_(1)
     err_a = gaussian_blur_zero(err_t, _SIZE, _SIGMA, fused=True)
@@ -122,10 +129,16 @@ def weighted_error_grad(
         grad = torch.empty(won.shape, dtype=importance.dtype)
         n_tasks = max(1, min(numba.get_num_threads(), b))
         _kernels().backward_grad(
-            won.contiguous().numpy(), g.contiguous().numpy(), index.contiguous().numpy().reshape(won.shape),
-            importance.contiguous().numpy(), _weights(), d_fg.to(grad.dtype).contiguous().numpy(),
-            d_bg.to(grad.dtype).contiguous().numpy(), grad.numpy(), n_tasks,
-        )  # fmt: skip
+            won.contiguous().numpy(),
+            g.contiguous().numpy(),
+            index.contiguous().numpy().reshape(won.shape),
+            importance.contiguous().numpy(),
+            _weights(),
+            d_fg.to(grad.dtype).contiguous().numpy(),
+            d_bg.to(grad.dtype).contiguous().numpy(),
+            grad.numpy(),
+            n_tasks,
+        )
         return grad
     d_fg = d_fg.view(b, 1, 1)
     grad = importance * d_bg.view(b, 1, 1)  # background: d fpw / d p = B (0 on the ground truth)

@@ -259,9 +259,17 @@ def collect_eval_bdry(
     # pyEdgeEval 0.2.8's AP (its calculate_metrics.py), 100 terms over 101
     ap_pyedgeeval = sum(float(np.max(p[r >= t], initial=0)) / 101 for t in np.arange(0, 1, 0.01))
     return {
-        "ods": ods, "ois": (r_max, p_max, _fmeasure(r_max, p_max)), "ap": ap, "r50": r50, "r50_dollar": r50_dollar,
-        "ap_pyedgeeval": ap_pyedgeeval, "per_image": per_image, "R": r, "P": p, "F": f,
-    }  # fmt: skip
+        "ods": ods,
+        "ois": (r_max, p_max, _fmeasure(r_max, p_max)),
+        "ap": ap,
+        "r50": r50,
+        "r50_dollar": r50_dollar,
+        "ap_pyedgeeval": ap_pyedgeeval,
+        "per_image": per_image,
+        "R": r,
+        "P": p,
+        "F": f,
+    }
 
 
 def f_boundary(foreground_mask: np.ndarray, gt_mask: np.ndarray, bound_th: float = 0.008) -> tuple[float, float, float]:

@@ -452,8 +452,12 @@ def s_measure(
     h, w = g.shape
     cy, cx = _centroid_split(g)
     region_term = 0.0
-    for rs, cs in ((slice(0, cy), slice(0, cx)), (slice(0, cy), slice(cx, w)),
-                   (slice(cy, h), slice(0, cx)), (slice(cy, h), slice(cx, w))):  # fmt: skip
+    for rs, cs in (
+        (slice(0, cy), slice(0, cx)),
+        (slice(0, cy), slice(cx, w)),
+        (slice(cy, h), slice(0, cx)),
+        (slice(cy, h), slice(cx, w)),
+    ):
         block_p, block_g = p[rs, cs], g[rs, cs]
         if block_p.size == 0:
             if empty_quadrant == "skip":

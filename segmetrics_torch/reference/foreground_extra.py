@@ -48,6 +48,7 @@ __all__ = [
     "threshold_measures",
 ]
 
+
 def _div(numerator: float, denominator: float) -> float:
     """``numerator / denominator`` as float64 numbers; 0.0 when the denominator is 0."""
     if denominator == 0:
@@ -109,9 +110,13 @@ def binary_maps(p: np.ndarray, mode: str) -> list[np.ndarray]:
     raise ValueError(f"unknown mode {mode!r}")
 
 
-def threshold_measures(p: np.ndarray, g: np.ndarray, measures: Sequence[str] = THRESHOLD_MEASURES,
-                       modes: Sequence[str] = ("adaptive", "dynamic", "binary"),
-                       beta2: float = 0.3) -> dict:  # fmt: skip
+def threshold_measures(
+    p: np.ndarray,
+    g: np.ndarray,
+    measures: Sequence[str] = THRESHOLD_MEASURES,
+    modes: Sequence[str] = ("adaptive", "dynamic", "binary"),
+    beta2: float = 0.3,
+) -> dict:
     """``{"<measure>/<mode>": float (adaptive, binary) or (256,) array (dynamic)}`` of one image, plus
     ``"counts/<mode>"``: the ``(tp, fp, tn, fn)`` tuple(s) (for pooled dataset values)."""
     out: dict = {}
@@ -169,9 +174,13 @@ def size_invariant_mae(p: np.ndarray, g: np.ndarray) -> float:
     return float(value)
 
 
-def size_invariant_threshold_measures(p: np.ndarray, g: np.ndarray, measures: Sequence[str] = THRESHOLD_MEASURES,
-                                      modes: Sequence[str] = ("adaptive", "dynamic", "binary"),
-                                      beta2: float = 0.3) -> dict:  # fmt: skip
+def size_invariant_threshold_measures(
+    p: np.ndarray,
+    g: np.ndarray,
+    measures: Sequence[str] = THRESHOLD_MEASURES,
+    modes: Sequence[str] = ("adaptive", "dynamic", "binary"),
+    beta2: float = 0.3,
+) -> dict:
     """Per target: the threshold measures of the masked image ``p * box``, ``g & box`` (whole image); returns the
     per-image means over targets under ``"<measure>/<mode>"``, the per-target results under ``"targets"`` (a list
     of :func:`threshold_measures` dicts). Empty GT: one "target", the whole image."""

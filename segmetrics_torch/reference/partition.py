@@ -638,19 +638,25 @@ def partition_measures(partition: np.ndarray, gts: Sequence[np.ndarray], gamma_o
     d = dhd(partition, gts)
     sd = sdhd(partition, gts)
     return {
-        "fop": f_op, "fop_precision": p_op, "fop_recall": r_op,
-        "fr": f_r, "fr_precision": p_r, "fr_recall": r_r,
+        "fop": f_op,
+        "fop_precision": p_op,
+        "fop_recall": r_op,
+        "fr": f_r,
+        "fr_precision": p_r,
+        "fr_recall": r_r,
         "pri": pri(partition, gts),
         "voi": voi(partition, gts),
         "nvoi": nvoi(partition, gts),
         "sc": sc(partition, gts),
         "ssc": ssc(partition, gts),
-        "dhd": d, "sdhd": sd, "vd": 0.5 * (d + sd),
+        "dhd": d,
+        "sdhd": sd,
+        "vd": 0.5 * (d + sd),
         "bgm": bgm(partition, gts),
         "bce": bce(partition, gts),
         "gce": gce(partition, gts),
         "lce": lce(partition, gts),
-    }  # fmt: skip
+    }
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -1134,7 +1140,10 @@ def seism_ods_ois_ap(per_image_values: np.ndarray, kind: str, unique_occurrence:
         ois = {"value": _div(2 * (prec * rec), prec + rec), "precision": prec, "recall": rec}
     ap = _seism_ap(stats["mean_rec"], stats["mean_prec"], unique_occurrence) if has_pr else 0.0
     return {
-        "ods": ods, "ois": ois, "ap": ap,
+        "ods": ods,
+        "ois": ois,
+        "ap": ap,
         "mean_value": stats["mean_value"],
-        "mean_prec": stats.get("mean_prec"), "mean_rec": stats.get("mean_rec"),
-    }  # fmt: skip
+        "mean_prec": stats.get("mean_prec"),
+        "mean_rec": stats.get("mean_rec"),
+    }

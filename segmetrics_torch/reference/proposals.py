@@ -54,8 +54,13 @@ def best_overlaps(
     return out
 
 
-def proposal_summary(best: np.ndarray, classes: np.ndarray | None = None, inter: np.ndarray | None = None,
-                     fp: np.ndarray | None = None, fn: np.ndarray | None = None) -> dict:
+def proposal_summary(
+    best: np.ndarray,
+    classes: np.ndarray | None = None,
+    inter: np.ndarray | None = None,
+    fp: np.ndarray | None = None,
+    fn: np.ndarray | None = None,
+) -> dict:
     """Curves over the (L, O) best overlaps of all objects: mean, median, recalls, average recall, J_c."""
     out = {
         "jaccard_object": best.mean(1),
@@ -96,7 +101,10 @@ def boundary_counts(
 
 
 def best_boundary_f(
-    proposals: np.ndarray, objects: np.ndarray, counts: Sequence[int], void: np.ndarray | None = None,
+    proposals: np.ndarray,
+    objects: np.ndarray,
+    counts: Sequence[int],
+    void: np.ndarray | None = None,
     bound_th: float = 0.008,
 ) -> dict:
     """For each N: each object's best boundary F among the first min(N, P) proposals (first best on ties)."""

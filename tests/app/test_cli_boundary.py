@@ -141,9 +141,24 @@ def test_soft_png_equals_functional_and_writes_bsr_files(tmp_path, capsys, data)
     pred, gt = _pred_png(tmp_path, data), _gt_png(tmp_path, data)
     json_path, out_dir = tmp_path / "res.json", tmp_path / "bsr"
     status, out, err = _run(
-        capsys, "--pred", str(pred), "--gt", str(gt), "--thresholds", "9", "--max-dist", "2", "--batch-size", "2",
-        "--json", str(json_path), "--out-dir", str(out_dir), "--per-image-csv", str(tmp_path / "img.csv"),
-    )  # fmt: skip
+        capsys,
+        "--pred",
+        str(pred),
+        "--gt",
+        str(gt),
+        "--thresholds",
+        "9",
+        "--max-dist",
+        "2",
+        "--batch-size",
+        "2",
+        "--json",
+        str(json_path),
+        "--out-dir",
+        str(out_dir),
+        "--per-image-csv",
+        str(tmp_path / "img.csv"),
+    )
     assert status == 0, err
     expected = _expected(data, thresholds=9, max_dist=2)
     # the per-image CSV holds the JSON's per-image bests, one row per image
@@ -218,9 +233,18 @@ def test_bsds_mat_ground_truth(tmp_path, capsys, data):
     pred = _pred_png(tmp_path, data)
     json_path = tmp_path / "res.json"
     status, out, err = _run(
-        capsys, "--pred", str(pred), "--gt", str(gt), "--thresholds", "9", "--max-dist", "0.05", "--json",
+        capsys,
+        "--pred",
+        str(pred),
+        "--gt",
+        str(gt),
+        "--thresholds",
+        "9",
+        "--max-dist",
+        "0.05",
+        "--json",
         str(json_path),
-    )  # fmt: skip
+    )
     assert status == 0, err
     expected = _expected(data, gt="gt2", thresholds=9, max_dist=0.05)
     report = json.loads(json_path.read_text())
@@ -235,9 +259,18 @@ def test_ucm2_predictions(tmp_path, capsys, data):
     gt = _gt_mat(tmp_path, data)
     json_path = tmp_path / "res.json"
     status, _, err = _run(
-        capsys, "--pred", str(pred), "--gt", str(gt), "--thresholds", "9", "--max-dist", "0.05", "--json",
+        capsys,
+        "--pred",
+        str(pred),
+        "--gt",
+        str(gt),
+        "--thresholds",
+        "9",
+        "--max-dist",
+        "0.05",
+        "--json",
         str(json_path),
-    )  # fmt: skip
+    )
     assert status == 0, err
     report = json.loads(json_path.read_text())
     assert report["settings"]["input_format"] == "ucm2"
@@ -255,9 +288,19 @@ def test_gt_labels(tmp_path, capsys, data):
     labels = _write_png(tmp_path / "labels", {stem: d["labels"] for stem, d in data.items()})
     json_path = tmp_path / "res.json"
     status, _, err = _run(
-        capsys, "--pred", str(pred), "--gt", str(labels), "--gt-labels", "--thresholds", "9", "--max-dist", "2",
-        "--json", str(json_path),
-    )  # fmt: skip
+        capsys,
+        "--pred",
+        str(pred),
+        "--gt",
+        str(labels),
+        "--gt-labels",
+        "--thresholds",
+        "9",
+        "--max-dist",
+        "2",
+        "--json",
+        str(json_path),
+    )
     assert status == 0, err
     preds = [torch.from_numpy(data[stem]["soft"]) for stem in sorted(data)]
     labels_t = [torch.from_numpy(data[stem]["labels"].astype(np.int64)) for stem in sorted(data)]
@@ -382,9 +425,16 @@ def test_bsds_sample_matches_bsr(tmp_path, capsys, pred_dir, reference):
     bsr = np.loadtxt(data_dir / reference / "eval_bdry.txt")
     out_dir = tmp_path / "out"
     status, out, err = _run(
-        capsys, "--pred", str(data_dir / pred_dir), "--gt", str(data_dir / "groundTruth"), "--thresholds", "5",
-        "--out-dir", str(out_dir),
-    )  # fmt: skip
+        capsys,
+        "--pred",
+        str(data_dir / pred_dir),
+        "--gt",
+        str(data_dir / "groundTruth"),
+        "--thresholds",
+        "5",
+        "--out-dir",
+        str(out_dir),
+    )
     assert status == 0, err
     assert "Evaluated 5 image(s)" in out
     ours = np.loadtxt(out_dir / "eval_bdry.txt")

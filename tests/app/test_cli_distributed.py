@@ -48,8 +48,10 @@ def root(tmp_path_factory) -> Path:
         stem = f"im{i}"
         cell = np.empty((1, 2), dtype=object)
         for a in range(2):
-            cell[0, a] = {"Segmentation": data.segmentations[i, a].astype(np.uint16) + 1,
-                          "Boundaries": data.boundaries[i, a].astype(np.uint8)}  # fmt: skip
+            cell[0, a] = {
+                "Segmentation": data.segmentations[i, a].astype(np.uint16) + 1,
+                "Boundaries": data.boundaries[i, a].astype(np.uint8),
+            }
         scipy.io.savemat(root / "bsds" / "gt" / f"{stem}.mat", {"groundTruth": cell})
         Image.fromarray(np.round(data.preds[i] * 255).astype(np.uint8)).save(root / "bsds" / "soft" / f"{stem}.png")
         labels = np.roll(data.segmentations[i, 0], 2, axis=1).astype(np.uint8) + 1
@@ -57,14 +59,21 @@ def root(tmp_path_factory) -> Path:
         ucm = random_hierarchy_ucm(grid_oversegmentation(h, w, cells=5), seed=i).numpy()
         scipy.io.savemat(root / "bsds" / "ucm2" / f"{stem}.mat", {"ucm2": ucm})
     config = {
-        "datasets": {"FG": {"gt": "fg/gt", "families": ["foreground"]},
-                     "toy": {"gt": "bsds/gt", "families": ["boundary", "partition"]}},
-        "methods": {"good": {"FG": "fg/good"}, "noisy": {"FG": "fg/noisy"},
-                    "A": {"toy": {"boundary": "bsds/soft", "partition": "bsds/ucm2"}}},
-        "options": {"boundary": {"thresholds": 9, "max_dist": 2}, "partition": {"measures": ["fop", "voi"],
-                                                                                "thresholds": 7}},
+        "datasets": {
+            "FG": {"gt": "fg/gt", "families": ["foreground"]},
+            "toy": {"gt": "bsds/gt", "families": ["boundary", "partition"]},
+        },
+        "methods": {
+            "good": {"FG": "fg/good"},
+            "noisy": {"FG": "fg/noisy"},
+            "A": {"toy": {"boundary": "bsds/soft", "partition": "bsds/ucm2"}},
+        },
+        "options": {
+            "boundary": {"thresholds": 9, "max_dist": 2},
+            "partition": {"measures": ["fop", "voi"], "thresholds": 7},
+        },
         "figures": False,
-    }  # fmt: skip
+    }
     (root / "eval.json").write_text(json.dumps(config))
     _write_proposals(root / "prop", np.random.default_rng(8))
     return root
@@ -188,17 +197,29 @@ def _assert_same_file(got: Path, expected: Path) -> None:
         except ValueError:
             return cell
 
-    _assert_same([[number(c) for c in row] for row in cells(got)],
-                 [[number(c) for c in row] for row in cells(expected)], str(got))  # fmt: skip
+    _assert_same(
+        [[number(c) for c in row] for row in cells(got)],
+        [[number(c) for c in row] for row in cells(expected)],
+        str(got),
+    )
 
 
 def test_report_form_under_torchrun_equals_one_process(root):
     runs = {}
     for world in (1, 2):
         out = root / f"report-{world}"
-        runs[world] = _segmetrics(root, world, "--config", "eval.json", "--output", str(out), "--json",
-                                  str(root / f"report-{world}.json"), "--per-image-csv",
-                                  str(root / f"report-{world}_per_image.csv"))  # fmt: skip
+        runs[world] = _segmetrics(
+            root,
+            world,
+            "--config",
+            "eval.json",
+            "--output",
+            str(out),
+            "--json",
+            str(root / f"report-{world}.json"),
+            "--per-image-csv",
+            str(root / f"report-{world}_per_image.csv"),
+        )
     one, two = (root / f"report-{w}" for w in (1, 2))
     _assert_same_file(root / "report-2_per_image.csv", root / "report-1_per_image.csv")
     assert _table_lines(runs[2].stdout) == _table_lines(runs[1].stdout)  # the terminal tables
@@ -237,8 +258,19 @@ def test_an_error_in_one_ranks_shard_ends_every_rank_and_writes_nothing(root, tm
     header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)  # 8-bit gray
     chunks = chunk(b"IHDR", header) + chunk(b"IDAT", b"not zlib data") + chunk(b"IEND", b"")
     bad.write_bytes(b"\x89PNG\r\n\x1a\n" + chunks)
-    cli = ["-m", "segmetrics_torch.app.cli", "evaluate", "boundary", "--pred", str(data / "soft"), "--gt",
-           str(root / "bsds" / "gt"), "--json", str(data / "r.json"), "--no-progress"]  # fmt: skip
+    cli = [
+        "-m",
+        "segmetrics_torch.app.cli",
+        "evaluate",
+        "boundary",
+        "--pred",
+        str(data / "soft"),
+        "--gt",
+        str(root / "bsds" / "gt"),
+        "--json",
+        str(data / "r.json"),
+        "--no-progress",
+    ]
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
     run = subprocess.run([*TORCHRUN, *cli], cwd=root, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode != 0

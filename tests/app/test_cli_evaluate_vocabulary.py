@@ -31,8 +31,12 @@ def _cli(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProc
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     run = subprocess.run(
         [sys.executable, "-m", "segmetrics_torch.app.cli", "evaluate", *map(str, args)],
-        capture_output=True, text=True, env=env, cwd=cwd, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=300,
+    )
     run.stderr = "".join(line for line in run.stderr.splitlines(keepends=True) if not line.startswith(COMPILE_NOTE))
     return run
 
@@ -108,8 +112,19 @@ def test_suffix_pairing_and_an_error_that_shows_names(tmp_path):
     (line,) = _error_lines(run.stderr)
     assert "img_0000_sal" in line and "img_0000" in line and "--pred-suffix" in line and "--pair-regex" in line
     per_image = tmp_path / "per_image.csv"
-    run = _cli("foreground", "--pred", pred, "--gt", gt, "--pred-suffix", "_sal", "--per-image-csv", per_image,
-               "--workers", "0")  # fmt: skip
+    run = _cli(
+        "foreground",
+        "--pred",
+        pred,
+        "--gt",
+        gt,
+        "--pred-suffix",
+        "_sal",
+        "--per-image-csv",
+        per_image,
+        "--workers",
+        "0",
+    )
     assert run.returncode == 0, run.stderr
     rows = list(csv.DictReader(per_image.open()))
     assert [row["image"] for row in rows] == ["img_0000", "img_0001", "img_0002"]
@@ -129,8 +144,18 @@ def test_one_run_lists_every_problem_then_skip_bad(tmp_path):
     lines = _error_lines(run.stderr)
     text = "\n".join(lines)
     assert "--skip-bad" in lines[0] and "--allow-missing" in lines[0] and "--resize" in lines[0]
-    for expected in ("without a prediction: 1", "im0", "corrupt file: 1", "im4", "size differs", "im2",
-                     "16x12", "32x24", "colour image", "im3"):  # fmt: skip
+    for expected in (
+        "without a prediction: 1",
+        "im0",
+        "corrupt file: 1",
+        "im4",
+        "size differs",
+        "im2",
+        "16x12",
+        "32x24",
+        "colour image",
+        "im3",
+    ):
         assert expected in text, text
 
     out = tmp_path / "r.json"
@@ -160,8 +185,20 @@ def test_same_flags_in_both_forms_and_a_config_without_families(tmp_path):
     data = json.loads(out.read_text())
     assert list(data["results"]["ECSSD"]) == ["foreground"]  # foreground by default, stored under its key `sod`
     # --family foreground is the family's name in the single-dataset report form
-    run = _cli("--gt", gt, "--pred", pred, "--family", "foreground", "--resize", "--output", tmp_path / "o",
-               "--figures", "none", "--no-progress")  # fmt: skip
+    run = _cli(
+        "--gt",
+        gt,
+        "--pred",
+        pred,
+        "--family",
+        "foreground",
+        "--resize",
+        "--output",
+        tmp_path / "o",
+        "--figures",
+        "none",
+        "--no-progress",
+    )
     assert run.returncode == 0, run.stderr
     data = json.loads((tmp_path / "o" / "results.json").read_text())
     assert list(data["results"]) == ["ECSSD"] and list(data["results"]["ECSSD"]["foreground"]) == ["Net"]
@@ -257,8 +294,21 @@ def test_per_image_csv_rows_equal_the_functional_values(tmp_path):
     gt = _write(tmp_path / "DS" / "GT", {f"im{i}": _mask(i) for i in range(4)})
     pred = _write(tmp_path / "Net" / "DS", {f"im{i}": _pred(i) for i in range(4)})
     per_image, summary = tmp_path / "img.csv", tmp_path / "sum.csv"
-    run = _cli("foreground", "--pred", pred, "--gt", gt, "--per-image-csv", per_image, "--csv", summary,
-               "--batch-size", "3", "--workers", "0")  # fmt: skip
+    run = _cli(
+        "foreground",
+        "--pred",
+        pred,
+        "--gt",
+        gt,
+        "--per-image-csv",
+        per_image,
+        "--csv",
+        summary,
+        "--batch-size",
+        "3",
+        "--workers",
+        "0",
+    )
     assert run.returncode == 0, run.stderr
     rows = list(csv.DictReader(per_image.open()))
     assert len(rows) == 4 and all(row["method"] == "Net" and row["dataset"] == "DS" for row in rows)
@@ -335,12 +385,20 @@ def test_xlsx_without_openpyxl_is_a_friendly_error(tmp_path):
     (blocker / "openpyxl.py").write_text("raise ImportError('blocked for the test')\n")
     env_path = f"{blocker}{os.pathsep}{ROOT}"
     run = subprocess.run(
-        [sys.executable, "-c", "import importlib.util, sys; sys.modules['openpyxl'] = None; "
-         "import importlib.util as u; u.find_spec = (lambda f: (lambda n, *a: None if n == 'openpyxl' else f(n, *a)))"
-         "(u.find_spec); from segmetrics_torch.app.cli import main; "
-         f"sys.exit(main(['evaluate', '--config', {str(config)!r}, '--xlsx', '--no-progress']))"],
-        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": env_path}, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import importlib.util, sys; sys.modules['openpyxl'] = None; "
+            "import importlib.util as u; "
+            "u.find_spec = (lambda f: (lambda n, *a: None if n == 'openpyxl' else f(n, *a)))"
+            "(u.find_spec); from segmetrics_torch.app.cli import main; "
+            f"sys.exit(main(['evaluate', '--config', {str(config)!r}, '--xlsx', '--no-progress']))",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": env_path},
+        timeout=300,
+    )
     assert run.returncode == 2, run.stderr
     assert "error: --xlsx needs openpyxl: pip install 'segmetrics-torch[xlsx]'" in run.stderr
 
@@ -354,15 +412,18 @@ def test_measures_choose_the_columns_in_both_forms(tmp_path):
     gt = _write(tmp_path / "DS" / "GT", {f"im{i}": _mask(i) for i in range(3)})
     pred = _write(tmp_path / "Net" / "DS", {f"im{i}": _pred(i) for i in range(3)})
     out = tmp_path / "r.json"
-    run = _cli("foreground", "--pred", pred, "--gt", gt, "--measures", "s,MAE,simae,hce", "--json", out,
-               "--workers", "0")  # fmt: skip
+    run = _cli(
+        "foreground", "--pred", pred, "--gt", gt, "--measures", "s,MAE,simae,hce", "--json", out, "--workers", "0"
+    )
     assert run.returncode == 0, run.stderr
     header = run.stdout.splitlines()[0].split()
     assert header == ["method", "S-measure", "MAE", "siMAE", "HCE"]
     results = json.loads(out.read_text())["results"]
     metric = ForegroundMeasures(include=["size_invariant_mae", "human_correction_effort"])
-    metric.update(torch.from_numpy(np.stack([_pred(i) for i in range(3)])),
-                  torch.from_numpy(np.stack([_mask(i) for i in range(3)])))  # fmt: skip
+    metric.update(
+        torch.from_numpy(np.stack([_pred(i) for i in range(3)])),
+        torch.from_numpy(np.stack([_mask(i) for i in range(3)])),
+    )
     expected = metric.compute()
     for key in ("size_invariant_mae", "human_correction_effort", "s_measure"):
         assert results[key] == pytest.approx(float(expected[key]), abs=1e-12)
@@ -382,9 +443,22 @@ def test_measures_choose_the_columns_in_both_forms(tmp_path):
     line[np.arange(3, 20), np.arange(3, 20)] = 255
     _write(tmp_path / "DS" / "GT", {"im9": line})
     _write(tmp_path / "Net" / "DS", {"im9": _pred(0)})
-    for args in (("foreground", "--pred", pred, "--gt", gt, "--measures", "mae,cm", "--workers", "0"),
-                 ("--gt", gt, "--pred", f"Net={pred}", "--measures", "mae,cm", "--figures", "none",
-                  "--output", tmp_path / "rep", "--no-progress")):  # fmt: skip
+    for args in (
+        ("foreground", "--pred", pred, "--gt", gt, "--measures", "mae,cm", "--workers", "0"),
+        (
+            "--gt",
+            gt,
+            "--pred",
+            f"Net={pred}",
+            "--measures",
+            "mae,cm",
+            "--figures",
+            "none",
+            "--output",
+            tmp_path / "rep",
+            "--no-progress",
+        ),
+    ):
         bad = _cli(*args)
         assert bad.returncode == 2 and "Traceback" not in bad.stderr, bad.stderr
         assert bad.stderr.startswith("error: ") and "im9" in bad.stderr and "slanted line" in bad.stderr, bad.stderr
@@ -405,8 +479,10 @@ def test_measures_choose_the_columns_in_both_forms(tmp_path):
     # PySODEvalToolkit's spellings in the file name the same measures (the report ran the raw names and failed with
     # a KeyError once)
     for name, measures in (("canonical", "[maxe, s, mae, simaxf]"), ("pysod", "[maxEm, Smeasure, MAE, siMaxF]")):
-        config.write_text(f"datasets: {{DS: DS/GT}}\nmethods: {{Net: 'Net/{{dataset}}'}}\nfigures: false\n"
-                          f"output: {name}\noptions: {{foreground: {{measures: {measures}}}}}\n")  # fmt: skip
+        config.write_text(
+            f"datasets: {{DS: DS/GT}}\nmethods: {{Net: 'Net/{{dataset}}'}}\nfigures: false\n"
+            f"output: {name}\noptions: {{foreground: {{measures: {measures}}}}}\n"
+        )
         run = _cli("--config", config, "--no-progress")
         assert run.returncode == 0, run.stderr
     assert (tmp_path / "pysod" / "tables.md").read_text() == (tmp_path / "canonical" / "tables.md").read_text()
@@ -417,8 +493,21 @@ def test_report_form_json_and_csv_flags_mean_what_they_mean_in_the_single_form(t
     pred = _write(tmp_path / "Net" / "DS", {f"im{i}": _pred(i) for i in range(3)})
     single, report = tmp_path / "single.csv", tmp_path / "report.csv"
     assert _cli("foreground", "--pred", pred, "--gt", gt, "--csv", single, "--workers", "0").returncode == 0
-    run = _cli("--gt", gt, "--pred", pred, "--csv", report, "--json", tmp_path / "r.json", "--figures", "none",
-               "--output", tmp_path / "out", "--no-progress")  # fmt: skip
+    run = _cli(
+        "--gt",
+        gt,
+        "--pred",
+        pred,
+        "--csv",
+        report,
+        "--json",
+        tmp_path / "r.json",
+        "--figures",
+        "none",
+        "--output",
+        tmp_path / "out",
+        "--no-progress",
+    )
     assert run.returncode == 0, run.stderr
     assert single.read_text() == report.read_text()
     assert "DS" in json.loads((tmp_path / "r.json").read_text())["results"]
@@ -434,12 +523,26 @@ def test_pair_regex_and_prefixes(tmp_path):
     gt = _write(tmp_path / "gt", {f"gt_{i:04d}": _mask(i) for i in range(3)})
     pred = _write(tmp_path / "pred", {f"MyNet_{i:04d}_sal": _pred(i) for i in range(3)})
     out = tmp_path / "r.json"
-    run = _cli("foreground", "--pred", pred, "--gt", gt, "--pair-regex", r"(?P<id>\d{4})", "--json", out,
-               "--workers", "0")  # fmt: skip
+    run = _cli(
+        "foreground", "--pred", pred, "--gt", gt, "--pair-regex", r"(?P<id>\d{4})", "--json", out, "--workers", "0"
+    )
     assert run.returncode == 0, run.stderr
     assert sorted(json.loads(out.read_text())["results"]["per_image"]) == ["gt_0000", "gt_0001", "gt_0002"]
-    run = _cli("foreground", "--pred", pred, "--gt", gt, "--pred-prefix", "MyNet_", "--pred-suffix", "_sal",
-               "--gt-prefix", "gt_", "--workers", "0")  # fmt: skip
+    run = _cli(
+        "foreground",
+        "--pred",
+        pred,
+        "--gt",
+        gt,
+        "--pred-prefix",
+        "MyNet_",
+        "--pred-suffix",
+        "_sal",
+        "--gt-prefix",
+        "gt_",
+        "--workers",
+        "0",
+    )
     assert run.returncode == 0, run.stderr
     bad = _cli("foreground", "--pred", pred, "--gt", gt, "--pair-regex", "(")
     assert bad.returncode == 2 and bad.stderr.startswith("error: --pair-regex:")

@@ -53,8 +53,19 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _report_command(config: Path, out: Path, cache: Path | None) -> list[str]:
-    cmd = [sys.executable, "-m", "segmetrics_torch.app.cli", "evaluate", "--config", str(config), "--output",
-           str(out), "--no-progress", "--figures", "none"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "segmetrics_torch.app.cli",
+        "evaluate",
+        "--config",
+        str(config),
+        "--output",
+        str(out),
+        "--no-progress",
+        "--figures",
+        "none",
+    ]
     return [*cmd, "--cache", str(cache)] if cache is not None else [*cmd, "--no-cache"]
 
 
@@ -144,29 +155,45 @@ def test_ctrl_c_at_any_moment_exits_130_and_keeps_the_cache_valid(tmp_path: Path
 def test_read_only_install_without_a_writable_home(tmp_path: Path) -> None:
     pred, gt = _dataset(tmp_path / "data", n=3, size=40)
     install = tmp_path / "install"
-    shutil.copytree(ROOT / "segmetrics_torch", install / "segmetrics_torch",
-                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    shutil.copytree(
+        ROOT / "segmetrics_torch", install / "segmetrics_torch", ignore=shutil.ignore_patterns("__pycache__")
+    )
     for kernels in (install / "segmetrics_torch/ops/_kernels").glob("__init__.py"):
         (kernels.parent / "__pycache__").write_text("a file where numba would create its cache folder")
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("")
     env = dict(os.environ)
     env.pop("NUMBA_CACHE_DIR", None)
-    env.update(PYTHONPATH=str(install), HOME=str(blocked / "home"), XDG_CACHE_HOME=str(blocked / "cache"),
-               TMPDIR=str(tmp_path))  # fmt: skip
-    cmd = [sys.executable, "-m", "segmetrics_torch.app.cli", "evaluate", "sod", "--pred", str(pred), "--gt", str(gt),
-           "--no-progress", "--json", str(tmp_path / "ro.json")]  # fmt: skip
+    env.update(
+        PYTHONPATH=str(install), HOME=str(blocked / "home"), XDG_CACHE_HOME=str(blocked / "cache"), TMPDIR=str(tmp_path)
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "segmetrics_torch.app.cli",
+        "evaluate",
+        "sod",
+        "--pred",
+        str(pred),
+        "--gt",
+        str(gt),
+        "--no-progress",
+        "--json",
+        str(tmp_path / "ro.json"),
+    ]
     run = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr
     assert list(tmp_path.glob("segmetrics-numba-cache-*")), "the kernels were cached in the temporary folder"
     # the same numbers as the normal install
-    normal = subprocess.run([*cmd[:-1], str(tmp_path / "rw.json")], env=_env(), cwd=tmp_path, capture_output=True,
-                            text=True, timeout=600)  # fmt: skip
+    normal = subprocess.run(
+        [*cmd[:-1], str(tmp_path / "rw.json")], env=_env(), cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
     assert normal.returncode == 0, normal.stderr
-    assert json.loads((tmp_path / "ro.json").read_text())["results"] == json.loads(
-        (tmp_path / "rw.json").read_text()
-    )["results"]
+    assert (
+        json.loads((tmp_path / "ro.json").read_text())["results"]
+        == json.loads((tmp_path / "rw.json").read_text())["results"]
+    )
 
 
 def test_cache_fallback_only_when_the_install_is_not_writable(monkeypatch, tmp_path: Path) -> None:

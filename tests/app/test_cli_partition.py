@@ -96,9 +96,20 @@ def test_label_maps_equal_partition_measures(tmp_path, capsys, data, gt_kind):
     gt = _gt_png(tmp_path, data) if gt_kind == "png" else _gt_mat(tmp_path, data)
     json_path = tmp_path / "res.json"
     status, out, err = _run(
-        capsys, "--pred", str(pred), "--gt", str(gt), "--batch-size", "2", "--max-dist", "2", "--json", str(json_path),
-        "--per-image-csv", str(tmp_path / "img.csv"),
-    )  # fmt: skip
+        capsys,
+        "--pred",
+        str(pred),
+        "--gt",
+        str(gt),
+        "--batch-size",
+        "2",
+        "--max-dist",
+        "2",
+        "--json",
+        str(json_path),
+        "--per-image-csv",
+        str(tmp_path / "img.csv"),
+    )
     assert status == 0, err
     preds = [torch.from_numpy(data[stem]["pred"].astype(np.int64)) for stem in sorted(data)]
     target = [
@@ -138,13 +149,24 @@ def test_label_maps_measures_option(tmp_path, capsys, data):
     pred = _write(tmp_path / "pred", {stem: d["pred"] for stem, d in data.items()})
     json_path = tmp_path / "res.json"
     status, out, err = _run(
-        capsys, "--pred", str(pred), "--gt", str(_gt_mat(tmp_path, data)), "--measures", "fop, voi", "--gamma-obj",
-        "0.95", "--json", str(json_path),
-    )  # fmt: skip
+        capsys,
+        "--pred",
+        str(pred),
+        "--gt",
+        str(_gt_mat(tmp_path, data)),
+        "--measures",
+        "fop, voi",
+        "--gamma-obj",
+        "0.95",
+        "--json",
+        str(json_path),
+    )
     assert status == 0, err
     metric = PartitionMeasures(["fop", "voi"], gamma_obj=0.95)
-    metric.update([torch.from_numpy(data[s]["pred"].astype(np.int64)) for s in sorted(data)],
-                  [torch.from_numpy(data[s]["gt"].astype(np.int64)) for s in sorted(data)])  # fmt: skip
+    metric.update(
+        [torch.from_numpy(data[s]["pred"].astype(np.int64)) for s in sorted(data)],
+        [torch.from_numpy(data[s]["gt"].astype(np.int64)) for s in sorted(data)],
+    )
     res = json.loads(json_path.read_text())["results"]
     assert set(res) == {"fop", "fop_precision", "fop_recall", "voi", "per_image"}
     for key, value in metric.compute().items():
@@ -159,13 +181,24 @@ def test_ucm2_equals_hierarchy_measures(tmp_path, capsys, data):
     pred = _write(tmp_path / "ucm2", {stem: {"ucm2": d["ucm2"]} for stem, d in data.items()}, "mat")
     json_path = tmp_path / "res.json"
     status, out, err = _run(
-        capsys, "--pred", str(pred), "--gt", str(_gt_mat(tmp_path, data)), "--num-regions", "1,2,3", "--measures",
-        "fop,pri,voi", "--json", str(json_path),
-    )  # fmt: skip
+        capsys,
+        "--pred",
+        str(pred),
+        "--gt",
+        str(_gt_mat(tmp_path, data)),
+        "--num-regions",
+        "1,2,3",
+        "--measures",
+        "fop,pri,voi",
+        "--json",
+        str(json_path),
+    )
     assert status == 0, err
     metric = HierarchyMeasures(num_regions=[1, 2, 3], measures=["fop", "pri", "voi"])
-    metric.update([torch.from_numpy(data[s]["ucm2"]) for s in sorted(data)],
-                  [torch.from_numpy(data[s]["gt"].astype(np.int64)) for s in sorted(data)])  # fmt: skip
+    metric.update(
+        [torch.from_numpy(data[s]["ucm2"]) for s in sorted(data)],
+        [torch.from_numpy(data[s]["gt"].astype(np.int64)) for s in sorted(data)],
+    )
     expected = metric.compute()
     res = json.loads(json_path.read_text())["results"]
     for m in ("fop", "pri", "voi"):
@@ -186,9 +219,17 @@ def test_bsds_sample_matches_bsr_region_benchmark(tmp_path, capsys, source, refe
     json_path = tmp_path / "res.json"
     levels = ["--thresholds", "5", "--rule", "bsr"] if source == "ucm2" else []
     status, out, err = _run(
-        capsys, "--pred", str(data_dir / source), "--gt", str(data_dir / "groundTruth"), *levels, "--measures",
-        "pri,voi", "--json", str(json_path),
-    )  # fmt: skip
+        capsys,
+        "--pred",
+        str(data_dir / source),
+        "--gt",
+        str(data_dir / "groundTruth"),
+        *levels,
+        "--measures",
+        "pri,voi",
+        "--json",
+        str(json_path),
+    )
     assert status == 0, err
     assert "Evaluated 5 image(s)" in out
     reg = json.loads(json_path.read_text())["results"]["region_benchmark"]
@@ -268,9 +309,14 @@ def test_error_empty_folder_and_label_map_options(tmp_path, capsys, data):
 
 def test_bad_option_values_are_usage_errors(capsys):
     for args in (
-        ["--measures", "pri,xyz"], ["--thresholds", "0"], ["--thresholds", "0.1,nan"], ["--num-regions", "3,0"],
-        ["--gamma-obj", "1.5"], ["--rule", "other"], ["--thresholds", "5", "--num-regions", "3"],
-    ):  # fmt: skip
+        ["--measures", "pri,xyz"],
+        ["--thresholds", "0"],
+        ["--thresholds", "0.1,nan"],
+        ["--num-regions", "3,0"],
+        ["--gamma-obj", "1.5"],
+        ["--rule", "other"],
+        ["--thresholds", "5", "--num-regions", "3"],
+    ):
         with pytest.raises(SystemExit) as exc:
             main(["evaluate", "partition", "--pred", "p", "--gt", "g", *args])
         assert exc.value.code == 2, args
@@ -302,8 +348,10 @@ def test_soft_maps_given_as_label_maps_warn_once(tmp_path, capsys, data):
     lines = [line for line in err.splitlines() if "look like soft maps" in line]
     assert len(lines) == 1 and "evaluate boundary" in lines[0] and "gray levels" in lines[0], err
     labels8 = {stem: d["gt"][0] * 40 for stem, d in data.items()}  # 8-bit, 3 solid regions
-    for pred in (_write(tmp_path / "labels16", {stem: d["pred"] for stem, d in data.items()}),
-                 _write(tmp_path / "labels8", labels8)):  # fmt: skip
+    for pred in (
+        _write(tmp_path / "labels16", {stem: d["pred"] for stem, d in data.items()}),
+        _write(tmp_path / "labels8", labels8),
+    ):
         status, _, err = _run(capsys, "--pred", str(pred), "--gt", str(gt), "--max-dist", "2")
         assert status == 0 and "soft maps" not in err, err
 

@@ -80,8 +80,11 @@ def test_every_problem_in_one_error_then_skip_bad(tmp_path, capsys, family):
     assert "ground truth without a prediction: 1: c" in err
     assert "prediction without a ground truth: 1: z" in err
     assert "unreadable or corrupt file: 2: d (" in err and ", f (" in err
-    size_label = "prediction size differs from its ground truth" if family == "boundary" else (
-        "prediction size does not fit its ground truth")
+    size_label = (
+        "prediction size differs from its ground truth"
+        if family == "boundary"
+        else ("prediction size does not fit its ground truth")
+    )
     assert f"{size_label}: 1: e (prediction 44x40, ground truth 48x40 (WxH))" in err
     assert "Traceback" not in err
 
@@ -92,7 +95,10 @@ def test_every_problem_in_one_error_then_skip_bad(tmp_path, capsys, family):
     report = json.loads(out_json.read_text())
     assert report["num_images"] == 2
     assert {(p["image"], p["problem"]) for p in report["skipped"]} == {
-        ("d", "unreadable"), ("f", "unreadable"), ("e", "size" if family == "boundary" else "shape")}
+        ("d", "unreadable"),
+        ("f", "unreadable"),
+        ("e", "size" if family == "boundary" else "shape"),
+    }
     assert {p["image"] for p in report["problems"]} == {"c", "d", "e", "f", "z"}
 
 
@@ -109,8 +115,10 @@ def test_boundary_resize_fixes_the_size_problem(tmp_path, capsys):
 def test_report_form_scans_every_family(tmp_path, capsys):
     pred, gt = _bad_folders(tmp_path, "partition")
     config = tmp_path / "eval.yaml"
-    config.write_text(f"families: [partition]\ndatasets:\n  D: {{gt: {gt}}}\nmethods:\n  M: {{D: {pred}}}\n"
-                      f"output: {tmp_path / 'report'}\nfigures: false\n")  # fmt: skip
+    config.write_text(
+        f"families: [partition]\ndatasets:\n  D: {{gt: {gt}}}\nmethods:\n  M: {{D: {pred}}}\n"
+        f"output: {tmp_path / 'report'}\nfigures: false\n"
+    )
     assert main(["evaluate", "--config", str(config), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "D / partition / M" in err
@@ -183,8 +191,10 @@ def test_count_column_is_an_integer_never_marked_best(tmp_path):
 def test_every_missing_prediction_folder_in_one_error(tmp_path, capsys):
     _, gt = _bad_folders(tmp_path, "partition")
     config = tmp_path / "eval.yaml"
-    config.write_text(f"families: [partition]\ndatasets:\n  D: {{gt: {gt}}}\n  E: {{gt: {gt}}}\n"
-                      f"methods:\n  M: '{tmp_path}/nope/{{dataset}}'\noutput: {tmp_path / 'report'}\n")  # fmt: skip
+    config.write_text(
+        f"families: [partition]\ndatasets:\n  D: {{gt: {gt}}}\n  E: {{gt: {gt}}}\n"
+        f"methods:\n  M: '{tmp_path}/nope/{{dataset}}'\noutput: {tmp_path / 'report'}\n"
+    )
     assert main(["evaluate", "--config", str(config), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: 2 folder(s) do not exist; use --allow-missing")

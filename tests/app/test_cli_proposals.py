@@ -72,10 +72,28 @@ def _expected(root: Path, **kwargs) -> dict[str, torch.Tensor]:
 
 def test_json_equals_the_metric_and_the_figure_is_written(dataset, tmp_path, capsys):
     out, fig = tmp_path / "r.json", tmp_path / "recall.png"
-    args = ["evaluate", "proposals", "--pred", str(dataset / "pred"), "--gt", str(dataset / "gt"), "--gt-classes",
-            str(dataset / "cls"), "--counts", ",".join(map(str, COUNTS)), "--boundary", "--bound-th", "2",
-            "--json", str(out), "--plot", str(fig), "--no-progress",
-            "--per-image-csv", str(tmp_path / "img.csv")]  # fmt: skip
+    args = [
+        "evaluate",
+        "proposals",
+        "--pred",
+        str(dataset / "pred"),
+        "--gt",
+        str(dataset / "gt"),
+        "--gt-classes",
+        str(dataset / "cls"),
+        "--counts",
+        ",".join(map(str, COUNTS)),
+        "--boundary",
+        "--bound-th",
+        "2",
+        "--json",
+        str(out),
+        "--plot",
+        str(fig),
+        "--no-progress",
+        "--per-image-csv",
+        str(tmp_path / "img.csv"),
+    ]
     assert main(args) == 0
     table = capsys.readouterr().out
     assert "N=10" in table and "N=100" in table and "J_c" in table and "F AR" in table
@@ -110,8 +128,26 @@ def test_npz_objects_with_void_and_classes(tmp_path):
     np.savez(tmp_path / "gt" / "a.npz", objects=objs.astype(np.uint8), void=void, classes=np.array([0, 3]))
     np.savez(tmp_path / "pred" / "a.npz", masks=pool)
     out = tmp_path / "r.json"
-    assert main(["evaluate", "proposals", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"),
-                 "--counts", "2,5,100", "--num-classes", "4", "--json", str(out), "--no-progress"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "evaluate",
+                "proposals",
+                "--pred",
+                str(tmp_path / "pred"),
+                "--gt",
+                str(tmp_path / "gt"),
+                "--counts",
+                "2,5,100",
+                "--num-classes",
+                "4",
+                "--json",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     metric = ProposalRecall([2, 5, 100], num_classes=4)
     metric.update(torch.from_numpy(pool), torch.from_numpy(objs), torch.from_numpy(void), torch.tensor([0, 3]))
     results = json.loads(out.read_text())["results"]

@@ -54,8 +54,9 @@ def _results(path: Path) -> dict[str, float]:
 def test_the_readiness_check_sees_the_process_and_an_empty_cache(tmp_path: Path) -> None:
     import torch
 
-    foreground_statistics(torch.zeros(1, 4, 4, dtype=torch.uint8), torch.zeros(1, 4, 4, dtype=torch.bool),
-                          s_measure=True, weighted_f=True)  # fmt: skip
+    foreground_statistics(
+        torch.zeros(1, 4, 4, dtype=torch.uint8), torch.zeros(1, 4, 4, dtype=torch.bool), s_measure=True, weighted_f=True
+    )
     assert foreground_kernel_ready()
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "empty"), "PYTHONPATH": str(ROOT)}
     code = "from segmetrics_torch.ops.foreground import foreground_kernel_ready as r; print(r())"
@@ -67,16 +68,45 @@ def test_the_readiness_check_sees_the_process_and_an_empty_cache(tmp_path: Path)
 
 def test_a_small_cold_run_takes_the_tensor_path(tmp_path: Path) -> None:
     pred, gt = _folders(tmp_path / "data")
-    assert main(["evaluate", "foreground", "--pred", str(pred), "--gt", str(gt), "--no-progress",
-                 "--json", str(tmp_path / "warm.json")]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "evaluate",
+                "foreground",
+                "--pred",
+                str(pred),
+                "--gt",
+                str(gt),
+                "--no-progress",
+                "--json",
+                str(tmp_path / "warm.json"),
+            ]
+        )
+        == 0
+    )
     cache = tmp_path / "cache"
     env = {k: v for k, v in os.environ.items() if k != BACKEND_ENV}  # "auto": the shortcut applies
     env.update(NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
     run = subprocess.run(
-        [sys.executable, "-m", "segmetrics_torch.app.cli", "evaluate", "foreground", "--pred", str(pred), "--gt",
-         str(gt), "--no-progress", "--json", str(tmp_path / "cold.json")],
-        env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "segmetrics_torch.app.cli",
+            "evaluate",
+            "foreground",
+            "--pred",
+            str(pred),
+            "--gt",
+            str(gt),
+            "--no-progress",
+            "--json",
+            str(tmp_path / "cold.json"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     assert "takes the tensor path instead of waiting" in run.stderr and "(3 images)" in run.stderr
     assert "note: compiling" not in run.stderr

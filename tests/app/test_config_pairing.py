@@ -19,8 +19,12 @@ def _write(root: Path) -> None:
     for i in range(3):
         gt = np.zeros((16, 20), np.uint8)
         gt[3:11, 4:15] = 255
-        for folder, name in (("DS/GT", f"im{i}_mask"), ("preds/A/DS", f"im{i}_sal"), ("preds/B/DS", f"im{i}"),
-                             ("preds/C", f"ds_im{i}_fused")):  # fmt: skip
+        for folder, name in (
+            ("DS/GT", f"im{i}_mask"),
+            ("preds/A/DS", f"im{i}_sal"),
+            ("preds/B/DS", f"im{i}"),
+            ("preds/C", f"ds_im{i}_fused"),
+        ):
             (root / folder).mkdir(parents=True, exist_ok=True)
             image = gt if folder == "DS/GT" else rng.integers(0, 256, gt.shape, dtype=np.uint8)
             Image.fromarray(image).save(root / folder / f"{name}.png")
@@ -60,22 +64,38 @@ def test_a_method_entry_with_an_unknown_key_is_named(tmp_path: Path, capsys) -> 
 
 def test_pysodevaltoolkit_json_configurations_as_they_are(tmp_path: Path, capsys) -> None:
     _write(tmp_path)
-    datasets = {"DS": {"image": {"path": "images", "suffix": ".jpg"},
-                       "mask": {"path": "DS/GT", "suffix": "_mask.png"}},
-                "Unused": {"image": {"path": "x", "suffix": ".jpg"}, "mask": {"path": "nowhere", "suffix": ".png"}}}
-    methods = {"A": {"DS": {"path": "preds/A/DS", "suffix": "_sal.png"}},
-               "C": {"DS": {"path": "preds/C", "prefix": "ds_", "suffix": "_fused.png"}, "Other": {"path": "x"}}}
+    datasets = {
+        "DS": {"image": {"path": "images", "suffix": ".jpg"}, "mask": {"path": "DS/GT", "suffix": "_mask.png"}},
+        "Unused": {"image": {"path": "x", "suffix": ".jpg"}, "mask": {"path": "nowhere", "suffix": ".png"}},
+    }
+    methods = {
+        "A": {"DS": {"path": "preds/A/DS", "suffix": "_sal.png"}},
+        "C": {"DS": {"path": "preds/C", "prefix": "ds_", "suffix": "_fused.png"}, "Other": {"path": "x"}},
+    }
     (tmp_path / "d.json").write_text(json.dumps(datasets), encoding="utf-8")
     (tmp_path / "m.json").write_text(json.dumps(methods), encoding="utf-8")
-    argv = ["evaluate", "--datasets-json", str(tmp_path / "d.json"), "--methods-json", str(tmp_path / "m.json"),
-            "--output", str(tmp_path / "report"), "--figures", "none", "--no-progress",
-            "--measures", "maxEm,Smeasure,wFmeasure,MAE,adpFm"]  # fmt: skip
+    argv = [
+        "evaluate",
+        "--datasets-json",
+        str(tmp_path / "d.json"),
+        "--methods-json",
+        str(tmp_path / "m.json"),
+        "--output",
+        str(tmp_path / "report"),
+        "--figures",
+        "none",
+        "--no-progress",
+        "--measures",
+        "maxEm,Smeasure,wFmeasure,MAE,adpFm",
+    ]
     assert main(argv) == 0, capsys.readouterr().err
     out = capsys.readouterr().out
     assert "maxE" in out and "S-measure" in out and "adpF" in out
     records = _results(tmp_path)["results"]
     assert set(records) == {"DS"} and {m: r["num_images"] for m, r in records["DS"]["foreground"].items()} == {
-        "A": 3, "C": 3}
+        "A": 3,
+        "C": 3,
+    }
 
 
 def test_only_one_of_the_two_toolkit_files_is_an_error(tmp_path: Path, capsys) -> None:
@@ -86,10 +106,12 @@ def test_only_one_of_the_two_toolkit_files_is_an_error(tmp_path: Path, capsys) -
 
 @pytest.mark.parametrize(
     ("names", "expected"),
-    [("maxEm,Smeasure,wFmeasure,MAE,adpFm", ["maxe", "s", "wf", "mae", "adpf"]),
-     (["avgF", "meanEm", "max_f", "SM"], ["meanf", "meane", "maxf", "s"]),
-     ("mae,MAE", ["mae"])],
-)  # fmt: skip
+    [
+        ("maxEm,Smeasure,wFmeasure,MAE,adpFm", ["maxe", "s", "wf", "mae", "adpf"]),
+        (["avgF", "meanEm", "max_f", "SM"], ["meanf", "meane", "maxf", "s"]),
+        ("mae,MAE", ["mae"]),
+    ],
+)
 def test_pysodevaltoolkit_spellings(names, expected) -> None:
     assert check_foreground_measures(names) == expected
 
@@ -109,9 +131,18 @@ def test_a_measure_without_its_optional_packages_is_an_input_error(tmp_path: Pat
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "cv2" else real(name, *a))
     _write(tmp_path)
-    argv = ["evaluate", "foreground", "--pred", str(tmp_path / "preds/B/DS"), "--gt", str(tmp_path / "DS/GT"),
-            "--gt-suffix", "_mask", "--measures", "s,hce"]  # fmt: skip
+    argv = [
+        "evaluate",
+        "foreground",
+        "--pred",
+        str(tmp_path / "preds/B/DS"),
+        "--gt",
+        str(tmp_path / "DS/GT"),
+        "--gt-suffix",
+        "_mask",
+        "--measures",
+        "s,hce",
+    ]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err.strip() == ("error: --measures: the measure 'hce' needs OpenCV: pip install "
-                           "'segmetrics-torch[opencv]'")  # fmt: skip
+    assert err.strip() == ("error: --measures: the measure 'hce' needs OpenCV: pip install 'segmetrics-torch[opencv]'")

@@ -19,8 +19,13 @@ def test_hce_is_printed_as_a_count() -> None:
     columns = [("mae", "MAE"), ("human_correction_effort", "HCE")]
     table = format_table({"M": {"human_correction_effort": 24.0, "mae": 0.5}}, columns)
     assert table.splitlines()[-1].split() == ["M", "0.5000", "24"]
-    combined = Combined("foreground", ["D"], [("human_correction_effort", "HCE")],
-                        {"M": {("D", "human_correction_effort"): 24.0}}, lower=["human_correction_effort"])  # fmt: skip
+    combined = Combined(
+        "foreground",
+        ["D"],
+        [("human_correction_effort", "HCE")],
+        {"M": {("D", "human_correction_effort"): 24.0}},
+        lower=["human_correction_effort"],
+    )
     assert combined.text("M", ("D", "human_correction_effort")) == "24"
 
 
@@ -38,9 +43,27 @@ def _dataset(root: Path) -> None:
 
 def test_a_colour_ground_truth_is_noted_once_per_dataset(tmp_path: Path, capsys) -> None:
     _dataset(tmp_path)
-    assert main(["evaluate", "--gt", str(tmp_path / "gt"), "--pred", f"A={tmp_path / 'A'}", "--pred",
-                 f"B={tmp_path / 'B'}", "--family", "foreground", "--output", str(tmp_path / "out"),
-                 "--figures", "none", "--no-progress"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "evaluate",
+                "--gt",
+                str(tmp_path / "gt"),
+                "--pred",
+                f"A={tmp_path / 'A'}",
+                "--pred",
+                f"B={tmp_path / 'B'}",
+                "--family",
+                "foreground",
+                "--output",
+                str(tmp_path / "out"),
+                "--figures",
+                "none",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
     colour = [line for line in err.splitlines() if "colour" in line and "ground truth" in line]
     assert len(colour) == 1 and colour[0].startswith("note: dataset "), err

@@ -22,8 +22,11 @@ def _accepted(cls: type) -> set[str]:
     for klass in cls.__mro__:
         if klass.__module__.startswith("segmetrics_torch") and "__init__" in klass.__dict__:
             parameters = inspect.signature(klass.__init__).parameters.values()
-            names |= {p.name for p in parameters if p.name not in ("self", "kwargs", "args")
-                      and p.kind is not p.POSITIONAL_ONLY}  # fmt: skip
+            names |= {
+                p.name
+                for p in parameters
+                if p.name not in ("self", "kwargs", "args") and p.kind is not p.POSITIONAL_ONLY
+            }
             hints = typing.get_type_hints(klass.__init__, include_extras=True)
             unpacked = hints.get("kwargs")
             if typing.get_origin(unpacked) is typing.Unpack:

@@ -40,10 +40,15 @@ def drawn(monkeypatch) -> dict[str, list[dict]]:
         def save(fig, path):
             paths = [Path(path)] if isinstance(path, (str, Path)) else [Path(p) for p in path]
             seen[paths[0].name] = [
-                {"label": line.get_label(), "color": to_hex(line.get_color()), "lw": line.get_linewidth(),
-                 "x": np.asarray(line.get_xdata(), dtype=float)}
-                for ax in fig.axes for line in ax.get_lines()
-            ]  # fmt: skip
+                {
+                    "label": line.get_label(),
+                    "color": to_hex(line.get_color()),
+                    "lw": line.get_linewidth(),
+                    "x": np.asarray(line.get_xdata(), dtype=float),
+                }
+                for ax in fig.axes
+                for line in ax.get_lines()
+            ]
             return original(fig, path)
 
         return save
@@ -85,8 +90,13 @@ def test_boundary_pr_figures_leave_out_thresholds_without_detections(tmp_path: P
 def test_the_report_drops_the_fall_to_zero(tmp_path: Path) -> None:
     from segmetrics_torch.app.report_render import _pr_curves
 
-    record = {"results": {"recall": [0.9, 0.5, 0.004, 0.0], "precision": [0.5, 0.7, 1.0, 0.0],
-                          "ods": {"f": 0.6, "recall": 0.5, "precision": 0.7}}}  # fmt: skip
+    record = {
+        "results": {
+            "recall": [0.9, 0.5, 0.004, 0.0],
+            "precision": [0.5, 0.7, 1.0, 0.0],
+            "ods": {"f": 0.6, "recall": 0.5, "precision": 0.7},
+        }
+    }
     curve = _pr_curves({"A": record}, "boundary")["A"]
     assert list(curve["recall"]) == [0.9, 0.5] and list(curve["precision"]) == [0.5, 0.7]
 
@@ -97,8 +107,10 @@ def test_a_roc_figure_when_the_areas_under_roc_are_asked_for(tmp_path: Path, dra
     import json
 
     _data(tmp_path)
-    config = ("output: {out}\nfigures: [png]\nfamilies: [foreground]\ndatasets:\n  DS: gt\n"
-              "methods:\n  A: A\n  B: B\n{options}")  # fmt: skip
+    config = (
+        "output: {out}\nfigures: [png]\nfamilies: [foreground]\ndatasets:\n  DS: gt\n"
+        "methods:\n  A: A\n  B: B\n{options}"
+    )
     (tmp_path / "roc.yaml").write_text(
         config.format(out="with", options="options:\n  foreground: {measures: [maxf, siaucroc]}\n"), encoding="utf-8"
     )

@@ -55,8 +55,16 @@ def sod_root(tmp_path_factory) -> Path:
 
 
 def _sod_config(root: Path, **extra) -> Path:
-    lines = ["output: report", "families: [sod]", "datasets:", "  DS-A: DS-A/gt", "  DS_B: {gt: DS_B/gt}", "methods:",
-             "  Good Net: '{dataset}/good'", "  Noisy: {DS-A: DS-A/noisy, DS_B: DS_B/noisy}"]  # fmt: skip
+    lines = [
+        "output: report",
+        "families: [sod]",
+        "datasets:",
+        "  DS-A: DS-A/gt",
+        "  DS_B: {gt: DS_B/gt}",
+        "methods:",
+        "  Good Net: '{dataset}/good'",
+        "  Noisy: {DS-A: DS-A/noisy, DS_B: DS_B/noisy}",
+    ]
     lines += [f"{key}: {json.dumps(value)}" for key, value in extra.items()]
     path = root / "eval.yaml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -138,9 +146,23 @@ def test_single_dataset_flags(sod_root, tmp_path, capsys):
     out_dir = tmp_path / "rep"
     data = sod_root / "DS_B"
     status, _out, err = _run(
-        capsys, "--gt", str(data / "gt"), "--pred", f"A={data / 'good'}", "--pred", str(data / "noisy"),
-        "--dataset", "B", "--output", str(out_dir), "--no-cache", "--figures", "none", "--workers", "0",
-    )  # fmt: skip
+        capsys,
+        "--gt",
+        str(data / "gt"),
+        "--pred",
+        f"A={data / 'good'}",
+        "--pred",
+        str(data / "noisy"),
+        "--dataset",
+        "B",
+        "--output",
+        str(out_dir),
+        "--no-cache",
+        "--figures",
+        "none",
+        "--workers",
+        "0",
+    )
     assert status == 0, err
     report = json.loads((out_dir / "results.json").read_text())
     assert list(report["results"]["B"]["foreground"]) == ["A", "noisy"]
@@ -159,8 +181,10 @@ def bsds_root(tmp_path_factory) -> Path:
         stem = f"im{i}"
         cell = np.empty((1, 2), dtype=object)
         for a in range(2):
-            cell[0, a] = {"Segmentation": data.segmentations[i, a].astype(np.uint16) + 1,
-                          "Boundaries": data.boundaries[i, a].astype(np.uint8)}  # fmt: skip
+            cell[0, a] = {
+                "Segmentation": data.segmentations[i, a].astype(np.uint16) + 1,
+                "Boundaries": data.boundaries[i, a].astype(np.uint8),
+            }
         scipy.io.savemat(root / "gt" / f"{stem}.mat", {"groundTruth": cell})
         soft = np.round(data.preds[i] * 255).astype(np.uint8)
         Image.fromarray(soft).save(root / "A" / "png" / f"{stem}.png")
@@ -172,10 +196,12 @@ def bsds_root(tmp_path_factory) -> Path:
         "output": "report",
         "datasets": {"toy": {"gt": "gt", "families": ["boundary", "partition"]}},
         "methods": {m: {"toy": {"boundary": f"{m}/png", "partition": f"{m}/ucm2"}} for m in ("A", "B")},
-        "options": {"boundary": {"thresholds": 9, "max_dist": 2}, "partition": {"measures": ["fop", "voi"],
-                                                                                "thresholds": 7}},
+        "options": {
+            "boundary": {"thresholds": 9, "max_dist": 2},
+            "partition": {"measures": ["fop", "voi"], "thresholds": 7},
+        },
         "figures": ["png"],
-    }  # fmt: skip
+    }
     (root / "eval.json").write_text(json.dumps(config))
     return root
 
@@ -231,16 +257,29 @@ def test_flat_partitions_and_label_gt(tmp_path, capsys):
             preds[m].append(pred)
             Image.fromarray(pred).save(tmp_path / m / f"{i}.png")
     status, _out, err = _run(
-        capsys, "--gt", str(tmp_path / "gt"), "--pred", str(tmp_path / "m1"), "--pred", str(tmp_path / "m2"),
-        "--family", "partition", "--output", str(tmp_path / "rep"), "--figures", "none",
-    )  # fmt: skip
+        capsys,
+        "--gt",
+        str(tmp_path / "gt"),
+        "--pred",
+        str(tmp_path / "m1"),
+        "--pred",
+        str(tmp_path / "m2"),
+        "--family",
+        "partition",
+        "--output",
+        str(tmp_path / "rep"),
+        "--figures",
+        "none",
+    )
     assert status == 0, err
     report = json.loads((tmp_path / "rep" / "results.json").read_text())["results"]
     (records,) = report.values()
     for m in ("m1", "m2"):
         metric = PartitionMeasures()
-        metric.update([torch.from_numpy(p.astype(np.int64)) for p in preds[m]],
-                      [torch.from_numpy(g.astype(np.int64))[None] for g in gts])  # fmt: skip
+        metric.update(
+            [torch.from_numpy(p.astype(np.int64)) for p in preds[m]],
+            [torch.from_numpy(g.astype(np.int64))[None] for g in gts],
+        )
         got = dict(records["partition"][m]["results"])
         assert set(got.pop("per_image")) == {"0", "1", "2"}
         _assert_equal_leaves(got, to_jsonable(metric.compute()))
@@ -382,12 +421,14 @@ def test_skip_missing_and_resize(sod_root, tmp_path, capsys):
         ("families: [sod, depth]\ndatasets: {A: a}\nmethods: {m: x}\n", "families: expected one or a list of"),
         ("families: sod\ndatasets: {A: a}\nmethods: {m: x}\nworkerz: 2\n", "unknown key(s) workerz"),
         ("families: sod\ndatasets: {A: {gt: a}}\nmethods: {m: {B: x}}\n", "methods.m.B: no dataset of that name"),
-        ("families: sod\ndatasets: {A: a}\nmethods: {m: x}\noptions: {boundary: {thresholds: 0}}\n",
-         "options.boundary.thresholds: expected a positive integer"),
+        (
+            "families: sod\ndatasets: {A: a}\nmethods: {m: x}\noptions: {boundary: {thresholds: 0}}\n",
+            "options.boundary.thresholds: expected a positive integer",
+        ),
         ("datasets: [A\n", "not valid YAML"),
         ("families: sod\ndatasets: {A: missing}\nmethods: {m: x}\n", "ground-truth folder"),
     ],
-)  # fmt: skip
+)
 def test_config_errors_name_the_entry(tmp_path, capsys, text, message):
     path = tmp_path / "eval.yaml"
     path.write_text(text)
@@ -406,9 +447,14 @@ def test_config_with_several_mistakes_names_them_all(tmp_path, capsys):
     assert status == 2 and "Traceback" not in err
     first = _error_line(err)
     assert "6 mistakes in" in first and str(path) in first
-    for message in ("datasets.A.gt_labels: expected true or false", "methods.n.C: no dataset of that name",
-                    "options.boundary.thresholds: expected a positive integer", "options.foreground.measures",
-                    "batch_size: expected a positive integer", "highlight: expected a method name"):  # fmt: skip
+    for message in (
+        "datasets.A.gt_labels: expected true or false",
+        "methods.n.C: no dataset of that name",
+        "options.boundary.thresholds: expected a positive integer",
+        "options.foreground.measures",
+        "batch_size: expected a positive integer",
+        "highlight: expected a method name",
+    ):
         assert message in err
     # every bad option of one family, the device, the pairing pattern and the colours too (these were found only
     # when used: a matplotlib traceback after the evaluation, or an error naming no entry)
@@ -419,10 +465,14 @@ def test_config_with_several_mistakes_names_them_all(tmp_path, capsys):
     status, _, err = _run(capsys, "--config", str(path))
     assert status == 2 and "Traceback" not in err
     assert "6 mistakes in" in _error_line(err), err
-    for message in ("options.boundary.thresholds: expected a positive integer", "options.boundary.thin: expected "
-                    "true or false", "device: expected cpu, cuda, cuda:N or auto", "pair_regex: not a regular "
-                    "expression", "colors: no method named z",
-                    "colors: not a matplotlib colour: m: 'notacolour'"):  # fmt: skip
+    for message in (
+        "options.boundary.thresholds: expected a positive integer",
+        "options.boundary.thin: expected true or false",
+        "device: expected cpu, cuda, cuda:N or auto",
+        "pair_regex: not a regular expression",
+        "colors: no method named z",
+        "colors: not a matplotlib colour: m: 'notacolour'",
+    ):
         assert message in err, (message, err)
     path.write_text("families: sod\ndatasets: {A: a}\nmethods: {m: x}\ncolors: {m: notacolour}\n")
     status, _, err = _run(capsys, "--config", str(path))
@@ -431,8 +481,11 @@ def test_config_with_several_mistakes_names_them_all(tmp_path, capsys):
     path.write_text("families: sod\ndatasets: [a, b]\nmethods: {m: x}\nbatch_size: 0\ncolors: {m: notacolour}\n")
     status, _, err = _run(capsys, "--config", str(path))
     assert status == 2 and "3 mistakes in" in _error_line(err), err
-    for message in ("datasets: expected a non-empty mapping of names", "batch_size: expected a positive integer",
-                    "colors: not a matplotlib colour: m: 'notacolour'"):  # fmt: skip
+    for message in (
+        "datasets: expected a non-empty mapping of names",
+        "batch_size: expected a positive integer",
+        "colors: not a matplotlib colour: m: 'notacolour'",
+    ):
         assert message in err, (message, err)
     # an RGB list is a colour; a number is not, and an unknown name beside it is a second mistake
     path.write_text("families: sod\ndatasets: {A: a}\nmethods: {m: x}\ncolors: {m: [1, 0, 0]}\nbatch_size: 0\n")
@@ -466,9 +519,14 @@ def test_usage(capsys, tmp_path):
 def test_resize_linear_equals_opencv():
     cv2 = pytest.importorskip("cv2")
     rng = np.random.default_rng(0)
-    sizes = [((40, 56), (80, 112)), ((80, 112), (40, 56)), ((37, 53), (64, 64)), ((1, 1), (5, 7)), ((9, 5), (1, 1)),
-             ((321, 481), (160, 240))] + [(tuple(rng.integers(1, 120, 2)), tuple(rng.integers(1, 200, 2)))
-                                          for _ in range(40)]  # fmt: skip
+    sizes = [
+        ((40, 56), (80, 112)),
+        ((80, 112), (40, 56)),
+        ((37, 53), (64, 64)),
+        ((1, 1), (5, 7)),
+        ((9, 5), (1, 1)),
+        ((321, 481), (160, 240)),
+    ] + [(tuple(rng.integers(1, 120, 2)), tuple(rng.integers(1, 200, 2))) for _ in range(40)]
     for src, dst in sizes:
         image = rng.integers(0, 256, src, dtype=np.uint8)
         expected = cv2.resize(image, (int(dst[1]), int(dst[0])), interpolation=cv2.INTER_LINEAR)
@@ -540,8 +598,10 @@ def test_building_the_parsers_imports_no_torch():
     import sys
 
     # decoding workers start before torch loads only if building the parser does not load it
-    code = ("import sys; from segmetrics_torch.app.cli_parser import build_parser; build_parser(); "
-            "print('torch' in sys.modules, 'torchmetrics' in sys.modules)")  # fmt: skip
+    code = (
+        "import sys; from segmetrics_torch.app.cli_parser import build_parser; build_parser(); "
+        "print('torch' in sys.modules, 'torchmetrics' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False"]
 

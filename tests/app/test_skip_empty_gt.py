@@ -74,8 +74,23 @@ def test_the_command_counts_and_reports_them(tmp_path: Path, capsys) -> None:
             (tmp_path / folder).mkdir(exist_ok=True)
             Image.fromarray(image).save(tmp_path / folder / f"im{i}.png")
     out = tmp_path / "r.json"
-    assert main(["evaluate", "foreground", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"),
-                 "--skip-empty-gt", "--json", str(out), "--no-progress"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "evaluate",
+                "foreground",
+                "--pred",
+                str(tmp_path / "pred"),
+                "--gt",
+                str(tmp_path / "gt"),
+                "--skip-empty-gt",
+                "--json",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     assert "Evaluated 2 image(s) (of 4 ground truths)" in captured.out
     assert "skipped: empty ground truth (no foreground pixel): 2: im1, im3" in captured.err

@@ -43,8 +43,9 @@ def test_xlsx_marks(tmp_path) -> None:
     path = tmp_path / "t.xlsx"
     write_combined_xlsx([_table()], path)
     sheet = openpyxl.load_workbook(path).active
-    fonts = {row[0].value: row[1].font for row in sheet.iter_rows() if row[0].value in ("first", "second", "third",
-                                                                                         "fourth")}  # fmt: skip
+    fonts = {
+        row[0].value: row[1].font for row in sheet.iter_rows() if row[0].value in ("first", "second", "third", "fourth")
+    }
     assert fonts["first"].bold and not fonts["first"].italic
     assert fonts["second"].underline == "single" and not fonts["second"].italic and not fonts["second"].bold
     assert fonts["third"].italic and not fonts["third"].underline

@@ -29,10 +29,11 @@ def test_thin_images_count_as_the_reference(shape: tuple[int, int]) -> None:
     rng = np.random.default_rng(sum(shape))
     pb = rng.random(shape)
     gt = np.zeros(shape, bool)
-    gt.flat[:: 7] = True
+    gt.flat[::7] = True
     thresholds = np.array([0.2, 0.5, 0.8])
-    counts = boundary_pr_counts(torch.from_numpy(pb)[None], torch.from_numpy(gt)[None, None], thresholds=thresholds,
-                                max_dist=0.05, thin=False)  # fmt: skip
+    counts = boundary_pr_counts(
+        torch.from_numpy(pb)[None], torch.from_numpy(gt)[None, None], thresholds=thresholds, max_dist=0.05, thin=False
+    )
     expected = ref.evaluation_bdry_image(pb, [gt], thresholds, max_dist=0.05, thin_pb=False)
     got = np.stack([getattr(counts, k)[0].numpy() for k in ("cnt_r", "sum_r", "cnt_p", "sum_p")], axis=1)
     np.testing.assert_array_equal(got, expected)

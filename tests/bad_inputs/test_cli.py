@@ -129,15 +129,30 @@ CASES = [
     CliCase("gt-is-a-file", lambda r, t: _sod(r / "sod/pred", r / "a_file.txt"), 2, r"error: .*a_file\.txt.*not a dir"),
     CliCase("pred-empty", lambda r, t: _sod(r / "empty", r / "sod/gt"), 2, r"error: .*empty.* holds no image"),
     CliCase("no-common-stem", lambda r, t: _sod(r / "bdry/pred", r / "sod/gt"), 2, r"error: .*(match|stem)"),
-    CliCase("json-is-a-folder", lambda r, t: _sod(r / "sod/pred", r / "sod/gt", "--json", str(t)), 2,
-            r"error: --json .* is a directory"),
-    CliCase("json-folder-missing", lambda r, t: _sod(r / "sod/pred", r / "sod/gt", "--json", str(t / "no/x.json")),
-            2, r"error: --json .*does not exist"),
-    CliCase("json-folder-is-a-file",
-            lambda r, t: _sod(r / "sod/pred", r / "sod/gt", "--json", str(r / "a_file.txt" / "x.json")), 2,
-            r"error: --json .*is not a folder"),
-    CliCase("csv-folder-missing", lambda r, t: _sod(r / "sod/pred", r / "sod/gt", "--csv", str(t / "no/x.csv")), 2,
-            r"error: --csv .*does not exist"),
+    CliCase(
+        "json-is-a-folder",
+        lambda r, t: _sod(r / "sod/pred", r / "sod/gt", "--json", str(t)),
+        2,
+        r"error: --json .* is a directory",
+    ),
+    CliCase(
+        "json-folder-missing",
+        lambda r, t: _sod(r / "sod/pred", r / "sod/gt", "--json", str(t / "no/x.json")),
+        2,
+        r"error: --json .*does not exist",
+    ),
+    CliCase(
+        "json-folder-is-a-file",
+        lambda r, t: _sod(r / "sod/pred", r / "sod/gt", "--json", str(r / "a_file.txt" / "x.json")),
+        2,
+        r"error: --json .*is not a folder",
+    ),
+    CliCase(
+        "csv-folder-missing",
+        lambda r, t: _sod(r / "sod/pred", r / "sod/gt", "--csv", str(t / "no/x.csv")),
+        2,
+        r"error: --csv .*does not exist",
+    ),
     CliCase("broken-symlink", _sod_edit(_broken_link), 2, r"error: .*broken symbolic link.*im9\.png"),
     CliCase("corrupt-png", _sod_edit(_write("pred/im1.png", b"\x89PNG\r\n\x1a\n garbage")), 2, r"error: .*im1\.png"),
     CliCase("zero-byte-png", _sod_edit(_write("gt/im2.png", b"")), 2, r"error: .*im2\.png"),
@@ -145,32 +160,64 @@ CASES = [
     CliCase("16-bit-gt", _sod_edit(_png_16bit), 2, r"error: .*im0\.png.*16-bit"),
     CliCase("size-mismatch", _sod_edit(_rgb_size), 2, r"error: .*im1.*(size|shape)"),
     CliCase("two-files-one-stem", _sod_edit(_write("pred/im0.jpg", b"x")), 2, r"error: .*several images with one stem"),
-    CliCase("batch-size-zero", lambda r, t: _sod(r / "sod/pred", r / "sod/gt", "--batch-size", "0"), 2,
-            r"error: .*--batch-size"),
-    CliCase("workers-negative", lambda r, t: _sod(r / "sod/pred", r / "sod/gt", "--workers", "-1"), 2,
-            r"error: .*--workers"),
-    CliCase("device-bogus", lambda r, t: _sod(r / "sod/pred", r / "sod/gt", "--device", "tpu9"), 2,
-            r"error: .*(device|tpu9)"),
-    CliCase("unknown-flag", lambda r, t: _sod(r / "sod/pred", r / "sod/gt", "--frobnicate"), 2,
-            r"error: .*--frobnicate"),
-    CliCase("missing-prediction-allowed", _sod_edit(lambda d: (d / "pred/im2.png").unlink(), "--allow-missing"), 0,
-            r"Evaluated 2 image"),
+    CliCase(
+        "batch-size-zero",
+        lambda r, t: _sod(r / "sod/pred", r / "sod/gt", "--batch-size", "0"),
+        2,
+        r"error: .*--batch-size",
+    ),
+    CliCase(
+        "workers-negative", lambda r, t: _sod(r / "sod/pred", r / "sod/gt", "--workers", "-1"), 2, r"error: .*--workers"
+    ),
+    CliCase(
+        "device-bogus",
+        lambda r, t: _sod(r / "sod/pred", r / "sod/gt", "--device", "tpu9"),
+        2,
+        r"error: .*(device|tpu9)",
+    ),
+    CliCase(
+        "unknown-flag", lambda r, t: _sod(r / "sod/pred", r / "sod/gt", "--frobnicate"), 2, r"error: .*--frobnicate"
+    ),
+    CliCase(
+        "missing-prediction-allowed",
+        _sod_edit(lambda d: (d / "pred/im2.png").unlink(), "--allow-missing"),
+        0,
+        r"Evaluated 2 image",
+    ),
     # ---- report form (configuration files)
-    CliCase("config-missing", lambda r, t: ["evaluate", "--config", str(t / "none.yaml")], 2,
-            r"error: .*none\.yaml does not exist"),
+    CliCase(
+        "config-missing",
+        lambda r, t: ["evaluate", "--config", str(t / "none.yaml")],
+        2,
+        r"error: .*none\.yaml does not exist",
+    ),
     CliCase("config-not-yaml", _config("datasets: [unclosed"), 2, r"error: .*eval\.yaml: not valid YAML"),
-    CliCase("config-duplicate-key-yaml", _config(DUP_YAML), 2,
-            r"error: .*eval\.yaml: the key 'methods' appears twice .*lines 4 and 6"),
-    CliCase("config-duplicate-key-json",
-            _config('{"datasets": {"D": {"gt": "ROOT/sod/gt"}},\n"methods": {},\n"methods": {}}', ".json"), 2,
-            r"error: .*eval\.json: the key 'methods' appears twice .*lines 2 and 3"),
+    CliCase(
+        "config-duplicate-key-yaml",
+        _config(DUP_YAML),
+        2,
+        r"error: .*eval\.yaml: the key 'methods' appears twice .*lines 4 and 6",
+    ),
+    CliCase(
+        "config-duplicate-key-json",
+        _config('{"datasets": {"D": {"gt": "ROOT/sod/gt"}},\n"methods": {},\n"methods": {}}', ".json"),
+        2,
+        r"error: .*eval\.json: the key 'methods' appears twice .*lines 2 and 3",
+    ),
     CliCase("config-not-json", _config("{oops", ".json"), 2, r"error: .*eval\.json: not valid JSON"),
     CliCase("config-a-list", _config("- a\n- b\n"), 2, r"error: .*eval\.yaml"),
-    CliCase("config-unknown-family", _config(DUP_YAML.split("methods:\n  N")[0].replace("[sod]", "[nonsense]")), 2,
-            r"error: .*(famil|nonsense)"),
-    CliCase("config-missing-gt-folder",
-            _config("families: [sod]\ndatasets:\n  D: {gt: ROOT/nope}\nmethods:\n  M: {D: ROOT/sod/pred}\n"), 2,
-            r"error: .*nope"),
+    CliCase(
+        "config-unknown-family",
+        _config(DUP_YAML.split("methods:\n  N")[0].replace("[sod]", "[nonsense]")),
+        2,
+        r"error: .*(famil|nonsense)",
+    ),
+    CliCase(
+        "config-missing-gt-folder",
+        _config("families: [sod]\ndatasets:\n  D: {gt: ROOT/nope}\nmethods:\n  M: {D: ROOT/sod/pred}\n"),
+        2,
+        r"error: .*nope",
+    ),
     # ---- boundary family
     CliCase("zero-byte-mat", _bdry_edit(_bad_mat_gt(b"")), 2, r"error: .*b0\.mat"),
     CliCase("truncated-mat", _bdry_edit(_truncated_mat), 2, r"error: .*b0\.mat"),
@@ -179,16 +226,42 @@ CASES = [
     # a tolerance beyond the image diagonal reaches what the diagonal reaches: capped there (documented), not an error
     CliCase("max-dist-huge", _bdry_edit(lambda d: None, "--max-dist", "1e6"), 0, r"max_dist 1e\+06"),
     CliCase("thresholds-zero", _bdry_edit(lambda d: None, "--thresholds", "0"), 2, r"error: .*--thresholds"),
-    CliCase("out-dir-is-a-file", lambda r, t: ["evaluate", "boundary", "--pred", str(r / "bdry/pred"), "--gt",
-                                               str(r / "bdry/gt"), "--out-dir", str(r / "a_file.txt")], 2,
-            r"error: .*a_file\.txt"),
+    CliCase(
+        "out-dir-is-a-file",
+        lambda r, t: [
+            "evaluate",
+            "boundary",
+            "--pred",
+            str(r / "bdry/pred"),
+            "--gt",
+            str(r / "bdry/gt"),
+            "--out-dir",
+            str(r / "a_file.txt"),
+        ],
+        2,
+        r"error: .*a_file\.txt",
+    ),
     # ---- partition family
-    CliCase("partition-zero-byte-mat", lambda r, t: [
-        "evaluate", "partition", "--pred", str(r / "part/pred"), "--gt",
-        str(_variant(r, t, "part", _bad_mat_gt(b"\x00" * 10)) / "gt")], 2, r"error: .*b0\.mat"),
+    CliCase(
+        "partition-zero-byte-mat",
+        lambda r, t: [
+            "evaluate",
+            "partition",
+            "--pred",
+            str(r / "part/pred"),
+            "--gt",
+            str(_variant(r, t, "part", _bad_mat_gt(b"\x00" * 10)) / "gt"),
+        ],
+        2,
+        r"error: .*b0\.mat",
+    ),
     # ---- meta-measures
-    CliCase("meta-json-is-a-folder", lambda r, t: ["meta", "foreground", "--demo", "--json", str(t)], 2,
-            r"error: --json .* is a directory"),
+    CliCase(
+        "meta-json-is-a-folder",
+        lambda r, t: ["meta", "foreground", "--demo", "--json", str(t)],
+        2,
+        r"error: --json .* is a directory",
+    ),
 ]
 
 
@@ -217,8 +290,9 @@ def test_matrix_size() -> None:
 def test_nothing_written_when_an_output_is_not_writable(root: Path, tmp_path: Path, capsys) -> None:
     # --json is fine but --csv is not: the run stops before computing and writes neither
     json_path = tmp_path / "out.json"
-    status = main(_sod(root / "sod/pred", root / "sod/gt", "--json", str(json_path), "--csv",
-                       str(tmp_path / "no" / "x.csv")))  # fmt: skip
+    status = main(
+        _sod(root / "sod/pred", root / "sod/gt", "--json", str(json_path), "--csv", str(tmp_path / "no" / "x.csv"))
+    )
     assert status == 2
     assert not json_path.exists()
     assert [p.name for p in tmp_path.iterdir()] == []

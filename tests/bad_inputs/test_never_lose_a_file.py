@@ -8,7 +8,6 @@ ending some reader of any family takes, a new file in an input folder and an exi
 found (a NIfTI volume, PySODEvalToolkit's JSON files, a style file, the output folder's lock file).
 """
 
-# ruff: noqa: E501  (the case tables: one case per line)
 from __future__ import annotations
 
 import argparse
@@ -84,17 +83,60 @@ def _refused(argv: list[str], root: Path, capsys: pytest.CaptureFixture[str], ma
 
 #: each form of the command: its argv before the output option, and the input folders it reads (relative)
 FORMS: dict[str, tuple[list[str], tuple[str, ...]]] = {
-    "evaluate foreground": (["evaluate", "foreground", "--pred", "{r}/sod/pred", "--gt", "{r}/sod/gt"], ("sod/pred", "sod/gt")),
-    "evaluate boundary": (["evaluate", "boundary", "--pred", "{r}/bdry/pred", "--gt", "{r}/bdry/gt"], ("bdry/pred", "bdry/gt")),
-    "evaluate partition": (["evaluate", "partition", "--pred", "{r}/part/pred", "--gt", "{r}/part/gt"], ("part/pred", "part/gt")),
-    "evaluate proposals": (["evaluate", "proposals", "--pred", "{r}/prop/pred", "--gt", "{r}/prop/gt", "--gt-classes", "{r}/prop/cls"], ("prop/pred", "prop/gt", "prop/cls")),
-    "evaluate surface": (["evaluate", "surface", "--pred", "{r}/surf/pred", "--gt", "{r}/surf/gt"], ("surf/pred", "surf/gt")),
-    "evaluate": (["evaluate", "--gt", "{r}/surf/gt", "--pred", "M={r}/surf/pred", "--family", "surface", "--output", "{r}/out", "--figures", "none"], ("surf/pred", "surf/gt")),
+    "evaluate foreground": (
+        ["evaluate", "foreground", "--pred", "{r}/sod/pred", "--gt", "{r}/sod/gt"],
+        ("sod/pred", "sod/gt"),
+    ),
+    "evaluate boundary": (
+        ["evaluate", "boundary", "--pred", "{r}/bdry/pred", "--gt", "{r}/bdry/gt"],
+        ("bdry/pred", "bdry/gt"),
+    ),
+    "evaluate partition": (
+        ["evaluate", "partition", "--pred", "{r}/part/pred", "--gt", "{r}/part/gt"],
+        ("part/pred", "part/gt"),
+    ),
+    "evaluate proposals": (
+        ["evaluate", "proposals", "--pred", "{r}/prop/pred", "--gt", "{r}/prop/gt", "--gt-classes", "{r}/prop/cls"],
+        ("prop/pred", "prop/gt", "prop/cls"),
+    ),
+    "evaluate surface": (
+        ["evaluate", "surface", "--pred", "{r}/surf/pred", "--gt", "{r}/surf/gt"],
+        ("surf/pred", "surf/gt"),
+    ),
+    "evaluate": (
+        [
+            "evaluate",
+            "--gt",
+            "{r}/surf/gt",
+            "--pred",
+            "M={r}/surf/pred",
+            "--family",
+            "surface",
+            "--output",
+            "{r}/out",
+            "--figures",
+            "none",
+        ],
+        ("surf/pred", "surf/gt"),
+    ),
     "evaluate --config": (["evaluate", "--config", "{r}/eval.yaml", "--figures", "none"], ("sod/pred", "sod/gt")),
-    "evaluate --datasets-json": (["evaluate", "--datasets-json", "{r}/d.json", "--methods-json", "{r}/m.json", "--output", "{r}/out", "--figures", "none"], ("sod/pred", "sod/gt")),
+    "evaluate --datasets-json": (
+        [
+            "evaluate",
+            "--datasets-json",
+            "{r}/d.json",
+            "--methods-json",
+            "{r}/m.json",
+            "--output",
+            "{r}/out",
+            "--figures",
+            "none",
+        ],
+        ("sod/pred", "sod/gt"),
+    ),
     "meta partition": (["meta", "partition", "--gt", "{r}/bdry/gt"], ("bdry/gt",)),
     "meta foreground": (["meta", "foreground", "--pred", "{r}/sod/pred", "--gt", "{r}/sod/gt"], ("sod/pred", "sod/gt")),
-}  # fmt: skip
+}
 
 
 def _parser_outputs() -> dict[str, list[str]]:
@@ -179,8 +221,20 @@ def test_surface_json_onto_a_nifti_volume_is_refused(root: Path, capsys) -> None
     _refused(
         [*single, "--json", str(root / "vol/gt/case0.nii.gz")], root, capsys, r"case0\.nii\.gz .*ground-truth folder"
     )
-    report = ["evaluate", "--gt", str(root / "vol/gt"), "--pred", f"M={root / 'vol/pred'}", "--family", "surface",
-              "--output", str(root / "out"), "--figures", "none", "--no-progress"]  # fmt: skip
+    report = [
+        "evaluate",
+        "--gt",
+        str(root / "vol/gt"),
+        "--pred",
+        f"M={root / 'vol/pred'}",
+        "--family",
+        "surface",
+        "--output",
+        str(root / "out"),
+        "--figures",
+        "none",
+        "--no-progress",
+    ]
     _refused(
         [*report, "--json", str(root / "vol/gt/case0.nii.gz")], root, capsys, r"case0\.nii\.gz .*ground-truth folder"
     )

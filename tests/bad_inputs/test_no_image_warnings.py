@@ -18,8 +18,11 @@ def _warnings(fn) -> list[str]:
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         value = fn()
-    assert all(torch.isnan(v).all() for v in (value.values() if isinstance(value, dict) else [value])
-               if isinstance(v, torch.Tensor))  # fmt: skip
+    assert all(
+        torch.isnan(v).all()
+        for v in (value.values() if isinstance(value, dict) else [value])
+        if isinstance(v, torch.Tensor)
+    )
     return [str(w.message) for w in seen]
 
 

@@ -30,8 +30,19 @@ def sod(tmp_path: Path) -> Path:
 
 
 def _command(root: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "segmetrics_torch.app.cli", "evaluate", "foreground", "--pred", str(root / "pred"),
-            "--gt", str(root / "gt"), "--no-progress", *extra]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "segmetrics_torch.app.cli",
+        "evaluate",
+        "foreground",
+        "--pred",
+        str(root / "pred"),
+        "--gt",
+        str(root / "gt"),
+        "--no-progress",
+        *extra,
+    ]
 
 
 def _one_error_line(err: str) -> str:
@@ -111,8 +122,20 @@ def test_a_second_run_into_a_held_output_folder(sod: Path, capsys) -> None:
     try:
         fcntl.flock(holder, fcntl.LOCK_EX)
         os.pwrite(holder, b"4242\n", 0)
-        argv = ["evaluate", "--gt", str(sod / "gt"), "--pred", f"M={sod / 'pred'}", "--family", "foreground",
-                "--output", str(out), "--figures", "none", "--no-progress"]  # fmt: skip
+        argv = [
+            "evaluate",
+            "--gt",
+            str(sod / "gt"),
+            "--pred",
+            f"M={sod / 'pred'}",
+            "--family",
+            "foreground",
+            "--output",
+            str(out),
+            "--figures",
+            "none",
+            "--no-progress",
+        ]
         assert main(argv) == 2
         line = _one_error_line(capsys.readouterr().err)
         expected = f"error: another segmetrics run is writing {out} (pid 4242); wait for it or choose another --output"
@@ -126,8 +149,18 @@ def test_a_second_run_into_a_held_output_folder(sod: Path, capsys) -> None:
 
 def test_a_failed_run_leaves_no_folder_behind(sod: Path, capsys) -> None:
     out = sod / "new-report"
-    argv = ["evaluate", "--gt", str(sod / "gt"), "--pred", f"M={sod / 'nowhere'}", "--family", "foreground",
-            "--output", str(out), "--no-progress"]  # fmt: skip
+    argv = [
+        "evaluate",
+        "--gt",
+        str(sod / "gt"),
+        "--pred",
+        f"M={sod / 'nowhere'}",
+        "--family",
+        "foreground",
+        "--output",
+        str(out),
+        "--no-progress",
+    ]
     assert main(argv) == 2
     capsys.readouterr()
     assert not out.exists()
@@ -139,10 +172,40 @@ def test_written_files_get_the_mode_of_the_umask(sod: Path, capsys) -> None:
     previous = os.umask(0o022)
     try:
         files = ["--json", str(sod / "a.json"), "--csv", str(sod / "a.csv"), "--per-image-csv", str(sod / "b.csv")]
-        assert main(["evaluate", "--gt", str(sod / "gt"), "--pred", f"M={sod / 'pred'}", "--family", "foreground",
-                     "--output", str(sod / "report"), "--figures", "none", "--no-progress", *files]) == 0  # fmt: skip
-        assert main([*_command(sod)[3:], "--json", str(sod / "c.json"), "--csv", str(sod / "c.csv"),
-                     "--per-image-csv", str(sod / "d.csv")]) == 0  # fmt: skip
+        assert (
+            main(
+                [
+                    "evaluate",
+                    "--gt",
+                    str(sod / "gt"),
+                    "--pred",
+                    f"M={sod / 'pred'}",
+                    "--family",
+                    "foreground",
+                    "--output",
+                    str(sod / "report"),
+                    "--figures",
+                    "none",
+                    "--no-progress",
+                    *files,
+                ]
+            )
+            == 0
+        )
+        assert (
+            main(
+                [
+                    *_command(sod)[3:],
+                    "--json",
+                    str(sod / "c.json"),
+                    "--csv",
+                    str(sod / "c.csv"),
+                    "--per-image-csv",
+                    str(sod / "d.csv"),
+                ]
+            )
+            == 0
+        )
         os.umask(0o077)
         assert main([*_command(sod)[3:], "--json", str(sod / "private.json")]) == 0
     finally:

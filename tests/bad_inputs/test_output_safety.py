@@ -7,7 +7,6 @@ before any measure runs, and every input file keeps its bytes. A new ``results.j
 allowed.
 """
 
-# ruff: noqa: E501  (the case table: one case per line)
 from __future__ import annotations
 
 import hashlib
@@ -66,18 +65,49 @@ def _bdry(r: Path, *extra: str) -> list[str]:
 
 
 def _part(r: Path, *extra: str) -> list[str]:
-    return ["evaluate", "partition", "--pred", str(r / "part/pred"), "--gt", str(r / "part/gt"), "--no-progress",
-            *extra]  # fmt: skip
+    return [
+        "evaluate",
+        "partition",
+        "--pred",
+        str(r / "part/pred"),
+        "--gt",
+        str(r / "part/gt"),
+        "--no-progress",
+        *extra,
+    ]
 
 
 def _prop(r: Path, *extra: str) -> list[str]:
-    return ["evaluate", "proposals", "--pred", str(r / "prop/pred"), "--gt", str(r / "prop/gt"), "--gt-classes",
-            str(r / "prop/cls"), "--no-progress", *extra]  # fmt: skip
+    return [
+        "evaluate",
+        "proposals",
+        "--pred",
+        str(r / "prop/pred"),
+        "--gt",
+        str(r / "prop/gt"),
+        "--gt-classes",
+        str(r / "prop/cls"),
+        "--no-progress",
+        *extra,
+    ]
 
 
 def _report(r: Path, *extra: str) -> list[str]:
-    return ["evaluate", "--gt", str(r / "sod/gt"), "--pred", f"M={r / 'sod/pred'}", "--family", "foreground",
-            "--output", str(r / "out"), "--no-progress", "--figures", "none", *extra]  # fmt: skip
+    return [
+        "evaluate",
+        "--gt",
+        str(r / "sod/gt"),
+        "--pred",
+        f"M={r / 'sod/pred'}",
+        "--family",
+        "foreground",
+        "--output",
+        str(r / "out"),
+        "--no-progress",
+        "--figures",
+        "none",
+        *extra,
+    ]
 
 
 def _config(r: Path, *extra: str) -> list[str]:
@@ -106,8 +136,17 @@ def _json_config_in_report(r: Path) -> list[str]:
 def _preds_inside_figures(r: Path) -> list[str]:
     (r / "out/figures").mkdir(parents=True)
     os.rename(r / "sod/pred", r / "out/figures/pred")
-    return ["evaluate", "foreground", "--pred", str(r / "out/figures/pred"), "--gt", str(r / "sod/gt"),
-            "--output", str(r / "out"), "--no-progress"]  # fmt: skip
+    return [
+        "evaluate",
+        "foreground",
+        "--pred",
+        str(r / "out/figures/pred"),
+        "--gt",
+        str(r / "sod/gt"),
+        "--output",
+        str(r / "out"),
+        "--no-progress",
+    ]
 
 
 def _bsr_file_linked_to_pred(r: Path) -> list[str]:
@@ -125,49 +164,179 @@ class Case:
 
 CASES = [
     # evaluate foreground (single folder): --json, --csv, --per-image-csv x prediction, GT
-    Case("fg-json-pred", lambda r: _fg(r, "--json", str(r / "sod/pred/im0.png")), r"--json .*im0\.png is a file of the prediction folder"),
-    Case("fg-json-gt", lambda r: _fg(r, "--json", str(r / "sod/gt/im0.png")), r"--json .* ground-truth folder .* would replace"),
-    Case("fg-csv-gt", lambda r: _fg(r, "--csv", str(r / "sod/gt/im1.png")), r"--csv .*im1\.png is a file of the ground-truth folder"),
-    Case("fg-per-image-pred", lambda r: _fg(r, "--per-image-csv", str(r / "sod/pred/im2.png")), r"--per-image-csv .* prediction folder"),
-    Case("fg-json-new-image-in-pred", lambda r: _fg(r, "--json", str(r / "sod/pred/new.jpg")), r"would be read as an input by the next run's pairing"),
-    Case("fg-csv-new-image-in-gt", lambda r: _fg(r, "--csv", str(r / "sod/gt/table.TIF")), r"would be read as an input"),
-    Case("fg-json-symlink-to-pred", lambda r: _fg(r, "--json", str(_symlink_to_pred(r))), r"prediction folder .* would replace"),
+    Case(
+        "fg-json-pred",
+        lambda r: _fg(r, "--json", str(r / "sod/pred/im0.png")),
+        r"--json .*im0\.png is a file of the prediction folder",
+    ),
+    Case(
+        "fg-json-gt",
+        lambda r: _fg(r, "--json", str(r / "sod/gt/im0.png")),
+        r"--json .* ground-truth folder .* would replace",
+    ),
+    Case(
+        "fg-csv-gt",
+        lambda r: _fg(r, "--csv", str(r / "sod/gt/im1.png")),
+        r"--csv .*im1\.png is a file of the ground-truth folder",
+    ),
+    Case(
+        "fg-per-image-pred",
+        lambda r: _fg(r, "--per-image-csv", str(r / "sod/pred/im2.png")),
+        r"--per-image-csv .* prediction folder",
+    ),
+    Case(
+        "fg-json-new-image-in-pred",
+        lambda r: _fg(r, "--json", str(r / "sod/pred/new.jpg")),
+        r"would be read as an input by the next run's pairing",
+    ),
+    Case(
+        "fg-csv-new-image-in-gt", lambda r: _fg(r, "--csv", str(r / "sod/gt/table.TIF")), r"would be read as an input"
+    ),
+    Case(
+        "fg-json-symlink-to-pred",
+        lambda r: _fg(r, "--json", str(_symlink_to_pred(r))),
+        r"prediction folder .* would replace",
+    ),
     Case("fg-json-hardlink-to-gt", lambda r: _fg(r, "--json", str(_hardlink_to_gt(r))), r"hard link"),
-    Case("fg-json-and-csv-same-file", lambda r: _fg(r, "--json", str(r / "x.csv"), "--csv", str(r / "x.csv")), r"--json and --csv name the same file"),
+    Case(
+        "fg-json-and-csv-same-file",
+        lambda r: _fg(r, "--json", str(r / "x.csv"), "--csv", str(r / "x.csv")),
+        r"--json and --csv name the same file",
+    ),
     # evaluate foreground --output (the report of one method): the folder x prediction, GT, cache
-    Case("fg-output-is-pred", lambda r: _fg(r, "--output", str(r / "sod/pred")), r"the output folder .* is the prediction folder"),
+    Case(
+        "fg-output-is-pred",
+        lambda r: _fg(r, "--output", str(r / "sod/pred")),
+        r"the output folder .* is the prediction folder",
+    ),
     Case("fg-output-is-gt", lambda r: _fg(r, "--output", str(r / "sod/gt")), r"is the ground-truth folder"),
-    Case("fg-output-holds-pred-in-figures", _preds_inside_figures, r"prediction folder .* is inside .*figures, which the output folder"),
+    Case(
+        "fg-output-holds-pred-in-figures",
+        _preds_inside_figures,
+        r"prediction folder .* is inside .*figures, which the output folder",
+    ),
     # the report form (--gt/--pred and --config): --json, --csv, --per-image-csv, --output, --cache x every role
-    Case("report-json-pred", lambda r: _report(r, "--json", str(r / "sod/pred/im1.png")), r"--json .* prediction folder of M on"),
+    Case(
+        "report-json-pred",
+        lambda r: _report(r, "--json", str(r / "sod/pred/im1.png")),
+        r"--json .* prediction folder of M on",
+    ),
     Case("report-csv-gt", lambda r: _report(r, "--csv", str(r / "sod/gt/im0.png")), r"--csv .* ground-truth folder of"),
-    Case("report-per-image-new-in-gt", lambda r: _report(r, "--per-image-csv", str(r / "sod/gt/rows.png")), r"would be read as an input"),
-    Case("report-cache-is-pred", lambda r: _report(r, "--cache", str(r / "sod/pred")), r"the cache folder .* is the prediction folder"),
-    Case("report-output-is-gt", lambda r: ["evaluate", "--gt", str(r / "sod/gt"), "--pred", f"M={r / 'sod/pred'}", "--family", "foreground", "--output", str(r / "sod/gt"), "--no-progress"], r"is the ground-truth folder"),
-    Case("report-json-in-cache", lambda r: _report(r, "--cache", str(r / "cachedir"), "--json", str(r / "cachedir/0123abcd.json")), r"inside the cache folder"),
-    Case("report-json-new-in-cache", lambda r: _report(r, "--cache", str(r / "cachedir"), "--json", str(r / "cachedir/run.json")), r"inside the cache folder"),
-    Case("config-json-is-config", lambda r: _config(r, "--json", str(r / "eval.yaml")), r"--json .*eval\.yaml is the configuration file"),
-    Case("config-csv-is-config", lambda r: _config(r, "--csv", str(r / "eval.yaml")), r"--csv .* is the configuration file"),
-    Case("config-per-image-is-config", lambda r: _config(r, "--per-image-csv", str(r / "eval.yaml")), r"is the configuration file"),
-    Case("config-output-replaces-config", _json_config_in_report, r"configuration file .*results\.json is a file that the output folder"),
-    Case("config-output-is-pred", lambda r: _config(r, "--output", str(r / "sod/pred")), r"is the prediction folder of M on D"),
-    Case("config-cache-is-gt", lambda r: _config(r, "--cache", str(r / "sod/gt")), r"the cache folder .* is the ground-truth folder"),
+    Case(
+        "report-per-image-new-in-gt",
+        lambda r: _report(r, "--per-image-csv", str(r / "sod/gt/rows.png")),
+        r"would be read as an input",
+    ),
+    Case(
+        "report-cache-is-pred",
+        lambda r: _report(r, "--cache", str(r / "sod/pred")),
+        r"the cache folder .* is the prediction folder",
+    ),
+    Case(
+        "report-output-is-gt",
+        lambda r: [
+            "evaluate",
+            "--gt",
+            str(r / "sod/gt"),
+            "--pred",
+            f"M={r / 'sod/pred'}",
+            "--family",
+            "foreground",
+            "--output",
+            str(r / "sod/gt"),
+            "--no-progress",
+        ],
+        r"is the ground-truth folder",
+    ),
+    Case(
+        "report-json-in-cache",
+        lambda r: _report(r, "--cache", str(r / "cachedir"), "--json", str(r / "cachedir/0123abcd.json")),
+        r"inside the cache folder",
+    ),
+    Case(
+        "report-json-new-in-cache",
+        lambda r: _report(r, "--cache", str(r / "cachedir"), "--json", str(r / "cachedir/run.json")),
+        r"inside the cache folder",
+    ),
+    Case(
+        "config-json-is-config",
+        lambda r: _config(r, "--json", str(r / "eval.yaml")),
+        r"--json .*eval\.yaml is the configuration file",
+    ),
+    Case(
+        "config-csv-is-config",
+        lambda r: _config(r, "--csv", str(r / "eval.yaml")),
+        r"--csv .* is the configuration file",
+    ),
+    Case(
+        "config-per-image-is-config",
+        lambda r: _config(r, "--per-image-csv", str(r / "eval.yaml")),
+        r"is the configuration file",
+    ),
+    Case(
+        "config-output-replaces-config",
+        _json_config_in_report,
+        r"configuration file .*results\.json is a file that the output folder",
+    ),
+    Case(
+        "config-output-is-pred",
+        lambda r: _config(r, "--output", str(r / "sod/pred")),
+        r"is the prediction folder of M on D",
+    ),
+    Case(
+        "config-cache-is-gt",
+        lambda r: _config(r, "--cache", str(r / "sod/gt")),
+        r"the cache folder .* is the ground-truth folder",
+    ),
     # evaluate boundary: --json, --per-image-csv, --out-dir (BSR files) x prediction, GT
     Case("bdry-json-pred", lambda r: _bdry(r, "--json", str(r / "bdry/pred/b0.png")), r"--json .* prediction folder"),
-    Case("bdry-per-image-gt-mat", lambda r: _bdry(r, "--per-image-csv", str(r / "bdry/gt/b1.mat")), r"ground-truth folder"),
-    Case("bdry-json-new-mat-in-gt", lambda r: _bdry(r, "--json", str(r / "bdry/gt/x.mat")), r"x\.mat in .* would be read"),
-    Case("bdry-out-dir-file-links-to-pred", _bsr_file_linked_to_pred, r"--out-dir \(eval_bdry\.txt\) .* prediction folder"),
+    Case(
+        "bdry-per-image-gt-mat",
+        lambda r: _bdry(r, "--per-image-csv", str(r / "bdry/gt/b1.mat")),
+        r"ground-truth folder",
+    ),
+    Case(
+        "bdry-json-new-mat-in-gt", lambda r: _bdry(r, "--json", str(r / "bdry/gt/x.mat")), r"x\.mat in .* would be read"
+    ),
+    Case(
+        "bdry-out-dir-file-links-to-pred",
+        _bsr_file_linked_to_pred,
+        r"--out-dir \(eval_bdry\.txt\) .* prediction folder",
+    ),
     # evaluate partition: --json, --per-image-csv x prediction, GT
     Case("part-json-gt", lambda r: _part(r, "--json", str(r / "part/gt/b0.mat")), r"ground-truth folder"),
-    Case("part-per-image-new-in-pred", lambda r: _part(r, "--per-image-csv", str(r / "part/pred/new.png")), r"would be read"),
+    Case(
+        "part-per-image-new-in-pred",
+        lambda r: _part(r, "--per-image-csv", str(r / "part/pred/new.png")),
+        r"would be read",
+    ),
     # evaluate proposals: --json, --per-image-csv, --plot x prediction (.npz), GT, class images
     Case("prop-json-pred-npz", lambda r: _prop(r, "--json", str(r / "prop/pred/p0.npz")), r"prediction folder"),
-    Case("prop-plot-new-in-gt", lambda r: _prop(r, "--plot", str(r / "prop/gt/recall.png")), r"--plot .* would be read"),
+    Case(
+        "prop-plot-new-in-gt", lambda r: _prop(r, "--plot", str(r / "prop/gt/recall.png")), r"--plot .* would be read"
+    ),
     Case("prop-per-image-class", lambda r: _prop(r, "--per-image-csv", str(r / "prop/cls/p1.png")), r"class folder"),
     # segmetrics meta: --json x prediction, GT
-    Case("meta-partition-json-gt", lambda r: ["meta", "partition", "--gt", str(r / "bdry/gt"), "--json", str(r / "bdry/gt/b0.mat")], r"ground-truth folder"),
-    Case("meta-foreground-json-pred", lambda r: ["meta", "foreground", "--pred", str(r / "sod/pred"), "--gt", str(r / "sod/gt"), "--json", str(r / "sod/pred/im0.png")], r"prediction folder"),
-]  # fmt: skip
+    Case(
+        "meta-partition-json-gt",
+        lambda r: ["meta", "partition", "--gt", str(r / "bdry/gt"), "--json", str(r / "bdry/gt/b0.mat")],
+        r"ground-truth folder",
+    ),
+    Case(
+        "meta-foreground-json-pred",
+        lambda r: [
+            "meta",
+            "foreground",
+            "--pred",
+            str(r / "sod/pred"),
+            "--gt",
+            str(r / "sod/gt"),
+            "--json",
+            str(r / "sod/pred/im0.png"),
+        ],
+        r"prediction folder",
+    ),
+]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -188,10 +357,32 @@ def test_no_output_touches_an_input(case: Case, root: Path, capsys) -> None:
 def test_every_output_option_is_covered() -> None:
     """The matrix names every output option of every form at least once."""
     ids = " ".join(c.id for c in CASES)
-    for needed in ("fg-json", "fg-csv", "fg-per-image", "fg-output", "report-json", "report-csv", "report-per-image",
-                   "report-cache", "report-output", "config-json", "config-csv", "config-per-image", "config-output",
-                   "config-cache", "bdry-json", "bdry-per-image", "bdry-out-dir", "part-json", "part-per-image",
-                   "prop-json", "prop-plot", "prop-per-image", "meta-partition-json", "meta-foreground-json"):  # fmt: skip
+    for needed in (
+        "fg-json",
+        "fg-csv",
+        "fg-per-image",
+        "fg-output",
+        "report-json",
+        "report-csv",
+        "report-per-image",
+        "report-cache",
+        "report-output",
+        "config-json",
+        "config-csv",
+        "config-per-image",
+        "config-output",
+        "config-cache",
+        "bdry-json",
+        "bdry-per-image",
+        "bdry-out-dir",
+        "part-json",
+        "part-per-image",
+        "prop-json",
+        "prop-plot",
+        "prop-per-image",
+        "meta-partition-json",
+        "meta-foreground-json",
+    ):
         assert needed in ids, needed
 
 
@@ -255,8 +446,14 @@ def test_a_manifest_removes_only_report_files(tmp_path: Path) -> None:
 
 
 def test_report_owns_names_what_render_writes() -> None:
-    for relative in ("results.json", "tables.md", "tables.tex", "combined.xlsx", "csv/a_foreground.csv",
-                     "figures/grid_foreground_pr.png"):  # fmt: skip
+    for relative in (
+        "results.json",
+        "tables.md",
+        "tables.tex",
+        "combined.xlsx",
+        "csv/a_foreground.csv",
+        "figures/grid_foreground_pr.png",
+    ):
         assert report_owns(relative), relative
     for relative in ("eval.yaml", "pred/im0.png", "../x", "/etc/passwd", "cache/abc.json"):
         assert not report_owns(relative), relative

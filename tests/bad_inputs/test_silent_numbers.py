@@ -1,6 +1,5 @@
 """Silent numbers and unclear errors of the second bad-input round (issue 26, items 4 and 5)."""
 
-# ruff: noqa: E501  (case tables: one case per line)
 from __future__ import annotations
 
 import warnings
@@ -60,13 +59,17 @@ def test_a_meta_measure_refuses_nan_scores() -> None:
 @pytest.mark.parametrize(
     ("make", "match"),
     [
-        (lambda: boundary_pr(torch.randint(0, 256, (1, 20, 20), dtype=torch.uint8), _annotators(), thresholds=[64, 128, 192]),
-         r"`thresholds` in \[0, 1\].*fractions of 255 for a uint8 map \(e\.g\. 192 -> 0\.7529\)"),
+        (
+            lambda: boundary_pr(
+                torch.randint(0, 256, (1, 20, 20), dtype=torch.uint8), _annotators(), thresholds=[64, 128, 192]
+            ),
+            r"`thresholds` in \[0, 1\].*fractions of 255 for a uint8 map \(e\.g\. 192 -> 0\.7529\)",
+        ),
         (lambda: st.BoundaryPR(thresholds=[-0.5, 0.5]), r"`thresholds` in \[0, 1\].*from -0\.5 to 0\.5"),
         (lambda: st.HierarchyMeasures(thresholds=[-1.0, 2.0]), r"`thresholds` in \[0, 1\].*from -1 to 2"),
     ],
     ids=["uint8-map-0-255", "boundary-negative", "hierarchy-outside"],
-)  # fmt: skip
+)
 def test_thresholds_outside_the_maps_range(make, match) -> None:
     with pytest.raises(ValueError, match=match):
         make()
@@ -133,11 +136,15 @@ def test_merging_metrics_built_differently_names_the_setting() -> None:
 @pytest.mark.parametrize(
     ("args", "kwargs", "match"),
     [
-        ((5.0,), {"num_replicas": 2, "rank": 0}, r"`data_source` to be the dataset \(anything with len\(\)\) or its length, but got 5\.0 \(float\)"),
+        (
+            (5.0,),
+            {"num_replicas": 2, "rank": 0},
+            r"`data_source` to be the dataset \(anything with len\(\)\) or its length, but got 5\.0 \(float\)",
+        ),
         ((10,), {"num_replicas": 2.0, "rank": 0}, r"`num_replicas` to be an int, but got 2\.0"),
         ((10,), {"num_replicas": 2, "rank": True}, r"`rank` to be an int, but got True"),
     ],
-)  # fmt: skip
+)
 def test_sampler_arguments_are_named(args, kwargs, match) -> None:
     with pytest.raises(TypeError, match=match):
         EvaluationSampler(*args, **kwargs)

@@ -2,6 +2,7 @@
 
 Do not edit: the current kernel must give the very same matchings (same optimum, same tie-breaking).
 """
+
 import numba
 import numpy as np
 

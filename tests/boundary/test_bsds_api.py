@@ -81,9 +81,13 @@ def test_torch_backend_equals_numba_backend(data, device, input_format):
         preds = preds[:, None] >= default_thresholds(5).view(1, -1, 1, 1)
     a = boundary_pr_counts(preds, target, thresholds=thr, max_dist=MAX_DIST, input_format=input_format)
     b = boundary_pr_counts(
-        preds.to(device), target.to(device), thresholds=thr, max_dist=MAX_DIST, input_format=input_format,
+        preds.to(device),
+        target.to(device),
+        thresholds=thr,
+        max_dist=MAX_DIST,
+        input_format=input_format,
         backend="torch",
-    )  # fmt: skip
+    )
     assert b.cnt_r.device.type == torch.device(device).type
     for f in ("cnt_r", "sum_r", "cnt_p", "sum_p"):
         assert torch.equal(getattr(a, f), getattr(b, f).cpu())
@@ -133,13 +137,13 @@ def test_summary_matches_collect_eval_bdry(table, occurrence):
     tabs = [np.stack([cnt_r[i], sum_r[i], cnt_p[i], sum_p[i]], 1) for i in range(len(cnt_r))]
     expected = ref.collect_eval_bdry(thr, tabs, unique_occurrence=occurrence)
     t = [torch.from_numpy(x) for x in (cnt_r, sum_r, cnt_p, sum_p)]
-    got = boundary_summary(
-        *(x.sum(0) for x in t), torch.from_numpy(thr), ois_counts(*t), unique_occurrence=occurrence
+    got = boundary_summary(*(x.sum(0) for x in t), torch.from_numpy(thr), ois_counts(*t), unique_occurrence=occurrence)
+    np.testing.assert_allclose(
+        [float(got["ods"][k]) for k in ("threshold", "recall", "precision", "f")], expected["ods"], rtol=0, atol=1e-12
     )
-    np.testing.assert_allclose([float(got["ods"][k]) for k in ("threshold", "recall", "precision", "f")],
-                               expected["ods"], rtol=0, atol=1e-12)
-    np.testing.assert_allclose([float(got["ois"][k]) for k in ("recall", "precision", "f")], expected["ois"],
-                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        [float(got["ois"][k]) for k in ("recall", "precision", "f")], expected["ois"], rtol=0, atol=1e-12
+    )
     np.testing.assert_allclose(float(got["ap"]), expected["ap"], rtol=0, atol=1e-12)
     for key in ("r50", "r50_dollar", "ap_pyedgeeval"):
         np.testing.assert_allclose(float(got[key]), expected[key], rtol=0, atol=1e-12, equal_nan=True, err_msg=key)
@@ -228,9 +232,11 @@ def test_bad_arguments():
         boundary_pr_counts(torch.zeros(1, 10, 10), torch.zeros(1, 1, 4, 4, dtype=torch.bool), input_format="ucm2")
     with pytest.raises(ValueError, match="levels"):
         boundary_pr_counts(
-            torch.zeros(1, 2, 8, 8, dtype=torch.bool), torch.zeros(1, 1, 8, 8, dtype=torch.bool), thresholds=3,
+            torch.zeros(1, 2, 8, 8, dtype=torch.bool),
+            torch.zeros(1, 1, 8, 8, dtype=torch.bool),
+            thresholds=3,
             input_format="stack",
-        )  # fmt: skip
+        )
 
 
 def test_repeated_machine_maps_are_counted_once_with_identical_results(data):

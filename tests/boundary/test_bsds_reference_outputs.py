@@ -150,6 +150,7 @@ def test_pyedgeeval_on_bsr_images():
     The tolerance is therefore 2e-3 (the per-image tolerance against the official MATLAB files); the 1e-3 parity
     with the official summary is tested on the published outputs above."""
     from pyEdgeEval.common.binary_label import evaluate_boundaries as ped
+
     ids = BENCH_IDS[:2]
     thr = np.linspace(1 / 6, 5 / 6, 5)
     pbs = [read_gray(_bench("png", f"{i}.png")) / 255 for i in ids]

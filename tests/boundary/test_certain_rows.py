@@ -46,9 +46,15 @@ def _cardinality(n_rows, n_cols, start, adj, drop=-1):
 
 
 def _kuhn_buffers(n_rows, n_cols):
-    return (np.empty(n_rows + 1, np.int64), np.empty(n_cols, np.int64), np.empty(n_cols, np.int64),
-            np.empty(n_rows + 1, np.int64), np.empty(n_rows + 1, np.int64), np.empty(n_rows + 1, np.int64),
-            np.empty(n_cols, np.int64))  # fmt: skip
+    return (
+        np.empty(n_rows + 1, np.int64),
+        np.empty(n_cols, np.int64),
+        np.empty(n_cols, np.int64),
+        np.empty(n_rows + 1, np.int64),
+        np.empty(n_rows + 1, np.int64),
+        np.empty(n_rows + 1, np.int64),
+        np.empty(n_cols, np.int64),
+    )
 
 
 @settings(max_examples=300, deadline=None)
@@ -81,8 +87,9 @@ def test_early_stop_decides_the_watched_rows_and_columns(graph, seed, mode):
     edges = np.array([pack_edge(a, c) for a, c in zip(adj, cost, strict=True)], np.int64)
     work = np.empty(8 * (n_rows + n_cols) + 2 * n_rows, np.int64)
     heap = np.empty(len(adj) + n_rows + 1, np.int64)
-    rest = assign_rows(start, edges, n_cols, big, np.ones(n_rows, np.bool_), work, heap, heap.copy(), watch,
-                       watch_cols, deficit)  # fmt: skip
+    rest = assign_rows(
+        start, edges, n_cols, big, np.ones(n_rows, np.bool_), work, heap, heap.copy(), watch, watch_cols, deficit
+    )
     if watch_cols:
         np.testing.assert_array_equal(work[n_rows : n_rows + n_cols][watch] >= 0, full_r4c[watch] >= 0)
     else:
@@ -94,8 +101,9 @@ def test_early_stop_decides_the_watched_rows_and_columns(graph, seed, mode):
 def test_costs_beyond_the_packed_edge_are_refused():
     start = np.array([0, 1], np.int64)
     with pytest.raises(ValueError, match="2\\*\\*31"):
-        min_cost_maximum_matching(start, np.zeros(1, np.int32), np.array([2**31], np.int64), 1, 2**40,
-                                  np.ones(1, np.bool_))  # fmt: skip
+        min_cost_maximum_matching(
+            start, np.zeros(1, np.int32), np.array([2**31], np.int64), 1, 2**40, np.ones(1, np.bool_)
+        )
 
 
 @st.composite
@@ -126,8 +134,9 @@ def test_level_counts_equal_the_full_solve_of_every_component(scene):
     n_gt, h, w = gts.shape
     dy, dx, cost = offsets_within(tol)
     pad = math.floor(tol)
-    grids, n2s = k.gt_index_grids(gts[None], np.array([n_gt]), np.array([[h, w]]), pad, dy[None], dx[None],
-                                  np.array([len(dy)]))  # fmt: skip
+    grids, n2s = k.gt_index_grids(
+        gts[None], np.array([n_gt]), np.array([[h, w]]), pad, dy[None], dx[None], np.array([len(dy)])
+    )
     my, mx = (a.astype(np.int32) for a in np.nonzero(machine))
     big = _big(int(cost.max()), h * w)
     out = np.zeros((3, 1, 1), np.int64)

@@ -310,10 +310,30 @@ def test_cli_nms_flag_subprocess(tmp_path):
     preds, gts, soft_maps, gt_maps = _write_cli_data(tmp_path)
     report = tmp_path / "report.json"
     result = subprocess.run(
-        [sys.executable, "-m", "segmetrics_torch.app.cli", "evaluate", "boundary", "--pred", str(preds), "--gt",
-         str(gts), "--thresholds", "9", "--max-dist", "2", "--nms", "--no-progress", "--json", str(report)],
-        capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "segmetrics_torch.app.cli",
+            "evaluate",
+            "boundary",
+            "--pred",
+            str(preds),
+            "--gt",
+            str(gts),
+            "--thresholds",
+            "9",
+            "--max-dist",
+            "2",
+            "--nms",
+            "--no-progress",
+            "--json",
+            str(report),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "edge NMS" in result.stdout
     res = json.loads(report.read_text())

@@ -31,9 +31,7 @@ def test_distinct_level_maps_counts_unchanged(sample, n_thresholds):
     ucm2s, gts = sample
     maps = [make.distinct_map(u) for u in ucm2s]
     assert make.digest(maps) == str(DATA["distinct_sha"]), "the derived maps changed (scipy?): regenerate the data"
-    np.testing.assert_array_equal(
-        make.counts(maps, gts, thresholds=n_thresholds), DATA[f"distinct_{n_thresholds}"]
-    )
+    np.testing.assert_array_equal(make.counts(maps, gts, thresholds=n_thresholds), DATA[f"distinct_{n_thresholds}"])
 
 
 def test_distinct_level_maps_differ_at_every_threshold(sample):

@@ -50,10 +50,14 @@ def test_edge_cases_and_radius():
 
 def test_metric_lists_and_batches(device):
     rng = np.random.default_rng(0)
-    preds = [torch.from_numpy(ndimage.binary_dilation(rng.random(s) < 0.02, iterations=3)) for s in
-             ((30, 40), (30, 40), (25, 33))]
-    target = [torch.from_numpy(ndimage.binary_dilation(rng.random(s) < 0.02, iterations=3)) for s in
-              ((30, 40), (30, 40), (25, 33))]
+    preds = [
+        torch.from_numpy(ndimage.binary_dilation(rng.random(s) < 0.02, iterations=3))
+        for s in ((30, 40), (30, 40), (25, 33))
+    ]
+    target = [
+        torch.from_numpy(ndimage.binary_dilation(rng.random(s) < 0.02, iterations=3))
+        for s in ((30, 40), (30, 40), (25, 33))
+    ]
     per_image = [ref.f_boundary(p.numpy(), t.numpy()) for p, t in zip(preds, target, strict=True)]
     metric = MorphologicalBoundaryF().to(device)
     metric.update([p.to(device) for p in preds[:2]], [t.to(device) for t in target[:2]])

@@ -32,8 +32,7 @@ def test_a_stray_point_at_precision_half_does_not_make_r50_zero() -> None:
 
 
 def test_a_monotone_curve_gives_dollars_value() -> None:
-    res = _summary([900, 700, 400, 100], [1000] * 4, [900, 700, 400, 100], [2000, 1000, 450, 105],
-                   [0.2, 0.4, 0.6, 0.8])  # fmt: skip
+    res = _summary([900, 700, 400, 100], [1000] * 4, [900, 700, 400, 100], [2000, 1000, 450, 105], [0.2, 0.4, 0.6, 0.8])
     assert float(res["r50"]) == pytest.approx(float(res["r50_dollar"]), abs=1e-12)
 
 
@@ -75,6 +74,20 @@ def test_the_command_says_when_r50_is_a_lower_bound(tmp_path, capsys) -> None:
     soft = np.zeros((120, 160), np.uint8)
     soft[:, 81] = 200  # one pixel off the annotation: matched at every threshold it passes
     Image.fromarray(soft).save(tmp_path / "pred" / "a.png")
-    assert main(["evaluate", "boundary", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"),
-                 "--thresholds", "5", "--no-progress"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "evaluate",
+                "boundary",
+                "--pred",
+                str(tmp_path / "pred"),
+                "--gt",
+                str(tmp_path / "gt"),
+                "--thresholds",
+                "5",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert "precision is above 0.5 already at the lowest threshold" in capsys.readouterr().err

@@ -28,8 +28,12 @@ def _maps() -> tuple[list[np.ndarray], list[np.ndarray]]:
 def _recorder_aucs(preds, gts) -> tuple[float, float]:
     ps = pytest.importorskip("py_sod_metrics")
     si = ps.SizeInvarianceFmeasureV2()
-    for name, handler in (("tpr", ps.TPRHandler), ("fpr", ps.FPRHandler), ("pre", ps.PrecisionHandler),
-                          ("rec", ps.RecallHandler)):  # fmt: skip
+    for name, handler in (
+        ("tpr", ps.TPRHandler),
+        ("fpr", ps.FPRHandler),
+        ("pre", ps.PrecisionHandler),
+        ("rec", ps.RecallHandler),
+    ):
         si.add_handler(name, handler(with_adaptive=False, with_dynamic=True, sample_based=True))
     for p, g in zip(preds, gts, strict=True):
         si.step(p, g)

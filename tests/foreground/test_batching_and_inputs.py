@@ -12,17 +12,33 @@ from segmetrics_torch.metrics.foreground import flatten_results
 from segmetrics_torch.reference import foreground as ref
 
 METRICS = (MAE, SMeasure, WeightedFMeasure, FMeasure, EMeasure, IoU, Dice, ForegroundMeasures)
-FUNCTIONS = (F.mae, F.s_measure, F.weighted_f_measure, F.f_measure, F.e_measure, F.iou, F.dice, F.precision_recall,
-             F.foreground_measures)  # fmt: skip
+FUNCTIONS = (
+    F.mae,
+    F.s_measure,
+    F.weighted_f_measure,
+    F.f_measure,
+    F.e_measure,
+    F.iou,
+    F.dice,
+    F.precision_recall,
+    F.foreground_measures,
+)
 
 
 def random_batch(batch=6, h=23, w=31, seed=0):
     rng = np.random.default_rng(seed)
     yy, xx = np.mgrid[:h, :w]
     gts = np.stack(
-        [((yy - rng.uniform(0, h)) ** 2 / rng.uniform(4, h) ** 2 + (xx - rng.uniform(0, w)) ** 2 / rng.uniform(4, w)
-          ** 2 < 1) * 255 for _ in range(batch)]
-    ).astype(np.uint8)  # fmt: skip
+        [
+            (
+                (yy - rng.uniform(0, h)) ** 2 / rng.uniform(4, h) ** 2
+                + (xx - rng.uniform(0, w)) ** 2 / rng.uniform(4, w) ** 2
+                < 1
+            )
+            * 255
+            for _ in range(batch)
+        ]
+    ).astype(np.uint8)
     preds = np.clip(gts * 0.6 + rng.normal(60, 50, gts.shape), 0, 255).astype(np.uint8)
     return torch.from_numpy(preds), torch.from_numpy(gts)
 

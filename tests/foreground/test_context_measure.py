@@ -34,8 +34,9 @@ def _intermediates_flag(kernel: bool):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.one_of(image_pairs(), multi_object_pairs(), blob_pairs()), st.sampled_from(((1.0, 6.0), (1.0, 6.0),
-                                                                                        (0.3, 3.0))))  # fmt: skip
+@given(
+    st.one_of(image_pairs(), multi_object_pairs(), blob_pairs()), st.sampled_from(((1.0, 6.0), (1.0, 6.0), (0.3, 3.0)))
+)
 def test_random_maps_match_pysod(pair, params):
     pred, gt = pair
     beta2, alpha = params
@@ -95,8 +96,10 @@ def test_equal_to_the_numpy_oracle_on_every_path(pair, params):
     pred, gt = pair
     expected = _oracle(pred, gt, *params)
     beta2, alpha = params
-    inputs = [(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None]),
-              (torch.from_numpy(pred.astype(np.float64) / 255)[None], torch.from_numpy(gt > 128)[None])]  # fmt: skip
+    inputs = [
+        (torch.from_numpy(pred)[None], torch.from_numpy(gt)[None]),
+        (torch.from_numpy(pred.astype(np.float64) / 255)[None], torch.from_numpy(gt > 128)[None]),
+    ]
     for tensor_path in (False, True):
         with _intermediates_flag(not tensor_path):
             for preds, target in inputs:

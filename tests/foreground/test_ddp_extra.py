@@ -71,8 +71,9 @@ def _worker(rank: int, world: int, port: int, out_path: str) -> None:
             metric = factory()
             mine = list(range(rank, preds.shape[0], world))
             _update(metric, name, preds[mine[:1]], gts[mine[:1]], images[mine[:1]])
-            _update(metric, name, [preds[i] for i in mine[1:]], [gts[i] for i in mine[1:]],
-                    [images[i] for i in mine[1:]])  # fmt: skip
+            _update(
+                metric, name, [preds[i] for i in mine[1:]], [gts[i] for i in mine[1:]], [images[i] for i in mine[1:]]
+            )
             results[name] = metric.compute()
         if rank == 0:
             torch.save({"world_size": dist.get_world_size(), "results": results}, out_path)

@@ -44,13 +44,16 @@ def test_random_maps_match_pysod(pair, params):
     pred, gt = pair
     relax, epsilon = params
     expected = pysod_hce([pred], [gt], relax, epsilon).hces[0]
-    out = human_correction_effort(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None], relax=relax,
-                                  epsilon=epsilon)  # fmt: skip
+    out = human_correction_effort(
+        torch.from_numpy(pred)[None], torch.from_numpy(gt)[None], relax=relax, epsilon=epsilon
+    )
     assert float(out[0]) == expected
     if pred.dtype == np.uint8:  # the per-level route of uint8 maps == the prepared-map route of the same map
         as_float = torch.from_numpy(pred.astype(np.float64) / 255)[None]
-        assert float(human_correction_effort(as_float, torch.from_numpy(gt)[None], relax=relax,
-                                             epsilon=epsilon)[0]) == expected  # fmt: skip
+        assert (
+            float(human_correction_effort(as_float, torch.from_numpy(gt)[None], relax=relax, epsilon=epsilon)[0])
+            == expected
+        )
 
 
 def test_pysod_test_images_and_metric():
@@ -81,9 +84,13 @@ def test_batch_equals_single():
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
-    [({"relax": -1}, "`relax`"), ({"relax": 1.5}, "`relax`"), ({"epsilon": -2}, "`epsilon`"),
-     ({"epsilon": "2"}, "`epsilon`")],
-)  # fmt: skip
+    [
+        ({"relax": -1}, "`relax`"),
+        ({"relax": 1.5}, "`relax`"),
+        ({"epsilon": -2}, "`epsilon`"),
+        ({"epsilon": "2"}, "`epsilon`"),
+    ],
+)
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         HumanCorrectionEffort(**kwargs)

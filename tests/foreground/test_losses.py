@@ -108,8 +108,12 @@ def test_weighted_f_loss_on_soft_maps_equals_the_metric_value():
 def test_reductions_and_modules():
     g = _gt(3)
     p = torch.rand(3, 9, 11)
-    for module, fn in ((EMeasureLoss, e_measure_loss), (WeightedFMeasureLoss, weighted_f_measure_loss),
-                       (SoftFMeasureLoss, soft_f_measure_loss), (SoftIoULoss, soft_iou_loss)):  # fmt: skip
+    for module, fn in (
+        (EMeasureLoss, e_measure_loss),
+        (WeightedFMeasureLoss, weighted_f_measure_loss),
+        (SoftFMeasureLoss, soft_f_measure_loss),
+        (SoftIoULoss, soft_iou_loss),
+    ):
         per = fn(p, g, reduction="none")
         assert per.shape == (3,)
         torch.testing.assert_close(module()(p, g), per.mean())

@@ -48,8 +48,7 @@ def test_random_maps_all_paths_match_pysod(pair, num_levels):
     outs = []
     for on in (False, True):
         with tensor_path(on):
-            outs.append(multiscale_iou(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None],
-                                       num_levels=num_levels))  # fmt: skip
+            outs.append(multiscale_iou(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None], num_levels=num_levels))
     for key in KEYS:
         for name, out in zip(("kernel", "tensor"), outs, strict=True):
             close(out[key][0].numpy(), expected[key], f"{name} {key}")

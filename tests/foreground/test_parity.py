@@ -47,9 +47,13 @@ KEYS = {
 
 def close(actual, expected, what: str, tol: float = TOL) -> None:
     np.testing.assert_allclose(
-        np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64), rtol=0, atol=tol,
-        equal_nan=True, err_msg=what,
-    )  # fmt: skip
+        np.asarray(actual, dtype=np.float64),
+        np.asarray(expected, dtype=np.float64),
+        rtol=0,
+        atol=tol,
+        equal_nan=True,
+        err_msg=what,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -82,9 +86,15 @@ def test_real_images_per_image(real):
 def test_real_images_dataset_values_through_metrics(real, batched):
     preds, gts, _, exp = real
     metrics = {
-        "mae": MAE(), "sm": SMeasure(), "wfm": WeightedFMeasure(), "em": EMeasure(), "fm": FMeasure(), "iou": IoU(),
-        "dice": Dice(), "all": ForegroundMeasures(),
-    }  # fmt: skip
+        "mae": MAE(),
+        "sm": SMeasure(),
+        "wfm": WeightedFMeasure(),
+        "em": EMeasure(),
+        "fm": FMeasure(),
+        "iou": IoU(),
+        "dice": Dice(),
+        "all": ForegroundMeasures(),
+    }
     for m in metrics.values():
         if batched:  # one update with a list of three differently sized images
             m.update([torch.from_numpy(p) for p in preds], [torch.from_numpy(g) for g in gts])

@@ -57,10 +57,13 @@ def multi_object_pairs(draw):
 
 def pysod_si(preds, gts, sample_based=True, beta=0.3):
     handlers = {
-        k: (h(True, True, with_binary=True, sample_based=sample_based, beta=beta) if k == "fmeasure"
-            else h(True, True, with_binary=True, sample_based=sample_based))
+        k: (
+            h(True, True, with_binary=True, sample_based=sample_based, beta=beta)
+            if k == "fmeasure"
+            else h(True, True, with_binary=True, sample_based=sample_based)
+        )
         for k, h in HANDLERS.items()
-    }  # fmt: skip
+    }
     metric, mae = pysod.SizeInvarianceFmeasureV2(handlers), pysod.SizeInvarianceMAE()
     with np.errstate(invalid="ignore", divide="ignore"):
         for pred, gt in zip(preds, gts, strict=True):
@@ -81,16 +84,23 @@ def pysod_fails(gt) -> bool:
 def check_one(pred, gt):
     p, g = ref.prepare(pred, gt)
     oracle = ref_extra.size_invariant_threshold_measures(p, g)
-    out = size_invariant_threshold_measures(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None],
-                                            return_counts=True)  # fmt: skip
+    out = size_invariant_threshold_measures(
+        torch.from_numpy(pred)[None], torch.from_numpy(gt)[None], return_counts=True
+    )
     # the tensor path (the CUDA path, on CPU tensors) == the CPU route (raw-level histograms for uint8 maps)
     with tensor_path(True):
-        tensor = size_invariant_threshold_measures(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None],
-                                                   return_counts=True)  # fmt: skip
+        tensor = size_invariant_threshold_measures(
+            torch.from_numpy(pred)[None], torch.from_numpy(gt)[None], return_counts=True
+        )
         tensor_mae = size_invariant_mae(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None])
     torch.testing.assert_close(tensor, out, rtol=0, atol=1e-12)
-    torch.testing.assert_close(tensor_mae, size_invariant_mae(torch.from_numpy(pred)[None],
-                               torch.from_numpy(gt)[None]), rtol=0, atol=1e-12, equal_nan=True)  # fmt: skip
+    torch.testing.assert_close(
+        tensor_mae,
+        size_invariant_mae(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None]),
+        rtol=0,
+        atol=1e-12,
+        equal_nan=True,
+    )
     if pysod_fails(gt):  # no reference value: ours is the measure of the one whole-image target; oracle == ours
         for name in THRESHOLD_MEASURES:
             for mode in MODES:
@@ -108,8 +118,9 @@ def check_one(pred, gt):
         assert int(out["targets"][0]) == per_target.shape[0]
     with np.errstate(invalid="ignore", divide="ignore"):
         close(ref_extra.size_invariant_mae(p, g), mae.maes[0], "oracle si_mae")
-    close(size_invariant_mae(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None])[0].numpy(), mae.maes[0],
-          "si_mae")  # fmt: skip
+    close(
+        size_invariant_mae(torch.from_numpy(pred)[None], torch.from_numpy(gt)[None])[0].numpy(), mae.maes[0], "si_mae"
+    )
 
 
 @settings(max_examples=110, deadline=None)
@@ -194,8 +205,18 @@ def test_boxes_covering_the_image_give_nan_mae_as_pysod():
     assert torch.isnan(size_invariant_mae(full, full)).all()
 
 
-SHORT = {"pre": "precision", "rec": "recall", "spec": "specificity", "fpr": "fpr", "ber": "ber", "iou": "iou",
-         "dice": "dice", "oa": "accuracy", "kappa": "kappa", "fm": "fmeasure"}  # fmt: skip
+SHORT = {
+    "pre": "precision",
+    "rec": "recall",
+    "spec": "specificity",
+    "fpr": "fpr",
+    "ber": "ber",
+    "iou": "iou",
+    "dice": "dice",
+    "oa": "accuracy",
+    "kappa": "kappa",
+    "fm": "fmeasure",
+}
 
 
 def test_pysod_test_images_match_stored_values():
@@ -233,18 +254,26 @@ def test_pysod_test_images_match_stored_values():
     ],
 )
 def test_bad_inputs(preds, target, error, match):
-    for call in (size_invariant_mae, size_invariant_threshold_measures, SizeInvariantMAE().update,
-                 SizeInvariantThresholdMeasures().update):  # fmt: skip
+    for call in (
+        size_invariant_mae,
+        size_invariant_threshold_measures,
+        SizeInvariantMAE().update,
+        SizeInvariantThresholdMeasures().update,
+    ):
         with pytest.raises(error, match=match):
             call(preds, target)
 
 
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
-    [({"measures": ["nope"]}, ValueError, "`measures`"), ({"modes": ["x"]}, ValueError, "`modes`"),
-     ({"beta2": -1}, ValueError, "`beta2`"), ({"sample_based": 1}, TypeError, "`sample_based`"),
-     ({"normalize": "no"}, TypeError, "`normalize`")],
-)  # fmt: skip
+    [
+        ({"measures": ["nope"]}, ValueError, "`measures`"),
+        ({"modes": ["x"]}, ValueError, "`modes`"),
+        ({"beta2": -1}, ValueError, "`beta2`"),
+        ({"sample_based": 1}, TypeError, "`sample_based`"),
+        ({"normalize": "no"}, TypeError, "`normalize`"),
+    ],
+)
 def test_bad_arguments(kwargs, error, match):
     with pytest.raises(error, match=match):
         SizeInvariantThresholdMeasures(**kwargs)

@@ -32,16 +32,23 @@ TOL = 1e-6
 MODES = ("adaptive", "dynamic", "binary")
 IMAGES = ("0001.png", "19.png", "aerial-1867541__340.png")
 HANDLERS = {
-    "fmeasure": pysod.FmeasureHandler, "precision": pysod.PrecisionHandler, "recall": pysod.RecallHandler,
-    "specificity": pysod.SpecificityHandler, "fpr": pysod.FPRHandler, "ber": pysod.BERHandler,
-    "iou": pysod.IOUHandler, "dice": pysod.DICEHandler, "accuracy": pysod.OverallAccuracyHandler,
+    "fmeasure": pysod.FmeasureHandler,
+    "precision": pysod.PrecisionHandler,
+    "recall": pysod.RecallHandler,
+    "specificity": pysod.SpecificityHandler,
+    "fpr": pysod.FPRHandler,
+    "ber": pysod.BERHandler,
+    "iou": pysod.IOUHandler,
+    "dice": pysod.DICEHandler,
+    "accuracy": pysod.OverallAccuracyHandler,
     "kappa": pysod.KappaHandler,
-}  # fmt: skip
+}
 
 
 def close(actual, expected, what: str) -> None:
-    np.testing.assert_allclose(np.asarray(actual, np.float64), np.asarray(expected, np.float64), rtol=0, atol=TOL,
-                               err_msg=what)  # fmt: skip
+    np.testing.assert_allclose(
+        np.asarray(actual, np.float64), np.asarray(expected, np.float64), rtol=0, atol=TOL, err_msg=what
+    )
 
 
 @contextlib.contextmanager
@@ -53,10 +60,13 @@ def tensor_path(on: bool):
 
 def pysod_fmv2(preds, gts, sample_based=True, beta=0.3):
     handlers = {
-        k: (h(True, True, with_binary=True, sample_based=sample_based, beta=beta) if k == "fmeasure"
-            else h(True, True, with_binary=True, sample_based=sample_based))
+        k: (
+            h(True, True, with_binary=True, sample_based=sample_based, beta=beta)
+            if k == "fmeasure"
+            else h(True, True, with_binary=True, sample_based=sample_based)
+        )
         for k, h in HANDLERS.items()
-    }  # fmt: skip
+    }
     metric = pysod.FmeasureV2(handlers)
     for pred, gt in zip(preds, gts, strict=True):
         metric.step(pred, gt)
@@ -146,8 +156,18 @@ def real():
 
 
 # version_performance.json short names -> ours
-SHORT = {"pre": "precision", "rec": "recall", "spec": "specificity", "fpr": "fpr", "ber": "ber", "iou": "iou",
-         "dice": "dice", "oa": "accuracy", "kappa": "kappa", "fm": "fmeasure"}  # fmt: skip
+SHORT = {
+    "pre": "precision",
+    "rec": "recall",
+    "spec": "specificity",
+    "fpr": "fpr",
+    "ber": "ber",
+    "iou": "iou",
+    "dice": "dice",
+    "oa": "accuracy",
+    "kappa": "kappa",
+    "fm": "fmeasure",
+}
 
 
 @pytest.mark.parametrize("path", ["kernel", "tensor"])

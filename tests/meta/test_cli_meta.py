@@ -28,14 +28,32 @@ def test_meta_foreground_demo_is_seeded(tmp_path, capsys):
     data = make_foreground_dataset(n=4, size=(240, 320), seed=0)
     preds = {m: torch.from_numpy(v) for m, v in data.preds.items()}
     ref = gt_switch_test("s_measure", preds, torch.from_numpy(data.gt))
-    assert a["measures"]["s_measure"]["gt_switch"] == {"rate": ref.rate, "count": ref.count, "total": ref.total,
-                                                       "ties": ref.ties}  # fmt: skip
+    assert a["measures"]["s_measure"]["gt_switch"] == {
+        "rate": ref.rate,
+        "count": ref.count,
+        "total": ref.total,
+        "ties": ref.ties,
+    }
 
 
 def test_meta_foreground_folders(tmp_path, capsys):
     write_foreground_dataset(tmp_path, n=3, size=(32, 40), methods=["good", "noisy"])
-    code = main(["meta", "foreground", "--pred", str(tmp_path / "good"), "--pred", str(tmp_path / "noisy"),
-                 "--gt", str(tmp_path / "gt"), "--measures", "mae", "--json", str(tmp_path / "r.json")])  # fmt: skip
+    code = main(
+        [
+            "meta",
+            "foreground",
+            "--pred",
+            str(tmp_path / "good"),
+            "--pred",
+            str(tmp_path / "noisy"),
+            "--gt",
+            str(tmp_path / "gt"),
+            "--measures",
+            "mae",
+            "--json",
+            str(tmp_path / "r.json"),
+        ]
+    )
     assert code == 0
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["methods"] == ["good", "noisy"] and report["measures"]["mae"]["gt_switch"]["total"] == 2 * 3 * 2
@@ -58,8 +76,22 @@ def test_meta_partition_matches_the_library(tmp_path, capsys):
     for s in stems:
         (tmp_path / "gt" / f"{s}.mat").symlink_to(root / "data" / "groundTruth" / "test" / f"{s}.mat")
         (tmp_path / "ucm" / f"{s}.mat").symlink_to(root / "ucm2" / "test" / f"{s}.mat")
-    code = main(["meta", "partition", "--gt", str(tmp_path / "gt"), "--ucm", str(tmp_path / "ucm"),
-                 "--measures", "pri,voi", "--max-different", "120", "--json", str(tmp_path / "r.json")])  # fmt: skip
+    code = main(
+        [
+            "meta",
+            "partition",
+            "--gt",
+            str(tmp_path / "gt"),
+            "--ucm",
+            str(tmp_path / "ucm"),
+            "--measures",
+            "pri,voi",
+            "--max-different",
+            "120",
+            "--json",
+            str(tmp_path / "r.json"),
+        ]
+    )
     assert code == 0
     out = capsys.readouterr().out
     assert "SABD(quadtree)" in out and "Global" in out
@@ -74,8 +106,12 @@ def test_meta_partition_matches_the_library(tmp_path, capsys):
         soa = [gridbmap2seg(u > ods["soa_threshold"]) for u in ucms]
         quad = [quadtree_partition(*a.shape[-2:], int(ods["quadtree_regions"])) for a in anns]
         ref = sabd(m, soa, quad, anns)
-        assert report["measures"][m]["sabd_quadtree"] == {"rate": ref.rate, "count": ref.count, "total": 3,
-                                                          "ties": ref.ties}  # fmt: skip
+        assert report["measures"][m]["sabd_quadtree"] == {
+            "rate": ref.rate,
+            "count": ref.count,
+            "total": 3,
+            "ties": ref.ties,
+        }
         assert report["measures"][m]["sisd"]["total"] == 6
 
 

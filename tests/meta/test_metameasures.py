@@ -122,8 +122,12 @@ def test_sabd_counts_strictly_better_judgements():
     soa = [gt[0][0], one, gt[2][0]]
     base = [one, gt[1][0], gt[2][0]]
     for m in ("pri", "voi", PartitionMeasures(measures=["voi"])):
-        r = sabd(m if not isinstance(m, PartitionMeasures) else as_measure(m, key="voi", higher_is_better=False),
-                 soa, base, gt)  # fmt: skip
+        r = sabd(
+            m if not isinstance(m, PartitionMeasures) else as_measure(m, key="voi", higher_is_better=False),
+            soa,
+            base,
+            gt,
+        )
         assert (r.count, r.total, r.ties, r.kind) == (1, 3, 1, "correct") and r.rate == pytest.approx(1 / 3)
     pooled = sabd("pri", {"a": soa, "b": soa}, base, gt)
     assert (pooled.count, pooled.total) == (2, 6)

@@ -164,10 +164,20 @@ def test_indexed_contingency_tables_equal_the_gathered_maps():
     p_index, a_index = torch.tensor([2, 0, 2, 4]), torch.tensor([1, 1, 0, 2, 0])
     t_part, t_ann = pair_tables(torch.tensor([0, 1, 2, 3]), torch.tensor([0, 1, 1, 2, 3]))
     for backend in ("numba", "torch"):
-        shared = contingency_tables(maps, regions, anns, a_regions, t_part, t_ann, partition_index=p_index,
-                                    annotation_index=a_index, backend=backend)  # fmt: skip
-        plain = contingency_tables(maps[p_index], regions[p_index], anns[a_index], a_regions[a_index], t_part, t_ann,
-                                   backend=backend)  # fmt: skip
+        shared = contingency_tables(
+            maps,
+            regions,
+            anns,
+            a_regions,
+            t_part,
+            t_ann,
+            partition_index=p_index,
+            annotation_index=a_index,
+            backend=backend,
+        )
+        plain = contingency_tables(
+            maps[p_index], regions[p_index], anns[a_index], a_regions[a_index], t_part, t_ann, backend=backend
+        )
         for a, b in zip(shared, plain, strict=True):
             assert torch.equal(a, b)
     with pytest.raises(ValueError, match="partition_index"):

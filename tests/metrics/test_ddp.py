@@ -34,9 +34,15 @@ from segmetrics_torch.synthetic import make_boundary_dataset
 pytestmark = [pytest.mark.ddp, pytest.mark.slow]
 
 METRICS = {
-    "mae": MAE, "sm": SMeasure, "wfm": WeightedFMeasure, "fm": FMeasure, "em": EMeasure, "iou": IoU, "dice": Dice,
+    "mae": MAE,
+    "sm": SMeasure,
+    "wfm": WeightedFMeasure,
+    "fm": FMeasure,
+    "em": EMeasure,
+    "iou": IoU,
+    "dice": Dice,
     "all": ForegroundMeasures,
-}  # fmt: skip
+}
 
 
 def make_data():

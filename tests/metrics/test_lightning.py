@@ -42,8 +42,11 @@ def test_logged_values_equal_direct_metric_computation():
     with torch.no_grad():
         x, y = val_set.tensors
         probs, target = model(x)[:, 0], y[:, 0]
-    direct = {"val/mae": MAE()(probs, target), "val/sm": SMeasure()(probs, target),
-              "val/wfm": WeightedFMeasure()(probs, target)}  # fmt: skip
+    direct = {
+        "val/mae": MAE()(probs, target),
+        "val/sm": SMeasure()(probs, target),
+        "val/wfm": WeightedFMeasure()(probs, target),
+    }
     fm, em = FMeasure(), EMeasure()
     fm.update(probs, target)
     em.update(probs, target)
@@ -62,8 +65,13 @@ def test_ddp_validation_logs_the_single_process_values(tmp_path):
     common = [sys.executable, str(EXAMPLE), "--validate-only", "--val-images", "12", "--batch-size", "3"]
     one, two = tmp_path / "one.json", tmp_path / "two.json"
     subprocess.run([*common, "--json", str(one)], check=True, env=env, capture_output=True, timeout=300)
-    run = subprocess.run([*common, "--devices", "2", "--strategy", "ddp", "--json", str(two)], env=env,
-                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    run = subprocess.run(
+        [*common, "--devices", "2", "--strategy", "ddp", "--json", str(two)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     single, ddp = json.loads(one.read_text()), json.loads(two.read_text())
     assert (single["world_size"], ddp["world_size"]) == (1, 2)  # a silent fallback to one process would fail here

@@ -91,13 +91,38 @@ def _proposals(seed: int) -> Batch:
     return proposals, objects
 
 
-FOREGROUND = ["MAE", "SMeasure", "WeightedFMeasure", "FMeasure", "EMeasure", "IoU", "Dice", "ForegroundMeasures",
-              "ThresholdMeasures", "SizeInvariantMAE", "SizeInvariantThresholdMeasures", "MultiScaleIoU",
-              "HumanCorrectionEffort", "ContextMeasure"]  # fmt: skip
-PARTITION = ["PartitionMeasures", "ObjectsAndPartsPR", "RegionPR", "PartitionBoundaryPR", "ProbabilisticRandIndex",
-             "VariationOfInformation", "NormalizedVariationOfInformation", "SegmentationCovering",
-             "DirectionalHamming", "VanDongen", "BipartiteGraphMatching", "BidirectionalConsistency",
-             "GlobalConsistency", "LocalConsistency"]  # fmt: skip
+FOREGROUND = [
+    "MAE",
+    "SMeasure",
+    "WeightedFMeasure",
+    "FMeasure",
+    "EMeasure",
+    "IoU",
+    "Dice",
+    "ForegroundMeasures",
+    "ThresholdMeasures",
+    "SizeInvariantMAE",
+    "SizeInvariantThresholdMeasures",
+    "MultiScaleIoU",
+    "HumanCorrectionEffort",
+    "ContextMeasure",
+]
+PARTITION = [
+    "PartitionMeasures",
+    "ObjectsAndPartsPR",
+    "RegionPR",
+    "PartitionBoundaryPR",
+    "ProbabilisticRandIndex",
+    "VariationOfInformation",
+    "NormalizedVariationOfInformation",
+    "SegmentationCovering",
+    "DirectionalHamming",
+    "VanDongen",
+    "BipartiteGraphMatching",
+    "BidirectionalConsistency",
+    "GlobalConsistency",
+    "LocalConsistency",
+]
 
 #: name -> (factory taking torchmetrics kwargs, batch maker by seed)
 CASES: dict[str, tuple[Callable[..., Any], Callable[[int], tuple[Any, ...]]]] = {

@@ -25,8 +25,13 @@ def _check(mask: np.ndarray, spacing: tuple[float, ...]) -> None:
     # read at some elements only (the last pass evaluates its envelope there alone): the same bits, in C order
     rng = np.random.default_rng(mask.size)
     # (sparse `at`: the last pass evaluated there alone; dense: the whole pass, then read)
-    for at in (rng.random(mask.shape) < 0.1, rng.random(mask.shape) < 0.5, np.ones(mask.shape, bool),
-               np.zeros(mask.shape, bool), mask):  # fmt: skip
+    for at in (
+        rng.random(mask.shape) < 0.1,
+        rng.random(mask.shape) < 0.5,
+        np.ones(mask.shape, bool),
+        np.zeros(mask.shape, bool),
+        mask,
+    ):
         picked = distance_to_features(mask, spacing, at=at)
         assert picked.dtype == np.float64 and np.array_equal(picked, got[at])
         # the device transform (brute-force minimum per line; run here on CPU tensors): bitwise on a unit grid, an

@@ -76,8 +76,14 @@ def test_reflect101_index_is_opencv_border_interpolate(length):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(1, 40), st.integers(1, 40), st.integers(0, 15), st.integers(0, 15),
-       st.sampled_from(("bool", "float")))  # fmt: skip
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 40),
+    st.integers(1, 40),
+    st.integers(0, 15),
+    st.integers(0, 15),
+    st.sampled_from(("bool", "float")),
+)
 def test_gap_is_the_difference_of_the_two_inner_products(seed, h, w, half_r, half_c, kind):
     rng = np.random.default_rng(seed)
     k = rng.random((2 * half_r + 1, 2 * half_c + 1))
@@ -86,8 +92,9 @@ def test_gap_is_the_difference_of_the_two_inner_products(seed, h, w, half_r, hal
     y = rng.random((h, w)) < rng.uniform(0, 0.6)
     y_float = y.astype(np.float64)
     expected = np.sum(x * opencv_filter(y_float, k)) - np.sum(opencv_filter(x, k) * y_float)
-    got = filter2d_reflect_gap(torch.from_numpy(x), torch.from_numpy(y if kind == "bool" else y_float),
-                               torch.from_numpy(k))  # fmt: skip
+    got = filter2d_reflect_gap(
+        torch.from_numpy(x), torch.from_numpy(y if kind == "bool" else y_float), torch.from_numpy(k)
+    )
     assert got == pytest.approx(expected, abs=1e-11 * max(1.0, k.sum() * h * w))
 
 
@@ -110,8 +117,20 @@ def numpy_moments(masks: np.ndarray) -> np.ndarray:
         if i.size == 0:
             rows.append([0, 0, 0, 0, 0, 0, m.shape[0], -1, m.shape[1], -1])
         else:
-            rows.append([i.size, i.sum(), j.sum(), (i * i).sum(), (j * j).sum(), (i * j).sum(), i.min(), i.max(),
-                         j.min(), j.max()])  # fmt: skip
+            rows.append(
+                [
+                    i.size,
+                    i.sum(),
+                    j.sum(),
+                    (i * i).sum(),
+                    (j * j).sum(),
+                    (i * j).sum(),
+                    i.min(),
+                    i.max(),
+                    j.min(),
+                    j.max(),
+                ]
+            )
     return np.array(rows, np.int64).reshape(len(masks), 10)
 
 

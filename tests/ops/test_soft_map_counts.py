@@ -117,10 +117,14 @@ def test_a_kernel_compiled_aside_is_loaded_from_the_cache_not_compiled(tmp_path,
         print("again", again.process is not None)
         """
     )
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
-           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(Path(__file__).resolve().parents[2])])}  # fmt: skip
-    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=False,
-                          cwd=tmp_path, timeout=300)  # fmt: skip
+    env = {
+        **os.environ,
+        "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), str(Path(__file__).resolve().parents[2])]),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=False, cwd=tmp_path, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
     if _compile_aside._cpus() < 2:
         assert "started False" in proc.stdout
@@ -152,8 +156,9 @@ def test_compile_aside_switched_off_starts_no_helper(monkeypatch):
     from segmetrics_torch.ops import compile_aside_enabled, set_compile_aside
 
     asked: list[str] = []
-    monkeypatch.setattr(_compile_aside, "compile_aside", lambda kernel, signature: asked.append(signature)
-                        or _compile_aside.Aside(None))  # fmt: skip
+    monkeypatch.setattr(
+        _compile_aside, "compile_aside", lambda kernel, signature: asked.append(signature) or _compile_aside.Aside(None)
+    )
     assert compile_aside_enabled()
     set_compile_aside(False)
     try:

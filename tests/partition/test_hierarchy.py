@@ -63,8 +63,9 @@ def test_atoms_path_equals_pixel_tables_of_every_level(h, w, seed, k):
         direct = partition_measures(list(levels), [gts[b]] * len(thresholds), measures=TABLE_MEASURES)
         for key, value in direct.items():
             torch.testing.assert_close(out[key][b], value, rtol=0, atol=1e-12, msg=key)
-        stack = hierarchy_measures(levels[None], gts[b][None], input_format="stack", thresholds=3,
-                                   measures=TABLE_MEASURES)  # fmt: skip
+        stack = hierarchy_measures(
+            levels[None], gts[b][None], input_format="stack", thresholds=3, measures=TABLE_MEASURES
+        )
         for key in direct:
             torch.testing.assert_close(stack[key][0], out[key][b], rtol=0, atol=1e-12, msg=key)
 
@@ -74,8 +75,9 @@ def test_region_benchmark_counts_equal_the_bsr_oracle():
     u = random_ucm(rng, 7, 9)
     gts = rng.integers(1, 4, (2, 7, 9))
     thresholds = [0.2, 0.5, 0.8]
-    out = hierarchy_measures([torch.from_numpy(u)], [torch.from_numpy(gts)], thresholds=thresholds, rule="bsr",
-                             measures=["pri", "voi"])  # fmt: skip
+    out = hierarchy_measures(
+        [torch.from_numpy(u)], [torch.from_numpy(gts)], thresholds=thresholds, rule="bsr", measures=["pri", "voi"]
+    )
     segs = [ref.bsr_ucm_to_partition(u, t) for t in thresholds]
     expected = ref.evaluation_reg_image(segs, list(gts))
     for ours, theirs in (("reg_cnt_r", "cntR"), ("reg_sum_r", "sumR"), ("reg_cnt_p", "cntP"), ("reg_sum_p", "sumP")):

@@ -132,8 +132,9 @@ def test_fop_gamma_obj_is_an_argument():
     gt = seg.copy()
     gt[:3] = 9  # shaves some regions: overlaps between 0.9 and 0.95
     for gamma in (0.9, 0.95):
-        out = partition_measures(torch.from_numpy(seg)[None], torch.from_numpy(gt)[None, None], measures="fop",
-                                 gamma_obj=gamma)  # fmt: skip
+        out = partition_measures(
+            torch.from_numpy(seg)[None], torch.from_numpy(gt)[None, None], measures="fop", gamma_obj=gamma
+        )
         f, p, r = ref.fop(seg, [gt], gamma_obj=gamma)
         assert (float(out["fop"][0]), float(out["fop_precision"][0]), float(out["fop_recall"][0])) == pytest.approx(
             (f, p, r), abs=1e-12

@@ -56,8 +56,9 @@ def test_seism_fb_per_image_gpb_ucm(bsds):
     root, ucms, gts = bsds
     n = 8
     thresholds = ["0.15", "0.50"]
-    out = hierarchy_measures(ucms[:n], gts[:n], thresholds=[float(t) for t in thresholds], measures="fb",
-                             region_benchmark=False)  # fmt: skip
+    out = hierarchy_measures(
+        ucms[:n], gts[:n], thresholds=[float(t) for t in thresholds], measures="fb", region_benchmark=False
+    )
     for k, t in enumerate(thresholds):
         expected = _published(root, "gPb-UCM", "fb", t)[:n]
         np.testing.assert_array_equal(out["fb_sum_r"][:, k].numpy(), expected[:, 4])
@@ -80,8 +81,12 @@ def _state_from_files(root, method, params, measure):
         return {"count": torch.tensor(n, dtype=torch.float64), "fb_counts": counts.sum(1), "fb_ois_counts": ois}
     p, r = torch.from_numpy(data[..., 1]), torch.from_numpy(data[..., 2])
     ois = torch.stack([p.gather(1, idx[:, None]).sum(), r.gather(1, idx[:, None]).sum()])
-    return {"count": torch.tensor(n, dtype=torch.float64), f"{measure}_precision_sum": p.sum(0),
-            f"{measure}_recall_sum": r.sum(0), f"{measure}_ois": ois}  # fmt: skip
+    return {
+        "count": torch.tensor(n, dtype=torch.float64),
+        f"{measure}_precision_sum": p.sum(0),
+        f"{measure}_recall_sum": r.sum(0),
+        f"{measure}_ois": ois,
+    }
 
 
 @pytest.mark.parametrize("measure", ["fb", "fop"])
@@ -182,8 +187,9 @@ def test_seism_quadtree_fb_from_the_image_size(bsds):
 def test_hierarchy_metric_on_gpb_ucm_matches_per_image_files(bsds):
     """HierarchyMeasures over the 20 images: the SEISM Fop curve equals the mean of the published per-image rows."""
     root, ucms, gts = bsds
-    metric = HierarchyMeasures(thresholds=[float(t) for t in SEISM_THRESHOLDS], measures=["fop"],
-                               region_benchmark=False)  # fmt: skip
+    metric = HierarchyMeasures(
+        thresholds=[float(t) for t in SEISM_THRESHOLDS], measures=["fop"], region_benchmark=False
+    )
     metric.update(ucms[:7], gts[:7])
     metric.update(ucms[7:], gts[7:])
     res = metric.compute()["fop"]

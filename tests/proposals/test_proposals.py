@@ -41,8 +41,12 @@ def pools(draw):
 def test_best_overlaps_equal_the_numpy_oracle(pool, chunk):
     props, objs, void = pool
     counts = [1, 2, 3, 5, 8, 100000]
-    ov = proposal_overlaps(torch.from_numpy(props), torch.from_numpy(objs),
-                           void=None if void is None else torch.from_numpy(void), chunk_size=chunk)  # fmt: skip
+    ov = proposal_overlaps(
+        torch.from_numpy(props),
+        torch.from_numpy(objs),
+        void=None if void is None else torch.from_numpy(void),
+        chunk_size=chunk,
+    )
     got = best_overlaps(ov, counts)
     expected = ref.best_overlaps(props, objs, counts, void)
     for key in ("jaccard", "inter", "fp", "fn", "num_proposals"):
@@ -130,8 +134,12 @@ def test_metric_equals_the_oracle_summary_over_images():
         images.append((props, objs, void, rng.integers(0, 3, k)))
     metric = ProposalRecall(counts, num_classes=3)
     metric.update(*[torch.from_numpy(x) for x in images[0]])
-    metric.update([torch.from_numpy(im[0]) for im in images[1:]], [torch.from_numpy(im[1]) for im in images[1:]],
-                  [torch.from_numpy(im[2]) for im in images[1:]], [torch.from_numpy(im[3]) for im in images[1:]])
+    metric.update(
+        [torch.from_numpy(im[0]) for im in images[1:]],
+        [torch.from_numpy(im[1]) for im in images[1:]],
+        [torch.from_numpy(im[2]) for im in images[1:]],
+        [torch.from_numpy(im[3]) for im in images[1:]],
+    )
     res = metric.compute()
     per = [ref.best_overlaps(props, objs, counts, void) for props, objs, void, _ in images]
     cat = {key: np.concatenate([b[key] for b in per], 1) for key in ("jaccard", "inter", "fp", "fn")}
@@ -152,8 +160,14 @@ def test_best_boundary_f_equals_the_numpy_oracle(pool, chunk, bound_th):
     v = None if void is None else torch.from_numpy(void)
     expected = ref.best_boundary_f(props, objs, counts, void, bound_th)
     for backend in ("numba", "torch"):
-        bc = proposal_boundary_overlaps(torch.from_numpy(props), torch.from_numpy(objs), void=v, bound_th=bound_th,
-                                        chunk_size=chunk, backend=backend)  # fmt: skip
+        bc = proposal_boundary_overlaps(
+            torch.from_numpy(props),
+            torch.from_numpy(objs),
+            void=v,
+            bound_th=bound_th,
+            chunk_size=chunk,
+            backend=backend,
+        )
         got = best_boundary_f(bc, counts)
         for key in ("f", "precision", "recall", "num_proposals"):
             np.testing.assert_allclose(got[key].numpy(), expected[key], rtol=0, atol=1e-15, err_msg=key)

@@ -29,9 +29,24 @@ from tests.conftest import shared_path
 
 TOL = 1e-9
 SIMILARITIES = (
-    "fop", "fop_precision", "fop_recall", "fr", "fr_precision", "fr_recall", "pri", "nvoi",
-    "sc", "ssc", "dhd", "sdhd", "vd", "bgm", "bce", "gce", "lce",
-)  # fmt: skip
+    "fop",
+    "fop_precision",
+    "fop_recall",
+    "fr",
+    "fr_precision",
+    "fr_recall",
+    "pri",
+    "nvoi",
+    "sc",
+    "ssc",
+    "dhd",
+    "sdhd",
+    "vd",
+    "bgm",
+    "bce",
+    "gce",
+    "lce",
+)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -225,18 +240,20 @@ def direct_measures(partition: np.ndarray, gts: list[np.ndarray]) -> dict[str, f
         e_sg, e_gs = np.array(e_sg), np.array(e_gs)
         k_max = max(len(s_masks), len(g_masks))
         vi = skm.variation_of_information(dense(gt), dense(partition), ignore_labels=()).sum()
-        per_gt.append({
-            "sc": sum(s.sum() * max(jaccard(s, g) for g in g_masks) for s in s_masks) / n,
-            "ssc": sum(g.sum() * max(jaccard(s, g) for s in s_masks) for g in g_masks) / n,
-            "dhd": n - sum(max(inter(s, g) for s in s_masks) for g in g_masks),
-            "sdhd": n - sum(max(inter(s, g) for g in g_masks) for s in s_masks),
-            "bce": np.maximum(e_sg, e_gs).mean(),
-            "gce": min(e_sg.sum(), e_gs.sum()) / n,
-            "lce": np.minimum(e_sg, e_gs).mean(),
-            "pri": skl.rand_score(gt.ravel(), partition.ravel()),
-            "voi": vi,
-            "nvoi": 1.0 if k_max == 1 else 1 - vi / (2 * math.log2(k_max)),
-        })  # fmt: skip
+        per_gt.append(
+            {
+                "sc": sum(s.sum() * max(jaccard(s, g) for g in g_masks) for s in s_masks) / n,
+                "ssc": sum(g.sum() * max(jaccard(s, g) for s in s_masks) for g in g_masks) / n,
+                "dhd": n - sum(max(inter(s, g) for s in s_masks) for g in g_masks),
+                "sdhd": n - sum(max(inter(s, g) for g in g_masks) for s in s_masks),
+                "bce": np.maximum(e_sg, e_gs).mean(),
+                "gce": min(e_sg.sum(), e_gs.sum()) / n,
+                "lce": np.minimum(e_sg, e_gs).mean(),
+                "pri": skl.rand_score(gt.ravel(), partition.ravel()),
+                "voi": vi,
+                "nvoi": 1.0 if k_max == 1 else 1 - vi / (2 * math.log2(k_max)),
+            }
+        )
     mean = {key: float(np.mean([m[key] for m in per_gt])) for key in per_gt[0]}
     for key in ("dhd", "sdhd", "bce", "gce", "lce"):
         mean[key] = 1 - mean[key] / (n if key in ("dhd", "sdhd") else 1)

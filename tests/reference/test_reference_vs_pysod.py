@@ -34,9 +34,13 @@ IMAGES = ("0001.png", "19.png", "aerial-1867541__340.png")
 def assert_close(actual, expected, what: str, tol: float = TOL) -> None:
     """``|actual - expected| <= tol`` elementwise; NaN only matches NaN."""
     np.testing.assert_allclose(
-        np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64),
-        rtol=0, atol=tol, equal_nan=True, err_msg=what,
-    )  # fmt: skip
+        np.asarray(actual, dtype=np.float64),
+        np.asarray(expected, dtype=np.float64),
+        rtol=0,
+        atol=tol,
+        equal_nan=True,
+        err_msg=what,
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -52,14 +56,21 @@ def oracle_all(p: np.ndarray, g: np.ndarray) -> dict:
     return {
         "mae": ref.mae(p, g),
         "wfm": ref.weighted_f_measure(p, g),
-        "adp_em": em["adaptive"], "em_curve": em["curve"],
-        "adp_fm": fm["adaptive"], "fm_curve": fm["curve"],
-        "precision_curve": fm["precision"], "recall_curve": fm["recall"],
-        "adp_pre": pr["adaptive_precision"], "pre_curve": pr["precision"],
-        "adp_rec": pr["adaptive_recall"], "rec_curve": pr["recall"],
-        "adp_iou": iou["adaptive"], "iou_curve": iou["curve"],
-        "adp_dice": dice["adaptive"], "dice_curve": dice["curve"],
-    }  # fmt: skip
+        "adp_em": em["adaptive"],
+        "em_curve": em["curve"],
+        "adp_fm": fm["adaptive"],
+        "fm_curve": fm["curve"],
+        "precision_curve": fm["precision"],
+        "recall_curve": fm["recall"],
+        "adp_pre": pr["adaptive_precision"],
+        "pre_curve": pr["precision"],
+        "adp_rec": pr["adaptive_recall"],
+        "rec_curve": pr["recall"],
+        "adp_iou": iou["adaptive"],
+        "iou_curve": iou["curve"],
+        "adp_dice": dice["adaptive"],
+        "dice_curve": dice["curve"],
+    }
 
 
 PIXEL_KEYS = ("mae", "wfm", "adp_em", "em_curve", "adp_fm", "fm_curve", "precision_curve", "recall_curve")
@@ -107,8 +118,12 @@ def sm_quadrants(g: np.ndarray) -> list[tuple[slice, slice]]:
     """The four region-term quadrants as pysod cuts them (``argwhere(g).mean(0).round() + 1``)."""
     h, w = g.shape
     cy, cx = (int(v) + 1 for v in np.argwhere(g).mean(axis=0).round())
-    return [(slice(0, cy), slice(0, cx)), (slice(0, cy), slice(cx, w)),
-            (slice(cy, h), slice(0, cx)), (slice(cy, h), slice(cx, w))]  # fmt: skip
+    return [
+        (slice(0, cy), slice(0, cx)),
+        (slice(0, cy), slice(cx, w)),
+        (slice(cy, h), slice(0, cx)),
+        (slice(cy, h), slice(cx, w)),
+    ]
 
 
 def fragile_quadrants(p: np.ndarray, g: np.ndarray) -> list[bool]:
@@ -199,10 +214,16 @@ def real_data() -> dict:
 @pytest.mark.shared
 def test_real_images_per_image_values(real_data):
     stored_names = {
-        "MAE": "mae", "wFmeasure": "wfm", "adpEm": "adp_em", "em_curve": "em_curve", "adpFm": "adp_fm",
-        "fm_curve": "fm_curve", "precision_curve": "precision_curve", "recall_curve": "recall_curve",
+        "MAE": "mae",
+        "wFmeasure": "wfm",
+        "adpEm": "adp_em",
+        "em_curve": "em_curve",
+        "adpFm": "adp_fm",
+        "fm_curve": "fm_curve",
+        "precision_curve": "precision_curve",
+        "recall_curve": "recall_curve",
         "Smeasure": "sm",
-    }  # fmt: skip
+    }
     for name in IMAGES:
         stored, mine = real_data["per_image"][name], real_data["images"][name]["oracle"]
         assert list(stored["shape"]) == list(real_data["images"][name]["gt"].shape)

@@ -57,8 +57,13 @@ def monai_hd(p, g, spacing, percentile=None, directed=False, metric="euclidean")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = compute_hausdorff_distance(
-            _t(p), _t(g), include_background=True, distance_metric=metric, percentile=percentile,
-            directed=directed, spacing=list(spacing),
+            _t(p),
+            _t(g),
+            include_background=True,
+            distance_metric=metric,
+            percentile=percentile,
+            directed=directed,
+            spacing=list(spacing),
         )
     return float(out.reshape(-1)[0])
 
@@ -68,8 +73,9 @@ def monai_asd(p, g, spacing, symmetric=False) -> float:  # type: ignore[no-untyp
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = compute_average_surface_distance(_t(p), _t(g), include_background=True, symmetric=symmetric,
-                                               spacing=list(spacing))
+        out = compute_average_surface_distance(
+            _t(p), _t(g), include_background=True, symmetric=symmetric, spacing=list(spacing)
+        )
     return float(out.reshape(-1)[0])
 
 
@@ -78,8 +84,9 @@ def monai_nsd(p, g, spacing, tolerance, use_subvoxels=False) -> float:  # type: 
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = compute_surface_dice(_t(p), _t(g), [tolerance], include_background=True, spacing=list(spacing),
-                                   use_subvoxels=use_subvoxels)
+        out = compute_surface_dice(
+            _t(p), _t(g), [tolerance], include_background=True, spacing=list(spacing), use_subvoxels=use_subvoxels
+        )
     return float(out.reshape(-1)[0])
 
 
@@ -117,8 +124,9 @@ def torchmetrics_hd(p, g, spacing, metric="euclidean", directed=False) -> float:
 
     pp = torch.from_numpy(p.astype(np.int64))[None, None]
     gg = torch.from_numpy(g.astype(np.int64))[None, None]
-    out = hausdorff_distance(pp, gg, num_classes=1, include_background=True, distance_metric=metric,
-                             spacing=list(spacing), directed=directed)
+    out = hausdorff_distance(
+        pp, gg, num_classes=1, include_background=True, distance_metric=metric, spacing=list(spacing), directed=directed
+    )
     return float(out.reshape(-1)[0])
 
 

@@ -477,8 +477,19 @@ def test_evaluate_surface_has_a_cldice_column(tmp_path, capsys) -> None:
         Image.fromarray(g * 255).save(tmp_path / "gt" / f"v{i}.png")
         Image.fromarray(p * 255).save(tmp_path / "pred" / f"v{i}.png")
         masks.append((p, g))
-    argv = ["evaluate", "surface", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress",
-            "--measures", "hd,cldice", "--json", str(tmp_path / "r.json")]  # fmt: skip
+    argv = [
+        "evaluate",
+        "surface",
+        "--pred",
+        str(tmp_path / "pred"),
+        "--gt",
+        str(tmp_path / "gt"),
+        "--no-progress",
+        "--measures",
+        "hd,cldice",
+        "--json",
+        str(tmp_path / "r.json"),
+    ]
     assert main(argv) == 0, capsys.readouterr().err
     assert capsys.readouterr().out.splitlines()[0].split() == ["method", "HD", "clDice"]
     results = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["results"]

@@ -39,8 +39,19 @@ def _rows(path: Path) -> list[dict[str, str]]:
 
 def test_masks_give_the_functions_numbers(tmp_path: Path, capsys) -> None:
     data = _masks(tmp_path)
-    args = ["evaluate", "surface", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress",
-            "--per-image-csv", str(tmp_path / "per.csv"), "--json", str(tmp_path / "r.json")]  # fmt: skip
+    args = [
+        "evaluate",
+        "surface",
+        "--pred",
+        str(tmp_path / "pred"),
+        "--gt",
+        str(tmp_path / "gt"),
+        "--no-progress",
+        "--per-image-csv",
+        str(tmp_path / "per.csv"),
+        "--json",
+        str(tmp_path / "r.json"),
+    ]
     assert main(args) == 0, capsys.readouterr().err
     rows = {r["image"]: r for r in _rows(tmp_path / "per.csv")}
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
@@ -50,13 +61,27 @@ def test_masks_give_the_functions_numbers(tmp_path: Path, capsys) -> None:
             assert float(rows[f"im{i}"][key]) == pytest.approx(float(value[0]), abs=1e-12), key
             assert report["results"]["per_image"][f"im{i}"][key] == pytest.approx(float(value[0]), abs=1e-12)
     assert report["results"]["hausdorff"] == pytest.approx(
-        np.mean([float(rows[f"im{i}"]["hausdorff"]) for i in range(3)]), abs=1e-12)
+        np.mean([float(rows[f"im{i}"]["hausdorff"]) for i in range(3)]), abs=1e-12
+    )
 
 
 def test_label_maps_give_a_row_per_class(tmp_path: Path, capsys) -> None:
     _masks(tmp_path, labels=True)
-    args = ["evaluate", "surface", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress",
-            "--num-classes", "3", "--convention", "deepmind", "--tolerance", "1,2"]  # fmt: skip
+    args = [
+        "evaluate",
+        "surface",
+        "--pred",
+        str(tmp_path / "pred"),
+        "--gt",
+        str(tmp_path / "gt"),
+        "--no-progress",
+        "--num-classes",
+        "3",
+        "--convention",
+        "deepmind",
+        "--tolerance",
+        "1,2",
+    ]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "class 1" in out and "class 2" in out and "deepmind" in out
@@ -72,12 +97,22 @@ def test_nifti_volumes_take_the_header_spacing(tmp_path: Path, capsys) -> None:
     affine = np.diag([0.7, 0.9, 2.5, 1.0])
     nibabel.save(nibabel.Nifti1Image(v, affine), str(tmp_path / "gt" / "case1.nii.gz"))
     nibabel.save(nibabel.Nifti1Image(w, affine), str(tmp_path / "pred" / "case1.nii.gz"))
-    args = ["evaluate", "surface", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress",
-            "--json", str(tmp_path / "r.json")]  # fmt: skip
+    args = [
+        "evaluate",
+        "surface",
+        "--pred",
+        str(tmp_path / "pred"),
+        "--gt",
+        str(tmp_path / "gt"),
+        "--no-progress",
+        "--json",
+        str(tmp_path / "r.json"),
+    ]
     assert main(args) == 0, capsys.readouterr().err
     spacing = [float(np.float32(s)) for s in (0.7, 0.9, 2.5)]  # the header stores float32
-    expected = surface_distance_measures(torch.from_numpy(w != 0)[None], torch.from_numpy(v != 0)[None],
-                                         spacing=spacing)  # fmt: skip
+    expected = surface_distance_measures(
+        torch.from_numpy(w != 0)[None], torch.from_numpy(v != 0)[None], spacing=spacing
+    )
     got = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["results"]["per_image"]["case1"]
     assert got["hausdorff"] == pytest.approx(float(expected["hausdorff"][0]), abs=1e-12)
     assert got["nsd"] == pytest.approx(float(expected["nsd"][0]), abs=1e-12)
@@ -95,8 +130,16 @@ def test_bad_folders_are_one_error_line(tmp_path: Path, capsys, fault: str) -> N
         (tmp_path / "pred" / "im0.png").unlink()
     else:
         extra += ["--spacing", "1,2,3"]
-    args = ["evaluate", "surface", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress",
-            *extra]  # fmt: skip
+    args = [
+        "evaluate",
+        "surface",
+        "--pred",
+        str(tmp_path / "pred"),
+        "--gt",
+        str(tmp_path / "gt"),
+        "--no-progress",
+        *extra,
+    ]
     assert main(args) == 2
     err = capsys.readouterr().err
     errors = [line for line in err.splitlines() if line.startswith("error:")]
@@ -144,8 +187,17 @@ def test_medpy_names_the_empty_side_once(tmp_path: Path, capsys) -> None:
     "the prediction (the prediction) is empty" once)."""
     _masks(tmp_path)
     Image.fromarray(np.zeros((30, 34), np.uint8)).save(tmp_path / "pred" / "im1.png")
-    args = ["evaluate", "surface", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress",
-            "--convention", "medpy"]  # fmt: skip
+    args = [
+        "evaluate",
+        "surface",
+        "--pred",
+        str(tmp_path / "pred"),
+        "--gt",
+        str(tmp_path / "gt"),
+        "--no-progress",
+        "--convention",
+        "medpy",
+    ]
     assert main(args) == 2
     (line,) = [x for x in capsys.readouterr().err.splitlines() if x.startswith("error:")]
     assert "im1.png" in line and "the prediction is empty" in line and "(the prediction)" not in line, line
@@ -157,15 +209,30 @@ def test_measures_chooses_the_columns_and_others_are_their_metrics(tmp_path: Pat
     from segmetrics_torch.functional import boundary_iou
 
     data = _masks(tmp_path, labels=True)
-    args = ["evaluate", "surface", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress",
-            "--num-classes", "3", "--measures", "boundaryiou,HD", "--json", str(tmp_path / "r.json")]  # fmt: skip
+    args = [
+        "evaluate",
+        "surface",
+        "--pred",
+        str(tmp_path / "pred"),
+        "--gt",
+        str(tmp_path / "gt"),
+        "--no-progress",
+        "--num-classes",
+        "3",
+        "--measures",
+        "boundaryiou,HD",
+        "--json",
+        str(tmp_path / "r.json"),
+    ]
     assert main(args) == 0, capsys.readouterr().err
     out = capsys.readouterr().out
     assert out.splitlines()[0].split() == ["method", "HD", "Boundary", "IoU"]
     results = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["results"]
     assert set(results) >= {"hausdorff", "boundary_iou"} and "nsd" not in results and "asd" not in results
-    values = [boundary_iou(torch.from_numpy(p)[None].long(), torch.from_numpy(g)[None].long(), num_classes=3)[0]
-              for p, g in data]  # fmt: skip
+    values = [
+        boundary_iou(torch.from_numpy(p)[None].long(), torch.from_numpy(g)[None].long(), num_classes=3)[0]
+        for p, g in data
+    ]
     assert results["boundary_iou"] == pytest.approx(torch.stack(values).mean(0).tolist(), abs=1e-12)
     assert results["per_image"]["im1"]["boundary_iou"] == pytest.approx(values[1].tolist(), abs=1e-12)
 
@@ -173,9 +240,11 @@ def test_measures_chooses_the_columns_and_others_are_their_metrics(tmp_path: Pat
 def test_measures_in_a_configuration_and_unknown_names(tmp_path: Path, capsys) -> None:
     _masks(tmp_path)
     config = tmp_path / "eval.yaml"
-    config.write_text(f"output: {tmp_path / 'out'}\ndatasets:\n  D: {{gt: {tmp_path / 'gt'}, families: [surface]}}\n"
-                      f"methods:\n  M: {tmp_path / 'pred'}\noptions:\n  surface: {{measures: [biou, nsd]}}\n",
-                      encoding="utf-8")  # fmt: skip
+    config.write_text(
+        f"output: {tmp_path / 'out'}\ndatasets:\n  D: {{gt: {tmp_path / 'gt'}, families: [surface]}}\n"
+        f"methods:\n  M: {tmp_path / 'pred'}\noptions:\n  surface: {{measures: [biou, nsd]}}\n",
+        encoding="utf-8",
+    )
     assert main(["evaluate", "--config", str(config), "--figures", "none", "--no-progress"]) == 0, capsys.readouterr()
     record = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     results = record["results"]["D"]["surface"]["M"]["results"]

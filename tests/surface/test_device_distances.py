@@ -15,8 +15,16 @@ from segmetrics_torch.functional.surface.options import DISTANCE_DEFAULTS
 
 
 def _lists(preds: torch.Tensor, target: torch.Tensor, spacing: object, corners: bool, on_device: bool) -> list:
-    pairs = prepare_pairs(preds, target, num_classes=None, include_background=False, ignore_index=None,
-                          input_format="index", spacing=spacing, validate_args=True)  # fmt: skip
+    pairs = prepare_pairs(
+        preds,
+        target,
+        num_classes=None,
+        include_background=False,
+        ignore_index=None,
+        input_format="index",
+        spacing=spacing,
+        validate_args=True,
+    )
     return pair_distances(pairs, DISTANCE_DEFAULTS, corners=corners, on_device=on_device)
 
 
@@ -32,8 +40,9 @@ def _masks(shape: tuple[int, ...], density: float, seed: int) -> tuple[torch.Ten
 @pytest.mark.parametrize("shape", [(13, 17), (7, 9, 11)])
 @pytest.mark.parametrize("spacing", [None, "aniso"])
 @pytest.mark.parametrize("density", [0.02, 0.4])
-def test_device_path_gives_the_host_lists(corners: bool, shape: tuple[int, ...], spacing: object,
-                                          density: float) -> None:  # fmt: skip
+def test_device_path_gives_the_host_lists(
+    corners: bool, shape: tuple[int, ...], spacing: object, density: float
+) -> None:
     p, g = _masks(shape, density, seed=len(shape) * 10 + int(density * 100))
     sp = (0.7, 1.9, 1.3)[-len(shape) :] if spacing == "aniso" else None
     host = _lists(p, g, sp, corners, on_device=False)

@@ -58,8 +58,9 @@ EXPECTED = {
 }
 
 
-def _call(measure: str, convention: str | None, options: tuple[str, ...], p: torch.Tensor, g: torch.Tensor,
-          **kw: object) -> torch.Tensor:
+def _call(
+    measure: str, convention: str | None, options: tuple[str, ...], p: torch.Tensor, g: torch.Tensor, **kw: object
+) -> torch.Tensor:
     if measure == "hd":
         return hausdorff_distance(p, g, convention=convention, **kw)  # type: ignore[arg-type]
     if measure == "hd95":
@@ -70,7 +71,12 @@ def _call(measure: str, convention: str | None, options: tuple[str, ...], p: tor
         return average_surface_distance(p, g, convention=convention, symmetric=measure == "assd", **kw)  # type: ignore[arg-type]
     if measure == "nsd":
         return normalized_surface_distance(
-            p, g, tolerance=1.0, convention=convention, use_subvoxels="subvoxels" in options, **kw  # type: ignore[arg-type]
+            p,
+            g,
+            tolerance=1.0,
+            convention=convention,
+            use_subvoxels="subvoxels" in options,
+            **kw,  # type: ignore[arg-type]
         )
     return boundary_iou(p, g, **kw)  # type: ignore[arg-type]
 

@@ -38,14 +38,19 @@ def _one_hot(x: torch.Tensor, c: int = 3) -> torch.Tensor:
 def test_matches_torchmetrics(layout, include_background):
     tm = pytest.importorskip("torchmetrics.functional.segmentation")
     lp, lg = _labels((2, 24, 24))
-    p, g = {"one-hot": (_one_hot(lp), _one_hot(lg)), "index": (lp, lg),
-            "mixed-pred-one-hot": (_one_hot(lp), lg), "mixed-target-one-hot": (lp, _one_hot(lg))}[layout]  # fmt: skip
+    p, g = {
+        "one-hot": (_one_hot(lp), _one_hot(lg)),
+        "index": (lp, lg),
+        "mixed-pred-one-hot": (_one_hot(lp), lg),
+        "mixed-target-one-hot": (lp, _one_hot(lg)),
+    }[layout]
     fmt = layout if not layout.startswith("mixed") else "mixed"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ref = tm.hausdorff_distance(p, g, 3, include_background=include_background, input_format=fmt)
-    ours = hausdorff_distance(p, g, num_classes=3, include_background=include_background, input_format=fmt,
-                              convention="torchmetrics")  # fmt: skip
+    ours = hausdorff_distance(
+        p, g, num_classes=3, include_background=include_background, input_format=fmt, convention="torchmetrics"
+    )
     np.testing.assert_allclose(ours.numpy(), ref.double().numpy(), rtol=1e-6)
 
 
@@ -66,8 +71,11 @@ def test_float_scores_are_arg_maxed_as_torchmetrics_does():
 def test_one_hot_equals_index_labels(shape, convention):
     lp, lg = _labels(shape, seed=3)
     index = surface_distance_measures(lp, lg, num_classes=3, convention=convention, tolerance=1.0)
-    for p, g, fmt in ((_one_hot(lp), _one_hot(lg), "one-hot"), (_one_hot(lp), lg, "mixed"),
-                      (lp, _one_hot(lg).bool(), "mixed")):  # fmt: skip
+    for p, g, fmt in (
+        (_one_hot(lp), _one_hot(lg), "one-hot"),
+        (_one_hot(lp), lg, "mixed"),
+        (lp, _one_hot(lg).bool(), "mixed"),
+    ):
         got = surface_distance_measures(p, g, convention=convention, tolerance=1.0, input_format=fmt)
         for key, value in index.items():
             assert torch.equal(got[key], value), (fmt, key)
@@ -87,8 +95,9 @@ def test_overlapping_channels_are_scored_as_given():
 
 def test_boundary_iou_takes_one_hot():
     lp, lg = _labels((2, 24, 24), seed=5)
-    assert torch.equal(boundary_iou(_one_hot(lp), _one_hot(lg), input_format="one-hot"),
-                       boundary_iou(lp, lg, num_classes=3))  # fmt: skip
+    assert torch.equal(
+        boundary_iou(_one_hot(lp), _one_hot(lg), input_format="one-hot"), boundary_iou(lp, lg, num_classes=3)
+    )
 
 
 def test_metrics_take_one_hot():

@@ -174,8 +174,11 @@ def test_unknown_keyword_names_the_nearest() -> None:
     the functions and the Metrics; one the function does not take (spacing for Boundary IoU) too."""
     from segmetrics_torch.metrics.surface import BoundaryIoU, HausdorffDistance
 
-    with pytest.raises(TypeError, match=r"hausdorff_distance\(\) got an unexpected keyword argument 'spacng' "
-                                        r"\(did you mean 'spacing'\?\)"):  # fmt: skip
+    with pytest.raises(
+        TypeError,
+        match=r"hausdorff_distance\(\) got an unexpected keyword argument 'spacng' "
+        r"\(did you mean 'spacing'\?\)",
+    ):
         hausdorff_distance(A, A, spacng=2.0)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match=r"boundary_iou\(\) got an unexpected keyword argument 'spacing'"):
         boundary_iou(A, A, spacing=2.0)  # type: ignore[call-arg]

@@ -34,15 +34,21 @@ def _pair(seed: int, batch: int = 3) -> tuple[torch.Tensor, torch.Tensor]:
     ("metric", "fn"),
     [
         (lambda: st.HausdorffDistance(percentile=95), lambda p, g: hausdorff_distance(p, g, percentile=95)),
-        (lambda: st.HausdorffDistance(convention="medpy", percentile=95),
-         lambda p, g: hausdorff_distance(p, g, convention="medpy", percentile=95)),
-        (lambda: st.AverageSurfaceDistance(symmetric=True),
-         lambda p, g: average_surface_distance(p, g, symmetric=True)),
-        (lambda: st.NormalizedSurfaceDistance(tolerance=1.5),
-         lambda p, g: normalized_surface_distance(p, g, tolerance=1.5)),
+        (
+            lambda: st.HausdorffDistance(convention="medpy", percentile=95),
+            lambda p, g: hausdorff_distance(p, g, convention="medpy", percentile=95),
+        ),
+        (
+            lambda: st.AverageSurfaceDistance(symmetric=True),
+            lambda p, g: average_surface_distance(p, g, symmetric=True),
+        ),
+        (
+            lambda: st.NormalizedSurfaceDistance(tolerance=1.5),
+            lambda p, g: normalized_surface_distance(p, g, tolerance=1.5),
+        ),
         (lambda: st.BoundaryIoU(), lambda p, g: boundary_iou(p, g)),
     ],
-)  # fmt: skip
+)
 def test_the_mean_of_the_functions_values(metric, fn) -> None:
     m = metric()
     values = []
@@ -80,8 +86,9 @@ def test_a_missed_structure_keeps_the_mean_infinite_and_nan_is_left_out() -> Non
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         both.update(p2, g2)
-    torch.testing.assert_close(both.compute(), average_surface_distance(p2[1:], g2[1:], symmetric=True)[0],
-                               rtol=0, atol=1e-12)  # fmt: skip
+    torch.testing.assert_close(
+        both.compute(), average_surface_distance(p2[1:], g2[1:], symmetric=True)[0], rtol=0, atol=1e-12
+    )
 
 
 def test_bad_arguments_fail_at_construction() -> None:
@@ -115,5 +122,6 @@ def test_a_missed_structure_is_inf_in_the_percentile_mean_too() -> None:
         q, h = p.clone(), g.clone()
         h[0] = False
         both.update(q, h)
-        torch.testing.assert_close(both.compute(), hausdorff_distance(q[1:], h[1:], percentile=95)[0], rtol=0,
-                                   atol=1e-12)  # fmt: skip
+        torch.testing.assert_close(
+            both.compute(), hausdorff_distance(q[1:], h[1:], percentile=95)[0], rtol=0, atol=1e-12
+        )

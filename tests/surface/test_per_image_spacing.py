@@ -34,8 +34,9 @@ def _monai(name: str, p: torch.Tensor, g: torch.Tensor, spacing: object, **kwarg
     metrics = pytest.importorskip("monai.metrics")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = getattr(metrics, name)(p[:, None].float(), g[:, None].float(), include_background=True,
-                                     spacing=spacing, **kwargs)  # fmt: skip
+        out = getattr(metrics, name)(
+            p[:, None].float(), g[:, None].float(), include_background=True, spacing=spacing, **kwargs
+        )
     return out.reshape(-1).double().numpy()
 
 
@@ -51,8 +52,9 @@ def test_assd_and_nsd_match_monai_per_item():
     p, g = _batch()
     spacing = [list(s) for s in SPACINGS]
     ours = average_surface_distance(p, g, spacing=SPACINGS, symmetric=True).numpy()
-    np.testing.assert_allclose(ours, _monai("compute_average_surface_distance", p, g, spacing, symmetric=True),
-                               rtol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(
+        ours, _monai("compute_average_surface_distance", p, g, spacing, symmetric=True), rtol=1e-6
+    )
     ours = normalized_surface_distance(p, g, spacing=SPACINGS, tolerance=1.5).numpy()
     ref = _monai("compute_surface_dice", p, g, spacing, class_thresholds=[1.5])
     np.testing.assert_allclose(ours, ref, rtol=1e-6)
@@ -63,8 +65,9 @@ def test_per_item_equals_one_image_at_a_time(convention):
     p, g = _batch()
     together = surface_distance_measures(p, g, spacing=SPACINGS, convention=convention, tolerance=1.0)
     for i, spacing in enumerate(SPACINGS):
-        alone = surface_distance_measures(p[i : i + 1], g[i : i + 1], spacing=spacing, convention=convention,
-                                          tolerance=1.0)  # fmt: skip
+        alone = surface_distance_measures(
+            p[i : i + 1], g[i : i + 1], spacing=spacing, convention=convention, tolerance=1.0
+        )
         for key, value in alone.items():
             assert float(together[key][i]) == float(value[0]), (key, i)
 

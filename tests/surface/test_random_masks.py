@@ -53,9 +53,7 @@ def _check_against_oracle(p: np.ndarray, g: np.ndarray, sp: tuple[float, ...]) -
                 ref.normalized_surface_distance(p, g, sp, 1.5, corners=conv == "deepmind"), **F64
             )
     directed = hausdorff_distance(P, G, spacing=sp, percentile=30, directed=True)
-    assert float(directed[0]) == pytest.approx(
-        ref.hausdorff_distance(p, g, sp, percentile=30, directed=True), **F64
-    )
+    assert float(directed[0]) == pytest.approx(ref.hausdorff_distance(p, g, sp, percentile=30, directed=True), **F64)
     for metric in ("chessboard", "taxicab"):
         for conv in ("monai", "torchmetrics"):
             ours_m = hausdorff_distance(P, G, spacing=sp, convention=conv, distance_metric=metric)
@@ -95,8 +93,9 @@ def test_edt_and_kdtree_paths_agree(seed: int, method: str, three_d: bool) -> No
     a, b = rng.random(shape) < 0.2, rng.random(shape) < 0.05
     sp = tuple(float(s) for s in rng.choice([0.5, 1.0, 2.5], size=len(shape)))
     other = "kdtree" if method == "edt" else "edt"
-    for x, y in zip(point_set_distances(a, b, sp, method=method), point_set_distances(a, b, sp, method=other),
-                    strict=True):
+    for x, y in zip(
+        point_set_distances(a, b, sp, method=method), point_set_distances(a, b, sp, method=other), strict=True
+    ):
         np.testing.assert_allclose(x, y, rtol=1e-13, atol=0)
 
 
@@ -142,7 +141,10 @@ def test_batch_equals_single_images() -> None:
     odd = (rng.random((9, 21)) < 0.4, rng.random((9, 21)) < 0.4)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        listed = hausdorff_distance([torch.from_numpy(m[0]) for m in [*masks, odd]],
-                                    [torch.from_numpy(m[1]) for m in [*masks, odd]], percentile=95)
+        listed = hausdorff_distance(
+            [torch.from_numpy(m[0]) for m in [*masks, odd]],
+            [torch.from_numpy(m[1]) for m in [*masks, odd]],
+            percentile=95,
+        )
     expected = [float(hausdorff_distance(_b(p), _b(g), percentile=95)[0]) for p, g in [*masks, odd]]
     assert listed.dtype == torch.float64 and listed.tolist() == expected

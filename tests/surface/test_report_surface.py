@@ -35,8 +35,24 @@ def test_masks_and_label_maps_in_a_report(tmp_path: Path, capsys) -> None:
     )
     assert main(["evaluate", "--config", str(tmp_path / "masks.yaml"), "--no-progress"]) == 0, capsys.readouterr().err
     single = tmp_path / "single.json"
-    assert main(["evaluate", "surface", "--pred", str(tmp_path / "A"), "--gt", str(tmp_path / "gt"), "--no-progress",
-                 "--tolerance", "1.5", "--json", str(single)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "evaluate",
+                "surface",
+                "--pred",
+                str(tmp_path / "A"),
+                "--gt",
+                str(tmp_path / "gt"),
+                "--no-progress",
+                "--tolerance",
+                "1.5",
+                "--json",
+                str(single),
+            ]
+        )
+        == 0
+    )
     expected = json.loads(single.read_text(encoding="utf-8"))["results"]
     got = json.loads((tmp_path / "masks" / "results.json").read_text(encoding="utf-8"))["results"]
     got = got["Masks"]["surface"]["A"]["results"]
@@ -86,12 +102,14 @@ def test_report_draws_per_image_distributions(tmp_path: Path, capsys, monkeypatc
     real_save = plots._save_figure
 
     def capture(fig, path):  # the figure's data, read before it is closed
-        drawn.append({
-            "panels": [ax.get_ylabel() for ax in fig.axes],
-            "boxes": sum(len([p for p in ax.patches if p.get_alpha() == 0.55]) for ax in fig.axes),
-            "notes": [t.get_text() for ax in fig.axes for t in ax.texts],
-            "legend": [t.get_text() for t in fig.legends[0].get_texts()],
-        })
+        drawn.append(
+            {
+                "panels": [ax.get_ylabel() for ax in fig.axes],
+                "boxes": sum(len([p for p in ax.patches if p.get_alpha() == 0.55]) for ax in fig.axes),
+                "notes": [t.get_text() for ax in fig.axes for t in ax.texts],
+                "legend": [t.get_text() for t in fig.legends[0].get_texts()],
+            }
+        )
         return real_save(fig, path)
 
     monkeypatch.setattr(plots, "_save_figure", capture)

@@ -401,8 +401,15 @@ def boundary_pr(
         (1.0, 0.505)
     """
     counts = boundary_pr_counts(
-        preds, target, thresholds=thresholds, max_dist=max_dist, thin=thin, input_format=input_format, nms=nms,
-        backend=backend, validate_args=validate_args,
+        preds,
+        target,
+        thresholds=thresholds,
+        max_dist=max_dist,
+        thin=thin,
+        input_format=input_format,
+        nms=nms,
+        backend=backend,
+        validate_args=validate_args,
     )
     res = summarize_counts(counts, unique_occurrence=unique_occurrence)
     warn_if_r50_nan(res, "boundary_pr", stacklevel=3)
@@ -423,7 +430,12 @@ def summarize_counts(counts: BoundaryCounts, *, unique_occurrence: UniqueOccurre
     """Dataset summary (and per-image bests) of per-image :class:`BoundaryCounts`, as ``collect_eval_bdry.m``."""
     cr, sr, cp, sp, levels = counts
     res = boundary_summary(
-        cr.sum(0), sr.sum(0), cp.sum(0), sp.sum(0), levels, ois_counts(cr, sr, cp, sp),
+        cr.sum(0),
+        sr.sum(0),
+        cp.sum(0),
+        sp.sum(0),
+        levels,
+        ois_counts(cr, sr, cp, sp),
         unique_occurrence=unique_occurrence,
     )
     r, p, _ = precision_recall_f(cr, sr, cp, sp)

@@ -47,9 +47,11 @@ def _stack_f(preds: Tensor, target: Tensor, bound_th: float, backend: Backend) -
     fg_dil = dilate_disk(fg_b, radius, backend=backend)
     gt_dil = dilate_disk(gt_b, radius, backend=backend)
     return boundary_f_from_counts(
-        (fg_b & gt_dil).sum(dim=(-2, -1)), fg_b.sum(dim=(-2, -1)), (gt_b & fg_dil).sum(dim=(-2, -1)),
+        (fg_b & gt_dil).sum(dim=(-2, -1)),
+        fg_b.sum(dim=(-2, -1)),
+        (gt_b & fg_dil).sum(dim=(-2, -1)),
         gt_b.sum(dim=(-2, -1)),
-    )  # fmt: skip
+    )
 
 
 def boundary_f_from_counts(
@@ -123,8 +125,9 @@ def morphological_boundary_f(
         groups.setdefault((p.shape[0], p.shape[1]), []).append(i)
     results: dict[int, tuple[Tensor, Tensor, Tensor]] = {}
     for idx in groups.values():
-        f, p, r = _stack_f(torch.stack([preds_b[i] for i in idx]), torch.stack([target_b[i] for i in idx]),
-                           bound_th, backend)
+        f, p, r = _stack_f(
+            torch.stack([preds_b[i] for i in idx]), torch.stack([target_b[i] for i in idx]), bound_th, backend
+        )
         for k, i in enumerate(idx):
             results[i] = (f[k], p[k], r[k])
     ordered = [results[i] for i in range(len(preds_b))]

@@ -43,7 +43,11 @@ def _run_stack(
 
 
 def _raise_for_image(
-    fn: Callable[[Tensor, Tensor], object], preds: Tensor, target: Tensor, block: range, indices: list[int] | None,
+    fn: Callable[[Tensor, Tensor], object],
+    preds: Tensor,
+    target: Tensor,
+    block: range,
+    indices: list[int] | None,
     err: ValueError,
 ) -> NoReturn:
     """Re-raise a block's ValueError (e.g. a singular GT of the context measure) naming the image of the batch that
@@ -72,5 +76,10 @@ def run_raw(
     """
     if not isinstance(normalize, bool):
         raise TypeError(f"Expected argument `normalize` to be a bool, but got {normalize!r}.")
-    return run_grouped(lambda p, t, indices, n: _run_stack(fn, p, t, indices, n), preds, target,
-                       validate_args=validate_args, names=names)  # fmt: skip
+    return run_grouped(
+        lambda p, t, indices, n: _run_stack(fn, p, t, indices, n),
+        preds,
+        target,
+        validate_args=validate_args,
+        names=names,
+    )

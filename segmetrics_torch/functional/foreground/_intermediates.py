@@ -102,10 +102,17 @@ def kernel_intermediates(preds: Tensor, g: Tensor, normalize: bool, options: Mea
     if options.weighted_f and options.edt_backend == "torch":
         distance = distance_transform_edt(g, backend="torch")
     stats = foreground_statistics(
-        preds, g, normalize=normalize, s_measure=options.s_measure, alpha=options.alpha,
-        skip_empty_quadrant=options.empty_quadrant == "skip", weighted_f=options.weighted_f,
-        wf_beta2=options.wf_beta2, distance=distance, counts=options.counts,
-    )  # fmt: skip
+        preds,
+        g,
+        normalize=normalize,
+        s_measure=options.s_measure,
+        alpha=options.alpha,
+        skip_empty_quadrant=options.empty_quadrant == "skip",
+        weighted_f=options.weighted_f,
+        wf_beta2=options.wf_beta2,
+        distance=distance,
+        counts=options.counts,
+    )
     cum = stats.histogram.flip(-1).cumsum(-1).to(torch.float64)  # [:, :, i]: pixels with bin >= 255 - i
     numel = preds.shape[1] * preds.shape[2]
     return ForegroundIntermediates(
@@ -150,8 +157,9 @@ def _blocks(batch: int, height: int, width: int, device: torch.device, kernel: b
 Derive = Callable[[ForegroundIntermediates], dict[str, Tensor]]
 
 
-def _run_stack(derive: Derive, preds: Tensor, target: Tensor, normalize: bool,
-               options: MeasureOptions) -> dict[str, Tensor]:  # fmt: skip
+def _run_stack(
+    derive: Derive, preds: Tensor, target: Tensor, normalize: bool, options: MeasureOptions
+) -> dict[str, Tensor]:
     parts: list[dict[str, Tensor]] = []
     kernel = use_cpu_kernel(preds.device)
     for block in _blocks(preds.shape[0], preds.shape[1], preds.shape[2], preds.device, kernel):
@@ -178,8 +186,13 @@ def run_per_image(
     """
     options = MeasureOptions() if options is None else options
     check_bool(normalize, "normalize")
-    return run_grouped(lambda p, t, indices, n: _run_stack(derive, p, t, normalize, options), preds, target,
-                       validate_args=validate_args, names=names)  # fmt: skip
+    return run_grouped(
+        lambda p, t, indices, n: _run_stack(derive, p, t, normalize, options),
+        preds,
+        target,
+        validate_args=validate_args,
+        names=names,
+    )
 
 
 def run_grouped(

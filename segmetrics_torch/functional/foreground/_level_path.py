@@ -135,8 +135,9 @@ def box_histograms(
     starts = torch.zeros(preds.shape[0] + 1, dtype=torch.int64)
     starts[1:] = torch.bincount(image, minlength=preds.shape[0]).cumsum(0)
     t_arr, tthr = target_threshold(target)
-    hist, box, outside = level_histograms(preds.contiguous().numpy(), t_arr, tthr, starts.numpy(),
-                                          boxes.index_select(0, order).contiguous().numpy())  # fmt: skip
+    hist, box, outside = level_histograms(
+        preds.contiguous().numpy(), t_arr, tthr, starts.numpy(), boxes.index_select(0, order).contiguous().numpy()
+    )
     return torch.from_numpy(hist), torch.from_numpy(box), torch.from_numpy(outside), order
 
 
@@ -149,8 +150,9 @@ def confusion_counts(tp: Tensor, pp: Tensor, pos: Tensor, numel: int) -> tuple[T
     return tp, fp, numel - posb - fp, fn
 
 
-def target_counts(preds: Tensor, target: Tensor, normalize: bool, image: Tensor, boxes: Tensor,
-                  modes: tuple[str, ...]) -> dict[str, tuple]:  # fmt: skip
+def target_counts(
+    preds: Tensor, target: Tensor, normalize: bool, image: Tensor, boxes: Tensor, modes: tuple[str, ...]
+) -> dict[str, tuple]:
     """int64 ``(tp, fp, tn, fn)`` per mode of every target's masked map ``p * box``, ``g & box`` (whole image),
     in the order of ``image``/``boxes`` -- the size-invariant measures' counts (``size_invariance._target_counts``)."""
     hist, box, _, order = box_histograms(preds, target, image, boxes)

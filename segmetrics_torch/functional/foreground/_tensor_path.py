@@ -91,9 +91,7 @@ def _region_score(p: Tensor, g: Tensor, empty_quadrant: str) -> Tensor:
     dc = d - spread(mean_d)
     yc = gf - spread(mean_y)
     den = n - 1 + EPS
-    sx, sy, sxy = (
-        quadrant_sums(w) / den for w in (dc * dc, yc * yc, dc * yc)
-    )
+    sx, sy, sxy = (quadrant_sums(w) / den for w in (dc * dc, yc * yc, dc * yc))
     mean_x = origin + mean_d
     alpha = 4 * mean_x * mean_y * sxy
     beta = (mean_x * mean_x + mean_y * mean_y) * (sx + sy)

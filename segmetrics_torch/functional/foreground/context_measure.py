@@ -154,8 +154,9 @@ def context_terms(
     y0, y1, x0, x1 = max(r0 - grow_r, 0), min(r1 + 1 + grow_r, h), max(c0 - grow_c, 0), min(c1 + 1 + grow_c, w)
     crop = p_at(y0, y1, x0, x1)
     cpu = use_cpu_kernel(g.device)
-    filtered = filter2d_reflect_window(crop[None], kernel, (r0 - y0, r1 + 1 - y0), (c0 - x0, c1 + 1 - x0),
-                                       backend="scipy" if cpu else "torch")[0]  # fmt: skip
+    filtered = filter2d_reflect_window(
+        crop[None], kernel, (r0 - y0, r1 + 1 - y0), (c0 - x0, c1 + 1 - x0), backend="scipy" if cpu else "torch"
+    )[0]
     inside = (g.numpy() if cpu else g)[r0 : r1 + 1, c0 : c1 + 1]
     on_gt = (filtered.numpy() if cpu else filtered)[inside]
     forward = on_gt.sum()
@@ -169,7 +170,11 @@ def _combine(m_forward: Any, w_reverse: Any, beta2: float) -> float:
 
 
 def context_of_maps(
-    p_at: Callable[[int, int, int, int], Tensor], g: Tensor, moments: list[int], p_sum: float, beta2: float,
+    p_at: Callable[[int, int, int, int], Tensor],
+    g: Tensor,
+    moments: list[int],
+    p_sum: float,
+    beta2: float,
     alpha: float,
 ) -> float:
     """CM of one prepared map (``p_at`` as in :func:`context_terms`) and bool GT with its moments and ``sum(p)``."""
@@ -237,8 +242,11 @@ def _map_access(
     total = flat.sum(axis=1, dtype=np.int64)
     stretch = normalize & (high != low)
     sums = np.where(stretch, (total - flat.shape[1] * low) / np.where(stretch, high - low, 1), total / 255).tolist()
-    return (lambda i: lambda r0, r1, c0, c1: torch.from_numpy(levels[i][raw[i, r0:r1, c0:c1]])), sums, \
-        binary_target(target)
+    return (
+        (lambda i: lambda r0, r1, c0, c1: torch.from_numpy(levels[i][raw[i, r0:r1, c0:c1]])),
+        sums,
+        binary_target(target),
+    )
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -294,8 +302,9 @@ def camouflage_degree(img: np.ndarray, g: np.ndarray, gamma: float, lambda_spati
     np.add.at(hits, (ty, tx), 1)
     counts = (hits + EPS)[:, :, None]  # EPS + k: the value PySOD's repeated "+= 1" on EPS reaches
     recon = np.round(recon / counts).astype(np.uint8)
-    similarity = 1 - np.clip(deltaE_ciede2000(rgb2lab(recon), rgb2lab((img * fg[:, :, None]).astype(np.uint8))) / 100,
-                             0, 1)  # fmt: skip
+    similarity = 1 - np.clip(
+        deltaE_ciede2000(rgb2lab(recon), rgb2lab((img * fg[:, :, None]).astype(np.uint8))) / 100, 0, 1
+    )
     return ((np.exp(gamma * similarity * fg) - 1) / (np.exp(gamma) - 1)).astype(np.float64)
 
 
@@ -374,8 +383,9 @@ def camouflage_context_measure(
         if im.dtype != torch.uint8 or im.ndim != 3 or im.shape[-1] != 3:
             raise ValueError(f"Expected `images[{i}]` uint8 of shape (H, W, 3), but got {im.dtype} {tuple(im.shape)}.")
     # preds / target through the family's checks first (same messages as every other foreground measure)
-    run_raw(lambda p_b, _: {"n": torch.zeros(p_b.shape[0])}, preds, target, normalize=normalize,
-            validate_args=validate_args)  # fmt: skip
+    run_raw(
+        lambda p_b, _: {"n": torch.zeros(p_b.shape[0])}, preds, target, normalize=normalize, validate_args=validate_args
+    )
     p_list, t_list = list(preds), list(target)
     if len(p_list) != len(image_list):
         raise ValueError(f"Expected as many `images` as `preds`, but got {len(image_list)} and {len(p_list)}.")
@@ -408,6 +418,5 @@ def _prepared_one(pred: Tensor, target: Tensor, normalize: bool, i: int) -> tupl
         out["p"], out["g"] = p[0].numpy(), g[0].numpy()
         return {"n": torch.zeros(1)}
 
-    run_raw(keep, [pred], [target], normalize=normalize, validate_args=False,
-            names=(f"preds[{i}]", f"target[{i}]"))  # fmt: skip
+    run_raw(keep, [pred], [target], normalize=normalize, validate_args=False, names=(f"preds[{i}]", f"target[{i}]"))
     return out["p"], out["g"]

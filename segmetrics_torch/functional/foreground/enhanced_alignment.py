@@ -44,9 +44,7 @@ def e_from_counts(counts: BinaryCounts) -> Tensor:
     mu_g = pos / n
     fm_fg, fm_bg = 1 - mu_fm, -mu_fm
     g_fg, g_bg = 1 - mu_g, -mu_g
-    total = (
-        tp * _phi(fm_fg, g_fg) + fp * _phi(fm_fg, g_bg) + fn * _phi(fm_bg, g_fg) + tn * _phi(fm_bg, g_bg)
-    )
+    total = tp * _phi(fm_fg, g_fg) + fp * _phi(fm_fg, g_bg) + fn * _phi(fm_bg, g_fg) + tn * _phi(fm_bg, g_bg)
     total = torch.where(pos == 0, n - counts.pp, torch.where(pos == n, counts.pp, total))
     return total / (n - 1 + EPS)
 

@@ -31,6 +31,7 @@ def mae(preds: ImageBatch, target: ImageBatch, *, normalize: bool = True, valida
         >>> float(mae(torch.zeros(1, 2, 2), target)[0])
         0.25
     """
+
     def fn(values: ForegroundIntermediates) -> dict[str, Tensor]:
         return {"mae": values.mae}
 

@@ -109,8 +109,9 @@ def _kernel_scores(levels: Tensor, g: Tensor, sizes: list[int], num_t: int) -> T
     """As :func:`_scores` for the maps ``levels >= t``, t < num_t, with the compiled CPU kernel -> (B, num_t)."""
     from ...ops.foreground_levels import msiou_counts
 
-    inter, gcells = msiou_counts(levels.to(torch.int16).contiguous().numpy(), g.contiguous().numpy(),
-                                 np.asarray(sizes, dtype=np.int64), num_t)  # fmt: skip
+    inter, gcells = msiou_counts(
+        levels.to(torch.int16).contiguous().numpy(), g.contiguous().numpy(), np.asarray(sizes, dtype=np.int64), num_t
+    )
     inter, gcells = torch.from_numpy(inter), torch.from_numpy(gcells)
     return _auc(inter.transpose(1, 2), gcells[:, None], len(sizes))
 

@@ -325,5 +325,6 @@ def warn_si_mae_nan(what: str, images: list[int], count: int | None = None) -> N
     """One ``RuntimeWarning`` for the documented NaN of the size-invariant MAE, naming the images (batch indices)."""
     shown = ", ".join(map(str, images[:8])) + (" ..." if len(images) > 8 else "")
     number = len(images) if count is None else count
-    warnings.warn(f"{what} is NaN for {number} image(s) (index {shown}): {SI_MAE_NAN_REASON}.", RuntimeWarning,
-                  stacklevel=3)  # fmt: skip
+    warnings.warn(
+        f"{what} is NaN for {number} image(s) (index {shown}): {SI_MAE_NAN_REASON}.", RuntimeWarning, stacklevel=3
+    )

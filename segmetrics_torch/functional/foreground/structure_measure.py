@@ -52,8 +52,7 @@ def warn_s_measure_nan(what: str, images: str) -> None:
     """The S-measure's documented NaN (an empty region quadrant), announced where a dataset value is NaN (the
     Metrics' and :class:`~segmetrics_torch.functional.ForegroundSums`' ``compute()``)."""
     warnings.warn(
-        f"{what} is NaN: {images} {S_MEASURE_NAN_REASON}. Use empty_quadrant='skip' to drop the zero-weight "
-        "quadrant.",
+        f"{what} is NaN: {images} {S_MEASURE_NAN_REASON}. Use empty_quadrant='skip' to drop the zero-weight quadrant.",
         RuntimeWarning,
         stacklevel=3,
     )

@@ -59,8 +59,12 @@ FOREGROUND_KEYS = {
 #: the defaults of the suite's measure settings, the keywords of :class:`~segmetrics_torch.ForegroundMeasures`,
 #: :class:`ForegroundSums` and :func:`foreground_measures` (a test checks that their signatures agree)
 SUITE_DEFAULTS: dict[str, Any] = {
-    "beta2": 0.3, "wf_beta2": 1.0, "alpha": 0.5, "empty_quadrant": "nan", "edt_backend": "auto",
-}  # fmt: skip
+    "beta2": 0.3,
+    "wf_beta2": 1.0,
+    "alpha": 0.5,
+    "empty_quadrant": "nan",
+    "edt_backend": "auto",
+}
 
 
 def suite_options(
@@ -70,9 +74,13 @@ def suite_options(
     check_s_options(alpha, empty_quadrant)
     check_edt_backend(edt_backend)
     return MeasureOptions(
-        s_measure=True, weighted_f=True, alpha=float(alpha), empty_quadrant=empty_quadrant,
-        wf_beta2=check_positive_float(wf_beta2, "wf_beta2"), edt_backend=edt_backend,
-    )  # fmt: skip
+        s_measure=True,
+        weighted_f=True,
+        alpha=float(alpha),
+        empty_quadrant=empty_quadrant,
+        wf_beta2=check_positive_float(wf_beta2, "wf_beta2"),
+        edt_backend=edt_backend,
+    )
 
 
 def derive_all(values: ForegroundIntermediates, beta2: float = 0.3) -> dict[str, Tensor]:
@@ -145,9 +153,13 @@ def foreground_measures(
     beta2 = check_positive_float(beta2, "beta2")
     options = suite_options(alpha, empty_quadrant, wf_beta2, edt_backend)
     return run_per_image(
-        lambda v: derive_all(v, beta2), preds, target, normalize=normalize, validate_args=validate_args,
+        lambda v: derive_all(v, beta2),
+        preds,
+        target,
+        normalize=normalize,
+        validate_args=validate_args,
         options=options,
-    )  # fmt: skip
+    )
 
 
 #: per-image scalar values and 256-point curves that a dataset summary averages
@@ -315,9 +327,13 @@ class ForegroundSums:
         :func:`foreground_measures` (keys and shapes in ``FOREGROUND_KEYS``, on the inputs' device). A batch that
         fails the checks raises and adds nothing."""
         values = run_per_image(
-            lambda v: derive_all(v, self.beta2), preds, target, normalize=self.normalize,
-            validate_args=self.validate_args, options=self._options,
-        )  # fmt: skip
+            lambda v: derive_all(v, self.beta2),
+            preds,
+            target,
+            normalize=self.normalize,
+            validate_args=self.validate_args,
+            options=self._options,
+        )
         add_sums(self, self.NAMES, values)
         return values
 
@@ -329,8 +345,9 @@ class ForegroundSums:
         """The dataset result, as :meth:`ForegroundMeasures.compute` (keys there; float64 tensors on ``device``)."""
         n = int(self.count)
         if not n:
-            warnings.warn("ForegroundSums.compute(): no image has been added, so the value is NaN.", RuntimeWarning,
-                          stacklevel=2)  # fmt: skip
+            warnings.warn(
+                "ForegroundSums.compute(): no image has been added, so the value is NaN.", RuntimeWarning, stacklevel=2
+            )
         res = summarize_foreground({name: self.mean(name) for name in self.NAMES})
         if n and bool(torch.isnan(res["s_measure"])):
             warn_s_measure_nan("ForegroundSums: s_measure", "at least one image has")
@@ -352,5 +369,10 @@ class ForegroundSums:
 def suite_settings(beta2: float, options: MeasureOptions) -> dict[str, Any]:
     """The measure settings of the whole suite, as reports record them: beta2, wf_beta2, alpha, empty_quadrant,
     edt_backend (one definition for :class:`~segmetrics_torch.ForegroundMeasures` and :class:`ForegroundSums`)."""
-    return {"beta2": beta2, "wf_beta2": options.wf_beta2, "alpha": options.alpha,
-            "empty_quadrant": options.empty_quadrant, "edt_backend": options.edt_backend}  # fmt: skip
+    return {
+        "beta2": beta2,
+        "wf_beta2": options.wf_beta2,
+        "alpha": options.alpha,
+        "empty_quadrant": options.empty_quadrant,
+        "edt_backend": options.edt_backend,
+    }

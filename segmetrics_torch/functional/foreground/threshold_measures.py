@@ -61,9 +61,15 @@ __all__ = [
 
 #: accepted aliases -> canonical name
 MEASURE_ALIASES = {
-    "f": "fmeasure", "fm": "fmeasure", "sensitivity": "recall", "tpr": "recall", "tnr": "specificity",
-    "oa": "accuracy", "overall_accuracy": "accuracy", "jaccard": "iou",
-}  # fmt: skip
+    "f": "fmeasure",
+    "fm": "fmeasure",
+    "sensitivity": "recall",
+    "tpr": "recall",
+    "tnr": "specificity",
+    "oa": "accuracy",
+    "overall_accuracy": "accuracy",
+    "jaccard": "iou",
+}
 THRESHOLD_MODES = ("adaptive", "dynamic", "binary")
 
 

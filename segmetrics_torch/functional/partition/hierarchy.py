@@ -229,8 +229,7 @@ def hierarchy_measures(
                 raise ValueError(f"Expected `preds[{i}]` to hold {levels.numel()} levels, but got {s.shape[0]}.")
     if len(shapes) != len(g_list):
         raise ValueError(
-            f"Expected `preds` and `target` to hold the same number of images, but got {len(shapes)} and "
-            f"{len(g_list)}."
+            f"Expected `preds` and `target` to hold the same number of images, but got {len(shapes)} and {len(g_list)}."
         )
     for i, (shape, g) in enumerate(zip(shapes, g_list, strict=True)):
         if tuple(shape) != tuple(g.shape[-2:]):

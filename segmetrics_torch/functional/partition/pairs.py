@@ -193,8 +193,16 @@ class PartitionPairs:
             entries = a_pos_t[int(ann_start[lo]) : int(ann_start[hi - 1] + n_ann[-1])]
             owner = torch.repeat_interleave(torch.arange(hi - lo), n_ann)
             t_part, t_ann = pair_tables(torch.arange(hi - lo), owner)
-            ct = contingency_tables(p_maps, p_regions, a_maps, a_regions, t_part, t_ann,
-                                    partition_index=p_pos_t[lo:hi], annotation_index=entries)  # fmt: skip
+            ct = contingency_tables(
+                p_maps,
+                p_regions,
+                a_maps,
+                a_regions,
+                t_part,
+                t_ann,
+                partition_index=p_pos_t[lo:hi],
+                annotation_index=entries,
+            )
             for k, v in measures_from_tables(ct, keys, **self._fop).items():
                 out.setdefault(k, []).append(v)
         return {k: torch.cat(v) for k, v in out.items()}
@@ -256,16 +264,28 @@ class PartitionPairs:
         m_unique, m_pos = _positions([m for m, _ in tasks])
         a_unique, a_pos = _positions([a for _, h in tasks for a in h])
         start = np.concatenate([[0], np.cumsum([len(h) for _, h in tasks])]).astype(np.int64)
-        counts = pair_correspondence_counts(np.stack([self._bmaps[i] for i in m_unique]),
-                                            np.stack([self._bmaps[i] for i in a_unique]),
-                                            np.array(m_pos), start, np.array(a_pos), self._max_dist)  # fmt: skip
+        counts = pair_correspondence_counts(
+            np.stack([self._bmaps[i] for i in m_unique]),
+            np.stack([self._bmaps[i] for i in a_unique]),
+            np.array(m_pos),
+            start,
+            np.array(a_pos),
+            self._max_dist,
+        )
         per_pair = counts[:, np.array(task_of_pair)]
         cnt_r, cnt_p = torch.from_numpy(per_pair[0]), torch.from_numpy(per_pair[1])
         sum_p = torch.tensor([self._bpixels[m] for m in machine], dtype=torch.int64)
         sum_r = torch.tensor([sum(self._bpixels[a] for a in h) for h in human], dtype=torch.int64)
         f, p, r = fb_precision_recall(cnt_r, sum_r, cnt_p, sum_p)
-        return {"fb": f, "fb_precision": p, "fb_recall": r, "fb_cnt_r": cnt_r, "fb_sum_r": sum_r, "fb_cnt_p": cnt_p,
-                "fb_sum_p": sum_p}  # fmt: skip
+        return {
+            "fb": f,
+            "fb_precision": p,
+            "fb_recall": r,
+            "fb_cnt_r": cnt_r,
+            "fb_sum_r": sum_r,
+            "fb_cnt_p": cnt_p,
+            "fb_sum_p": sum_p,
+        }
 
 
 def _positions(ids: list[int]) -> tuple[list[int], list[int]]:

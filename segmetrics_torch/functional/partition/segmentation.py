@@ -115,9 +115,7 @@ def partition_tables(
     return contingency_tables(p_rel, p_regions, a_rel, a_regions, t_part, t_ann, backend=backend)
 
 
-def fb_precision_recall(
-    cnt_r: Tensor, sum_r: Tensor, cnt_p: Tensor, sum_p: Tensor
-) -> tuple[Tensor, Tensor, Tensor]:
+def fb_precision_recall(cnt_r: Tensor, sum_r: Tensor, cnt_p: Tensor, sum_p: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     """SEISM's (F, P, R) of boundary counts (``eval_segm.m``, ``gather_measure.m``): no annotator boundary pixel
     (``sumR = 0``) gives R = 1, P = 0; no machine boundary pixel (``sumP = 0``) gives R = 0, P = 1; F = 0 when
     P + R = 0."""
@@ -131,9 +129,7 @@ def fb_precision_recall(
     return f, p, r
 
 
-def partition_fb(
-    partitions: list[Tensor], annotations: list[Tensor], *, max_dist: float = 0.0075
-) -> dict[str, Tensor]:
+def partition_fb(partitions: list[Tensor], annotations: list[Tensor], *, max_dist: float = 0.0075) -> dict[str, Tensor]:
     """Fb of each partition stack (L_b, H, W) against its annotations (K_b, H, W): (B, L) counts and (F, P, R)."""
     levels = partitions[0].shape[0]
     machine = [segmentation_boundaries(p) for p in partitions]

@@ -349,8 +349,12 @@ def _channel_pairs(p: Tensor, t: Tensor, include_background: bool, spacing: obje
     class_ids = channel_columns(p.shape[1], include_background)
     b, n = p.shape[0], len(class_ids)
     pp, tt = p[:, class_ids], t[:, class_ids]
-    group = PairGroup(pp.reshape(b * n, *pp.shape[2:]), tt.reshape(b * n, *tt.shape[2:]),
-                      [i for i in range(b) for _ in class_ids], [j for _ in range(b) for j in range(n)])  # fmt: skip
+    group = PairGroup(
+        pp.reshape(b * n, *pp.shape[2:]),
+        tt.reshape(b * n, *tt.shape[2:]),
+        [i for i in range(b) for _ in class_ids],
+        [j for _ in range(b) for j in range(n)],
+    )
     return Pairs([group], b, class_ids, False, ndim, spacing_t, [], p.device, image_spacing)
 
 

@@ -57,8 +57,9 @@ class SurfaceDistances:
     gt_sizes: np.ndarray | None
     pred_empty: bool
     gt_empty: bool
-    _ranked: dict[bool, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, init=False, repr=False,
-                                                               compare=False)  # fmt: skip
+    _ranked: dict[bool, tuple[np.ndarray, np.ndarray]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def ranked(self, from_pred: bool) -> tuple[np.ndarray, np.ndarray]:
         """One direction (``pred_to_gt`` if ``from_pred``, else ``gt_to_pred``) as DeepMind ranks it: the distances
@@ -207,8 +208,9 @@ def pair_distances(
             if device_edt:
                 d_pg, d_gp = _device_distances(points_t[row], points_t[n + row], spacing)
             else:
-                d_pg, d_gp = point_set_distances(p_pts, g_pts, spacing if spacing_in_distances else unit,
-                                                 distance_metric)  # fmt: skip
+                d_pg, d_gp = point_set_distances(
+                    p_pts, g_pts, spacing if spacing_in_distances else unit, distance_metric
+                )
             p_sizes = table[codes[row][p_pts]] if codes is not None and table is not None else None
             g_sizes = table[codes[n + row][g_pts]] if codes is not None and table is not None else None
             sd = SurfaceDistances(d_pg, d_gp, p_sizes, g_sizes, not nonempty[row], not nonempty[n + row])

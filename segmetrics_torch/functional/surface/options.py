@@ -63,10 +63,17 @@ class DistanceOptions(MaskOptions, total=False):
 
 #: the defaults of :class:`MaskOptions`
 MASK_DEFAULTS: dict[str, Any] = {
-    "num_classes": None, "include_background": False, "ignore_index": None, "input_format": "index",
+    "num_classes": None,
+    "include_background": False,
+    "ignore_index": None,
+    "input_format": "index",
     "validate_args": True,
-}  # fmt: skip
+}
 #: the defaults of :class:`DistanceOptions`
 DISTANCE_DEFAULTS: dict[str, Any] = {
-    **MASK_DEFAULTS, "convention": "monai", "spacing": None, "distance_metric": "euclidean", "connectivity": 1,
-}  # fmt: skip
+    **MASK_DEFAULTS,
+    "convention": "monai",
+    "spacing": None,
+    "distance_metric": "euclidean",
+    "connectivity": 1,
+}

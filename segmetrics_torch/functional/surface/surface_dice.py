@@ -58,9 +58,12 @@ def normalized_surface_distance(
     """
     conventions = ("monai", "deepmind")
     settings = distance_settings(
-        "normalized_surface_distance", options, conventions, "the normalized surface distance",
+        "normalized_surface_distance",
+        options,
+        conventions,
+        "the normalized surface distance",
         ("tolerance", "use_subvoxels"),
-    )  # fmt: skip
+    )
     name = settings["convention"]
     pairs, results = convention_distances(preds, target, settings, corners=check_corners(name, use_subvoxels))
     tolerances = check_tolerances(tolerance, len(pairs.class_ids))

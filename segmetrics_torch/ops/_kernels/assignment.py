@@ -334,6 +334,7 @@ def min_cost_maximum_matching(start, adj, cost, n_cols, big, use_row):  # pragma
     cap = start[n_rows] + n_rows + 1
     hkeys = np.empty(cap, np.int64)
     hcols = np.empty(cap, np.int64)
-    assign_rows(start, edges, n_cols, big, use_row, work, hkeys, hcols, np.zeros(0, np.bool_), np.bool_(False),
-                np.int64(-1))
+    assign_rows(
+        start, edges, n_cols, big, use_row, work, hkeys, hcols, np.zeros(0, np.bool_), np.bool_(False), np.int64(-1)
+    )
     return work[0:n_rows].copy(), work[n_rows : n_rows + n_cols].copy()

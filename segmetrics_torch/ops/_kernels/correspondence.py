@@ -232,8 +232,9 @@ def index_grid(gts, b, a, dims, pad, off_dy, off_dx, n_off, grid):  # pragma: no
 
 
 @numba.njit(cache=True, nogil=True)
-def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, work, hkeys, hcols, lstart, ledges,
-                     ones, watch):
+def _match_annotator(
+    n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, work, hkeys, hcols, lstart, ledges, ones, watch
+):
     # pragma: no cover - compiled
     # The matching of one annotator's graph (rows 0..n_rows-1 = its active machine pixels, machine indices rows_at,
     # lists adj / cost[beg[r]:end[r]]; columns = GT pixels 0..n2-1), one connected component at a time, each
@@ -320,8 +321,9 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, wo
                     ledges[ne] = pack_edge(local[n_rows + adj[p]], cost[p])
                     ne += 1
                 lstart[q + 1] = ne
-            rest = assign_rows(lstart[: nr + 1], ledges, nc, big, ones, work, hkeys, hcols, watch[:nr],
-                               np.bool_(False), deficit)  # fmt: skip
+            rest = assign_rows(
+                lstart[: nr + 1], ledges, nc, big, ones, work, hkeys, hcols, watch[:nr], np.bool_(False), deficit
+            )
             for q in range(nr):
                 if work[q] >= 0 or q >= rest:
                     acc[rows_at[comp_rows[row_start[k] + q]]] = True
@@ -345,8 +347,9 @@ def _match_annotator(n_rows, rows_at, beg, end, adj, cost, n2, big, acc, unc, wo
             for q in range(nc, 0, -1):
                 lstart[q] = lstart[q - 1]
             lstart[0] = 0
-            assign_rows(lstart[: nc + 1], ledges, nr, big, ones, work, hkeys, hcols, watch[:nr], np.bool_(True),
-                        np.int64(-1))  # fmt: skip
+            assign_rows(
+                lstart[: nc + 1], ledges, nr, big, ones, work, hkeys, hcols, watch[:nr], np.bool_(True), np.int64(-1)
+            )
             row4col = work[nc : nc + nr]
             for q in range(nr):
                 if row4col[q] >= 0:
@@ -477,8 +480,9 @@ def _solve_uncertain(rows, beg, end, adj, cost, n2, big, acc, unc):  # pragma: n
     ledges = np.empty(n_edges, np.int64)
     ones = np.ones(nodes, np.bool_)
     watch = np.empty(n_rows, np.bool_)
-    _match_annotator(n_rows, rows, beg, end, adj, cost, n2, big, acc, unc, work, hkeys, hcols, lstart, ledges, ones,
-                     watch)
+    _match_annotator(
+        n_rows, rows, beg, end, adj, cost, n2, big, acc, unc, work, hkeys, hcols, lstart, ledges, ones, watch
+    )
 
 
 @numba.njit(cache=True, nogil=True)
@@ -490,9 +494,16 @@ def _pass_buffers(n1, n2s, n_gt):  # pragma: no cover - compiled
     for a in range(n_gt):
         n2max = max(n2max, n2s[a])
     rows = n1 + 1
-    return (np.empty(rows, np.int64), np.empty(n2max, np.int64), np.empty(n2max, np.int64), np.empty(rows, np.int64),
-            np.empty(rows, np.int64), np.empty(rows, np.int64), np.empty(n2max, np.int64),
-            np.empty((n_gt, rows), np.uint8))  # fmt: skip
+    return (
+        np.empty(rows, np.int64),
+        np.empty(n2max, np.int64),
+        np.empty(n2max, np.int64),
+        np.empty(rows, np.int64),
+        np.empty(rows, np.int64),
+        np.empty(rows, np.int64),
+        np.empty(n2max, np.int64),
+        np.empty((n_gt, rows), np.uint8),
+    )
 
 
 @numba.njit(cache=True, nogil=True)
@@ -530,13 +541,28 @@ def level_counts(my, mx, grids, n2s, n_gt, off_dy, off_dx, off_cost, n_off, pad,
     some_unc = np.zeros(n_gt, np.bool_)
     for a in range(n_gt):
         n = candidate_lists(my, mx, grids[a].reshape(-1), width, lin, off_cost, n_off, pad, rows_at, start, adj, cost)
-        cnt_r += _certain_rows(rows_at[:n], start[:n], start[1 : n + 1], adj, n2s[a], acc, unc[a], mate_row,
-                               mate_col, seen, srow, spos, scol, visited)  # fmt: skip
+        cnt_r += _certain_rows(
+            rows_at[:n],
+            start[:n],
+            start[1 : n + 1],
+            adj,
+            n2s[a],
+            acc,
+            unc[a],
+            mate_row,
+            mate_col,
+            seen,
+            srow,
+            spos,
+            scol,
+            visited,
+        )
         some_unc[a] = unc[a, :n].any()
     for a in range(n_gt):
         if some_unc[a]:
-            n = candidate_lists(my, mx, grids[a].reshape(-1), width, lin, off_cost, n_off, pad, rows_at, start, adj,
-                                cost)  # fmt: skip
+            n = candidate_lists(
+                my, mx, grids[a].reshape(-1), width, lin, off_cost, n_off, pad, rows_at, start, adj, cost
+            )
             _solve_uncertain(rows_at[:n], start[:n], start[1 : n + 1], adj, cost, n2s[a], big, acc, unc[a])
     _store_counts(acc, cnt_r, out, b, k)
 
@@ -612,8 +638,9 @@ INDEXED_TASK_COUNTS_SIGNATURE = (
 
 
 @numba.njit(cache=True, nogil=True)
-def indexed_task_counts(qs, q0, order, tasks, buf, slot, n_thin, n_gt, pair_first, s_off, e_off, l_start, l_adj,
-                        l_cost, n2s, big, out):
+def indexed_task_counts(
+    qs, q0, order, tasks, buf, slot, n_thin, n_gt, pair_first, s_off, e_off, l_start, l_adj, l_cost, n2s, big, out
+):
     # pragma: no cover - compiled
     # level_counts of the tasks qs of a wave of soft-map tasks (see soft_map_stages): task q (image b, threshold k,
     # tasks[order[q0 + q]]) is a machine map given as the union indices buf[slot[q]:][:n_thin[q]] of its pixels
@@ -642,15 +669,28 @@ def indexed_task_counts(qs, q0, order, tasks, buf, slot, n_thin, n_gt, pair_firs
         cnt_r = np.int64(0)
         for a in range(n_gt[b]):
             n = _level_rows(uidx, n1, s_off[pair0 + a], l_start, rows_at, beg, end)
-            cnt_r += _certain_rows(rows_at[:n], beg[:n], end[:n], l_adj[e_off[pair0 + a] :], n2s[b, a], acc, unc[a],
-                                   mate_row, mate_col, seen, srow, spos, scol, visited)  # fmt: skip
+            cnt_r += _certain_rows(
+                rows_at[:n],
+                beg[:n],
+                end[:n],
+                l_adj[e_off[pair0 + a] :],
+                n2s[b, a],
+                acc,
+                unc[a],
+                mate_row,
+                mate_col,
+                seen,
+                srow,
+                spos,
+                scol,
+                visited,
+            )
             some_unc[a] = unc[a, :n].any()
         for a in range(n_gt[b]):
             if some_unc[a]:
                 n = _level_rows(uidx, n1, s_off[pair0 + a], l_start, rows_at, beg, end)
                 eo = e_off[pair0 + a]
-                _solve_uncertain(rows_at[:n], beg[:n], end[:n], l_adj[eo:], l_cost[eo:], n2s[b, a], big, acc,
-                                 unc[a])  # fmt: skip
+                _solve_uncertain(rows_at[:n], beg[:n], end[:n], l_adj[eo:], l_cost[eo:], n2s[b, a], big, acc, unc[a])
         _store_counts(acc, cnt_r, out, b, tasks[task, 1])
 
 
@@ -675,8 +715,9 @@ def stack_counts(maps, tasks, dims, gts, n_gt, lut1, lut2, do_thin, off_dy, off_
         ys, xs = foreground_coords(img)
         if do_thin:
             ys, xs = thin_listed(img, ys, xs, lut1, lut2)
-        level_counts(ys - 1, xs - 1, grids[b], n2s[b], n_gt[b], off_dy[b], off_dx[b], off_cost[b], n_off[b], pad, big,
-                     out, b, k)  # fmt: skip
+        level_counts(
+            ys - 1, xs - 1, grids[b], n2s[b], n_gt[b], off_dy[b], off_dx[b], off_cost[b], n_off[b], pad, big, out, b, k
+        )
     return out
 
 
@@ -703,8 +744,22 @@ def annotator_counts(my, mx, grids, n2s, annotators, off_dy, off_dx, off_cost, n
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def pair_counts(m_start, m_ys, m_xs, grids, n2s, item_machine, item_start, item_annotators, off_dy, off_dx, off_cost,
-                n_off, pad, big):
+def pair_counts(
+    m_start,
+    m_ys,
+    m_xs,
+    grids,
+    n2s,
+    item_machine,
+    item_start,
+    item_annotators,
+    off_dy,
+    off_dx,
+    off_cost,
+    n_off,
+    pad,
+    big,
+):
     # pragma: no cover - compiled
     # Many (machine map, annotators) pairs of one image size drawn from shared maps: the (thin) machine maps as pixel
     # lists (CSR m_start, unpadded raster-order m_ys/m_xs) and the annotators' index grids (G, H + 2 pad, W + 2 pad)

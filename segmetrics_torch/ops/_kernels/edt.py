@@ -112,8 +112,13 @@ def row_envelope(gy, y, cst, v, z, dist, index):  # pragma: no cover - compiled
 def envelope_scratch(h, w):  # pragma: no cover - compiled
     # A task's scratch for the 2-D transform of (h, w) images: the column scan's rows and below, and the lower
     # envelope's cst, v and z (see lower_envelope)
-    return (np.empty((h, w), np.int32), np.empty(w, np.int32), np.empty(w, np.int64), np.empty(w, np.int64),
-            np.empty(w + 1, np.int64))  # fmt: skip
+    return (
+        np.empty((h, w), np.int32),
+        np.empty(w, np.int32),
+        np.empty(w, np.int64),
+        np.empty(w, np.int64),
+        np.empty(w + 1, np.int64),
+    )
 
 
 @numba.njit(parallel=True, cache=True, nogil=True)

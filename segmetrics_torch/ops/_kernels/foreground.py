@@ -41,6 +41,7 @@ def importance_table():
         raise AssertionError("the importance weight must round to 2.0 from the table's end on")
     return table[: cut + 1].copy()
 
+
 # out[b, :] columns
 MAE, SM, WFM, TP_A, PP_A, POS = range(6)
 N_OUT = 6
@@ -194,7 +195,31 @@ def _value_at(raw8f, raw64f, i, lut, use_lut, scale, lo, span, stretch):  # prag
 
 
 @numba.njit(**_JIT)
-def _weighted_f(raw8, raw64, g, col_rows, dist, index, lut, use_lut, scale, lo, span, stretch, pos, wf_beta2, kern, importance, row_fg, cst, v, z, pad, ring, ea):  # pragma: no cover - compiled  # noqa: E501
+def _weighted_f(
+    raw8,
+    raw64,
+    g,
+    col_rows,
+    dist,
+    index,
+    lut,
+    use_lut,
+    scale,
+    lo,
+    span,
+    stretch,
+    pos,
+    wf_beta2,
+    kern,
+    importance,
+    row_fg,
+    cst,
+    v,
+    z,
+    pad,
+    ring,
+    ea,
+):  # pragma: no cover - compiled
     # The weighted F of a non-empty ground truth, row by row (no full-plane scratch): the distance transform's row
     # pass (the lower envelope of the column pass's nearest rows `col_rows`; or rows of the given `dist`/`index`
     # when `col_rows` is empty), Et = err of the nearest ground-truth pixel = |p - 1| there (one value per
@@ -255,8 +280,15 @@ def _weighted_f(raw8, raw64, g, col_rows, dist, index, lut, use_lut, scale, lo, 
                 if taps == 7:
                     k0, k1, k2, k3, k4, k5, k6 = kern[0], kern[1], kern[2], kern[3], kern[4], kern[5], kern[6]
                     for x in range(w):
-                        rr[x] = (pad[x] * k0 + pad[x + 1] * k1 + pad[x + 2] * k2 + pad[x + 3] * k3 + pad[x + 4] * k4
-                                 + pad[x + 5] * k5 + pad[x + 6] * k6)  # fmt: skip
+                        rr[x] = (
+                            pad[x] * k0
+                            + pad[x + 1] * k1
+                            + pad[x + 2] * k2
+                            + pad[x + 3] * k3
+                            + pad[x + 4] * k4
+                            + pad[x + 5] * k5
+                            + pad[x + 6] * k6
+                        )
                 else:
                     for x in range(w):
                         acc = 0.0
@@ -272,8 +304,7 @@ def _weighted_f(raw8, raw64, g, col_rows, dist, index, lut, use_lut, scale, lo, 
                 r4, r5, r6 = ring[(yo + 1) % 7], ring[(yo + 2) % 7], ring[(yo + 3) % 7]
                 k0, k1, k2, k3, k4, k5, k6 = kern[0], kern[1], kern[2], kern[3], kern[4], kern[5], kern[6]
                 for x in range(w):
-                    ea[x] = (r0[x] * k0 + r1[x] * k1 + r2[x] * k2 + r3[x] * k3 + r4[x] * k4 + r5[x] * k5
-                             + r6[x] * k6)  # fmt: skip
+                    ea[x] = r0[x] * k0 + r1[x] * k1 + r2[x] * k2 + r3[x] * k3 + r4[x] * k4 + r5[x] * k5 + r6[x] * k6
             else:
                 ea[:] = 0.0
                 for i in range(taps):
@@ -295,7 +326,36 @@ def _weighted_f(raw8, raw64, g, col_rows, dist, index, lut, use_lut, scale, lo, 
 
 
 @numba.njit(**_JIT)
-def _image(raw8, raw64, g, col_rows, dist, index, scale, use_lut, normalize, alpha, skip_empty, wf_beta2, kern, importance, counts, do_sm, do_wfm, et, lut, row_fg, f, v, z, pad, ring, ea, hist, out):  # pragma: no cover - compiled  # noqa: E501
+def _image(
+    raw8,
+    raw64,
+    g,
+    col_rows,
+    dist,
+    index,
+    scale,
+    use_lut,
+    normalize,
+    alpha,
+    skip_empty,
+    wf_beta2,
+    kern,
+    importance,
+    counts,
+    do_sm,
+    do_wfm,
+    et,
+    lut,
+    row_fg,
+    f,
+    v,
+    z,
+    pad,
+    ring,
+    ea,
+    hist,
+    out,
+):  # pragma: no cover - compiled
     h, w = g.shape
     n = h * w
     if use_lut:
@@ -324,10 +384,35 @@ def _image(raw8, raw64, g, col_rows, dist, index, scale, use_lut, normalize, alp
             pos += pos_row
         out[POS] = pos
         if do_wfm:
-            out[WFM] = 0.0 if pos == 0 else _weighted_f(
-                raw8, raw64, g, col_rows, dist, index, lut, use_lut, scale, lo, span, stretch, pos, wf_beta2, kern,
-                importance, row_fg, f, v, z, pad, ring, ea,
-            )  # fmt: skip
+            out[WFM] = (
+                0.0
+                if pos == 0
+                else _weighted_f(
+                    raw8,
+                    raw64,
+                    g,
+                    col_rows,
+                    dist,
+                    index,
+                    lut,
+                    use_lut,
+                    scale,
+                    lo,
+                    span,
+                    stretch,
+                    pos,
+                    wf_beta2,
+                    kern,
+                    importance,
+                    row_fg,
+                    f,
+                    v,
+                    z,
+                    pad,
+                    ring,
+                    ea,
+                )
+            )
         return
 
     # pass 1: histogram, sums for MAE, the adaptive threshold, the object means, the centroid
@@ -485,12 +570,53 @@ def _image(raw8, raw64, g, col_rows, dist, index, scale, use_lut, normalize, alp
         if pos == 0:
             out[WFM] = 0.0
             return
-        out[WFM] = _weighted_f(raw8, raw64, g, col_rows, dist, index, lut, use_lut, scale, lo, span, stretch, pos,
-                               wf_beta2, kern, importance, row_fg, f, v, z, pad, ring, ea)  # fmt: skip
+        out[WFM] = _weighted_f(
+            raw8,
+            raw64,
+            g,
+            col_rows,
+            dist,
+            index,
+            lut,
+            use_lut,
+            scale,
+            lo,
+            span,
+            stretch,
+            pos,
+            wf_beta2,
+            kern,
+            importance,
+            row_fg,
+            f,
+            v,
+            z,
+            pad,
+            ring,
+            ea,
+        )
 
 
 @numba.njit(parallel=True, **_JIT)
-def foreground_kernel(raw8, raw64, g, dist, index, scale, use_lut, normalize, alpha, skip_empty, wf_beta2, kern, importance, counts, do_sm, do_wfm, n_tasks):  # pragma: no cover - compiled  # noqa: E501
+def foreground_kernel(
+    raw8,
+    raw64,
+    g,
+    dist,
+    index,
+    scale,
+    use_lut,
+    normalize,
+    alpha,
+    skip_empty,
+    wf_beta2,
+    kern,
+    importance,
+    counts,
+    do_sm,
+    do_wfm,
+    n_tasks,
+):  # pragma: no cover - compiled
     """Per-image histograms (B, 2, 256) and values (B, 6): MAE, SM, WFM, TP_A, PP_A, POS (see the module doc).
 
     ``counts=False`` with ``do_sm=False`` skips the histogram, MAE and the adaptive counts (left 0 / NaN): the
@@ -527,7 +653,34 @@ def foreground_kernel(raw8, raw64, g, dist, index, scale, use_lut, normalize, al
         for b in range(task, batch, n_tasks):
             if fused:
                 column_scan(g[b], col_rows, np.int64(0), w, below)
-            _image(raw8[b], raw64[b], g[b], col_rows, dist[b], index[b], scale, use_lut, normalize, alpha, skip_empty,
-                   wf_beta2, kern, importance, counts, do_sm, do_wfm, et, lut, row_fg, f, v, z, pad, ring, ea, hist[b],
-                   out[b])  # fmt: skip
+            _image(
+                raw8[b],
+                raw64[b],
+                g[b],
+                col_rows,
+                dist[b],
+                index[b],
+                scale,
+                use_lut,
+                normalize,
+                alpha,
+                skip_empty,
+                wf_beta2,
+                kern,
+                importance,
+                counts,
+                do_sm,
+                do_wfm,
+                et,
+                lut,
+                row_fg,
+                f,
+                v,
+                z,
+                pad,
+                ring,
+                ea,
+                hist[b],
+                out[b],
+            )
     return hist, out

@@ -181,15 +181,30 @@ def hierarchy_atoms(ucms, dims, thresholds, eight, corners_closed, atoms, n_atom
     for b in numba.prange(ucms.shape[0]):
         h2 = 2 * dims[b, 0] + 1
         w2 = 2 * dims[b, 1] + 1
-        n_atoms[b] = _sweep(ucms[b, :h2, :w2], thresholds[b], eight, corners_closed,
-                            atoms[b, : dims[b, 0], : dims[b, 1]], empty, empty_counts)
+        n_atoms[b] = _sweep(
+            ucms[b, :h2, :w2],
+            thresholds[b],
+            eight,
+            corners_closed,
+            atoms[b, : dims[b, 0], : dims[b, 1]],
+            empty,
+            empty_counts,
+        )
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def hierarchy_levels(ucms, dims, thresholds, eight, corners_closed, atoms, n_atoms, levels,
-                     level_counts):  # pragma: no cover - compiled
+def hierarchy_levels(
+    ucms, dims, thresholds, eight, corners_closed, atoms, n_atoms, levels, level_counts
+):  # pragma: no cover - compiled
     for b in numba.prange(ucms.shape[0]):
         h2 = 2 * dims[b, 0] + 1
         w2 = 2 * dims[b, 1] + 1
-        _sweep(ucms[b, :h2, :w2], thresholds[b], eight, corners_closed, atoms[b, : dims[b, 0], : dims[b, 1]],
-               levels[b, :, : n_atoms[b]], level_counts[b])
+        _sweep(
+            ucms[b, :h2, :w2],
+            thresholds[b],
+            eight,
+            corners_closed,
+            atoms[b, : dims[b, 0], : dims[b, 1]],
+            levels[b, :, : n_atoms[b]],
+            level_counts[b],
+        )

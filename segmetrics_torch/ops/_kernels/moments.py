@@ -62,4 +62,3 @@ def mask_moments(masks, out):  # pragma: no cover - compiled
         out[k, 8] = c0
         out[k, 9] = c1
     return out
-

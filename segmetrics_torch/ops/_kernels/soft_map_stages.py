@@ -152,5 +152,14 @@ def pair_candidates(
         lin = flat_offsets(off_dy[b], off_dx[b], n_off[b], gw)
         s = s_off[pr]
         e = e_off[pr]
-        indexed_candidates(u_base[u_first[b - b0] :], n_u[b - b0], grids[b, pair_annotator[pr]].reshape(-1), lin,
-                           off_cost[b], n_off[b], l_start[s:], l_adj[e:], l_cost[e:])  # fmt: skip
+        indexed_candidates(
+            u_base[u_first[b - b0] :],
+            n_u[b - b0],
+            grids[b, pair_annotator[pr]].reshape(-1),
+            lin,
+            off_cost[b],
+            n_off[b],
+            l_start[s:],
+            l_adj[e:],
+            l_cost[e:],
+        )

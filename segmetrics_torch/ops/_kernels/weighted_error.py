@@ -118,8 +118,15 @@ def _blur_rows(src, tmp, weights, y0, y1, x0, x1):  # pragma: no cover - compile
     # image), the centre tap first, then the others in index order (the tensor path's order). Reads src at x +- 3.
     w = src.shape[1]
     c = src.dtype.type
-    k0, k1, k2, k3, k4, k5, k6 = c(weights[0]), c(weights[1]), c(weights[2]), c(weights[3]), c(weights[4]), \
-        c(weights[5]), c(weights[6])  # fmt: skip
+    k0, k1, k2, k3, k4, k5, k6 = (
+        c(weights[0]),
+        c(weights[1]),
+        c(weights[2]),
+        c(weights[3]),
+        c(weights[4]),
+        c(weights[5]),
+        c(weights[6]),
+    )
     lo, hi = max(x0, 3), min(x1, w - 3)  # the columns whose taps all lie in the image
     n = max(0, hi - lo)
     edges = _edge_columns(x0, x1, lo, hi)
@@ -152,8 +159,15 @@ def _blur_columns(tmp, out, weights, y0, y1, x0, x1, t0, t1):  # pragma: no cove
     # tensor path's order.
     c = tmp.dtype.type
     n = x1 - x0
-    k0, k1, k2, k3, k4, k5, k6 = c(weights[0]), c(weights[1]), c(weights[2]), c(weights[3]), c(weights[4]), \
-        c(weights[5]), c(weights[6])  # fmt: skip
+    k0, k1, k2, k3, k4, k5, k6 = (
+        c(weights[0]),
+        c(weights[1]),
+        c(weights[2]),
+        c(weights[3]),
+        c(weights[4]),
+        c(weights[5]),
+        c(weights[6]),
+    )
     for y in range(y0, y1):
         o = out[y][x0:x1]
         if t0 <= y - 3 and y + 3 < t1:  # all seven taps inside
