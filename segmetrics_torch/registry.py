@@ -218,7 +218,8 @@ _SI, _MS, _TM = "size_invariant_f_measure", "multiscale_iou", "threshold_measure
 _SIT, _TMS = "SizeInvariantThresholdMeasures", "ThresholdMeasures"
 _ST_F, _TM_F = "size_invariant_threshold_measures", "threshold_measures"
 
-# fmt: off  (one measure per call: the table reads as a table; the formatter would spread each over many lines)
+# one measure per call, so that the table reads as a table (the formatter would spread each over many lines)
+# fmt: off
 _ALL = (
     _fg("mae", "MAE", "mae", "mean absolute error", "MAE", "mae", lower=True),
     _fg("s", "S-measure", "s_measure", "S-measure (Fan et al. 2017)", "SMeasure", "s_measure",
