@@ -192,10 +192,16 @@ def _decode_worker(
         except Exception as error:  # re-raised in the main process, at this chunk's turn
             payload = ("error", error)
         path = os.path.join(folder, f"{k}.pkl")
-        with open(path + ".tmp", "wb") as f:
-            pickle.dump(payload, f, protocol=5)
-        os.replace(path + ".tmp", path)
-        conn.send(k)
+        try:
+            with open(path + ".tmp", "wb") as f:
+                pickle.dump(payload, f, protocol=5)
+            os.replace(path + ".tmp", path)
+            conn.send(k)
+        except (FileNotFoundError, BrokenPipeError, ConnectionResetError, EOFError):
+            # the main process is gone or has stopped the stream (Ctrl-C, an error) and removed the scratch folder
+            # between two chunks: nobody will read this one, so the worker ends without a word (not a traceback
+            # on the user's terminal after the run's own `error: interrupted`)
+            return
         if payload[0] == "error":
             break
     conn.close()
@@ -241,9 +247,11 @@ class DecodeStream:
                 proc = ctx.Process(
                     target=_decode_worker, args=(chunks, index, workers, send, slots, self._folder), daemon=True
                 )
+                # listed before it starts: a Ctrl-C between the start and the listing would leave a worker that close()
+                # does not stop, writing into the folder close() removes
+                self._procs.append(proc)
                 proc.start()
                 send.close()  # the worker holds the only writing end: EOF when it exits
-                self._procs.append(proc)
                 self._conns.append(receive)
                 self._slots.append(slots)
         except BaseException:
@@ -280,10 +288,11 @@ class DecodeStream:
 
     def close(self) -> None:
         """Stop the workers and remove the decoded chunks nobody read."""
-        for proc in self._procs:
+        started = [proc for proc in self._procs if proc.pid is not None]  # (one interrupted before its start)
+        for proc in started:
             if proc.is_alive():
                 proc.terminate()
-        for proc in self._procs:
+        for proc in started:
             proc.join()
         for conn in getattr(self, "_conns", []):
             conn.close()
