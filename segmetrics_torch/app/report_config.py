@@ -332,13 +332,14 @@ def _shared_file_names(names: Sequence[str], source: str) -> list[str]:
     first: dict[str, str] = {}
     mistakes = []
     for name in names:
-        stem = slug(name)
+        # compared case-folded: on a case-insensitive file system (macOS, Windows) `duts` and `DUTS` are one file
+        stem = slug(name).casefold()
         if stem not in first:
             first[stem] = name
             continue
         mistakes.append(
             f"{_where(source, 'datasets')}: the datasets {first[stem]!r} and {name!r} would write their tables, CSV "
-            f"files and figures under one file name ({stem!r}): rename one of them"
+            f"files and figures under one file name ({slug(name)!r}, letter case aside): rename one of them"
         )
     return mistakes
 

@@ -295,7 +295,7 @@ def _config(tmp_path: Path, names: tuple[str, str]) -> Path:
 
 
 # "//" has no letter or digit at all: it still slugs to "unnamed"
-@pytest.mark.parametrize("names", [("DUTS TE", "DUTS_TE"), ("DUTS/TE", "DUTS TE"), ("//", "unnamed")])
+@pytest.mark.parametrize("names", [("DUTS TE", "DUTS_TE"), ("DUTS/TE", "DUTS TE"), ("//", "unnamed"), ("duts", "DUTS")])
 def test_dataset_names_that_name_one_file_are_an_error(tmp_path: Path, capsys, monkeypatch, names) -> None:
     from segmetrics_torch.app import runner
 
