@@ -61,6 +61,7 @@ __all__ = [
     "read_proposals",
     "read_segmentations",
     "resize_linear",
+    "set_max_image_pixels",
 ]
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
@@ -121,13 +122,35 @@ DEFAULT_MAX_IMAGE_PIXELS = 2 * 89_478_485
 _PIL_GLOBALS = threading.Lock()
 
 
+#: the limit set for this process by :func:`set_max_image_pixels` (None: the variable's or the default)
+_max_pixels: int | None = None
+
+
+def set_max_image_pixels(pixels: int | None) -> None:
+    """Set the image size limit of :func:`max_image_pixels` for this process (the command's ``--max-image-pixels``);
+    None returns to ``$SEGMETRICS_MAX_IMAGE_PIXELS`` or :data:`DEFAULT_MAX_IMAGE_PIXELS`. A function, not a write of
+    the environment: a caller's setting ends with the caller (the command resets it when it returns).
+
+    Raises:
+        ValueError: ``pixels`` is not a positive integer (naming it).
+    """
+    global _max_pixels
+    if pixels is not None and (isinstance(pixels, bool) or not isinstance(pixels, int) or pixels < 1):
+        raise ValueError(f"Expected `pixels` to be a positive number of pixels or None, but got {pixels!r}.")
+    _max_pixels = pixels
+
+
 def max_image_pixels() -> int:
-    """The image size limit in pixels: ``$SEGMETRICS_MAX_IMAGE_PIXELS`` or :data:`DEFAULT_MAX_IMAGE_PIXELS`.
+    """The image size limit in pixels: the one :func:`set_max_image_pixels` set, else ``$SEGMETRICS_MAX_IMAGE_PIXELS``,
+    else :data:`DEFAULT_MAX_IMAGE_PIXELS`.
 
     Raises:
         ValueError: the variable is set but not a positive integer (naming it).
     """
     from .environment import environment_value
+
+    if _max_pixels is not None:
+        return _max_pixels
 
     text = environment_value(MAX_IMAGE_PIXELS_ENV)  # checked there: a positive integer ("1_000_000" and "1,000,000")
     return DEFAULT_MAX_IMAGE_PIXELS if text is None else int(text.replace("_", "").replace(",", ""))

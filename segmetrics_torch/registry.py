@@ -749,7 +749,7 @@ def family_measures(family: Family) -> tuple[Measure, ...]:
 
     Example:
         >>> [m.key for m in family_measures("surface")]
-        ['hd', 'hd95', 'asd', 'assd', 'nsd', 'biou']
+        ['hd', 'hd95', 'asd', 'assd', 'nsd', 'biou', 'cldice']
     """
     return tuple(m for m in _ALL if m.family == family)
 

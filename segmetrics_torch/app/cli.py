@@ -115,6 +115,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout, sys.stderr = stdout, stderr
         if previous_handler is not None:
             signal.signal(signal.SIGINT, previous_handler)
+        if "segmetrics_torch.io" in sys.modules:  # --max-image-pixels was this run's, not the caller's (tests, scripts)
+            sys.modules["segmetrics_torch.io"].set_max_image_pixels(None)
 
 
 #: set when SIGINT arrives during a run: an exception raised after it is the interruption's, whatever its type
@@ -309,20 +311,21 @@ def _backend(args: argparse.Namespace) -> contextlib.AbstractContextManager[None
 def _check_environment(args: argparse.Namespace) -> None:
     """Settings that reach the libraries through the environment, checked (and set) before any of them loads.
 
-    ``--max-image-pixels`` becomes ``SEGMETRICS_MAX_IMAGE_PIXELS`` (so that decoding workers inherit it); a value the
+    ``--max-image-pixels`` sets the readers' limit for this run (:func:`segmetrics_torch.io.set_max_image_pixels`;
+    never the environment, which would outlive the run in a caller's process); a value the
     libraries would reject later with an unexplained error is an input error naming the variable: a non-positive
     ``NUMBA_NUM_THREADS`` (numba raises "Number of threads specified must be > 0" at import; a non-number only makes
     numba warn and use its default, which stays so) and a value a ``SEGMETRICS_*`` variable does not accept
     (:mod:`segmetrics_torch.environment`: ``SEGMETRICS_BACKEND=Tensor`` is not read as the default without a word).
     """
     from ..environment import check_environment
-    from ..io import MAX_IMAGE_PIXELS_ENV
+    from ..io import set_max_image_pixels
 
     pixels = getattr(args, "max_image_pixels", None)
     if pixels is not None:
         if pixels < 1:
             raise InputError(f"--max-image-pixels {pixels}: expected a positive number of pixels")
-        os.environ[MAX_IMAGE_PIXELS_ENV] = str(pixels)
+        set_max_image_pixels(pixels)  # this run's (main resets it); the decoding workers are given it at their start
     try:
         check_environment()  # every SEGMETRICS_* variable, here rather than wherever the library first reads it
     except ValueError as error:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..io import read_gray_map, resize_linear
+from ..io import max_image_pixels, read_gray_map, resize_linear, set_max_image_pixels
 from .errors import InputError
 
 if TYPE_CHECKING:  # annotations only: the app imports torch lazily
@@ -178,13 +178,22 @@ def _scratch_folder() -> str:
 
 
 def _decode_worker(
-    chunks: list[list[DecodeTask]], index: int, workers: int, conn: Connection, slots: Semaphore, folder: str
+    chunks: list[list[DecodeTask]],
+    index: int,
+    workers: int,
+    conn: Connection,
+    slots: Semaphore,
+    folder: str,
+    max_pixels: int,
 ) -> None:
-    """Decode chunks ``index, index + workers, ...`` in order; each goes to a file, its number down the pipe."""
+    """Decode chunks ``index, index + workers, ...`` in order; each goes to a file, its number down the pipe; images
+    are held to the main process's size limit ``max_pixels`` (a spawned worker would not inherit a limit set by a
+    function)."""
     import pickle
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the main process stops the workers itself
+    set_max_image_pixels(max_pixels)
     for k in range(index, len(chunks), workers):
         slots.acquire()  # at most `window` decoded chunks wait for the main process
         try:
@@ -245,7 +254,9 @@ class DecodeStream:
                 receive, send = ctx.Pipe(duplex=False)
                 slots = ctx.Semaphore(window)
                 proc = ctx.Process(
-                    target=_decode_worker, args=(chunks, index, workers, send, slots, self._folder), daemon=True
+                    target=_decode_worker,
+                    args=(chunks, index, workers, send, slots, self._folder, max_image_pixels()),
+                    daemon=True,
                 )
                 # listed before it starts: a Ctrl-C between the start and the listing would leave a worker that close()
                 # does not stop, writing into the folder close() removes

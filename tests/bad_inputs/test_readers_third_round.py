@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 from pathlib import Path
 
@@ -369,3 +370,19 @@ def test_the_library_reads_the_variables_through_the_helper(monkeypatch) -> None
     monkeypatch.setattr(backend, "_setting", None)
     monkeypatch.setenv("SEGMETRICS_BACKEND", "")  # set but empty: the default, as unset
     assert environment_value("SEGMETRICS_BACKEND") == "auto" and backend.get_backend() == "auto"
+
+
+def test_max_image_pixels_of_a_run_ends_with_the_run(tmp_path: Path, capsys) -> None:
+    """``--max-image-pixels`` is the run's limit, set by a function: after ``main`` returns, the caller's process has
+    the default again and no variable was written (an earlier in-process run left 400,000,000 for every later test)."""
+    from segmetrics_torch.app.cli import main
+    from segmetrics_torch.io import DEFAULT_MAX_IMAGE_PIXELS, MAX_IMAGE_PIXELS_ENV, max_image_pixels
+
+    for side in ("gt", "pred"):
+        (tmp_path / side).mkdir()
+        Image.fromarray(np.full((20, 30), 255, np.uint8)).save(tmp_path / side / "a.png")
+    argv = ["evaluate", "foreground", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress"]
+    assert main([*argv, "--max-image-pixels", "100"]) == 2  # 600 pixels: over this run's limit
+    assert "exceeds the limit of 100 pixels" in capsys.readouterr().err
+    assert max_image_pixels() == DEFAULT_MAX_IMAGE_PIXELS and MAX_IMAGE_PIXELS_ENV not in os.environ
+    assert main(argv) == 0, capsys.readouterr().err

@@ -276,8 +276,6 @@ ALLOWED_WRITES = {
     ("ops/_kernels/__init__.py", "'NUMBA_CACHE_DIR'"),
     # OpenMP reads its wait policy when torch loads it (the command, before any import of torch)
     ("app/cli.py", "'OMP_WAIT_POLICY'"),
-    # --max-image-pixels for the readers and the command's decoding worker processes (io reads only the variable)
-    ("app/cli.py", "MAX_IMAGE_PIXELS_ENV"),
 }
 
 
