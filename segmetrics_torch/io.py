@@ -126,10 +126,13 @@ _PIL_GLOBALS = threading.Lock()
 _max_pixels: int | None = None
 
 
-def set_max_image_pixels(pixels: int | None) -> None:
+def set_max_image_pixels(pixels: int | None) -> int | None:
     """Set the image size limit of :func:`max_image_pixels` for this process (the command's ``--max-image-pixels``);
     None returns to ``$SEGMETRICS_MAX_IMAGE_PIXELS`` or :data:`DEFAULT_MAX_IMAGE_PIXELS`. A function, not a write of
-    the environment: a caller's setting ends with the caller (the command resets it when it returns).
+    the environment: a caller's setting ends with the caller (the command restores the previous one when it returns).
+
+    Returns:
+        The limit set before (None: none was), to be restored.
 
     Raises:
         ValueError: ``pixels`` is not a positive integer (naming it).
@@ -137,7 +140,8 @@ def set_max_image_pixels(pixels: int | None) -> None:
     global _max_pixels
     if pixels is not None and (isinstance(pixels, bool) or not isinstance(pixels, int) or pixels < 1):
         raise ValueError(f"Expected `pixels` to be a positive number of pixels or None, but got {pixels!r}.")
-    _max_pixels = pixels
+    previous, _max_pixels = _max_pixels, pixels
+    return previous
 
 
 def max_image_pixels() -> int:

@@ -465,8 +465,9 @@ class SoftClDiceLoss(nn.Module):
         super().__init__()
         self.iterations, self.smooth_nr, self.smooth_dr, self.smooth = iterations, smooth_nr, smooth_dr, smooth
         self.include_background, self.reduction, self.validate_args = include_background, reduction, validate_args
-        # the arguments are checked now, not at the first batch: one call on a tiny pair
-        self(torch.zeros(1, 1, 3, 3), torch.zeros(1, 1, 3, 3))
+        # the arguments are checked now, not at the first batch: one call on a tiny two-channel pair (a single
+        # channel would warn that include_background=False is ignored)
+        self(torch.zeros(1, 2, 3, 3), torch.zeros(1, 2, 3, 3))
 
     def forward(self, preds: Tensor, target: Tensor) -> Tensor:
         return soft_cl_dice_loss(

@@ -61,7 +61,7 @@ import sys
 import threading
 import traceback
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import IO, TYPE_CHECKING, Any
 
@@ -115,8 +115,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout, sys.stderr = stdout, stderr
         if previous_handler is not None:
             signal.signal(signal.SIGINT, previous_handler)
-        if "segmetrics_torch.io" in sys.modules:  # --max-image-pixels was this run's, not the caller's (tests, scripts)
-            sys.modules["segmetrics_torch.io"].set_max_image_pixels(None)
 
 
 #: set when SIGINT arrives during a run: an exception raised after it is the interruption's, whatever its type
@@ -248,7 +246,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return 2
     try:
         # the files this invocation reads by name (inputs no output may replace); the library's backend for the run
-        with run_ledger(), _backend(args):
+        with run_ledger(), _backend(args), _image_limit(args):
             status = handler(args)
         if argv is None:
             # run as a program: freeze the heap, so that the interpreter's final collections skip the millions of
@@ -308,24 +306,39 @@ def _backend(args: argparse.Namespace) -> contextlib.AbstractContextManager[None
     return use_backend(name)
 
 
+@contextlib.contextmanager
+def _image_limit(args: argparse.Namespace) -> Iterator[None]:
+    """``--max-image-pixels`` as the readers' limit for this run (:func:`segmetrics_torch.io.set_max_image_pixels`;
+    the decoding workers are given it at their start), the caller's limit restored after it: never the
+    environment, which would outlive the run in a caller's process (an in-process run of the tests left its limit to
+    every later test)."""
+    pixels = getattr(args, "max_image_pixels", None)
+    if pixels is None:
+        yield
+        return
+    from ..io import set_max_image_pixels
+
+    previous = set_max_image_pixels(pixels)
+    try:
+        yield
+    finally:
+        set_max_image_pixels(previous)
+
+
 def _check_environment(args: argparse.Namespace) -> None:
     """Settings that reach the libraries through the environment, checked (and set) before any of them loads.
 
-    ``--max-image-pixels`` sets the readers' limit for this run (:func:`segmetrics_torch.io.set_max_image_pixels`;
-    never the environment, which would outlive the run in a caller's process); a value the
+    ``--max-image-pixels`` must be positive (:func:`_image_limit` sets it for the run); a value the
     libraries would reject later with an unexplained error is an input error naming the variable: a non-positive
     ``NUMBA_NUM_THREADS`` (numba raises "Number of threads specified must be > 0" at import; a non-number only makes
     numba warn and use its default, which stays so) and a value a ``SEGMETRICS_*`` variable does not accept
     (:mod:`segmetrics_torch.environment`: ``SEGMETRICS_BACKEND=Tensor`` is not read as the default without a word).
     """
     from ..environment import check_environment
-    from ..io import set_max_image_pixels
 
     pixels = getattr(args, "max_image_pixels", None)
-    if pixels is not None:
-        if pixels < 1:
-            raise InputError(f"--max-image-pixels {pixels}: expected a positive number of pixels")
-        set_max_image_pixels(pixels)  # this run's (main resets it); the decoding workers are given it at their start
+    if pixels is not None and pixels < 1:
+        raise InputError(f"--max-image-pixels {pixels}: expected a positive number of pixels")
     try:
         check_environment()  # every SEGMETRICS_* variable, here rather than wherever the library first reads it
     except ValueError as error:

@@ -49,6 +49,7 @@ __all__ = [
 #: the files a report writes at the top of its folder (and replaces on the next run)
 REPORT_FILES = frozenset(
     {
+        ".segmetrics-lock",
         "results.json",
         "tables.md",
         "tables.tex",
@@ -118,13 +119,13 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _hard_link_in(path: Path, folder: InputFolder) -> Path | None:
-    """An input of ``folder`` that is the same file as ``path`` under another name (a hard link), if any."""
+def _linked_input_in(path: Path, folder: InputFolder) -> Path | None:
+    """An input of ``folder`` (a name some reader picks) that is the same file as ``path`` under another name: a hard
+    link, or an input that is a symbolic link to it, or ``path`` itself a link to it (links followed); None if
+    none. The folder is listed only when ``path`` exists."""
     try:
-        stat = path.stat()
+        target = path.stat()
     except OSError:
-        return None
-    if stat.st_nlink < 2:
         return None
     try:
         entries = list(os.scandir(folder.path))
@@ -134,10 +135,10 @@ def _hard_link_in(path: Path, folder: InputFolder) -> Path | None:
         if not is_read_by_a_reader(entry.name):
             continue
         try:
-            other = entry.stat()
+            other = entry.stat()  # follows a symbolic link: the file the pairing would read
         except OSError:
             continue
-        if (other.st_ino, other.st_dev) == (stat.st_ino, stat.st_dev):
+        if (other.st_ino, other.st_dev) == (target.st_ino, target.st_dev):
             return Path(entry.path)
     return None
 
@@ -147,6 +148,12 @@ def _check_folder_output(
 ) -> None:
     """A folder output is neither an input folder nor a parent of an input it writes or replaces."""
     root = _real(out.path)
+    for sub in sorted(out.folders):
+        if (root / sub).is_symlink():  # its files would be written (and replaced) wherever the link points
+            raise InputError(
+                f"{root / sub} is a symbolic link; {out.option} {out.path} writes and replaces the files of its "
+                f"{sub}/ folder, which must be a folder of its own: remove the link or choose another output folder"
+            )
     for folder in folder_inputs:
         if root == folder.path:
             raise InputError(
@@ -205,7 +212,15 @@ def check_outputs(
         for source in file_inputs:
             if real == source.path or _same_file(real, source.path):
                 raise InputError(f"{option} {path} is {source.role} this run reads; writing it would replace it")
+        # os.replace writes the name itself (a link there is replaced, not followed): its folder counts, as does the
+        # file a link resolves to
+        written = _real(path.parent) / path.name
         for folder in folder_inputs:
+            if written.parent == folder.path and is_read_by_a_reader(written.name) and written != real:
+                raise InputError(
+                    f"{option} {path} is a file of {folder.role} {folder.path} that this run reads (a link to "
+                    f"{real}); writing it would replace it: give a file name outside that folder"
+                )
             if real.parent == folder.path and is_read_by_a_reader(real.name):
                 if real.exists():
                     raise InputError(
@@ -217,11 +232,11 @@ def check_outputs(
                     "input by the next run's pairing (some reader of the package takes that name); give a file name "
                     "outside that folder (a .json or .csv name there is fine)"
                 )
-            link = _hard_link_in(real, folder) if real.exists() else None
+            link = _linked_input_in(real, folder) if real.exists() else None
             if link is not None:
                 raise InputError(
-                    f"{option} {path} is the same file as {link} of {folder.role} (a hard link); writing it would "
-                    "replace that input"
+                    f"{option} {path} is the same file as {link} of {folder.role} (a hard or symbolic link); writing "
+                    "it would replace that input"
                 )
         if cache_real is not None and (real.parent == cache_real or _inside(real, cache_real)):
             raise InputError(

@@ -29,6 +29,7 @@ wrong checksum (a partial or corrupt file) is reported and recomputed.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -231,7 +232,7 @@ def _output_lock(folder: Path) -> Iterator[None]:
     empty (it failed before writing) is removed again. Where ``fcntl`` does not exist (Windows) nothing is locked.
     """
     try:
-        import fcntl
+        import fcntl  # noqa: F401  (only where it exists: _held_lock imports it again)
     except ImportError:  # pragma: no cover - not POSIX
         yield
         return
@@ -241,25 +242,18 @@ def _output_lock(folder: Path) -> Iterator[None]:
     created = not folder.exists()
     folder.mkdir(exist_ok=True)
     lock_path = folder / LOCK_FILE
-    handle = _open_lock(lock_path)
+    handle = _held_lock(lock_path, folder, created)
     try:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            holder = os.pread(handle, 32, 0).decode("ascii", "replace").strip() or "?"
-            os.close(handle)
-            handle = -1
-            raise InputError(
-                f"another segmetrics run is writing {folder} (pid {holder}); wait for it or choose another --output"
-            ) from None
-        os.ftruncate(handle, 0)  # our own regular file (checked by _open_lock), held: a stale pid is replaced
-        os.pwrite(handle, f"{os.getpid()}\n".encode(), 0)
+        if handle >= 0:
+            os.ftruncate(handle, 0)  # our own regular file (checked by _open_lock), held: a stale pid is replaced
+            os.pwrite(handle, f"{os.getpid()}\n".encode(), 0)
         try:
             yield
         finally:
-            # removed while still held: a run waiting on the old file fails at once (LOCK_NB), a new run creates anew
+            # removed while still held: a run waiting on the old file sees, once it holds it, that the path names
+            # another file (or none) and starts over (_held_lock); a new run creates the file anew
             with contextlib.suppress(OSError):
-                if os.path.samestat(os.fstat(handle), os.lstat(lock_path)):
+                if handle >= 0 and os.path.samestat(os.fstat(handle), os.lstat(lock_path)):
                     os.unlink(lock_path)
     finally:
         if handle >= 0:
@@ -267,6 +261,42 @@ def _output_lock(folder: Path) -> Iterator[None]:
         if created:
             with contextlib.suppress(OSError):
                 folder.rmdir()  # only when empty: the run failed before writing anything
+
+
+def _held_lock(lock_path: Path, folder: Path, created: bool) -> int:
+    """A descriptor of ``lock_path`` that this process holds (``flock``), the path still naming that very file; -1
+    (with a warning) where the file system has no locks. Another run's lock is an :class:`InputError`."""
+    import fcntl
+
+    for _ in range(100):  # a run that ends between our open and our lock removes the file: open the new one
+        handle = _open_lock(lock_path)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as error:
+            holder = os.pread(handle, 32, 0).decode("ascii", "replace").strip() or "?"
+            os.close(handle)
+            if error.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise InputError(
+                    f"another segmetrics run is writing {folder} (pid {holder}); wait for it or choose another --output"
+                ) from None
+            # no locks on this file system (NFS without lockd, some FUSE mounts): run, and say what is not guarded
+            if created or not holder.strip("?"):
+                with contextlib.suppress(OSError):
+                    os.unlink(lock_path)
+            reason = error.strerror or error
+            print(
+                f"warning: cannot lock {folder} ({reason}): a second run writing the same folder at the same time "
+                "would not be refused",
+                file=sys.stderr,
+            )
+            return -1
+        try:
+            if os.path.samestat(os.fstat(handle), os.lstat(lock_path)):
+                return handle
+        except OSError:  # removed meanwhile by the run that held it
+            pass
+        os.close(handle)
+    raise InputError(f"cannot hold the lock {lock_path}: it keeps being replaced; is another program writing there?")
 
 
 def _open_lock(path: Path) -> int:

@@ -153,13 +153,16 @@ def evaluate_surface(work: FamilyInput) -> Evaluated:
     )
     suite_keys = {MEASURES[k].result for k in chosen if k in SURFACE_SUITE}
     # every other measure by its registry record: its public Metric, reading the pairs as the suite does
-    others = {
-        MEASURES[k].result: getattr(segmetrics_torch, MEASURES[k].metric)(
-            num_classes=num_classes, include_background=o["include_background"]
-        )
-        for k in chosen
-        if k not in SURFACE_SUITE
-    }
+    try:
+        others = {
+            MEASURES[k].result: getattr(segmetrics_torch, MEASURES[k].metric)(
+                num_classes=num_classes, include_background=o["include_background"]
+            )
+            for k in chosen
+            if k not in SURFACE_SUITE
+        }
+    except ImportError as error:  # a measure's optional dependency (clDice: scikit-image), named by the measure
+        raise InputError(str(error)) from None
     rows: list[tuple[str, dict[str, Any]]] = []
     skipped: list[str] = []
     for stem, pred_path, gt_path in work.images:

@@ -41,6 +41,7 @@ from .._checks import (
     check_positive_float,
     check_tensor,
 )
+from ..ops.backend import resolve
 from ..ops.masks import boundary_match_counts, signature_counts
 
 __all__ = [
@@ -237,9 +238,7 @@ def _signatures(member: Tensor) -> tuple[Tensor, Tensor]:
 
 def _backend(backend: Backend, device: torch.device) -> Backend:
     check_choice(backend, "backend", BACKENDS)
-    if backend == "auto":
-        return "numba" if device.type == "cpu" else "torch"
-    return backend
+    return resolve(backend, device)  # "auto": the package's one backend decision (ops.backend)
 
 
 def proposal_overlaps(

@@ -436,3 +436,73 @@ def test_writers_are_not_in_the_exemption_list_by_mistake() -> None:
     found = _opening_functions()
     for name in NOT_INPUT_READERS:
         assert name in found, name
+
+
+# ------------------------------------------------------------------------ links and the lock (review findings)
+
+
+def test_an_input_reached_through_a_symbolic_link_is_an_input(root: Path, capsys) -> None:
+    """A prediction folder of links (P/a.png -> ../store/a.png): neither the link's name nor the file it points to
+    may be written, nor BSR's files when one of them links to such a file."""
+    store = root / "store"
+    store.mkdir()
+    (root / "sod/pred/im0.png").rename(store / "im0.png")
+    (root / "sod/pred/im0.png").symlink_to(store / "im0.png")
+    before = (store / "im0.png").read_bytes()
+    fg = _argv("evaluate foreground", root)
+    _refused([*fg, "--json", str(root / "sod/pred/im0.png")], root, capsys, r"im0\.png is a file of the prediction")
+    _refused([*fg, "--json", str(store / "im0.png")], root, capsys, r"same file as .*im0\.png of the prediction folder")
+    (root / "bsr").mkdir()
+    (root / "bsr" / "eval_bdry.txt").symlink_to(store / "im0.png")
+    bdry = [*_argv("evaluate boundary", root), "--out-dir", str(root / "bsr")]
+    (root / "bdry/pred/b0.png").rename(store / "b0.png")
+    (root / "bdry/pred/b0.png").symlink_to(store / "b0.png")
+    (root / "bsr" / "eval_bdry.txt").unlink()
+    (root / "bsr" / "eval_bdry.txt").symlink_to(store / "b0.png")
+    _refused(bdry, root, capsys, r"--out-dir \(eval_bdry\.txt\) .*same file as")
+    assert (store / "im0.png").read_bytes() == before
+
+
+def test_the_lock_file_and_linked_report_folders_are_the_report_s(root: Path, capsys) -> None:
+    report = _argv("evaluate", root)
+    (root / "out").mkdir()
+    _refused([*report, "--json", str(root / "out" / report_run.LOCK_FILE)], root, capsys, r"writes; give another")
+    (root / "out" / "figures").symlink_to(root / "surf/pred", target_is_directory=True)
+    _refused(report, root, capsys, r"figures is a symbolic link")
+
+
+def test_a_lock_removed_between_open_and_lock_is_opened_again(tmp_path: Path, monkeypatch) -> None:
+    """Run A ends (removing its lock file) after run B opened it and before B locks it: B must not hold the removed
+    file while a run C creates and holds a new one (two runs in one folder)."""
+    lock = tmp_path / report_run.LOCK_FILE
+    lock.write_text("4242\n", encoding="utf-8")
+    opened = []
+    real_open = report_run._open_lock
+
+    def racing_open(path: Path) -> int:
+        handle = real_open(path)
+        if not opened:
+            os.unlink(path)  # A's end: its lock file removed while B holds a descriptor of it
+        opened.append(handle)
+        return handle
+
+    monkeypatch.setattr(report_run, "_open_lock", racing_open)
+    handle = report_run._held_lock(lock, tmp_path, False)
+    try:
+        assert len(opened) == 2 and os.path.samestat(os.fstat(handle), os.lstat(lock))
+    finally:
+        os.close(handle)
+
+
+def test_a_file_system_without_locks_runs_with_a_warning(root: Path, capsys, monkeypatch) -> None:
+    import errno
+    import fcntl
+
+    def no_locks(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    assert main(_argv("evaluate", root)) == 0
+    err = capsys.readouterr().err
+    assert "warning: cannot lock" in err and "No locks available" in err and "another segmetrics run" not in err
+    assert not (root / "out" / report_run.LOCK_FILE).exists()

@@ -197,7 +197,7 @@ CASES = [
         lambda r: _fg(r, "--json", str(_symlink_to_pred(r))),
         r"prediction folder .* would replace",
     ),
-    Case("fg-json-hardlink-to-gt", lambda r: _fg(r, "--json", str(_hardlink_to_gt(r))), r"hard link"),
+    Case("fg-json-hardlink-to-gt", lambda r: _fg(r, "--json", str(_hardlink_to_gt(r))), r"a hard or symbolic link"),
     Case(
         "fg-json-and-csv-same-file",
         lambda r: _fg(r, "--json", str(r / "x.csv"), "--csv", str(r / "x.csv")),

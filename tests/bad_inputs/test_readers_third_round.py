@@ -386,3 +386,20 @@ def test_max_image_pixels_of_a_run_ends_with_the_run(tmp_path: Path, capsys) -> 
     assert "exceeds the limit of 100 pixels" in capsys.readouterr().err
     assert max_image_pixels() == DEFAULT_MAX_IMAGE_PIXELS and MAX_IMAGE_PIXELS_ENV not in os.environ
     assert main(argv) == 0, capsys.readouterr().err
+
+
+def test_a_caller_s_own_limit_is_restored_after_a_run(tmp_path: Path, capsys) -> None:
+    from segmetrics_torch.app.cli import main
+    from segmetrics_torch.io import max_image_pixels, set_max_image_pixels
+
+    for side in ("gt", "pred"):
+        (tmp_path / side).mkdir()
+        Image.fromarray(np.full((20, 30), 255, np.uint8)).save(tmp_path / side / "a.png")
+    argv = ["evaluate", "foreground", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress"]
+    previous = set_max_image_pixels(10**9)
+    try:
+        assert main([*argv, "--max-image-pixels", "100"]) == 2
+        assert max_image_pixels() == 10**9  # the caller's, not the run's, nor the default
+        assert main(argv) == 0, capsys.readouterr().err
+    finally:
+        set_max_image_pixels(previous)

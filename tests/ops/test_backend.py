@@ -305,3 +305,17 @@ def test_the_package_writes_no_setting_of_its_own_to_the_environment() -> None:
     writes = _environment_writes()
     assert not [w for w in writes if "SEGMETRICS_" in w[1] or "BACKEND" in w[1]], writes
     assert writes <= ALLOWED_WRITES, sorted(writes - ALLOWED_WRITES)
+
+
+def test_the_proposals_family_follows_the_setting() -> None:
+    """Its "auto" is the seam's (it chose the numba kernel on CPU tensors whatever the setting)."""
+    import torch
+
+    from segmetrics_torch.functional import proposals
+    from segmetrics_torch.ops import use_backend
+
+    cpu = torch.device("cpu")
+    with use_backend("tensor"):
+        assert proposals._backend("auto", cpu) == "torch"
+    with use_backend("compiled"):
+        assert proposals._backend("auto", cpu) == "numba" and proposals._backend("torch", cpu) == "torch"

@@ -4,6 +4,7 @@ the soft skeleton and soft clDice loss against MONAI 1.6.1 (values and gradients
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 
 import numpy as np
@@ -496,3 +497,29 @@ def test_evaluate_surface_has_a_cldice_column(tmp_path, capsys) -> None:
     values = [float(cl_dice(torch.from_numpy(p != 0)[None], torch.from_numpy(g != 0)[None])[0]) for p, g in masks]
     assert results["cl_dice"] == pytest.approx(sum(values) / 2, abs=1e-12)
     assert results["per_image"]["v1"]["cl_dice"] == pytest.approx(values[1], abs=1e-12)
+
+
+def test_the_loss_module_built_without_the_background_does_not_warn() -> None:
+    from segmetrics_torch import SoftClDiceLoss
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        SoftClDiceLoss(include_background=False)
+
+
+def test_evaluate_surface_cldice_without_scikit_image_is_an_input_error(tmp_path, capsys, monkeypatch) -> None:
+    """The measure's optional dependency missing: exit 2 with the install line, not an unexpected ImportError."""
+    from PIL import Image
+
+    from segmetrics_torch.app.cli import main
+
+    for side in ("gt", "pred"):
+        (tmp_path / side).mkdir()
+        Image.fromarray(np.eye(12, dtype=np.uint8) * 255).save(tmp_path / side / "v.png")
+    monkeypatch.setitem(sys.modules, "skimage", None)
+    monkeypatch.setitem(sys.modules, "skimage.morphology", None)
+    argv = ["evaluate", "surface", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress",
+            "--measures", "cldice"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "pip install 'segmetrics-torch[opencv]'" in err and "Traceback" not in err
