@@ -203,7 +203,9 @@ ALLOWED_ABOVE_OPS = {
     # the command's --backend and its cold-start switch, scoped to a run
     "use_backend": {"app/cli.py", "app/cold_start.py"},
     "triton_kernels": set(),
-    "resolve": set(),
+    # the proposals family still picks between its numba and tensor routes itself (moving them into ops is left to
+    # do); it asks the seam for "auto", so the setting reaches it
+    "resolve": {"functional/proposals.py"},
     # a library module never changes the user's setting for the process
     "set_backend": set(),
     "set_compile_aside": set(),
