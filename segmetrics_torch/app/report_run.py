@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import importlib.util
 import json
 import os
 import re
@@ -191,8 +192,6 @@ def run_report(
     Returns:
         The records, which combinations were computed / taken from the cache / skipped, and the written files.
     """
-    import importlib.util
-
     warn = warn or (lambda message: print(message, file=sys.stderr))
     _check_output_folder(config)
     from .measures import missing_packages
@@ -231,9 +230,7 @@ def _output_lock(folder: Path) -> Iterator[None]:
     lock file nobody holds is stale). Only the writing rank locks under torchrun. A folder this run created and left
     empty (it failed before writing) is removed again. Where ``fcntl`` does not exist (Windows) nothing is locked.
     """
-    try:
-        import fcntl  # noqa: F401  (only where it exists: _held_lock imports it again)
-    except ImportError:  # pragma: no cover - not POSIX
+    if importlib.util.find_spec("fcntl") is None:  # pragma: no cover - not POSIX
         yield
         return
     if not distributed.is_main():

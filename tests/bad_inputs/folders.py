@@ -3,6 +3,7 @@ then breaks one thing in its own copy)."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,16 @@ import scipy.io
 from PIL import Image
 
 H, W = 20, 24
+
+
+def fingerprint(root: Path) -> dict[str, str]:
+    """Every file under ``root`` (inputs, configuration, cache) with its content hash (links not followed): equal
+    before and after a refused run when nothing was replaced, removed or added."""
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
 
 
 def png(path: Path, array: np.ndarray) -> Path:

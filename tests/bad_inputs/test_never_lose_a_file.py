@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import hashlib
 import json
 import os
 import re
@@ -27,7 +26,7 @@ from segmetrics_torch.app.cli import main
 from segmetrics_torch.app.cli_parser import build_parser
 from segmetrics_torch.readers import READERS, folder_extensions, is_read_by_a_reader
 
-from .folders import H, W, png, write_families
+from .folders import H, W, fingerprint, png, write_families
 
 #: the ``FILE`` options the command reads (every other ``FILE`` option is an output)
 INPUT_FILE_OPTIONS = {"--config", "--datasets-json", "--methods-json"}
@@ -58,24 +57,16 @@ def root(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _fingerprint(root: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and not p.is_symlink()
-    }
-
-
 def _refused(argv: list[str], root: Path, capsys: pytest.CaptureFixture[str], match: str) -> str:
     """Exit 2 with one ``error:`` line matching ``match``, and every file under ``root`` as it was."""
-    before = _fingerprint(root)
+    before = fingerprint(root)
     status = main(argv)
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.strip()]
     assert status == 2, err
     assert len(lines) == 1 and lines[0].startswith("error: "), err
     assert re.search(match, lines[0]), lines[0]
-    assert _fingerprint(root) == before
+    assert fingerprint(root) == before
     return lines[0]
 
 

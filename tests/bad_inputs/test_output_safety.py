@@ -9,7 +9,6 @@ allowed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Callable
@@ -23,7 +22,7 @@ from segmetrics_torch.app import report_run
 from segmetrics_torch.app.cli import main
 from segmetrics_torch.app.output_safety import report_owns
 
-from .folders import H, W, png, write_families
+from .folders import H, W, fingerprint, png, write_families
 
 
 @pytest.fixture
@@ -45,15 +44,6 @@ def root(tmp_path: Path) -> Path:
     (tmp_path / "cachedir").mkdir()
     (tmp_path / "cachedir" / "0123abcd.json").write_text("{}", encoding="utf-8")
     return tmp_path
-
-
-def _fingerprint(root: Path) -> dict[str, str]:
-    """Every file under ``root`` (inputs, config, cache) with its content hash."""
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and not p.is_symlink()
-    }
 
 
 def _fg(r: Path, *extra: str) -> list[str]:
@@ -342,7 +332,7 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_no_output_touches_an_input(case: Case, root: Path, capsys) -> None:
     argv = case.argv(root)
-    before = _fingerprint(root)
+    before = fingerprint(root)
     status = main(argv)
     err = capsys.readouterr().err
     assert status == 2, err
@@ -350,7 +340,7 @@ def test_no_output_touches_an_input(case: Case, root: Path, capsys) -> None:
     assert len(lines) == 1 and lines[0].startswith("error: "), err
     assert "Traceback" not in err
     assert __import__("re").search(case.match, lines[0]), lines[0]
-    after = _fingerprint(root)
+    after = fingerprint(root)
     assert after == before  # no input replaced, none removed, nothing new (checked before any measure runs)
 
 
