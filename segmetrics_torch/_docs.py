@@ -1,34 +1,32 @@
-"""Docstring paragraphs that many functions and Metrics share, written once.
+"""Docstring paragraphs that many functions and Metrics share: the canonical text, and a check that every copy agrees.
 
-A docstring line that holds only ``{{name}}`` stands for the paragraph ``name`` of :data:`PARAGRAPHS`:
-:func:`fill_doc` puts the paragraph there, every line indented as the placeholder, so ``help()``, the doctests and
-the docs read the whole text (matplotlib's ``_docstring.interpd`` and MNE's ``fill_doc`` do the same). What every
-measure of a family takes (its inputs, its example batch) is then written and corrected in one place; what a
-measure computes stays in its own docstring. A name missing from :data:`PARAGRAPHS` is a ``KeyError`` at import.
+What every measure of a family takes (its inputs, its example batch) is written out in each docstring, so the source
+reads as ``help()`` does; :data:`PARAGRAPHS` holds the canonical text of each such paragraph and :data:`COPIES`
+how many docstrings hold it whole. :func:`copies` (run by ``tests/test_docstrings.py``) finds them: a copy edited
+alone, or a paragraph edited here alone, changes a count and fails the test, which names the holders. To change a
+shared paragraph, change it here and in each docstring that holds it. Nothing is templated at import (an earlier
+``{{name}}`` form showed placeholders to anyone reading the source).
 
 Example:
-    >>> @fill_doc
-    ... def loss(preds, target):
+    >>> def loss(preds, target):
     ...     '''A loss.
     ...
     ...     Args:
-    ...         {{loss_args}}
+    ...         preds: (B, H, W) or (B, 1, H, W) probabilities in [0, 1], float16 / bfloat16 / float32 / float64 (apply
+    ...             ``torch.sigmoid`` to logits first; no min-max stretch). Gradients flow to it.
     ...     '''
-    >>> print(loss.__doc__.splitlines()[3].strip())
-    preds: (B, H, W) or (B, 1, H, W) probabilities in [0, 1], float16 / bfloat16 / float32 / float64 (apply
+    >>> holds(loss.__doc__, "loss_args")  # only its first lines: not a copy of the paragraph
+    False
 """
 
 from __future__ import annotations
 
-import re
+import importlib
+import inspect
+import pkgutil
 import textwrap
-from typing import TypeVar
 
-__all__ = ["PARAGRAPHS", "fill_doc"]
-
-T = TypeVar("T")
-
-_FIELD = re.compile(r"^([ \t]*)\{\{(\w+)\}\}[ \t]*$", re.MULTILINE)
+__all__ = ["COPIES", "PARAGRAPHS", "copies", "holds"]
 
 #: the shared paragraphs, by name (each dedented; its first line takes the placeholder's indentation)
 PARAGRAPHS = {
@@ -114,19 +112,54 @@ PARAGRAPHS = {
 }
 
 
-def fill(doc: str) -> str:
-    """``doc`` with each ``{{name}}`` line replaced by the paragraph ``name``, indented as that line."""
+#: how many docstrings of the package hold each paragraph whole
+COPIES = {
+    "foreground_args": 6,
+    "foreground_reading": 6,
+    "foreground_batch": 12,
+    "foreground_update": 14,
+    "partition_update": 14,
+    "partition_pair": 13,
+    "surface_update": 4,
+    "surface_keywords": 4,
+    "surface_returns": 4,
+    "surface_pair": 9,
+    "loss_args": 2,
+    "loss_returns": 4,
+}
 
-    def paragraph(match: re.Match[str]) -> str:
-        indent, name = match.group(1), match.group(2)
-        lines = textwrap.dedent(PARAGRAPHS[name]).strip("\n").splitlines()
-        return "\n".join(indent + line if line else "" for line in lines)
 
-    return _FIELD.sub(paragraph, doc)
+def _lines(text: str) -> list[str]:
+    """The stripped lines of ``text`` (indentation is the docstring's business, not the paragraph's)."""
+    return [line.strip() for line in textwrap.dedent(text).strip("\n").splitlines()]
 
 
-def fill_doc(obj: T) -> T:
-    """Decorator: fill the shared paragraphs of ``obj``'s docstring (see the module doc); none under ``python -OO``."""
-    if obj.__doc__:
-        obj.__doc__ = fill(obj.__doc__)
-    return obj
+def holds(doc: str, name: str) -> bool:
+    """Whether ``doc`` holds the whole paragraph ``name``, line for line (indentation aside)."""
+    lines, para = [line.strip() for line in doc.splitlines()], _lines(PARAGRAPHS[name])
+    return any(lines[i : i + len(para)] == para for i in range(len(lines) - len(para) + 1))
+
+
+def copies() -> dict[str, list[str]]:
+    """``{paragraph: the qualified names of the docstrings that hold it}`` over every module, class, method and
+    function defined in the package (its numba kernels left out)."""
+    import segmetrics_torch
+
+    found: dict[str, list[str]] = {name: [] for name in PARAGRAPHS}
+    seen: set[int] = set()
+    for info in pkgutil.walk_packages(segmetrics_torch.__path__, "segmetrics_torch."):
+        if ".ops._kernels" in info.name or info.name.endswith("__main__") or info.name == __name__:
+            continue
+        module = importlib.import_module(info.name)
+        objects = [module, *vars(module).values()]
+        objects += [m for obj in list(objects) if inspect.isclass(obj) for m in vars(obj).values()]
+        for obj in objects:
+            home = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None) or ""
+            doc = getattr(obj, "__doc__", None)
+            if home != info.name or not isinstance(doc, str) or id(obj) in seen:
+                continue  # each object once, where it is defined
+            seen.add(id(obj))
+            for name in PARAGRAPHS:
+                if holds(doc, name):
+                    found[name].append(f"{home}.{getattr(obj, '__qualname__', '')}".rstrip("."))
+    return found

@@ -44,7 +44,6 @@ from torch.autograd.function import once_differentiable
 
 from ._checks import check_bool, check_choice, check_image_stack, check_positive_float, check_tensor, check_uint8_target
 from ._constants import EPS
-from ._docs import fill_doc
 from .functional.surface.cldice import SoftReduction, soft_cl_dice_loss
 from .ops.weighted_error import ground_truth_terms, resolve_path, weighted_error_grad, weighted_error_sums
 
@@ -132,16 +131,22 @@ def _check_reduction(reduction: object) -> None:
     check_choice(reduction, "reduction", get_args(Reduction))
 
 
-@fill_doc
 def e_measure_loss(
     preds: Tensor, target: Tensor, *, reduction: Reduction = "mean", validate_args: bool = True
 ) -> Tensor:
     """``1 - E`` of the soft map (see the module doc); (B,) with ``reduction="none"``.
 
     Args:
-        {{loss_args}}
+        preds: (B, H, W) or (B, 1, H, W) probabilities in [0, 1], float16 / bfloat16 / float32 / float64 (apply
+            ``torch.sigmoid`` to logits first; no min-max stretch). Gradients flow to it.
+        target: the same shape, bool, {0, 1} floats or uint8 (binarised ``> 128``); no gradient.
+        reduction: ``"mean"`` (default) or ``"sum"`` over the images, or ``"none"`` for the (B,) per-image losses.
+        validate_args: check shapes, dtypes and values (one pass and one synchronisation); ``False`` for a
+            sync-free training step.
 
-    {{loss_returns}}
+    Returns:
+        A 0-d tensor (``"mean"`` / ``"sum"``) or a (B,) tensor (``"none"``) in ``preds``' dtype (computed in
+        float32 at least).
 
     Example:
         >>> import torch
@@ -199,7 +204,6 @@ class _AlignmentSum(torch.autograd.Function):
         return slope, None
 
 
-@fill_doc
 def weighted_f_measure_loss(
     preds: Tensor, target: Tensor, *, beta2: float = 1.0, reduction: Reduction = "mean", validate_args: bool = True
 ) -> Tensor:
@@ -215,7 +219,9 @@ def weighted_f_measure_loss(
         validate_args: check shapes, dtypes and values (one pass and one synchronisation); ``False`` for a
             sync-free training step.
 
-    {{loss_returns}}
+    Returns:
+        A 0-d tensor (``"mean"`` / ``"sum"``) or a (B,) tensor (``"none"``) in ``preds``' dtype (computed in
+        float32 at least).
 
     Example:
         >>> import torch
@@ -269,7 +275,6 @@ class _WeightedErrorSums(torch.autograd.Function):
         return grad, None, None, None, None
 
 
-@fill_doc
 def soft_f_measure_loss(
     preds: Tensor, target: Tensor, *, beta2: float = 0.3, reduction: Reduction = "mean", validate_args: bool = True
 ) -> Tensor:
@@ -284,7 +289,9 @@ def soft_f_measure_loss(
         validate_args: check shapes, dtypes and values (one pass and one synchronisation); ``False`` for a
             sync-free training step.
 
-    {{loss_returns}}
+    Returns:
+        A 0-d tensor (``"mean"`` / ``"sum"``) or a (B,) tensor (``"none"``) in ``preds``' dtype (computed in
+        float32 at least).
 
     Example:
         >>> import torch
@@ -307,16 +314,22 @@ def soft_f_measure_loss(
     return _reduce(1 - f, reduction, dtype)
 
 
-@fill_doc
 def soft_iou_loss(
     preds: Tensor, target: Tensor, *, reduction: Reduction = "mean", validate_args: bool = True
 ) -> Tensor:
     """``1 - IoU`` of soft counts (see the module doc).
 
     Args:
-        {{loss_args}}
+        preds: (B, H, W) or (B, 1, H, W) probabilities in [0, 1], float16 / bfloat16 / float32 / float64 (apply
+            ``torch.sigmoid`` to logits first; no min-max stretch). Gradients flow to it.
+        target: the same shape, bool, {0, 1} floats or uint8 (binarised ``> 128``); no gradient.
+        reduction: ``"mean"`` (default) or ``"sum"`` over the images, or ``"none"`` for the (B,) per-image losses.
+        validate_args: check shapes, dtypes and values (one pass and one synchronisation); ``False`` for a
+            sync-free training step.
 
-    {{loss_returns}}
+    Returns:
+        A 0-d tensor (``"mean"`` / ``"sum"``) or a (B,) tensor (``"none"``) in ``preds``' dtype (computed in
+        float32 at least).
 
     Example:
         >>> import torch

@@ -21,7 +21,6 @@ from torch import Tensor
 from torchmetrics import Metric
 
 from .._checks import ImageBatch, check_positive_float
-from .._docs import fill_doc
 from ..functional.foreground._intermediates import (
     EdtBackend,
     EmptyQuadrant,
@@ -183,13 +182,18 @@ class _ForegroundMetric(ExactMetric):
         return out
 
 
-@fill_doc
 class MAE(_ForegroundMetric):
     """Mean absolute error over a dataset (mean of per-image MAE), PySODMetrics 1.6.2 ``MAE``.
 
     See :func:`segmetrics_torch.functional.mae`. ``compute()`` returns a scalar float64 tensor.
 
-    {{foreground_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - a 0-d float64 tensor: the mean over images of the per-image MAE.
 
@@ -212,7 +216,6 @@ class MAE(_ForegroundMetric):
         return self._mean("mae")
 
 
-@fill_doc
 class SMeasure(_ForegroundMetric):
     """S-measure over a dataset (Fan et al. ICCV 2017), PySODMetrics 1.6.2 ``Smeasure``.
 
@@ -226,13 +229,23 @@ class SMeasure(_ForegroundMetric):
         normalize, validate_args: see :func:`segmetrics_torch.functional.s_measure`. skip_empty_gt: leave out
             images of empty ground truth (COD10K's convention), counted in ``skipped_empty_gt``.
 
-    {{foreground_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - a 0-d float64 tensor: the mean over images of the per-image S-measure (NaN, with a warning, if an image's
       value is NaN).
 
     Example:
-        {{foreground_batch}}
+        >>> import torch
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
         >>> from segmetrics_torch import SMeasure
         >>> metric = SMeasure()
         >>> metric.update(preds, target)
@@ -262,7 +275,6 @@ class SMeasure(_ForegroundMetric):
         return value
 
 
-@fill_doc
 class WeightedFMeasure(_ForegroundMetric):
     """Weighted F-beta over a dataset (Margolin et al. CVPR 2014), PySODMetrics 1.6.2 ``WeightedFmeasure``.
 
@@ -277,12 +289,22 @@ class WeightedFMeasure(_ForegroundMetric):
         counted in ``skipped_empty_gt``. torchmetrics' own options (``dist_sync_on_step``, ``sync_on_compute``,
         ``process_group``, ``compute_on_cpu``, ...) are accepted as keywords.
 
-    {{foreground_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - a 0-d float64 tensor: the mean over images of the per-image weighted F-beta.
 
     Example:
-        {{foreground_batch}}
+        >>> import torch
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
         >>> from segmetrics_torch import WeightedFMeasure
         >>> metric = WeightedFMeasure()
         >>> metric.update(preds, target)
@@ -307,7 +329,6 @@ class WeightedFMeasure(_ForegroundMetric):
         return self._mean("wfm")
 
 
-@fill_doc
 class FMeasure(_ForegroundMetric):
     """F-beta measure over a dataset: adaptive, mean and max F, and the F, precision and recall curves.
 
@@ -325,13 +346,23 @@ class FMeasure(_ForegroundMetric):
         counted in ``skipped_empty_gt``. torchmetrics' own options (``dist_sync_on_step``, ``sync_on_compute``,
         ``process_group``, ``compute_on_cpu``, ...) are accepted as keywords.
 
-    {{foreground_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - a dict of float64 tensors: ``adaptive`` (), ``mean`` (), ``max`` (), ``curve`` (256,) F-beta, and the
       ``precision`` and ``recall`` (256,) curves, averaged over the images.
 
     Example:
-        {{foreground_batch}}
+        >>> import torch
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
         >>> from segmetrics_torch import FMeasure
         >>> metric = FMeasure()
         >>> metric.update(preds, target)
@@ -362,20 +393,29 @@ class FMeasure(_ForegroundMetric):
         return out
 
 
-@fill_doc
 class EMeasure(_ForegroundMetric):
     """E-measure over a dataset (Fan et al. IJCAI 2018): adaptive, mean and max E, and the 256-point curve.
 
     PySODMetrics 1.6.2 ``Emeasure``. See :func:`segmetrics_torch.functional.e_measure`. Values can exceed 1
     (normalisation by ``N - 1``). ``compute()`` returns a dict ``adaptive``, ``mean``, ``max``, ``curve`` (256,).
 
-    {{foreground_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - a dict of float64 tensors: ``adaptive`` (), ``mean`` (), ``max`` () and ``curve`` (256,), averaged over the
       images (thresholds ``trunc(255 p) >= 255 - i``, descending).
 
     Example:
-        {{foreground_batch}}
+        >>> import torch
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
         >>> from segmetrics_torch import EMeasure
         >>> metric = EMeasure()
         >>> metric.update(preds, target)
@@ -407,20 +447,29 @@ class _OverlapMetric(_ForegroundMetric):
         return self._curve_summary(f"{self._key}_curve", f"{self._key}_adaptive")
 
 
-@fill_doc
 class IoU(_OverlapMetric):
     """Intersection over union (Jaccard) of thresholded maps: adaptive, mean, max and the 256-point curve.
 
     PySODMetrics 1.6.2 ``FmeasureV2`` + ``IOUHandler`` (``sample_based=True``). See
     :func:`segmetrics_torch.functional.iou`. ``compute()`` returns a dict ``adaptive``, ``mean``, ``max``, ``curve``.
 
-    {{foreground_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - a dict of float64 tensors: ``adaptive`` (), ``mean`` (), ``max`` () and ``curve`` (256,), averaged over the
       images (thresholds ``trunc(255 p) >= 255 - i``, descending).
 
     Example:
-        {{foreground_batch}}
+        >>> import torch
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
         >>> from segmetrics_torch import IoU
         >>> metric = IoU()
         >>> metric.update(preds, target)
@@ -433,20 +482,29 @@ class IoU(_OverlapMetric):
     _curves = ("iou_curve",)
 
 
-@fill_doc
 class Dice(_OverlapMetric):
     """Dice coefficient of thresholded maps: adaptive, mean, max and the 256-point curve.
 
     PySODMetrics 1.6.2 ``FmeasureV2`` + ``DICEHandler``. See :func:`segmetrics_torch.functional.dice`.
     ``compute()`` returns a dict ``adaptive``, ``mean``, ``max``, ``curve``.
 
-    {{foreground_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - a dict of float64 tensors: ``adaptive`` (), ``mean`` (), ``max`` () and ``curve`` (256,), averaged over the
       images (thresholds ``trunc(255 p) >= 255 - i``, descending).
 
     Example:
-        {{foreground_batch}}
+        >>> import torch
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
         >>> from segmetrics_torch import Dice
         >>> metric = Dice()
         >>> metric.update(preds, target)
@@ -459,7 +517,6 @@ class Dice(_OverlapMetric):
     _curves = ("dice_curve",)
 
 
-@fill_doc
 class ForegroundMeasures(_ForegroundMetric):
     """Every foreground measure of a dataset from one shared pass per batch.
 
@@ -484,7 +541,13 @@ class ForegroundMeasures(_ForegroundMetric):
         skip_empty_gt: leave out the images whose ground truth is empty (COD10K's convention), for the included
             measures too; counted in ``skipped_empty_gt``.
 
-    {{foreground_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - a dict: ``mae``, ``s_measure``, ``weighted_f_measure``, ``precision``, ``recall`` (0-d float64 tensors);
       ``f_measure``, ``e_measure``, ``iou``, ``dice`` (dicts as :class:`FMeasure`, :class:`EMeasure`, :class:`IoU`);

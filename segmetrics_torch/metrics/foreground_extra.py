@@ -16,7 +16,6 @@ import torch
 from torch import Tensor
 
 from .._checks import ImageBatch, check_positive_float
-from .._docs import fill_doc
 from .._lazy import deprecated_alias
 from ..functional.foreground.context_measure import camouflage_context_measure, context_measure
 from ..functional.foreground.hce import check_hce_args, human_correction_effort
@@ -151,7 +150,6 @@ class _ThresholdSetMetric(_SumMetric):
         """States of the whole set."""
 
 
-@fill_doc
 class ThresholdMeasures(_ThresholdSetMetric):
     r"""PySODMetrics' ``FmeasureV2`` over a dataset: confusion-count measures in adaptive/dynamic/binary modes.
 
@@ -177,7 +175,13 @@ class ThresholdMeasures(_ThresholdSetMetric):
     (float64; keys present per ``modes``; ``mean``/``max`` are of the averaged ``dynamic`` curve, PySODMetrics'
     ``meanXX``/``maxXX``).
 
-    {{foreground_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - ``{measure: {"adaptive": (), "dynamic": (256,), "mean": (), "max": (), "binary": ()}}``: float64 tensors,
       keys per ``measures`` and ``modes``.
@@ -225,7 +229,6 @@ class ThresholdMeasures(_ThresholdSetMetric):
         return out
 
 
-@fill_doc
 class SizeInvariantMAE(_SumMetric):
     r"""Size-invariant MAE over a dataset (Li et al. ICML 2024), PySODMetrics 1.6.2 ``SizeInvarianceMAE``.
 
@@ -240,7 +243,13 @@ class SizeInvariantMAE(_SumMetric):
         (never memory safety). torchmetrics' own options (``dist_sync_on_step``, ``sync_on_compute``,
         ``process_group``, ``compute_on_cpu``, ...) are accepted as keywords.
 
-    {{foreground_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - a 0-d float64 tensor: the mean over images of the per-image size-invariant MAE.
 
@@ -287,7 +296,6 @@ class SizeInvariantMAE(_SumMetric):
         self._first_nan = None
 
 
-@fill_doc
 class SizeInvariantThresholdMeasures(_ThresholdSetMetric):
     r"""Size-invariant threshold measures over a dataset, PySODMetrics 1.6.2 ``SizeInvarianceFmeasureV2``.
 
@@ -309,7 +317,13 @@ class SizeInvariantThresholdMeasures(_ThresholdSetMetric):
     ``validate_args``). ``compute()`` returns ``{measure: {"adaptive", "dynamic", "mean", "max",
     "binary"}}`` (float64; keys per ``modes``).
 
-    {{foreground_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - ``{measure: {"adaptive", "dynamic", "mean", "max", "binary"}}``: float64 tensors (``dynamic`` (256,)), keys
       per ``measures`` and ``modes``; with the dynamic curves of ``recall`` and ``fpr`` (``precision`` and
@@ -394,7 +408,6 @@ class SizeInvariantThresholdMeasures(_ThresholdSetMetric):
         return out
 
 
-@fill_doc
 class MultiScaleIoU(_SumMetric):
     r"""Multi-scale IoU over a dataset (Ahmadzadeh et al. ICIP 2021), PySODMetrics 1.6.2 ``MSIoU``.
 
@@ -411,7 +424,13 @@ class MultiScaleIoU(_SumMetric):
     ``compute()`` returns ``{"adaptive": (), "dynamic": (257,), "mean": (), "max": (), "binary": ()}`` (float64; keys
     per the ``with_*`` flags; ``mean``/``max`` of the averaged curve are PySOD's ``meanmsiou``/``maxmsiou``).
 
-    {{foreground_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - ``{"adaptive": (), "dynamic": (257,), "mean": (), "max": (), "binary": ()}``: float64 tensors, keys per the
       ``with_*`` flags.
@@ -481,7 +500,6 @@ class MultiScaleIoU(_SumMetric):
 #: PySODMetrics' class name
 
 
-@fill_doc
 class HumanCorrectionEffort(_SumMetric):
     r"""Human Correction Effort over a dataset (Qin et al. ECCV 2022), PySOD 1.6.2 ``HumanCorrectionEffortMeasure``.
 
@@ -493,7 +511,13 @@ class HumanCorrectionEffort(_SumMetric):
         relax: erosion / dilation steps (5). epsilon: RDP tolerance (2.0). normalize, validate_args: as
         :class:`ThresholdMeasures`.
 
-    {{foreground_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - a 0-d float64 tensor: the mean over images of the per-image HCE (lower is better).
 
@@ -532,7 +556,6 @@ class HumanCorrectionEffort(_SumMetric):
         return self._mean("hce_sum")
 
 
-@fill_doc
 class ContextMeasure(_SumMetric):
     r"""Context measure over a dataset (Wang et al. 2025, arXiv:2512.07076), PySODMetrics 1.6.2 ``ContextMeasure``.
 
@@ -543,7 +566,13 @@ class ContextMeasure(_SumMetric):
     Args:
         beta2 (1.0), alpha (6.0): see the functional. normalize, validate_args: as :class:`ThresholdMeasures`.
 
-    {{foreground_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, 1, H, W) maps, float in [0, 1] or uint8 0..255 (min-max normalised per image
+      unless ``normalize=False``), or a list of (H, W) maps of any sizes.
+    - ``target``: ground truth of the same shape (or a list), bool / {0, 1} / uint8 (binarised ``> 128``).
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - a 0-d float64 tensor: the mean over images of the per-image context measure.
 

@@ -18,7 +18,6 @@ import torch
 from torch import Tensor
 
 from .._checks import ImageBatch, check_bool, check_choice, check_positive_float
-from .._docs import fill_doc
 from ..functional.boundary.bsds import default_thresholds
 from ..functional.boundary.summary import UniqueOccurrence, check_unique_occurrence
 from ..functional.partition.hierarchy import HIERARCHY_FORMATS, HierarchyFormat, check_num_regions, hierarchy_measures
@@ -150,7 +149,6 @@ class _PartitionMetric(_SummedStates):
         return out
 
 
-@fill_doc
 class PartitionMeasures(_PartitionMetric):
     """Every SEISM measure of machine partitions against several human partitions, averaged over a dataset.
 
@@ -171,7 +169,12 @@ class PartitionMeasures(_PartitionMetric):
     ``compute()``: dict of 0-d float64 tensors with the requested keys, plus ``<key>_precision`` and
     ``<key>_recall`` for fb, fop and fr.
 
-    {{partition_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - a dict of 0-d float64 tensors, one per requested measure key, plus ``<key>_precision`` and
       ``<key>_recall`` for fb, fop and fr.
@@ -229,18 +232,24 @@ class _OneMeasure(_PartitionMetric):
         return res[self._measure]
 
 
-@fill_doc
 class ObjectsAndPartsPR(_OneMeasure):
     """Precision-recall for objects and parts, Fop (Pont-Tuset & Marques CVPR 2013; SEISM ``fop``). ``compute()``
     returns ``{"f", "precision", "recall"}`` with F of the mean precision and recall. See :class:`PartitionMeasures`
     for the arguments (``gamma_obj`` 0.9 as SEISM's code, 0.95 as the paper's text).
 
-    {{partition_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - ``{"f", "precision", "recall"}``: 0-d float64 tensors, F of the dataset's mean precision and mean recall.
 
     Example:
-        {{partition_pair}}
+        >>> import torch
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
         >>> from segmetrics_torch import ObjectsAndPartsPR
         >>> metric = ObjectsAndPartsPR()
         >>> metric.update(seg, gt)
@@ -251,17 +260,23 @@ class ObjectsAndPartsPR(_OneMeasure):
     _measure = "fop"
 
 
-@fill_doc
 class RegionPR(_OneMeasure):
     """Precision-recall for regions (pairs of pixels), Fr (Martin 2003; SEISM ``fr``): ``{"f", "precision",
     "recall"}``.
 
-    {{partition_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - ``{"f", "precision", "recall"}``: 0-d float64 tensors, F of the dataset's mean precision and mean recall.
 
     Example:
-        {{partition_pair}}
+        >>> import torch
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
         >>> from segmetrics_torch import RegionPR
         >>> metric = RegionPR()
         >>> metric.update(seg, gt)
@@ -272,18 +287,24 @@ class RegionPR(_OneMeasure):
     _measure = "fr"
 
 
-@fill_doc
 class PartitionBoundaryPR(_OneMeasure):
     """Fb of partitions: their boundaries (``seg2bmap``) matched to the annotators' with the BSDS correspondence
     (SEISM ``fb``), counts pooled over images: ``{"f", "precision", "recall"}``.
 
-    {{partition_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - ``{"f", "precision", "recall"}``: 0-d float64 tensors from the boundary counts pooled over the
       images.
 
     Example:
-        {{partition_pair}}
+        >>> import torch
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
         >>> from segmetrics_torch import PartitionBoundaryPR
         >>> metric = PartitionBoundaryPR(max_dist=1)
         >>> metric.update(seg, gt)
@@ -294,16 +315,22 @@ class PartitionBoundaryPR(_OneMeasure):
     _measure = "fb"
 
 
-@fill_doc
 class ProbabilisticRandIndex(_OneMeasure):
     """Probabilistic Rand index (Unnikrishnan et al. 2007): the Rand index averaged over the annotators.
 
-    {{partition_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
 
     Example:
-        {{partition_pair}}
+        >>> import torch
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
         >>> from segmetrics_torch import ProbabilisticRandIndex
         >>> metric = ProbabilisticRandIndex()
         >>> metric.update(seg, gt)
@@ -314,17 +341,23 @@ class ProbabilisticRandIndex(_OneMeasure):
     _measure = "pri"
 
 
-@fill_doc
 class VariationOfInformation(_OneMeasure):
     """Variation of information (Meila 2005) in bits, averaged over annotators; a distance (0 = identical).
 
-    {{partition_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - a 0-d float64 tensor: the mean over images of the per-image VoI in bits (averaged over the annotators; lower
       is better).
 
     Example:
-        {{partition_pair}}
+        >>> import torch
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
         >>> from segmetrics_torch import VariationOfInformation
         >>> metric = VariationOfInformation()
         >>> metric.update(seg, gt)
@@ -336,16 +369,22 @@ class VariationOfInformation(_OneMeasure):
     _measure = "voi"
 
 
-@fill_doc
 class NormalizedVariationOfInformation(_OneMeasure):
     """SEISM's ``nvoi``: ``1 - VoI / (2 log2 max(K_S, K_G))`` per annotator, averaged (1 = identical).
 
-    {{partition_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
 
     Example:
-        {{partition_pair}}
+        >>> import torch
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
         >>> from segmetrics_torch import NormalizedVariationOfInformation
         >>> metric = NormalizedVariationOfInformation()
         >>> metric.update(seg, gt)
@@ -356,7 +395,6 @@ class NormalizedVariationOfInformation(_OneMeasure):
     _measure = "nvoi"
 
 
-@fill_doc
 class SegmentationCovering(_OneMeasure):
     """Segmentation covering (Arbelaez et al. TPAMI 2011), averaged over annotators.
 
@@ -368,12 +406,19 @@ class SegmentationCovering(_OneMeasure):
             ``gamma_obj`` / ``gamma_part`` / ``beta`` and Fb's ``max_dist`` (ignored here), torchmetrics' options;
             ``measures`` is fixed.
 
-    {{partition_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
 
     Example:
-        {{partition_pair}}
+        >>> import torch
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
         >>> from segmetrics_torch import SegmentationCovering
         >>> metric = SegmentationCovering()
         >>> metric.update(seg, gt)
@@ -387,7 +432,6 @@ class SegmentationCovering(_OneMeasure):
         super().__init__(**kwargs)
 
 
-@fill_doc
 class DirectionalHamming(_OneMeasure):
     """Directional Hamming distance (Huang & Dom 1995) as SEISM's similarity ``1 - D_H / N``, averaged.
 
@@ -398,12 +442,19 @@ class DirectionalHamming(_OneMeasure):
             ``gamma_obj`` / ``gamma_part`` / ``beta`` and Fb's ``max_dist`` (ignored here), torchmetrics' options;
             ``measures`` is fixed.
 
-    {{partition_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
 
     Example:
-        {{partition_pair}}
+        >>> import torch
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
         >>> from segmetrics_torch import DirectionalHamming
         >>> metric = DirectionalHamming()
         >>> metric.update(seg, gt)
@@ -422,16 +473,22 @@ class DirectionalHamming(_OneMeasure):
         super().__init__(**kwargs)
 
 
-@fill_doc
 class VanDongen(_OneMeasure):
     """Van Dongen distance (2000) as SEISM's similarity ``1 - d_vD / (2N)``, averaged over annotators.
 
-    {{partition_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
 
     Example:
-        {{partition_pair}}
+        >>> import torch
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
         >>> from segmetrics_torch import VanDongen
         >>> metric = VanDongen()
         >>> metric.update(seg, gt)
@@ -442,17 +499,23 @@ class VanDongen(_OneMeasure):
     _measure = "vd"
 
 
-@fill_doc
 class BipartiteGraphMatching(_OneMeasure):
     """Bipartite graph matching (Jiang et al. 2006): ``1 - (N - max one-to-one matched overlap) / N``, averaged;
     the maximum-weight matching is solved exactly.
 
-    {{partition_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
 
     Example:
-        {{partition_pair}}
+        >>> import torch
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
         >>> from segmetrics_torch import BipartiteGraphMatching
         >>> metric = BipartiteGraphMatching()
         >>> metric.update(seg, gt)
@@ -463,16 +526,22 @@ class BipartiteGraphMatching(_OneMeasure):
     _measure = "bgm"
 
 
-@fill_doc
 class BidirectionalConsistency(_OneMeasure):
     """``1 - BCE`` (Martin 2001 bidirectional consistency error), averaged over annotators (SEISM ``bce``).
 
-    {{partition_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
 
     Example:
-        {{partition_pair}}
+        >>> import torch
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
         >>> from segmetrics_torch import BidirectionalConsistency
         >>> metric = BidirectionalConsistency()
         >>> metric.update(seg, gt)
@@ -483,16 +552,22 @@ class BidirectionalConsistency(_OneMeasure):
     _measure = "bce"
 
 
-@fill_doc
 class GlobalConsistency(_OneMeasure):
     """``1 - GCE`` (Martin et al. ICCV 2001 global consistency error), averaged over annotators (SEISM ``gce``).
 
-    {{partition_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
 
     Example:
-        {{partition_pair}}
+        >>> import torch
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
         >>> from segmetrics_torch import GlobalConsistency
         >>> metric = GlobalConsistency()
         >>> metric.update(seg, gt)
@@ -503,16 +578,22 @@ class GlobalConsistency(_OneMeasure):
     _measure = "gce"
 
 
-@fill_doc
 class LocalConsistency(_OneMeasure):
     """``1 - LCE`` (Martin et al. ICCV 2001 local consistency error), averaged over annotators (SEISM ``lce``).
 
-    {{partition_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) integer label maps of the machine partitions, or a list of (H, W) maps.
+    - ``target``: (B, K, H, W) integer human label maps (K annotators per image), or a list of (K_b, H, W) maps.
+
+    As output of ``compute`` (``forward`` returns the same for the batch alone):
 
     - a 0-d float64 tensor: the mean over images of the per-image value (itself averaged over the annotators).
 
     Example:
-        {{partition_pair}}
+        >>> import torch
+        >>> seg = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1], [2, 2, 2, 2]]])  # (B=1, H, W)
+        >>> gt = torch.tensor([[[[0, 0, 1, 1], [0, 0, 1, 1], [0, 0, 1, 1]]]])  # (B=1, K=1, H, W)
         >>> from segmetrics_torch import LocalConsistency
         >>> metric = LocalConsistency()
         >>> metric.update(seg, gt)

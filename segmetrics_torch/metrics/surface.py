@@ -23,7 +23,6 @@ import torch
 from torch import Tensor
 
 from .._checks import check_choice
-from .._docs import fill_doc
 from ..functional.surface import (
     average_surface_distance,
     boundary_iou,
@@ -195,14 +194,23 @@ class _SurfaceMetric(ExactMetric):
         return self._mean(self._keys[0])
 
 
-@fill_doc
 class HausdorffDistance(_SurfaceMetric):
     """Mean Hausdorff distance (or percentile Hausdorff, e.g. HD95) over images, per class for label maps.
 
     Args: ``directed`` and ``percentile`` of :func:`segmetrics_torch.functional.hausdorff_distance`, and
-    {{surface_keywords}}
+    the keywords every distance function shares (``**kwargs``, typed as ``DistanceMetricOptions``:
+    :class:`~segmetrics_torch.functional.surface.options.DistanceOptions` and torchmetrics'; meanings and
+    defaults at :func:`~segmetrics_torch.functional.hausdorff_distance`): ``convention``, ``spacing`` (the
+    constructor's voxel spacing, used when ``update`` gives none), ``distance_metric``, ``connectivity``,
+    ``num_classes``, ``include_background``, ``ignore_index``, ``input_format``, ``validate_args``; plus
+    torchmetrics' Metric keywords (``compute_on_cpu``, ``dist_sync_on_step``, ``process_group``, ...).
 
-    {{surface_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, D, H, W) masks (bool or {0, 1}), or label maps (integers in [0, ``num_classes``))
+      with ``num_classes``; or a list of (H, W) / (D, H, W) tensors of different sizes.
+    - ``target``: ground truth of the same form and shape.
+    - ``spacing`` (keyword, optional): this batch's voxel spacing, in place of the constructor's.
 
     As output of ``compute``: the mean over images of the per-image (percentile) Hausdorff distance, a 0-d float64
     tensor for masks or (C',) per class for label maps (NaN left out; a missed structure makes it ``inf``).
@@ -227,20 +235,31 @@ class HausdorffDistance(_SurfaceMetric):
         super().__init__({"directed": directed, "percentile": percentile}, kwargs)
 
 
-@fill_doc
 class AverageSurfaceDistance(_SurfaceMetric):
     """Mean (directed) average surface distance, or ASSD with ``symmetric=True``, over images.
 
     Args: ``symmetric`` of :func:`segmetrics_torch.functional.average_surface_distance`, and
-    {{surface_keywords}}
+    the keywords every distance function shares (``**kwargs``, typed as ``DistanceMetricOptions``:
+    :class:`~segmetrics_torch.functional.surface.options.DistanceOptions` and torchmetrics'; meanings and
+    defaults at :func:`~segmetrics_torch.functional.hausdorff_distance`): ``convention``, ``spacing`` (the
+    constructor's voxel spacing, used when ``update`` gives none), ``distance_metric``, ``connectivity``,
+    ``num_classes``, ``include_background``, ``ignore_index``, ``input_format``, ``validate_args``; plus
+    torchmetrics' Metric keywords (``compute_on_cpu``, ``dist_sync_on_step``, ``process_group``, ...).
 
-    {{surface_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, D, H, W) masks (bool or {0, 1}), or label maps (integers in [0, ``num_classes``))
+      with ``num_classes``; or a list of (H, W) / (D, H, W) tensors of different sizes.
+    - ``target``: ground truth of the same form and shape.
+    - ``spacing`` (keyword, optional): this batch's voxel spacing, in place of the constructor's.
 
     As output of ``compute``: the mean over images of the per-image (symmetric) average surface distance, a 0-d
     float64 tensor for masks or (C',) per class for label maps (NaN left out; a missed structure makes it ``inf``).
 
     Example:
-        {{surface_pair}}
+        >>> import torch
+        >>> g = torch.zeros(1, 20, 20, dtype=torch.bool); g[:, 5:11, 5:11] = True
+        >>> p = torch.zeros(1, 20, 20, dtype=torch.bool); p[:, 7:13, 6:13] = True
         >>> from segmetrics_torch.metrics.surface import AverageSurfaceDistance
         >>> metric = AverageSurfaceDistance(symmetric=True)
         >>> metric.update(p, g)
@@ -255,21 +274,32 @@ class AverageSurfaceDistance(_SurfaceMetric):
         super().__init__({"symmetric": symmetric}, kwargs)
 
 
-@fill_doc
 class NormalizedSurfaceDistance(_SurfaceMetric):
     """Mean normalised surface distance (surface Dice at ``tolerance``, in spacing units; 1 by default, as
     :class:`SurfaceDistanceMeasures`) over images.
 
     Args: ``tolerance`` and ``use_subvoxels`` (:func:`segmetrics_torch.functional.normalized_surface_distance`), and
-    {{surface_keywords}}
+    the keywords every distance function shares (``**kwargs``, typed as ``DistanceMetricOptions``:
+    :class:`~segmetrics_torch.functional.surface.options.DistanceOptions` and torchmetrics'; meanings and
+    defaults at :func:`~segmetrics_torch.functional.hausdorff_distance`): ``convention``, ``spacing`` (the
+    constructor's voxel spacing, used when ``update`` gives none), ``distance_metric``, ``connectivity``,
+    ``num_classes``, ``include_background``, ``ignore_index``, ``input_format``, ``validate_args``; plus
+    torchmetrics' Metric keywords (``compute_on_cpu``, ``dist_sync_on_step``, ``process_group``, ...).
 
-    {{surface_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, D, H, W) masks (bool or {0, 1}), or label maps (integers in [0, ``num_classes``))
+      with ``num_classes``; or a list of (H, W) / (D, H, W) tensors of different sizes.
+    - ``target``: ground truth of the same form and shape.
+    - ``spacing`` (keyword, optional): this batch's voxel spacing, in place of the constructor's.
 
     As output of ``compute``: the mean over images of the per-image NSD in [0, 1], a 0-d float64 tensor for masks or
     (C',) per class for label maps (NaN, both masks empty, left out).
 
     Example:
-        {{surface_pair}}
+        >>> import torch
+        >>> g = torch.zeros(1, 20, 20, dtype=torch.bool); g[:, 5:11, 5:11] = True
+        >>> p = torch.zeros(1, 20, 20, dtype=torch.bool); p[:, 7:13, 6:13] = True
         >>> from segmetrics_torch.metrics.surface import NormalizedSurfaceDistance
         >>> metric = NormalizedSurfaceDistance(tolerance=1.0)
         >>> metric.update(p, g)
@@ -290,7 +320,6 @@ class NormalizedSurfaceDistance(_SurfaceMetric):
         super().__init__({"tolerance": tolerance, "use_subvoxels": use_subvoxels}, kwargs)
 
 
-@fill_doc
 class BoundaryIoU(_SurfaceMetric):
     """Mean Boundary IoU (Cheng et al., CVPR 2021) over 2-D images.
 
@@ -308,7 +337,9 @@ class BoundaryIoU(_SurfaceMetric):
     masks or (C',) per class for label maps (2-D only).
 
     Example:
-        {{surface_pair}}
+        >>> import torch
+        >>> g = torch.zeros(1, 20, 20, dtype=torch.bool); g[:, 5:11, 5:11] = True
+        >>> p = torch.zeros(1, 20, 20, dtype=torch.bool); p[:, 7:13, 6:13] = True
         >>> from segmetrics_torch.metrics.surface import BoundaryIoU
         >>> metric = BoundaryIoU()
         >>> metric.update(p, g)
@@ -367,22 +398,33 @@ class ClDice(_SurfaceMetric):
         super().__init__({"zero_division": zero_division}, kwargs)
 
 
-@fill_doc
 class SurfaceDistanceMeasures(_SurfaceMetric):
     """Hausdorff, percentile Hausdorff, ASD, ASSD and NSD of a convention from one pass of distance transforms per
     batch (:func:`segmetrics_torch.functional.surface_distance_measures`), each averaged over images as the
     single-measure Metrics; ``compute()`` returns ``{measure: value}`` for the measures the convention defines.
 
     Args: ``percentile`` (95) and ``tolerance`` (1) of the percentile Hausdorff distance and the NSD, and
-    {{surface_keywords}}
+    the keywords every distance function shares (``**kwargs``, typed as ``DistanceMetricOptions``:
+    :class:`~segmetrics_torch.functional.surface.options.DistanceOptions` and torchmetrics'; meanings and
+    defaults at :func:`~segmetrics_torch.functional.hausdorff_distance`): ``convention``, ``spacing`` (the
+    constructor's voxel spacing, used when ``update`` gives none), ``distance_metric``, ``connectivity``,
+    ``num_classes``, ``include_background``, ``ignore_index``, ``input_format``, ``validate_args``; plus
+    torchmetrics' Metric keywords (``compute_on_cpu``, ``dist_sync_on_step``, ``process_group``, ...).
 
-    {{surface_update}}
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) or (B, D, H, W) masks (bool or {0, 1}), or label maps (integers in [0, ``num_classes``))
+      with ``num_classes``; or a list of (H, W) / (D, H, W) tensors of different sizes.
+    - ``target``: ground truth of the same form and shape.
+    - ``spacing`` (keyword, optional): this batch's voxel spacing, in place of the constructor's.
 
     As output of ``compute``: ``{measure: mean}`` for the measures the convention defines (``hausdorff``,
     ``hausdorff_percentile``, ``asd``, ``assd``, ``nsd``), each a 0-d float64 tensor for masks or (C',) per class.
 
     Example:
-        {{surface_pair}}
+        >>> import torch
+        >>> g = torch.zeros(1, 20, 20, dtype=torch.bool); g[:, 5:11, 5:11] = True
+        >>> p = torch.zeros(1, 20, 20, dtype=torch.bool); p[:, 7:13, 6:13] = True
         >>> from segmetrics_torch.metrics.surface import SurfaceDistanceMeasures
         >>> metric = SurfaceDistanceMeasures(tolerance=1.0)
         >>> metric.update(p, g)

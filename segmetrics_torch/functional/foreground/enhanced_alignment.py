@@ -23,7 +23,6 @@ from torch import Tensor
 
 from ..._checks import ImageBatch
 from ..._constants import EPS
-from ..._docs import fill_doc
 from ...ops.thresholds import BinaryCounts
 from ._intermediates import ForegroundIntermediates, run_per_image
 
@@ -49,15 +48,16 @@ def e_from_counts(counts: BinaryCounts) -> Tensor:
     return total / (n - 1 + EPS)
 
 
-@fill_doc
 def e_measure(
     preds: ImageBatch, target: ImageBatch, *, normalize: bool = True, validate_args: bool = True
 ) -> dict[str, Tensor]:
     """Per-image E-measure at the adaptive threshold and at the 256 curve thresholds.
 
     Args:
-        {{foreground_args}}
-        {{foreground_reading}}
+        preds: (B, H, W) or (B, 1, H, W) maps (uint8 0..255, or float in [0, 1]), or a list of (H, W) maps.
+        target: ground truth of the same shape (uint8 binarised ``> 128``, bool, or {0, 1}).
+        normalize: per-image min-max stretch of ``preds`` as PySODMetrics (constant maps are left alone).
+        validate_args: check values (NaN, range, binary target); these checks synchronise a CUDA device.
 
     Returns:
         dict with ``adaptive`` (B,) and ``curve`` (B, 256) (descending thresholds: entry 0 is ``trunc(255 p) >= 255``).

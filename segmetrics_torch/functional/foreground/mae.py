@@ -5,13 +5,11 @@ from __future__ import annotations
 from torch import Tensor
 
 from ..._checks import ImageBatch
-from ..._docs import fill_doc
 from ._intermediates import ForegroundIntermediates, run_per_image
 
 __all__ = ["mae"]
 
 
-@fill_doc
 def mae(preds: ImageBatch, target: ImageBatch, *, normalize: bool = True, validate_args: bool = True) -> Tensor:
     r"""Per-image mean absolute error :math:`\frac{1}{N}\sum |p - g|` (Perazzi et al. CVPR 2012).
 
@@ -19,8 +17,10 @@ def mae(preds: ImageBatch, target: ImageBatch, *, normalize: bool = True, valida
     PySODMetrics input preparation (``normalize=True`` stretches each map to [0, 1]).
 
     Args:
-        {{foreground_args}}
-        {{foreground_reading}}
+        preds: (B, H, W) or (B, 1, H, W) maps (uint8 0..255, or float in [0, 1]), or a list of (H, W) maps.
+        target: ground truth of the same shape (uint8 binarised ``> 128``, bool, or {0, 1}).
+        normalize: per-image min-max stretch of ``preds`` as PySODMetrics (constant maps are left alone).
+        validate_args: check values (NaN, range, binary target); these checks synchronise a CUDA device.
 
     Returns:
         (B,) float64 tensor.

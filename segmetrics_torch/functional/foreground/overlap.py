@@ -15,7 +15,6 @@ import torch
 from torch import Tensor
 
 from ..._checks import ImageBatch, check_positive_float
-from ..._docs import fill_doc
 from ...ops.thresholds import BinaryCounts
 from ._intermediates import ForegroundIntermediates, run_per_image
 
@@ -53,7 +52,6 @@ def overlap_from_counts(counts: BinaryCounts) -> dict[str, Tensor]:
     }
 
 
-@fill_doc
 def f_measure(
     preds: ImageBatch,
     target: ImageBatch,
@@ -70,9 +68,11 @@ def f_measure(
     (to 1e-6). Input preparation: see :mod:`segmetrics_torch.functional.foreground._prepare`.
 
     Args:
-        {{foreground_args}}
+        preds: (B, H, W) or (B, 1, H, W) maps (uint8 0..255, or float in [0, 1]), or a list of (H, W) maps.
+        target: ground truth of the same shape (uint8 binarised ``> 128``, bool, or {0, 1}).
         beta2: :math:`\beta^2` (PySODMetrics calls it ``beta``).
-        {{foreground_reading}}
+        normalize: per-image min-max stretch of ``preds`` as PySODMetrics (constant maps are left alone).
+        validate_args: check values (NaN, range, binary target); these checks synchronise a CUDA device.
 
     Returns:
         dict with ``adaptive`` (B,), ``curve``, ``precision``, ``recall`` (B, 256), descending thresholds.
@@ -109,7 +109,6 @@ def _overlap_measure(
     return run_per_image(fn, preds, target, normalize=normalize, validate_args=validate_args)
 
 
-@fill_doc
 def iou(
     preds: ImageBatch, target: ImageBatch, *, normalize: bool = True, validate_args: bool = True
 ) -> dict[str, Tensor]:
@@ -122,7 +121,11 @@ def iou(
         dict with ``adaptive`` (B,) and ``curve`` (B, 256), descending thresholds.
 
     Example:
-        {{foreground_batch}}
+        >>> import torch
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
         >>> from segmetrics_torch.functional import iou
         >>> out = iou(preds, target)
         >>> out["adaptive"].shape, out["curve"].shape
@@ -133,7 +136,6 @@ def iou(
     return _overlap_measure("iou", preds, target, normalize, validate_args)
 
 
-@fill_doc
 def dice(
     preds: ImageBatch, target: ImageBatch, *, normalize: bool = True, validate_args: bool = True
 ) -> dict[str, Tensor]:
@@ -143,7 +145,11 @@ def dice(
     returns as :func:`iou`.
 
     Example:
-        {{foreground_batch}}
+        >>> import torch
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
         >>> from segmetrics_torch.functional import dice
         >>> out = dice(preds, target)
         >>> [round(v, 4) for v in out["adaptive"].tolist()]
@@ -154,7 +160,6 @@ def dice(
     return _overlap_measure("dice", preds, target, normalize, validate_args)
 
 
-@fill_doc
 def precision_recall(
     preds: ImageBatch, target: ImageBatch, *, normalize: bool = True, validate_args: bool = True
 ) -> dict[str, Tensor]:
@@ -166,7 +171,11 @@ def precision_recall(
         dict with ``adaptive_precision``, ``adaptive_recall`` (B,) and ``precision``, ``recall`` (B, 256).
 
     Example:
-        {{foreground_batch}}
+        >>> import torch
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
         >>> from segmetrics_torch.functional import precision_recall
         >>> out = precision_recall(preds, target)
         >>> sorted(out)

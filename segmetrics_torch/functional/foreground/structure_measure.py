@@ -36,7 +36,6 @@ from typing import get_args
 from torch import Tensor
 
 from ..._checks import ImageBatch, check_choice
-from ..._docs import fill_doc
 from ._intermediates import EmptyQuadrant, ForegroundIntermediates, MeasureOptions, run_per_image
 
 __all__ = ["S_MEASURE_NAN_REASON", "s_measure"]
@@ -65,7 +64,6 @@ def check_s_options(alpha: object, empty_quadrant: object) -> None:
     check_choice(empty_quadrant, "empty_quadrant", get_args(EmptyQuadrant))
 
 
-@fill_doc
 def s_measure(
     preds: ImageBatch,
     target: ImageBatch,
@@ -78,10 +76,12 @@ def s_measure(
     """Per-image S-measure (see the module docstring for the formula, reference and edge cases).
 
     Args:
-        {{foreground_args}}
+        preds: (B, H, W) or (B, 1, H, W) maps (uint8 0..255, or float in [0, 1]), or a list of (H, W) maps.
+        target: ground truth of the same shape (uint8 binarised ``> 128``, bool, or {0, 1}).
         alpha: weight of the object term, in [0, 1].
         empty_quadrant: ``"nan"`` (PySODMetrics: an empty region quadrant makes the value NaN) or ``"skip"``.
-        {{foreground_reading}}
+        normalize: per-image min-max stretch of ``preds`` as PySODMetrics (constant maps are left alone).
+        validate_args: check values (NaN, range, binary target); these checks synchronise a CUDA device.
 
     Returns:
         (B,) float64 tensor.

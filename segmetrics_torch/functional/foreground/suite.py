@@ -15,7 +15,6 @@ import torch
 from torch import Tensor
 
 from ..._checks import ImageBatch, check_bool, check_positive_float
-from ..._docs import fill_doc
 from ...ops.thresholds import NUM_THRESHOLDS
 from ._intermediates import EdtBackend, EmptyQuadrant, ForegroundIntermediates, MeasureOptions, run_per_image
 from .enhanced_alignment import e_from_counts
@@ -111,7 +110,6 @@ def derive_all(values: ForegroundIntermediates, beta2: float = 0.3) -> dict[str,
     }
 
 
-@fill_doc
 def foreground_measures(
     preds: ImageBatch,
     target: ImageBatch,
@@ -140,7 +138,11 @@ def foreground_measures(
         dict of per-image tensors; keys and shapes in ``FOREGROUND_KEYS``.
 
     Example:
-        {{foreground_batch}}
+        >>> import torch
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
         >>> from segmetrics_torch.functional import foreground_measures
         >>> out = foreground_measures(preds, target)
         >>> [round(v, 4) for v in out["mae"].tolist()]
@@ -177,7 +179,6 @@ def add_sums(state: Any, names: Sequence[str], values: Mapping[str, Tensor]) -> 
     state.count += next(iter(values.values())).shape[0]
 
 
-@fill_doc
 def summarize_foreground(means: Mapping[str, Tensor]) -> dict[str, Any]:
     """The result of the whole foreground suite from the image averages of its per-image values.
 
@@ -195,7 +196,11 @@ def summarize_foreground(means: Mapping[str, Tensor]) -> dict[str, Any]:
         ``f_measure`` also ``precision`` and ``recall`` curves (256,). A NaN average stays NaN (no warning here).
 
     Example:
-        {{foreground_batch}}
+        >>> import torch
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
         >>> from segmetrics_torch.functional import foreground_measures, summarize_foreground
         >>> values = foreground_measures(preds, target)
         >>> first = summarize_foreground({key: value[0] for key, value in values.items()})  # image 0 alone
@@ -226,7 +231,6 @@ def summarize_foreground(means: Mapping[str, Tensor]) -> dict[str, Any]:
     }
 
 
-@fill_doc
 class ForegroundSums:
     """Every foreground measure of a dataset without torchmetrics: :class:`~segmetrics_torch.ForegroundMeasures`'
     state, update and ``compute()`` in plain tensors, with each batch's per-image values returned by ``update``.
@@ -258,7 +262,11 @@ class ForegroundSums:
     ``include`` are not offered here (filter the batch; use the Metric classes of the other measures).
 
     Example:
-        {{foreground_batch}}
+        >>> import torch
+        >>> g = torch.Generator().manual_seed(0)
+        >>> preds = torch.rand(2, 16, 16, generator=g)
+        >>> target = torch.zeros(2, 16, 16, dtype=torch.bool)
+        >>> target[:, 4:12, 4:12] = True
         >>> from segmetrics_torch.functional import ForegroundSums
         >>> sums = ForegroundSums()
         >>> values = sums.update(preds, target)  # per-image values, as foreground_measures(preds, target)

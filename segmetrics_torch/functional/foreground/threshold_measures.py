@@ -43,7 +43,6 @@ import torch
 from torch import Tensor
 
 from ..._checks import ImageBatch, check_positive_float
-from ..._docs import fill_doc
 from ...ops.thresholds import BinaryCounts, adaptive_threshold, threshold_counts
 from ...registry import THRESHOLD_MEASURES
 from ._extra_runner import run_raw
@@ -215,7 +214,6 @@ def block_counts(
     return out
 
 
-@fill_doc
 def threshold_measures(
     preds: ImageBatch,
     target: ImageBatch,
@@ -234,12 +232,14 @@ def threshold_measures(
     for Kappa.
 
     Args:
-        {{foreground_args}}
+        preds: (B, H, W) or (B, 1, H, W) maps (uint8 0..255, or float in [0, 1]), or a list of (H, W) maps.
+        target: ground truth of the same shape (uint8 binarised ``> 128``, bool, or {0, 1}).
         measures: names from :data:`THRESHOLD_MEASURES` or their aliases (``tpr``, ``sensitivity``, ``tnr``, ``oa``,
             ``overall_accuracy``, ``f``, ``fm``, ``jaccard``); the result keys use the names as given.
         modes: from ``("adaptive", "dynamic", "binary")``.
         beta2: :math:`\beta^2` of ``fmeasure`` (PySODMetrics' ``FmeasureHandler(beta=0.3)``).
-        {{foreground_reading}}
+        normalize: per-image min-max stretch of ``preds`` as PySODMetrics (constant maps are left alone).
+        validate_args: check values (NaN, range, binary target); these checks synchronise a CUDA device.
         return_counts: add ``"counts/<mode>"``: int64 (B, 4) (or (B, 256, 4) for ``dynamic``) ``tp, fp, tn, fn``.
 
     Returns:

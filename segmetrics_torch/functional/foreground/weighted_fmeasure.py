@@ -24,7 +24,6 @@ from typing import get_args
 from torch import Tensor
 
 from ..._checks import ImageBatch, check_choice, check_positive_float
-from ..._docs import fill_doc
 from ._intermediates import EdtBackend, ForegroundIntermediates, MeasureOptions, run_per_image
 
 __all__ = ["weighted_f_measure"]
@@ -35,7 +34,6 @@ def check_edt_backend(edt_backend: object) -> None:
     check_choice(edt_backend, "edt_backend", get_args(EdtBackend))
 
 
-@fill_doc
 def weighted_f_measure(
     preds: ImageBatch,
     target: ImageBatch,
@@ -51,11 +49,13 @@ def weighted_f_measure(
     ``beta`` argument is our ``beta2``).
 
     Args:
-        {{foreground_args}}
+        preds: (B, H, W) or (B, 1, H, W) maps (uint8 0..255, or float in [0, 1]), or a list of (H, W) maps.
+        target: ground truth of the same shape (uint8 binarised ``> 128``, bool, or {0, 1}).
         beta2: :math:`\\beta^2` (1 in the paper's experiments).
         edt_backend: distance-transform backend, ``"auto"`` (compiled CPU kernel for CPU tensors, torch otherwise),
             ``"torch"`` or ``"numba"``; all give identical results.
-        {{foreground_reading}}
+        normalize: per-image min-max stretch of ``preds`` as PySODMetrics (constant maps are left alone).
+        validate_args: check values (NaN, range, binary target); these checks synchronise a CUDA device.
 
     Returns:
         (B,) float64 tensor.

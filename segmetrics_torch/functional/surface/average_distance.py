@@ -6,7 +6,6 @@ from typing import Unpack
 
 from torch import Tensor
 
-from ..._docs import fill_doc
 from ._rules import mean_rule, reduce_pairs
 from .distances import convention_distances, distance_settings
 from .options import DistanceOptions
@@ -14,7 +13,6 @@ from .options import DistanceOptions
 __all__ = ["average_surface_distance"]
 
 
-@fill_doc
 def average_surface_distance(
     preds: object,
     target: object,
@@ -48,10 +46,13 @@ def average_surface_distance(
         preds, target, **options: as :func:`~segmetrics_torch.functional.surface.hausdorff_distance` (``convention``
             ``"monai"``, ``"medpy"`` or ``"deepmind"``: ``"torchmetrics"`` has no surface distance).
 
-    {{surface_returns}}
+    Returns:
+        (B,) float64 for binary masks, (B, C') for label maps.
 
     Example:
-        {{surface_pair}}
+        >>> import torch
+        >>> g = torch.zeros(1, 20, 20, dtype=torch.bool); g[:, 5:11, 5:11] = True
+        >>> p = torch.zeros(1, 20, 20, dtype=torch.bool); p[:, 7:13, 6:13] = True
         >>> [round(float(average_surface_distance(p, g, symmetric=s)[0]), 4) for s in (False, True)]
         [1.6046, 1.5226]
     """

@@ -10,7 +10,6 @@ import torch
 from torch import Tensor
 
 from ..._checks import check_positive_float
-from ..._docs import fill_doc
 from ._inputs import prepare_pairs, warn_empty
 from .edges import boundary_band, boundary_dilation
 from .options import MASK_DEFAULTS, MaskOptions, with_defaults
@@ -18,7 +17,6 @@ from .options import MASK_DEFAULTS, MaskOptions, with_defaults
 __all__ = ["boundary_iou"]
 
 
-@fill_doc
 def boundary_iou(
     preds: object,
     target: object,
@@ -49,10 +47,13 @@ def boundary_iou(
             (:class:`~segmetrics_torch.functional.surface.options.MaskOptions`) as
             :func:`~segmetrics_torch.functional.surface.hausdorff_distance`.
 
-    {{surface_returns}}
+    Returns:
+        (B,) float64 for binary masks, (B, C') for label maps.
 
     Example:
-        {{surface_pair}}
+        >>> import torch
+        >>> g = torch.zeros(1, 20, 20, dtype=torch.bool); g[:, 5:11, 5:11] = True
+        >>> p = torch.zeros(1, 20, 20, dtype=torch.bool); p[:, 7:13, 6:13] = True
         >>> float(boundary_iou(p, g)[0])
         0.05
     """

@@ -28,7 +28,6 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ..._checks import check_bool, check_choice, check_number_in, check_positive_float, check_tensor
-from ..._docs import fill_doc
 from ._inputs import prepare_pairs, warn_empty
 from .options import MASK_DEFAULTS, MaskOptions, with_defaults
 
@@ -102,7 +101,6 @@ def _counts(x: Tensor) -> Tensor:
     return x.flatten(1).sum(1, dtype=torch.float64)
 
 
-@fill_doc
 def cl_dice(
     preds: object,
     target: object,
@@ -167,7 +165,8 @@ def cl_dice(
             :func:`~segmetrics_torch.functional.surface.hausdorff_distance`; ``validate_args`` checks that masks
             hold only 0 and 1 (no NaN).
 
-    {{surface_returns}}
+    Returns:
+        (B,) float64 for binary masks, (B, C') for label maps.
 
     Raises:
         ValueError: shapes that differ or are not (B, H, W) / (B, D, H, W), values other than 0 and 1 (NaN

@@ -6,7 +6,6 @@ from typing import Unpack
 
 from torch import Tensor
 
-from ..._docs import fill_doc
 from ._inputs import CONVENTIONS
 from ._rules import check_percentile, hausdorff_rule, reduce_pairs
 from .distances import convention_distances, distance_settings
@@ -15,7 +14,6 @@ from .options import DistanceOptions
 __all__ = ["hausdorff_distance", "hd95"]
 
 
-@fill_doc
 def hausdorff_distance(
     preds: object,
     target: object,
@@ -101,7 +99,9 @@ def hausdorff_distance(
         one-hot input (C' = C or C - 1).
 
     Example:
-        {{surface_pair}}
+        >>> import torch
+        >>> g = torch.zeros(1, 20, 20, dtype=torch.bool); g[:, 5:11, 5:11] = True
+        >>> p = torch.zeros(1, 20, 20, dtype=torch.bool); p[:, 7:13, 6:13] = True
         >>> round(float(hausdorff_distance(p, g)[0]), 4), round(float(hausdorff_distance(p, g, percentile=95)[0]), 4)
         (2.8284, 2.2361)
     """

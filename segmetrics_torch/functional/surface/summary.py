@@ -6,7 +6,6 @@ from typing import Unpack
 
 from torch import Tensor
 
-from ..._docs import fill_doc
 from ._inputs import CONVENTIONS
 from ._rules import check_percentile, check_tolerances, hausdorff_rule, mean_rule, nsd_rule, reduce_pairs
 from .distances import convention_distances, distance_settings
@@ -15,7 +14,6 @@ from .options import DistanceOptions
 __all__ = ["surface_distance_measures"]
 
 
-@fill_doc
 def surface_distance_measures(
     preds: object,
     target: object,
@@ -43,7 +41,9 @@ def surface_distance_measures(
         ``"medpy"`` has no NSD, ``"torchmetrics"`` only ``"hausdorff"``. Each (B,) or (B, C') float64.
 
     Example:
-        {{surface_pair}}
+        >>> import torch
+        >>> g = torch.zeros(1, 20, 20, dtype=torch.bool); g[:, 5:11, 5:11] = True
+        >>> p = torch.zeros(1, 20, 20, dtype=torch.bool); p[:, 7:13, 6:13] = True
         >>> {k: round(float(v[0]), 4) for k, v in surface_distance_measures(p, g).items()}
         {'hausdorff': 2.8284, 'hausdorff_percentile': 2.2361, 'asd': 1.6046, 'assd': 1.5226, 'nsd': 0.4048}
     """
