@@ -40,6 +40,8 @@ __all__ = [
     "INCLUDABLE",
     "MEASURES",
     "META_FOREGROUND",
+    "META_FOREGROUND_DEFAULT",
+    "META_PARTITION_DEFAULT",
     "PARTITION",
     "PARTITION_TABLES",
     "PR_MEASURES",
@@ -361,6 +363,33 @@ META_FOREGROUND: dict[str, str] = {
     "meane": "e_mean",
     "maxe": "e_max",
 }
+#: ``segmetrics meta partition``'s default measures: CVPR 2013 Table 2's, in its order (SEISM keys)
+META_PARTITION_DEFAULT: tuple[str, ...] = (
+    "fb",
+    "fop",
+    "voi",
+    "ssc",
+    "vd",
+    "dhd",
+    "bce",
+    "bgm",
+    "pri",
+    "sc",
+    "fr",
+    "sdhd",
+)
+#: ``segmetrics meta foreground``'s default measures
+META_FOREGROUND_DEFAULT: tuple[str, ...] = (
+    "e_adaptive",
+    "e_mean",
+    "e_max",
+    "weighted_f",
+    "f_adaptive",
+    "f_mean",
+    "f_max",
+    "mae",
+    "s_measure",
+)
 #: the partition keys (SEISM's), Fb first
 PARTITION: tuple[str, ...] = tuple(m.key for m in _ALL if m.family == "partition")
 #: the partition measures computed from contingency tables (all but Fb)

@@ -6,11 +6,21 @@ calls."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from .. import __version__
-from ..registry import PARTITION, SURFACE, SURFACE_SUITE, canonical
+from ..registry import (
+    META_FOREGROUND,
+    META_FOREGROUND_DEFAULT,
+    META_PARTITION_DEFAULT,
+    PARTITION,
+    SURFACE,
+    SURFACE_SUITE,
+    canonical,
+)
 from .batching import default_workers
 from .cli_options import (
     add_allow_missing,
@@ -22,24 +32,8 @@ from .cli_options import (
     positive_float,
     positive_int,
 )
-from .demo_command import run_demo
-from .measures import FOREGROUND_MEASURES
-from .meta_command import (
-    FOREGROUND_DEFAULT,
-    FOREGROUND_MEASURES as META_FOREGROUND_MEASURES,
-    TABLE2_MEASURES,
-    run_meta_foreground,
-    run_meta_partition,
-)
-from .runner import FAMILY_EVALUATORS
-from .single_folder import (
-    run_evaluate_boundary,
-    run_evaluate_foreground,
-    run_evaluate_partition,
-    run_evaluate_proposals,
-    run_evaluate_report,
-    run_evaluate_surface,
-)
+from .family_job import BATCH_SIZES
+from .measures import DEFAULT_FOREGROUND_MEASURES, FOREGROUND_MEASURES
 
 _T = TypeVar("_T")
 
@@ -50,6 +44,21 @@ PARTITION_MEASURES = PARTITION
 
 
 # ------------------------------------------------------------------------------------------------------ helpers
+
+
+def _handler(module: str, function: str) -> Callable[[argparse.Namespace], int]:
+    """The handler ``segmetrics_torch.app.<module>.<function>``, imported when the subcommand runs: building the
+    parser imports no evaluator, so that ``--help`` and a mistyped option answer at once, and the evaluators import
+    torch and the library at their module tops (the one deferred import of the command, by design)."""
+
+    def run(args: argparse.Namespace) -> int:
+        handler: Callable[[argparse.Namespace], int] = getattr(
+            importlib.import_module(f"{__package__}.{module}"), function
+        )
+        return handler(args)
+
+    run.__qualname__ = run.__name__ = function
+    return run
 
 
 # ------------------------------------------------------------------------------------------------------- parser
@@ -104,7 +113,7 @@ def _add_demo_command(commands: Any) -> None:
     demo.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default: auto)")
     demo.add_argument("--seed", type=non_negative_int, default=0, help="random seed (default: 0)")
     demo.add_argument("--batch-size", type=positive_int, default=8, help="images per update (default: 8)")
-    demo.set_defaults(handler=run_demo)
+    demo.set_defaults(handler=_handler("demo_command", "run_demo"))
 
 
 def _add_foreground_task(commands: Any) -> None:
@@ -148,8 +157,6 @@ def _add_foreground_task(commands: Any) -> None:
         help="add this run's per-image scores (one row per image) to a CSV file, as --csv does",
     )
     fg.add_argument("--dataset", metavar="NAME", help="dataset name (default: from the ground-truth path)")
-    from .measures import DEFAULT_FOREGROUND_MEASURES
-
     fg.add_argument(
         "--measures",
         metavar="LIST",
@@ -159,9 +166,9 @@ def _add_foreground_task(commands: Any) -> None:
         "Smeasure, wFmeasure, adpFm are accepted)",
     )
     add_input_options(fg)
-    _add_run_options(fg, batch_size=FAMILY_EVALUATORS["foreground"].batch_size, allow_missing=False)
+    _add_run_options(fg, batch_size=BATCH_SIZES["foreground"], allow_missing=False)
     _add_workers_option(fg)
-    fg.set_defaults(handler=run_evaluate_foreground)
+    fg.set_defaults(handler=_handler("single_folder", "run_evaluate_foreground"))
 
 
 def _add_boundary_task(commands: Any) -> None:
@@ -213,9 +220,9 @@ def _add_boundary_task(commands: Any) -> None:
     _add_per_image_csv_option(bdry, "the image's best threshold, recall, precision and F")
     bdry.add_argument("--json", metavar="FILE", help="write every number (curves, per image) and metadata as JSON")
     add_input_options(bdry, empty_gt_help=None)
-    _add_run_options(bdry, batch_size=FAMILY_EVALUATORS["boundary"].batch_size, allow_missing=False)
+    _add_run_options(bdry, batch_size=BATCH_SIZES["boundary"], allow_missing=False)
     _add_workers_option(bdry)
-    bdry.set_defaults(handler=run_evaluate_boundary)
+    bdry.set_defaults(handler=_handler("single_folder", "run_evaluate_boundary"))
 
 
 def _add_partition_task(commands: Any) -> None:
@@ -293,9 +300,9 @@ def _add_partition_task(commands: Any) -> None:
     _add_per_image_csv_option(part, "the measures of a label map")
     part.add_argument("--json", metavar="FILE", help="write every number (curves, per image for label maps) as JSON")
     add_input_options(part, resize=False, empty_gt_help=None)
-    _add_run_options(part, batch_size=FAMILY_EVALUATORS["partition"].batch_size, allow_missing=False)
+    _add_run_options(part, batch_size=BATCH_SIZES["partition"], allow_missing=False)
     _add_workers_option(part)
-    part.set_defaults(handler=run_evaluate_partition)
+    part.set_defaults(handler=_handler("single_folder", "run_evaluate_partition"))
 
 
 def _add_proposals_task(commands: Any) -> None:
@@ -357,8 +364,8 @@ def _add_proposals_task(commands: Any) -> None:
     prop.add_argument("--json", metavar="FILE", help="write every curve, the settings and per-image best J as JSON")
     prop.add_argument("--plot", metavar="FILE", help="write the recall-vs-number-of-proposals figure (.png/.pdf/.svg)")
     add_input_options(prop, resize=False, empty_gt_help=None)
-    _add_run_options(prop, batch_size=FAMILY_EVALUATORS["proposals"].batch_size, allow_missing=False)
-    prop.set_defaults(handler=run_evaluate_proposals)
+    _add_run_options(prop, batch_size=BATCH_SIZES["proposals"], allow_missing=False)
+    prop.set_defaults(handler=_handler("single_folder", "run_evaluate_proposals"))
 
 
 def _add_surface_task(commands: Any) -> None:
@@ -427,8 +434,8 @@ def _add_surface_task(commands: Any) -> None:
         "infinite or NaN: the empty-mask table of docs/surface-distances.md), listed as skipped and counted in the "
         "outputs",
     )
-    _add_run_options(surf, batch_size=FAMILY_EVALUATORS["surface"].batch_size, allow_missing=False)
-    surf.set_defaults(handler=run_evaluate_surface)
+    _add_run_options(surf, batch_size=BATCH_SIZES["surface"], allow_missing=False)
+    surf.set_defaults(handler=_handler("single_folder", "run_evaluate_surface"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -455,7 +462,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_partition_task(tasks)
     _add_proposals_task(tasks)
     _add_surface_task(tasks)
-    evaluate.set_defaults(handler=run_evaluate_report, subparser=evaluate)
+    evaluate.set_defaults(handler=_handler("single_folder", "run_evaluate_report"), subparser=evaluate)
 
     _add_meta_command(commands)
     return parser
@@ -482,7 +489,7 @@ def _add_meta_command(commands: Any) -> None:
     part.add_argument("--ucm", metavar="DIR", help="folder of ucm2 .mat files of a method (enables SABD and SISD)")
     part.add_argument(
         "--measures",
-        default=",".join(TABLE2_MEASURES),
+        default=",".join(META_PARTITION_DEFAULT),
         help="comma-separated SEISM keys (default: CVPR 2013 Table 2's, in its order)",
     )
     part.add_argument(
@@ -504,18 +511,18 @@ def _add_meta_command(commands: Any) -> None:
     )
     part.add_argument("--seed", type=non_negative_int, default=0, help="random seed (default: 0)")
     part.add_argument("--json", metavar="FILE", help="write the rates with their counts as JSON")
-    part.set_defaults(handler=run_meta_partition)
+    part.set_defaults(handler=_handler("meta_command", "run_meta_partition"))
 
     fg = tests.add_parser(
         "foreground",
         help="generic-map, noise, GT-switch and annotation-error tests of foreground measures",
-        description="Meta-measures of foreground-map measures. Measures: " + ", ".join(META_FOREGROUND_MEASURES),
+        description="Meta-measures of foreground-map measures. Measures: " + ", ".join(META_FOREGROUND.values()),
     )
     fg.add_argument("--demo", action="store_true", help="use the synthetic demo data (segmetrics demo's)")
     fg.add_argument("--n", type=positive_int, default=24, help="--demo: number of images (default: 24)")
     fg.add_argument("--pred", action="append", metavar="DIR", help="a method's prediction folder (repeatable)")
     fg.add_argument("--gt", metavar="DIR", help="folder of ground-truth masks")
-    fg.add_argument("--measures", default=",".join(FOREGROUND_DEFAULT), help="comma-separated measure names")
+    fg.add_argument("--measures", default=",".join(META_FOREGROUND_DEFAULT), help="comma-separated measure names")
     fg.add_argument("--noise-maps", type=positive_int, default=4, help="noise maps per image (default: 4)")
     fg.add_argument("--radius", type=positive_float, default=5.0, help="perturbation disk radius (default: 5)")
     fg.add_argument(
@@ -526,5 +533,5 @@ def _add_meta_command(commands: Any) -> None:
     )
     fg.add_argument("--seed", type=non_negative_int, default=0, help="random seed (default: 0)")
     fg.add_argument("--json", metavar="FILE", help="write the rates with their counts as JSON")
-    fg.set_defaults(handler=run_meta_foreground)
+    fg.set_defaults(handler=_handler("meta_command", "run_meta_foreground"))
     meta.set_defaults(handler=None, subparser=meta)

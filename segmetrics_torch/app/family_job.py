@@ -14,6 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+#: each family's images per update in the report form (the single-folder commands' ``--batch-size`` default
+#: too): here, not in :mod:`.runner`, so that building the parser imports no evaluator
+BATCH_SIZES: dict[str, int] = {"foreground": 16, "boundary": 8, "partition": 8, "proposals": 1, "surface": 1}
+
 
 @dataclass
 class FamilyInput:

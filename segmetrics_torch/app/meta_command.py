@@ -35,19 +35,6 @@ __all__ = ["run_meta_foreground", "run_meta_partition"]
 
 # SEISM parameters/QuadTree.txt: the quadtree's (and our random hierarchy's) numbers of regions
 QUADTREE_PARAMETERS = (2, 3, 4, 8, 16, 20, 32, 40, 50, 64, 80, 128, 160, 256, 320, 400, 800)
-# CVPR 2013 Table 2's measures, in its order (SEISM keys)
-TABLE2_MEASURES = ("fb", "fop", "voi", "ssc", "vd", "dhd", "bce", "bgm", "pri", "sc", "fr", "sdhd")
-FOREGROUND_DEFAULT = (
-    "e_adaptive",
-    "e_mean",
-    "e_max",
-    "weighted_f",
-    "f_adaptive",
-    "f_mean",
-    "f_max",
-    "mae",
-    "s_measure",
-)
 
 
 def _input_error(message: str) -> Exception:

@@ -27,7 +27,7 @@ from . import distributed
 from .batching import counted
 from .decoding import DecodeStream, decode_tasks
 from .evaluation import evaluate_boundary, evaluate_foreground, evaluate_partition
-from .family_job import Evaluated, FamilyInput
+from .family_job import BATCH_SIZES, Evaluated, FamilyInput
 from .proposal_evaluation import evaluate_proposals
 from .surface_evaluation import evaluate_surface
 
@@ -50,11 +50,11 @@ class FamilyEvaluator:
 
 #: the family evaluators, by family name: the families a configuration may name (``report_config.FAMILIES``)
 FAMILY_EVALUATORS: dict[str, FamilyEvaluator] = {
-    "foreground": FamilyEvaluator(evaluate_foreground, ("resize",), 16),
-    "boundary": FamilyEvaluator(evaluate_boundary, ("input_format", "gt_format", "resize"), 8),
-    "partition": FamilyEvaluator(evaluate_partition, ("input_format", "gt_format"), 8),
-    "proposals": FamilyEvaluator(evaluate_proposals, None, 1),
-    "surface": FamilyEvaluator(evaluate_surface, None, 1),
+    "foreground": FamilyEvaluator(evaluate_foreground, ("resize",), BATCH_SIZES["foreground"]),
+    "boundary": FamilyEvaluator(evaluate_boundary, ("input_format", "gt_format", "resize"), BATCH_SIZES["boundary"]),
+    "partition": FamilyEvaluator(evaluate_partition, ("input_format", "gt_format"), BATCH_SIZES["partition"]),
+    "proposals": FamilyEvaluator(evaluate_proposals, None, BATCH_SIZES["proposals"]),
+    "surface": FamilyEvaluator(evaluate_surface, None, BATCH_SIZES["surface"]),
 }
 
 
