@@ -33,7 +33,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
+import torch
+from PIL import Image
 from scipy.ndimage import gaussian_filter
+
+from .ops.morphology import seg2bmap, thin
 
 __all__ = [
     "METHODS",
@@ -260,7 +264,6 @@ def write_foreground_dataset(
     Returns:
         The :class:`ForegroundDataset` that was written (reading the PNGs back gives the same arrays).
     """
-    from PIL import Image
 
     data = make_foreground_dataset(n=n, size=size, seed=seed, methods=methods)
     root = Path(root)
@@ -299,9 +302,6 @@ def make_boundary_dataset(
 
     The boundaries use the BSDS rule ``thin(seg2bmap(labels))`` (computed here with the package's own ops).
     """
-    import torch
-
-    from .ops.morphology import seg2bmap, thin
 
     rng = np.random.default_rng(seed)
     h, w = size

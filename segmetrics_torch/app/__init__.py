@@ -36,7 +36,9 @@ hook) again as SIGINT instead of printing it.
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from types import TracebackType
 from typing import Any
 
@@ -55,9 +57,6 @@ def _requeue_interrupt(unraisable: Any, _previous: Any = sys.unraisablehook) -> 
     # starts a decoding worker) would be printed as "Exception ignored ... KeyboardInterrupt" with a traceback and
     # then lost: raise SIGINT again so that it surfaces at the next safe point and the command ends with 130
     if isinstance(unraisable.exc_value, KeyboardInterrupt):
-        import signal
-        import threading
-
         # raised from another thread, so that the handler runs in the main thread at its next safe point, after this
         # hook returned (raised here, it ran inside the hook, where Python could only print "Exception ignored");
         # delayed, because Thread.start waits for the thread, and a signal landing in that wait was lost the same way

@@ -1,20 +1,19 @@
 """Running a family's measures over decoded image pairs, for every evaluator of the app: batches of up to N
 pairs (as lists where sizes differ), progress counting, the image named when a measure rejects a batch, the
-device's synchronisation, the NaN-image warning, and the default number of decoding workers."""
+device's synchronisation and the NaN-image warning."""
 
 from __future__ import annotations
 
+import copy
+import gc
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+import torch
 
-from . import distributed
 from .errors import InputError
-
-if TYPE_CHECKING:  # annotations only: the app imports torch lazily
-    import torch
 
 
 def counted(images: Iterable[tuple[str, Any, Any]], progress: Any) -> Iterator[tuple[str, Any, Any]]:
@@ -43,7 +42,6 @@ def batches(
     Yields ``(names, preds, target)``: stacked tensors for a full group of one size, or lists of (H, W) tensors when
     the pending images of several sizes are flushed together (the metric groups them by size itself).
     """
-    import torch
 
     pending: dict[tuple[int, int], list[tuple[str, Any, Any]]] = {}
     held = 0
@@ -68,7 +66,6 @@ def batches(
 def as_lists(
     pending: dict[tuple[int, int], list[tuple[str, Any, Any]]], device: str | torch.device
 ) -> tuple[list[str], Any, Any]:
-    import torch
 
     items = [item for group in pending.values() for item in group]
     return (
@@ -81,7 +78,6 @@ def as_lists(
 def run_named(run: Callable[[Any, Any], Any], batch: list[tuple[str, Any, Any]], device: str | torch.device) -> Any:
     """``run(preds, target)`` on a batch of ``(stem, pred, gt)`` arrays as lists of tensors on ``device``; a
     ValueError becomes an :class:`InputError` naming the image at fault (found by running the images one by one)."""
-    import torch
 
     preds = [torch.from_numpy(pred).to(device) for _, pred, _ in batch]
     target = [torch.from_numpy(gt).to(device) for _, _, gt in batch]
@@ -109,7 +105,6 @@ def update_naming_the_image(metric: Any, preds: Any, target: Any, names: list[st
     """``metric.update(preds, target)``; a ValueError (an input the measure has no value for, e.g. the context
     measure's GT on one slanted line) becomes an :class:`InputError` naming the image, found by updating a copy of
     the metric with each image alone (:func:`image_at_fault`; a failed update adds nothing)."""
-    import copy
 
     try:
         metric.update(preds, target)
@@ -122,8 +117,6 @@ def update_naming_the_image(metric: Any, preds: Any, target: Any, names: list[st
 def sync(device: str | torch.device) -> None:
     """Wait for a CUDA device, so that timings and results are complete."""
     if getattr(device, "type", str(device)) == "cuda":
-        import torch
-
         torch.cuda.synchronize(device)
 
 
@@ -138,30 +131,17 @@ def warn_nan_images(measure: str, stems: Sequence[str], total: int, reason: str)
 
 
 def load_measures() -> None:
-    """Import torch and the foreground measures' functional core (~1.3 s on CPU: torch, numba; torchmetrics, another
-    second, is left to the families whose cores use Metric classes) with the cyclic GC paused.
+    """Import the foreground measures' functional core (numba's kernels; torchmetrics, another second, is left to the
+    families whose cores use Metric classes) with the cyclic GC paused.
 
     Imports allocate millions of objects and no garbage worth collecting; pausing the collector during them saves
     ~15 % of the import time. The collector's previous state is restored.
     """
-    import gc
 
     enabled = gc.isenabled()
     gc.disable()
     try:
-        import torch  # noqa: F401
-
         from ..functional import foreground  # noqa: F401  (the foreground measures and their kernels)
     finally:
         if enabled:
             gc.enable()
-
-
-def default_workers() -> int:
-    """Decoding processes by default: the cores but one (the measures run in the main process), at most 4; under
-    torchrun, of the cores' share of each of the machine's ranks (``LOCAL_WORLD_SIZE``)."""
-    import os
-
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    cores //= distributed.processes_per_machine()  # under torchrun the ranks of a machine share its cores
-    return max(0, min(4, cores - 1))

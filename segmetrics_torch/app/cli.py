@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -65,10 +66,13 @@ from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import IO, TYPE_CHECKING, Any
 
-from . import distributed
+from ..environment import check_environment
+from ..io import set_max_image_pixels
+from ..ops.backend import use_backend
 from .cli_parser import build_parser
 from .errors import InputError
 from .inputs import run_ledger
+from .launch import launched
 
 if TYPE_CHECKING:  # annotations only: building the parser imports no torch
     pass
@@ -95,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr = _discarded(2)
     previous_handler = _record_interrupts()
     try:
-        with distributed.session(), warnings.catch_warnings():  # under torchrun: one rank of the process group
+        with _torchrun_session(), warnings.catch_warnings():  # under torchrun: one rank of the process group
             warnings.showwarning = _warning_line
             # the library's warnings are shown once per place, whatever filters the caller set (a test's "error");
             # the categories Python hides by default (ResourceWarning of a file an interruption left open, ...) stay
@@ -115,6 +119,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout, sys.stderr = stdout, stderr
         if previous_handler is not None:
             signal.signal(signal.SIGINT, previous_handler)
+
+
+def _torchrun_session() -> contextlib.AbstractContextManager[None]:
+    """Under torchrun, :func:`.distributed.session` (joining the process group); else nothing. :mod:`.distributed`
+    imports torch, so it is imported only under torchrun: ``--help`` and usage errors answer without torch."""
+    if not launched():
+        return contextlib.nullcontext()
+    from . import distributed
+
+    return distributed.session()
 
 
 #: set when SIGINT arrives during a run: an exception raised after it is the interruption's, whatever its type
@@ -224,7 +238,6 @@ def _passive_idle_threads() -> None:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    import gc
 
     enabled = gc.isenabled()
     gc.disable()  # building the parser imports torch (~1 s): no garbage worth collecting meanwhile
@@ -301,7 +314,6 @@ def _backend(args: argparse.Namespace) -> contextlib.AbstractContextManager[None
     name = getattr(args, "backend", None)
     if name is None:
         return contextlib.nullcontext()
-    from ..ops.backend import use_backend
 
     return use_backend(name)
 
@@ -316,7 +328,6 @@ def _image_limit(args: argparse.Namespace) -> Iterator[None]:
     if pixels is None:
         yield
         return
-    from ..io import set_max_image_pixels
 
     previous = set_max_image_pixels(pixels)
     try:
@@ -334,7 +345,6 @@ def _check_environment(args: argparse.Namespace) -> None:
     numba warn and use its default, which stays so) and a value a ``SEGMETRICS_*`` variable does not accept
     (:mod:`segmetrics_torch.environment`: ``SEGMETRICS_BACKEND=Tensor`` is not read as the default without a word).
     """
-    from ..environment import check_environment
 
     pixels = getattr(args, "max_image_pixels", None)
     if pixels is not None and pixels < 1:

@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .batching import default_workers
+from .launch import default_workers
 from .measures import FOREGROUND_MEASURES
 
 _T = TypeVar("_T")
@@ -53,7 +53,6 @@ def add_allow_missing(
     parser: argparse.ArgumentParser | argparse._ArgumentGroup, dest_prefix: str = "", default: bool | None = False
 ) -> None:
     """``--allow-missing`` and its hidden alias ``--skip-missing`` (the report form's former spelling)."""
-    import argparse
 
     parser.add_argument(
         "--allow-missing",

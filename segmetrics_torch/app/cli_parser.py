@@ -21,7 +21,6 @@ from ..registry import (
     SURFACE_SUITE,
     canonical,
 )
-from .batching import default_workers
 from .cli_options import (
     add_allow_missing,
     add_input_options,
@@ -33,6 +32,7 @@ from .cli_options import (
     positive_int,
 )
 from .family_job import BATCH_SIZES
+from .launch import default_workers
 from .measures import DEFAULT_FOREGROUND_MEASURES, FOREGROUND_MEASURES
 
 _T = TypeVar("_T")

@@ -29,6 +29,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from ..ops.backend import compiled_kernels, get_backend, use_backend
+from ..ops.foreground import foreground_kernel_ready, kernel_cache_folder
 
 if TYPE_CHECKING:  # torch loads with the first batch: the command sets OpenMP's wait policy before that (see cli)
     import torch
@@ -64,7 +65,6 @@ class ColdStart:
         pixels = self.n_images * first.numel()
         if _spent["pixels"] + pixels > TENSOR_PATH_PIXELS or not compiled_kernels(first.device):
             return False
-        from ..ops.foreground import foreground_kernel_ready, kernel_cache_folder
 
         if foreground_kernel_ready():
             return False

@@ -13,12 +13,16 @@ method order, colours and one highlighted method.
 from __future__ import annotations
 
 import csv
+import importlib.util
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .errors import InputError
+from .plots import _paper_rc, _pyplot, _save_figure
 from .tables import COUNT_MEASURES, format_count_measure
 
 __all__ = [
@@ -217,7 +221,6 @@ def write_combined_csv(combined: Combined, path: Path) -> None:
 
 def check_xlsx() -> None:
     """Raise :class:`InputError` when openpyxl, the .xlsx writer, is not installed (before anything is computed)."""
-    import importlib.util
 
     if importlib.util.find_spec("openpyxl") is None:
         raise InputError("--xlsx needs openpyxl: pip install 'segmetrics-torch[xlsx]' (or leave out --xlsx / xlsx)")
@@ -291,9 +294,6 @@ def plot_grid(
     """One subplot per dataset: ``kind`` "pr" (``{"recall", "precision", "value"}`` per method) or "threshold"
     (``{"thresholds", "values", "value"}``), methods in ``method_order`` then as given, each in its colour from
     ``colors`` (else the default cycle), ``highlight`` drawn thick on top; ``style`` a matplotlib style name."""
-    import numpy as np
-
-    from .plots import _paper_rc, _pyplot, _save_figure
 
     plt = _pyplot()
     colors = dict(colors or {})

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -16,7 +18,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..io import max_image_pixels, read_gray_map, resize_linear, set_max_image_pixels
+from ..io import (
+    max_image_pixels,
+    open_image,
+    read_bsds_ground_truth,
+    read_gray_map,
+    read_labels,
+    read_mat_array,
+    read_segmentations,
+    resize_linear,
+    set_max_image_pixels,
+)
 from .errors import InputError
 
 if TYPE_CHECKING:  # annotations only: the app imports torch lazily
@@ -68,7 +80,6 @@ def _decode_boundary(task: DecodeTask) -> tuple[np.ndarray, np.ndarray]:
     """pred (H, W) uint8 or (2H+1, 2W+1) float64 ucm2; gt (A, H, W) bool, or (1, H, W) int64 labels for "labels"
     (their boundaries are drawn in the main process: workers never run torch, whose thread pools a fork leaves
     unusable)."""
-    from ..io import read_bsds_ground_truth, read_labels, read_mat_array
 
     ucm2 = task.input_format == "ucm2"
     pred = read_mat_array(task.pred_path, "ucm2") if ucm2 else read_gray_map(task.pred_path)
@@ -95,7 +106,6 @@ def _decode_boundary(task: DecodeTask) -> tuple[np.ndarray, np.ndarray]:
 
 def _decode_partition(task: DecodeTask) -> tuple[np.ndarray, np.ndarray]:
     """pred (H, W) int64 labels, (2H+1, 2W+1) float64 ucm2 or (L, H, W) int64 levels; gt (K, H, W) int64."""
-    from ..io import read_bsds_ground_truth, read_labels, read_mat_array, read_segmentations
 
     fmt = task.input_format
     readers = {"labels": read_labels, "ucm2": lambda p: read_mat_array(p, "ucm2"), "stack": read_segmentations}
@@ -158,7 +168,6 @@ _BYTES_PER_PIXEL = {"foreground": 2, "boundary": 48, "partition": 96}
 
 def _pair_bytes(task: DecodeTask) -> int:
     """Decoded size of a pair, estimated from the header of its ground truth (481 x 321 for .mat files)."""
-    from ..io import open_image
 
     pixels = 481 * 321
     if task.gt_path.suffix.lower() != ".mat":
@@ -189,8 +198,6 @@ def _decode_worker(
     """Decode chunks ``index, index + workers, ...`` in order; each goes to a file, its number down the pipe; images
     are held to the main process's size limit ``max_pixels`` (a spawned worker would not inherit a limit set by a
     function)."""
-    import pickle
-    import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the main process stops the workers itself
     set_max_image_pixels(max_pixels)
@@ -274,7 +281,6 @@ class DecodeStream:
             for task in self.tasks:
                 yield _decode(task)
             return
-        import pickle
 
         try:
             workers = len(self._procs)

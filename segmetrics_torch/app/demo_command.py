@@ -6,17 +6,17 @@ from __future__ import annotations
 import argparse
 import time
 
+import torch
+
+from .. import ForegroundMeasures
+from ..synthetic import make_foreground_dataset
 from . import distributed
+from .batching import sync
 from .folder_io import parse_device
+from .tables import SOD_COLUMNS, format_table, scalar_row
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    import torch
-
-    from .. import ForegroundMeasures
-    from ..synthetic import make_foreground_dataset
-    from .batching import sync
-    from .tables import SOD_COLUMNS, format_table, scalar_row
 
     device = parse_device(args.device)
     start = time.perf_counter()

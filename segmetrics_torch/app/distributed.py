@@ -27,6 +27,7 @@ Under ``torchrun --nproc-per-node N [--nnodes M ...] -m segmetrics_torch.app.cli
 from __future__ import annotations
 
 import contextlib
+import datetime
 import io
 import os
 import signal
@@ -35,7 +36,12 @@ from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
+import torch
+import torch.distributed as dist
+
+from ..sharding import shard_indices
 from .errors import InputError
+from .launch import launched, processes_per_machine
 
 if TYPE_CHECKING:
     from ..functional.foreground import ForegroundSums
@@ -64,11 +70,6 @@ __all__ = [
 T = TypeVar("T")
 
 _STATE: dict[str, Any] = {"active": False, "rank": 0, "world_size": 1, "local_rank": 0, "pid": 0}
-
-
-def launched() -> bool:
-    """Whether the environment describes a ``torchrun`` worker (``WORLD_SIZE`` and ``RANK`` are set)."""
-    return "WORLD_SIZE" in os.environ and "RANK" in os.environ
 
 
 def active() -> bool:
@@ -148,10 +149,6 @@ def session() -> Iterator[None]:
     if not launched() or active():
         yield
         return
-    import datetime
-
-    import torch
-    import torch.distributed as dist
 
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     cuda = torch.cuda.is_available()
@@ -189,21 +186,9 @@ def session() -> Iterator[None]:
             dist.destroy_process_group()
 
 
-def processes_per_machine() -> int:
-    """The ranks torchrun starts on this machine (``LOCAL_WORLD_SIZE``; 1 without torchrun)."""
-    if not launched():
-        return 1
-    try:
-        return max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
-    except ValueError:
-        return 1
-
-
 def device_for(device: Any) -> Any:
     """``device`` as this rank uses it: a CUDA device without an index becomes ``cuda:LOCAL_RANK``."""
     if active() and getattr(device, "type", None) == "cuda" and device.index is None:
-        import torch
-
         return torch.device("cuda", torch.cuda.current_device())
     return device
 
@@ -216,7 +201,6 @@ def shard(items: Sequence[T]) -> list[T]:
     """
     if not active():
         return list(items)
-    from ..sharding import shard_indices
 
     if len(items) < world_size():
         raise InputError(
@@ -231,13 +215,11 @@ def offset(length: int) -> int:
     """The index, in the whole list of ``length`` items, of this rank's first item (0 without ``torchrun``)."""
     if not active():
         return 0
-    from ..sharding import shard_indices
 
     return shard_indices(length, rank(), world_size()).start
 
 
 def _to_cpu(obj: Any) -> Any:
-    import torch
 
     if isinstance(obj, torch.Tensor):
         return obj.cpu()
@@ -268,7 +250,6 @@ def gather(obj: T) -> list[T]:
     ``torchrun``). Ranks hold contiguous blocks of the images, so rank order is the images' order."""
     if not active():
         return [obj]
-    import torch.distributed as dist
 
     parts: list[Any] = [None] * world_size()
     with peers():
@@ -283,7 +264,6 @@ def main_decides(decide: Callable[[], T]) -> T:
     others exit with status 2 silently."""
     if not active():
         return decide()
-    import torch.distributed as dist
 
     box: list[Any] = [None]
     if is_main():
@@ -304,8 +284,6 @@ def main_decides(decide: Callable[[], T]) -> T:
 def barrier() -> None:
     """Wait for every rank (nothing without ``torchrun``)."""
     if active():
-        import torch.distributed as dist
-
         with peers():
             dist.barrier()
 
@@ -345,7 +323,6 @@ def shard_progress(progress: Any, length: int) -> None:
     shard, so that it ends at 100 %; nothing without torchrun or without a bar."""
     if not active() or progress is None or not hasattr(progress, "total"):
         return
-    from ..sharding import shard_indices
 
     progress.total = len(shard_indices(length, rank(), world_size()))
     if hasattr(progress, "refresh"):

@@ -42,9 +42,19 @@ if TYPE_CHECKING:  # annotations only: the app imports torch lazily
     from ..functional.partition import HierarchyFormat
     from ..ops.hierarchy import Rule
 
+import itertools
+
+import torch
+
+from .. import HierarchyMeasures, PartitionMeasures, metrics
+from ..functional.boundary import BoundaryCounts, annotator_boundaries, boundary_pr_counts, summarize_counts
+from ..functional.foreground import S_MEASURE_NAN_REASON, SI_MAE_NAN_REASON, ForegroundSums
+from ..functional.partition import partition_measures
+from ..registry import INCLUDABLE
 from .batching import batches, chunked, run_named, sync, update_naming_the_image, warn_nan_images
 from .cold_start import cold_start
 from .foreground_rows import ForegroundRows
+from .measures import foreground_columns
 from .pairing import warn_on_stderr
 from .soft_maps import check_depth, check_soft_labels
 
@@ -68,8 +78,6 @@ def evaluate_foreground(work: FamilyInput) -> Evaluated:
         (``{stem: {measure: value}}``); ``state``: the accumulator (its ``count``, ``settings``, ``normalize``).
     """
     # the Metric's sums without torchmetrics, whose import alone costs about a second of a command's run
-    from ..functional.foreground import ForegroundSums
-    from .measures import foreground_columns
 
     device, total = work.device, len(work.pairs)
     metric = ForegroundSums(device=device)
@@ -103,8 +111,6 @@ def _included_metrics(include: Sequence[str], device: Any) -> dict[str, Any]:
     (none: no import; the Metric classes import torchmetrics)."""
     if not include:
         return {}
-    from .. import metrics
-    from ..registry import INCLUDABLE
 
     return {name: getattr(metrics, INCLUDABLE[name])(normalize=True, validate_args=True).to(device) for name in include}
 
@@ -112,12 +118,8 @@ def _included_metrics(include: Sequence[str], device: Any) -> dict[str, Any]:
 def _warn_foreground_nans(nan_stems: Mapping[str, list[str]], total: int) -> None:
     """One warning per measure that is NaN on some images, naming them (size-invariant MAE, S-measure)."""
     if nan_stems.get("size_invariant_mae"):
-        from ..functional.foreground import SI_MAE_NAN_REASON
-
         warn_nan_images("size-invariant MAE", nan_stems["size_invariant_mae"], total, SI_MAE_NAN_REASON)
     if nan_stems["s_measure"]:
-        from ..functional.foreground import S_MEASURE_NAN_REASON
-
         warn_nan_images("S-measure", nan_stems["s_measure"], total, f"images with {S_MEASURE_NAN_REASON}")
 
 
@@ -154,9 +156,6 @@ def evaluate_boundary(work: FamilyInput) -> Evaluated:
         ``results``: :func:`boundary_report` of the summary; ``state``:
         :func:`~segmetrics_torch.functional.boundary.summarize_counts` with every tensor on the CPU.
     """
-    import torch
-
-    from ..functional.boundary import BoundaryCounts, annotator_boundaries, boundary_pr_counts, summarize_counts
 
     images: Iterable[tuple[str, Any, Any]] = work.images
     if work.gt_format == "labels":
@@ -225,9 +224,6 @@ def evaluate_partition(work: FamilyInput) -> Evaluated:
         :class:`~segmetrics_torch.PartitionMeasures` plus ``per_image`` (``{stem: {measure: value}}``); ``settings``:
         the measures (and a hierarchy's levels and occurrence rule); ``state``: the Metric.
     """
-    import itertools
-
-    from .. import HierarchyMeasures
 
     input_format, pairs, o = work.input_format, work.pairs, work.options
     hierarchy = input_format != "labels"
@@ -270,8 +266,6 @@ def evaluate_partition(work: FamilyInput) -> Evaluated:
 def _keeping_each_image(per_image: list[dict[str, Any]], **options: Any) -> Any:
     """A :class:`~segmetrics_torch.PartitionMeasures` that appends every batch's per-image values to ``per_image``
     too (for the report), computed once."""
-    from .. import PartitionMeasures
-    from ..functional.partition import partition_measures
 
     class PerImage(PartitionMeasures):
         def update(self, preds: Any, target: Any) -> None:
@@ -284,7 +278,6 @@ def _keeping_each_image(per_image: list[dict[str, Any]], **options: Any) -> Any:
 
 def _per_image_rows(per_image: list[dict[str, Any]], pairs: Sequence[tuple[str, Path, Path]]) -> dict[str, Any]:
     """``{stem: {measure: value}}`` from the batches' value dicts (every rank's, in the pairs' order)."""
-    import torch
 
     per_image = [values for part in distributed.gather(per_image) for values in part]  # torchrun: image order
     per = {k: torch.cat([values[k] for values in per_image]).tolist() for k in per_image[0]}

@@ -13,10 +13,16 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import torch
+
 from .. import __version__
 from . import distributed
 from .errors import InputError
-from .pairing import BOUNDARY_EXTENSIONS, check_pairing
+from .output_safety import InputFolder, check_outputs
+from .outputs import check_output
+from .pairing import BOUNDARY_EXTENSIONS, check_pairing, match_folders
+from .prescan import dataset_name, listing, method_name, raise_or_skip, scan_pairing
+from .tables import check_csv_outputs, upsert_csv, write_json
 
 if TYPE_CHECKING:  # annotations only: building the parser imports no torch
     import torch
@@ -29,7 +35,6 @@ _T = TypeVar("_T")
 
 def parse_device(name: str) -> torch.device:
     """``"auto"`` -> CUDA when available, else CPU; otherwise a torch device that must be available."""
-    import torch
 
     if name == "auto":
         return distributed.device_for(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
@@ -61,7 +66,6 @@ def with_progress(args: argparse.Namespace, name: str, total: int, run: Callable
 
 def check_output_file(path: str | None, option: str) -> Path | None:
     """Fail before the evaluation, not after it, when an output file cannot be written."""
-    from .outputs import check_output
 
     return check_output(path, option)
 
@@ -73,7 +77,6 @@ def shown_path(path: str) -> str:
 
 def check_inputs_safe(args: argparse.Namespace, files: dict[str, Path | None], *, out_dir: Path | None = None) -> None:
     """No output of a single-folder command replaces, deletes or pollutes an input (see ``output_safety``)."""
-    from .output_safety import InputFolder, check_outputs
 
     inputs = [InputFolder("the prediction folder", Path(args.pred))]
     inputs.append(InputFolder("the ground-truth folder", Path(args.gt)))
@@ -83,7 +86,6 @@ def check_inputs_safe(args: argparse.Namespace, files: dict[str, Path | None], *
     if out_dir is not None:
         outputs.update({f"--out-dir ({name})": out_dir / name for name in BSR_FILES})
     check_outputs(outputs, inputs=inputs)
-    from .tables import check_csv_outputs
 
     check_csv_outputs(files)
 
@@ -99,7 +101,6 @@ def write_per_image_csv(
     """``--per-image-csv`` of every evaluate command: one row per image (method, dataset, image, then the image's
     numbers: ``keys`` where given, else every number, a list of numbers -- the best J of each object, for proposals
     -- as its mean ``<key>_mean``), merged into the file by :func:`~.tables.upsert_csv`."""
-    from .tables import upsert_csv
 
     rows = []
     for stem, values in per_image.items():
@@ -119,7 +120,6 @@ def write_per_image_csv(
 
 def default_method_name(args: argparse.Namespace) -> str:
     """The method's name from the prediction path, never a generic leaf (``preds/MyNet/BSDS500`` -> ``MyNet``)."""
-    from .prescan import dataset_name, method_name
 
     return method_name(args.pred, dataset_name(args.gt), args.gt)
 
@@ -169,8 +169,6 @@ def write_outputs(
     where asked for."""
     json_path, per_image_path = files["--json"], files["--per-image-csv"]
     if json_path is not None:
-        from .tables import write_json
-
         write_json(
             json_path,
             {
@@ -195,8 +193,6 @@ def write_outputs(
         )
         print(f"Wrote {json_path}")
     if per_image_path is not None:
-        from .prescan import dataset_name
-
         write_per_image_csv(per_image_path, name, dataset or dataset_name(args.gt), per_image, keys)
 
 
@@ -215,7 +211,6 @@ def check_out_dir(path: str | None) -> Path | None:
 def pair_boundary_folders(args: argparse.Namespace) -> tuple[Pairing, str, str]:
     """Pair ``--pred`` and ``--gt`` (images or .mat files) by stem: ``(pairing, pred kind, gt kind)``, kinds
     ``"image"`` / ``"mat"``."""
-    from .pairing import match_folders
 
     return match_folders(args.pred, args.gt, BOUNDARY_EXTENSIONS, **pairing_options(args))
 
@@ -225,7 +220,6 @@ def scan_and_report(
 ) -> tuple[list[tuple[str, Path, Path]], list[Problem]]:
     """Raise one error listing every fatal problem of ``scan`` (unless ``--skip-bad``); print the notes and what is
     left out; ``(the pairs to evaluate, the problems left out)``."""
-    from .prescan import listing, raise_or_skip
 
     resize = bool(getattr(args, "resize", False))
     bad = raise_or_skip(
@@ -252,7 +246,6 @@ def prescan_job(
     """The pre-scan of a single-folder command (:func:`~.prescan.scan_pairing`, the report's too): every unpaired
     name, unreadable file and size that does not fit, in one error before any measure runs (a pairing without a
     common name: the pairing error); ``(pairs to evaluate, scan, left out)``."""
-    from .prescan import scan_pairing
 
     if not pairing.pairs:
         check_folder_pairing(pairing, args)  # no common name: the pairing error, with examples of both sides

@@ -6,6 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+import torch
+
+from ..functional.foreground import summarize_foreground
+from .tables import scalar_row
+
 if TYPE_CHECKING:  # annotations only: the app imports torch lazily
     from torch import Tensor
 
@@ -30,10 +35,6 @@ class ForegroundRows:
     def add(self, names: list[str], values: Mapping[str, Tensor]) -> None:
         """Add a batch's rows: ``names`` (one per image) and its per-image ``values`` (keys of
         :data:`~segmetrics_torch.functional.FOREGROUND_KEYS`, as ``ForegroundSums.update`` returns them)."""
-        import torch
-
-        from ..functional.foreground import summarize_foreground
-        from .tables import scalar_row
 
         # one copy of the batch's values to the host (a sync: the command reads every value there anyway), then
         # plain indexing; float64 as the sums, so that a row is the image's own summary in the dataset's precision

@@ -9,6 +9,9 @@ lower is better. The default is the table the command printed before the option 
 
 from __future__ import annotations
 
+import difflib
+import importlib.util
+
 from ..registry import DEFAULT_FOREGROUND, FOREGROUND, MEASURES, aliases, canonical
 from .errors import InputError
 
@@ -47,7 +50,6 @@ def foreground_measure_error(names: object) -> str | None:
         names = [n for n in names.split(",") if n.strip()]
     if not isinstance(names, (list, tuple)) or not names or not all(isinstance(n, str) for n in names):
         return f"expected a comma-separated list of measure names, got {names!r}"
-    import difflib
 
     for name in names:
         if _canonical(name) is None:
@@ -89,7 +91,6 @@ _PACKAGE_NAMES = {"cv2": "OpenCV", "skimage": "scikit-image", "sklearn": "scikit
 def missing_packages(names: list[str] | tuple[str, ...] | None) -> str | None:
     """Why the measures ``names`` (canonical) cannot run here, naming the packages and the extra; None when they
     can. Checked before any image is read (the measure would otherwise fail after the decoding)."""
-    import importlib.util
 
     for name in names or ():
         absent = [m for m in REQUIRES.get(name, ()) if importlib.util.find_spec(m) is None]

@@ -25,11 +25,38 @@ Registered on the ``segmetrics`` parser by ``cli_parser._add_meta_command``; inp
 from __future__ import annotations
 
 import argparse
+import difflib
 import time
 from pathlib import Path
 from typing import Any
 
-from ..registry import META_FOREGROUND, PARTITION, meta_name
+import numpy as np
+import torch
+
+from ..functional.partition import hierarchy_measures, hierarchy_state, summarize_hierarchy
+from ..io import list_images, pair_by_stem, read_bsds_ground_truth, read_gray, read_mat_array
+from ..meta import (
+    FOREGROUND_MEASURES,
+    PARTITION_MEASURES,
+    annotation_error_test,
+    generic_map_test,
+    grid_oversegmentation,
+    gt_switch_test,
+    noise_test,
+    quadtree_partitions,
+    random_hierarchy_ucm,
+    sabd,
+    shared_computations,
+    sihd,
+    sisd,
+)
+from ..ops.hierarchy import ucm_hierarchy
+from ..registry import meta_name
+from ..synthetic import make_foreground_dataset
+from .errors import InputError
+from .output_safety import InputFolder, check_outputs
+from .outputs import check_output
+from .tables import format_table, write_json
 
 __all__ = ["run_meta_foreground", "run_meta_partition"]
 
@@ -38,7 +65,6 @@ QUADTREE_PARAMETERS = (2, 3, 4, 8, 16, 20, 32, 40, 50, 64, 80, 128, 160, 256, 32
 
 
 def _input_error(message: str) -> Exception:
-    from .errors import InputError
 
     return InputError(message)
 
@@ -48,8 +74,6 @@ def _measure_list(text: str, known: dict) -> list[str]:
     names = [meta_name(t.strip()) for t in text.split(",") if t.strip()]
     bad = [n for n in names if n not in known]
     if bad or not names:
-        import difflib
-
         near = difflib.get_close_matches(bad[0].lower(), sorted(known), n=3, cutoff=0.5) if bad else []
         hint = f"unknown measure {bad[0]!r}; did you mean {' or '.join(map(repr, near))}? " if near else ""
         raise _input_error(f"--measures: {hint}expected names from {sorted(known)}, got {text!r}")
@@ -57,7 +81,6 @@ def _measure_list(text: str, known: dict) -> list[str]:
 
 
 def _mat_files(folder: str, what: str) -> dict[str, Path]:
-    from ..io import list_images
 
     try:
         return list_images(folder, (".mat",), name=what)
@@ -67,7 +90,6 @@ def _mat_files(folder: str, what: str) -> dict[str, Path]:
 
 def _check_inputs_safe(json_path: str | None, folders: list[tuple[str, str | None]]) -> None:
     """``--json`` neither replaces an input nor lands where a pairing would read it (see ``output_safety``)."""
-    from .output_safety import InputFolder, check_outputs
 
     inputs = [InputFolder(role, Path(folder)) for role, folder in folders if folder]
     check_outputs({"--json": Path(json_path) if json_path else None}, inputs=inputs)
@@ -79,9 +101,6 @@ def _pct(value: float) -> float:
 
 def _ods_index(values: dict, measure: str, parameters: Any) -> int:
     """The level of the Optimal Dataset Scale of ``measure`` (SEISM ``general_ods.m``; min for voi)."""
-    import torch
-
-    from ..functional.partition import hierarchy_state, summarize_hierarchy
 
     state = hierarchy_state(values, (measure,), False)
     ods = summarize_hierarchy(state, torch.as_tensor(parameters), (measure,), region_benchmark=False)
@@ -91,7 +110,6 @@ def _ods_index(values: dict, measure: str, parameters: Any) -> int:
 def _partitions_at(ucms: list, thresholds: Any, indices: list[int]) -> dict:
     """{level index: the B partitions ``gridbmap2seg(ucm2 > threshold)`` of the level}, all levels of an image from
     one union-find sweep (``thresholds`` (L,) for every image or (B, L) per image)."""
-    from ..ops.hierarchy import ucm_hierarchy
 
     chosen = thresholds[..., indices]
     hierarchy = ucm_hierarchy(ucms, chosen)
@@ -132,11 +150,6 @@ def _against_baselines(
 ) -> dict[str, dict[str, float]]:
     """SABD (against SEISM's quadtree and the random hierarchy) and SISD of the ``--ucm`` hierarchies, each at its
     ODS level per measure; fills ``rows`` and ``report`` and returns the table of the ODS levels."""
-    import torch
-
-    from ..functional.partition import hierarchy_measures
-    from ..io import read_mat_array
-    from ..meta import grid_oversegmentation, quadtree_partitions, random_hierarchy_ucm, sabd, shared_computations, sisd
 
     ods_rows: dict[str, dict[str, float]] = {}
     ucm_files = _mat_files(args.ucm, "ucm2 folder")
@@ -189,12 +202,6 @@ def _against_baselines(
 
 
 def run_meta_partition(args: argparse.Namespace) -> int:
-    import torch
-
-    from ..io import read_bsds_ground_truth
-    from ..meta import PARTITION_MEASURES, sihd
-    from .outputs import check_output
-    from .tables import format_table, write_json
 
     check_output(args.json, "--json")
     _check_inputs_safe(args.json, [("the ground-truth folder", args.gt), ("the ucm2 folder", args.ucm)])
@@ -257,14 +264,8 @@ def run_meta_partition(args: argparse.Namespace) -> int:
 
 
 def _read_foreground(args: argparse.Namespace) -> tuple[dict[str, list[Any]], Any, list[str]]:
-    import numpy as np
-    import torch
-
-    from ..io import pair_by_stem, read_gray
 
     if args.demo:
-        from ..synthetic import make_foreground_dataset
-
         data = make_foreground_dataset(n=args.n, size=(240, 320), seed=args.seed)
         gt = [torch.from_numpy(g) for g in data.gt]
         return {m: [torch.from_numpy(p) for p in v] for m, v in data.preds.items()}, gt, data.names
@@ -298,16 +299,6 @@ def _read_foreground(args: argparse.Namespace) -> tuple[dict[str, list[Any]], An
 
 
 def run_meta_foreground(args: argparse.Namespace) -> int:
-    from ..meta import (
-        FOREGROUND_MEASURES,
-        annotation_error_test,
-        generic_map_test,
-        gt_switch_test,
-        noise_test,
-        shared_computations,
-    )
-    from .outputs import check_output
-    from .tables import format_table, write_json
 
     check_output(args.json, "--json")
     predictions = [("a prediction folder", p) for p in args.pred or ()]
@@ -372,8 +363,3 @@ def run_meta_foreground(args: argparse.Namespace) -> int:
     if args.json:
         write_json(args.json, report)
     return 0
-
-
-#: the measure names of the meta-measures, from the torch-free registry (building the parser imports no torch)
-PARTITION_MEASURES = PARTITION
-FOREGROUND_MEASURES = tuple(META_FOREGROUND.values())

@@ -8,7 +8,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..io import find_pairs, list_images, mat_variables
 from .errors import InputError
+from .prescan import PAIRING_FLAGS
 
 if TYPE_CHECKING:  # annotations only: the app imports torch lazily
     from ..io import Pairing
@@ -70,7 +72,6 @@ def match_folders(
     ``"mat"`` (a folder mixing both is an error). ``pairing_options``: the name mapping of
     :func:`segmetrics_torch.io.find_pairs` (prefixes, suffixes, pattern); a bad pattern is named
     ``pattern_option``."""
-    from ..io import find_pairs, list_images
 
     try:
         pred_files = list_images(pred_dir, exts, name="prediction folder")
@@ -93,7 +94,6 @@ def check_pairing(
 ) -> None:
     """No common stem is an error; unmatched files are one too, or a warning when ``allow_missing``. Both errors show
     a few names of each side and the flags that map names."""
-    from .prescan import PAIRING_FLAGS
 
     def examples() -> str:
         gt = ", ".join(pairing.missing[:3]) or "none"
@@ -135,7 +135,6 @@ def boundary_formats(pred_kind: str, gt_kind: str, gt_labels: bool, gt_dir: str 
 
 def hierarchy_format(path: Path) -> str:
     """``"ucm2"`` or ``"stack"`` by the variables of a prediction .mat file."""
-    from ..io import mat_variables
 
     try:
         names = mat_variables(path)

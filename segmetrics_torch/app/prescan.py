@@ -17,12 +17,24 @@ from __future__ import annotations
 
 import ast
 import re
+import zipfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..io import IMAGE_EXTENSIONS, NIFTI_EXTENSIONS, nifti_label_shape
+import numpy as np
+
+from ..io import (
+    IMAGE_EXTENSIONS,
+    NIFTI_EXTENSIONS,
+    nifti_label_shape,
+    open_image,
+    read_bsds_ground_truth,
+    read_gray_map,
+    read_mat_array,
+    read_segmentations,
+)
 from ..readers import reads
 from .errors import InputError
 
@@ -112,7 +124,6 @@ def _unpaired(
 
 def _header(path: Path) -> tuple[tuple[int, int], str]:
     """(W, H) and the mode of an image, its structure verified (chunks, checksums) without decoding the pixels."""
-    from ..io import open_image
 
     if Path(path).stat().st_size == 0:
         raise ValueError(f"{path} is an empty file (0 bytes)")
@@ -124,7 +135,6 @@ def _header(path: Path) -> tuple[tuple[int, int], str]:
 
 def _scan_gt(path: Path) -> tuple[Any, str | None]:
     """``((W, H), mode, max, foreground pixels)`` of a ground-truth mask, or ``(None, error)``."""
-    from ..io import read_gray_map
 
     try:
         size, mode = _header(path)
@@ -209,9 +219,6 @@ def _npz_size(keys: Sequence[str]) -> SizeReader:
     """(H, W) of the first of ``keys`` held by an .npz archive, from its member's .npy header (no array is read)."""
 
     def read(path: Path) -> tuple[int, int]:
-        import zipfile
-
-        import numpy as np
 
         try:
             with zipfile.ZipFile(path) as archive:
@@ -261,7 +268,6 @@ def family_size_readers(family: str, input_format: str, gt_format: str) -> tuple
     """``(pred size, ground-truth size, ucm2)`` readers of a family's formats (those of
     :func:`~segmetrics_torch.app.pairing.boundary_formats` / ``partition_formats``; proposals: .npz or images);
     ``ucm2``: the prediction is a double-size (2H+1, 2W+1) ucm2."""
-    from ..io import read_bsds_ground_truth, read_mat_array, read_segmentations
 
     def npz_or_image(npz: SizeReader) -> SizeReader:
         return lambda path: npz(path) if Path(path).suffix.lower() == ".npz" else image_size(path)

@@ -3,10 +3,16 @@ truth, read pair by pair, through :class:`~segmetrics_torch.ProposalRecall` (MCG
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import torch
+
+from .. import ProposalRecall
+from ..functional.proposals import MCG_PROPOSAL_COUNTS
+from ..io import read_objects, read_proposals
 from . import distributed
 from .batching import sync
 from .errors import InputError
@@ -20,7 +26,6 @@ def _read_proposal_pairs(
     class_option: str,
 ) -> Iterator[tuple[str, Any, Any]]:
     """Yield ``(stem, pool, ObjectAnnotation)``: pool (P, H, W) bool or an (H, W) label map, checked for size."""
-    from ..io import read_objects, read_proposals
 
     for stem, pred_path, gt_path in pairs:
         try:
@@ -56,12 +61,6 @@ def evaluate_proposals(work: FamilyInput) -> Evaluated:
         best_boundary_f]}}``: each object's best J / F within the largest N); ``settings``: the counts and the number
         of classes; ``state``: the metric.
     """
-    import itertools
-
-    import torch
-
-    from .. import ProposalRecall
-    from ..functional.proposals import MCG_PROPOSAL_COUNTS
 
     o, device = work.options, work.device
     counts = sorted(set(o["counts"] or MCG_PROPOSAL_COUNTS))

@@ -14,6 +14,9 @@ from typing import Any
 from . import distributed
 from .errors import InputError
 from .measures import parse_foreground_measures
+from .outputs import check_output
+from .prescan import dataset_name, method_name
+from .pysod_toolkit import toolkit_configuration
 from .report_config import (
     PAIRING_KEYS,
     ReportConfig,
@@ -23,11 +26,12 @@ from .report_config import (
     presentation,
     raise_all,
 )
+from .report_render import table_columns, table_row
 from .report_run import SuiteResult, run_report
+from .tables import upsert_csv, write_json
 
 
 def _pred_argument(text: str, dataset: str, gt: Path) -> tuple[str, str]:
-    from .prescan import method_name
 
     name, sep, folder = text.partition("=")
     if not sep:
@@ -50,7 +54,6 @@ def _base_config(args: argparse.Namespace) -> ReportConfig:
             )
         if args.report_config is not None or single:
             raise InputError("give --datasets-json/--methods-json, --config, or --gt/--pred, one of them")
-        from .pysod_toolkit import toolkit_configuration
 
         data = {**toolkit_configuration(str(toolkit[0]), str(toolkit[1])), "output": "segmetrics-report"}
         return config_from_mapping(data, Path.cwd(), "PySODEvalToolkit configuration")
@@ -60,7 +63,6 @@ def _base_config(args: argparse.Namespace) -> ReportConfig:
         return load_config(args.report_config)
     if args.report_gt is None or not args.report_pred:
         raise InputError("one dataset needs --gt DIR and at least one --pred [NAME=]DIR (or give --config FILE)")
-    from .prescan import dataset_name
 
     families = (args.report_family or "foreground").split(",")
     gt = Path(args.report_gt)
@@ -157,7 +159,6 @@ def run_from_args(args: argparse.Namespace, resolve_device: Callable[[str], Any]
 
 def _check_file_outputs(args: argparse.Namespace) -> dict[str, Path]:
     """``--json`` / ``--csv`` / ``--per-image-csv`` of the report form, checked before anything runs."""
-    from .outputs import check_output
 
     outputs = {}
     for option in ("json", "csv", "per_image_csv"):
@@ -170,8 +171,6 @@ def _check_file_outputs(args: argparse.Namespace) -> dict[str, Path]:
 def _write_file_outputs(result: SuiteResult, outputs: Mapping[str, Path]) -> None:
     """The single-folder form's files from a report's records: ``--json`` (results.json's records), ``--csv`` and
     ``--per-image-csv`` (the foreground rows, merged by method and dataset as ``evaluate foreground`` merges them)."""
-    from .report_render import table_columns, table_row
-    from .tables import upsert_csv, write_json
 
     if "json" in outputs:
         write_json(outputs["json"], {"results": result.records})

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..io import list_images
 from .errors import InputError
 from .outputs import make_temporary_file
 
@@ -81,7 +82,6 @@ class ResultCache:
 
 
 def class_images(folder: Path) -> dict[str, Path]:
-    from ..io import list_images
 
     try:
         return list_images(folder, name="gt_classes folder")

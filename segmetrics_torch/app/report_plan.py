@@ -9,6 +9,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .. import __version__
+from ..io import find_pairs
 from . import distributed
 from .errors import InputError
 from .evaluation import check_boundary_nms
@@ -23,6 +25,7 @@ from .pairing import (
     pairing_error,
     partition_formats,
 )
+from .prescan import Problem, Scan, listing, raise_or_skip, scan_pairing
 from .report_cache import ResultCache, canonical_json, class_images, file_id
 from .report_config import Dataset, ReportConfig
 
@@ -131,7 +134,6 @@ def _prescan(jobs: list[Job], config: ReportConfig, warn: Callable[[str], None])
     """Every problem of every job in one error (or, with ``skip_bad``, the bad images left out and recorded); notes
     printed once per kind; then, by default, the methods of each dataset and family restricted to the images they all
     have (``compare_on: common``)."""
-    from .prescan import Problem, Scan, listing, raise_or_skip, scan_pairing
 
     scanned = jobs
     # ground truths scanned once per dataset (their findings differ by family and format)
@@ -217,7 +219,6 @@ def _plan_job(
     device_type: str,
     own_pairing: Mapping[str, str] | None = None,
 ) -> Job:
-    from ..io import find_pairs
 
     # the name mapping: the top-level keys, then the dataset's own, then the method's own
     merged = {**config.pairing, **(own_pairing or {})}
@@ -282,7 +283,6 @@ def ucm2_only_options(options: Mapping[str, Any], input_format: str) -> dict[str
 
 def _fingerprint(job: Job, config: ReportConfig) -> None:
     """The job's cache key: version, names, settings, device type and the files of its (final) pairs."""
-    from .. import __version__
 
     dataset, check = job.dataset, config.cache_check
     files = [[stem, *file_id(Path(p), check), *file_id(Path(g), check)] for stem, p, g in job.pairing.pairs]

@@ -31,8 +31,33 @@ from typing import Any
 
 import numpy as np
 
+from .. import __version__
 from ..registry import PR_MEASURES, lower_is_better, report_columns
-from .tables import SURFACE_COLUMNS, measure_name, slug
+from . import plots
+from .combined import (
+    LATEX_MACROS,
+    _line_style,
+    combine,
+    format_combined_latex,
+    format_combined_markdown,
+    plot_grid,
+    write_combined_csv,
+    write_combined_xlsx,
+)
+from .measures import foreground_columns
+from .plots import plot_proposal_recall
+from .tables import (
+    SOD_COLUMNS,
+    SURFACE_COLUMNS,
+    format_latex_table,
+    format_markdown_table,
+    format_table,
+    measure_name,
+    slug,
+    write_csv,
+    write_json,
+    write_rows,
+)
 
 __all__ = ["render_report", "table_columns"]
 
@@ -72,11 +97,8 @@ def flat_scalars(results: Mapping[str, Any], prefix: str = "") -> dict[str, floa
 
 def table_columns(family: str, records: Mapping[str, Mapping[str, Any]]) -> tuple[list[tuple[str, str]], list[str]]:
     """``(columns, lower_is_better)`` of a family's table over the methods' records (union, in order)."""
-    from .tables import SOD_COLUMNS
 
     if family == "foreground":
-        from .measures import foreground_columns
-
         names = next((r["settings"].get("measures") for r in records.values() if r["settings"].get("measures")), None)
         if names is None:
             return list(SOD_COLUMNS), [key for key, _ in SOD_COLUMNS if lower_is_better("foreground", key)]
@@ -207,8 +229,6 @@ def _figures(
     """``{file stem: draw(paths)}`` of one dataset and family (one drawing saved to every path); each method in
     the configuration's colour (``colors``), by its place in ``method_order``, ``highlight`` drawn thick on top, as
     in the grids."""
-    from . import plots
-    from .combined import _line_style
 
     colors = dict(getattr(config, "colors", {}) or {})
     highlight = getattr(config, "highlight", None)
@@ -247,8 +267,6 @@ def _figures(
             f, p, ylabel="F-measure", summary="ODS", title=f"{dataset}: boundary F"
         )
     elif family == "proposals":
-        from .plots import plot_proposal_recall
-
         results = {method: record["results"] for method, record in records.items()}
 
         def draw(paths: list[Path]) -> None:
@@ -275,7 +293,6 @@ def _surface_figure(
 ) -> Callable[[list[Path]], Any] | None:
     """The boundary-distance family's figure: per-image distributions of HD<q>, ASSD and NSD (those computed) per
     method and class (:func:`~.plots.plot_surface_distributions`); None when no record has per-image values."""
-    from . import plots
 
     per_image = {m: r["results"].get("per_image") or {} for m, r in records.items()}
     if not any(per_image.values()):
@@ -361,15 +378,6 @@ def _combined_files(
 ) -> None:
     """The combined tables (``combined.md``, ``combined.tex``, ``csv/combined_<family>.csv``, ``combined.xlsx``) and
     the grid figures (``figures/grid_<family>_<kind>``), one subplot per dataset."""
-    from .combined import (
-        LATEX_MACROS,
-        combine,
-        format_combined_latex,
-        format_combined_markdown,
-        plot_grid,
-        write_combined_csv,
-        write_combined_xlsx,
-    )
 
     order = list(getattr(config, "method_order", ()) or ())
     tables = [combine(family, datasets, order) for family, datasets in per_family.items()]
@@ -414,7 +422,6 @@ def _combined_files(
 
 def _results_document(records: Mapping[str, Any], config: Any) -> dict[str, Any]:
     """``results.json``: the version, the configuration that made the run (folders resolved) and every record."""
-    from .. import __version__
 
     return {
         "segmetrics_version": __version__,
@@ -453,15 +460,6 @@ def render_report(
     records: Mapping[str, Mapping[str, Mapping[str, Mapping[str, Any]]]], config: Any
 ) -> tuple[dict[str, Callable[[Path], None]], str]:
     """``({relative path: write(path)}, terminal tables)`` of a run's records."""
-    from .tables import (
-        format_latex_table,
-        format_markdown_table,
-        format_table,
-        slug,
-        write_csv,
-        write_json,
-        write_rows,
-    )
 
     files: dict[str, Callable[[Path], Any]] = {}
     terminal, markdown, latex = [], ["# Evaluation report", ""], []

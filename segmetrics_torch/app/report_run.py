@@ -44,9 +44,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from . import distributed, runner
 from .batching import load_measures
+from .combined import check_xlsx
 from .errors import InputError
+from .measures import missing_packages
+from .output_safety import FolderOutput, InputFile, InputFolder, check_outputs, report_folder, report_owns
 from .outputs import make_temporary_file
 from .report_cache import ResultCache
 from .report_config import (
@@ -58,6 +63,8 @@ from .report_config import (
     load_config,
 )
 from .report_plan import SOD_SETTINGS, Job, plan_jobs, ucm2_only_options
+from .report_render import render_report
+from .tables import check_csv_outputs, to_jsonable
 
 __all__ = [
     "FAMILIES",
@@ -77,7 +84,6 @@ __all__ = [
 def _compute(job: Job, config: ReportConfig, device: Any, progress: Any, source: Any) -> dict[str, Any]:
     """Run the job through the runner (``source``: its :func:`.runner.start`); the record that goes into the cache
     and the JSON report."""
-    from .tables import to_jsonable
 
     pairs = job.pairing.pairs
     options = {**config.options[job.family], **_job_extras(job, config)}
@@ -194,15 +200,12 @@ def run_report(
     """
     warn = warn or (lambda message: print(message, file=sys.stderr))
     _check_output_folder(config)
-    from .measures import missing_packages
 
     problem = missing_packages(config.options.get("foreground", {}).get("measures"))
     if problem is not None:
         raise InputError(f"{config.source}: options.foreground.measures: {problem}")
     check_report_outputs(config, file_outputs or {})
     if config.xlsx:
-        from .combined import check_xlsx
-
         check_xlsx()
     if config.figures and importlib.util.find_spec("matplotlib") is None:
         raise InputError("figures need matplotlib: pip install 'segmetrics-torch[plot]' (or --figures none)")
@@ -404,7 +407,6 @@ def _write_report(
 ) -> SuiteResult:
     """Render the report of ``result``'s records into the output folder (atomically), print its tables and the
     summary lines; ``result`` with the files written and the tables."""
-    from .report_render import render_report
 
     files, tables = render_report(result.records, config)
     written = _write_atomically(config.output, files)
@@ -432,7 +434,6 @@ def _write_report(
 def _resolve(name: str, resolve_device: Callable[[str], Any] | None) -> Any:
     if resolve_device is not None:
         return resolve_device(name)
-    import torch
 
     try:
         return torch.device(name)
@@ -454,7 +455,6 @@ def check_report_outputs(config: ReportConfig, file_outputs: Mapping[str, Path])
     """No output of the report (its folder, its cache, ``--json`` / ``--csv`` / ``--per-image-csv``) replaces,
     deletes or pollutes an input: a ground-truth, prediction or class folder, or the configuration file (see
     :mod:`~segmetrics_torch.app.output_safety`)."""
-    from .output_safety import FolderOutput, InputFile, InputFolder, check_outputs, report_folder
 
     inputs: list[InputFolder] = []
     for dataset in config.datasets:
@@ -473,7 +473,6 @@ def check_report_outputs(config: ReportConfig, file_outputs: Mapping[str, Path])
     sources = [InputFile("the configuration file", config.config_file)] if config.config_file is not None else []
     files = {("--" + option.replace("_", "-")): path for option, path in file_outputs.items()}
     check_outputs(files, folders=folders, inputs=inputs, input_files=sources, cache=config.cache)
-    from .tables import check_csv_outputs
 
     check_csv_outputs(files)
 
@@ -517,7 +516,6 @@ def _write_atomically(folder: Path, files: Mapping[str, Callable[[Path], None]])
 
 def _replace_manifest(folder: Path, relatives: list[str]) -> list[str]:
     """Remove the previous report's files that ``relatives`` does not name, then record ``relatives``."""
-    from .output_safety import report_owns
 
     manifest = folder / MANIFEST
     removed = []

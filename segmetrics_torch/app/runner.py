@@ -18,7 +18,8 @@ Adding a family means one evaluator module and one entry in :data:`FAMILY_EVALUA
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import importlib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,10 +27,7 @@ from typing import Any
 from . import distributed
 from .batching import counted
 from .decoding import DecodeStream, decode_tasks
-from .evaluation import evaluate_boundary, evaluate_foreground, evaluate_partition
 from .family_job import BATCH_SIZES, Evaluated, FamilyInput
-from .proposal_evaluation import evaluate_proposals
-from .surface_evaluation import evaluate_surface
 
 
 @dataclass(frozen=True)
@@ -37,24 +35,37 @@ class FamilyEvaluator:
     """A family's entry: its evaluator, and how the runner feeds it.
 
     Attributes:
-        evaluate: the evaluator.
+        module, function: the evaluator, ``segmetrics_torch.app.<module>.<function>``; imported when the job runs,
+            after :func:`start` began decoding: the evaluators import torch and the library (1-2 s), which the
+            decoding workers, started first, overlap (the command's second and last deferred import, by design).
         decoded: the :class:`~.decoding.DecodeTask` formats the runner decodes the pairs with
             (``input_format``, ``gt_format``, ``resize``), or None where the evaluator reads its own files.
         batch_size: the report form's images per update (the single-folder commands' ``--batch-size`` default too).
     """
 
-    evaluate: Callable[[FamilyInput], Evaluated]
+    module: str
+    function: str
     decoded: tuple[str, ...] | None
     batch_size: int
+
+    def evaluate(self, work: FamilyInput) -> Evaluated:
+        """Run the evaluator on ``work``."""
+        evaluator = getattr(importlib.import_module(f"{__package__}.{self.module}"), self.function)
+        result: Evaluated = evaluator(work)
+        return result
 
 
 #: the family evaluators, by family name: the families a configuration may name (``report_config.FAMILIES``)
 FAMILY_EVALUATORS: dict[str, FamilyEvaluator] = {
-    "foreground": FamilyEvaluator(evaluate_foreground, ("resize",), BATCH_SIZES["foreground"]),
-    "boundary": FamilyEvaluator(evaluate_boundary, ("input_format", "gt_format", "resize"), BATCH_SIZES["boundary"]),
-    "partition": FamilyEvaluator(evaluate_partition, ("input_format", "gt_format"), BATCH_SIZES["partition"]),
-    "proposals": FamilyEvaluator(evaluate_proposals, None, BATCH_SIZES["proposals"]),
-    "surface": FamilyEvaluator(evaluate_surface, None, BATCH_SIZES["surface"]),
+    "foreground": FamilyEvaluator("evaluation", "evaluate_foreground", ("resize",), BATCH_SIZES["foreground"]),
+    "boundary": FamilyEvaluator(
+        "evaluation", "evaluate_boundary", ("input_format", "gt_format", "resize"), BATCH_SIZES["boundary"]
+    ),
+    "partition": FamilyEvaluator(
+        "evaluation", "evaluate_partition", ("input_format", "gt_format"), BATCH_SIZES["partition"]
+    ),
+    "proposals": FamilyEvaluator("proposal_evaluation", "evaluate_proposals", None, BATCH_SIZES["proposals"]),
+    "surface": FamilyEvaluator("surface_evaluation", "evaluate_surface", None, BATCH_SIZES["surface"]),
 }
 
 

@@ -11,9 +11,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..io import PROPOSAL_EXTENSIONS, find_pairs, list_images
+from ..ops.soft_map_counts import compile_ahead
 from ..registry import canonical
-from . import distributed
+from . import distributed, runner
 from .errors import InputError
+from .evaluation import check_boundary_nms
 from .folder_io import (
     check_folder_pairing,
     check_out_dir,
@@ -28,7 +31,14 @@ from .folder_io import (
     write_bsr_files,
     write_outputs,
 )
-from .pairing import GT_FORMATS, PREDICTION_FORMATS, pairing_error
+from .measures import foreground_columns, missing_packages, parse_foreground_measures
+from .pairing import GT_FORMATS, PREDICTION_FORMATS, boundary_formats, pairing_error, partition_formats
+from .plots import plot_proposal_recall
+from .prescan import dataset_name, method_name
+from .report_args import run_from_args
+from .report_run import config_from_mapping, run_report
+from .surface_evaluation import SURFACE_EXTENSIONS
+from .tables import SURFACE_COLUMNS, format_table, measure_name, scalar_row, upsert_csv
 
 if TYPE_CHECKING:  # annotations only: building the parser imports no torch
     from .family_job import Evaluated
@@ -44,11 +54,6 @@ CURVE_CONVENTION = (
 
 
 def run_evaluate_foreground(args: argparse.Namespace) -> int:
-
-    from ..io import find_pairs
-    from .measures import foreground_columns
-    from .prescan import dataset_name, method_name
-    from .tables import format_table, scalar_row, upsert_csv
 
     args.measures = _measure_names(args.measures)
     if args.output is not None:
@@ -130,7 +135,6 @@ def _run_job(
 ) -> tuple[Evaluated, float]:
     """``(evaluated, seconds)``: the command's one job through the runner (:func:`.runner.start`,
     :func:`.runner.run`) under its progress bar."""
-    from . import runner
 
     def run(progress: Any) -> Evaluated:
         source = runner.start(
@@ -159,7 +163,6 @@ def _run_job(
 def _measure_names(text: str | None) -> list[str] | None:
     """``--measures`` resolved to the table's names (other spellings mapped), checked before anything is read: an
     unknown name or a measure whose optional packages are missing is one ``error:`` line."""
-    from .measures import missing_packages, parse_foreground_measures
 
     if text is None:
         return None
@@ -172,8 +175,6 @@ def _measure_names(text: str | None) -> list[str] | None:
 
 def _run_foreground_as_report(args: argparse.Namespace) -> int:
     """``evaluate foreground ... --output DIR``: the report of one method on one dataset (the ``--config`` outputs)."""
-    from .prescan import dataset_name, method_name
-    from .report_run import config_from_mapping, run_report
 
     for option in ("json", "csv", "per_image_csv"):
         if getattr(args, option) is not None:
@@ -246,11 +247,6 @@ def _warn_about_r50(summary: Mapping[str, Any]) -> None:
 
 
 def run_evaluate_boundary(args: argparse.Namespace) -> int:
-
-    from ..ops.soft_map_counts import compile_ahead
-    from .evaluation import check_boundary_nms
-    from .pairing import boundary_formats
-    from .tables import format_table, scalar_row
 
     device = parse_device(args.device)
     out_dir = check_out_dir(args.out_dir)
@@ -347,7 +343,6 @@ def _print_partition_tables(
     args: argparse.Namespace, name: str, results: Mapping[str, Any], metric: Any, input_format: str
 ) -> tuple[str, dict[str, Any]]:
     """Print the partition tables; ``(the summary line's setting, the --json settings of a hierarchy)``."""
-    from .tables import format_table, measure_name, scalar_row
 
     if input_format != "labels":  # hierarchies: ODS / OIS / AP per measure, and the region benchmark
         rows = {measure_name(m): scalar_row(results[m]) for m in metric.measures}
@@ -374,8 +369,6 @@ def _print_partition_tables(
 
 
 def run_evaluate_partition(args: argparse.Namespace) -> int:
-
-    from .pairing import partition_formats
 
     device = parse_device(args.device)
     files = output_files(args)
@@ -450,7 +443,6 @@ PROPOSAL_TABLE_N = (10, 100, 1000)
 def _proposal_table(results: Mapping[str, Any], name: str, *, boundary: bool) -> str:
     """The proposals table: J_i (J_c with classes), median J, recalls and AR (and the boundary F columns) at
     N = 10, 100, 1000 and the largest N."""
-    from .tables import format_table
 
     n = results["counts"].tolist()
     shown = sorted({i for i, c in enumerate(n) if c in PROPOSAL_TABLE_N} | {len(n) - 1})
@@ -472,8 +464,6 @@ def _proposal_table(results: Mapping[str, Any], name: str, *, boundary: bool) ->
 
 
 def run_evaluate_proposals(args: argparse.Namespace) -> int:
-
-    from ..io import PROPOSAL_EXTENSIONS, find_pairs, list_images
 
     device = parse_device(args.device)
     files = output_files(args, {"--plot": args.plot})
@@ -518,8 +508,6 @@ def run_evaluate_proposals(args: argparse.Namespace) -> int:
         f"{device} in {elapsed:.2f} s (#prop: mean proposals per image within N)."
     )
     if plot_path is not None:
-        from .plots import plot_proposal_recall
-
         plot_proposal_recall({name: results}, plot_path, title=name)
         print(f"Wrote {plot_path}")
     write_outputs(
@@ -554,7 +542,6 @@ def run_evaluate_proposals(args: argparse.Namespace) -> int:
 
 
 def run_evaluate_report(args: argparse.Namespace) -> int:
-    from .report_args import run_from_args
 
     return run_from_args(args, parse_device)
 
@@ -563,9 +550,6 @@ def run_evaluate_report(args: argparse.Namespace) -> int:
 
 
 def run_evaluate_surface(args: argparse.Namespace) -> int:
-    from ..io import find_pairs
-    from .surface_evaluation import SURFACE_EXTENSIONS
-    from .tables import SURFACE_COLUMNS, format_table
 
     device = parse_device(args.device)
     files = output_files(args)

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from . import distributed
 from .errors import InputError
@@ -68,8 +70,6 @@ def soft_map_reason(labels: np.ndarray) -> str | None:
 
 def _equal_value_runs(labels: np.ndarray, across: np.ndarray, down: np.ndarray) -> int:
     """The number of 4-connected runs of equal value (``across``/``down``: where neighbours differ)."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
 
     h, w = labels.shape
     index = np.arange(h * w).reshape(h, w)

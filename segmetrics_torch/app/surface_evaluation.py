@@ -11,9 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 
 import segmetrics_torch
 
+from ..functional.surface import EmptyMaskWarning
+from ..io import NIFTI_EXTENSIONS, open_image, read_label_volume
+from ..metrics import SurfaceDistanceMeasures
 from ..registry import MEASURES, SURFACE, SURFACE_SUITE, canonical
 from . import distributed
 from .errors import InputError
@@ -29,7 +33,6 @@ def _read_surface_pair(
     """``(pred labels, gt labels, spacing)`` of a pair: the ground truth's header gives the spacing (NIfTI), which the
     prediction's must equal when it has one (unless ``check_spacing`` is off: a spacing given by the user replaces
     both); the two must have one shape."""
-    from ..io import read_label_volume
 
     # a spacing given by the user replaces the headers': theirs is then neither read nor checked (a broken pixdim
     # is an error only where it would be used)
@@ -67,7 +70,6 @@ def _colour_hint(path: Path) -> str:
     """Why a colour image's labels are large: :func:`~segmetrics_torch.io.read_labels` reads an RGB image as one label
     per colour. Only a colour image gets it: the labels of a NIfTI volume or a gray (8/16-bit) or palette image are
     the stored values, which the hint would misdescribe."""
-    from ..io import NIFTI_EXTENSIONS, open_image
 
     if path.name.lower().endswith(NIFTI_EXTENSIONS):
         return ""
@@ -84,7 +86,6 @@ def _colour_hint(path: Path) -> str:
 def _print_empty_mask_warnings(stem: str, caught: Iterable[warnings.WarningMessage]) -> None:
     """The warnings of one file's measures on stderr, naming the file: the empty-mask ones once per class and side,
     with what each measure returned there, the others once each."""
-    from ..functional.surface import EmptyMaskWarning
 
     empties: dict[Any, list[str]] = {}
     seen: set[str] = set()
@@ -136,9 +137,6 @@ def evaluate_surface(work: FamilyInput) -> Evaluated:
         list}}, "skipped_empty_gt": [...], "classes": [...] (label maps)}``; under torchrun each rank evaluates its
         share and the means are of all.
     """
-    import torch
-
-    from ..metrics import SurfaceDistanceMeasures
 
     o, device = work.options, work.device
     num_classes, spacing = o["num_classes"], o["spacing"]

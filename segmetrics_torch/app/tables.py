@@ -21,7 +21,8 @@ import torch
 
 # the report's file names: defined where importing costs no torch (the configuration check uses it too)
 from ..registry import DEFAULT_FOREGROUND, MEASURES, report_columns
-from .outputs import slug
+from .errors import InputError
+from .outputs import slug, write_atomically
 
 __all__ = [
     "SOD_COLUMNS",
@@ -183,7 +184,6 @@ def to_jsonable(results: Any) -> Any:
 
 def write_json(path: str | Path, obj: Any) -> None:
     """Write ``to_jsonable(obj)`` as indented, strict JSON (no NaN) to ``path``."""
-    from .outputs import write_atomically
 
     text = json.dumps(to_jsonable(obj), indent=2, allow_nan=False)
     write_atomically(path, lambda p: p.write_text(text + "\n", encoding="utf-8"))
@@ -195,7 +195,6 @@ def write_csv(path: str | Path, rows: Mapping[str, Mapping[str, Any]], index_hea
     Numbers are written with full precision (``str`` of a float round-trips), absent values as empty cells, NaN as
     ``nan``.
     """
-    from .outputs import write_atomically
 
     keys: list[str] = []
     for values in rows.values():
@@ -213,7 +212,6 @@ def write_csv(path: str | Path, rows: Mapping[str, Mapping[str, Any]], index_hea
 
 def write_rows(path: str | Path, rows: Sequence[Mapping[str, Any]]) -> None:
     """Write a list of flat rows as CSV (the union of their keys as the header; None as an empty cell)."""
-    from .outputs import write_atomically
 
     header = list(dict.fromkeys(k for row in rows for k in row))
 
@@ -240,7 +238,6 @@ def _read_csv_table(path: Path, option: str) -> tuple[list[str], list[dict[str, 
     Raises:
         InputError: the file is not such a table (not UTF-8 text, not CSV, or another kind of table).
     """
-    from .errors import InputError
 
     if not path.exists() or not path.stat().st_size:
         return [], []
@@ -290,7 +287,6 @@ def upsert_csv(path: str | Path, rows: Sequence[Mapping[str, Any]], keys: Sequen
     new_keys = {tuple(str(row[k]) for k in keys) for row in rows}
     kept = [row for row in old_rows if tuple(row.get(k, "") for k in keys) not in new_keys]
     action = "updated" if old_header else "wrote"
-    from .outputs import write_atomically
 
     def write(p: Path) -> None:
         with p.open("w", newline="", encoding="utf-8") as f:

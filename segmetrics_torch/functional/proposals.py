@@ -43,6 +43,8 @@ from .._checks import (
 )
 from ..ops.backend import resolve
 from ..ops.masks import boundary_match_counts, signature_counts
+from ..ops.morphology import dilate_disk, seg2bmap
+from .boundary.morphological import boundary_f_from_counts, boundary_radius
 
 __all__ = [
     "AR_THRESHOLDS",
@@ -93,7 +95,6 @@ class ProposalBoundaryCounts(NamedTuple):
     def precision_recall_f(self) -> tuple[Tensor, Tensor, Tensor]:
         """(P, K) float64 precision, recall and F with DAVIS' cases: no proposal boundary but an object boundary ->
         (P, R) = (1, 0); a proposal boundary but no object boundary -> (0, 1); neither -> (1, 1); F = 0 at P + R = 0."""
-        from .boundary.morphological import boundary_f_from_counts
 
         f, precision, recall = boundary_f_from_counts(
             self.fg_match, self.fg_count[:, None], self.gt_match, self.gt_count[None, :]
@@ -335,8 +336,6 @@ def proposal_boundary_overlaps(
     Returns:
         :class:`ProposalBoundaryCounts` on the objects' device.
     """
-    from ..ops.morphology import dilate_disk, seg2bmap
-    from .boundary.morphological import boundary_radius
 
     check_positive_float(bound_th, "bound_th")
     objects, valid = _check_objects(objects, void, validate_args)

@@ -25,7 +25,9 @@ from torch import Tensor
 
 from .._checks import as_binary_mask, check_choice, check_tensor
 from ..functional.boundary.summary import matlab_linspace
+from ..functional.partition.segmentation import as_label_list
 from ..ops.hierarchy import gridbmap2seg, ucm_hierarchy
+from ..ops.morphology import dilate_disk
 
 __all__ = [
     "PERTURBATIONS",
@@ -236,7 +238,6 @@ def random_hierarchy_ucm(oversegmentation: Tensor, *, seed: int = 0) -> Tensor:
         >>> u.shape, sorted(set(round(v, 4) for v in u.unique().tolist()))[:4]
         (torch.Size([17, 17]), [0.0, 0.0667, 0.1333, 0.2])
     """
-    from ..functional.partition.segmentation import as_label_list
 
     seed = _check_seed(seed)
     (labels,) = as_label_list([oversegmentation], "oversegmentation", 2)
@@ -500,7 +501,6 @@ def perturb_ground_truth(target: Tensor, *, operation: Perturbation = "dilate", 
         >>> int(perturb_ground_truth(gt, operation="erode", radius=1).sum())
         1
     """
-    from ..ops.morphology import dilate_disk
 
     check_choice(operation, "operation", PERTURBATIONS)
     if isinstance(radius, bool) or not isinstance(radius, (int, float)) or not 0 < radius < math.inf:

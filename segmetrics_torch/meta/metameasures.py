@@ -55,6 +55,10 @@ from torch import Tensor
 
 from .._checks import ImageBatch, batch_items, check_bool, check_choice
 from ..functional.boundary.summary import matlab_linspace
+from ..functional.foreground import foreground_measures
+from ..functional.partition import partition_measures
+from ..functional.partition.pairs import PartitionPairs
+from ..functional.partition.tables import TABLE_MEASURES
 from ..registry import MEASURES, META_FOREGROUND, PARTITION, meta_name
 from .baselines import (
     Perturbation,
@@ -119,7 +123,6 @@ class Measure:
 
 
 def _all_foreground(preds: Any, target: Any) -> dict[str, Tensor]:
-    from ..functional.foreground import foreground_measures
 
     return foreground_measures(preds, target)
 
@@ -152,14 +155,12 @@ _PARTITION_GROUPS = ("partition_tables", "partition_fb")
 
 def _group_measures(group: str) -> tuple[str, ...]:
     """Every measure but Fb comes from one set of contingency tables; Fb (boundary matching, the costly one) alone."""
-    from ..functional.partition.tables import TABLE_MEASURES
 
     return ("fb",) if group == "partition_fb" else TABLE_MEASURES
 
 
 def _all_partition(group: str) -> Callable[[Any, Any], dict[str, Tensor]]:
     def fn_all(preds: Any, target: Any) -> dict[str, Tensor]:
-        from ..functional.partition import partition_measures
 
         return partition_measures(preds, target, measures=list(_group_measures(group)))
 
@@ -168,7 +169,6 @@ def _all_partition(group: str) -> Callable[[Any, Any], dict[str, Tensor]]:
 
 def _partition(key: str) -> Callable[[Any, Any], Tensor]:
     def fn(preds: Any, target: Any) -> Tensor:
-        from ..functional.partition import partition_measures
 
         return partition_measures(preds, target, measures=[key])[key]
 
@@ -256,6 +256,9 @@ def as_measure(
                 )
         known = sorted(PARTITION_MEASURES) + sorted(FOREGROUND_MEASURES)
         raise ValueError(f"Expected `measure` to name one of {known}, but got {measure!r}.")
+
+    # torchmetrics is imported here: at the module top it added scipy.signal and matplotlib (~1 s) to `import
+    # segmetrics_torch.meta`, which a user of the functional measures never needs
     from torchmetrics import Metric
 
     if isinstance(measure, Metric):
@@ -381,7 +384,6 @@ class _SharedPairs:
     and measure asks for it (SABD and SISD of several measures score the same results at shared levels)."""
 
     def __init__(self) -> None:
-        from ..functional.partition.pairs import PartitionPairs
 
         self.pairs = PartitionPairs()
         self._ids: dict[tuple, int] = {}
@@ -807,7 +809,6 @@ def _human_pair_measures(
     as :func:`.partition_measures` on each pair but with every annotation prepared once per image size it is scored
     at (about 100 maps in about 10,000 pairs on BSDS500's test set): see
     :class:`~segmetrics_torch.functional.partition.pairs.PartitionPairs`."""
-    from ..functional.partition.pairs import PartitionPairs
 
     evaluator = PartitionPairs()
     partitions: dict[tuple[int, int, tuple[int, int]], int] = {}

@@ -12,6 +12,7 @@ functional API or the losses of :mod:`segmetrics_torch.losses` to train.
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
@@ -43,6 +44,7 @@ from ..functional.foreground.suite import (
 from ..functional.foreground.weighted_fmeasure import check_edt_backend
 from ..ops.thresholds import NUM_THRESHOLDS
 from ..registry import INCLUDABLE
+from . import foreground_extra
 from ._base import ExactMetric
 
 __all__ = [
@@ -681,7 +683,6 @@ class ForegroundMeasures(_ForegroundMetric):
 
 def _value_of_no_image(metric: Metric) -> Any:
     """``metric``'s result on a batch of no image (NaN values), its accumulated states untouched."""
-    import copy
 
     empty = copy.deepcopy(metric)
     empty.reset()
@@ -712,7 +713,6 @@ def _included_metrics(include: object, *, normalize: bool, validate_args: bool, 
             f"Expected `include` to be a sequence of measure names or a mapping name -> options, but got {include!r}."
         )
     options = dict(include) if isinstance(include, Mapping) else {name: {} for name in include}
-    from . import foreground_extra  # the PySODMetrics measures beyond the suite; imported only when asked for
 
     out: dict[str, Metric] = {}
     for name, kwargs in options.items():

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from scipy import ndimage
 
 from ..registry import THRESHOLD_MEASURES
 
@@ -135,7 +136,6 @@ def threshold_measures(
 def size_invariant_targets(g: np.ndarray, area_threshold: int = 50) -> list[tuple[int, int, int, int]]:
     """Bounding boxes ``(y0, y1, x0, x1)`` (inclusive) of the GT's targets: 4-connected components of at least
     ``area_threshold`` pixels, or, if there is none, every component of the largest area. Empty GT: no target."""
-    from scipy import ndimage
 
     labels, num = ndimage.label(g)  # default structure = 4-connectivity (skimage connectivity=1)
     components = []
@@ -201,7 +201,6 @@ def size_invariant_threshold_measures(
 # ----------------------------------------------------------------------------------------------------------------
 def msiou_edges(mask: np.ndarray) -> np.ndarray:
     """Edges of a bool map: a float Sobel response (zero padding) along either axis is non-zero."""
-    from scipy import ndimage
 
     m = mask.astype(np.float64)
     sy = ndimage.sobel(m, axis=0, mode="constant")
@@ -279,7 +278,6 @@ def context_kernel(g: np.ndarray, alpha: float = 6.0) -> np.ndarray:
 def context_measure(p: np.ndarray, g: np.ndarray, beta2: float = 1.0, alpha: float = 6.0) -> float:
     """``CM = (1 + beta2) mF wR / (beta2 mF + wR + EPS)`` with ``mF = sum([p > 0] (K * g) p) / (sum p + EPS)`` and
     ``wR = sum(e / (e - 1) g (1 - exp(-(K * p)))) / (sum g + EPS)`` (``*``: correlation, border REFLECT_101)."""
-    from scipy import ndimage
 
     eps = np.spacing(1)
     kernel = context_kernel(g, alpha)

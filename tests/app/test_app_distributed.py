@@ -80,7 +80,7 @@ def test_world_size_and_rank_without_a_rendezvous_is_one_error_line(monkeypatch,
 def test_default_workers_share_the_machines_cores_between_its_ranks(monkeypatch):
     import os
 
-    from segmetrics_torch.app.batching import default_workers
+    from segmetrics_torch.app.launch import default_workers
 
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
     for key in ("WORLD_SIZE", "RANK", "LOCAL_WORLD_SIZE"):

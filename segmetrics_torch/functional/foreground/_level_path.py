@@ -21,6 +21,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ...ops.foreground_levels import level_histograms
 from ._prepare import prepare_maps
 
 _LEVELS = torch.arange(256, dtype=torch.float64)
@@ -97,7 +98,6 @@ def image_counts(
     preds: Tensor, target: Tensor, normalize: bool, modes: tuple[str, ...]
 ) -> dict[str, tuple[Tensor, Tensor, Tensor]]:
     """``(tp, pp, pos)`` per mode of a uint8 CPU block (whole images), as ``threshold_measures.block_counts``."""
-    from ...ops.foreground_levels import level_histograms
 
     t_arr, tthr = target_threshold(target)
     starts = np.zeros(preds.shape[0] + 1, np.int64)
@@ -129,7 +129,6 @@ def box_histograms(
     Returns ``(image_hist (B, 2, 256), box_hist (K, 2, 256), outside_hist (B, 2, 256), order (K,))``: ``box_hist[j]``
     belongs to target ``order[j]`` of the given ``image``/``boxes``.
     """
-    from ...ops.foreground_levels import level_histograms
 
     order = torch.argsort(image, stable=True)
     starts = torch.zeros(preds.shape[0] + 1, dtype=torch.int64)

@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ..._checks import ImageBatch
+from ...ops.foreground_levels import msiou_counts
 from ...ops.thresholds import adaptive_threshold
 from ._extra_runner import run_raw
 from ._intermediates import use_cpu_kernel
@@ -107,7 +108,6 @@ def _scores(binary: Tensor, gt_cells: list[Tensor], sizes: list[int]) -> Tensor:
 
 def _kernel_scores(levels: Tensor, g: Tensor, sizes: list[int], num_t: int) -> Tensor:
     """As :func:`_scores` for the maps ``levels >= t``, t < num_t, with the compiled CPU kernel -> (B, num_t)."""
-    from ...ops.foreground_levels import msiou_counts
 
     inter, gcells = msiou_counts(
         levels.to(torch.int16).contiguous().numpy(), g.contiguous().numpy(), np.asarray(sizes, dtype=np.int64), num_t

@@ -39,9 +39,10 @@ import torch
 from torch import Tensor
 
 from ..._checks import ImageBatch, check_positive_float
+from ...ops.foreground_levels import component_boxes, row_max
 from ._extra_runner import run_raw
 from ._intermediates import use_cpu_kernel
-from ._level_path import confusion_counts
+from ._level_path import binary_target, confusion_counts, si_mae_parts, target_counts
 from ._prepare import prepare_maps
 from .threshold_measures import (
     THRESHOLD_MEASURES,
@@ -60,13 +61,14 @@ _CROSS_3D[1] = [[0, 1, 0], [1, 1, 1], [0, 1, 0]]
 
 def gt_targets(g: Tensor, area_threshold: int = AREA_THRESHOLD) -> tuple[Tensor, Tensor]:
     """The targets of a (B, H, W) bool GT: ``(image index (K,), boxes (K, 4) = y0, y1, x0, x1 inclusive)``, int64."""
+
+    # scipy.ndimage is imported here: at the module top it added 0.4 s to every `import segmetrics_torch.functional`
     from scipy import ndimage
 
     labels_np, num = ndimage.label(g.cpu().numpy(), structure=_CROSS_3D)
     device = g.device
     if num == 0:
         return torch.zeros(0, dtype=torch.int64, device=device), torch.zeros(0, 4, dtype=torch.int64, device=device)
-    from ...ops.foreground_levels import component_boxes
 
     batch = g.shape[0]
     stats = torch.from_numpy(component_boxes(labels_np, num))
@@ -132,8 +134,6 @@ def _row_max(table: Tensor, lo: int, hi: int) -> Tensor:
     """(M, K) maxima of ``table[:, :, lo:hi]`` (compiled on the CPU: torch's strided reduction was slower than the
     measures themselves there)."""
     if use_cpu_kernel(table.device):
-        from ...ops.foreground_levels import row_max
-
         return torch.from_numpy(row_max(table.numpy(), lo, hi))
     return table[:, :, lo:hi].amax(dim=2)
 
@@ -190,8 +190,6 @@ def size_invariant_threshold_measures(
 
     def fn(preds_b: Tensor, target_b: Tensor) -> dict[str, Tensor]:
         if use_cpu_kernel(preds_b.device) and preds_b.dtype == torch.uint8:  # raw-level histograms per box
-            from ._level_path import binary_target, target_counts
-
             batch = preds_b.shape[0]
             image, boxes = _targets_with_fallback(binary_target(target_b))
             counts = target_counts(preds_b, target_b, normalize, image, boxes, modes)
@@ -278,8 +276,6 @@ def size_invariant_mae(
 
     def fn(preds_b: Tensor, target_b: Tensor) -> dict[str, Tensor]:
         if use_cpu_kernel(preds_b.device) and preds_b.dtype == torch.uint8:  # raw-level histograms per box
-            from ._level_path import binary_target, si_mae_parts
-
             batch, h, w = preds_b.shape
             image, boxes = gt_targets(binary_target(target_b))
             box_err, box_area, bg_err, bg_area, plain = si_mae_parts(preds_b, target_b, normalize, image, boxes)

@@ -43,10 +43,12 @@ import torch
 from torch import Tensor
 
 from ..._checks import ImageBatch, check_positive_float
-from ...ops.thresholds import BinaryCounts, adaptive_threshold, threshold_counts
+from ...ops.foreground_levels import binary_half_counts, measure_table as kernel
+from ...ops.thresholds import BinaryCounts, adaptive_threshold, binary_counts, threshold_counts
 from ...registry import THRESHOLD_MEASURES
 from ._extra_runner import run_raw
 from ._intermediates import MeasureOptions, measure_values, use_cpu_kernel
+from ._level_path import image_counts
 from ._prepare import binarize_target, prepare_maps
 
 __all__ = [
@@ -146,8 +148,6 @@ def measure_table(names: tuple[str, ...], counts: list[Tensor], beta2: float) ->
     operations of evaluating the measures one by one; elsewhere :func:`measure_from_counts` per measure.
     """
     if use_cpu_kernel(counts[0].device):
-        from ...ops.foreground_levels import measure_table as kernel
-
         codes = np.array([THRESHOLD_MEASURES.index(n) for n in names], np.int64)
         arrays = [c.to(torch.int64).contiguous().numpy() for c in counts]
         return torch.from_numpy(kernel(arrays[0], arrays[1], arrays[2], arrays[3], codes, float(beta2)))
@@ -169,8 +169,6 @@ def _split(tp: Tensor, pp: Tensor, pos: Tensor, numel: int) -> tuple[Tensor, Ten
 def _binary_half(preds: Tensor, target: Tensor, normalize: bool, g: Tensor) -> tuple[Tensor, Tensor]:
     """``(tp, pp)`` int64 (B,) of ``p > 0.5`` on the prepared map."""
     if use_cpu_kernel(preds.device):
-        from ...ops.foreground_levels import binary_half_counts
-
         if preds.dtype == torch.uint8:
             raw, scale = preds.contiguous().numpy(), 255.0
         else:
@@ -189,8 +187,6 @@ def block_counts(
     out: dict[str, tuple[Tensor, Tensor, Tensor, Tensor]] = {}
     numel = preds.shape[1] * preds.shape[2]
     if use_cpu_kernel(preds.device) and preds.dtype == torch.uint8:  # one histogram pass of the raw levels
-        from ._level_path import image_counts
-
         return {mode: _split(*c, numel) for mode, c in image_counts(preds, target, normalize, modes).items()}
     g = binarize_target(target)
     if "adaptive" in modes or "dynamic" in modes:
@@ -200,7 +196,6 @@ def block_counts(
             curve: BinaryCounts | None = values.curve if "dynamic" in modes else None
         else:  # only what is asked (the shared pass would also compute MAE)
             p, _ = prepare_maps(preds, target, normalize)
-            from ...ops.thresholds import binary_counts
 
             adaptive = binary_counts(p, g, adaptive_threshold(p)) if "adaptive" in modes else None
             curve = threshold_counts(p, g) if "dynamic" in modes else None

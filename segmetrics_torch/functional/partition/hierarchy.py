@@ -36,10 +36,10 @@ from ...ops.contingency import (
     pair_tables,
     relabel,
 )
-from ...ops.hierarchy import RULES, Rule, ucm_hierarchy
+from ...ops.hierarchy import RULES, Rule, region_count_thresholds, ucm_hierarchy
 from ...ops.unit_maps import as_ucm2
 from ..boundary.bsds import default_thresholds
-from .segmentation import _by_size, _reassemble, as_label_list, partition_fb
+from .segmentation import _by_size, _reassemble, as_label_list, partition_fb, partition_tables
 from .tables import TABLE_MEASURES, check_fop_constants, check_measures, measures_from_tables
 
 __all__ = ["HIERARCHY_FORMATS", "HierarchyFormat", "hierarchy_measures", "region_benchmark_counts"]
@@ -212,8 +212,6 @@ def hierarchy_measures(
         u_list = _ucm_list(preds, validate_args)
         shapes = [((u.shape[0] - 1) // 2, (u.shape[1] - 1) // 2) for u in u_list]
         if num_regions is not None:
-            from ...ops.hierarchy import region_count_thresholds
-
             regions = check_num_regions(num_regions)
             levels = torch.stack([region_count_thresholds(u, regions) for u in u_list]).cpu()
         else:
@@ -260,8 +258,6 @@ def hierarchy_measures(
             values["regions"] = h.level_regions
             parts = [h.partitions(b) for b in range(len(idx))] if "fb" in keys else None
         else:
-            from .segmentation import partition_tables
-
             parts = [s_list[i] for i in idx]
             ct = partition_tables(parts, anns)
             values["regions"] = ct.partition_regions.view(len(idx), n_lev)
