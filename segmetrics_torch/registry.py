@@ -58,6 +58,7 @@ __all__ = [
     "aliases",
     "canonical",
     "family_measures",
+    "foreground_columns",
     "lower_is_better",
     "meta_name",
     "render_table",
@@ -759,6 +760,25 @@ def canonical(name: str, family: str | None = None) -> str | None:
     if key is None or (family is not None and MEASURES[key].family != family):
         return None
     return key
+
+
+def foreground_columns(
+    names: list[str] | tuple[str, ...] | None,
+) -> tuple[list[tuple[str, str]], list[str], list[str]]:
+    """``(columns, lower_is_better keys, measures to include)`` of a foreground table of the measures ``names``
+    (canonical keys of the foreground family; None: :data:`DEFAULT_FOREGROUND`): the columns as ``(result key,
+    header)``, the result keys where lower is better, and the measures
+    :class:`~segmetrics_torch.ForegroundMeasures` must ``include`` to compute them.
+
+    Example:
+        >>> foreground_columns(["mae", "s"])[:2]
+        ([('mae', 'MAE'), ('s_measure', 'S-measure')], ['mae'])
+    """
+    keys = list(names or DEFAULT_FOREGROUND)
+    columns = [(MEASURES[k].result, MEASURES[k].header) for k in keys]
+    lower = [MEASURES[k].result for k in keys if not MEASURES[k].higher_is_better]
+    include = list(dict.fromkeys(m for k in keys if (m := MEASURES[k].include)))
+    return columns, lower, include
 
 
 def meta_name(name: str) -> str:

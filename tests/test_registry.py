@@ -49,7 +49,7 @@ def test_unknown_names() -> None:
 def test_every_foreground_result_path_exists() -> None:
     """Each foreground measure's ``result`` is a value of ForegroundMeasures' result with its ``include``."""
     from segmetrics_torch import ForegroundMeasures
-    from segmetrics_torch.app.tables import scalar_row
+    from segmetrics_torch.reports.tables import scalar_row
 
     include = sorted({m.include for m in MEASURES.values() if m.include})
     gen = torch.Generator().manual_seed(0)
@@ -147,7 +147,7 @@ def test_every_registered_function_exists() -> None:
 
 
 def test_the_report_columns_are_the_registry_s() -> None:
-    from segmetrics_torch.app import report_render, tables
+    from segmetrics_torch.reports import report as report_render, tables
 
     assert tables.SOD_COLUMNS == tuple((MEASURES[k].result, MEASURES[k].header) for k in registry.DEFAULT_FOREGROUND)
     assert tables.SURFACE_COLUMNS == registry.report_columns("surface")

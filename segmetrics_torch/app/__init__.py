@@ -3,28 +3,30 @@
 The library (``segmetrics_torch`` outside this package) never imports from here; this package imports the library.
 
 * :mod:`.cli` -- ``main()`` (the console script: errors, exit codes, interrupts); :mod:`.cli_parser` -- the parser
-  of every subcommand; :mod:`.cli_options` -- the option builders and argparse types they share, and the report
-  form's options (argparse is used in these three alone); :mod:`.single_folder` -- the handlers of the
+  of every subcommand (each handler imported when its subcommand runs); :mod:`.cli_options` -- the option builders
+  and argparse types they share, and the report form's options (argparse is used in these three alone);
+  :mod:`.launch` -- torchrun's environment, read without torch; :mod:`.single_folder` -- the handlers of the
   single-folder ``evaluate`` forms, on :mod:`.folder_io` (the checked outputs, pairing, pre-scan, progress and
   writers they share); :mod:`.demo_command` -- ``segmetrics demo``;
 * :mod:`.meta_command` -- ``segmetrics meta`` (the meta-measure tests of a measure on a folder or the demo data);
 * :mod:`.runner` -- the one runner of every ``evaluate`` form (sharding, decoding, progress) and
   ``FAMILY_EVALUATORS``, the registry of the families; :mod:`.family_job` -- what an evaluator receives and returns;
   :mod:`.evaluation` (foreground, boundary, partition), :mod:`.proposal_evaluation`, :mod:`.surface_evaluation` --
-  the family evaluators; :mod:`.pairing` -- pairing two folders, deciding their formats; :mod:`.decoding` --
-  decoding the pairs, in worker processes; :mod:`.prescan` -- every input problem of a job at once;
+  the family evaluators;
 * :mod:`.report_run` -- ``segmetrics evaluate --config``: running the plan (cache or compute, resume) and writing the
   report; :mod:`.report_args` -- the report's command-line form (the configuration its options make, the
   single-folder form's files from a report);
 * :mod:`.report_config` -- the report's configuration (schema, checks, YAML / JSON loaders);
 * :mod:`.report_plan` -- the report's jobs: pairing, formats, pre-scan, fingerprints;
 * :mod:`.report_cache` -- the report's cache of results;
-* :mod:`.report_render` -- the report's tables and figures from the cached results;
-* :mod:`.tables` -- table columns, text / Markdown / LaTeX tables, JSON and CSV writers;
-* :mod:`.plots` -- PR, threshold and proposal-recall figures (matplotlib);
+* :mod:`.output_safety` -- no output may be an input; :mod:`.inputs` -- the files a run reads by name;
 * :mod:`.foreground_rows` -- each image's row of the foreground suite and its NaN S-measure images (the sums are
-  the library's torchmetrics-free :class:`~segmetrics_torch.functional.ForegroundSums`);
-* :mod:`.errors` -- :class:`~.errors.InputError`, the one error the command reports as ``error:`` with exit 2.
+  the library's torchmetrics-free :class:`~segmetrics_torch.functional.ForegroundSums`).
+
+What a script could use as well lives in the library, public: pairing, pre-scanning and decoding dataset folders
+(:mod:`segmetrics_torch.datasets`), the tables, figures and report folders (:mod:`segmetrics_torch.reports`), the
+error of unusable input (:class:`segmetrics_torch.errors.InputError`, which the command prints as one ``error:`` line
+with exit status 2).
 
 Importing this package imports nothing (building the parser imports no torch), except that it installs a
 ``sys.excepthook`` for ``KeyboardInterrupt`` only: a Ctrl-C that lands while the command's modules are still being

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .errors import InputError
+from ..errors import InputError
 
 
 def counted(images: Iterable[tuple[str, Any, Any]], progress: Any) -> Iterator[tuple[str, Any, Any]]:

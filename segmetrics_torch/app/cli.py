@@ -47,7 +47,7 @@ This module runs the parsed command (the parser is :mod:`.cli_parser`) and turns
 reading is :mod:`segmetrics_torch.io`, measures are :class:`segmetrics_torch.ForegroundMeasures`,
 :mod:`segmetrics_torch.functional.boundary`,
 :class:`segmetrics_torch.PartitionMeasures` and :class:`segmetrics_torch.HierarchyMeasures`, tables and files are
-:mod:`segmetrics_torch.app.tables`.
+:mod:`segmetrics_torch.reports.tables`.
 """
 
 from __future__ import annotations
@@ -67,10 +67,10 @@ from types import FrameType
 from typing import IO, TYPE_CHECKING, Any
 
 from ..environment import check_environment
+from ..errors import InputError
 from ..io import set_max_image_pixels
 from ..ops.backend import use_backend
 from .cli_parser import build_parser
-from .errors import InputError
 from .inputs import run_ledger
 from .launch import launched
 

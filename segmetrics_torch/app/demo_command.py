@@ -9,11 +9,11 @@ import time
 import torch
 
 from .. import ForegroundMeasures
+from ..reports.tables import SOD_COLUMNS, format_table, scalar_row
 from ..synthetic import make_foreground_dataset
 from . import distributed
 from .batching import sync
 from .folder_io import parse_device
-from .tables import SOD_COLUMNS, format_table, scalar_row
 
 
 def run_demo(args: argparse.Namespace) -> int:

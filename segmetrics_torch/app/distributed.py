@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import torch
 import torch.distributed as dist
 
+from ..errors import InputError
 from ..sharding import shard_indices
-from .errors import InputError
 from .launch import launched, processes_per_machine
 
 if TYPE_CHECKING:

@@ -1,5 +1,6 @@
-"""The family evaluators of foreground maps, boundaries and partitions (those of proposals and boundary distances
-are :mod:`.proposal_evaluation` and :mod:`.surface_evaluation`): each takes a :class:`~.family_job.FamilyInput`
+"""The family evaluators of foreground maps and boundaries (those of partitions, proposals and boundary distances
+are :mod:`.partition_evaluation`, :mod:`.proposal_evaluation` and :mod:`.surface_evaluation`): each takes a
+:class:`~.family_job.FamilyInput`
 from :mod:`.runner` (this rank's decoded pairs, counted on the progress bar) and returns an
 :class:`~.family_job.Evaluated`, computed by the library's own measures (nothing here re-implements a measure):
 
@@ -7,13 +8,10 @@ from :mod:`.runner` (this rank's decoded pairs, counted on the progress bar) and
   maps (the library's torchmetrics-free :class:`~segmetrics_torch.functional.ForegroundSums`), with each image's row
   (:class:`~.foreground_rows.ForegroundRows`);
 * :func:`evaluate_boundary`: :func:`~segmetrics_torch.functional.boundary.boundary_pr_counts` per batch, then
-  :func:`~segmetrics_torch.functional.boundary.summarize_counts` (BSR ``collect_eval_bdry.m``);
-* :func:`evaluate_partition`: :class:`~segmetrics_torch.PartitionMeasures` (label maps) or
-  :class:`~segmetrics_torch.HierarchyMeasures` (ucm2 / segs hierarchies), after the soft-map check of
-  :mod:`.soft_maps`.
+  :func:`~segmetrics_torch.functional.boundary.summarize_counts` (BSR ``collect_eval_bdry.m``).
 
 The batching and error-naming every evaluator uses is :mod:`.batching`; decoding (in worker processes) is
-:mod:`.decoding`, started by the runner.
+:mod:`segmetrics_torch.datasets.decoding`, started by the runner.
 
 Reading conventions (documented for users in the README, "Evaluation reports"):
 
@@ -29,38 +27,30 @@ Reading conventions (documented for users in the README, "Evaluation reports"):
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from ..errors import InputError
 from . import distributed
-from .errors import InputError
 from .family_job import Evaluated, FamilyInput
 
 if TYPE_CHECKING:  # annotations only: the app imports torch lazily
     from ..functional.boundary import InputFormat
-    from ..functional.partition import HierarchyFormat
-    from ..ops.hierarchy import Rule
 
-import itertools
 
 import torch
 
-from .. import HierarchyMeasures, PartitionMeasures, metrics
 from ..functional.boundary import BoundaryCounts, annotator_boundaries, boundary_pr_counts, summarize_counts
 from ..functional.foreground import S_MEASURE_NAN_REASON, SI_MAE_NAN_REASON, ForegroundSums
-from ..functional.partition import partition_measures
 from ..registry import INCLUDABLE
 from .batching import batches, chunked, run_named, sync, update_naming_the_image, warn_nan_images
 from .cold_start import cold_start
 from .foreground_rows import ForegroundRows
 from .measures import foreground_columns
-from .pairing import warn_on_stderr
-from .soft_maps import check_depth, check_soft_labels
 
-__all__ = ["boundary_report", "check_boundary_nms", "evaluate_boundary", "evaluate_foreground", "evaluate_partition"]
+__all__ = ["boundary_report", "check_boundary_nms", "evaluate_boundary", "evaluate_foreground"]
 
-# ------------------------------------------------------------------------------- foreground, boundary, partition
+# ------------------------------------------------------------------------------------------ foreground, boundary
 
 
 def evaluate_foreground(work: FamilyInput) -> Evaluated:
@@ -111,6 +101,8 @@ def _included_metrics(include: Sequence[str], device: Any) -> dict[str, Any]:
     (none: no import; the Metric classes import torchmetrics)."""
     if not include:
         return {}
+    # the Metric classes import torchmetrics (about a second): only a run that asks for such a measure loads it
+    from .. import metrics
 
     return {name: getattr(metrics, INCLUDABLE[name])(normalize=True, validate_args=True).to(device) for name in include}
 
@@ -196,89 +188,3 @@ def boundary_report(summary: dict[str, Any], stems: Sequence[str]) -> dict[str, 
     results = {key: value for key, value in summary.items() if key != "per_image"}
     results["per_image"] = {stem: {key: per[key][i] for key in per} for i, stem in enumerate(stems)}
     return results
-
-
-def _check_depth_across_ranks(head: tuple[str, Any, Any], pairs: Sequence[tuple[str, Path, Path]]) -> None:
-    """Under torchrun, every rank's first ``segs`` stack must have the depth (number of levels) of rank 0's."""
-    (stem0, depth0), *others = distributed.gather((head[0], head[1].shape[0]))
-    paths = {stem: Path(pred) for stem, pred, _ in pairs}
-    for stem, depth in others:
-        if depth != depth0:
-            raise InputError(
-                f"{stem}: `segs` of {paths[stem]} holds {depth} levels but that of {paths[stem0]} "
-                f"holds {depth0}; every hierarchy needs the same number of levels"
-            )
-
-
-def evaluate_partition(work: FamilyInput) -> Evaluated:
-    """SEISM's measures of a dataset of partitions (label maps) or hierarchies (ucm2, segs).
-
-    ``work.input_format``: "labels", "ucm2" or "stack" (:func:`partition_formats`); ``work.gt_format``: "mat" (BSDS
-    groundTruth ``Segmentation``) or "labels" (label images); ``work.options``: ``measures``, ``gamma_obj``,
-    ``max_dist`` as :class:`~segmetrics_torch.PartitionMeasures`, and for ucm2 hierarchies ``thresholds``,
-    ``num_regions``, ``rule`` as :class:`~segmetrics_torch.HierarchyMeasures` (``thresholds`` None: 99). Label maps
-    that look like soft maps are warned about on stderr (:func:`~.soft_maps.check_soft_labels`).
-
-    Returns:
-        ``results``: ``compute()`` of :class:`~segmetrics_torch.HierarchyMeasures`, or for label maps that of
-        :class:`~segmetrics_torch.PartitionMeasures` plus ``per_image`` (``{stem: {measure: value}}``); ``settings``:
-        the measures (and a hierarchy's levels and occurrence rule); ``state``: the Metric.
-    """
-
-    input_format, pairs, o = work.input_format, work.pairs, work.options
-    hierarchy = input_format != "labels"
-    per_image: list[dict[str, Any]] = []
-    images: Iterator[tuple[str, Any, Any]] = work.images
-    if input_format == "stack":
-        images = check_depth(images, {stem: Path(pred) for stem, pred, _ in pairs})
-    if input_format == "labels":
-        images = check_soft_labels(images, {stem: Path(pred) for stem, pred, _ in pairs}, warn_on_stderr)
-    head = next(images)  # a `segs` stack: its depth is the number of levels
-    if input_format == "stack" and distributed.active():
-        _check_depth_across_ranks(head, pairs)
-    options: dict[str, Any] = {"measures": o["measures"], "gamma_obj": o["gamma_obj"], "max_dist": o["max_dist"]}
-    metric: Any
-    if hierarchy:
-        levels = head[1].shape[0] if input_format == "stack" else (o["thresholds"] or 99)
-        metric = HierarchyMeasures(
-            levels,
-            num_regions=o["num_regions"],
-            rule=cast("Rule", o["rule"]),
-            input_format=cast("HierarchyFormat", input_format),
-            **options,
-        )
-    else:
-        metric = _keeping_each_image(per_image, **options)
-    metric = metric.to(work.device)
-    for batch in chunked(itertools.chain([head], images), work.batch_size):
-        run_named(metric.update, batch, work.device)
-    with distributed.peers():
-        results = metric.compute()  # under torchrun the Metric sums every rank's states
-    sync(work.device)
-    settings: dict[str, Any] = {"measures": list(metric.measures)}
-    if hierarchy:
-        settings.update(parameters=metric.levels, unique_occurrence=metric.unique_occurrence)
-    else:
-        results = {**results, "per_image": _per_image_rows(per_image, pairs)}
-    return Evaluated(results, settings, metric)
-
-
-def _keeping_each_image(per_image: list[dict[str, Any]], **options: Any) -> Any:
-    """A :class:`~segmetrics_torch.PartitionMeasures` that appends every batch's per-image values to ``per_image``
-    too (for the report), computed once."""
-
-    class PerImage(PartitionMeasures):
-        def update(self, preds: Any, target: Any) -> None:
-            values = partition_measures(preds, target, measures=self.measures, **self.options)
-            self.update_values(values)
-            per_image.append(values)
-
-    return PerImage(**options)
-
-
-def _per_image_rows(per_image: list[dict[str, Any]], pairs: Sequence[tuple[str, Path, Path]]) -> dict[str, Any]:
-    """``{stem: {measure: value}}`` from the batches' value dicts (every rank's, in the pairs' order)."""
-
-    per_image = [values for part in distributed.gather(per_image) for values in part]  # torchrun: image order
-    per = {k: torch.cat([values[k] for values in per_image]).tolist() for k in per_image[0]}
-    return {stem: {k: v[i] for k, v in per.items()} for i, (stem, _, _) in enumerate(pairs)}

@@ -16,19 +16,19 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import torch
 
 from .. import __version__
+from ..datasets.pairing import BOUNDARY_EXTENSIONS, check_pairing, match_folders
+from ..datasets.prescan import dataset_name, listing, method_name, raise_or_skip, scan_pairing
+from ..errors import InputError
+from ..reports.files import check_output
+from ..reports.tables import check_csv_outputs, upsert_csv, write_json
 from . import distributed
-from .errors import InputError
 from .output_safety import InputFolder, check_outputs
-from .outputs import check_output
-from .pairing import BOUNDARY_EXTENSIONS, check_pairing, match_folders
-from .prescan import dataset_name, listing, method_name, raise_or_skip, scan_pairing
-from .tables import check_csv_outputs, upsert_csv, write_json
 
 if TYPE_CHECKING:  # annotations only: building the parser imports no torch
     import torch
 
+    from ..datasets.prescan import Problem, Scan
     from ..io import Pairing
-    from .prescan import Problem, Scan
 
 _T = TypeVar("_T")
 
@@ -100,7 +100,7 @@ def write_per_image_csv(
 ) -> None:
     """``--per-image-csv`` of every evaluate command: one row per image (method, dataset, image, then the image's
     numbers: ``keys`` where given, else every number, a list of numbers -- the best J of each object, for proposals
-    -- as its mean ``<key>_mean``), merged into the file by :func:`~.tables.upsert_csv`."""
+    -- as its mean ``<key>_mean``), merged into the file by :func:`~segmetrics_torch.reports.tables.upsert_csv`."""
 
     rows = []
     for stem, values in per_image.items():
@@ -243,9 +243,9 @@ def scan_and_report(
 def prescan_job(
     args: argparse.Namespace, pairing: Pairing, family: str, input_format: str, gt_format: str
 ) -> tuple[list[tuple[str, Path, Path]], Scan, list[Problem]]:
-    """The pre-scan of a single-folder command (:func:`~.prescan.scan_pairing`, the report's too): every unpaired
-    name, unreadable file and size that does not fit, in one error before any measure runs (a pairing without a
-    common name: the pairing error); ``(pairs to evaluate, scan, left out)``."""
+    """The pre-scan of a single-folder command (:func:`~segmetrics_torch.datasets.prescan.scan_pairing`, the
+    report's too): every unpaired name, unreadable file and size that does not fit, in one error before any measure
+    runs (a pairing without a common name: the pairing error); ``(pairs to evaluate, scan, left out)``."""
 
     if not pairing.pairs:
         check_folder_pairing(pairing, args)  # no common name: the pairing error, with examples of both sides

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..functional.foreground import summarize_foreground
-from .tables import scalar_row
+from ..reports.tables import scalar_row
 
 if TYPE_CHECKING:  # annotations only: the app imports torch lazily
     from torch import Tensor

@@ -18,8 +18,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import InputError
 from ..readers import reads
-from .errors import InputError
 
 __all__ = ["NamedInput", "named_input", "named_inputs", "read_text_file", "run_ledger"]
 

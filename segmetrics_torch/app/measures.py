@@ -2,7 +2,7 @@
 
 Torch-free (the command's parsers and the configuration check use it before torch loads); the names, spellings and
 headers are :mod:`segmetrics_torch.registry`'s. Each name maps to the key
-of the flattened result (:func:`segmetrics_torch.app.tables.scalar_row`), the column header, the measure
+of the flattened result (:func:`segmetrics_torch.reports.tables.scalar_row`), the column header, the measure
 :class:`~segmetrics_torch.ForegroundMeasures` must ``include`` to compute it (None: always computed) and whether
 lower is better. The default is the table the command printed before the option existed.
 """
@@ -12,8 +12,8 @@ from __future__ import annotations
 import difflib
 import importlib.util
 
-from ..registry import DEFAULT_FOREGROUND, FOREGROUND, MEASURES, aliases, canonical
-from .errors import InputError
+from ..errors import InputError
+from ..registry import DEFAULT_FOREGROUND, FOREGROUND, MEASURES, aliases, canonical, foreground_columns
 
 __all__ = [
     "ALIASES",
@@ -98,12 +98,3 @@ def missing_packages(names: list[str] | tuple[str, ...] | None) -> str | None:
             listed = " and ".join(_PACKAGE_NAMES.get(m, m) for m in absent)
             return f"the measure {name!r} needs {listed}: pip install 'segmetrics-torch[opencv]'"
     return None
-
-
-def foreground_columns(names: list[str] | tuple[str, ...] | None) -> tuple[list[tuple[str, str]], list[str], list[str]]:
-    """``(columns, lower_is_better keys, measures to include)`` of a foreground table of ``names`` (None: default)."""
-    names = list(names or DEFAULT_FOREGROUND_MEASURES)
-    columns = [(FOREGROUND_MEASURES[n][0], FOREGROUND_MEASURES[n][1]) for n in names]
-    lower = [FOREGROUND_MEASURES[n][0] for n in names if FOREGROUND_MEASURES[n][3]]
-    include = list(dict.fromkeys(m for n in names if (m := FOREGROUND_MEASURES[n][2])))
-    return columns, lower, include

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..errors import InputError
 from ..functional.partition import hierarchy_measures, hierarchy_state, summarize_hierarchy
 from ..io import list_images, pair_by_stem, read_bsds_ground_truth, read_gray, read_mat_array
 from ..meta import (
@@ -52,11 +53,10 @@ from ..meta import (
 )
 from ..ops.hierarchy import ucm_hierarchy
 from ..registry import meta_name
+from ..reports.files import check_output
+from ..reports.tables import format_table, write_json
 from ..synthetic import make_foreground_dataset
-from .errors import InputError
 from .output_safety import InputFolder, check_outputs
-from .outputs import check_output
-from .tables import format_table, write_json
 
 __all__ = ["run_meta_foreground", "run_meta_partition"]
 

@@ -19,7 +19,7 @@ Checked before any measure runs (a mistake costs nothing), for every output of e
 The rule holds no list of extensions: the readers declare what they read (:mod:`segmetrics_torch.readers`), the
 named files are recorded as they are read (:mod:`.inputs`), and this module asks both.
 
-A violation is an :class:`~segmetrics_torch.app.errors.InputError` (exit 2, one ``error:`` line) naming the option,
+A violation is an :class:`~segmetrics_torch.errors.InputError` (exit 2, one ``error:`` line) naming the option,
 the path and the input it would destroy or pollute.
 """
 
@@ -30,8 +30,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import InputError
 from ..readers import is_read_by_a_reader
-from .errors import InputError
 from .inputs import named_inputs
 
 __all__ = [

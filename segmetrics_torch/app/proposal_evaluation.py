@@ -11,11 +11,11 @@ from typing import Any
 import torch
 
 from .. import ProposalRecall
+from ..errors import InputError
 from ..functional.proposals import MCG_PROPOSAL_COUNTS
 from ..io import read_objects, read_proposals
 from . import distributed
 from .batching import sync
-from .errors import InputError
 from .family_job import Evaluated, FamilyInput
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from ..errors import InputError
 from .inputs import read_text_file
 from .report_config import parse_json
 

@@ -11,11 +11,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..datasets.prescan import dataset_name, method_name
+from ..errors import InputError
+from ..reports.files import check_output
+from ..reports.report import table_columns, table_row
+from ..reports.tables import upsert_csv, write_json
 from . import distributed
-from .errors import InputError
 from .measures import parse_foreground_measures
-from .outputs import check_output
-from .prescan import dataset_name, method_name
 from .pysod_toolkit import toolkit_configuration
 from .report_config import (
     PAIRING_KEYS,
@@ -26,9 +28,7 @@ from .report_config import (
     presentation,
     raise_all,
 )
-from .report_render import table_columns, table_row
 from .report_run import SuiteResult, run_report
-from .tables import upsert_csv, write_json
 
 
 def _pred_argument(text: str, dataset: str, gt: Path) -> tuple[str, str]:

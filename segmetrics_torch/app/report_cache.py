@@ -11,9 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
 from ..io import list_images
-from .errors import InputError
-from .outputs import make_temporary_file
+from ..reports.files import make_temporary_file
 
 # --------------------------------------------------------------------------------------------------------- cache
 CACHE_FORMAT = "segmetrics-cache/2"  # 2: infinities stored as "inf" / "-inf" (1: as null, read back as NaN)

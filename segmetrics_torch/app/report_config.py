@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from ..errors import InputError
+from ..reports.files import slug
 from .family_options import OPTION_CHECKS, OPTION_DEFAULTS, is_int
 from .inputs import named_input, read_text_file
 from .launch import default_workers
-from .outputs import slug
 from .runner import FAMILY_EVALUATORS
 
 #: the families a configuration can name
@@ -326,8 +326,8 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
 
 def _shared_file_names(names: Sequence[str], source: str) -> list[str]:
     """One mistake per dataset name whose report files (``csv/<slug>_<family>.csv``, its tables' labels and figures,
-    by :func:`~.outputs.slug`) would be those of an earlier name: the second would silently replace the first's.
-    (Method names are rows and legend entries, never file names.)"""
+    by :func:`~segmetrics_torch.reports.files.slug`) would be those of an earlier name: the second would silently
+    replace the first's. (Method names are rows and legend entries, never file names.)"""
 
     first: dict[str, str] = {}
     mistakes = []

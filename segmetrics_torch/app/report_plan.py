@@ -10,14 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..io import find_pairs
-from . import distributed
-from .errors import InputError
-from .evaluation import check_boundary_nms
-from .measures import (
-    check_foreground_measures,
-)
-from .pairing import (
+from ..datasets.pairing import (
     BOUNDARY_EXTENSIONS,
     boundary_formats,
     check_pairing,
@@ -25,7 +18,14 @@ from .pairing import (
     pairing_error,
     partition_formats,
 )
-from .prescan import Problem, Scan, listing, raise_or_skip, scan_pairing
+from ..datasets.prescan import Problem, Scan, listing, raise_or_skip, scan_pairing
+from ..errors import InputError
+from ..io import find_pairs
+from . import distributed
+from .evaluation import check_boundary_nms
+from .measures import (
+    check_foreground_measures,
+)
 from .report_cache import ResultCache, canonical_json, class_images, file_id
 from .report_config import Dataset, ReportConfig
 

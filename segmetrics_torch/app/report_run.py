@@ -10,7 +10,7 @@ F- and E-measure against the threshold, proposal recall) as PNG and PDF.
 Order of work, so that bad input costs nothing and leaves nothing half-written:
 
 1. the configuration is checked, every folder listed and paired, every format decided (any problem: one
-   :class:`~segmetrics_torch.app.errors.InputError`, before any image is read);
+   :class:`~segmetrics_torch.errors.InputError`, before any image is read);
 2. each combination is taken from the cache or computed (progress bar per combination); a computed result is
    written to the cache at once (atomically), so an interrupted run resumes where it stopped;
 3. the report is rendered into a temporary folder inside the output folder and its files are then moved into place
@@ -46,13 +46,15 @@ from typing import Any
 
 import torch
 
+from ..errors import InputError
+from ..reports.combined import check_xlsx
+from ..reports.files import make_temporary_file
+from ..reports.report import render_report
+from ..reports.tables import check_csv_outputs, to_jsonable
 from . import distributed, runner
 from .batching import load_measures
-from .combined import check_xlsx
-from .errors import InputError
 from .measures import missing_packages
 from .output_safety import FolderOutput, InputFile, InputFolder, check_outputs, report_folder, report_owns
-from .outputs import make_temporary_file
 from .report_cache import ResultCache
 from .report_config import (
     FAMILIES,
@@ -63,8 +65,6 @@ from .report_config import (
     load_config,
 )
 from .report_plan import SOD_SETTINGS, Job, plan_jobs, ucm2_only_options
-from .report_render import render_report
-from .tables import check_csv_outputs, to_jsonable
 
 __all__ = [
     "FAMILIES",

@@ -6,8 +6,9 @@ report of ``--output`` / ``--config`` (:mod:`.report_run`, one job per combinati
 under torchrun. The runner
 
 1. takes this rank's contiguous share of the pairs (:func:`.distributed.shard`; all of them without torchrun) and
-   starts decoding it (:class:`~.decoding.DecodeStream`, in worker processes when asked: they decode while torch
-   and the measures load) or, for families that read their own files (proposal pools, volumes), hands the paths on;
+   starts decoding it (:class:`~segmetrics_torch.datasets.decoding.DecodeStream`, in worker processes when asked:
+   they decode while torch and the measures load) or, for families that read their own files (proposal pools,
+   volumes), hands the paths on;
 2. counts each pair on the progress bar as the evaluator takes it (under torchrun the bar counts the rank's share;
    the bar leads the measures by at most one batch);
 3. calls the family's evaluator with a :class:`~.family_job.FamilyInput` and stops the decoding workers however the
@@ -24,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..datasets.decoding import DecodeStream, decode_tasks
 from . import distributed
 from .batching import counted
-from .decoding import DecodeStream, decode_tasks
 from .family_job import BATCH_SIZES, Evaluated, FamilyInput
 
 
@@ -38,7 +39,7 @@ class FamilyEvaluator:
         module, function: the evaluator, ``segmetrics_torch.app.<module>.<function>``; imported when the job runs,
             after :func:`start` began decoding: the evaluators import torch and the library (1-2 s), which the
             decoding workers, started first, overlap (the command's second and last deferred import, by design).
-        decoded: the :class:`~.decoding.DecodeTask` formats the runner decodes the pairs with
+        decoded: the :class:`~segmetrics_torch.datasets.decoding.DecodeTask` formats the runner decodes the pairs with
             (``input_format``, ``gt_format``, ``resize``), or None where the evaluator reads its own files.
         batch_size: the report form's images per update (the single-folder commands' ``--batch-size`` default too).
     """
@@ -62,7 +63,7 @@ FAMILY_EVALUATORS: dict[str, FamilyEvaluator] = {
         "evaluation", "evaluate_boundary", ("input_format", "gt_format", "resize"), BATCH_SIZES["boundary"]
     ),
     "partition": FamilyEvaluator(
-        "evaluation", "evaluate_partition", ("input_format", "gt_format"), BATCH_SIZES["partition"]
+        "partition_evaluation", "evaluate_partition", ("input_format", "gt_format"), BATCH_SIZES["partition"]
     ),
     "proposals": FamilyEvaluator("proposal_evaluation", "evaluate_proposals", None, BATCH_SIZES["proposals"]),
     "surface": FamilyEvaluator("surface_evaluation", "evaluate_surface", None, BATCH_SIZES["surface"]),
@@ -78,8 +79,9 @@ def start(
     resize: bool | None = None,
     workers: int = 0,
 ) -> Iterable[tuple[str, Any, Any]]:
-    """This rank's share of ``pairs``, its decoding started (a :class:`~.decoding.DecodeStream`), or the share itself
-    for a family that reads its own files.
+    """This rank's share of ``pairs``, its decoding started (a
+    :class:`~segmetrics_torch.datasets.decoding.DecodeStream`), or the share itself for a family that reads its own
+    files.
 
     Raises:
         InputError: fewer pairs than torchrun processes.

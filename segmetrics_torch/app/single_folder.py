@@ -11,11 +11,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..datasets.pairing import GT_FORMATS, PREDICTION_FORMATS, boundary_formats, pairing_error, partition_formats
+from ..datasets.prescan import dataset_name, method_name
+from ..errors import InputError
 from ..io import PROPOSAL_EXTENSIONS, find_pairs, list_images
 from ..ops.soft_map_counts import compile_ahead
 from ..registry import canonical
+from ..reports.figures import plot_proposal_recall
+from ..reports.tables import SURFACE_COLUMNS, format_table, measure_name, scalar_row, upsert_csv
 from . import distributed, runner
-from .errors import InputError
 from .evaluation import check_boundary_nms
 from .folder_io import (
     check_folder_pairing,
@@ -32,13 +36,9 @@ from .folder_io import (
     write_outputs,
 )
 from .measures import foreground_columns, missing_packages, parse_foreground_measures
-from .pairing import GT_FORMATS, PREDICTION_FORMATS, boundary_formats, pairing_error, partition_formats
-from .plots import plot_proposal_recall
-from .prescan import dataset_name, method_name
 from .report_args import run_from_args
 from .report_run import config_from_mapping, run_report
 from .surface_evaluation import SURFACE_EXTENSIONS
-from .tables import SURFACE_COLUMNS, format_table, measure_name, scalar_row, upsert_csv
 
 if TYPE_CHECKING:  # annotations only: building the parser imports no torch
     from .family_job import Evaluated
@@ -207,7 +207,7 @@ def _run_foreground_as_report(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------------- evaluate boundary
 
-#: the columns of the boundary table: (key of :func:`~segmetrics_torch.app.tables.scalar_row`, header)
+#: the columns of the boundary table: (key of :func:`~segmetrics_torch.reports.tables.scalar_row`, header)
 BOUNDARY_COLUMNS: tuple[tuple[str, str], ...] = (
     ("ods/threshold", "ODS-T"),
     ("ods/recall", "ODS-R"),

@@ -12,8 +12,8 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from ..errors import InputError
 from . import distributed
-from .errors import InputError
 
 #: a label map with at least this many values, most of whose pixels off its commonest value differ from a
 #: 4-neighbour, is a soft map (probability / edge strength), not regions (BSDS annotations: 2-8 %, 3,000 SLIC

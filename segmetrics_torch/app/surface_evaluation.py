@@ -15,12 +15,12 @@ import torch
 
 import segmetrics_torch
 
+from ..errors import InputError
 from ..functional.surface import EmptyMaskWarning
 from ..io import NIFTI_EXTENSIONS, open_image, read_label_volume
 from ..metrics import SurfaceDistanceMeasures
 from ..registry import MEASURES, SURFACE, SURFACE_SUITE, canonical
 from . import distributed
-from .errors import InputError
 from .family_job import Evaluated, FamilyInput
 
 #: the files of the surface family: label-map images and NIfTI volumes

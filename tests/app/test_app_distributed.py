@@ -9,7 +9,7 @@ import io
 import pytest
 
 from segmetrics_torch.app import distributed
-from segmetrics_torch.app.errors import InputError
+from segmetrics_torch.errors import InputError
 
 
 def test_without_torchrun_nothing_changes(monkeypatch):

@@ -18,7 +18,7 @@ from PIL import Image
 
 from segmetrics_torch import ForegroundMeasures, __version__
 from segmetrics_torch.app.cli import main
-from segmetrics_torch.app.tables import SOD_COLUMNS, format_table, scalar_row, to_jsonable
+from segmetrics_torch.reports.tables import SOD_COLUMNS, format_table, scalar_row, to_jsonable
 from segmetrics_torch.synthetic import write_foreground_dataset
 
 REPO = Path(__file__).resolve().parents[2]

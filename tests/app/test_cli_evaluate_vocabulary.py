@@ -16,7 +16,7 @@ import pytest
 import torch
 from PIL import Image
 
-from segmetrics_torch.app.prescan import dataset_name, method_name
+from segmetrics_torch.datasets.prescan import dataset_name, method_name
 
 ROOT = Path(__file__).resolve().parents[2]
 H, W = 24, 32

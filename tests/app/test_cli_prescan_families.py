@@ -177,7 +177,7 @@ def test_report_with_label_maps_and_ucm2_methods(tmp_path, capsys):
 
 
 def test_count_column_is_an_integer_never_marked_best(tmp_path):
-    from segmetrics_torch.app.tables import format_latex_table, format_markdown_table, format_table
+    from segmetrics_torch.reports.tables import format_latex_table, format_markdown_table, format_table
 
     rows = {"A": {"num_images": 2, "s": 0.5}, "B": {"num_images": 5, "s": 0.6}}
     columns = [("num_images", "images"), ("s", "S")]
@@ -226,7 +226,7 @@ def test_unpaired_names_say_why_under_name_mapping(tmp_path, capsys):
 
 
 def test_method_names_skip_format_folders():
-    from segmetrics_torch.app.prescan import method_name
+    from segmetrics_torch.datasets.prescan import method_name
 
     gt = "/data/BSR/BSDS500/data/groundTruth/test"
     assert method_name("/data/results/gPb/ucm2", "BSDS500", gt) == "gPb"

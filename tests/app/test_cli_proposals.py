@@ -193,7 +193,7 @@ def test_missing_pool_and_empty_label_image(tmp_path, capsys):
 
 
 def test_figure_of_several_methods(tmp_path):
-    from segmetrics_torch.app.plots import plot_proposal_recall
+    from segmetrics_torch.reports.figures import plot_proposal_recall
 
     rng = np.random.default_rng(4)
     objs = torch.from_numpy(_discs(rng, 3))

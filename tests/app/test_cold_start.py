@@ -119,7 +119,7 @@ def test_a_small_cold_run_takes_the_tensor_path(tmp_path: Path) -> None:
 
 def test_the_switch_is_undone_and_large_runs_compile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pred, gt = _folders(tmp_path / "data")
-    monkeypatch.setattr("segmetrics_torch.ops.foreground.foreground_kernel_ready", lambda: False)
+    monkeypatch.setattr(cold_start, "foreground_kernel_ready", lambda: False)
     seen: list[str] = []
     original = foreground_statistics
 

@@ -9,8 +9,8 @@ import numpy as np
 from PIL import Image
 
 from segmetrics_torch.app.cli import main
-from segmetrics_torch.app.combined import Combined
-from segmetrics_torch.app.tables import format_count_measure, format_table
+from segmetrics_torch.reports.combined import Combined
+from segmetrics_torch.reports.tables import format_count_measure, format_table
 
 
 def test_hce_is_printed_as_a_count() -> None:

@@ -2,9 +2,9 @@
 
 Public means: a name in ``__all__`` of a public module, or a public module itself. The public modules are listed in
 :data:`PUBLIC_MODULES` (and in docs/api.md, which a test keeps equal): the package, the functional families, the
-Metric classes, losses, meta-measures, readers, registry, sharding, synthetic data, and ``ops``' modules (its checked
-ops). No module whose dotted path has a component starting with ``_`` is public. Every ``import`` and ``from ...
-import`` statement of every module of ``segmetrics_torch/app`` (module level, inside functions and under
+Metric classes, losses, meta-measures, readers, registry, sharding, synthetic data, the error of unusable input,
+the dataset readers and the report writers, and ``ops``' modules (its checked ops). No module whose dotted path has
+a component starting with ``_`` is public. Every ``import`` and ``from ... import`` statement of every module of ``segmetrics_torch/app`` (module level, inside functions and under
 ``TYPE_CHECKING`` alike: each is a dependency) is read with ``ast`` and checked against that rule.
 """
 
@@ -46,6 +46,17 @@ PUBLIC_MODULES = (
     "segmetrics_torch.registry",
     "segmetrics_torch.sharding",
     "segmetrics_torch.synthetic",
+    "segmetrics_torch.errors",
+    "segmetrics_torch.datasets",
+    "segmetrics_torch.datasets.pairing",
+    "segmetrics_torch.datasets.prescan",
+    "segmetrics_torch.datasets.decoding",
+    "segmetrics_torch.reports",
+    "segmetrics_torch.reports.tables",
+    "segmetrics_torch.reports.figures",
+    "segmetrics_torch.reports.combined",
+    "segmetrics_torch.reports.report",
+    "segmetrics_torch.reports.files",
     "segmetrics_torch.ops",
 )
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from matplotlib.colors import to_hex
 
-from segmetrics_torch.app import plots
 from segmetrics_torch.app.cli import main
+from segmetrics_torch.reports import figures as plots
 
 pytest.importorskip("matplotlib")
 
@@ -88,7 +88,7 @@ def test_boundary_pr_figures_leave_out_thresholds_without_detections(tmp_path: P
 
 
 def test_the_report_drops_the_fall_to_zero(tmp_path: Path) -> None:
-    from segmetrics_torch.app.report_render import _pr_curves
+    from segmetrics_torch.reports.report import _pr_curves
 
     record = {
         "results": {

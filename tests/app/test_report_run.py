@@ -16,11 +16,17 @@ from PIL import Image
 from segmetrics_torch import ForegroundMeasures, HierarchyMeasures, PartitionMeasures
 from segmetrics_torch.app import report_run, runner
 from segmetrics_torch.app.cli import main
-from segmetrics_torch.app.decoding import DecodeTask, decode_pairs
-from segmetrics_torch.app.tables import SOD_COLUMNS, best_rows, format_latex_table, format_markdown_table, to_jsonable
+from segmetrics_torch.datasets.decoding import DecodeTask, decode_pairs
 from segmetrics_torch.functional.boundary import boundary_pr_counts, summarize_counts
 from segmetrics_torch.io import read_gray, read_gray_map, resize_linear
 from segmetrics_torch.meta import grid_oversegmentation, quadtree_ucm, random_hierarchy_ucm
+from segmetrics_torch.reports.tables import (
+    SOD_COLUMNS,
+    best_rows,
+    format_latex_table,
+    format_markdown_table,
+    to_jsonable,
+)
 from segmetrics_torch.synthetic import make_boundary_dataset, write_foreground_dataset
 
 METHODS = ("good", "noisy")

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from segmetrics_torch.app.combined import (
+from segmetrics_torch.reports.combined import (
     LATEX_MACROS,
     TOP_THREE,
     Combined,

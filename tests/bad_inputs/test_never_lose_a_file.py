@@ -335,12 +335,12 @@ def _reads_a_file(call: ast.Call) -> bool:
 #: functions that open a file the command wrote itself (never a user's input), each with why
 NOT_INPUT_READERS = {
     "segmetrics_torch._lazy.stub_table": "the package's own type stub",
-    "segmetrics_torch.app.outputs.default_file_mode": "/proc/self/status, for the umask",
-    "segmetrics_torch.app.decoding.DecodeStream.__iter__": "a decoding worker's chunk, in the command's scratch folder",
+    "segmetrics_torch.reports.files.default_file_mode": "/proc/self/status, for the umask",
+    "segmetrics_torch.datasets.decoding.DecodeStream.__iter__": "a decoding worker's chunk, in the scratch folder",
     "segmetrics_torch.app.report_cache.ResultCache.load": "the command's own cache entries (an output folder)",
     "segmetrics_torch.app.report_cache.file_id": "hashes an input the pairing already took (reads, never writes)",
     "segmetrics_torch.app.report_run._replace_manifest": "the report's own manifest",
-    "segmetrics_torch.app.tables._read_csv_table": "a CSV table this command wrote, read back to merge rows",
+    "segmetrics_torch.reports.tables._read_csv_table": "a CSV table this command wrote, read back to merge rows",
 }
 
 
@@ -373,9 +373,6 @@ def _outer_function(scope: list[str]) -> list[str]:
 def test_every_function_that_opens_a_file_is_a_declared_reader() -> None:
     """A reader added without a declaration (``@reads``) fails here, so the safety rule knows it from its first
     commit. The command's modules are imported first (their readers declare themselves on import)."""
-    import segmetrics_torch.app.cli
-    import segmetrics_torch.app.prescan
-    import segmetrics_torch.app.report_run  # noqa: F401
 
     declared = {name.split("<locals>")[0].rstrip(".") for name in READERS}
     undeclared = {
@@ -389,7 +386,7 @@ def test_every_function_that_opens_a_file_is_a_declared_reader() -> None:
 def test_every_folder_reader_s_endings_are_in_the_library_list() -> None:
     """The command's own folder readers take no name the library's readers do not list (the safety rule asks the
     library's list before the command's modules are imported)."""
-    import segmetrics_torch.app.prescan  # noqa: F401
+    import segmetrics_torch.datasets.prescan  # noqa: F401
 
     endings = set(folder_extensions())
     for reader in READERS.values():

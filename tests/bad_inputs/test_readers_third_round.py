@@ -316,7 +316,7 @@ def test_non_latin_dataset_names_keep_their_letters(tmp_path: Path, capsys) -> N
 
 
 def test_slug_keeps_unicode_letters_and_ascii_names_as_before() -> None:
-    from segmetrics_torch.app.tables import slug
+    from segmetrics_torch.reports.tables import slug
 
     assert slug("DUTS-TE") == "DUTS-TE" and slug("DUTS TE") == "DUTS_TE" and slug("a/b..c") == "a_b..c"
     assert slug("Ωmega set") == "Ωmega_set" and slug("数据集") == "数据集" and slug("//") == "unnamed"

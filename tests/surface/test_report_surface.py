@@ -89,7 +89,7 @@ def test_report_draws_per_image_distributions(tmp_path: Path, capsys, monkeypatc
     import pytest
 
     pytest.importorskip("matplotlib")
-    from segmetrics_torch.app import plots
+    from segmetrics_torch.reports import figures as plots
 
     _data(tmp_path)
     (tmp_path / "L_B").mkdir()

@@ -8,12 +8,25 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import InputError
 from ..io import find_pairs, list_images, mat_variables
-from .errors import InputError
 from .prescan import PAIRING_FLAGS
 
 if TYPE_CHECKING:  # annotations only: the app imports torch lazily
     from ..io import Pairing
+
+__all__ = [
+    "BOUNDARY_EXTENSIONS",
+    "GT_FORMATS",
+    "PREDICTION_FORMATS",
+    "boundary_formats",
+    "check_pairing",
+    "hierarchy_format",
+    "match_folders",
+    "pairing_error",
+    "partition_formats",
+    "warn_on_stderr",
+]
 
 
 #: what the boundary and partition commands list in their folders: images and .mat files (ucm2, segs, groundTruth)

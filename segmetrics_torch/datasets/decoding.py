@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..errors import InputError
 from ..io import (
     max_image_pixels,
     open_image,
@@ -29,11 +30,18 @@ from ..io import (
     resize_linear,
     set_max_image_pixels,
 )
-from .errors import InputError
 
 if TYPE_CHECKING:  # annotations only: the app imports torch lazily
     from multiprocessing.connection import Connection
     from multiprocessing.synchronize import Semaphore
+
+__all__ = [
+    "DecodeStream",
+    "DecodeTask",
+    "decode_pairs",
+    "decode_tasks",
+    "worker_pool_context",
+]
 
 
 # ------------------------------------------------------------------------------------------------------ reading

@@ -21,12 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError
-from .plots import _paper_rc, _pyplot, _save_figure
+from ..errors import InputError
+from .figures import _paper_rc, _pyplot, _save_figure
 from .tables import COUNT_MEASURES, format_count_measure
 
 __all__ = [
     "Combined",
+    "check_xlsx",
     "combine",
     "format_combined_latex",
     "format_combined_markdown",

@@ -3,7 +3,7 @@
 Given the records of a run (``records[dataset][family][method]``, plain JSON-ready results as cached), this module
 decides the table columns (and which are lower-is-better) and the curves of each family, and returns one writer per
 output file; :mod:`segmetrics_torch.app.report_run` runs them into a temporary folder and moves the files into place.
-Formatting is :mod:`segmetrics_torch.app.tables`, figures :mod:`segmetrics_torch.app.plots`.
+Formatting is :mod:`segmetrics_torch.reports.tables`, figures :mod:`segmetrics_torch.reports.figures`.
 
 Tables (methods x measures, one per dataset and family):
 
@@ -18,7 +18,7 @@ Tables (methods x measures, one per dataset and family):
 Figures (one line per method, legend sorted best first with the summary value): foreground PR curves (max F), F- and
 E-measure against the threshold 0..255 (max F, max E); boundary PR curves with iso-F contours and the ODS point,
 F against the threshold (ODS); hierarchies the PR curves of Fb / Fop / Fr (ODS); proposals recall and AR against
-the number of proposals (:func:`segmetrics_torch.app.plots.plot_proposal_recall`).
+the number of proposals (:func:`segmetrics_torch.reports.figures.plot_proposal_recall`).
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
-from ..registry import PR_MEASURES, lower_is_better, report_columns
-from . import plots
+from ..registry import PR_MEASURES, foreground_columns, lower_is_better, report_columns
+from . import figures as plots
 from .combined import (
     LATEX_MACROS,
     _line_style,
@@ -44,8 +44,7 @@ from .combined import (
     write_combined_csv,
     write_combined_xlsx,
 )
-from .measures import foreground_columns
-from .plots import plot_proposal_recall
+from .figures import plot_proposal_recall
 from .tables import (
     SOD_COLUMNS,
     SURFACE_COLUMNS,
@@ -59,7 +58,11 @@ from .tables import (
     write_rows,
 )
 
-__all__ = ["render_report", "table_columns"]
+__all__ = [
+    "render_report",
+    "table_columns",
+    "table_row",
+]
 
 #: the BSDS table's columns (result key, header), the registry's
 BOUNDARY_SUMMARY_COLUMNS: tuple[tuple[str, str], ...] = report_columns("boundary")
@@ -292,7 +295,7 @@ def _surface_figure(
     dataset: str, records: Mapping[str, Mapping[str, Any]], line_style: Any, order: list[str] | None
 ) -> Callable[[list[Path]], Any] | None:
     """The boundary-distance family's figure: per-image distributions of HD<q>, ASSD and NSD (those computed) per
-    method and class (:func:`~.plots.plot_surface_distributions`); None when no record has per-image values."""
+    method and class (:func:`~.figures.plot_surface_distributions`); None when no record has per-image values."""
 
     per_image = {m: r["results"].get("per_image") or {} for m, r in records.items()}
     if not any(per_image.values()):

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .outputs import write_atomically
+from .files import write_atomically
 
 __all__ = ["plot_pr_curves", "plot_proposal_recall", "plot_threshold_curves"]
 

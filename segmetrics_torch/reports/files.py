@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from .errors import InputError
+from ..errors import InputError
 
 __all__ = ["check_output", "default_file_mode", "make_temporary_file", "slug", "write_atomically"]
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..errors import InputError
 from ..io import (
     IMAGE_EXTENSIONS,
     NIFTI_EXTENSIONS,
@@ -36,7 +37,6 @@ from ..io import (
     read_segmentations,
 )
 from ..readers import reads
-from .errors import InputError
 
 if TYPE_CHECKING:  # annotations only: the pre-scan imports no torch
     from ..io import Pairing
@@ -52,6 +52,7 @@ __all__ = [
     "method_name",
     "raise_or_skip",
     "scan_foreground",
+    "scan_pairing",
     "scan_sizes",
 ]
 
@@ -266,7 +267,7 @@ def _volume_size(path: Path) -> tuple[int, ...]:
 
 def family_size_readers(family: str, input_format: str, gt_format: str) -> tuple[SizeReader, SizeReader, bool]:
     """``(pred size, ground-truth size, ucm2)`` readers of a family's formats (those of
-    :func:`~segmetrics_torch.app.pairing.boundary_formats` / ``partition_formats``; proposals: .npz or images);
+    :func:`~segmetrics_torch.datasets.pairing.boundary_formats` / ``partition_formats``; proposals: .npz or images);
     ``ucm2``: the prediction is a double-size (2H+1, 2W+1) ucm2."""
 
     def npz_or_image(npz: SizeReader) -> SizeReader:

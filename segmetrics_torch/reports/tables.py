@@ -19,10 +19,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..errors import InputError
+
 # the report's file names: defined where importing costs no torch (the configuration check uses it too)
 from ..registry import DEFAULT_FOREGROUND, MEASURES, report_columns
-from .errors import InputError
-from .outputs import slug, write_atomically
+from .files import slug, write_atomically
 
 __all__ = [
     "SOD_COLUMNS",

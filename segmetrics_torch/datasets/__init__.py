@@ -1,0 +1,13 @@
+"""Datasets on disk: pairing prediction and ground-truth files, checking them before a run, decoding them in parallel.
+
+What the ``segmetrics`` command reads a dataset folder pair with, usable from a script:
+
+* :mod:`.pairing`: the file kinds of each family (``PREDICTION_FORMATS``, ``GT_FORMATS``), matching two folders by
+  file stem (suffixes, prefixes or a regular expression) with errors that name the unmatched files, and the formats a
+  boundary or partition folder pair is read in;
+* :mod:`.prescan`: a pass over the files' headers (no pixel decoded) that reports every unpaired, unreadable or
+  mis-sized file at once, and the dataset and method names a folder path suggests;
+* :mod:`.decoding`: the pairs decoded into arrays, in worker processes when asked, in order, with bounded memory.
+
+Errors are :class:`segmetrics_torch.errors.InputError`, each naming the file and what is wrong.
+"""
