@@ -35,6 +35,13 @@ echo "cuda tests rc=$?" >> "$RESULT"
 timeout 270 python3 benchmarks/bench_gpu.py --quick > "$OUT/bench_gpu.txt" 2>&1
 echo "bench_gpu rc=$?" >> "$RESULT"
 cat "$OUT/bench_gpu.txt" >> "$RESULT"
+# 4. the device distance transform (O(N log n), issue 44) and the losses, beside the host / BCE
+timeout 120 python3 benchmarks/bench_device_edt.py --device cuda --sizes 64 128 256 --repeat 5 > "$OUT/bench_edt.txt" 2>&1
+echo "bench_device_edt rc=$?" >> "$RESULT"
+cat "$OUT/bench_edt.txt" >> "$RESULT"
+timeout 120 python3 benchmarks/bench_losses.py --device cuda > "$OUT/bench_losses.txt" 2>&1
+echo "bench_losses rc=$?" >> "$RESULT"
+cat "$OUT/bench_losses.txt" >> "$RESULT"
 echo "elapsed $(( $(date +%s) - start )) s" >> "$RESULT"
 if [ "${SUITE:-0}" = 1 ]; then
     SEGMETRICS_REQUIRE_SHARED=1 timeout "${SUITE_TIMEOUT:-300}" python3 -m pytest -p no:cacheprovider -n 15 -q -rfE \

@@ -162,46 +162,60 @@ def e_measure_loss(
     _check_reduction(reduction)
     p, g, dtype = _prepare(preds, target, validate_args)
     n = p.shape[-1] * p.shape[-2]
-    with torch.no_grad():  # the ground truth's part, once per batch
-        gf = g.to(p.dtype)
-        pos = gf.sum(dim=(1, 2))
-        c = gf - gf.mean(dim=(1, 2), keepdim=True)
-    total = _AlignmentSum.apply(p, c)
-    pp = p.sum(dim=(1, 2))
-    total = torch.where(pos == 0, n - pp, torch.where(pos == n, pp, total))
-    # N - 1 = 0 for a one-pixel image: the metric's value (total / eps, ~4.5e15) means nothing there, and no loss may
-    # be unbounded; that one case is normalised by N, so the loss is |p - g| in [0, 1]
-    return _reduce(1 - total / (n - 1 + EPS if n > 1 else n), reduction, dtype)
+    with torch.no_grad():  # the ground truth's part, once per batch: 2c = 2 g - 2 mean(g) and c^2, three passes
+        pos = g.sum(dim=(1, 2), dtype=p.dtype)
+        # 2 c in one promoting add (doubling commutes with rounding: exactly twice the c of g - mean(g)); the counts
+        # are exact, so -2 pos / n (n / 2 is exact) is -2 mean(g) to the bit
+        two_c = torch.add(pos.div(-0.5 * n).view(-1, 1, 1), g, alpha=2)
+        c2 = (two_c * two_c).mul_(0.25)  # (2c)^2 / 4 = c^2, exactly
+    return _reduce(_EMeasureLoss.apply(p, pos, two_c, c2), reduction, dtype)
 
 
-class _AlignmentSum(torch.autograd.Function):
-    """Per image ``sum((1 + xi)^2) / 4`` with ``xi = 2 a c / (a^2 + c^2 + eps)``, ``a = p - mean(p)``, ``c`` the
-    centred ground truth (no gradient), with a hand-written backward.
+class _EMeasureLoss(torch.autograd.Function):
+    """Per image ``1 - E``: ``E = sum((1 + xi)^2) / 4 / (N - 1 + eps)`` with ``xi = 2 a c / (a^2 + c^2 + eps)``,
+    ``a = p - mean(p)``, ``c`` the centred ground truth (no gradient; ``sum(1 - p)`` / ``sum(p)`` in place of the sum
+    for an empty / full ground truth), forward and backward each one chain of tensor operations without autograd's
+    graph.
 
     ``d sum / d p_j = f'(a_j) - mean(f'(a))`` (``a`` depends on ``p_j`` directly and through the mean), where
-    ``f'(a) = (1 + xi) c (c^2 + eps - a^2) / den^2`` and ``den = a^2 + c^2 + eps``. The forward evaluates the same
-    expression in the same order as the unfused formula (``2 a c`` and ``/ 4`` are exact), so values are unchanged;
-    the backward is five passes instead of autograd's replay of about fifteen recorded maps. First-order only.
+    ``f'(a) = (1 + xi) c (c^2 + eps - a^2) / den^2`` and ``den = a^2 + c^2 + eps``; an empty / full ground truth has
+    ``c = 0``, so its slope is 0 and its gradient the constant ``-/+ 1 / (N - 1 + eps)``. The forward evaluates the
+    unfused formula's operations in its order (``2 a c`` as ``a (2 c)`` and ``/ 4`` are exact), the backward those
+    autograd recorded for the unfused Function and the selections around it (doubling the slope and halving its
+    factor are exact): the values and the gradients are the unfused ones to the bit. First-order only.
     """
 
     @staticmethod
-    def forward(ctx: Any, p: Tensor, c: Tensor) -> Tensor:
-        a = p - p.mean(dim=(1, 2), keepdim=True)
-        c2 = c * c
+    def forward(ctx: Any, p: Tensor, pos: Tensor, two_c: Tensor, c2: Tensor) -> Tensor:
+        n = p.shape[-1] * p.shape[-2]
+        # N - 1 = 0 for a one-pixel image: the metric's value (total / eps, ~4.5e15) means nothing there, and no loss
+        # may be unbounded; that one case is normalised by N, so the loss is |p - g| in [0, 1]
+        norm = n - 1 + EPS if n > 1 else n
+        pp = p.sum(dim=(1, 2))
+        # mean(p) as sum / N (torch's CPU mean, to the bit) from the sum the empty / full case needs anyway
+        a = p - (pp / n).view(-1, 1, 1)
         den = (a * a).add_(c2).add_(EPS)
-        one_plus_xi = (a * c).mul_(2).div_(den).add_(1)
+        one_plus_xi = (a * two_c).div_(den).add_(1)
         total = (one_plus_xi * one_plus_xi).sum(dim=(1, 2)) / 4
-        ctx.save_for_backward(c, c2, den, one_plus_xi)
-        return total
+        empty, full = pos == 0, pos == n
+        total = torch.where(empty, n - pp, torch.where(full, pp, total))
+        # the sign of the constant gradient of sum(p) (empty GT: d (N - sum p) / dp = -1; full: +1; otherwise none)
+        sign = torch.where(empty, -1.0, full.to(p.dtype))
+        ctx.save_for_backward(two_c, c2, den, one_plus_xi, sign)
+        ctx.norm = norm
+        return 1 - total / norm
 
     @staticmethod
     @once_differentiable
-    def backward(ctx: Any, d_total: Tensor) -> tuple[Tensor | None, ...]:
-        c, c2, den, one_plus_xi = ctx.saved_tensors
-        # c^2 + eps - a^2 = 2 (c^2 + eps) - den
-        slope = c2.add(EPS).mul_(2).sub_(den).mul_(c).mul_(one_plus_xi).div_(den).div_(den)
-        slope.sub_(slope.mean(dim=(1, 2), keepdim=True)).mul_(d_total.view(-1, 1, 1))
-        return slope, None
+    def backward(ctx: Any, d_loss: Tensor) -> tuple[Tensor | None, ...]:
+        two_c, c2, den, one_plus_xi, sign = ctx.saved_tensors
+        d_total = d_loss.neg() / ctx.norm  # of 1 - total / norm
+        # c^2 + eps - a^2 = 2 (c^2 + eps) - den; times 2 c instead of c (twice the slope, exactly: doubling commutes
+        # with every rounding here, the mean included), undone by the halved factor. An empty / full ground truth has
+        # c = 0: its slope is 0 whatever the factor (the unfused Function got a factor 0 there: the same zeros)
+        slope = c2.add(EPS).mul_(2).sub_(den).mul_(two_c).mul_(one_plus_xi).div_(den).div_(den)
+        slope.sub_(slope.mean(dim=(1, 2), keepdim=True)).mul_((d_total * 0.5).view(-1, 1, 1))
+        return slope.add_((d_total * sign).view(-1, 1, 1)), None, None, None
 
 
 def weighted_f_measure_loss(

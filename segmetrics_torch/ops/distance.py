@@ -6,7 +6,8 @@ ground-truth pixel, so the nearest-feature indices must agree with the reference
 use the same separable two-pass algorithm and the same tie rule, and compare squared distances as exact integers, so
 their results are identical to each other and to scipy on every input:
 
-* ``"torch"``: cumulative max / min scans for the column pass; for the row pass, a divide and conquer over the
+* ``"torch"``: doubling max / min scans in int16 (int32 above 10,922 rows) for the column pass (torch's cummax /
+  cummin took 20x as long on CPU tensors); for the row pass, a divide and conquer over the
   monotone minimising column (the matrix ``(x - c)^2 + g[c]`` is Monge), ``ceil(log2(W + 1))`` levels of
   ``O(W)`` work per row, all rows and images of the batch at once (``_row_pass_monotone``): ``O(H W log W)`` work
   with fixed shapes, pure tensor code without host synchronisation, so it runs on CUDA as on the CPU. (It replaced
@@ -21,6 +22,10 @@ columns, int32 keys; same results), for images whose keys fit in 31 bits (square
 route was faster beyond, measured on an H100). The backend setting ``"tensor"``
 (:func:`segmetrics_torch.ops.use_backend`) keeps the tensor route; :mod:`segmetrics_torch.ops.backend` decides which
 kernel runs, here as in every op.
+
+The boundary-distance family's transform, 2-D or 3-D with a spacing and float distances, is
+:func:`distance_to_features` on the host (compiled lower envelopes) and :func:`distance_to_features_device` on the
+tensors' device (:mod:`segmetrics_torch.ops.device_edt`: the same passes, ``O(N log n)`` tensor work).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from torch import Tensor
 from segmetrics_torch._checks import BACKENDS, Backend, check_choice, check_tensor
 
 from .backend import _numba_available, resolve, triton_kernels
+from .device_edt import exact_sqrt, running_extreme, squared_feature_transform
 
 __all__ = [
     "distance_to_features",
@@ -152,25 +158,31 @@ def _edt_torch(mask: Tensor, chunk_size: int | None = None) -> tuple[Tensor, Ten
             return fused
 
     # Column pass: nearest feature row in the same column, from a running max of "last feature row at or above" and
-    # a reversed running min of "first feature row at or below". Sentinels: -1 above, `far` below.
-    far = 2 * h + 1  # both `far` and `far - y` (y < H) exceed any real vertical distance, which is at most H - 1
-    rows = torch.arange(h, device=device, dtype=torch.int64).view(1, h, 1)
-    above = torch.where(mask, rows, -1).cummax(dim=1).values
-    below = torch.where(mask, rows, far).flip(1).cummin(dim=1).values.flip(1)
-    d_above = torch.where(above >= 0, rows - above, far)
+    # a reversed running min of "first feature row at or below", as doubling scans in the narrowest integer type
+    # that holds 3 H (int16 up to H = 10,922: torch's cummax / cummin, which also write indices, took 20x as long on
+    # CPU tensors). Sentinels `-far` above and `3 H` below, so that a side without a feature is at least `far` away,
+    # more than any real vertical distance (at most H - 1); no torch.where (slow on CPU tensors): arithmetic on 0 / 1.
+    far = 2 * h + 1
+    small = torch.int16 if 3 * h <= torch.iinfo(torch.int16).max else torch.int32
+    rows = torch.arange(h, device=device, dtype=small).view(1, h, 1)
+    feature = mask.to(small, memory_format=torch.contiguous_format)  # C order whatever the input's strides
+    above = running_extreme(feature * (rows + far) - far, 1, torch.maximum, reverse=False)
+    below = running_extreme(3 * h - feature * (3 * h - rows), 1, torch.minimum, reverse=True)
+    d_above = rows - above
     d_below = below - rows
     # A strict comparison keeps the feature above (smaller row) on a tie, half of the tie rule.
-    take_below = d_below < d_above
-    gy = torch.where(take_below, below, above).view(b * h, w)
+    take_below = (d_below < d_above).to(small)
+    gy = (below - above).mul_(take_below).add_(above).view(b * h, w).to(torch.int64)
     gd = torch.minimum(d_above, d_below)
-    del above, below, d_above, d_below, take_below
+    del above, below, d_above, d_below, take_below, feature
 
     # Row pass: for pixel (y, x) minimise (x - c)^2 + gd[y, c]^2 over columns c. The squared distance and the column
     # are packed into one int64 key `(d2 << bits) | c` (c < 2**bits), so that a plain minimum returns the smallest
     # distance and, among equal distances, the smallest column: the other half of the tie rule. Columns without a
     # feature get a squared distance `big` larger than any real one, (H-1)^2 + (W-1)^2.
-    g = torch.where(gd < h, gd * gd, big).view(b * h, w)
-    del gd
+    gd64 = gd.to(torch.int64)
+    g = (gd64 * gd64).masked_fill_(gd >= h, big).view(b * h, w)
+    del gd, gd64
     n_rows = b * h
     if chunk_size is None:
         chunk_size = max(1, _TORCH_TEMP_BYTES // (_ROW_PASS_BYTES_PER_COLUMN * w))
@@ -213,7 +225,6 @@ def _row_pass_monotone(g: Tensor, bits: int, out: Tensor) -> None:
     levels = max(1, w.bit_length())  # 2**levels - 1 >= w
     scale = 1 << bits
     c = torch.arange(w, device=device, dtype=torch.int64)
-    c_plus_1 = c + 1
     packed = (g << bits).add_(c)  # g << bits | c: a column's own part of every key
     seg = torch.zeros(n, w, dtype=torch.int64, device=device)
     right = torch.full((n, 1), w - 1, dtype=torch.int64, device=device)  # the right end of each node's range
@@ -234,10 +245,9 @@ def _row_pass_monotone(g: Tensor, bits: int, out: Tensor) -> None:
         if level == levels - 1:
             break
         argmin = best.bitwise_and_(scale - 1)
-        # seg' = 2 seg + [A(seg) <= c], with [A <= c] = -((A - c - 1) >> 63) (an arithmetic shift, no bool tensor)
+        # seg' = 2 seg + [A(seg) <= c]: the comparison in place (0 / 1 int64) and one add
         torch.gather(argmin, 1, seg, out=key)
-        key.sub_(c_plus_1).bitwise_right_shift_(63)
-        seg.mul_(2).sub_(key)
+        torch.add(key.le_(c), seg, alpha=2, out=seg)
         right = torch.stack([argmin, right], dim=2).view(n, 2 * nodes)
 
 
@@ -308,13 +318,8 @@ def _triton_failed(exc: BaseException) -> None:
     )
 
 
-def _exact_sqrt(d2: Tensor) -> Tensor:
-    """Correctly rounded float64 square root, in place where the device allows."""
-    if d2.device.type == "cpu":
-        # torch's vectorised CPU sqrt is not correctly rounded (1 ulp off on ~1 % of integers); numpy's is, like
-        # CUDA's double sqrt and scipy, so the distances are bitwise identical to the reference.
-        return torch.from_numpy(np.sqrt(d2.numpy()))
-    return d2.sqrt_()
+#: correctly rounded float64 square root (numpy's on the CPU); a module attribute that tests can replace
+_exact_sqrt = exact_sqrt
 
 
 # --------------------------------------------------------------------------------------------------------- numba
@@ -364,8 +369,9 @@ def _numba_kernels() -> tuple[Callable[..., Any], Callable[..., Any], Callable[.
 #: `distance_to_features(at=)` evaluates its last pass at `at` alone below this fill (dense: the whole pass, then read)
 _ONLY_AT_FILL = 0.25
 
-#: elements of one chunk of the device transform's (lines, positions, candidates) table (float64: 256 MiB)
-_DEVICE_CHUNK = 1 << 25
+#: elements (lines x positions) of one chunk of a later pass of the device transform; None: its default per device
+#: (ops.device_edt.CHUNK_ELEMENTS, CPU_CHUNK_ELEMENTS); the results never depend on it
+_DEVICE_CHUNK: int | None = None
 
 #: the largest ratio of two spacings the transforms take, as a power of two (see :func:`spacing_scale`)
 _MAX_SPACING_RATIO_LOG2 = 900
@@ -413,49 +419,20 @@ def spacing_scale(spacing: Sequence[float], shape: Sequence[int] | None = None) 
     return c, scaled
 
 
-def _device_chunks(lines: int, n: int, budget: int) -> tuple[int, int, int]:
-    """``(lines, positions, candidates)`` per chunk of a brute-force pass over ``lines`` lines of length ``n``, such
-    that a chunk's tables hold at most ``budget`` entries together: the offsets and the costs, (positions,
-    candidates) each, at most a quarter of it; the sums, (lines, positions, candidates), at most half. Whole lines
-    while ``n^2`` fits, then fewer positions, then fewer candidates: a line of any length is cut."""
-    quarter = max(1, budget // 4)
-    candidates = min(n, quarter)
-    positions = min(n, max(1, quarter // candidates))
-    return min(lines, max(1, (budget // 2) // (positions * candidates))), positions, candidates
-
-
-def _nearest_on_lines(mask: Tensor, weight: float) -> Tensor:
-    """``weight d^2`` for every element of the bool (lines, n) ``mask``, ``d`` the distance along its line to the
-    nearest True (0 on them, inf on a line without one): the first pass of the transform, whose envelope over a 0 /
-    inf line is this, in O(n) (running max / min of the feature positions, as :func:`_edt_torch`'s column pass) and
-    the same float operations as the compiled kernel's ``_indicator_line``."""
-    n = mask.shape[-1]
-    pos = torch.arange(n, device=mask.device, dtype=torch.int64)
-    # sentinels n + 1 beyond either end: a gap of n or more means no feature on that side (a real one is < n)
-    before = torch.where(mask, pos, -n - 1).cummax(dim=-1).values
-    after = torch.where(mask, pos, 2 * n).flip(-1).cummin(dim=-1).values.flip(-1)
-    gap = torch.minimum(pos - before, after - pos)
-    d = gap.to(torch.float64)
-    out = (weight * d) * d
-    return out.masked_fill_(gap >= n, math.inf)
-
-
 def distance_to_features_device(features: Tensor, spacing: Sequence[float], at: Tensor) -> Tensor:
     """:func:`distance_to_features` ``(features, spacing, at=at)`` on the tensors' device (the CUDA path of the
     boundary-distance family): the distances, float64, at the True elements of ``at`` (same shape), C order.
 
-    The same separable transform, each pass the exact minimum over the line, ``min_c w (x - c)^2 + f(c)`` (``w`` the
-    squared spacing, ``(w d) d + f`` the same float operations as the compiled envelope's). The first pass (along the
-    last axis longer than 1) reads the mask, where the minimum is the nearest feature of the line: two running scans,
-    O(n). The later passes take a batched minimum over a (lines, positions, candidates) table cut into chunks whose
-    tables hold at most ``2^25`` float64 entries together (256 MiB), whatever the shape: lines, then positions, then
-    candidate columns (a running minimum) are cut as the line length requires, so a long line costs time, never
-    more memory. Square roots correctly rounded; the spacing is divided by a power of two first and the distances
-    multiplied back (:func:`spacing_scale`: exact, and no overflow or underflow of its squares). The envelope may
-    take the other of two parabolas equal to an ulp at a crossing, so values agree with the CPU kernel's to an ulp or
-    two with spacing, and bitwise on a unit grid (every value an exact integer) and on single lines (a first pass
-    only). Brute force along each later line: n times the CPU kernel's work, which a GPU does in milliseconds at the
-    sizes of this family; on the CPU use :func:`distance_to_features`.
+    The separable transform of :func:`segmetrics_torch.ops.device_edt.squared_feature_transform` (the CPU kernel's
+    passes and float operations; each later pass a divide and conquer over the monotone minimising column, all
+    lines of a chunk at once: ``O(N log n)`` work, fixed shapes, no host synchronisation), without the feature
+    indices. Its later passes run on chunks of whole lines of at most ``2^22`` elements (``2^16`` for CPU tensors;
+    at most 100 bytes of scratch each; one line where a line is longer), whatever the shape. Square roots correctly
+    rounded; the spacing is divided by a power of two first and the distances multiplied back
+    (:func:`spacing_scale`: exact, and no overflow or underflow of its squares). Where two parabolas are equal to an
+    ulp at a crossing either may be taken, as the CPU kernel's rounded breakpoints do, so values agree with the CPU
+    kernel's to an ulp or two with spacing, and bitwise on a unit grid (every value an exact integer) and on single
+    lines (a first pass only).
 
     Example:
         >>> import torch
@@ -469,39 +446,8 @@ def distance_to_features_device(features: Tensor, spacing: Sequence[float], at: 
             f"{tuple(features.shape)} and {tuple(at.shape)}, spacing {spacing!r}."
         )
     scale, scaled = spacing_scale(spacing, tuple(features.shape))
-    volume = features if features.ndim == 3 else features[None]
-    sampling = scaled if features.ndim == 3 else (1.0, *scaled)
-    f: Tensor | None = None  # None until the first pass, which reads the mask
-    for axis in (2, 1, 0):  # the order of the CPU kernel's passes: each sums in the same order
-        n = volume.shape[axis]
-        if n == 1:
-            continue
-        w = sampling[axis] * sampling[axis]
-        if f is None:
-            lines = volume.movedim(axis, -1)
-            f = _nearest_on_lines(lines.reshape(-1, n), w).reshape(lines.shape).movedim(-1, axis)
-            continue
-        lines = f.movedim(axis, -1).contiguous()
-        flat = lines.reshape(-1, n)
-        pos = torch.arange(n, dtype=torch.float64, device=f.device)
-        out = torch.empty_like(flat)
-        lb, xb, cb = _device_chunks(flat.shape[0], n, _DEVICE_CHUNK)
-        for x0 in range(0, n, xb):
-            xs = pos[x0 : x0 + xb, None]
-            for c0 in range(0, n, cb):
-                cost = xs - pos[None, c0 : c0 + cb]
-                cost = (w * cost).mul_(cost)  # cost[x, c] = (w (x - c)) (x - c)
-                for s in range(0, flat.shape[0], lb):
-                    best = torch.amin(flat[s : s + lb, None, c0 : c0 + cb] + cost, dim=-1)
-                    target = out[s : s + lb, x0 : x0 + xb]
-                    if c0 == 0:
-                        target.copy_(best)
-                    else:  # a running minimum over the candidate chunks: min is exact, the chunks change no bit
-                        torch.minimum(target, best, out=target)
-        f = out.reshape(lines.shape).movedim(-1, axis)
-    if f is None:  # a single voxel: no pass ran
-        f = torch.where(volume, 0.0, math.inf).to(torch.float64)
-    dist = _exact_sqrt(f.reshape(features.shape)[at].contiguous())
+    squared, _ = squared_feature_transform(features, scaled, return_indices=False, chunk_elements=_DEVICE_CHUNK)
+    dist = _exact_sqrt(squared[at].contiguous())
     return dist if scale == 1.0 else dist.mul_(scale)
 
 

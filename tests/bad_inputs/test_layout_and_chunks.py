@@ -98,8 +98,8 @@ def test_a_long_line_matches_the_host_transform(shape: tuple[int, int]) -> None:
 
 @pytest.mark.parametrize("shape", [(3, 40, 60), (2, 300), (300, 3)])
 def test_small_chunks_give_the_values_of_one_chunk(monkeypatch: pytest.MonkeyPatch, shape: tuple[int, ...]) -> None:
-    """Every pass cut into chunks (of lines, of positions and of candidate columns) far below the line length gives
-    the values of the unchunked minimum, bit for bit."""
+    """Every pass cut into chunks of whole lines far below the image's size gives the values of one chunk, bit for
+    bit."""
     rng = np.random.default_rng(sum(shape))
     f = torch.from_numpy(rng.random(shape) < 0.05)
     f.view(-1)[0] = True
@@ -110,21 +110,6 @@ def test_small_chunks_give_the_values_of_one_chunk(monkeypatch: pytest.MonkeyPat
     assert torch.equal(distance_to_features_device(f, spacing, at), whole)
     host = distance_to_features(f.numpy(), spacing, at=at.numpy())
     np.testing.assert_allclose(whole.numpy(), host, rtol=4e-16, atol=0)
-
-
-@pytest.mark.parametrize(
-    ("lines", "n"), [(1, 12_000), (1, 500_000), (7, 3), (100_000, 2), (3, 2**13), (2, 2**26), (1, 2**25 + 1)]
-)
-def test_the_chunk_plan_stays_within_the_bound(lines: int, n: int) -> None:
-    """(lines, positions, candidates) per chunk: the chunk's tables (offsets and costs, (positions, candidates) each;
-    sums, (lines, positions, candidates)) never hold more than the 2^25 entries together (the candidates are cut too
-    once a line alone exceeds the bound)."""
-    budget = distance._DEVICE_CHUNK
-    lb, xb, cb = distance._device_chunks(lines, n, budget)
-    assert 1 <= lb <= lines and 1 <= xb <= n and 1 <= cb <= n
-    assert 2 * xb * cb + lb * xb * cb <= budget
-    if 4 * n * n <= budget:
-        assert (xb, cb) == (n, n)  # short lines: whole lines, as many as fit
 
 
 _BOUNDED = """
@@ -147,9 +132,9 @@ print("bounded")
 
 
 def test_the_device_transform_runs_under_a_memory_cap() -> None:
-    """The whole transform of long lines under an address-space cap of 640 MiB above the interpreter's: the
-    chunks (256 MiB of float64 tables at most) fit, the old single table (1.15 GB for a 1 x 12,000 row, and as much
-    for a 12,000-long column of a 2-wide image) did not."""
+    """The whole transform of long lines under an address-space cap of 640 MiB above the interpreter's: chunks of
+    whole lines, at most 100 bytes of scratch per element, fit (the old single table of the first device transform,
+    1.15 GB for a 1 x 12,000 row and as much for a 12,000-long column of a 2-wide image, did not)."""
     if not sys.platform.startswith("linux"):
         pytest.skip("RLIMIT_AS and /proc/self/status are Linux's")
     code = _BOUNDED.replace("SHAPES", "[(1, 12_000), (12_000, 2)]")
