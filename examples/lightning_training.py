@@ -5,6 +5,9 @@ masks and degraded renderings of them (the "noisy" method); the net learns to re
 
 * Loss: binary cross-entropy plus, optionally, one of the differentiable measures (``--loss e|wf|f|iou|none``).
   Gradients go through the loss's functional / ``forward`` form; the Metric objects never carry gradients.
+* Scoring: the Metrics take ``normalize=False``, so that they score the probabilities the net outputs as they are
+  (the default stretches each map to [0, 1] first, as PySODMetrics does with saved maps): a logged MAE is then
+  ``(p - t).abs().mean()`` of the same tensor a loss sees.
 * Logging: scalar Metrics (``MAE``, ``SMeasure``, ``WeightedFMeasure``) are passed to ``self.log`` as objects, so
   Lightning calls ``compute()`` at epoch end and torchmetrics syncs their sum states across processes (DDP).
   Dict-valued Metrics (``FMeasure``, ``EMeasure``: adaptive / mean / max and curves) are computed at epoch end and
@@ -69,13 +72,16 @@ class LitSegmentation(pl.LightningModule):
             raise ValueError(f"Expected `loss` to be 'none' or one of {sorted(AUX_LOSSES)}, but got {loss!r}.")
         self.save_hyperparameters()
         self.net = TinyNet()
+        # normalize=False: score the sigmoid outputs as they are (no per-image min-max stretch, PySODMetrics' default
+        # for saved maps), so that a logged value agrees with a loss computed on the same tensor
+        scoring = {"normalize": False}
         # scalar metrics: logged as objects (epoch-level, synced across processes)
-        self.val_mae = MAE()
-        self.val_sm = SMeasure()
-        self.val_wfm = WeightedFMeasure()
+        self.val_mae = MAE(**scoring)
+        self.val_sm = SMeasure(**scoring)
+        self.val_wfm = WeightedFMeasure(**scoring)
         # dict-valued metrics: computed and logged with log_dict at epoch end
-        self.val_fm = FMeasure()
-        self.val_em = EMeasure()
+        self.val_fm = FMeasure(**scoring)
+        self.val_em = EMeasure(**scoring)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.sigmoid(self.net(x))

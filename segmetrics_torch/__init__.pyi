@@ -32,6 +32,7 @@ from .metrics import (
     HumanCorrectionEffort as HumanCorrectionEffort,
     IoU as IoU,
     LocalConsistency as LocalConsistency,
+    MatlabToolboxMeasures as MatlabToolboxMeasures,
     MorphologicalBoundaryF as MorphologicalBoundaryF,
     MultiScaleIoU as MultiScaleIoU,
     NormalizedSurfaceDistance as NormalizedSurfaceDistance,
@@ -44,6 +45,7 @@ from .metrics import (
     RegionBenchmark as RegionBenchmark,
     RegionPR as RegionPR,
     SegmentationCovering as SegmentationCovering,
+    SemanticBoundaryPR as SemanticBoundaryPR,
     SizeInvariantMAE as SizeInvariantMAE,
     SizeInvariantThresholdMeasures as SizeInvariantThresholdMeasures,
     SMeasure as SMeasure,
@@ -51,6 +53,7 @@ from .metrics import (
     ThresholdMeasures as ThresholdMeasures,
     VanDongen as VanDongen,
     VariationOfInformation as VariationOfInformation,
+    VideoObjectSegmentation as VideoObjectSegmentation,
     WeightedFMeasure as WeightedFMeasure,
     flatten_results as flatten_results,
 )

@@ -278,9 +278,18 @@ def check_image_stack(x: Tensor, name: str) -> Tensor:
     if x.ndim == 4 and x.shape[1] == 1:
         x = x[:, 0]
     if x.ndim != 3:
+        # the hint fits the shape: a channel dimension is not a missing batch dimension
+        if x.ndim == 4:
+            hint = (
+                f"It has {x.shape[1]} channels: pass one map per image, (B, H, W) or (B, 1, H, W) (for one-hot or "
+                "per-class scores, the foreground channel, or `x.argmax(1)` for a label map)."
+            )
+        elif x.ndim == 2:
+            hint = "Use `x.unsqueeze(0)` for a single image."
+        else:
+            hint = "Pass a batch of maps, or a list of (H, W) tensors for images of different sizes."
         raise ValueError(
-            f"Expected `{name}` of shape (B, H, W) or (B, 1, H, W), but got shape {tuple(x.shape)}. "
-            "Use `x.unsqueeze(0)` for a single image or pass a list of (H, W) tensors."
+            f"Expected `{name}` of shape (B, H, W) or (B, 1, H, W), but got shape {tuple(x.shape)}. {hint}"
         )
     if x.shape[0] == 0:
         raise ValueError(f"Expected `{name}` to hold at least one image, but got an empty batch {tuple(x.shape)}.")

@@ -37,6 +37,7 @@ __all__ = [
     "DEFAULT_FOREGROUND",
     "DEPRECATED_CLASSES",
     "FOREGROUND",
+    "FOREGROUND_PROTOCOLS",
     "INCLUDABLE",
     "MEASURES",
     "META_FOREGROUND",
@@ -52,6 +53,8 @@ __all__ = [
     "TABLE_END",
     "TABLE_START",
     "THRESHOLD_MEASURES",
+    "TOOLBOX_LINE_LAYOUTS",
+    "TOOLBOX_RESULTS",
     "Family",
     "Measure",
     "TableRow",
@@ -61,6 +64,7 @@ __all__ = [
     "foreground_columns",
     "lower_is_better",
     "meta_name",
+    "outside_protocol",
     "render_table",
     "report_columns",
     "with_tables",
@@ -96,7 +100,9 @@ INCLUDABLE = {
 }
 
 
-Family = Literal["foreground", "partition", "boundary", "surface", "proposals", "loss", "meta"]
+Family = Literal[
+    "foreground", "partition", "boundary", "surface", "proposals", "semantic-boundary", "video", "loss", "meta"
+]
 
 
 @dataclass(frozen=True)
@@ -123,6 +129,8 @@ class Measure:
     #: whether the command's report of the family has a column for it (boundary, surface, proposals: the fixed
     #: columns; foreground and partition: the columns are the measures the user names)
     report: bool = True
+    #: the keywords of its functions that the command exposes as options for it (``--directed`` applies to HD ...)
+    options: tuple[str, ...] = ()
 
     @property
     def report_header(self) -> str:
@@ -199,6 +207,7 @@ def _other(
     column: str = "",
     aliases: tuple[str, ...] = (),
     report: bool = True,
+    options: tuple[str, ...] = (),
 ) -> Measure:
     return Measure(
         key,
@@ -213,6 +222,7 @@ def _other(
         function=function,
         column=column,
         report=report and family not in ("loss", "meta"),
+        options=options,
     )
 
 
@@ -244,9 +254,21 @@ _ALL = (
         aliases=("maxem", "e_max")),
     _fg("meaniou", "meanIoU", "iou/mean", "mean IoU over the 256 thresholds", "IoU", "iou", aliases=("avgiou", "iou")),
     _fg("meandice", "meanDice", "dice/mean", "mean Dice over the 256 thresholds", "Dice", "dice",
-        aliases=("avgdice", "dice")),
+        aliases=("avgdice", "dice", "meandic")),
     _fg("maxiou", "maxIoU", "iou/max", "max IoU over the 256 thresholds", "IoU", "iou"),
-    _fg("maxdice", "maxDice", "dice/max", "max Dice over the 256 thresholds", "Dice", "dice"),
+    _fg("maxdice", "maxDice", "dice/max", "max Dice over the 256 thresholds", "Dice", "dice", aliases=("maxdic",)),
+    _fg("adpsen", "adpSen", f"{_TM}/recall/adaptive", "sensitivity (recall) at the adaptive threshold", _TMS, _TM_F,
+        include=_TM, aliases=("adpsensitivity",)),
+    _fg("meansen", "meanSen", f"{_TM}/recall/mean", "mean sensitivity (recall) over the 256 thresholds", _TMS, _TM_F,
+        include=_TM, aliases=("avgsen", "meansensitivity")),
+    _fg("maxsen", "maxSen", f"{_TM}/recall/max", "max sensitivity (recall) over the 256 thresholds", _TMS, _TM_F,
+        include=_TM),
+    _fg("adpspe", "adpSpe", f"{_TM}/specificity/adaptive", "specificity at the adaptive threshold", _TMS, _TM_F,
+        include=_TM, aliases=("adpspecificity",)),
+    _fg("meanspe", "meanSpe", f"{_TM}/specificity/mean", "mean specificity over the 256 thresholds", _TMS, _TM_F,
+        include=_TM, aliases=("avgspe", "meanspecificity")),
+    _fg("maxspe", "maxSpe", f"{_TM}/specificity/max", "max specificity over the 256 thresholds", _TMS, _TM_F,
+        include=_TM),
     _fg("simae", "siMAE", "size_invariant_mae", "size-invariant MAE (Li et al. 2024)", "SizeInvariantMAE",
         "size_invariant_mae", lower=True, include="size_invariant_mae"),
     _fg("siadpf", "siAdpF", f"{_SI}/fmeasure/adaptive", "size-invariant adaptive F", _SIT, _ST_F, include=_SI,
@@ -300,19 +322,43 @@ _ALL = (
            "morphological_boundary_f", report=False),
     # boundary distances (the report's columns, in its order), Boundary IoU
     _other("surface", "hd", "HD", "hausdorff", "Hausdorff distance", "HausdorffDistance", "hausdorff_distance",
-           lower=True),
+           lower=True, options=("directed", "distance_metric", "aggregation")),
     _other("surface", "hd95", "HD95", "hausdorff_percentile", "percentile Hausdorff distance (95th by default)",
-           "HausdorffDistance", "hd95", lower=True, column="HD{q}"),
+           "HausdorffDistance", "hd95", lower=True, column="HD{q}",
+           options=("directed", "distance_metric", "aggregation")),
     _other("surface", "asd", "ASD", "asd", "average surface distance (directed)", "AverageSurfaceDistance",
-           "average_surface_distance", lower=True),
+           "average_surface_distance", lower=True, options=("distance_metric", "aggregation")),
     _other("surface", "assd", "ASSD", "assd", "average symmetric surface distance", "AverageSurfaceDistance",
-           "average_surface_distance", lower=True),
+           "average_surface_distance", lower=True, options=("distance_metric", "aggregation")),
     _other("surface", "nsd", "NSD", "nsd", "normalised surface distance (surface Dice) at a tolerance",
-           "NormalizedSurfaceDistance", "normalized_surface_distance", aliases=("surfacedice",)),
+           "NormalizedSurfaceDistance", "normalized_surface_distance", aliases=("surfacedice",),
+           options=("distance_metric",)),
     _other("surface", "biou", "Boundary IoU", "boundary_iou", "Boundary IoU (Cheng et al. 2021)", "BoundaryIoU",
            "boundary_iou", aliases=("boundaryiou",)),
     _other("surface", "cldice", "clDice", "cl_dice", "centreline Dice of tubular structures (Shit et al. 2021)",
            "ClDice", "cl_dice", aliases=("centerlinedice", "centrelinedice")),
+    # semantic boundaries (SBD / Cityscapes): the class means of the BSDS matcher's per-class summaries
+    _other("semantic-boundary", "mf_ods", "mF (ODS)", "mean/ods_f", "class mean of per-class ODS F",
+           "SemanticBoundaryPR", "semantic_boundary_pr"),
+    _other("semantic-boundary", "mf_ois", "mF (OIS)", "mean/ois_f", "class mean of per-class OIS F",
+           "SemanticBoundaryPR", "semantic_boundary_pr"),
+    _other("semantic-boundary", "map", "mAP", "mean/ap", "class mean of per-class AP (BSR; pyEdgeEval's AUC)",
+           "SemanticBoundaryPR", "semantic_boundary_pr"),
+    # video object segmentation (DAVIS 2016/2017): the global table's columns, in its order
+    _other("video", "davis_jf", "J&F", "J&F-Mean", "DAVIS J&F: mean of the objects' J-Mean and F-Mean",
+           "VideoObjectSegmentation", "evaluate_davis", aliases=("jandf", "j&fmean")),
+    _other("video", "davis_j_mean", "J-Mean", "J-Mean", "region similarity J (IoU), mean over frames then objects",
+           "VideoObjectSegmentation", "evaluate_davis"),
+    _other("video", "davis_j_recall", "J-Recall", "J-Recall", "fraction of frames with J > 0.5, mean over objects",
+           "VideoObjectSegmentation", "evaluate_davis"),
+    _other("video", "davis_j_decay", "J-Decay", "J-Decay", "J of the first quarter of frames minus the last (reference "
+           "bin edges)", "VideoObjectSegmentation", "evaluate_davis", lower=True),
+    _other("video", "davis_f_mean", "F-Mean (contour)", "F-Mean", "boundary F (seg2bmap, disk of ceil(0.008 x "
+           "diagonal)), mean over frames then objects", "VideoObjectSegmentation", "evaluate_davis"),
+    _other("video", "davis_f_recall", "F-Recall", "F-Recall", "fraction of frames with F > 0.5, mean over objects",
+           "VideoObjectSegmentation", "evaluate_davis"),
+    _other("video", "davis_f_decay", "F-Decay", "F-Decay", "F of the first quarter of frames minus the last (reference "
+           "bin edges)", "VideoObjectSegmentation", "evaluate_davis", lower=True),
     # object proposals (the report's columns, in its order)
     _other("proposals", "ji", "J_i", "jaccard_object", "best overlap per object, averaged over objects",
            "ProposalRecall"),
@@ -402,6 +448,41 @@ SURFACE_SUITE: tuple[str, ...] = ("hd", "hd95", "asd", "assd", "nsd")
 #: the partition measures with precision-recall curves (ODS/OIS/AP on hierarchies)
 PR_MEASURES: tuple[str, ...] = tuple(m.key for m in _ALL if m.pr_curve)
 
+#: the conventions of the foreground measures by name (``protocol=`` of the functions and Metrics, ``segmetrics
+#: evaluate foreground --protocol``): PySODMetrics 1.6.2 (the default) and the versions of the MATLAB evaluation
+#: toolbox of PraNet / Inf-Net / SINet (``segmetrics_torch.functional.foreground.matlab_toolbox.TOOLBOX_PROTOCOLS``,
+#: ``docs/matlab-toolbox.md``)
+FOREGROUND_PROTOCOLS: tuple[str, ...] = ("pysodmetrics", "matlab-toolbox", "matlab-toolbox-2020-11")
+
+#: the layouts of the toolbox's result line (``segmetrics_torch.functional.format_toolbox_line``): PraNet's
+#: ``eval/main.m``, Inf-Net's ``EvaluationTool/main.m``, SINet's and the COD toolbox's ``main.m``
+TOOLBOX_LINE_LAYOUTS: tuple[str, ...] = ("pranet", "inf-net", "cod")
+
+#: where each foreground measure's value sits in the result of a MATLAB-toolbox protocol (the ``/``-paths of
+#: ``summarize_toolbox``'s result, as ``Measure.result`` is of the default convention's); the foreground measures not
+#: listed (size invariance, multi-scale IoU, HCE, context, BER, kappa, accuracy) are not part of the toolbox
+TOOLBOX_RESULTS: dict[str, str] = {
+    "mae": "mae",
+    "s": "s_measure",
+    "wf": "weighted_f_measure",
+    "adpf": "f_measure/adaptive",
+    "meanf": "f_measure/mean",
+    "maxf": "f_measure/max",
+    "adpe": "e_measure/adaptive",
+    "meane": "e_measure/mean",
+    "maxe": "e_measure/max",
+    "meaniou": "iou/mean",
+    "maxiou": "iou/max",
+    "meandice": "dice/mean",
+    "maxdice": "dice/max",
+    "adpsen": "sensitivity/adaptive",
+    "meansen": "sensitivity/mean",
+    "maxsen": "sensitivity/max",
+    "adpspe": "specificity/adaptive",
+    "meanspe": "specificity/mean",
+    "maxspe": "specificity/max",
+}
+
 
 @dataclass(frozen=True)
 class TableRow:
@@ -471,6 +552,15 @@ TABLES: dict[str, tuple[str, tuple[TableRow, ...]]] = {
                 "`ForegroundMeasures` / `foreground_measures`",
                 "",
                 "",
+            ),
+            TableRow(
+                "the MATLAB evaluation toolbox of PraNet / Inf-Net / SINet as a protocol: mean / max / adaptive Dice, "
+                "IoU, sensitivity, specificity, F, E; S-measure, MAE, weighted F ([docs/matlab-toolbox.md]"
+                "(docs/matlab-toolbox.md); also `protocol=` of the measures above)",
+                "`MatlabToolboxMeasures` / `toolbox_measures`",
+                "Fan et al., PraNet (MICCAI 2020), Inf-Net (IEEE TMI 2020), SINet (CVPR 2020)",
+                "the toolboxes' `main.m`: the COD toolbox's saved output (F, precision, recall bit for bit; E 2e-12; "
+                "S 4e-13; MAE 6e-14; weighted F 1.2e-10)",
             ),
             TableRow(
                 "FmeasureV2 handler set: F-beta, precision, recall/TPR/sensitivity, specificity/TNR, FPR, BER, IoU, "
@@ -663,6 +753,22 @@ TABLES: dict[str, tuple[str, tuple[TableRow, ...]]] = {
                 "",
             ),
             TableRow(
+                "semantic boundaries per class (SBD 20, Cityscapes 19): ODS, OIS, AP and their class means (mF), PR "
+                "curves; presets MATLAB (pre-SEAL, SBD benchmark), pre-/post-SEAL, instance-sensitive, thin/raw",
+                "`SemanticBoundaryPR` / `semantic_boundary_pr`, `semantic_boundary_counts`",
+                "Hariharan et al., ICCV 2011; Yu et al. (SEAL), ECCV 2018; Cordts et al., CVPR 2016",
+                "the SBD MATLAB benchmark's output (`sbd_bench`: within 1e-3, sumR/sumP exact); pyEdgeEval 0.2.8's "
+                "presets (sumR/sumP exact on raw maps) ([`docs/semantic-boundaries.md`](docs/semantic-boundaries.md))",
+            ),
+            TableRow(
+                "video object segmentation (DAVIS 2016/2017): J&F, J/F Mean, Recall, Decay per object and sequence, "
+                "semi-supervised and unsupervised (Hungarian matching of up to 20 proposals)",
+                "`VideoObjectSegmentation` / `evaluate_davis`, `davis_j_and_f`, `davis_statistics`",
+                "Perazzi et al., CVPR 2016; Pont-Tuset et al., arXiv 2017; Caelles et al., arXiv 2019",
+                "`davis2017-evaluation`'s logic (CSV text identical, J/F within 1e-15); vos-benchmark 0.1.0 (J/F "
+                "Mean within 1e-9) ([`docs/video.md`](docs/video.md))",
+            ),
+            TableRow(
                 "object proposals: best J (and boundary F) per object vs number of proposals, recall at J > t, average "
                 "recall",
                 "`ProposalRecall`",
@@ -719,6 +825,7 @@ def with_tables(text: str) -> str:
 #: class): their ``higher_is_better`` is None where their measures' directions differ
 SUITES: dict[str, Family] = {
     "ForegroundMeasures": "foreground",
+    "MatlabToolboxMeasures": "foreground",
     "ThresholdMeasures": "foreground",
     "SizeInvariantThresholdMeasures": "foreground",
     "PartitionMeasures": "partition",
@@ -763,22 +870,49 @@ def canonical(name: str, family: str | None = None) -> str | None:
 
 
 def foreground_columns(
-    names: list[str] | tuple[str, ...] | None,
+    names: list[str] | tuple[str, ...] | None, protocol: str = "pysodmetrics"
 ) -> tuple[list[tuple[str, str]], list[str], list[str]]:
     """``(columns, lower_is_better keys, measures to include)`` of a foreground table of the measures ``names``
     (canonical keys of the foreground family; None: :data:`DEFAULT_FOREGROUND`): the columns as ``(result key,
     header)``, the result keys where lower is better, and the measures
-    :class:`~segmetrics_torch.ForegroundMeasures` must ``include`` to compute them.
+    :class:`~segmetrics_torch.ForegroundMeasures` must ``include`` to compute them. With a MATLAB-toolbox
+    ``protocol`` (:data:`FOREGROUND_PROTOCOLS`) the result keys are :data:`TOOLBOX_RESULTS`' and nothing is included
+    (a measure outside the toolbox: ``ValueError``, see :func:`outside_protocol`).
 
     Example:
         >>> foreground_columns(["mae", "s"])[:2]
         ([('mae', 'MAE'), ('s_measure', 'S-measure')], ['mae'])
+        >>> foreground_columns(["meansen"], "matlab-toolbox")
+        ([('sensitivity/mean', 'meanSen')], [], [])
     """
     keys = list(names or DEFAULT_FOREGROUND)
+    if protocol != "pysodmetrics":
+        outside = outside_protocol(keys, protocol)
+        if outside:
+            raise ValueError(f"not part of the {protocol} protocol: {', '.join(outside)}")
+        columns = [(TOOLBOX_RESULTS[k], MEASURES[k].header) for k in keys]
+        return columns, [TOOLBOX_RESULTS[k] for k in keys if not MEASURES[k].higher_is_better], []
     columns = [(MEASURES[k].result, MEASURES[k].header) for k in keys]
     lower = [MEASURES[k].result for k in keys if not MEASURES[k].higher_is_better]
     include = list(dict.fromkeys(m for k in keys if (m := MEASURES[k].include)))
     return columns, lower, include
+
+
+def outside_protocol(names: list[str] | tuple[str, ...] | None, protocol: str) -> list[str]:
+    """The measures of ``names`` (canonical foreground keys; None: :data:`DEFAULT_FOREGROUND`) that the foreground
+    ``protocol`` does not compute (a name of :data:`FOREGROUND_PROTOCOLS`; an unknown one: ``ValueError``).
+
+    Example:
+        >>> outside_protocol(["meansen", "hce", "simae"], "matlab-toolbox")
+        ['hce', 'simae']
+    """
+    if protocol not in FOREGROUND_PROTOCOLS:
+        raise ValueError(
+            f"Expected `protocol` to be one of {', '.join(map(repr, FOREGROUND_PROTOCOLS))}, got {protocol!r}."
+        )
+    if protocol == "pysodmetrics":
+        return []
+    return [k for k in names or DEFAULT_FOREGROUND if k not in TOOLBOX_RESULTS]
 
 
 def meta_name(name: str) -> str:

@@ -94,10 +94,29 @@ def test_metric_says_what_it_takes_and_returns(key):
 MODULE_API = {name for name in dir(torch.nn.Module) if not name.startswith("__")} - {"forward", "extra_repr", "_apply"}
 
 
+#: values for the constructor arguments some Metrics require (no default)
+REQUIRED_ARGUMENTS = {"tolerance": 1.0, "num_classes": 2, "num_thresholds": 5, "levels": 3}
+
+
+def _instance(cls):
+    """``cls`` built with its required arguments (from :data:`REQUIRED_ARGUMENTS`) and ``validate_args=False``."""
+    parameters = inspect.signature(cls).parameters
+    args, kwargs = [], {}
+    for name, p in parameters.items():
+        if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            if p.kind == p.KEYWORD_ONLY:
+                kwargs[name] = REQUIRED_ARGUMENTS[name]
+            else:
+                args.append(REQUIRED_ARGUMENTS[name])
+    if "validate_args" in parameters:
+        kwargs["validate_args"] = False
+    return cls(*args, **kwargs)
+
+
 @pytest.mark.parametrize("key", sorted(METRICS))
 def test_metric_shadows_no_module_api(key):
     cls = METRICS[key]
-    names = set(vars(cls(validate_args=False) if "validate_args" in inspect.signature(cls).parameters else cls()))
+    names = set(vars(_instance(cls)))
     for klass in cls.__mro__:
         if klass.__module__.startswith("segmetrics_torch"):
             names |= set(vars(klass))

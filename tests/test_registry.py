@@ -82,8 +82,9 @@ def test_every_layer_reads_it() -> None:
     from segmetrics_torch.functional.partition import MEASURES as LIBRARY_PARTITION
     from segmetrics_torch.meta import metameasures
 
-    assert cli_parser.PARTITION_MEASURES == meta_command.PARTITION_MEASURES == LIBRARY_PARTITION == registry.PARTITION
-    assert tuple(metameasures.FOREGROUND_MEASURES) == meta_command.FOREGROUND_MEASURES
+    assert cli_parser.PARTITION_MEASURES == LIBRARY_PARTITION == registry.PARTITION
+    assert tuple(meta_command.PARTITION_MEASURES) == registry.PARTITION  # the command's meta names: the library's
+    assert meta_command.FOREGROUND_MEASURES is metameasures.FOREGROUND_MEASURES
     assert tuple(metameasures.FOREGROUND_MEASURES) == tuple(registry.META_FOREGROUND.values())
     assert tuple(FOREGROUND_MEASURES) == registry.FOREGROUND and ALIASES["maxem"] == "maxe"
     for key, name in registry.META_FOREGROUND.items():  # the meta direction is the registry's

@@ -18,15 +18,15 @@ The library (``segmetrics_torch`` outside this package) never imports from here;
   single-folder form's files from a report);
 * :mod:`.report_config` -- the report's configuration (schema, checks, YAML / JSON loaders);
 * :mod:`.report_plan` -- the report's jobs: pairing, formats, pre-scan, fingerprints;
-* :mod:`.report_cache` -- the report's cache of results;
 * :mod:`.output_safety` -- no output may be an input; :mod:`.inputs` -- the files a run reads by name;
 * :mod:`.foreground_rows` -- each image's row of the foreground suite and its NaN S-measure images (the sums are
   the library's torchmetrics-free :class:`~segmetrics_torch.functional.ForegroundSums`).
 
 What a script could use as well lives in the library, public: pairing, pre-scanning and decoding dataset folders
-(:mod:`segmetrics_torch.datasets`), the tables, figures and report folders (:mod:`segmetrics_torch.reports`), the
-error of unusable input (:class:`segmetrics_torch.errors.InputError`, which the command prints as one ``error:`` line
-with exit status 2).
+(:mod:`segmetrics_torch.datasets`), the tables, figures, report folders, the cache of results and the output-safety
+rule (:mod:`segmetrics_torch.reports`), the error of unusable input (:class:`segmetrics_torch.errors.InputError`,
+which the command prints as one ``error:`` line with exit status 2), compiling the kernels ahead
+(:mod:`segmetrics_torch.warmup`).
 
 Importing this package imports nothing (building the parser imports no torch), except that it installs a
 ``sys.excepthook`` for ``KeyboardInterrupt`` only: a Ctrl-C that lands while the command's modules are still being

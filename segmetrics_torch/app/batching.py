@@ -5,7 +5,6 @@ device's synchronisation and the NaN-image warning."""
 from __future__ import annotations
 
 import copy
-import gc
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
@@ -14,13 +13,6 @@ import numpy as np
 import torch
 
 from ..errors import InputError
-
-
-def counted(images: Iterable[tuple[str, Any, Any]], progress: Any) -> Iterator[tuple[str, Any, Any]]:
-    for item in images:
-        if progress is not None:
-            progress.update(1)
-        yield item
 
 
 def chunked(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
@@ -128,20 +120,3 @@ def warn_nan_images(measure: str, stems: Sequence[str], total: int, reason: str)
         "is NaN",
         file=sys.stderr,
     )
-
-
-def load_measures() -> None:
-    """Import the foreground measures' functional core (numba's kernels; torchmetrics, another second, is left to the
-    families whose cores use Metric classes) with the cyclic GC paused.
-
-    Imports allocate millions of objects and no garbage worth collecting; pausing the collector during them saves
-    ~15 % of the import time. The collector's previous state is restored.
-    """
-
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        from ..functional import foreground  # noqa: F401  (the foreground measures and their kernels)
-    finally:
-        if enabled:
-            gc.enable()

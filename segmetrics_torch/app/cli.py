@@ -70,8 +70,8 @@ from ..environment import check_environment
 from ..errors import InputError
 from ..io import set_max_image_pixels
 from ..ops.backend import use_backend
+from ..reports.named_inputs import run_ledger
 from .cli_parser import build_parser
-from .inputs import run_ledger
 from .launch import launched
 
 if TYPE_CHECKING:  # annotations only: building the parser imports no torch

@@ -330,6 +330,18 @@ _OPTIONS_AFTER_INPUT: tuple[tuple[str, str, dict[str, Any]], ...] = (
         {"metavar": "METHOD", "help": ("draw this method's curves thick and on top (your method)")},
     ),
     (
+        "--digits",
+        "digits",
+        {
+            "metavar": "N",
+            "type": "positive_int",
+            "help": (
+                "decimals of every table of the report (Markdown, LaTeX, combined; default 3), which also decide its "
+                "bold and top-3 marks: values equal as printed tie"
+            ),
+        },
+    ),
+    (
         "--style",
         "style",
         {

@@ -13,12 +13,15 @@ from typing import Any, TypeVar
 
 from .. import __version__
 from ..registry import (
+    FOREGROUND_PROTOCOLS,
+    MEASURES,
     META_FOREGROUND,
     META_FOREGROUND_DEFAULT,
     META_PARTITION_DEFAULT,
     PARTITION,
     SURFACE,
     SURFACE_SUITE,
+    TOOLBOX_LINE_LAYOUTS,
     canonical,
 )
 from .cli_options import (
@@ -38,6 +41,9 @@ from .measures import DEFAULT_FOREGROUND_MEASURES, FOREGROUND_MEASURES
 _T = TypeVar("_T")
 
 __all__ = ["build_parser"]
+
+#: the families ``segmetrics warmup`` compiles (segmetrics_torch.warmup.FAMILIES; a test keeps the two equal)
+WARMUP_FAMILIES = ("foreground", "boundary", "partition", "proposals", "surface")
 
 #: the partition measures' keys (the torch-free registry's: the evaluate parsers import no torch)
 PARTITION_MEASURES = PARTITION
@@ -118,6 +124,7 @@ def _add_demo_command(commands: Any) -> None:
 
 def _add_foreground_task(commands: Any) -> None:
     """``segmetrics evaluate foreground`` (alias ``sod``)."""
+    # the --protocol and --toolbox-layout names (the module's imports: the lead's list)
     fg = commands.add_parser(
         "foreground",
         aliases=["sod"],
@@ -156,6 +163,20 @@ def _add_foreground_task(commands: Any) -> None:
         metavar="FILE",
         help="add this run's per-image scores (one row per image) to a CSV file, as --csv does",
     )
+    fg.add_argument(
+        "--toolbox-lines",
+        metavar="FILE",
+        help="with a toolbox --protocol: append the run's result line, as the toolbox's main.m writes it to "
+        "<dataset>_result.txt ('(Dataset:D; Model:M) meanDic:0.899;...'), to this text file, to diff against a "
+        "paper's released result files (not with --output)",
+    )
+    fg.add_argument(
+        "--toolbox-layout",
+        metavar="NAME",
+        default="pranet",
+        help=f"the fields of --toolbox-lines, one of {', '.join(TOOLBOX_LINE_LAYOUTS)}: PraNet's line (default), "
+        "Inf-Net's, or SINet's and the COD toolbox's",
+    )
     fg.add_argument("--dataset", metavar="NAME", help="dataset name (default: from the ground-truth path)")
     fg.add_argument(
         "--measures",
@@ -163,7 +184,18 @@ def _add_foreground_task(commands: Any) -> None:
         help=f"the table's measures, comma-separated, of {','.join(FOREGROUND_MEASURES)} (default: "
         f"{','.join(DEFAULT_FOREGROUND_MEASURES)}; si*, *msiou, hce, cm, meanber, meankappa, meanacc are computed by "
         "ForegroundMeasures(include=...)'s measures, only when asked; PySODEvalToolkit's spellings such as maxEm, "
-        "Smeasure, wFmeasure, adpFm are accepted)",
+        "Smeasure, wFmeasure, adpFm, meanSen, meanSpe are accepted)",
+    )
+    fg.add_argument(
+        "--protocol",
+        metavar="NAME",
+        default="pysodmetrics",
+        help=f"the convention of the numbers, one of {', '.join(FOREGROUND_PROTOCOLS)}: pysodmetrics (PySODMetrics "
+        "1.6.2, the default) or the MATLAB evaluation "
+        "toolbox of PraNet / Inf-Net / SINet, matlab-toolbox (as first released: the 2020 papers' tables) or "
+        "matlab-toolbox-2020-11 (its update of 2020-11-21); a toolbox protocol offers mae, s, wf, adp/mean/max F and "
+        "E, mean/max IoU and Dice, adp/mean/max sensitivity (meanSen) and specificity (meanSpe): see "
+        "docs/matlab-toolbox.md",
     )
     add_input_options(fg)
     _add_run_options(fg, batch_size=BATCH_SIZES["foreground"], allow_missing=False)
@@ -369,7 +401,14 @@ def _add_proposals_task(commands: Any) -> None:
 
 
 def _add_surface_task(commands: Any) -> None:
-    """``segmetrics evaluate surface``."""
+    """``segmetrics evaluate surface``. The options that pass a keyword of the measures' functions on
+    (``--directed``, ``--distance-metric``, ``--aggregation``) say which measures they apply to from the registry's
+    records (their ``options``), as ``--measures`` lists its names from there."""
+
+    def applies_to(keyword: str) -> str:
+        headers = [MEASURES[k].header for k in SURFACE if keyword in MEASURES[k].options]
+        return f" (applies to {', '.join(headers)})" if headers else ""
+
     surf = commands.add_parser(
         "surface",
         help="boundary distances of masks / label maps (2-D images, NIfTI volumes): HD, HD95, ASD, ASSD, NSD",
@@ -377,10 +416,11 @@ def _add_surface_task(commands: Any) -> None:
             "Evaluate masks or label maps against ground-truth ones, files paired by name (stem): PNG / TIFF / BMP "
             "label images, or NIfTI volumes (.nii, .nii.gz; the `nifti` extra) whose headers give the voxel spacing. "
             "Hausdorff distance, its percentile (HD95), the average surface distance (directed, and symmetric: "
-            "ASSD) and the normalised surface distance at a tolerance, from one pass of exact distance transforms, "
-            "in the convention of MONAI (default), MedPy, DeepMind's surface-distance or TorchMetrics. Without "
-            "--num-classes the files are masks (foreground: any nonzero value). Dataset values are means over the "
-            "images; a missed structure (one mask empty) keeps its class's mean infinite."
+            "ASSD) and the normalised surface distance at a tolerance (--tolerance: no default), from one pass of "
+            "exact distance transforms, in the convention of MONAI (default), MedPy, DeepMind's surface-distance or "
+            "TorchMetrics. Without --num-classes the files are masks (foreground: any nonzero value). Dataset values "
+            "are means over the images; a missed structure (one mask empty) keeps its class's mean infinite unless "
+            "--aggregation says otherwise (docs/surface-distances.md)."
         ),
     )
     surf.add_argument(
@@ -392,7 +432,8 @@ def _add_surface_task(commands: Any) -> None:
             lambda v: all(canonical(n, "surface") for n in v),
         ),
         help=f"the measures, comma-separated, of {', '.join(SURFACE)} (default: {','.join(SURFACE_SUITE)}, one pass "
-        "of distance transforms); each other one is its Metric's (docs/surface-distances.md)",
+        "of distance transforms; nsd with --tolerance only); each other one is its Metric's "
+        "(docs/surface-distances.md)",
     )
     surf.add_argument("--pred", required=True, metavar="DIR", help="folder of predicted masks / label maps")
     surf.add_argument("--gt", required=True, metavar="DIR", help="folder of ground-truth masks / label maps")
@@ -400,6 +441,13 @@ def _add_surface_task(commands: Any) -> None:
         "--num-classes", type=positive_int, metavar="C", help="label maps with classes 0..C-1 (default: masks)"
     )
     surf.add_argument("--include-background", action="store_true", help="with --num-classes: also class 0")
+    surf.add_argument(
+        "--class-names",
+        metavar="LIST",
+        type=checked(listed(str), "comma-separated names", lambda v: all(n.strip() for n in v)),
+        help="with --num-classes: the name of each label 0..C-1, comma-separated, in every table, file and figure "
+        "(default: class 1, class 2, ...)",
+    )
     surf.add_argument(
         "--convention",
         choices=("monai", "medpy", "deepmind", "torchmetrics"),
@@ -414,18 +462,48 @@ def _add_surface_task(commands: Any) -> None:
         help="the percentile Hausdorff distance's percentile (default: 95)",
     )
     surf.add_argument(
+        "--directed",
+        action="store_true",
+        help="the Hausdorff distances from the prediction to the ground truth only" + applies_to("directed"),
+    )
+    surf.add_argument(
+        "--distance-metric",
+        choices=("euclidean", "chessboard", "taxicab"),
+        default="euclidean",
+        help="the point-to-point distance (default: euclidean); chessboard / taxicab with --convention monai take "
+        "no spacing (MONAI ignores it; unit spacing only) and with torchmetrics scale by it"
+        + applies_to("distance_metric"),
+    )
+    surf.add_argument(
         "--tolerance",
         type=checked(listed(float), "comma-separated non-negative numbers", lambda v: min(v) >= 0),
         metavar="T",
-        help="the NSD tolerance in spacing units, one value or one per class (default: 1)",
+        help="the NSD tolerance in spacing units (mm for NIfTI volumes), one value or one per class; no default: "
+        "without it the NSD is not computed",
+    )
+    surf.add_argument(
+        "--aggregation",
+        choices=("inf", "drop_nan", "worst_case"),
+        default="inf",
+        help="what a missed structure (one mask empty) does to the dataset mean of a distance: inf (default: the "
+        "mean is inf), drop_nan (MONAI's do_metric_reduction: NaN values left out, inf kept; counted as dropped), "
+        "worst_case (BraTS: it counts as --worst-case)" + applies_to("aggregation"),
+    )
+    surf.add_argument(
+        "--worst-case",
+        type=checked(float, "a non-negative number", lambda v: 0 <= v < math.inf),
+        metavar="V",
+        help="with --aggregation worst_case: the value of a missed structure, in spacing units (BraTS: 373.13 "
+        "for HD95 in mm)",
     )
     surf.add_argument(
         "--spacing",
         type=checked(listed(float), "comma-separated positive numbers", lambda v: min(v) > 0),
         metavar="S",
-        help="voxel spacing, one value or one per axis (default: the NIfTI header's, unit for images)",
+        help="voxel spacing, one value or one per axis (default: the NIfTI header's, unit for images); a header "
+        "that differs is named once",
     )
-    _add_per_image_csv_option(surf, "its measures (one column per class for label maps)")
+    _add_per_image_csv_option(surf, "its measures (one column per class for label maps) and the spacing used")
     surf.add_argument("--json", metavar="FILE", help="write every number, per image and per class, as JSON")
     add_input_options(
         surf,
@@ -436,6 +514,130 @@ def _add_surface_task(commands: Any) -> None:
     )
     _add_run_options(surf, batch_size=BATCH_SIZES["surface"], allow_missing=False)
     surf.set_defaults(handler=_handler("single_folder", "run_evaluate_surface"))
+
+
+def _add_semantic_boundary_task(tasks: Any) -> None:
+    """``segmetrics evaluate semantic-boundary``: each option is an argument of
+    ``segmetrics_torch.functional.semantic_boundary`` (``semantic_boundary_protocol`` and the fields it overrides,
+    then ``evaluate_semantic_boundary_folders``)."""
+    sb = tasks.add_parser(
+        "semantic-boundary",
+        help="semantic boundaries (SBD, Cityscapes): per-class ODS / OIS / AP and their mean (mF), MATLAB or SEAL",
+        description=(
+            "Evaluate per-class boundary maps (pyEdgeEval's layout: class_XXX/<id>.png|bmp, XXX the 1-based class, "
+            "Cityscapes trainId + 1) against SBD ground truth (cls/<id>.mat, inst/<id>.mat) or Cityscapes gtFine "
+            "(searched recursively) with the BSDS matching rule per class, under a named protocol: matlab (the SBD "
+            "MATLAB benchmark, CASENet's numbers), pre-seal or post-seal (SEAL's, as pyEdgeEval 0.2.8); each "
+            "setting can be changed. Prints one row per class and the class mean (docs/semantic-boundaries.md)."
+        ),
+    )
+    sb.add_argument("--pred", required=True, metavar="DIR", help="folder of class_XXX/ folders of soft maps")
+    sb.add_argument("--gt", required=True, metavar="DIR", help="SBD: the folder of cls/ (and inst/); or gtFine")
+    sb.add_argument("--dataset", required=True, choices=("sbd", "cityscapes"), help="the ground truth's layout")
+    sb.add_argument(
+        "--preset", choices=("matlab", "pre-seal", "post-seal"), default="post-seal", help="default: post-seal"
+    )
+    maps = sb.add_mutually_exclusive_group()
+    maps.add_argument("--thin", dest="thin", action="store_true", default=True, help="thinned maps (the default)")
+    maps.add_argument("--raw", dest="thin", action="store_false", help="raw maps; regenerated GT of radius 2")
+    preset = "(default: the preset's)"
+    for flag, what in (
+        ("--instance-sensitive", "boundaries between two instances of one class count"),
+        ("--kill-internal", "drop predictions inside the class farther than max-dist from its edges"),
+        ("--skip-if-nonexistent", "an image without GT edges of a class adds no counts to it"),
+    ):
+        sb.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=f"{what} {preset}")
+    for flag, kind, meta, what in (
+        ("--thresholds", positive_int, "N", "number of thresholds"),
+        ("--max-dist", positive_float, "F", "match tolerance: fraction of the diagonal (< 1) or pixels (>= 1)"),
+        ("--ignore-border", non_negative_int, "N", "ignored frame, pixels"),
+        ("--radius", positive_float, "R", "regenerated GT half width, pixels"),
+        ("--scale", checked(float, "a number in (0, 1]", lambda v: 0 < v <= 1), "S", "evaluation scale"),
+    ):
+        sb.add_argument(flag, type=kind, metavar=meta, help=f"{what} {preset}")
+    sb.add_argument(
+        "--classes",
+        type=checked(listed(str), "comma-separated class numbers or names", lambda v: all(c.strip() for c in v)),
+        metavar="LIST",
+        help="comma-separated 1-based class numbers (as class_XXX) or names (default: all 20 / 19)",
+    )
+    sb.add_argument("--ids", metavar="FILE", help="text file of the image ids to evaluate, one a line (val.txt)")
+    sb.add_argument("--name", help="method name in the CSV and JSON (default: from the prediction path)")
+    _add_per_image_csv_option(sb, "class, best threshold, recall, precision, F, GT edge pixels: a row per class")
+    sb.add_argument("--json", metavar="FILE", help="write every number (curves, per image and class) as JSON")
+    sb.add_argument("--plot", metavar="FILE", help="write the PR curves of every class in one figure (.png/.pdf/.svg)")
+    sb.add_argument(
+        "--out-dir", metavar="DIR", help="write the SBD benchmark's class_XXX/eval_bdry*.txt and <id>_ev1.txt there"
+    )
+    sb.add_argument(
+        "--figures",
+        type=checked(listed(str), "comma-separated of png,pdf,svg", lambda v: set(v) <= {"png", "pdf", "svg"}),
+        metavar="LIST",
+        help="with --out-dir: also each class's PR curve, class_XXX/pr_curve.<format>, comma-separated of png,pdf,svg",
+    )
+    sb.add_argument("--no-progress", action="store_true", help="as every evaluate form (this one shows no bar)")
+    sb.set_defaults(handler=_handler("semantic_boundary_command", "run_evaluate_semantic_boundary"))
+
+
+def _add_davis_task(tasks: Any) -> None:
+    """``segmetrics evaluate davis``: each option is the ``segmetrics_torch.functional.evaluate_davis`` argument of the
+    same name (``--set``: ``subset``); the defaults are its defaults (a test keeps them equal)."""
+    davis = tasks.add_parser(
+        "davis",
+        help="video object segmentation: the DAVIS J&F protocol (semi-supervised, unsupervised)",
+        description=(
+            "Evaluate a method's results (<results>/<sequence>/<frame>.png palette PNGs) on a DAVIS 2017 set as "
+            "davis2017-evaluation does: J (region IoU) and F (boundary) per object and frame, their Mean, Recall and "
+            "Decay. Prints the global table; writes the reference's global_results-<set>.csv and "
+            "per-sequence_results-<set>.csv into --out (docs/video.md)."
+        ),
+    )
+    davis.add_argument("--davis-root", required=True, metavar="DIR", help="the DAVIS folder (ImageSets, Annotations)")
+    davis.add_argument("--results", required=True, metavar="DIR", help="the method's folder of <sequence>/ folders")
+    davis.add_argument("--task", required=True, choices=("semi-supervised", "unsupervised"), help="the protocol")
+    davis.add_argument(
+        "--set",
+        default="val",
+        type=checked(
+            str, "a set name of letters, digits, - and _", lambda v: v.replace("-", "").replace("_", "").isalnum()
+        ),
+        help="the sequences of ImageSets/2017/<set>.txt (default: val)",
+    )
+    davis.add_argument("--resolution", default="480p", help="the annotations' folder: 480p or Full-Resolution")
+    davis.add_argument(
+        "--sequences",
+        type=checked(listed(str), "comma-separated sequence names", lambda v: all(v)),
+        metavar="LIST",
+        help="evaluate these comma-separated sequences instead of the set's list",
+    )
+    davis.add_argument(
+        "--decay-edges",
+        choices=("reference", "corrected"),
+        default="reference",
+        help="Decay's quarters: the reference's uint8 edges, wrapped beyond 256 frames (default), or corrected",
+    )
+    davis.add_argument("--max-proposals", type=positive_int, default=20, metavar="N", help="unsupervised limit (20)")
+    davis.add_argument(
+        "--bound-th", type=positive_float, default=0.008, metavar="F", help="F's tolerance, of the diagonal (0.008)"
+    )
+    davis.add_argument("--chunk-frames", type=positive_int, default=32, metavar="N", help="frames at a time (32)")
+    davis.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N or auto (default: cpu)")
+    davis.add_argument(
+        "--backend",
+        choices=("auto", "compiled", "tensor"),  # segmetrics_torch.ops.backend.BACKEND_SETTINGS, as every form
+        help="the library's backend for the run, as every evaluate form (default: auto, or SEGMETRICS_BACKEND)",
+    )
+    davis.add_argument(
+        "--max-image-pixels",
+        type=int,
+        metavar="N",
+        help="the largest frame, in pixels, that is read (default: Pillow's limit, or SEGMETRICS_MAX_IMAGE_PIXELS)",
+    )
+    davis.add_argument("--workers", type=positive_int, default=2, metavar="N", help="PNG-decoding threads (2)")
+    davis.add_argument("--out", required=True, metavar="DIR", help="folder of the two CSVs (created if absent)")
+    davis.add_argument("--json", metavar="FILE", help="write the global row, every object's numbers and the settings")
+    davis.add_argument("--no-progress", action="store_true", help="as every evaluate form (this one shows no bar)")
+    davis.set_defaults(handler=_handler("davis_command", "run_evaluate_davis"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -462,10 +664,36 @@ def build_parser() -> argparse.ArgumentParser:
     _add_partition_task(tasks)
     _add_proposals_task(tasks)
     _add_surface_task(tasks)
+    _add_semantic_boundary_task(tasks)
+    _add_davis_task(tasks)
     evaluate.set_defaults(handler=_handler("single_folder", "run_evaluate_report"), subparser=evaluate)
 
     _add_meta_command(commands)
+    _add_warmup_command(commands)
     return parser
+
+
+def _add_warmup_command(commands: Any) -> None:
+    """``segmetrics warmup``."""
+    warmup = commands.add_parser(
+        "warmup",
+        help="compile the CPU kernels ahead of time (for Docker images and CI; numba caches them on disk)",
+        description="Compile (or load from numba's on-disk cache) the CPU kernels every family uses, on tiny "
+        "synthetic data, so that the first real run does not wait for them; prints the time of each family and the "
+        "cache folder (NUMBA_CACHE_DIR, else the package's ops/_kernels/__pycache__).",
+    )
+    warmup.add_argument(
+        "--families",
+        type=checked(
+            listed(str),
+            f"comma-separated families of {','.join(WARMUP_FAMILIES)}",
+            lambda v: set(v) <= set(WARMUP_FAMILIES),
+        ),
+        metavar="LIST",
+        default=None,
+        help=f"comma-separated families (default: all of {','.join(WARMUP_FAMILIES)})",
+    )
+    warmup.set_defaults(handler=_handler("warmup_command", "run_warmup"))
 
 
 def _add_meta_command(commands: Any) -> None:

@@ -9,9 +9,11 @@ each other and against PySODMetrics). A run past that bound compiles, as always,
 evaluate foreground`` on a handful of images answers in a second or two on a fresh machine, and says on stderr why
 it did not compile::
 
-    note: segmetrics-torch's CPU kernels are not compiled on this machine yet; this small run (3 images) takes the
-    tensor path instead of waiting ~15 s for them (a run above 20,000,000 pixels compiles them once; numba caches
-    them in DIR)
+    note: segmetrics-torch's CPU kernels are not compiled on this machine yet; foreground runs of up to 20,000,000
+    pixels in all take the tensor path instead of waiting ~15 s for them (the first run: 3 images of 320x320); a
+    larger run compiles them once (numba caches them in DIR; `segmetrics warmup` compiles them ahead)
+
+printed once per process, however many runs (a report's jobs) take the tensor path.
 
 This applies under the backend setting ``"auto"`` only (:mod:`segmetrics_torch.ops.backend`, the default): the
 command's ``--backend compiled`` (or ``SEGMETRICS_BACKEND=compiled``, which the test suite sets so that its runs take
@@ -74,11 +76,13 @@ class ColdStart:
         if _spent["announced"]:
             return True
         _spent["announced"] = True
+        # once per process: the bound is the process's (a report's jobs add up), and so is the note
+        size = "x".join(str(n) for n in first.shape[-2:])
         print(
-            f"note: segmetrics-torch's CPU kernels are not compiled on this machine yet; this small run "
-            f"({self.n_images} image{'s' if self.n_images != 1 else ''}) takes the tensor path instead of waiting "
-            f"~15 s for them (a run above {TENSOR_PATH_PIXELS:,} pixels compiles them once; numba caches them in "
-            f"{kernel_cache_folder()})",
+            f"note: segmetrics-torch's CPU kernels are not compiled on this machine yet; foreground runs of up to "
+            f"{TENSOR_PATH_PIXELS:,} pixels in all take the tensor path instead of waiting ~15 s for them (the first "
+            f"run: {self.n_images} image{'s' if self.n_images != 1 else ''} of {size}); a larger run compiles them "
+            f"once (numba caches them in {kernel_cache_folder()}; `segmetrics warmup` compiles them ahead)",
             file=sys.stderr,
         )
         return True

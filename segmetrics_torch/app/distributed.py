@@ -36,15 +36,11 @@ from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
-import torch
-import torch.distributed as dist
-
 from ..errors import InputError
-from ..sharding import shard_indices
 from .launch import launched, processes_per_machine
 
 if TYPE_CHECKING:
-    from ..functional.foreground import ForegroundSums
+    from ..functional.foreground import ForegroundSums, ToolboxSums
     from .foreground_rows import ForegroundRows
 
 __all__ = [
@@ -70,6 +66,23 @@ __all__ = [
 T = TypeVar("T")
 
 _STATE: dict[str, Any] = {"active": False, "rank": 0, "world_size": 1, "local_rank": 0, "pid": 0}
+
+
+def _torch() -> Any:
+    """torch, with ``torch.distributed``, imported on first use: only a torchrun run reaches the functions that use
+    it, and the report form (``--config``) plans and starts its decoding workers before torch loads (the module's
+    deferred imports are here and in :func:`_shard_indices` alone)."""
+    import torch
+    import torch.distributed
+
+    return torch
+
+
+def _shard_indices(length: int, rank: int, world_size: int) -> range:
+    """:func:`segmetrics_torch.sharding.shard_indices` (that module imports torch: see :func:`_torch`)."""
+    from ..sharding import shard_indices
+
+    return shard_indices(length, rank, world_size)
 
 
 def active() -> bool:
@@ -150,13 +163,14 @@ def session() -> Iterator[None]:
         yield
         return
 
+    torch = _torch()
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     cuda = torch.cuda.is_available()
     if cuda:
         torch.cuda.set_device(local_rank % torch.cuda.device_count())
     backend = "cpu:gloo,cuda:nccl" if cuda else "gloo"
     try:
-        dist.init_process_group(backend=backend, timeout=datetime.timedelta(minutes=30))
+        torch.distributed.init_process_group(backend=backend, timeout=datetime.timedelta(minutes=30))
     except (ValueError, RuntimeError) as error:  # WORLD_SIZE / RANK set, but no torchrun rendezvous (MASTER_ADDR...)
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         print(
@@ -166,7 +180,11 @@ def session() -> Iterator[None]:
         )
         raise SystemExit(2) from None
     _STATE.update(
-        active=True, rank=dist.get_rank(), world_size=dist.get_world_size(), local_rank=local_rank, pid=os.getpid()
+        active=True,
+        rank=torch.distributed.get_rank(),
+        world_size=torch.distributed.get_world_size(),
+        local_rank=local_rank,
+        pid=os.getpid(),
     )
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     stdout, stderr = sys.stdout, sys.stderr
@@ -183,13 +201,13 @@ def session() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
         _STATE.update(active=False, rank=0, world_size=1, local_rank=0)
         with contextlib.suppress(Exception):
-            dist.destroy_process_group()
+            _torch().distributed.destroy_process_group()
 
 
 def device_for(device: Any) -> Any:
     """``device`` as this rank uses it: a CUDA device without an index becomes ``cuda:LOCAL_RANK``."""
     if active() and getattr(device, "type", None) == "cuda" and device.index is None:
-        return torch.device("cuda", torch.cuda.current_device())
+        return _torch().device("cuda", _torch().cuda.current_device())
     return device
 
 
@@ -207,7 +225,7 @@ def shard(items: Sequence[T]) -> list[T]:
             f"{len(items)} image(s) for {world_size()} processes: every process needs at least one image (run "
             "fewer processes)"
         )
-    block = shard_indices(len(items), rank(), world_size())
+    block = _shard_indices(len(items), rank(), world_size())
     return list(items[block.start : block.stop])
 
 
@@ -216,12 +234,12 @@ def offset(length: int) -> int:
     if not active():
         return 0
 
-    return shard_indices(length, rank(), world_size()).start
+    return _shard_indices(length, rank(), world_size()).start
 
 
 def _to_cpu(obj: Any) -> Any:
 
-    if isinstance(obj, torch.Tensor):
+    if isinstance(obj, _torch().Tensor):
         return obj.cpu()
     if isinstance(obj, dict):
         return {key: _to_cpu(value) for key, value in obj.items()}
@@ -253,7 +271,7 @@ def gather(obj: T) -> list[T]:
 
     parts: list[Any] = [None] * world_size()
     with peers():
-        dist.all_gather_object(parts, _to_cpu(obj))
+        _torch().distributed.all_gather_object(parts, _to_cpu(obj))
     return parts
 
 
@@ -272,7 +290,7 @@ def main_decides(decide: Callable[[], T]) -> T:
         except InputError as error:  # every rank ends with rank 0's input error (not waiting for ever)
             box[0] = ("error", str(error))
     with peers():
-        dist.broadcast_object_list(box, src=0)
+        _torch().distributed.broadcast_object_list(box, src=0)
     status, value = box[0]
     if status == "error":
         if is_main():
@@ -285,10 +303,10 @@ def barrier() -> None:
     """Wait for every rank (nothing without ``torchrun``)."""
     if active():
         with peers():
-            dist.barrier()
+            _torch().distributed.barrier()
 
 
-def merge_foreground(metric: ForegroundSums, rows: ForegroundRows, length: int) -> None:
+def merge_foreground(metric: ForegroundSums | ToolboxSums, rows: ForegroundRows, length: int) -> None:
     """Make ``metric`` (a :class:`~segmetrics_torch.functional.ForegroundSums` fed with this rank's shard of
     ``length`` images) hold the whole dataset's state on every rank, through its public ``sums()`` / ``load()``: the
     float64 sums added in rank order, the counts added; and ``rows`` (the command's per-image report) the NaN
@@ -324,6 +342,6 @@ def shard_progress(progress: Any, length: int) -> None:
     if not active() or progress is None or not hasattr(progress, "total"):
         return
 
-    progress.total = len(shard_indices(length, rank(), world_size()))
+    progress.total = len(_shard_indices(length, rank(), world_size()))
     if hasattr(progress, "refresh"):
         progress.refresh()

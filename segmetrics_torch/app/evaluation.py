@@ -30,7 +30,6 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import InputError
 from . import distributed
 from .family_job import Evaluated, FamilyInput
 
@@ -41,14 +40,21 @@ if TYPE_CHECKING:  # annotations only: the app imports torch lazily
 import torch
 
 from ..functional.boundary import BoundaryCounts, annotator_boundaries, boundary_pr_counts, summarize_counts
-from ..functional.foreground import S_MEASURE_NAN_REASON, SI_MAE_NAN_REASON, ForegroundSums
-from ..registry import INCLUDABLE
+from ..functional.foreground import (
+    S_MEASURE_NAN_REASON,
+    SI_MAE_NAN_REASON,
+    TOOLBOX_LAYOUTS,
+    ForegroundSums,
+    ToolboxSums,
+    summarize_toolbox,
+)
+from ..registry import DEFAULT_FOREGROUND, INCLUDABLE
 from .batching import batches, chunked, run_named, sync, update_naming_the_image, warn_nan_images
 from .cold_start import cold_start
 from .foreground_rows import ForegroundRows
 from .measures import foreground_columns
 
-__all__ = ["boundary_report", "check_boundary_nms", "evaluate_boundary", "evaluate_foreground"]
+__all__ = ["boundary_report", "evaluate_boundary", "evaluate_foreground"]
 
 # ------------------------------------------------------------------------------------------ foreground, boundary
 
@@ -61,7 +67,10 @@ def evaluate_foreground(work: FamilyInput) -> Evaluated:
     ``work.images``: decoded grayscale maps (:func:`~segmetrics_torch.io.read_gray_map`) and ground truths
     (binarised ``> 128``); ``work.options["measures"]``: the table's measures, of which those beyond the core are
     computed by their own Metric classes (which import torchmetrics: only when asked) and join ``results`` under
-    their names.
+    their names. ``work.options["protocol"]`` (default ``"pysodmetrics"``): a MATLAB-toolbox protocol accumulates in
+    :class:`~segmetrics_torch.functional.ToolboxSums` instead (the toolbox's numbers, its sensitivity and
+    specificity; ``docs/matlab-toolbox.md``), whose measures the caller has checked (``registry.outside_protocol``);
+    ``work.options["toolbox_layout"]``: the layout of a result line to be written (its weighted F is then computed).
 
     Returns:
         ``results``: ``metric.compute()`` (nested dict of tensors, curves included) and ``per_image``
@@ -70,9 +79,18 @@ def evaluate_foreground(work: FamilyInput) -> Evaluated:
     # the Metric's sums without torchmetrics, whose import alone costs about a second of a command's run
 
     device, total = work.device, len(work.pairs)
-    metric = ForegroundSums(device=device)
-    rows = ForegroundRows()
-    extra = _included_metrics(foreground_columns(work.options.get("measures"))[2], device)
+    measures = work.options.get("measures")
+    protocol = work.options.get("protocol", "pysodmetrics")
+    metric: ForegroundSums | ToolboxSums
+    if protocol == "pysodmetrics":
+        metric, rows = ForegroundSums(device=device), ForegroundRows()
+    else:  # the weighted F costs a distance transform per image: only when the table or the result line shows it
+        layout = work.options.get("toolbox_layout")
+        line_keys = {key for _, key in TOOLBOX_LAYOUTS[layout]} if layout else set()
+        weighted_f = "wf" in (measures or DEFAULT_FOREGROUND) or "weighted_f_measure" in line_keys
+        metric = ToolboxSums(protocol=protocol, weighted_f=weighted_f, device=device)
+        rows = ForegroundRows(summarize_toolbox)
+    extra = _included_metrics(foreground_columns(measures, protocol)[2], device)
     nan_stems: dict[str, list[str]] = {}
     with cold_start(total) as plan:  # a small run on a cold machine takes the tensor path (see cold_start)
         for names, preds, target in batches(work.images, work.batch_size, device):
@@ -80,7 +98,9 @@ def evaluate_foreground(work: FamilyInput) -> Evaluated:
                 metric.edt_backend = "torch"
             rows.add(names, metric.update(preds, target))
             _update_included(extra, preds, target, names, rows.per_image, nan_stems)
-        distributed.merge_foreground(metric, rows, total)  # under torchrun: every rank's sums (the Metrics sync then)
+        # under torchrun: every rank's sums (the Metrics sync then); ToolboxSums has ForegroundSums' sums() / load() /
+        # count, which is all merge_foreground reads (its annotation names ForegroundSums only)
+        distributed.merge_foreground(metric, rows, total)
         if not int(metric.count):
             raise ValueError("No images were added: the foreground measures of an empty dataset are undefined.")
         with warnings.catch_warnings():  # a NaN S-measure is announced below, naming the images
@@ -92,6 +112,8 @@ def evaluate_foreground(work: FamilyInput) -> Evaluated:
                 results = {**results, **{name: m.compute() for name, m in extra.items()}}
     sync(device)
     nan_stems["s_measure"] = [work.pairs[i][0] for i in rows.nan_s_images]
+    if protocol != "pysodmetrics":  # the toolbox's 0 / 0 where a ground truth covers its whole image
+        nan_stems["specificity"] = [stem for stem, row in rows.per_image.items() if _is_nan(row["specificity/mean"])]
     _warn_foreground_nans(nan_stems, total)
     return Evaluated({**results, "per_image": rows.per_image}, state=metric)
 
@@ -113,6 +135,13 @@ def _warn_foreground_nans(nan_stems: Mapping[str, list[str]], total: int) -> Non
         warn_nan_images("size-invariant MAE", nan_stems["size_invariant_mae"], total, SI_MAE_NAN_REASON)
     if nan_stems["s_measure"]:
         warn_nan_images("S-measure", nan_stems["s_measure"], total, f"images with {S_MEASURE_NAN_REASON}")
+    if nan_stems.get("specificity"):
+        reason = "images whose ground truth covers the whole image (the MATLAB toolbox's TN / (TN + FP) = 0 / 0)"
+        warn_nan_images("specificity", nan_stems["specificity"], total, reason)
+
+
+def _is_nan(value: Any) -> bool:
+    return value != value
 
 
 def _update_included(
@@ -174,12 +203,6 @@ def evaluate_boundary(work: FamilyInput) -> Evaluated:
     }
     sync(work.device)
     return Evaluated(boundary_report(summary, [stem for stem, _, _ in work.pairs]), state=summary)
-
-
-def check_boundary_nms(nms: bool, input_format: str, option: str) -> None:
-    """Edge NMS thins soft detector maps; a ucm2 hierarchy is one-pixel contours already (BSDS: no NMS)."""
-    if nms and input_format != "soft":
-        raise InputError(f"{option} applies to soft boundary maps (images), not to {input_format} predictions")
 
 
 def boundary_report(summary: dict[str, Any], stems: Sequence[str]) -> dict[str, Any]:

@@ -78,9 +78,23 @@ OPTION_CHECKS: dict[str, dict[str, tuple[Callable[[Any], Any], str | Callable[[A
         "percentile": (lambda v: is_number(v) and 0 <= v <= 100, "a number in [0, 100]"),
         "tolerance": (
             lambda v: (
-                (is_number(v) and v >= 0) or (isinstance(v, list) and v and all(is_number(t) and t >= 0 for t in v))
+                v is None
+                or (is_number(v) and v >= 0)
+                or (isinstance(v, list) and v and all(is_number(t) and t >= 0 for t in v))
             ),
-            "a non-negative number or a list of them (one per class)",
+            "null (no NSD: a tolerance has no default), a non-negative number or a list of them (one per class)",
+        ),
+        "directed": (lambda v: isinstance(v, bool), "true or false"),
+        "distance_metric": (
+            lambda v: v in ("euclidean", "chessboard", "taxicab"),
+            "euclidean, chessboard or taxicab",
+        ),
+        # the names of functional.surface.AGGREGATIONS (that module imports torch; a test keeps them equal)
+        "aggregation": (lambda v: v in ("inf", "drop_nan", "worst_case"), "inf, drop_nan or worst_case"),
+        "worst_case": (lambda v: v is None or (is_number(v) and v >= 0), "null or a number >= 0"),
+        "class_names": (
+            lambda v: v is None or (isinstance(v, list) and v and all(isinstance(n, str) and n.strip() for n in v)),
+            "null or a list of non-empty names (one per label 0..C-1)",
         ),
         "spacing": (
             lambda v: (
@@ -121,7 +135,12 @@ OPTION_DEFAULTS: dict[str, dict[str, Any]] = {
         "include_background": False,
         "convention": "monai",
         "percentile": 95.0,
-        "tolerance": 1.0,
+        "tolerance": None,
         "spacing": None,
+        "directed": False,
+        "distance_metric": "euclidean",
+        "aggregation": "inf",
+        "worst_case": None,
+        "class_names": None,
     },
 }

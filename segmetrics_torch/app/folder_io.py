@@ -1,40 +1,44 @@
-"""What every single-folder ``segmetrics evaluate`` command shares before and after its measures run: the device,
-the output files checked before anything is read (writable, never an input), the pairing and its errors, the
-pre-scan with ``--skip-bad``, the progress bar, and the ``--json`` / ``--per-image-csv`` writers. The handlers
-themselves are in :mod:`.single_folder`."""
+"""What every single-folder ``segmetrics evaluate`` command shares before and after its measures run, as one record
+of its options (:class:`FolderRun`): the device, the output files checked before anything is read (writable, never
+an input), the pairing and its errors, the pre-scan with ``--skip-bad``, the progress bar, and the ``--json`` /
+``--per-image-csv`` writers. The handlers themselves are in :mod:`.single_folder`."""
 
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-import torch
+from tqdm.auto import tqdm
 
 from .. import __version__
-from ..datasets.pairing import BOUNDARY_EXTENSIONS, check_pairing, match_folders
+from ..datasets.pairing import BOUNDARY_EXTENSIONS, check_pairing, match_folders, pairing_error
 from ..datasets.prescan import dataset_name, listing, method_name, raise_or_skip, scan_pairing
 from ..errors import InputError
+from ..io import find_pairs
 from ..reports.files import check_output
+from ..reports.output_safety import InputFolder, check_outputs
 from ..reports.tables import check_csv_outputs, upsert_csv, write_json
-from . import distributed
-from .output_safety import InputFolder, check_outputs
+from . import distributed, runner
 
-if TYPE_CHECKING:  # annotations only: building the parser imports no torch
+if TYPE_CHECKING:  # annotations only
     import torch
 
     from ..datasets.prescan import Problem, Scan
     from ..io import Pairing
-
-_T = TypeVar("_T")
+    from .family_job import Evaluated
 
 
 def parse_device(name: str) -> torch.device:
     """``"auto"`` -> CUDA when available, else CPU; otherwise a torch device that must be available."""
+    # torch loads here: a report (``--config``) plans and starts its decoding workers first, then asks for the device
+    import torch
 
     if name == "auto":
         return distributed.device_for(torch.device("cuda" if torch.cuda.is_available() else "cpu"))
@@ -52,47 +56,9 @@ def parse_device(name: str) -> torch.device:
     return distributed.device_for(device)  # under torchrun, "cuda" is this rank's GPU
 
 
-def with_progress(args: argparse.Namespace, name: str, total: int, run: Callable[[Any], _T]) -> tuple[_T, float]:
-    """``(run(progress), seconds)``: the evaluation under a progress bar on stderr (none with ``--no-progress`` or
-    when stderr is not a terminal)."""
-    from tqdm.auto import tqdm
-
-    start = time.perf_counter()
-    disable = args.no_progress or not sys.stderr.isatty()
-    with tqdm(total=total, desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
-        out = run(progress)
-    return out, time.perf_counter() - start
-
-
-def check_output_file(path: str | None, option: str) -> Path | None:
-    """Fail before the evaluation, not after it, when an output file cannot be written."""
-
-    return check_output(path, option)
-
-
 def shown_path(path: str) -> str:
     """A folder the user named, as printed: normalised (``a//b/./c/`` -> ``a/b/c``), relative as given."""
     return os.path.normpath(path)
-
-
-def check_inputs_safe(args: argparse.Namespace, files: dict[str, Path | None], *, out_dir: Path | None = None) -> None:
-    """No output of a single-folder command replaces, deletes or pollutes an input (see ``output_safety``)."""
-
-    inputs = [InputFolder("the prediction folder", Path(args.pred))]
-    inputs.append(InputFolder("the ground-truth folder", Path(args.gt)))
-    if getattr(args, "gt_classes", None):
-        inputs.append(InputFolder("the class folder", Path(args.gt_classes)))
-    outputs = dict(files)
-    if out_dir is not None:
-        outputs.update({f"--out-dir ({name})": out_dir / name for name in BSR_FILES})
-    check_outputs(outputs, inputs=inputs)
-
-    check_csv_outputs(files)
-
-
-def check_folder_pairing(pairing: Pairing, args: argparse.Namespace) -> None:
-    """No common stem is an error; unmatched files are one too, or a warning with ``--allow-missing``."""
-    check_pairing(pairing, args.pred, args.gt, args.allow_missing)
 
 
 def write_per_image_csv(
@@ -118,10 +84,16 @@ def write_per_image_csv(
     print(f"{action.capitalize()} {path} ({len(rows)} rows of {name} / {dataset})")
 
 
-def default_method_name(args: argparse.Namespace) -> str:
-    """The method's name from the prediction path, never a generic leaf (``preds/MyNet/BSDS500`` -> ``MyNet``)."""
-
-    return method_name(args.pred, dataset_name(args.gt), args.gt)
+def check_out_dir(path: str | None) -> Path | None:
+    """Fail before the evaluation when ``--out-dir`` cannot be a folder (it is created when absent)."""
+    if path is None:
+        return None
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out-dir {out} is a file; give a folder")
+    if not out.exists() and not out.parent.is_dir():
+        raise InputError(f"--out-dir {out}: the folder {out.parent} does not exist")
+    return out
 
 
 def pairing_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -135,124 +107,217 @@ def pairing_options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def output_files(
-    args: argparse.Namespace, more: Mapping[str, str | None] | None = None, *, out_dir: Path | None = None
-) -> dict[str, Path | None]:
-    """``--json``, ``--per-image-csv`` and the command's other output files (``more``: option -> value), each
-    checked before anything is read: writable, and none of them (nor ``--out-dir``'s files) an input."""
-    files = {"--json": check_output_file(args.json, "--json")}
-    files.update({option: check_output_file(value, option) for option, value in (more or {}).items()})
-    files["--per-image-csv"] = check_output_file(args.per_image_csv, "--per-image-csv")
-    check_inputs_safe(args, files, out_dir=out_dir)
-    return files
+@dataclass(frozen=True)
+class FolderRun:
+    """One single-folder ``evaluate`` form: the options every family's form shares, read once from the parser's
+    Namespace (:meth:`from_args`), and the steps they drive. The handlers of :mod:`.single_folder` pass this record,
+    never the Namespace, to the steps: the checked outputs (:meth:`check_outputs`), the pairing (:meth:`pair`,
+    :meth:`pair_boundary`) and its pre-scan (:meth:`prescan`), the evaluation under its progress bar
+    (:meth:`evaluate`), and the ``--json`` / ``--per-image-csv`` outputs (:meth:`write_outputs`).
 
+    Attributes:
+        family: the family evaluated (``"foreground"``, ``"boundary"``, ...).
+        pred, gt: the folders as given.
+        name, dataset: the method's and the dataset's names: ``--name`` and ``--dataset``, else from the paths
+            (``preds/MyNet/BSDS500`` -> ``MyNet``, never a generic leaf; the ground truth's folder names the
+            dataset).
+        device_name: ``--device`` as given; :attr:`device` is the torch device it names, resolved (and checked)
+            when first used: torch loads then, so that the pairing, the pre-scan and the progress bar come first
+            (something on the screen within a second of the start).
+        outputs: the output options of the form, option -> value as given (``--json``, ``--per-image-csv``, the
+            form's own: ``--csv``, ``--plot``).
+        pairing: the name-mapping options as :func:`segmetrics_torch.io.find_pairs` keywords.
+        allow_missing, skip_bad, skip_empty_gt, resize: the pairing and pre-scan switches.
+        batch_size, workers, progress: how the evaluation runs.
+        gt_classes: the class folder of ``evaluate proposals`` (an input too), else None.
+    """
 
-def write_outputs(
-    files: Mapping[str, Path | None],
-    task: str,
-    name: str,
-    args: argparse.Namespace,
-    device: str | torch.device,
-    count: int,
-    pairing: Pairing,
-    *,
-    settings: dict[str, Any],
-    elapsed: float,
-    results: Any,
-    per_image: Mapping[str, Any],
-    extra: dict[str, Any] | None = None,
-    dataset: str | None = None,
-    keys: Sequence[str] | None = None,
-) -> None:
-    """The ``--json`` report (provenance, folders, pairing, settings, then the results) and the ``--per-image-csv``
-    rows (:func:`write_per_image_csv`; ``dataset`` defaults to the ground-truth folder's) of an evaluate command,
-    where asked for."""
-    json_path, per_image_path = files["--json"], files["--per-image-csv"]
-    if json_path is not None:
-        write_json(
-            json_path,
-            {
-                "segmetrics_version": __version__,
-                "task": task,
-                "name": name,
-                "pred_dir": str(Path(args.pred).resolve()),
-                "gt_dir": str(Path(args.gt).resolve()),
-                "num_images": count,
-                "missing_predictions": pairing.missing,
-                "unmatched_predictions": pairing.unmatched,
-                "settings": {
-                    "device": str(device),
-                    "batch_size": args.batch_size,
-                    "allow_missing": args.allow_missing,
-                    **settings,
-                },
-                **(extra or {}),
-                "elapsed_s": elapsed,
-                "results": results,
-            },
+    family: str
+    pred: str
+    gt: str
+    name: str
+    dataset: str
+    device_name: str
+    outputs: dict[str, str | None]
+    pairing: dict[str, Any]
+    allow_missing: bool
+    skip_bad: bool
+    skip_empty_gt: bool
+    resize: bool
+    batch_size: int
+    workers: int
+    progress: bool
+    gt_classes: str | None = None
+
+    @classmethod
+    def from_args(
+        cls, args: argparse.Namespace, family: str, more: Mapping[str, str | None] | None = None
+    ) -> FolderRun:
+        """The record of ``args``, the parser's Namespace of an ``evaluate <family>`` form (``more``: the form's own
+        output options, option -> value)."""
+        dataset = getattr(args, "dataset", None) or dataset_name(args.gt)
+        return cls(
+            family=family,
+            pred=args.pred,
+            gt=args.gt,
+            name=args.name or method_name(args.pred, dataset, args.gt),
+            dataset=dataset,
+            device_name=args.device,
+            outputs={"--json": args.json, **(more or {}), "--per-image-csv": args.per_image_csv},
+            pairing=pairing_options(args),
+            allow_missing=bool(getattr(args, "allow_missing", False)),
+            skip_bad=bool(getattr(args, "skip_bad", False)),
+            skip_empty_gt=bool(getattr(args, "skip_empty_gt", False)),
+            resize=bool(getattr(args, "resize", False)),
+            batch_size=getattr(args, "batch_size", 1),
+            workers=getattr(args, "workers", 0),
+            progress=not args.no_progress,
+            gt_classes=getattr(args, "gt_classes", None),
         )
-        print(f"Wrote {json_path}")
-    if per_image_path is not None:
-        write_per_image_csv(per_image_path, name, dataset or dataset_name(args.gt), per_image, keys)
 
+    @functools.cached_property
+    def device(self) -> torch.device:
+        """The torch device of ``--device`` (:func:`parse_device`: an unknown or unavailable one is an error)."""
+        return parse_device(self.device_name)
 
-def check_out_dir(path: str | None) -> Path | None:
-    """Fail before the evaluation when ``--out-dir`` cannot be a folder (it is created when absent)."""
-    if path is None:
-        return None
-    out = Path(path)
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out-dir {out} is a file; give a folder")
-    if not out.exists() and not out.parent.is_dir():
-        raise InputError(f"--out-dir {out}: the folder {out.parent} does not exist")
-    return out
+    def check_outputs(self, *, out_dir: Path | None = None) -> dict[str, Path | None]:
+        """The output files, each checked before anything is read: writable, and none of them (nor ``--out-dir``'s
+        files) an input (see ``output_safety``); option -> path (None: not asked for)."""
+        files = {option: check_output(value, option) for option, value in self.outputs.items()}
+        inputs = [
+            InputFolder("the prediction folder", Path(self.pred)),
+            InputFolder("the ground-truth folder", Path(self.gt)),
+        ]
+        if self.gt_classes:
+            inputs.append(InputFolder("the class folder", Path(self.gt_classes)))
+        outputs = dict(files)
+        if out_dir is not None:
+            outputs.update({f"--out-dir ({name})": out_dir / name for name in BSR_FILES})
+        check_outputs(outputs, inputs=inputs)
+        check_csv_outputs(files)
+        return files
 
+    def pair(self, extensions: Sequence[str] | None = None) -> Pairing:
+        """``--pred`` and ``--gt`` paired by file stem (``extensions``: the family's, None: images)."""
+        try:
+            if extensions is None:
+                return find_pairs(self.pred, self.gt, **self.pairing)
+            return find_pairs(self.pred, self.gt, extensions, **self.pairing)
+        except ValueError as error:
+            raise pairing_error(error) from None
 
-def pair_boundary_folders(args: argparse.Namespace) -> tuple[Pairing, str, str]:
-    """Pair ``--pred`` and ``--gt`` (images or .mat files) by stem: ``(pairing, pred kind, gt kind)``, kinds
-    ``"image"`` / ``"mat"``."""
+    def pair_boundary(self) -> tuple[Pairing, str, str]:
+        """``--pred`` and ``--gt`` (images or .mat files) paired by stem: ``(pairing, pred kind, gt kind)``, kinds
+        ``"image"`` / ``"mat"``."""
+        return match_folders(self.pred, self.gt, BOUNDARY_EXTENSIONS, **self.pairing)
 
-    return match_folders(args.pred, args.gt, BOUNDARY_EXTENSIONS, **pairing_options(args))
+    def check_pairing(self, pairing: Pairing) -> None:
+        """No common stem is an error; unmatched files are one too, or a warning with ``--allow-missing``."""
+        check_pairing(pairing, self.pred, self.gt, self.allow_missing)
 
+    def prescan(
+        self, pairing: Pairing, input_format: str, gt_format: str
+    ) -> tuple[list[tuple[str, Path, Path]], Scan, list[Problem]]:
+        """The pre-scan (:func:`~segmetrics_torch.datasets.prescan.scan_pairing`, the report's too): every unpaired
+        name, unreadable file and size that does not fit, in one error before any measure runs (unless
+        ``--skip-bad``; a pairing without a common name: the pairing error); the notes and what is left out are
+        printed; ``(pairs to evaluate, scan, left out)``."""
+        if not pairing.pairs:
+            self.check_pairing(pairing)  # no common name: the pairing error, with examples of both sides
+        # under torchrun rank 0 scans and the other ranks take its findings
+        scan = distributed.main_decides(lambda: scan_pairing(self.family, pairing, input_format, gt_format))
+        bad = raise_or_skip(
+            [("", scan)],
+            allow_missing=self.allow_missing,
+            resize=self.resize,
+            skip_bad=self.skip_bad,
+            skip_empty_gt=self.skip_empty_gt,
+        )[""]
+        for line in listing([p for p in scan.problems if p not in bad]):
+            print(f"note:{line[1:]}" if line.startswith(" ") else f"note: {line}", file=sys.stderr)
+        for line in listing(bad):
+            print(f"skipped:{line[1:]}", file=sys.stderr)
+        left_out = {p.image for p in bad}
+        pairs = [pair for pair in pairing.pairs if pair[0] not in left_out]
+        if not pairs:
+            raise InputError("every image has a problem (listed above); nothing to evaluate")
+        return pairs, scan, bad
 
-def scan_and_report(
-    args: argparse.Namespace, scan: Scan, pairs: list[tuple[str, Path, Path]]
-) -> tuple[list[tuple[str, Path, Path]], list[Problem]]:
-    """Raise one error listing every fatal problem of ``scan`` (unless ``--skip-bad``); print the notes and what is
-    left out; ``(the pairs to evaluate, the problems left out)``."""
+    def evaluate(
+        self,
+        name: str,
+        pairs: Sequence[tuple[str, Path, Path]],
+        options: Mapping[str, Any],
+        *,
+        input_format: str = "gray",
+        gt_format: str = "gray",
+        resize: bool | None = None,
+    ) -> tuple[Evaluated, float]:
+        """``(evaluated, seconds)``: the job through the runner (:func:`.runner.start`, :func:`.runner.run`) under a
+        progress bar on stderr (none with ``--no-progress`` or when stderr is not a terminal)."""
+        start = time.perf_counter()
+        disable = not self.progress or not sys.stderr.isatty()
+        with tqdm(total=len(pairs), desc=name, unit="img", file=sys.stderr, disable=disable) as progress:
+            device = self.device  # torch loads here, under the bar
+            source = runner.start(
+                self.family, pairs, input_format=input_format, gt_format=gt_format, resize=resize, workers=self.workers
+            )
+            evaluated = runner.run(
+                self.family,
+                pairs,
+                source,
+                options=options,
+                input_format=input_format,
+                gt_format=gt_format,
+                device=device,
+                batch_size=self.batch_size,
+                progress=progress,
+            )
+        return evaluated, time.perf_counter() - start
 
-    resize = bool(getattr(args, "resize", False))
-    bad = raise_or_skip(
-        [("", scan)],
-        allow_missing=args.allow_missing,
-        resize=resize,
-        skip_bad=args.skip_bad,
-        skip_empty_gt=bool(getattr(args, "skip_empty_gt", False)),
-    )[""]
-    for line in listing([p for p in scan.problems if p not in bad]):
-        print(f"note:{line[1:]}" if line.startswith(" ") else f"note: {line}", file=sys.stderr)
-    for line in listing(bad):
-        print(f"skipped:{line[1:]}", file=sys.stderr)
-    left_out = {p.image for p in bad}
-    pairs = [pair for pair in pairs if pair[0] not in left_out]
-    if not pairs:
-        raise InputError("every image has a problem (listed above); nothing to evaluate")
-    return pairs, bad
-
-
-def prescan_job(
-    args: argparse.Namespace, pairing: Pairing, family: str, input_format: str, gt_format: str
-) -> tuple[list[tuple[str, Path, Path]], Scan, list[Problem]]:
-    """The pre-scan of a single-folder command (:func:`~segmetrics_torch.datasets.prescan.scan_pairing`, the
-    report's too): every unpaired name, unreadable file and size that does not fit, in one error before any measure
-    runs (a pairing without a common name: the pairing error); ``(pairs to evaluate, scan, left out)``."""
-
-    if not pairing.pairs:
-        check_folder_pairing(pairing, args)  # no common name: the pairing error, with examples of both sides
-    # under torchrun rank 0 scans and the other ranks take its findings
-    scanned = distributed.main_decides(lambda: scan_pairing(family, pairing, input_format, gt_format))
-    pairs, bad = scan_and_report(args, scanned, pairing.pairs)
-    return pairs, scanned, bad
+    def write_outputs(
+        self,
+        files: Mapping[str, Path | None],
+        name: str,
+        count: int,
+        pairing: Pairing,
+        *,
+        settings: dict[str, Any],
+        elapsed: float,
+        results: Any,
+        per_image: Mapping[str, Any],
+        extra: dict[str, Any] | None = None,
+        keys: Sequence[str] | None = None,
+    ) -> None:
+        """The ``--json`` report (provenance, folders, pairing, settings, then the results) and the
+        ``--per-image-csv`` rows (:func:`write_per_image_csv`), where asked for."""
+        json_path, per_image_path = files["--json"], files["--per-image-csv"]
+        if json_path is not None:
+            write_json(
+                json_path,
+                {
+                    "segmetrics_version": __version__,
+                    "task": self.family,
+                    "name": name,
+                    "pred_dir": str(Path(self.pred).resolve()),
+                    "gt_dir": str(Path(self.gt).resolve()),
+                    "num_images": count,
+                    "missing_predictions": pairing.missing,
+                    "unmatched_predictions": pairing.unmatched,
+                    "settings": {
+                        "device": str(self.device),
+                        "batch_size": self.batch_size,
+                        "allow_missing": self.allow_missing,
+                        **settings,
+                    },
+                    **(extra or {}),
+                    "elapsed_s": elapsed,
+                    "results": results,
+                },
+            )
+            print(f"Wrote {json_path}")
+        if per_image_path is not None:
+            write_per_image_csv(per_image_path, name, self.dataset, per_image, keys)
 
 
 #: the files of BSR's collect_eval_bdry.m that --out-dir writes

@@ -3,18 +3,19 @@ accumulator returns (:meth:`segmetrics_torch.functional.ForegroundSums.update`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ..functional.foreground import summarize_foreground
+from ..functional.foreground import format_toolbox_line, summarize_foreground
 from ..reports.tables import scalar_row
 
 if TYPE_CHECKING:  # annotations only: the app imports torch lazily
     from torch import Tensor
 
-__all__ = ["ForegroundRows"]
+__all__ = ["ForegroundRows", "append_toolbox_line"]
 
 
 class ForegroundRows:
@@ -26,7 +27,11 @@ class ForegroundRows:
     in image order.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, summarize: Callable[[Mapping[str, Tensor]], dict[str, Any]] = summarize_foreground) -> None:
+        """``summarize``: the accumulator's summary of image averages, applied to each image alone
+        (:func:`~segmetrics_torch.functional.summarize_foreground`, or
+        :func:`~segmetrics_torch.functional.summarize_toolbox` for a MATLAB-toolbox protocol's ``ToolboxSums``)."""
+        self.summarize = summarize
         self.per_image: dict[str, dict[str, Any]] = {}
         self.nan_s_images: list[int] = []
         #: images added so far (the position of the next one)
@@ -34,7 +39,8 @@ class ForegroundRows:
 
     def add(self, names: list[str], values: Mapping[str, Tensor]) -> None:
         """Add a batch's rows: ``names`` (one per image) and its per-image ``values`` (keys of
-        :data:`~segmetrics_torch.functional.FOREGROUND_KEYS`, as ``ForegroundSums.update`` returns them)."""
+        :data:`~segmetrics_torch.functional.FOREGROUND_KEYS`, as ``ForegroundSums.update`` returns them, or the
+        toolbox's keys, as ``ToolboxSums.update`` does)."""
 
         # one copy of the batch's values to the host (a sync: the command reads every value there anyway), then
         # plain indexing; float64 as the sums, so that a row is the image's own summary in the dataset's precision
@@ -42,4 +48,13 @@ class ForegroundRows:
         self.nan_s_images.extend(self.seen + int(i) for i in torch.isnan(host["s_measure"]).nonzero().flatten())
         self.seen += len(names)
         for i, image in enumerate(names):
-            self.per_image[image] = scalar_row(summarize_foreground({name: host[name][i] for name in host}))
+            self.per_image[image] = scalar_row(self.summarize({name: host[name][i] for name in host}))
+
+
+def append_toolbox_line(path: Path, results: Mapping[str, Any], dataset: str, model: str, layout: str) -> None:
+    """``--toolbox-lines``: append the result line of a MATLAB-toolbox protocol's ``results``
+    (:func:`~segmetrics_torch.functional.format_toolbox_line`) to ``path``, as the toolbox's ``main.m`` appends to
+    ``<dataset>_result.txt`` (``fopen(..., 'a')``): a line never replaces another, so one file collects several runs."""
+    line = format_toolbox_line(results, dataset, model, layout)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(line + "\n")

@@ -54,9 +54,9 @@ from ..meta import (
 from ..ops.hierarchy import ucm_hierarchy
 from ..registry import meta_name
 from ..reports.files import check_output
+from ..reports.output_safety import InputFolder, check_outputs
 from ..reports.tables import format_table, write_json
 from ..synthetic import make_foreground_dataset
-from .output_safety import InputFolder, check_outputs
 
 __all__ = ["run_meta_foreground", "run_meta_partition"]
 

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, cast
 import torch
 
 from .. import HierarchyMeasures, PartitionMeasures
+from ..datasets.label_maps import check_depth, check_soft_labels
 from ..datasets.pairing import warn_on_stderr
 from ..errors import InputError
 from ..functional.partition import partition_measures
 from . import distributed
 from .batching import chunked, run_named, sync
 from .family_job import Evaluated, FamilyInput
-from .soft_maps import check_depth, check_soft_labels
 
 if TYPE_CHECKING:  # annotations only
     from ..functional.partition import HierarchyFormat
@@ -65,7 +65,11 @@ def evaluate_partition(work: FamilyInput) -> Evaluated:
     if input_format == "stack":
         images = check_depth(images, {stem: Path(pred) for stem, pred, _ in pairs})
     if input_format == "labels":
-        images = check_soft_labels(images, {stem: Path(pred) for stem, pred, _ in pairs}, warn_on_stderr)
+        images = check_soft_labels(
+            images,
+            {stem: Path(pred) for stem, pred, _ in pairs},
+            warn_on_stderr if distributed.is_main() else None,  # under torchrun rank 0 speaks
+        )
     head = next(images)  # a `segs` stack: its depth is the number of levels
     if input_format == "stack" and distributed.active():
         _check_depth_across_ranks(head, pairs)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .inputs import read_text_file
+from ..reports.named_inputs import read_text_file
 from .report_config import parse_json
 
 __all__ = ["toolkit_configuration"]

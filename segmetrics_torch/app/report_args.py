@@ -131,10 +131,18 @@ def config_from_args(args: argparse.Namespace) -> ReportConfig:
         overrides["highlight"] = args.report_highlight
     if args.report_style is not None:
         overrides["style"] = args.report_style
+    if args.report_digits is not None:
+        overrides["digits"] = args.report_digits
     if args.report_measures is not None:
         measures = parse_foreground_measures(args.report_measures, "--measures")
         config.options["foreground"] = {**config.options["foreground"], "measures": measures}
-    flags = {"xlsx": "--xlsx", "method_order": "--method-order", "highlight": "--highlight", "style": "--style"}
+    flags = {
+        "xlsx": "--xlsx",
+        "method_order": "--method-order",
+        "highlight": "--highlight",
+        "style": "--style",
+        "digits": "--digits",
+    }
     errors: list[str] = []
     presentation(config, overrides, "command line", errors)
     for i, error in enumerate(errors):

@@ -11,10 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from ..errors import InputError
 from ..reports.files import slug
+from ..reports.named_inputs import named_input, read_text_file
 from .family_options import OPTION_CHECKS, OPTION_DEFAULTS, is_int
-from .inputs import named_input, read_text_file
 from .launch import default_workers
 from .runner import FAMILY_EVALUATORS
 
@@ -60,6 +62,7 @@ _TOP_KEYS = {
     "colors",
     "highlight",
     "style",
+    "digits",
     *PAIRING_KEYS,
 }
 
@@ -136,6 +139,8 @@ class ReportConfig:
     colors: dict[str, Any] = field(default_factory=dict)
     highlight: str | None = None
     style: str | None = None
+    #: decimals of every table of the report (Markdown, LaTeX, combined), and of the comparison behind their marks
+    digits: int = 3
     progress: bool = True
     source: str = "configuration"
     #: the configuration file the run was read from (``None``: built from the command line)
@@ -457,7 +462,8 @@ def presentation(
     names: set[str] | None = None,
     check_names: bool = True,
 ) -> None:
-    """The keys that change how the report looks, not its numbers: xlsx, method_order, colors, highlight, style.
+    """The keys that change how the report looks, not its numbers: xlsx, method_order, colors, highlight, style,
+    digits.
 
     Method names are checked against ``names`` (default: the configuration's methods), or not at all without
     ``check_names``."""
@@ -507,6 +513,17 @@ def presentation(
                 data["highlight"],
             )
             config.highlight = data["highlight"]
+    if "digits" in data:
+        with _gather(errors):
+            value = data["digits"]
+            _expect(
+                isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 10,
+                source,
+                "digits",
+                "an integer from 1 to 10",
+                value,
+            )
+            config.digits = value
     if "style" in data:
         with _gather(errors):
             _expect(isinstance(data["style"], str), source, "style", "a matplotlib style name", data["style"])
@@ -546,8 +563,6 @@ def load_config(path: str | Path) -> ReportConfig:
     if path.suffix.lower() == ".json":
         data = parse_json(text, path)
     else:
-        import yaml
-
         try:
             data = yaml.load(text, Loader=_unique_keys_yaml_loader())
         except _DuplicateKey as error:
@@ -600,7 +615,6 @@ def _unique_json_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _unique_keys_yaml_loader() -> type:
     """A ``yaml.SafeLoader`` that rejects a mapping with a repeated key (PyYAML keeps the last one silently)."""
-    import yaml
 
     class Loader(yaml.SafeLoader):
         def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:

@@ -12,7 +12,9 @@ from typing import Any
 from .. import __version__
 from ..datasets.pairing import (
     BOUNDARY_EXTENSIONS,
+    SURFACE_EXTENSIONS,
     boundary_formats,
+    check_boundary_nms,
     check_pairing,
     match_folders,
     pairing_error,
@@ -20,13 +22,12 @@ from ..datasets.pairing import (
 )
 from ..datasets.prescan import Problem, Scan, listing, raise_or_skip, scan_pairing
 from ..errors import InputError
-from ..io import find_pairs
+from ..io import PROPOSAL_EXTENSIONS, find_pairs
+from ..reports.cache import ResultCache, canonical_json, class_images, file_id
 from . import distributed
-from .evaluation import check_boundary_nms
 from .measures import (
     check_foreground_measures,
 )
-from .report_cache import ResultCache, canonical_json, class_images, file_id
 from .report_config import Dataset, ReportConfig
 
 # ---------------------------------------------------------------------------------------------------- planning
@@ -58,6 +59,7 @@ class Job:
 #: checks them against the class), a constant so that planning, cache keys included, needs no torch import
 SOD_SETTINGS: dict[str, Any] = {
     "normalize": True,
+    "protocol": "pysodmetrics",
     "beta2": 0.3,
     "wf_beta2": 1.0,
     "alpha": 0.5,
@@ -230,13 +232,9 @@ def _plan_job(
             pairing = find_pairs(pred_dir, dataset.gt, **pairing_keys)
             pred_kind, gt_kind = "image", "image"
         elif family == "proposals":
-            from ..io import PROPOSAL_EXTENSIONS
-
             pairing = find_pairs(pred_dir, dataset.gt, PROPOSAL_EXTENSIONS, **pairing_keys)
             pred_kind, gt_kind = "pool", "objects"
         elif family == "surface":
-            from .surface_evaluation import SURFACE_EXTENSIONS
-
             pairing = find_pairs(pred_dir, dataset.gt, SURFACE_EXTENSIONS, **pairing_keys)
             pred_kind, gt_kind = "labels", "labels"
         else:

@@ -44,18 +44,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import torch
+from tqdm.auto import tqdm
 
+from ..datasets.prescan import empty_gt_skips
 from ..errors import InputError
+from ..reports.cache import ResultCache
 from ..reports.combined import check_xlsx
 from ..reports.files import make_temporary_file
+from ..reports.output_safety import FolderOutput, InputFile, InputFolder, check_outputs, report_folder, report_owns
 from ..reports.report import render_report
 from ..reports.tables import check_csv_outputs, to_jsonable
 from . import distributed, runner
-from .batching import load_measures
 from .measures import missing_packages
-from .output_safety import FolderOutput, InputFile, InputFolder, check_outputs, report_folder, report_owns
-from .report_cache import ResultCache
 from .report_config import (
     FAMILIES,
     Dataset,
@@ -115,7 +115,8 @@ def _compute(job: Job, config: ReportConfig, device: Any, progress: Any, source:
             "num_ground_truths": job.gt_total or len(pairs) + len(job.pairing.missing),
             "compared_on": config.compare_on,
             "problems": [p.as_dict() for p in job.scan.problems] if job.scan is not None else [],
-            "skipped": job.skipped,
+            # every image left out, in one place: the pre-scan's, and those a family found while evaluating
+            "skipped": job.skipped + empty_gt_skips(evaluated.results.pop("skipped_empty_gt", None) or []),
             "settings": {**job.settings, **evaluated.settings},
             "device": str(device),
             "elapsed_s": elapsed,
@@ -354,11 +355,9 @@ def _run_checked(
             first = todo[0]
             streams[first.key] = _start(first, config)
         if todo:
-            load_measures()  # torch and the measures load while the workers decode
+            runner.load_measures()  # torch and the measures load while the workers decode
         if device is None:
             device = _resolve(config.device, resolve_device)
-        from tqdm.auto import tqdm
-
         show = config.progress and sys.stderr.isatty()
         for job in jobs:
             label = f"{job.dataset.name} / {job.family} / {job.method}"
@@ -434,6 +433,8 @@ def _write_report(
 def _resolve(name: str, resolve_device: Callable[[str], Any] | None) -> Any:
     if resolve_device is not None:
         return resolve_device(name)
+    # torch loads here, once the plan is made and the decoding workers run (this module imports no torch)
+    import torch
 
     try:
         return torch.device(name)
@@ -454,7 +455,7 @@ def _check_output_folder(config: ReportConfig) -> None:
 def check_report_outputs(config: ReportConfig, file_outputs: Mapping[str, Path]) -> None:
     """No output of the report (its folder, its cache, ``--json`` / ``--csv`` / ``--per-image-csv``) replaces,
     deletes or pollutes an input: a ground-truth, prediction or class folder, or the configuration file (see
-    :mod:`~segmetrics_torch.app.output_safety`)."""
+    :mod:`~segmetrics_torch.reports.output_safety`)."""
 
     inputs: list[InputFolder] = []
     for dataset in config.datasets:

@@ -19,15 +19,15 @@ Adding a family means one evaluator module and one entry in :data:`FAMILY_EVALUA
 
 from __future__ import annotations
 
+import gc
 import importlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..datasets.decoding import DecodeStream, decode_tasks
 from . import distributed
-from .batching import counted
 from .family_job import BATCH_SIZES, Evaluated, FamilyInput
 
 
@@ -115,6 +115,32 @@ def run(
         return FAMILY_EVALUATORS[family].evaluate(work)
     finally:
         stop(source)
+
+
+def counted(images: Iterable[tuple[str, Any, Any]], progress: Any) -> Iterator[tuple[str, Any, Any]]:
+    """``images``, each counted on ``progress`` (a tqdm-like bar, or None) as the evaluator takes it."""
+    for item in images:
+        if progress is not None:
+            progress.update(1)
+        yield item
+
+
+def load_measures() -> None:
+    """Import torch and the foreground measures' functional core (numba's kernels; torchmetrics, another second, is
+    left to the families whose cores use Metric classes) with the cyclic GC paused: a report calls it once its
+    decoding workers run, so that the two overlap.
+
+    Imports allocate millions of objects and no garbage worth collecting; pausing the collector during them saves
+    ~15 % of the import time. The collector's previous state is restored.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        # the deferred import this function exists for (the module itself imports no torch)
+        from ..functional import foreground  # noqa: F401  (the foreground measures and their kernels)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def stop(source: Iterable[tuple[str, Any, Any]]) -> None:

@@ -7,41 +7,41 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..datasets.pairing import GT_FORMATS, PREDICTION_FORMATS, boundary_formats, pairing_error, partition_formats
-from ..datasets.prescan import dataset_name, method_name
+from ..datasets.pairing import (
+    GT_FORMATS,
+    PREDICTION_FORMATS,
+    SURFACE_EXTENSIONS,
+    boundary_formats,
+    check_boundary_nms,
+    pairing_error,
+    partition_formats,
+)
+from ..datasets.prescan import dataset_name, empty_gt_skips, method_name
 from ..errors import InputError
-from ..io import PROPOSAL_EXTENSIONS, find_pairs, list_images
+from ..io import PROPOSAL_EXTENSIONS, list_images
 from ..ops.soft_map_counts import compile_ahead
-from ..registry import canonical
+from ..registry import FOREGROUND_PROTOCOLS, TOOLBOX_LINE_LAYOUTS, canonical, outside_protocol
 from ..reports.figures import plot_proposal_recall
 from ..reports.tables import SURFACE_COLUMNS, format_table, measure_name, scalar_row, upsert_csv
-from . import distributed, runner
-from .evaluation import check_boundary_nms
+from . import distributed
 from .folder_io import (
-    check_folder_pairing,
+    FolderRun,
     check_out_dir,
-    default_method_name,
-    output_files,
-    pair_boundary_folders,
     pairing_options,
     parse_device,
-    prescan_job,
     shown_path,
-    with_progress,
     write_bsr_files,
-    write_outputs,
 )
 from .measures import foreground_columns, missing_packages, parse_foreground_measures
 from .report_args import run_from_args
 from .report_run import config_from_mapping, run_report
-from .surface_evaluation import SURFACE_EXTENSIONS
 
 if TYPE_CHECKING:  # annotations only: building the parser imports no torch
-    from .family_job import Evaluated
+    pass
 
 
 CURVE_CONVENTION = (
@@ -54,28 +54,59 @@ CURVE_CONVENTION = (
 
 
 def run_evaluate_foreground(args: argparse.Namespace) -> int:
-
-    args.measures = _measure_names(args.measures)
+    # the protocols, their measures and result lines (the module's imports: the lead's list)
+    protocol = args.protocol
+    if protocol not in FOREGROUND_PROTOCOLS:
+        raise InputError(f"--protocol: unknown protocol {protocol!r} (known: {', '.join(FOREGROUND_PROTOCOLS)})")
+    if args.toolbox_layout not in TOOLBOX_LINE_LAYOUTS:
+        known = ", ".join(TOOLBOX_LINE_LAYOUTS)
+        raise InputError(f"--toolbox-layout: unknown layout {args.toolbox_layout!r} (known: {known})")
+    measures = _measure_names(args.measures)
+    outside = outside_protocol(measures, protocol)
+    if outside:
+        raise InputError(
+            f"--measures: {', '.join(outside)} {'is' if len(outside) == 1 else 'are'} not part of the {protocol} "
+            "protocol (see docs/matlab-toolbox.md; leave out --protocol for the PySODMetrics measures)"
+        )
     if args.output is not None:
-        return _run_foreground_as_report(args)
+        if protocol != "pysodmetrics":
+            raise InputError("--protocol applies to the single-folder form (--json, --csv); leave out --output")
+        if args.toolbox_lines is not None:
+            raise InputError("--toolbox-lines and --output: give one (--toolbox-lines goes with --protocol)")
+        return _run_foreground_as_report(args, measures)
     if args.figures is not None:
         raise InputError("--figures applies to the report of --output DIR; add --output or leave out --figures")
-    device = parse_device(args.device)
-    files = output_files(args, {"--csv": args.csv})
-    try:
-        pairing = find_pairs(args.pred, args.gt, **pairing_options(args))
-    except ValueError as error:
-        raise pairing_error(error) from None
-    dataset = args.dataset or dataset_name(args.gt)
-    name = args.name or method_name(args.pred, dataset, args.gt)
+    outputs = {"--csv": args.csv, "--toolbox-lines": args.toolbox_lines}
+    run = FolderRun.from_args(args, "foreground", outputs)
+    return _evaluate_foreground(run, measures, protocol, args.toolbox_layout)
+
+
+#: what the 256-point curves of a MATLAB-toolbox protocol's report hold
+TOOLBOX_CURVE_CONVENTION = (
+    "entry i of every 256-point curve binarises the mapminmax-normalised map at p >= t_i (the E-measure of protocol "
+    "matlab-toolbox at p > t_i) with t = 1:-1/255:0, i.e. thresholds in descending order, as the MATLAB toolbox"
+)
+
+
+def _evaluate_foreground(
+    run: FolderRun, measures: list[str] | None, protocol: str = "pysodmetrics", layout: str = "pranet"
+) -> int:
+    """``evaluate foreground`` of one folder pair: the table, the summary line and the outputs (``protocol``: the
+    convention of the numbers, PySODMetrics' or a MATLAB toolbox's, checked against ``measures`` by the caller;
+    ``layout``: that of the ``--toolbox-lines`` output, when asked)."""
+    files = run.check_outputs()
+    lines_path = files.get("--toolbox-lines")
+    if lines_path is not None and protocol == "pysodmetrics":
+        raise InputError("--toolbox-lines writes the MATLAB toolbox's result line: add --protocol matlab-toolbox")
+    pairing = run.pair()
+    dataset, name = run.dataset, run.name
 
     # every problem of every file at once, before any measure runs
-    pairs, scan, bad = prescan_job(args, pairing, "foreground", "gray", "gray")
+    pairs, scan, bad = run.prescan(pairing, "gray", "gray")
 
-    columns = foreground_columns(args.measures)[0]
-    evaluated, elapsed = _run_job(
-        args, name, "foreground", pairs, {"measures": args.measures}, device, resize=args.resize
-    )
+    columns = foreground_columns(measures, protocol)[0]
+    options = {"measures": measures, "protocol": protocol, "toolbox_layout": layout if lines_path else None}
+    evaluated, elapsed = run.evaluate(name, pairs, options, resize=run.resize)
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return 0
 
@@ -85,16 +116,15 @@ def run_evaluate_foreground(args: argparse.Namespace) -> int:
     count = int(metric.count)
     total = len(pairing.pairs) + len(pairing.missing)
     of = f" (of {total} ground truths)" if count != total else ""
-    pred_dir, gt_dir = shown_path(args.pred), shown_path(args.gt)
-    print(f"Evaluated {count} image(s){of} of {pred_dir} against {gt_dir} ({dataset}) on {device} in {elapsed:.2f} s")
+    pred_dir, gt_dir = shown_path(run.pred), shown_path(run.gt)
+    print(
+        f"Evaluated {count} image(s){of} of {pred_dir} against {gt_dir} ({dataset}) on {run.device} in {elapsed:.2f} s"
+    )
     per_image = results["per_image"] or {}
     keys = [key for key, _ in columns]
-    write_outputs(
+    run.write_outputs(
         files,
-        "foreground",
         name,
-        args,
-        device,
         count,
         pairing,
         settings={
@@ -102,62 +132,31 @@ def run_evaluate_foreground(args: argparse.Namespace) -> int:
             **metric.settings,
             "reader": "segmetrics_torch.io.read_gray (== cv2.imread(path, cv2.IMREAD_GRAYSCALE))",
             "gt_binarisation": "> 128 (a 0/1 mask: == 1)",
-            "resize": args.resize,
-            "pairing": pairing_options(args),
+            "resize": run.resize,
+            "pairing": run.pairing,
             "measures": keys,
         },
-        extra={"dataset": dataset, "curve_convention": CURVE_CONVENTION, **scan.findings(bad)},
+        extra={
+            "dataset": dataset,
+            "curve_convention": CURVE_CONVENTION if protocol == "pysodmetrics" else TOOLBOX_CURVE_CONVENTION,
+            **scan.findings(bad),
+        },
         elapsed=elapsed,
         results={**results, "per_image": per_image},
         # per image: the core measures and the chosen ones with one value per image (curves are dataset-level)
         per_image=per_image,
-        dataset=dataset,
         keys=keys,
     )
     if (csv_path := files["--csv"]) is not None:
         row = {"method": name, "dataset": dataset, "num_images": count, **{k: rows[name].get(k) for k in keys}}
         action = upsert_csv(csv_path, [row], ("method", "dataset"), "--csv")
         print(f"{action.capitalize()} {csv_path} (row {name} / {dataset})")
+    if lines_path is not None:
+        from .foreground_rows import append_toolbox_line  # loads torch: only now, after the decoding workers started
+
+        append_toolbox_line(lines_path, results, dataset, name, layout)
+        print(f"Added the {layout} result line to {lines_path}")
     return 0
-
-
-def _run_job(
-    args: argparse.Namespace,
-    name: str,
-    family: str,
-    pairs: Sequence[tuple[str, Path, Path]],
-    options: Mapping[str, Any],
-    device: Any,
-    *,
-    input_format: str = "gray",
-    gt_format: str = "gray",
-    resize: bool | None = None,
-) -> tuple[Evaluated, float]:
-    """``(evaluated, seconds)``: the command's one job through the runner (:func:`.runner.start`,
-    :func:`.runner.run`) under its progress bar."""
-
-    def run(progress: Any) -> Evaluated:
-        source = runner.start(
-            family,
-            pairs,
-            input_format=input_format,
-            gt_format=gt_format,
-            resize=resize,
-            workers=getattr(args, "workers", 0),
-        )
-        return runner.run(
-            family,
-            pairs,
-            source,
-            options=options,
-            input_format=input_format,
-            gt_format=gt_format,
-            device=device,
-            batch_size=getattr(args, "batch_size", 1),
-            progress=progress,
-        )
-
-    return with_progress(args, name, len(pairs), run)
 
 
 def _measure_names(text: str | None) -> list[str] | None:
@@ -173,7 +172,7 @@ def _measure_names(text: str | None) -> list[str] | None:
     return names
 
 
-def _run_foreground_as_report(args: argparse.Namespace) -> int:
+def _run_foreground_as_report(args: argparse.Namespace, measures: list[str] | None) -> int:
     """``evaluate foreground ... --output DIR``: the report of one method on one dataset (the ``--config`` outputs)."""
 
     for option in ("json", "csv", "per_image_csv"):
@@ -193,7 +192,7 @@ def _run_foreground_as_report(args: argparse.Namespace) -> int:
         "device": args.device,
         "batch_size": args.batch_size,
         "workers": args.workers,
-        **({"options": {"foreground": {"measures": args.measures}}} if args.measures else {}),
+        **({"options": {"foreground": {"measures": measures}}} if measures else {}),
         **{("pair_regex" if key == "pattern" else key): value for key, value in pairing_options(args).items() if value},
     }
     if args.figures is not None:
@@ -231,10 +230,13 @@ def _warn_about_r50(summary: Mapping[str, Any]) -> None:
         )
     first, dollar = float(summary["r50"]), float(summary["r50_dollar"])
     if float(summary["precision"][0]) > 0.5:
+        # more thresholds extend the curve; never the advice to pass the count already given
+        count = len(summary["thresholds"])
+        more = f"e.g. --thresholds {max(99, 2 * count - 1)}" if count < 255 else "a denser --thresholds list"
         print(
             f"warning: precision is above 0.5 already at the lowest threshold ({float(summary['thresholds'][0]):g}), "
-            "so R50 is that threshold's recall, a lower bound of the recall at precision 0.5 (more thresholds, "
-            "e.g. --thresholds 99, extend the curve)",
+            f"so R50 is that threshold's recall, a lower bound of the recall at precision 0.5 (more thresholds, "
+            f"{more}, extend the curve)",
             file=sys.stderr,
         )
     if abs(first - dollar) > 0.01:  # NaN on either side compares False: nothing to say
@@ -247,32 +249,23 @@ def _warn_about_r50(summary: Mapping[str, Any]) -> None:
 
 
 def run_evaluate_boundary(args: argparse.Namespace) -> int:
-
-    device = parse_device(args.device)
+    run = FolderRun.from_args(args, "boundary")
     out_dir = check_out_dir(args.out_dir)
-    files = output_files(args, out_dir=out_dir)
-    pairing, pred_kind, gt_kind = pair_boundary_folders(args)
+    files = run.check_outputs(out_dir=out_dir)
+    pairing, pred_kind, gt_kind = run.pair_boundary()
     input_format, gt_format = boundary_formats(pred_kind, gt_kind, args.gt_labels, args.gt)
     check_boundary_nms(args.nms, input_format, "--nms")
     if args.resize and input_format != "soft":
         raise InputError("--resize applies to soft boundary maps (images); a ucm2 must be (2H+1)x(2W+1)")
     # a first run on a new machine: the matching kernel (the largest) compiles in a second process from now on
     compile_ahead()
-    pairs, scan, bad = prescan_job(args, pairing, "boundary", input_format, gt_format)
-    name = args.name or default_method_name(args)
+    pairs, scan, bad = run.prescan(pairing, input_format, gt_format)
+    name = run.name
     stems = [stem for stem, _, _ in pairs]
     options = {"thresholds": args.thresholds, "max_dist": args.max_dist, "thin": not args.no_thin, "nms": args.nms}
 
-    evaluated, elapsed = _run_job(
-        args,
-        name,
-        "boundary",
-        pairs,
-        options,
-        device,
-        input_format=input_format,
-        gt_format=gt_format,
-        resize=args.resize,
+    evaluated, elapsed = run.evaluate(
+        name, pairs, options, input_format=input_format, gt_format=gt_format, resize=args.resize
     )
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return 0
@@ -286,18 +279,15 @@ def run_evaluate_boundary(args: argparse.Namespace) -> int:
     print(
         f"Evaluated {count} image(s) of {shown_path(args.pred)} ({input_format} maps) against {shown_path(args.gt)} "
         f"({gt_format}) with "
-        f"{args.thresholds} thresholds, max_dist {args.max_dist:g}{thin} on {device} in {elapsed:.2f} s."
+        f"{args.thresholds} thresholds, max_dist {args.max_dist:g}{thin} on {run.device} in {elapsed:.2f} s."
     )
     if out_dir is not None:
         paths = write_bsr_files(out_dir, summary)
         print(f"Wrote {', '.join(p.name for p in paths)} to {out_dir}")
     results = evaluated.results if files["--json"] or files["--per-image-csv"] else {}
-    write_outputs(
+    run.write_outputs(
         files,
-        "boundary",
         name,
-        args,
-        device,
         count,
         pairing,
         settings={
@@ -316,7 +306,7 @@ def run_evaluate_boundary(args: argparse.Namespace) -> int:
                 else "segmetrics_torch.io.read_gray (== cv2.imread(path, cv2.IMREAD_GRAYSCALE)), / 255"
             ),
             "resize": args.resize,
-            "pairing": pairing_options(args),
+            "pairing": run.pairing,
         },
         extra=scan.findings(bad),
         elapsed=elapsed,
@@ -369,12 +359,11 @@ def _print_partition_tables(
 
 
 def run_evaluate_partition(args: argparse.Namespace) -> int:
-
-    device = parse_device(args.device)
-    files = output_files(args)
-    pairing, pred_kind, gt_kind = pair_boundary_folders(args)
+    run = FolderRun.from_args(args, "partition")
+    files = run.check_outputs()
+    pairing, pred_kind, gt_kind = run.pair_boundary()
     if not pairing.pairs:
-        check_folder_pairing(pairing, args)  # no common name: the pairing error, with examples of both sides
+        run.check_pairing(pairing)  # no common name: the pairing error, with examples of both sides
     input_format, gt_format = partition_formats(pairing, pred_kind, gt_kind)
     hierarchy = input_format != "labels"
     if hierarchy and files["--per-image-csv"] is not None:
@@ -387,8 +376,8 @@ def run_evaluate_partition(args: argparse.Namespace) -> int:
         raise InputError(
             f"{option} applies to ucm2 hierarchies only, but {args.pred} holds {PREDICTION_FORMATS[input_format]}"
         )
-    pairs, scan, bad = prescan_job(args, pairing, "partition", input_format, gt_format)
-    name = args.name or default_method_name(args)
+    pairs, scan, bad = run.prescan(pairing, input_format, gt_format)
+    name = run.name
     stems = [stem for stem, _, _ in pairs]
     options = {
         "measures": args.measures,
@@ -398,9 +387,7 @@ def run_evaluate_partition(args: argparse.Namespace) -> int:
         "num_regions": args.num_regions,
         "rule": args.rule,
     }
-    evaluated, elapsed = _run_job(
-        args, name, "partition", pairs, options, device, input_format=input_format, gt_format=gt_format
-    )
+    evaluated, elapsed = run.evaluate(name, pairs, options, input_format=input_format, gt_format=gt_format)
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return 0
 
@@ -410,14 +397,11 @@ def run_evaluate_partition(args: argparse.Namespace) -> int:
     print(
         f"Evaluated {len(stems)} image(s) of {shown_path(args.pred)} ({input_format}) against {shown_path(args.gt)} "
         f"({gt_format}){setting} "
-        f"on {device} in {elapsed:.2f} s."
+        f"on {run.device} in {elapsed:.2f} s."
     )
-    write_outputs(
+    run.write_outputs(
         files,
-        "partition",
         name,
-        args,
-        device,
         len(stems),
         pairing,
         settings={
@@ -427,7 +411,7 @@ def run_evaluate_partition(args: argparse.Namespace) -> int:
             "measures": list(metric.measures),
             **metric.options,
             **hierarchy_settings,
-            "pairing": pairing_options(args),
+            "pairing": run.pairing,
         },
         extra=scan.findings(bad),
         elapsed=elapsed,
@@ -464,9 +448,8 @@ def _proposal_table(results: Mapping[str, Any], name: str, *, boundary: bool) ->
 
 
 def run_evaluate_proposals(args: argparse.Namespace) -> int:
-
-    device = parse_device(args.device)
-    files = output_files(args, {"--plot": args.plot})
+    run = FolderRun.from_args(args, "proposals", {"--plot": args.plot})
+    files = run.check_outputs()
     if (plot_path := files["--plot"]) is not None:
         if plot_path.suffix.lower() not in (".png", ".pdf", ".svg"):
             raise InputError(f"--plot {plot_path}: give a .png, .pdf or .svg file name")
@@ -474,14 +457,14 @@ def run_evaluate_proposals(args: argparse.Namespace) -> int:
             import matplotlib  # noqa: F401
         except ImportError:
             raise InputError("--plot needs matplotlib: pip install 'segmetrics-torch[plot]'") from None
+    pairing = run.pair(PROPOSAL_EXTENSIONS)
     try:
-        pairing = find_pairs(args.pred, args.gt, PROPOSAL_EXTENSIONS, **pairing_options(args))
         classes = None if args.gt_classes is None else list_images(args.gt_classes, name="class folder")
     except ValueError as error:
         raise pairing_error(error) from None
-    pairs, scan, bad = prescan_job(args, pairing, "proposals", "pool", "objects")
+    pairs, scan, bad = run.prescan(pairing, "pool", "objects")
     void_label = None if args.void_label < 0 else args.void_label
-    name = args.name or default_method_name(args)
+    name = run.name
     options = {
         "counts": args.counts,
         "classes": classes,
@@ -492,9 +475,7 @@ def run_evaluate_proposals(args: argparse.Namespace) -> int:
         "bound_th": args.bound_th,
         "class_option": "--gt-classes",
     }
-    evaluated, elapsed = _run_job(
-        args, name, "proposals", pairs, options, device, input_format="pool", gt_format="objects"
-    )
+    evaluated, elapsed = run.evaluate(name, pairs, options, input_format="pool", gt_format="objects")
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return 0
 
@@ -505,17 +486,14 @@ def run_evaluate_proposals(args: argparse.Namespace) -> int:
     print(
         f"Evaluated {len(per_image)} image(s), {int(metric.objects)} object(s), of {shown_path(args.pred)} against "
         f"{shown_path(args.gt)} on "
-        f"{device} in {elapsed:.2f} s (#prop: mean proposals per image within N)."
+        f"{run.device} in {elapsed:.2f} s (#prop: mean proposals per image within N)."
     )
     if plot_path is not None:
         plot_proposal_recall({name: results}, plot_path, title=name)
         print(f"Wrote {plot_path}")
-    write_outputs(
+    run.write_outputs(
         files,
-        "proposals",
         name,
-        args,
-        device,
         len(per_image),
         pairing,
         settings={
@@ -528,7 +506,7 @@ def run_evaluate_proposals(args: argparse.Namespace) -> int:
             "chunk_size": args.chunk_size,
             "protocol": "MCG eval_proposals.m: best J per object within the first N proposals; recall strict >, "
             "average recall >= over 0.5:0.05:0.95; x = mean min(N, P) per image",
-            "pairing": pairing_options(args),
+            "pairing": run.pairing,
         },
         extra=scan.findings(bad),
         elapsed=elapsed,
@@ -550,37 +528,47 @@ def run_evaluate_report(args: argparse.Namespace) -> int:
 
 
 def run_evaluate_surface(args: argparse.Namespace) -> int:
-
-    device = parse_device(args.device)
-    files = output_files(args)
+    run = FolderRun.from_args(args, "surface")
+    files = run.check_outputs()
     if args.tolerance is not None and args.num_classes is None and len(args.tolerance) > 1:
         raise InputError("--tolerance: one value per class needs --num-classes (masks have one class)")
-    try:
-        pairing = find_pairs(args.pred, args.gt, SURFACE_EXTENSIONS, **pairing_options(args))
-    except ValueError as error:
-        raise pairing_error(error) from None
-    pairs, scan, bad = prescan_job(args, pairing, "surface", "labels", "labels")
-    name = args.name or default_method_name(args)
-    tolerance: float | list[float] = (
-        1.0 if args.tolerance is None else (args.tolerance[0] if len(args.tolerance) == 1 else args.tolerance)
+    if (args.aggregation == "worst_case") != (args.worst_case is not None):
+        raise InputError(
+            "--worst-case V goes with --aggregation worst_case (the value of a missed structure, in spacing units; "
+            "BraTS: 373.13 for HD95 in mm), and that aggregation needs it"
+        )
+    if args.class_names is not None and (args.num_classes is None or len(args.class_names) != args.num_classes):
+        raise InputError(
+            f"--class-names: one name per label 0..C-1 with --num-classes C, but got {len(args.class_names)} "
+            f"name(s) and --num-classes {args.num_classes}"
+        )
+    pairing = run.pair(SURFACE_EXTENSIONS)
+    pairs, scan, bad = run.prescan(pairing, "labels", "labels")
+    name = run.name
+    tolerance: float | list[float] | None = (
+        None if args.tolerance is None else (args.tolerance[0] if len(args.tolerance) == 1 else args.tolerance)
     )
     measures = None if args.measures is None else list(dict.fromkeys(canonical(m, "surface") for m in args.measures))
-    settings = {
+    settings: dict[str, Any] = {
         "convention": args.convention,
         "percentile": args.percentile,
         "tolerance": tolerance,
         "spacing": args.spacing,
         "num_classes": args.num_classes,
         "include_background": args.include_background,
+        "directed": args.directed,
+        "distance_metric": args.distance_metric,
+        "aggregation": args.aggregation,
+        "worst_case": args.worst_case,
     }
-    if measures is not None:  # absent: the one pass of the five distance measures (settings as before the option)
+    if args.class_names is not None:
+        settings["class_names"] = args.class_names
+    if measures is not None:  # absent: the one pass of the distance measures
         settings = {"measures": measures, **settings}
     spacing = None if args.spacing is None else (args.spacing[0] if len(args.spacing) == 1 else args.spacing)
     options = {**settings, "spacing": spacing, "skip_empty_gt": bool(args.skip_empty_gt)}
     try:
-        evaluated, elapsed = _run_job(
-            args, name, "surface", pairs, options, device, input_format="labels", gt_format="labels"
-        )
+        evaluated, elapsed = run.evaluate(name, pairs, options, input_format="labels", gt_format="labels")
         results = evaluated.results
     except ValueError as error:  # an argument the measures reject (a spacing of the wrong length, a tolerance ...)
         raise InputError(str(error)) from None
@@ -590,40 +578,59 @@ def run_evaluate_surface(args: argparse.Namespace) -> int:
     q = f"{args.percentile:g}"
     columns = [(key, header.format(q=q)) for key, header in SURFACE_COLUMNS if key in results]
     classes = results.get("classes")
+    # a class is shown by its name where --class-names gives one: table rows, CSV columns
+    labels = results.get("class_names") or [f"class {c}" for c in classes or []]
     if classes is None:
         rows = {name: {key: results[key] for key, _ in columns}}
     else:  # one row per class
-        rows = {f"{name} / class {c}": {key: results[key][i] for key, _ in columns} for i, c in enumerate(classes)}
+        rows = {f"{name} / {label}": {key: results[key][i] for key, _ in columns} for i, label in enumerate(labels)}
     print(format_table(rows, columns))
     shown = ", ".join(header for _, header in columns) + (f" at tolerance {tolerance}" if "nsd" in results else "")
-    skipped = results.get("skipped_empty_gt") or []
+    skipped = results.pop("skipped_empty_gt", None) or []  # listed with the other left-out images: "skipped"
     left_out = f" ({len(skipped)} left out: empty ground truth)" if skipped else ""
     count = len(pairs) - len(skipped)
+    rule = results["aggregation"]["rule"] + (f" {args.worst_case:g}" if args.worst_case is not None else "")
     print(
         f"Evaluated {count} pair(s){left_out} of {shown_path(args.pred)} against {shown_path(args.gt)}: {shown} "
-        f"({args.convention} convention) on {device} in {elapsed:.2f} s."
+        f"({args.convention} convention, aggregation {rule}) on {run.device} in {elapsed:.2f} s."
     )
+    headers = dict(columns)
+    dropped = {
+        headers[key]: n if isinstance(n, int) else sum(n)
+        for key, n in results["aggregation"]["dropped"].items()
+        if key in headers
+    }
+    if any(dropped.values()):
+        print(
+            "Left out of the means (NaN: both masks empty"
+            + (", or MONAI's NaN of a missed structure" if args.aggregation == "drop_nan" else "")
+            + "): "
+            + ", ".join(f"{header} {n}" for header, n in dropped.items() if n)
+        )
+    if "nsd" not in results and measures is None and args.convention in ("monai", "deepmind"):
+        print("NSD: not computed (it needs --tolerance T, in spacing units: mm for NIfTI volumes; no default).")
     per_image: dict[str, dict[str, Any]] = {}
+    suffixes = list(results.get("class_names") or classes or [])  # per-class CSV columns: by name where given
     for stem, values in results["per_image"].items():
         flat: dict[str, Any] = {}
         for key, value in values.items():
-            if isinstance(value, list):  # label maps: one column per class
-                flat.update({f"{key}/{c}": v for c, v in zip(classes or [], value, strict=True)})
+            if key == "spacing":  # one number per axis, exact
+                flat[key] = "x".join(repr(float(v)) for v in value)
+            elif isinstance(value, list):  # label maps: one column per class
+                flat.update({f"{key}/{label}": v for label, v in zip(suffixes, value, strict=True)})
             else:
                 flat[key] = value
         per_image[stem] = flat
-    write_outputs(
+    run.write_outputs(
         files,
-        "surface",
         name,
-        args,
-        device,
         count,
         pairing,
-        settings={**settings, "pairing": pairing_options(args)},
-        extra=scan.findings(bad),
+        settings={**settings, "pairing": run.pairing},
+        extra={**(found := scan.findings(bad)), "skipped": found["skipped"] + empty_gt_skips(skipped)},
         elapsed=elapsed,
         results=results,
         per_image=per_image,
+        keys=list(dict.fromkeys(key for flat in per_image.values() for key in flat)),
     )
     return 0

@@ -7,7 +7,8 @@ What the ``segmetrics`` command reads a dataset folder pair with, usable from a 
   boundary or partition folder pair is read in;
 * :mod:`.prescan`: a pass over the files' headers (no pixel decoded) that reports every unpaired, unreadable or
   mis-sized file at once, and the dataset and method names a folder path suggests;
-* :mod:`.decoding`: the pairs decoded into arrays, in worker processes when asked, in order, with bounded memory.
+* :mod:`.decoding`: the pairs decoded into arrays, in worker processes when asked, in order, with bounded memory;
+* :mod:`.label_maps`: checks of decoded label maps (soft maps given as partitions, hierarchies of unequal depth).
 
 Errors are :class:`segmetrics_torch.errors.InputError`, each naming the file and what is wrong.
 """

@@ -1,6 +1,7 @@
-"""Whether a "label map" is really a soft map: a partition command given a boundary or saliency probability map (or a
-smooth depth map) would score it as thousands of one-pixel regions. The checks look at how many distinct values an
-image has and how scattered its equal-value runs are, on the first images of a folder."""
+"""Checks of decoded label maps. Whether a "label map" is really a soft map: a partition command given a boundary or
+saliency probability map (or a smooth depth map) would score it as thousands of one-pixel regions. The checks look at
+how many distinct values an image has and how scattered its equal-value runs are, on the first images of a folder;
+and whether every hierarchy (a ``segs`` stack) of a folder has the same number of levels."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from ..errors import InputError
-from . import distributed
+
+__all__ = ["SOFT_MAP_CHECKED", "SOFT_MAP_SCATTER", "check_depth", "check_soft_labels", "soft_map_reason"]
 
 #: a label map with at least this many values, most of whose pixels off its commonest value differ from a
 #: 4-neighbour, is a soft map (probability / edge strength), not regions (BSDS annotations: 2-8 %, 3,000 SLIC
@@ -80,14 +82,15 @@ def _equal_value_runs(labels: np.ndarray, across: np.ndarray, down: np.ndarray) 
 
 
 def check_soft_labels(
-    images: Iterator[tuple[str, Any, Any]], paths: dict[str, Path], warn: Callable[[str], None]
+    images: Iterator[tuple[str, Any, Any]], paths: dict[str, Path], warn: Callable[[str], None] | None
 ) -> Iterator[tuple[str, Any, Any]]:
-    """Warn once when the first label maps look like soft maps (:func:`soft_map_reason`): every gray level would be
-    read as a region, a silently meaningless score."""
-    warned = not distributed.is_main()  # under torchrun rank 0 speaks
+    """Warn once (``warn(message)``; None: no warning, e.g. on a process that does not speak) when the first label
+    maps look like soft maps (:func:`soft_map_reason`): every gray level would be read as a region, a silently
+    meaningless score."""
+    warned = warn is None
     for i, (stem, pred, gt) in enumerate(images):
         reason = soft_map_reason(pred) if i < SOFT_MAP_CHECKED and not warned else None
-        if reason is not None:
+        if reason is not None and warn is not None:
             warn(
                 f"warning: the predictions look like soft maps (edge strengths or probabilities), not label maps: "
                 f"{paths[stem]}: {reason}. `partition` reads every gray level as a region; evaluate edge maps with "

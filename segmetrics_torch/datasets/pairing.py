@@ -19,7 +19,9 @@ __all__ = [
     "BOUNDARY_EXTENSIONS",
     "GT_FORMATS",
     "PREDICTION_FORMATS",
+    "SURFACE_EXTENSIONS",
     "boundary_formats",
+    "check_boundary_nms",
     "check_pairing",
     "hierarchy_format",
     "match_folders",
@@ -29,6 +31,8 @@ __all__ = [
 ]
 
 
+#: the files of the surface family: label-map images and NIfTI volumes
+SURFACE_EXTENSIONS = (".png", ".bmp", ".tif", ".tiff", ".nii", ".nii.gz")
 #: what the boundary and partition commands list in their folders: images and .mat files (ucm2, segs, groundTruth)
 BOUNDARY_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".mat")
 
@@ -144,6 +148,13 @@ def boundary_formats(pred_kind: str, gt_kind: str, gt_labels: bool, gt_dir: str 
         )
     gt_format = "mat" if gt_kind == "mat" else "labels" if gt_labels else "boundaries"
     return ("ucm2" if pred_kind == "mat" else "soft"), gt_format
+
+
+def check_boundary_nms(nms: bool, input_format: str, option: str) -> None:
+    """Refuse edge NMS (``option`` names the switch) for other than soft boundary maps: NMS thins soft detector
+    maps; a ucm2 hierarchy is one-pixel contours already (BSDS: no NMS)."""
+    if nms and input_format != "soft":
+        raise InputError(f"{option} applies to soft boundary maps (images), not to {input_format} predictions")
 
 
 def hierarchy_format(path: Path) -> str:

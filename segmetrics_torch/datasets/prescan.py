@@ -46,6 +46,7 @@ __all__ = [
     "Problem",
     "Scan",
     "dataset_name",
+    "empty_gt_skips",
     "family_size_readers",
     "image_size",
     "listing",
@@ -112,6 +113,13 @@ class Scan:
     def findings(self, skipped: Sequence[Problem]) -> dict[str, list[dict[str, str]]]:
         """What a JSON report records: every problem found, and those whose images were left out."""
         return {"problems": [p.as_dict() for p in self.problems], "skipped": [p.as_dict() for p in skipped]}
+
+
+def empty_gt_skips(stems: Iterable[str]) -> list[dict[str, str]]:
+    """The records of images left out for an empty ground truth that a family found while evaluating (the boundary
+    distances read volumes themselves), in the form of :meth:`Scan.findings`' ``skipped``: every JSON of the command
+    lists its left-out images in one place, its top-level ``skipped``."""
+    return [Problem("empty", stem).as_dict() | {"detail": KINDS["empty"][0]} for stem in stems]
 
 
 def _unpaired(

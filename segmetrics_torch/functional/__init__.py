@@ -11,6 +11,7 @@ from .boundary import (
 )
 from .foreground import *  # noqa: F403  (the foreground measures: foreground.__all__)
 from .partition import hierarchy_measures, partition_measures
+from .semantic_boundary import semantic_boundary_counts, semantic_boundary_pr, semantic_boundary_protocol
 from .surface import (
     average_surface_distance,
     boundary_iou,
@@ -21,6 +22,14 @@ from .surface import (
     surface_distance_measures,
     surface_distances,
 )
+from .video import (
+    davis_global_csv,
+    davis_j_and_f,
+    davis_per_sequence_csv,
+    davis_sequence,
+    davis_statistics,
+    evaluate_davis,
+)
 
 __all__ = [
     "BoundaryCounts",
@@ -30,6 +39,12 @@ __all__ = [
     "boundary_pr",
     "boundary_pr_counts",
     "cl_dice",
+    "davis_global_csv",
+    "davis_j_and_f",
+    "davis_per_sequence_csv",
+    "davis_sequence",
+    "davis_statistics",
+    "evaluate_davis",
     "hausdorff_distance",
     "hd95",
     "hierarchy_measures",
@@ -37,6 +52,9 @@ __all__ = [
     "normalized_surface_distance",
     "partition_measures",
     "segmentation_boundaries",
+    "semantic_boundary_counts",
+    "semantic_boundary_pr",
+    "semantic_boundary_protocol",
     "surface_distance_measures",
     "surface_distances",
 ]

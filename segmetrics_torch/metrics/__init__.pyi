@@ -25,6 +25,9 @@ from .foreground_extra import (
     SizeInvariantThresholdMeasures as SizeInvariantThresholdMeasures,
     ThresholdMeasures as ThresholdMeasures,
 )
+from .matlab_toolbox import (
+    MatlabToolboxMeasures as MatlabToolboxMeasures,
+)
 from .partition import (
     BidirectionalConsistency as BidirectionalConsistency,
     BipartiteGraphMatching as BipartiteGraphMatching,
@@ -46,6 +49,9 @@ from .partition import (
 from .proposals import (
     ProposalRecall as ProposalRecall,
 )
+from .semantic_boundary import (
+    SemanticBoundaryPR as SemanticBoundaryPR,
+)
 from .surface import (
     AverageSurfaceDistance as AverageSurfaceDistance,
     BoundaryIoU as BoundaryIoU,
@@ -53,4 +59,7 @@ from .surface import (
     HausdorffDistance as HausdorffDistance,
     NormalizedSurfaceDistance as NormalizedSurfaceDistance,
     SurfaceDistanceMeasures as SurfaceDistanceMeasures,
+)
+from .video import (
+    VideoObjectSegmentation as VideoObjectSegmentation,
 )

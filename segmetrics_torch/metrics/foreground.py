@@ -30,6 +30,7 @@ from ..functional.foreground._intermediates import (
     run_per_image,
 )
 from ..functional.foreground.enhanced_alignment import e_from_counts
+from ..functional.foreground.matlab_toolbox import check_foreground_protocol, toolbox_foreground_values
 from ..functional.foreground.overlap import f_from_counts, overlap_from_counts
 from ..functional.foreground.structure_measure import check_s_options, warn_s_measure_nan
 from ..functional.foreground.suite import (
@@ -82,15 +83,26 @@ class _ForegroundMetric(ExactMetric):
     sm_is_nan_sum: Tensor
 
     def __init__(
-        self, *, normalize: bool = True, validate_args: bool = True, skip_empty_gt: bool = False, **kwargs: Any
+        self,
+        *,
+        normalize: bool = True,
+        validate_args: bool = True,
+        skip_empty_gt: bool = False,
+        protocol: str = "pysodmetrics",
+        **kwargs: Any,
     ) -> None:
         """The arguments every foreground Metric takes (as keywords).
 
         Args:
-            normalize: min-max stretch each map to [0, 1] first, as PySODMetrics (default ``True``).
+            normalize: min-max stretch each map to [0, 1] first, as PySODMetrics (default ``True``); ``False``
+                scores probabilities as they are (a training loop's sigmoid outputs).
             validate_args: check shapes, dtypes and values; ``False`` skips the checks (never memory safety).
             skip_empty_gt: leave out the images whose ground truth has no foreground pixel (COD10K's convention;
                 PySODMetrics keeps them), counting them in the state ``skipped_empty_gt``; default ``False``.
+            protocol: ``"pysodmetrics"`` (PySODMetrics 1.6.2, the default) or a MATLAB-toolbox protocol,
+                ``"matlab-toolbox"`` or ``"matlab-toolbox-2020-11"`` (the evaluation toolbox of PraNet / Inf-Net /
+                SINet: ``docs/matlab-toolbox.md``); a toolbox protocol needs ``normalize=True`` (the toolbox always
+                stretches the map) and the toolbox's values of the measure's own options.
             **kwargs: torchmetrics' own options (``dist_sync_on_step``, ``sync_on_compute``, ``process_group``, ...).
         """
         super().__init__(**kwargs)
@@ -98,6 +110,8 @@ class _ForegroundMetric(ExactMetric):
         for name, value in flags:
             if not isinstance(value, bool):
                 raise TypeError(f"Expected argument `{name}` to be a bool, but got {value!r}.")
+        #: the convention: ``"pysodmetrics"`` or a MATLAB-toolbox protocol
+        self.protocol = check_foreground_protocol(protocol, normalize=(normalize, True))
         self.normalize = normalize
         self.validate_args = validate_args
         self.skip_empty_gt = skip_empty_gt
@@ -163,6 +177,26 @@ class _ForegroundMetric(ExactMetric):
 
     def _update_kept(self, preds: ImageBatch, target: ImageBatch) -> None:
         """Add a batch that ``skip_empty_gt`` has already filtered."""
+        names = (*self._scalars, *self._curves)
+        if self.protocol != "pysodmetrics":
+            values = toolbox_foreground_values(
+                preds,
+                target,
+                protocol=self.protocol,
+                beta2=getattr(self, "beta2", 0.3),
+                weighted_f=bool({"wfm", "weighted_f_measure"} & set(names)),
+                edt_backend=self._options.edt_backend,
+                validate_args=self.validate_args,
+            )
+            s_measure = values["s_measure"]
+            # the states' names where they differ from the per-image keys
+            named = {"wfm": "weighted_f_measure", "sm": "s_measure"}
+            add_sums(
+                self,
+                names,
+                {n: torch.isnan(s_measure).to(_F64) if n == "sm_is_nan" else values[named.get(n, n)] for n in names},
+            )
+            return
         values = run_per_image(
             self._derive,
             preds,
@@ -171,7 +205,7 @@ class _ForegroundMetric(ExactMetric):
             validate_args=self.validate_args,
             options=self._options,
         )
-        add_sums(self, (*self._scalars, *self._curves), values)
+        add_sums(self, names, values)
 
     def _mean(self, name: str) -> Tensor:
         return super()._mean(f"{name}_sum")
@@ -186,6 +220,9 @@ class _ForegroundMetric(ExactMetric):
 
 class MAE(_ForegroundMetric):
     """Mean absolute error over a dataset (mean of per-image MAE), PySODMetrics 1.6.2 ``MAE``.
+    A float map is min-max stretched per image as PySODMetrics does (``normalize=True``, the default); pass
+    ``normalize=False`` to score probabilities as they are, e.g. in a training loop, so that the logged value agrees
+    with a loss computed on the same tensor.
 
     See :func:`segmetrics_torch.functional.mae`. ``compute()`` returns a scalar float64 tensor.
 
@@ -220,6 +257,9 @@ class MAE(_ForegroundMetric):
 
 class SMeasure(_ForegroundMetric):
     """S-measure over a dataset (Fan et al. ICCV 2017), PySODMetrics 1.6.2 ``Smeasure``.
+    A float map is min-max stretched per image as PySODMetrics does (``normalize=True``, the default); pass
+    ``normalize=False`` to score probabilities as they are, e.g. in a training loop, so that the logged value agrees
+    with a loss computed on the same tensor.
 
     See :func:`segmetrics_torch.functional.s_measure` for the formula and edge cases. An image whose value is NaN
     (centroid on the last row/column, with ``empty_quadrant="nan"``, as PySODMetrics) makes the dataset value NaN, as
@@ -228,8 +268,9 @@ class SMeasure(_ForegroundMetric):
     Args:
         alpha: weight of the object term (0.5).
         empty_quadrant: ``"nan"`` (reference) or ``"skip"`` (drop the empty, zero-weight quadrant).
-        normalize, validate_args: see :func:`segmetrics_torch.functional.s_measure`. skip_empty_gt: leave out
-            images of empty ground truth (COD10K's convention), counted in ``skipped_empty_gt``.
+        normalize, validate_args, protocol: see :func:`segmetrics_torch.functional.s_measure` (a MATLAB-toolbox
+            ``protocol`` needs ``alpha=0.5``, ``empty_quadrant="nan"``). skip_empty_gt: leave out images of empty
+            ground truth (COD10K's convention), counted in ``skipped_empty_gt``.
 
     As input to ``update`` (and ``forward``):
 
@@ -260,6 +301,7 @@ class SMeasure(_ForegroundMetric):
     def __init__(self, *, alpha: float = 0.5, empty_quadrant: EmptyQuadrant = "nan", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         check_s_options(alpha, empty_quadrant)
+        check_foreground_protocol(self.protocol, alpha=(alpha, 0.5), empty_quadrant=(empty_quadrant, "nan"))
         self.alpha = float(alpha)
         self.empty_quadrant = empty_quadrant
         self._options = MeasureOptions(s_measure=True, alpha=self.alpha, empty_quadrant=empty_quadrant)
@@ -279,6 +321,9 @@ class SMeasure(_ForegroundMetric):
 
 class WeightedFMeasure(_ForegroundMetric):
     """Weighted F-beta over a dataset (Margolin et al. CVPR 2014), PySODMetrics 1.6.2 ``WeightedFmeasure``.
+    A float map is min-max stretched per image as PySODMetrics does (``normalize=True``, the default); pass
+    ``normalize=False`` to score probabilities as they are, e.g. in a training loop, so that the logged value agrees
+    with a loss computed on the same tensor.
 
     See :func:`segmetrics_torch.functional.weighted_f_measure`. Images with empty ground truth score 0.
     ``compute()`` returns a scalar tensor.
@@ -288,7 +333,8 @@ class WeightedFMeasure(_ForegroundMetric):
         normalize: min-max stretch each map to [0, 1] first, as PySODMetrics (default ``True``).
         validate_args: check shapes, dtypes and values (NaN, range, binary target); ``False`` skips the checks
         (never memory safety). skip_empty_gt: leave out images of empty ground truth (COD10K's convention),
-        counted in ``skipped_empty_gt``. torchmetrics' own options (``dist_sync_on_step``, ``sync_on_compute``,
+        counted in ``skipped_empty_gt``. protocol: ``"pysodmetrics"`` (default) or a MATLAB-toolbox protocol
+        (``docs/matlab-toolbox.md``). torchmetrics' own options (``dist_sync_on_step``, ``sync_on_compute``,
         ``process_group``, ``compute_on_cpu``, ...) are accepted as keywords.
 
     As input to ``update`` (and ``forward``):
@@ -319,6 +365,7 @@ class WeightedFMeasure(_ForegroundMetric):
     def __init__(self, *, beta2: float = 1.0, edt_backend: EdtBackend = "auto", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.beta2 = check_positive_float(beta2, "beta2")
+        check_foreground_protocol(self.protocol, beta2=(self.beta2, 1.0))
         check_edt_backend(edt_backend)
         self.edt_backend = edt_backend
         self._options = MeasureOptions(weighted_f=True, wf_beta2=self.beta2, edt_backend=edt_backend, counts=False)
@@ -333,6 +380,9 @@ class WeightedFMeasure(_ForegroundMetric):
 
 class FMeasure(_ForegroundMetric):
     """F-beta measure over a dataset: adaptive, mean and max F, and the F, precision and recall curves.
+    A float map is min-max stretched per image as PySODMetrics does (``normalize=True``, the default); pass
+    ``normalize=False`` to score probabilities as they are, e.g. in a training loop, so that the logged value agrees
+    with a loss computed on the same tensor.
 
     PySODMetrics 1.6.2 ``Fmeasure`` (beta^2 = 0.3). See :func:`segmetrics_torch.functional.f_measure`.
 
@@ -345,7 +395,8 @@ class FMeasure(_ForegroundMetric):
         normalize: min-max stretch each map to [0, 1] first, as PySODMetrics (default ``True``).
         validate_args: check shapes, dtypes and values (NaN, range, binary target); ``False`` skips the checks
         (never memory safety). skip_empty_gt: leave out images of empty ground truth (COD10K's convention),
-        counted in ``skipped_empty_gt``. torchmetrics' own options (``dist_sync_on_step``, ``sync_on_compute``,
+        counted in ``skipped_empty_gt``. protocol: ``"pysodmetrics"`` (default) or a MATLAB-toolbox protocol
+        (``docs/matlab-toolbox.md``). torchmetrics' own options (``dist_sync_on_step``, ``sync_on_compute``,
         ``process_group``, ``compute_on_cpu``, ...) are accepted as keywords.
 
     As input to ``update`` (and ``forward``):
@@ -397,6 +448,9 @@ class FMeasure(_ForegroundMetric):
 
 class EMeasure(_ForegroundMetric):
     """E-measure over a dataset (Fan et al. IJCAI 2018): adaptive, mean and max E, and the 256-point curve.
+    A float map is min-max stretched per image as PySODMetrics does (``normalize=True``, the default); pass
+    ``normalize=False`` to score probabilities as they are, e.g. in a training loop, so that the logged value agrees
+    with a loss computed on the same tensor.
 
     PySODMetrics 1.6.2 ``Emeasure``. See :func:`segmetrics_torch.functional.e_measure`. Values can exceed 1
     (normalisation by ``N - 1``). ``compute()`` returns a dict ``adaptive``, ``mean``, ``max``, ``curve`` (256,).
@@ -451,6 +505,9 @@ class _OverlapMetric(_ForegroundMetric):
 
 class IoU(_OverlapMetric):
     """Intersection over union (Jaccard) of thresholded maps: adaptive, mean, max and the 256-point curve.
+    A float map is min-max stretched per image as PySODMetrics does (``normalize=True``, the default); pass
+    ``normalize=False`` to score probabilities as they are, e.g. in a training loop, so that the logged value agrees
+    with a loss computed on the same tensor.
 
     PySODMetrics 1.6.2 ``FmeasureV2`` + ``IOUHandler`` (``sample_based=True``). See
     :func:`segmetrics_torch.functional.iou`. ``compute()`` returns a dict ``adaptive``, ``mean``, ``max``, ``curve``.
@@ -486,6 +543,9 @@ class IoU(_OverlapMetric):
 
 class Dice(_OverlapMetric):
     """Dice coefficient of thresholded maps: adaptive, mean, max and the 256-point curve.
+    A float map is min-max stretched per image as PySODMetrics does (``normalize=True``, the default); pass
+    ``normalize=False`` to score probabilities as they are, e.g. in a training loop, so that the logged value agrees
+    with a loss computed on the same tensor.
 
     PySODMetrics 1.6.2 ``FmeasureV2`` + ``DICEHandler``. See :func:`segmetrics_torch.functional.dice`.
     ``compute()`` returns a dict ``adaptive``, ``mean``, ``max``, ``curve``.
@@ -521,6 +581,9 @@ class Dice(_OverlapMetric):
 
 class ForegroundMeasures(_ForegroundMetric):
     """Every foreground measure of a dataset from one shared pass per batch.
+    A float map is min-max stretched per image as PySODMetrics does (``normalize=True``, the default); pass
+    ``normalize=False`` to score probabilities as they are, e.g. in a training loop, so that the logged value agrees
+    with a loss computed on the same tensor.
 
     One preparation, one histogram, one distance transform per image; each value equals the dedicated metric's. The
     same state, update and ``compute()`` without torchmetrics, ``update`` returning each image's values:
@@ -531,8 +594,10 @@ class ForegroundMeasures(_ForegroundMetric):
     ``precision``/``recall`` at the adaptive threshold (scalars). Use :func:`flatten_results` to log it.
 
     Args:
-        beta2, wf_beta2, alpha, empty_quadrant, edt_backend, normalize, validate_args: as
-            :func:`segmetrics_torch.functional.foreground_measures`.
+        beta2, wf_beta2, alpha, empty_quadrant, edt_backend, normalize, validate_args, protocol: as
+            :func:`segmetrics_torch.functional.foreground_measures` (``protocol="matlab-toolbox"`` or
+            ``"matlab-toolbox-2020-11"``: the MATLAB evaluation toolbox's numbers, ``docs/matlab-toolbox.md``; then
+            without ``include``).
         include: the other PySODMetrics measures to accumulate beside them, by name (a sequence) or with their
             options (a mapping name -> keyword arguments): ``threshold_measures`` (:class:`ThresholdMeasures`),
             ``size_invariant_f_measure`` (:class:`SizeInvariantThresholdMeasures`), ``size_invariant_mae``
@@ -594,6 +659,13 @@ class ForegroundMeasures(_ForegroundMetric):
         super().__init__(**kwargs)
         self.beta2 = check_positive_float(beta2, "beta2")
         self._options = suite_options(alpha, empty_quadrant, wf_beta2, edt_backend)
+        fixed = {"alpha": (alpha, 0.5), "wf_beta2": (wf_beta2, 1.0), "empty_quadrant": (empty_quadrant, "nan")}
+        check_foreground_protocol(self.protocol, **fixed)
+        if self.protocol != "pysodmetrics" and include:
+            raise ValueError(
+                f"Expected `include` to be empty with protocol={self.protocol!r} (the measures it names are not part "
+                f"of the MATLAB toolbox), but got {include!r}."
+            )
         # the children get every torchmetrics setting of the composite (syncing, process group, CPU compute), as
         # torchmetrics' own compositions do: dist_sync_on_step=True syncs the included measures' batch values too
         shared = {key: value for key, value in kwargs.items() if key in _TORCHMETRICS_SETTINGS}
@@ -603,8 +675,8 @@ class ForegroundMeasures(_ForegroundMetric):
 
     @property
     def settings(self) -> dict[str, Any]:
-        """The measure settings (for reports): beta2, wf_beta2, alpha, empty_quadrant, edt_backend."""
-        return suite_settings(self.beta2, self._options)
+        """The measure settings (for reports): protocol, beta2, wf_beta2, alpha, empty_quadrant, edt_backend."""
+        return suite_settings(self.beta2, self._options, self.protocol)
 
     def _derive(self, values: ForegroundIntermediates) -> dict[str, Tensor]:
         return derive_all(values, self.beta2)

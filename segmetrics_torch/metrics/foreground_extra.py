@@ -152,6 +152,9 @@ class _ThresholdSetMetric(_SumMetric):
 
 class ThresholdMeasures(_ThresholdSetMetric):
     r"""PySODMetrics' ``FmeasureV2`` over a dataset: confusion-count measures in adaptive/dynamic/binary modes.
+    A float map is min-max stretched per image as PySODMetrics does (``normalize=True``, the default); pass
+    ``normalize=False`` to score probabilities as they are, e.g. in a training loop, so that the logged value agrees
+    with a loss computed on the same tensor.
 
     Measures (see :mod:`segmetrics_torch.functional.foreground.threshold_measures` for the formulas):
     ``fmeasure`` (:math:`F_\beta`, :math:`\beta^2 = 0.3`), ``precision``, ``recall`` (``tpr``, ``sensitivity``),
@@ -231,6 +234,9 @@ class ThresholdMeasures(_ThresholdSetMetric):
 
 class SizeInvariantMAE(_SumMetric):
     r"""Size-invariant MAE over a dataset (Li et al. ICML 2024), PySODMetrics 1.6.2 ``SizeInvarianceMAE``.
+    A float map is min-max stretched per image as PySODMetrics does (``normalize=True``, the default); pass
+    ``normalize=False`` to score probabilities as they are, e.g. in a training loop, so that the logged value agrees
+    with a loss computed on the same tensor.
 
     The mean of the per-image values of :func:`segmetrics_torch.functional.size_invariant_mae` (targets = GT
     components of >= 50 pixels, each weighted by its bounding box; see there for the formula and edge cases: empty
@@ -298,6 +304,9 @@ class SizeInvariantMAE(_SumMetric):
 
 class SizeInvariantThresholdMeasures(_ThresholdSetMetric):
     r"""Size-invariant threshold measures over a dataset, PySODMetrics 1.6.2 ``SizeInvarianceFmeasureV2``.
+    A float map is min-max stretched per image as PySODMetrics does (``normalize=True``, the default); pass
+    ``normalize=False`` to score probabilities as they are, e.g. in a training loop, so that the logged value agrees
+    with a loss computed on the same tensor.
 
     Every measure of :class:`ThresholdMeasures` computed per target (GT components of >= 50 pixels, each on its
     bounding box; see :func:`segmetrics_torch.functional.size_invariant_threshold_measures`) and averaged over an
@@ -410,6 +419,9 @@ class SizeInvariantThresholdMeasures(_ThresholdSetMetric):
 
 class MultiScaleIoU(_SumMetric):
     r"""Multi-scale IoU over a dataset (Ahmadzadeh et al. ICIP 2021), PySODMetrics 1.6.2 ``MSIoU``.
+    A float map is min-max stretched per image as PySODMetrics does (``normalize=True``, the default); pass
+    ``normalize=False`` to score probabilities as they are, e.g. in a training loop, so that the logged value agrees
+    with a loss computed on the same tensor.
 
     Per image the MSIoU of :func:`segmetrics_torch.functional.multiscale_iou` (edges of the binary map and of the GT
     compared on grids of 1..512-pixel cells, area under the ratio curve); dataset values are means over images.
@@ -502,6 +514,9 @@ class MultiScaleIoU(_SumMetric):
 
 class HumanCorrectionEffort(_SumMetric):
     r"""Human Correction Effort over a dataset (Qin et al. ECCV 2022), PySOD 1.6.2 ``HumanCorrectionEffortMeasure``.
+    A float map is min-max stretched per image as PySODMetrics does (``normalize=True``, the default); pass
+    ``normalize=False`` to score probabilities as they are, e.g. in a training loop, so that the logged value agrees
+    with a loss computed on the same tensor.
 
     The mean of the per-image HCE of :func:`segmetrics_torch.functional.human_correction_effort` (lower is better;
     PySOD's ``hce``). Contours and polygons are OpenCV's on the CPU (optional extra ``opencv-python-headless``);
@@ -558,6 +573,9 @@ class HumanCorrectionEffort(_SumMetric):
 
 class ContextMeasure(_SumMetric):
     r"""Context measure over a dataset (Wang et al. 2025, arXiv:2512.07076), PySODMetrics 1.6.2 ``ContextMeasure``.
+    A float map is min-max stretched per image as PySODMetrics does (``normalize=True``, the default); pass
+    ``normalize=False`` to score probabilities as they are, e.g. in a training loop, so that the logged value agrees
+    with a loss computed on the same tensor.
 
     The mean of the per-image values of :func:`segmetrics_torch.functional.context_measure` (forward inference and
     reverse deduction weighted by a GT-shaped Gaussian context kernel; PySOD's ``cm``), filtered on each GT's box by
@@ -611,6 +629,9 @@ class ContextMeasure(_SumMetric):
 
 class CamouflageContextMeasure(_SumMetric):
     r"""Camouflage context measure over a dataset, PySODMetrics 1.6.2 ``CamouflageContextMeasure`` (``ccm``).
+    A float map is min-max stretched per image as PySODMetrics does (``normalize=True``, the default); pass
+    ``normalize=False`` to score probabilities as they are, e.g. in a training loop, so that the logged value agrees
+    with a loss computed on the same tensor.
 
     ``update(preds, target, images)``: the RGB images (uint8, (B, H, W, 3) or a list of (H, W, 3)) are required;
     without them, or with a size other than the maps', ``update`` raises ``ValueError``. Per image the value of

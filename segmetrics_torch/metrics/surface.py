@@ -1,14 +1,17 @@
 """torchmetrics Metrics of the boundary-distance measures: dataset means of the per-image (per-class) values of
 :mod:`segmetrics_torch.functional.surface`.
 
-Reduction (MONAI's ``do_metric_reduction("mean")`` over the images, per class): NaN values (both masks empty under
-most conventions) are left out of the mean; a value of ``inf`` (a missed structure: one mask empty) makes the class's
-mean ``inf``, so that a missed structure cannot vanish from a table: a distance of a pair with exactly one empty mask
-counts as ``inf`` whatever its convention's value (MONAI's percentile HD is NaN there, and MONAI's own mean drops
-it, see the docs page). The class equal to ``ignore_index`` is no pair: NaN in every function, counted in no update,
-so its ``compute()`` value is NaN (as TorchMetrics'), never ``inf``. The states are per-class sums of the finite
-values and counts of the non-NaN and of the infinite values, summed over processes (``dist_reduce_fx="sum"``): the
-DDP result equals one process's.
+Reduction: the mean over the images, per class, of the non-NaN values (MONAI's ``do_metric_reduction``), with a
+named rule for a missed structure (one mask empty) in the distance Metrics, ``aggregation=``
+(:mod:`segmetrics_torch.functional.surface.aggregation`): ``"inf"`` (the default: a distance of a pair with exactly
+one empty mask counts as ``inf`` whatever its convention's value, so that a missed structure cannot vanish from a
+table; MONAI's percentile HD is NaN there), ``"drop_nan"`` (MONAI's mean: the convention's values, NaN left out, inf
+kept) or ``"worst_case"`` (BraTS: a missed structure counts as ``worst_case``). The scores (NSD, Boundary IoU,
+clDice) are 0 for a missed structure and leave out NaN. :meth:`~_SurfaceMetric.dropped` counts the values each mean
+left out. The class equal to ``ignore_index`` is no pair: NaN in every function, counted in no mean, so its
+``compute()`` value is NaN (as TorchMetrics'), never ``inf``. The states are per-class sums of the finite values and
+counts of the non-NaN, the infinite and the dropped values, summed over processes (``dist_reduce_fx="sum"``): the DDP
+result equals one process's.
 
 ``compute()`` returns a 0-d tensor for binary masks and a (C',) tensor, one value per class, for label maps
 (``num_classes``); :class:`SurfaceDistanceMeasures` returns a dict of them.
@@ -31,7 +34,8 @@ from ..functional.surface import (
     normalized_surface_distance,
     surface_distance_measures,
 )
-from ..functional.surface._inputs import INPUT_FORMATS, channel_columns, one_hot_inputs
+from ..functional.surface._inputs import INPUT_FORMATS, channel_columns
+from ..functional.surface.aggregation import Aggregation, aggregated_values, check_aggregation, empty_sides
 from ..functional.surface.cldice import ZeroDivision
 from ..functional.surface.options import (
     DISTANCE_DEFAULTS,
@@ -73,10 +77,24 @@ class _SurfaceMetric(ExactMetric):
     #: the defaults of the shared keywords the function takes (:mod:`segmetrics_torch.functional.surface.options`)
     _shared: Mapping[str, Any] = DISTANCE_DEFAULTS
 
-    def __init__(self, measure_options: Mapping[str, Any], kwargs: Mapping[str, Any], /) -> None:
+    #: how the means treat a missed structure (the distance Metrics' ``aggregation``; the scores leave out NaN)
+    aggregation: str = "inf"
+    #: the value of a missed structure with ``aggregation="worst_case"``
+    worst_case: float | None = None
+
+    def __init__(
+        self,
+        measure_options: Mapping[str, Any],
+        kwargs: Mapping[str, Any],
+        aggregation: object = "inf",
+        worst_case: object = None,
+        /,
+    ) -> None:
         """``measure_options``: the function's own arguments, by name; ``kwargs``: the subclass's keywords, the
-        shared ones (:mod:`segmetrics_torch.functional.surface.options`) and torchmetrics'. The arguments are
-        checked here, by one call of the function on a tiny pair, not at the first update."""
+        shared ones (:mod:`segmetrics_torch.functional.surface.options`) and torchmetrics'; ``aggregation`` and
+        ``worst_case``: the distance Metrics' rule for missed structures. The arguments are checked here, by one
+        call of the function on a tiny pair, not at the first update."""
+        self.aggregation, self.worst_case = check_aggregation(aggregation, worst_case)
         accepted = {**self._shared, **dict.fromkeys(_TORCHMETRICS_KEYWORDS)}
         chosen = with_defaults(type(self).__name__, kwargs, accepted, measure_options)
         options = {key: chosen[key] for key in self._shared}
@@ -122,6 +140,7 @@ class _SurfaceMetric(ExactMetric):
             self.add_state(f"{key}_sum", torch.zeros(self.num_columns, dtype=torch.float64), dist_reduce_fx="sum")
             self.add_state(f"{key}_count", torch.zeros(self.num_columns, dtype=torch.int64), dist_reduce_fx="sum")
             self.add_state(f"{key}_inf", torch.zeros(self.num_columns, dtype=torch.int64), dist_reduce_fx="sum")
+            self.add_state(f"{key}_dropped", torch.zeros(self.num_columns, dtype=torch.int64), dist_reduce_fx="sum")
         # per-class tolerances are checked against the classes at the first update
         self._probed = (
             None if isinstance(measure_options.get("tolerance"), (list, tuple)) else self._call(_PROBE, _PROBE)
@@ -161,28 +180,42 @@ class _SurfaceMetric(ExactMetric):
             raise TypeError(f"{type(self).__name__}.update() takes no `spacing`: its measure counts pixels.")
         values = self._values(preds, target, self.spacing if spacing is None else spacing)
         self.last_values = values
-        missed = None
+        empties: tuple[Tensor, Tensor] | None = None
         for key, value in values.items():
             v = value.detach().to(torch.float64)
             v = v.reshape(v.shape[0], -1)
             distance = key in _DISTANCES or (key == "value" and self.higher_is_better is False)
-            if distance and bool(torch.isnan(v).any()):
-                # a distance of a pair with exactly one empty mask (a missed or a hallucinated structure) counts as
-                # inf in the mean, whatever its convention's own value (MONAI's percentile HD gives NaN there)
-                missed = (
-                    _one_empty(
-                        preds, target, self.num_classes, self.include_background, self.ignore_index, self.input_format
-                    ).to(v.device)
-                    if missed is None
-                    else missed
-                )
-                v = torch.where(missed & torch.isnan(v), torch.full_like(v, float("inf")), v)
+            if distance and self.aggregation != "drop_nan" and not bool(torch.isfinite(v).all()):
+                # a pair with an empty mask counts by the rule of `aggregation` (functional.surface.aggregation)
+                if empties is None:
+                    empties = empty_sides(preds, target, **self._class_options())
+                v = aggregated_values(v, empties[0], empties[1], self.aggregation, self.worst_case)
             state_sum = getattr(self, f"{key}_sum")
             finite = torch.isfinite(v)
             setattr(self, f"{key}_sum", state_sum + torch.where(finite, v, 0.0).sum(dim=0).to(state_sum.device))
-            counted = (~torch.isnan(v)).sum(dim=0).to(state_sum.device)
+            nan = torch.isnan(v)
+            counted = (~nan).sum(dim=0).to(state_sum.device)
             setattr(self, f"{key}_count", getattr(self, f"{key}_count") + counted)
             setattr(self, f"{key}_inf", getattr(self, f"{key}_inf") + torch.isinf(v).sum(dim=0).to(state_sum.device))
+            dropped = getattr(self, f"{key}_dropped")
+            setattr(self, f"{key}_dropped", dropped + nan.sum(dim=0).to(dropped.device))
+
+    def dropped(self) -> Any:
+        """The number of values each mean left out (NaN after the ``aggregation`` rule: both masks empty, MONAI's
+        NaN with ``"drop_nan"``, the ``ignore_index`` class), as ``compute()`` is shaped: a 0-d / (C',) int64
+        tensor, a dict of them for :class:`SurfaceDistanceMeasures`."""
+        # synchronised over processes as compute() is (DDP: every rank's counts)
+        with self.sync_context(
+            dist_sync_fn=self.dist_sync_fn, should_sync=self._to_sync, should_unsync=self._should_unsync
+        ):
+            counts = {key: getattr(self, f"{key}_dropped").clone() for key in self._keys}
+        shaped = {key: (c[0] if self.num_classes is None else c) for key, c in counts.items()}
+        if len(self._keys) == 1:
+            return shaped[self._keys[0]]
+        return {key: shaped[key] for key in self._computed_keys()}
+
+    def _computed_keys(self) -> tuple[str, ...]:
+        return self._keys
 
     def _mean(self, key: str) -> Tensor:  # per-class means of the non-NaN values (the module doc), not the base's
         total, count, inf = (getattr(self, f"{key}_{part}") for part in ("sum", "count", "inf"))
@@ -205,6 +238,10 @@ class HausdorffDistance(_SurfaceMetric):
     ``num_classes``, ``include_background``, ``ignore_index``, ``input_format``, ``validate_args``; plus
     torchmetrics' Metric keywords (``compute_on_cpu``, ``dist_sync_on_step``, ``process_group``, ...).
 
+    ``aggregation`` (``"inf"``, the default; ``"drop_nan"``, MONAI's mean; ``"worst_case"``, BraTS' fixed value
+    ``worst_case``, required there): what a missed structure does to the mean
+    (:mod:`segmetrics_torch.functional.surface.aggregation`); :meth:`dropped` counts the values left out.
+
     As input to ``update`` (and ``forward``):
 
     - ``preds``: (B, H, W) or (B, D, H, W) masks (bool or {0, 1}), or label maps (integers in [0, ``num_classes``))
@@ -213,7 +250,8 @@ class HausdorffDistance(_SurfaceMetric):
     - ``spacing`` (keyword, optional): this batch's voxel spacing, in place of the constructor's.
 
     As output of ``compute``: the mean over images of the per-image (percentile) Hausdorff distance, a 0-d float64
-    tensor for masks or (C',) per class for label maps (NaN left out; a missed structure makes it ``inf``).
+    tensor for masks or (C',) per class for label maps (NaN left out; with the default ``aggregation`` a missed
+    structure makes it ``inf``).
 
     Example:
         >>> import torch
@@ -230,9 +268,15 @@ class HausdorffDistance(_SurfaceMetric):
     _function = staticmethod(hausdorff_distance)
 
     def __init__(
-        self, *, directed: bool = False, percentile: float | None = None, **kwargs: Unpack[DistanceMetricOptions]
+        self,
+        *,
+        directed: bool = False,
+        percentile: float | None = None,
+        aggregation: Aggregation = "inf",
+        worst_case: float | None = None,
+        **kwargs: Unpack[DistanceMetricOptions],
     ) -> None:
-        super().__init__({"directed": directed, "percentile": percentile}, kwargs)
+        super().__init__({"directed": directed, "percentile": percentile}, kwargs, aggregation, worst_case)
 
 
 class AverageSurfaceDistance(_SurfaceMetric):
@@ -246,6 +290,10 @@ class AverageSurfaceDistance(_SurfaceMetric):
     ``num_classes``, ``include_background``, ``ignore_index``, ``input_format``, ``validate_args``; plus
     torchmetrics' Metric keywords (``compute_on_cpu``, ``dist_sync_on_step``, ``process_group``, ...).
 
+    ``aggregation`` (``"inf"``, the default; ``"drop_nan"``, MONAI's mean; ``"worst_case"``, BraTS' fixed value
+    ``worst_case``, required there): what a missed structure does to the mean
+    (:mod:`segmetrics_torch.functional.surface.aggregation`); :meth:`dropped` counts the values left out.
+
     As input to ``update`` (and ``forward``):
 
     - ``preds``: (B, H, W) or (B, D, H, W) masks (bool or {0, 1}), or label maps (integers in [0, ``num_classes``))
@@ -254,7 +302,8 @@ class AverageSurfaceDistance(_SurfaceMetric):
     - ``spacing`` (keyword, optional): this batch's voxel spacing, in place of the constructor's.
 
     As output of ``compute``: the mean over images of the per-image (symmetric) average surface distance, a 0-d
-    float64 tensor for masks or (C',) per class for label maps (NaN left out; a missed structure makes it ``inf``).
+    float64 tensor for masks or (C',) per class for label maps (NaN left out; with the default ``aggregation`` a
+    missed structure makes it ``inf``).
 
     Example:
         >>> import torch
@@ -270,13 +319,23 @@ class AverageSurfaceDistance(_SurfaceMetric):
     higher_is_better = False
     _function = staticmethod(average_surface_distance)
 
-    def __init__(self, *, symmetric: bool = False, **kwargs: Unpack[DistanceMetricOptions]) -> None:
-        super().__init__({"symmetric": symmetric}, kwargs)
+    def __init__(
+        self,
+        *,
+        symmetric: bool = False,
+        aggregation: Aggregation = "inf",
+        worst_case: float | None = None,
+        **kwargs: Unpack[DistanceMetricOptions],
+    ) -> None:
+        super().__init__({"symmetric": symmetric}, kwargs, aggregation, worst_case)
 
 
 class NormalizedSurfaceDistance(_SurfaceMetric):
-    """Mean normalised surface distance (surface Dice at ``tolerance``, in spacing units; 1 by default, as
-    :class:`SurfaceDistanceMeasures`) over images.
+    """Mean normalised surface distance (surface Dice at ``tolerance``) over images.
+
+    ``tolerance`` is required, as in the function: a length in spacing units (mm with a spacing in mm) that depends
+    on the structure and the dataset, with no sensible default (a missing one is Python's ``TypeError`` naming it).
+    A missed structure scores 0, which needs no ``aggregation`` rule; NaN (both masks empty) is left out.
 
     Args: ``tolerance`` and ``use_subvoxels`` (:func:`segmetrics_torch.functional.normalized_surface_distance`), and
     the keywords every distance function shares (``**kwargs``, typed as ``DistanceMetricOptions``:
@@ -313,7 +372,7 @@ class NormalizedSurfaceDistance(_SurfaceMetric):
     def __init__(
         self,
         *,
-        tolerance: float | list[float] = 1.0,
+        tolerance: float | list[float],
         use_subvoxels: bool = False,
         **kwargs: Unpack[DistanceMetricOptions],
     ) -> None:
@@ -403,13 +462,19 @@ class SurfaceDistanceMeasures(_SurfaceMetric):
     batch (:func:`segmetrics_torch.functional.surface_distance_measures`), each averaged over images as the
     single-measure Metrics; ``compute()`` returns ``{measure: value}`` for the measures the convention defines.
 
-    Args: ``percentile`` (95) and ``tolerance`` (1) of the percentile Hausdorff distance and the NSD, and
+    Args: ``percentile`` (95) and ``directed`` (False) of the Hausdorff distances, ``tolerance`` of the NSD (no
+    default: a length in spacing units; None leaves the NSD out, see
+    :func:`~segmetrics_torch.functional.surface_distance_measures`), and
     the keywords every distance function shares (``**kwargs``, typed as ``DistanceMetricOptions``:
     :class:`~segmetrics_torch.functional.surface.options.DistanceOptions` and torchmetrics'; meanings and
     defaults at :func:`~segmetrics_torch.functional.hausdorff_distance`): ``convention``, ``spacing`` (the
     constructor's voxel spacing, used when ``update`` gives none), ``distance_metric``, ``connectivity``,
     ``num_classes``, ``include_background``, ``ignore_index``, ``input_format``, ``validate_args``; plus
     torchmetrics' Metric keywords (``compute_on_cpu``, ``dist_sync_on_step``, ``process_group``, ...).
+
+    ``aggregation`` (``"inf"``, the default; ``"drop_nan"``, MONAI's mean; ``"worst_case"``, BraTS' fixed value
+    ``worst_case``, required there): what a missed structure does to the mean
+    (:mod:`segmetrics_torch.functional.surface.aggregation`); :meth:`dropped` counts the values left out.
 
     As input to ``update`` (and ``forward``):
 
@@ -419,7 +484,8 @@ class SurfaceDistanceMeasures(_SurfaceMetric):
     - ``spacing`` (keyword, optional): this batch's voxel spacing, in place of the constructor's.
 
     As output of ``compute``: ``{measure: mean}`` for the measures the convention defines (``hausdorff``,
-    ``hausdorff_percentile``, ``asd``, ``assd``, ``nsd``), each a 0-d float64 tensor for masks or (C',) per class.
+    ``hausdorff_percentile``, ``asd``, ``assd``, and ``nsd`` with a ``tolerance``), each a 0-d float64 tensor for
+    masks or (C',) per class.
 
     Example:
         >>> import torch
@@ -440,14 +506,25 @@ class SurfaceDistanceMeasures(_SurfaceMetric):
         self,
         *,
         percentile: float = 95.0,
-        tolerance: float | list[float] = 1.0,
+        tolerance: float | list[float] | None = None,
+        directed: bool = False,
+        aggregation: Aggregation = "inf",
+        worst_case: float | None = None,
         **kwargs: Unpack[DistanceMetricOptions],
     ) -> None:
-        super().__init__({"percentile": percentile, "tolerance": tolerance}, kwargs)
-        self.measures: tuple[str, ...] = self._keys if self._probed is None else tuple(self._probed)
+        super().__init__(
+            {"percentile": percentile, "tolerance": tolerance, "directed": directed}, kwargs, aggregation, worst_case
+        )
+        measures = self._keys if self._probed is None else tuple(self._probed)
+        # per-class tolerances skip the probe: the NSD is there exactly when a tolerance is (and the convention has it)
+        no_nsd = tolerance is None or self.convention in ("medpy", "torchmetrics")
+        self.measures: tuple[str, ...] = tuple(k for k in measures if k != "nsd" or not no_nsd)
+
+    def _computed_keys(self) -> tuple[str, ...]:
+        return tuple(key for key in self._keys if key in self.measures)
 
     def compute(self) -> dict[str, Tensor]:
-        return {key: self._mean(key) for key in self._keys if key in self.measures}
+        return {key: self._mean(key) for key in self._computed_keys()}
 
 
 #: torchmetrics' Metric keywords, passed on to it
@@ -455,38 +532,6 @@ _TORCHMETRICS_KEYWORDS = tuple(MetricKeywords.__optional_keys__)
 
 #: the measures that are distances (a missed structure: inf); NSD and Boundary IoU are scores (0 there)
 _DISTANCES = frozenset({"hausdorff", "hausdorff_percentile", "asd", "assd"})
-
-
-def _one_empty(
-    preds: Any,
-    target: Any,
-    num_classes: int | None,
-    include_background: bool,
-    ignore_index: int | None,
-    input_format: str = "index",
-) -> Tensor:
-    """(B, C') bool: the (image, class) pairs where exactly one of the two masks is empty (the classes as the
-    functions take them; ``ignore_index`` pixels removed from both; False for the class ``ignore_index`` itself,
-    which the functions do not score)."""
-    if input_format != "index":
-        p_ch, t_ch = one_hot_inputs(preds, target, input_format, num_classes, validate_args=False)
-        columns = channel_columns(p_ch.shape[1], include_background)
-        return p_ch[:, columns].flatten(2).any(2) != t_ch[:, columns].flatten(2).any(2)
-    pairs = list(zip(preds, target, strict=True))
-    rows = []
-    for p, g in pairs:
-        p, g = torch.as_tensor(p), torch.as_tensor(g)
-        if num_classes is None:
-            rows.append(torch.stack([p.bool().any() != g.bool().any()]))
-            continue
-        keep = (g != ignore_index) if ignore_index is not None else torch.ones_like(g, dtype=torch.bool)
-        classes = range(0 if include_background else 1, num_classes)
-        # the ignored class is no pair at all (NaN, left out of the means), not a structure the prediction missed:
-        # its target pixels are removed while predictions of that label may remain
-        no_pair = torch.zeros((), dtype=torch.bool, device=p.device)
-        differ = [no_pair if c == ignore_index else ((p == c) & keep).any() != ((g == c) & keep).any() for c in classes]
-        rows.append(torch.stack(differ))
-    return torch.stack(rows)
 
 
 #: a tiny 2-D pair on which the constructors run their function once, so that bad arguments fail at construction

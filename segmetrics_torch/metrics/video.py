@@ -58,7 +58,7 @@ class VideoObjectSegmentation(ExactMetric):
     """
 
     is_differentiable = False
-    higher_is_better = True
+    higher_is_better = None  # the means and recalls rise with quality, the decays fall (the registry's directions)
     full_state_update = False
 
     j_mean: Tensor

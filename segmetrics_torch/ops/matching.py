@@ -264,7 +264,7 @@ def correspondence_counts(
         import numba
 
         levels, hist, rank, rep = _threshold_levels(machine, thresholds, dims)
-        tasks = np.argwhere(rep == np.arange(len(thresholds)))
+        tasks = np.ascontiguousarray(np.argwhere(rep == np.arange(len(thresholds))))
         out = np.zeros((3, nb, len(thresholds)), np.int64)
         for part in _task_chunks(tasks, hist, rank):
             out += soft_map_counts(
@@ -285,7 +285,8 @@ def correspondence_counts(
             # each call fills only its own tasks' counts (zeros elsewhere)
         return np.take_along_axis(out, rep[None].repeat(3, 0), axis=2)
     rep = _distinct_stack_levels(machine, dims)
-    tasks = np.argwhere(rep == np.arange(machine.shape[1]))
+    # C order always: np.argwhere's layout varies with the batch, and numba compiles the kernel once per layout
+    tasks = np.ascontiguousarray(np.argwhere(rep == np.arange(machine.shape[1])))
     with _dynamic_schedule():
         out = k.stack_counts(
             machine, tasks, dims, gts, n_gt, lut1, lut2, thin, off[0], off[1], off_cost, n_off, pad, big

@@ -22,6 +22,7 @@ __all__ = [
     "corner_surfels",
     "hausdorff_distance",
     "inner_edges",
+    "mean_over_images",
     "normalized_surface_distance",
     "surface_distance_lists",
 ]
@@ -219,3 +220,38 @@ def boundary_iou(pred: np.ndarray, gt: np.ndarray, dilation_ratio: float = 0.02)
     bp, bg = band(pred.astype(bool)), band(gt.astype(bool))
     union = int((bp | bg).sum())
     return math.nan if union == 0 else int((bp & bg).sum()) / union
+
+
+def mean_over_images(
+    values: list[float],
+    pred_empty: list[bool],
+    gt_empty: list[bool],
+    aggregation: str = "inf",
+    worst_case: float | None = None,
+) -> tuple[float, int]:
+    """``(mean, dropped)`` of one class's per-image distances under ``aggregation``, written out case by case:
+
+    ``"inf"``: a pair with exactly one empty mask is ``inf``; ``"drop_nan"``: MONAI's ``do_metric_reduction`` mean
+    of the values as given; ``"worst_case"``: one empty mask is ``worst_case``, both empty is left out. In each, NaN
+    values are left out (``dropped`` counts them), an ``inf`` makes the mean ``inf``, and no value left gives NaN.
+    """
+    kept: list[float] = []
+    dropped = 0
+    for value, p_empty, g_empty in zip(values, pred_empty, gt_empty, strict=True):
+        one_empty = p_empty != g_empty
+        if aggregation == "inf" and one_empty:
+            value = math.inf
+        elif aggregation == "worst_case" and one_empty:
+            assert worst_case is not None
+            value = worst_case
+        elif aggregation == "worst_case" and p_empty and g_empty:
+            value = math.nan
+        if math.isnan(value):
+            dropped += 1
+        else:
+            kept.append(value)
+    if not kept:
+        return math.nan, dropped
+    if any(math.isinf(v) for v in kept):
+        return math.inf, dropped
+    return sum(kept) / len(kept), dropped

@@ -1,5 +1,7 @@
-"""The evaluation report's cache: one JSON file per (dataset, family, method, settings), named by the SHA-256 of
-its fingerprint (see :mod:`.report_run` for what the fingerprint holds), written atomically, checked on reading."""
+"""A cache of evaluation results: one JSON file per (dataset, family, method, settings), named by the SHA-256 of its
+fingerprint (the inputs' identities and the settings: ``segmetrics evaluate``'s report builds it, see
+:mod:`segmetrics_torch.app.report_run`), written atomically, checked on reading, so that a re-run computes only what
+changed."""
 
 from __future__ import annotations
 
@@ -13,7 +15,9 @@ from typing import Any
 
 from ..errors import InputError
 from ..io import list_images
-from ..reports.files import make_temporary_file
+from .files import make_temporary_file
+
+__all__ = ["CACHE_FORMAT", "ResultCache", "canonical_json", "class_images", "file_id"]
 
 # --------------------------------------------------------------------------------------------------------- cache
 CACHE_FORMAT = "segmetrics-cache/2"  # 2: infinities stored as "inf" / "-inf" (1: as null, read back as NaN)

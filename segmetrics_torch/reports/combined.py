@@ -81,12 +81,14 @@ def combine(
     family: str,
     per_dataset: Mapping[str, tuple[list[tuple[str, str]], list[str], Mapping[str, Mapping[str, float]]]],
     method_order: Sequence[str] = (),
+    digits: int = 3,
 ) -> Combined:
     """The combined table of one family from each dataset's ``(columns, lower_is_better, rows)``.
 
     Columns are the union of the datasets' columns in order; methods follow ``method_order`` first, then the order
     in which they appear. When the methods of a dataset were scored on different numbers of images, every dataset
-    gets an ``images`` column (the rows' ``num_images``), as the per-dataset tables do.
+    gets an ``images`` column (the rows' ``num_images``), as the per-dataset tables do. ``digits``: the decimals
+    printed, and compared for the top-3 marks (the report's one precision setting).
     """
     columns: dict[str, str] = {}
     if any(len({values.get("num_images") for values in rows.values()}) > 1 for _, _, rows in per_dataset.values()):
@@ -105,7 +107,7 @@ def combine(
             for key in columns:
                 if key in values:
                     table[method][(dataset, key)] = values[key]
-    return Combined(family, list(per_dataset), list(columns.items()), table, sorted(lower))
+    return Combined(family, list(per_dataset), list(columns.items()), table, sorted(lower), digits=digits)
 
 
 def ranks(
@@ -211,13 +213,16 @@ def format_combined_latex(combined: Combined, caption: str, label: str) -> str:
 
 
 def write_combined_csv(combined: Combined, path: Path) -> None:
-    """CSV, full precision: a ``dataset`` header row and a ``measure`` header row, then one row per method."""
+    """CSV, full precision, in long form: one header row ``method,dataset,measure,value`` and one row per (method,
+    dataset, measure) that has a value, so that pandas (``pd.read_csv``) and spreadsheets read it as it is
+    (``df.pivot_table(index="method", columns=["dataset", "measure"], values="value")`` gives the wide table)."""
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["dataset", *(d for d, _ in combined.cells())])
-        writer.writerow(["measure", *(k for _, k in combined.cells())])
+        writer.writerow(["method", "dataset", "measure", "value"])
         for method, values in combined.rows.items():
-            writer.writerow([method, *("" if values.get(c) is None else str(values[c]) for c in combined.cells())])
+            for dataset, key in combined.cells():
+                if values.get((dataset, key)) is not None:
+                    writer.writerow([method, dataset, key, str(values[(dataset, key)])])
 
 
 def check_xlsx() -> None:

@@ -351,6 +351,7 @@ def plot_surface_distributions(
     title: str | None = None,
     line_style: Callable[[int, str], dict[str, Any]] | None = None,
     legend_order: Sequence[str] | None = None,
+    class_names: Sequence[str] | None = None,
 ) -> Path | list[Path]:
     """Per-image distributions of the boundary-distance measures: one panel per measure, one box per method (and
     class, for label maps), as medical-segmentation papers show HD95 or NSD.
@@ -364,6 +365,7 @@ def plot_surface_distributions(
         title: the figure's title.
         line_style: the report's colours, as :func:`plot_pr_curves` (only the colour is used).
         legend_order: the order of the methods (the report's ``method_order``); default: as given.
+        class_names: the names of ``classes`` (same order), shown under the boxes; default "class <label>".
 
     An image whose value is infinite (a structure one side misses) or NaN (nothing to compare, or MONAI's percentile
     HD of a missed structure) cannot sit on a box: the boxes hold the finite values, and the others are counted above
@@ -379,6 +381,12 @@ def plot_surface_distributions(
         rank = {name: k for k, name in enumerate(legend_order)}
         methods.sort(key=lambda m: (rank.get(m, len(rank)), list(per_image).index(m)))
     groups = list(classes) if classes is not None else [None]
+    if class_names is not None and (classes is None or len(class_names) != len(groups)):
+        raise ValueError(
+            f"Expected one name per class in `class_names` ({len(groups) if classes is not None else 0}), but got "
+            f"{len(class_names)}."
+        )
+    ticks = ["" if c is None else f"class {c}" for c in groups] if class_names is None else list(class_names)
 
     def colour(method: str) -> Any:  # the method's colour in the report's style (by its place in `per_image`)
         index = list(per_image).index(method)
@@ -415,7 +423,7 @@ def plot_surface_distributions(
                         ax.annotate(
                             note, (x, 1.0), xycoords=("data", "axes fraction"), ha="center", va="bottom", fontsize=6
                         )
-            ax.set_xticks(range(len(groups)), ["" if c is None else f"class {c}" for c in groups])
+            ax.set_xticks(range(len(groups)), ticks)
             ax.set_ylabel(label)
         handles = [plt.Rectangle((0, 0), 1, 1, alpha=0.55, facecolor=colour(m)) for m in methods]
         fig.legend(handles, methods, loc="lower center", ncol=min(len(methods), 4), bbox_to_anchor=(0.5, -0.02))

@@ -1,14 +1,17 @@
-"""The rule that keeps the command from touching what the user owns: no output replaces or deletes a file the run
-reads or would read, nor lands where an input folder's pairing would pick it up next time.
+"""The rule that keeps a run from touching what the user owns: no output replaces or deletes a file the run reads or
+would read, nor lands where an input folder's pairing would pick it up next time. The ``segmetrics`` command applies
+it to every output of every form; a script that writes tables or a report folder with :mod:`segmetrics_torch.reports`
+can ask it the same (:func:`check_outputs`).
 
 Checked before any measure runs (a mistake costs nothing), for every output of every form:
 
 * a **file output** (``--json``, ``--csv``, ``--per-image-csv``, ``--plot``, BSR's ``eval_bdry*.txt`` of
   ``--out-dir``) must not be a file the run reads: a file of an input folder that some reader picks up, a file the
   run read by name (the configuration, PySODEvalToolkit's JSON files, a style: whatever went through
-  :func:`.inputs.read_text_file`), followed through symbolic and hard links. It must not sit in an input folder under
-  a name that any declared folder reader of any family accepts (:func:`segmetrics_torch.readers.is_read_by_a_reader`:
-  the next run's pairing would take it for an input, whatever family that run is), and must not sit in the cache
+  :func:`.named_inputs.read_text_file`), followed through symbolic and hard links. It must not sit in an input folder
+  under a name that any declared folder reader of any family accepts
+  (:func:`segmetrics_torch.readers.is_read_by_a_reader`: the next run's pairing would take it for an input, whatever
+  family that run is), and must not sit in the cache
   folder (whose ``.json`` entries the run reads). A new ``results.json`` beside the images is allowed: no folder
   reader takes ``.json``;
 * a **folder output** (``--output``, ``--cache``) must not be an input folder itself, and the parts of it that the
@@ -17,7 +20,7 @@ Checked before any measure runs (a mistake costs nothing), for every output of e
 * two outputs must not name the same file.
 
 The rule holds no list of extensions: the readers declare what they read (:mod:`segmetrics_torch.readers`), the
-named files are recorded as they are read (:mod:`.inputs`), and this module asks both.
+named files are recorded as they are read (:mod:`.named_inputs`), and this module asks both.
 
 A violation is an :class:`~segmetrics_torch.errors.InputError` (exit 2, one ``error:`` line) naming the option,
 the path and the input it would destroy or pollute.
@@ -32,7 +35,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..readers import is_read_by_a_reader
-from .inputs import named_inputs
+from .named_inputs import named_inputs
 
 __all__ = [
     "REPORT_FILES",

@@ -141,9 +141,10 @@ def _surface_columns(records: Mapping[str, Mapping[str, Any]]) -> tuple[list[tup
             header = template.format(q=q)
             if key not in res:
                 continue
-            if isinstance(res[key], list):  # label maps
-                for c in res.get("classes", []):
-                    columns[f"{key}/{c}"] = f"{header} c{c}"
+            if isinstance(res[key], list):  # label maps: a column per class, headed by its name where one is given
+                names = res.get("class_names") or []  # one per entry of "classes"
+                for i, c in enumerate(res.get("classes", [])):
+                    columns[f"{key}/{c}"] = f"{header} {names[i] if i < len(names) else f'c{c}'}"
             else:
                 columns[key] = header
     return list(columns.items()), [key for key in columns if lower_is_better("surface", key)]
@@ -312,6 +313,7 @@ def _surface_figure(
         per_image,
         measures=measures,
         classes=classes,
+        class_names=first["results"].get("class_names"),
         title=f"{dataset}: per-image boundary distances",
         line_style=line_style,
         legend_order=order,
@@ -383,7 +385,8 @@ def _combined_files(
     the grid figures (``figures/grid_<family>_<kind>``), one subplot per dataset."""
 
     order = list(getattr(config, "method_order", ()) or ())
-    tables = [combine(family, datasets, order) for family, datasets in per_family.items()]
+    digits = getattr(config, "digits", 3)
+    tables = [combine(family, datasets, order, digits) for family, datasets in per_family.items()]
     legend = (
         "Methods as rows, every dataset's measures as columns; per column 1st **bold**, 2nd "
         "<ins>underlined</ins>, 3rd _italic_ (compared as printed, 3 decimals); ↑ higher is better, ↓ lower is "
@@ -488,7 +491,7 @@ def render_report(
             markdown += [
                 f"## {title}",
                 "",
-                format_markdown_table(rows, columns, lower_is_better=lower),
+                format_markdown_table(rows, columns, lower_is_better=lower, digits=config.digits),
                 "",
                 "Best value of each column in bold; ↑ higher is better, ↓ lower is better.",
                 "",
@@ -497,7 +500,12 @@ def render_report(
                 markdown += [f"![{name}](figures/{name}.png)" for name in figures] + [""]
             latex.append(
                 format_latex_table(
-                    rows, columns, lower_is_better=lower, caption=title, label=f"tab:{slug(dataset)}-{family}"
+                    rows,
+                    columns,
+                    lower_is_better=lower,
+                    digits=config.digits,
+                    caption=title,
+                    label=f"tab:{slug(dataset)}-{family}",
                 )
             )
             csv_rows = {m: {"num_images": by_method[m]["num_images"], **values} for m, values in rows.items()}

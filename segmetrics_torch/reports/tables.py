@@ -12,12 +12,12 @@ from __future__ import annotations
 import csv
 import json
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 from ..errors import InputError
 
@@ -50,6 +50,13 @@ SOD_COLUMNS: tuple[tuple[str, str], ...] = tuple((MEASURES[k].result, MEASURES[k
 SURFACE_COLUMNS: tuple[tuple[str, str], ...] = report_columns("surface")
 
 
+def _is_tensor(value: Any) -> bool:
+    """Whether ``value`` is a torch tensor, without importing torch (a value cannot be one before torch is loaded: a
+    report formats cached results before any measure runs)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
 def scalar_row(results: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
     """Flatten a nested ``compute()`` result to ``{"f_measure/max": 0.91, ...}``, scalars only, as Python floats.
 
@@ -66,7 +73,7 @@ def scalar_row(results: Mapping[str, Any], prefix: str = "") -> dict[str, float]
         if isinstance(value, Mapping):
             row.update(scalar_row(value, f"{name}/"))
             continue
-        if isinstance(value, (torch.Tensor, np.ndarray)):
+        if isinstance(value, np.ndarray) or _is_tensor(value):
             if value.size == 1 if isinstance(value, np.ndarray) else value.numel() == 1:
                 row[name] = float(value.item())
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -164,7 +171,7 @@ def to_jsonable(results: Any) -> Any:
         return {str(k): to_jsonable(v) for k, v in results.items()}
     if isinstance(results, (list, tuple)):
         return [to_jsonable(v) for v in results]
-    if isinstance(results, torch.Tensor):
+    if _is_tensor(results):
         return to_jsonable(results.detach().cpu().tolist())
     if isinstance(results, np.ndarray):
         return to_jsonable(results.tolist())

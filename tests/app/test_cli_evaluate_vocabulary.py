@@ -371,8 +371,11 @@ def test_combined_table_xlsx_latex_and_grid_figure(tmp_path):
     markdown = (report / "combined.md").read_text()
     assert markdown.count("| Net2 |") == 1 and "**" in markdown
     rows = list(csv.reader((report / "csv" / "combined_foreground.csv").open()))
-    assert rows[0][1] == "DS-A" and rows[1][1:3] == ["num_images", "mae"]
-    assert [r[0] for r in rows[2:]] == ["Net2", "Net1"]
+    assert rows[0] == ["method", "dataset", "measure", "value"]  # one header row: pandas reads it as it is
+    assert rows[1][:3] == ["Net2", "DS-A", "num_images"] and rows[2][:3] == ["Net2", "DS-A", "mae"]
+    assert list(dict.fromkeys(r[0] for r in rows[1:])) == ["Net2", "Net1"]
+    mae_a = results["DS-A"]["foreground"]["Net2"]["results"]["mae"]
+    assert float(rows[2][3]) == pytest.approx(mae_a, rel=1e-15)
     with Image.open(report / "figures" / "grid_foreground_pr.png") as image:
         assert image.width > 1.5 * image.height  # two panels side by side
     assert (report / "figures" / "grid_foreground_fmeasure.png").is_file()

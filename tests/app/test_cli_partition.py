@@ -358,7 +358,7 @@ def test_soft_maps_given_as_label_maps_warn_once(tmp_path, capsys, data):
 
 def test_soft_map_reason_on_the_bsds_sample():
     """Annotations and superpixel-like partitions are label maps; a ucm2 saved as an 8-bit PNG is a soft map."""
-    from segmetrics_torch.app.soft_maps import soft_map_reason
+    from segmetrics_torch.datasets.label_maps import soft_map_reason
     from segmetrics_torch.io import read_bsds_ground_truth, read_mat_array
 
     root = shared_path("bsds_sample") / "BSDS500"
@@ -377,7 +377,7 @@ def test_soft_map_reason_on_16_bit_maps():
     from PIL import Image
     from skimage.segmentation import felzenszwalb, slic
 
-    from segmetrics_torch.app.soft_maps import soft_map_reason
+    from segmetrics_torch.datasets.label_maps import soft_map_reason
     from segmetrics_torch.io import read_mat_array
 
     root = shared_path("bsds_sample") / "BSDS500"

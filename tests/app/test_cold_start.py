@@ -108,7 +108,8 @@ def test_a_small_cold_run_takes_the_tensor_path(tmp_path: Path) -> None:
         timeout=300,
     )
     assert run.returncode == 0, run.stderr
-    assert "takes the tensor path instead of waiting" in run.stderr and "(3 images)" in run.stderr
+    assert run.stderr.count("take the tensor path instead of waiting") == 1
+    assert "(the first run: 3 images of 40x48)" in run.stderr
     assert "note: compiling" not in run.stderr
     assert not list(cache.rglob("*.nbc"))
     warm, cold = _results(tmp_path / "warm.json"), _results(tmp_path / "cold.json")
@@ -151,3 +152,21 @@ def test_the_switch_is_undone_and_large_runs_compile(tmp_path: Path, monkeypatch
         assert main([*argv, "--backend", "tensor"]) == 0  # the tensor path for any run
         assert seen == [] and get_backend() == "auto"
     assert ours() == environment  # the command steered the library through its API only
+
+
+def test_a_report_notes_the_tensor_path_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """A report whose jobs all take the tensor path says so once, with the first run's images."""
+    pred, gt = _folders(tmp_path / "data")
+    (tmp_path / "eval.yaml").write_text(
+        f"output: {tmp_path / 'report'}\nfigures: false\nfamilies: [foreground]\ndatasets:\n  DS: {gt}\n"
+        f"methods:\n  A: {pred}\n  B: {pred}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(cold_start, "foreground_kernel_ready", lambda: False)
+    monkeypatch.setitem(cold_start._spent, "pixels", 0)
+    monkeypatch.setitem(cold_start._spent, "announced", False)
+    with use_backend("auto"):
+        assert main(["evaluate", "--config", str(tmp_path / "eval.yaml"), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("take the tensor path instead of waiting") == 1, err
+    assert "(the first run: 3 images of 40x48)" in err

@@ -4,7 +4,8 @@ Public means: a name in ``__all__`` of a public module, or a public module itsel
 :data:`PUBLIC_MODULES` (and in docs/api.md, which a test keeps equal): the package, the functional families, the
 Metric classes, losses, meta-measures, readers, registry, sharding, synthetic data, the error of unusable input,
 the dataset readers and the report writers, and ``ops``' modules (its checked ops). No module whose dotted path has
-a component starting with ``_`` is public. Every ``import`` and ``from ... import`` statement of every module of ``segmetrics_torch/app`` (module level, inside functions and under
+a component starting with ``_`` is public. Every ``import`` and ``from ... import`` statement of every module of
+``segmetrics_torch/app`` (module level, inside functions and under
 ``TYPE_CHECKING`` alike: each is a dependency) is read with ``ast`` and checked against that rule.
 """
 
@@ -37,6 +38,7 @@ PUBLIC_MODULES = (
     "segmetrics_torch.functional.partition",
     "segmetrics_torch.functional.surface",
     "segmetrics_torch.functional.proposals",
+    "segmetrics_torch.functional.semantic_boundary",
     "segmetrics_torch.metrics",
     "segmetrics_torch.losses",
     "segmetrics_torch.meta",
@@ -51,12 +53,17 @@ PUBLIC_MODULES = (
     "segmetrics_torch.datasets.pairing",
     "segmetrics_torch.datasets.prescan",
     "segmetrics_torch.datasets.decoding",
+    "segmetrics_torch.datasets.label_maps",
     "segmetrics_torch.reports",
     "segmetrics_torch.reports.tables",
     "segmetrics_torch.reports.figures",
     "segmetrics_torch.reports.combined",
     "segmetrics_torch.reports.report",
     "segmetrics_torch.reports.files",
+    "segmetrics_torch.reports.output_safety",
+    "segmetrics_torch.reports.named_inputs",
+    "segmetrics_torch.reports.cache",
+    "segmetrics_torch.warmup",
     "segmetrics_torch.ops",
 )
 
@@ -221,3 +228,33 @@ def test_the_foreground_accumulator_is_exported(module: str) -> None:
     exported = importlib.import_module(module)
     for name in ("ForegroundSums", "summarize_foreground", "S_MEASURE_NAN_REASON", "SI_MAE_NAN_REASON"):
         assert name in exported.__all__, (module, name)
+
+
+def test_the_progress_bar_opens_before_torch_loads(tmp_path: Path) -> None:
+    """A single-folder run shows its progress bar (a terminal's first line) before torch and the measures load: the
+    device is resolved under the bar, so the user sees the command start at once instead of a pause."""
+    rng = np.random.default_rng(1)
+    pred, gt = tmp_path / "pred", tmp_path / "gt"
+    pred.mkdir()
+    gt.mkdir()
+    for i in range(2):
+        mask = np.zeros((16, 20), np.uint8)
+        mask[4:10, 5:15] = 255
+        Image.fromarray(mask).save(gt / f"im{i}.png")
+        Image.fromarray(rng.integers(0, 256, mask.shape, dtype=np.uint8)).save(pred / f"im{i}.png")
+    code = (
+        "import sys\n"
+        "from segmetrics_torch.app import cli, folder_io\n"
+        "seen = []\n"
+        "class Bar(folder_io.tqdm):\n"
+        "    def __init__(self, *a, **k):\n"
+        "        seen.append('torch' in sys.modules)\n"
+        "        super().__init__(*a, **k)\n"
+        "folder_io.tqdm = Bar\n"
+        f"status = cli.main(['evaluate', 'foreground', '--pred', {str(pred)!r}, '--gt', {str(gt)!r}])\n"
+        "print(seen, status)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().splitlines()[-1] == "[False] 0", run.stdout + run.stderr

@@ -11,7 +11,7 @@ import pytest
 from matplotlib.colors import to_hex
 
 from segmetrics_torch.app.cli import main
-from segmetrics_torch.reports import figures as plots
+from segmetrics_torch.reports import combined, figures as plots
 
 pytest.importorskip("matplotlib")
 
@@ -53,7 +53,8 @@ def drawn(monkeypatch) -> dict[str, list[dict]]:
 
         return save
 
-    monkeypatch.setattr(plots, "_save_figure", record(plots._save_figure))  # the grids import it from plots too
+    monkeypatch.setattr(plots, "_save_figure", record(plots._save_figure))
+    monkeypatch.setattr(combined, "_save_figure", record(combined._save_figure))  # the grids' own reference
     return seen
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -14,7 +14,7 @@ import torch
 from PIL import Image
 
 from segmetrics_torch import ForegroundMeasures, HierarchyMeasures, PartitionMeasures
-from segmetrics_torch.app import report_run, runner
+from segmetrics_torch.app import evaluation, report_run
 from segmetrics_torch.app.cli import main
 from segmetrics_torch.datasets.decoding import DecodeTask, decode_pairs
 from segmetrics_torch.functional.boundary import boundary_pr_counts, summarize_counts
@@ -128,7 +128,7 @@ def test_two_methods_two_datasets_end_to_end(sod_root, tmp_path, capsys):
         assert text.count("Good Net") >= 2 and text.count("Noisy") >= 2
     assert markdown.count("| Good Net | **") == 2 and r"Good Net & \textbf{" in latex
     mae = report["results"]["DS-A"]["foreground"]["Good Net"]["results"]["mae"]
-    assert f"**{mae:.4f}**" in markdown  # lower is better: the smaller MAE is the bold one
+    assert f"**{mae:.3f}**" in markdown  # lower is better: the smaller MAE is the bold one (3 decimals: digits)
     csv_lines = (root / "report" / "csv" / "DS-A_foreground.csv").read_text().splitlines()
     assert csv_lines[0].startswith("method,num_images,mae,") and [line.split(",")[0] for line in csv_lines[1:]] == [
         "Good Net",
@@ -295,7 +295,7 @@ def test_flat_partitions_and_label_gt(tmp_path, capsys):
     row = next(
         line for line in (tmp_path / "rep" / "tables.md").read_text().splitlines() if line.startswith(f"| {best}")
     )
-    assert f"**{voi[best]:.4f}**" in row
+    assert f"**{voi[best]:.3f}**" in row
 
 
 # ------------------------------------------------------------------------------------------------------ cache
@@ -318,13 +318,14 @@ def test_rerun_uses_the_cache_and_rebuilds_corrupt_entries(sod_root, tmp_path, c
     first = (root / "report" / "results.json").read_bytes()
 
     calls = []
-    real = runner.FAMILY_EVALUATORS["foreground"]
+    real = evaluation.evaluate_foreground
 
     def counting(work):
         calls.append(len(work.pairs))
-        return real.evaluate(work)
+        return real(work)
 
-    monkeypatch.setitem(runner.FAMILY_EVALUATORS, "foreground", dataclasses.replace(real, evaluate=counting))
+    # the runner imports the family's evaluator by name when a job runs: the replacement is the one called
+    monkeypatch.setattr(evaluation, "evaluate_foreground", counting)
     status, out, _ = _run(capsys, "--config", config)
     assert status == 0 and calls == [] and "0 computed (4 from the cache" in out
     assert (root / "report" / "results.json").read_bytes() == first  # same report from the cache
@@ -669,3 +670,30 @@ def test_example_configuration_parses():
     assert config.methods[2].folder("BSDS500", "partition").name == "ucm2"
     assert config.methods[2].folder("ECSSD", "foreground") is None
     assert config.options["partition"]["measures"] == ["fop", "fb", "voi", "pri", "ssc"]
+
+
+def _marked(markdown: str, latex: str) -> tuple[list[list[str]], list[list[str]]]:
+    """Per table row, the printed numbers that are bold: Markdown's ``**x**`` and LaTeX's ``\\textbf{x}``."""
+    md = [re.findall(r"\*\*([0-9.]+)\*\*", line) for line in markdown.splitlines() if line.startswith("| ")]
+    tex = [re.findall(r"\\textbf\{([0-9.]+)\}", line) for line in latex.splitlines() if " & " in line]
+    return [m for m in md if m], [t for t in tex if t]
+
+
+@pytest.mark.parametrize("digits", [None, 4])
+def test_one_precision_for_every_table_and_its_marks(sod_root, tmp_path, capsys, digits):
+    """Markdown and LaTeX print the same decimals (``digits``: 3 by default) and mark the same cells, compared as
+    printed; ``--digits`` changes both (issue: 4 decimals in one, 3 in the other, marks that disagreed)."""
+    root = tmp_path / "run"
+    shutil.copytree(sod_root, root)
+    extra = () if digits is None else ("--digits", str(digits))
+    status, _, err = _run(capsys, "--config", str(_sod_config(root, figures=False)), *extra)
+    assert status == 0, err
+    markdown = (root / "report" / "tables.md").read_text()
+    latex = (root / "report" / "tables.tex").read_text()
+    md, tex = _marked(markdown, latex)
+    assert md and md == tex
+    decimals = {len(v.split(".")[1]) for row in md for v in row}
+    assert decimals == {digits or 3}
+    combined = (root / "report" / "combined.md").read_text()
+    numbers = re.findall(r"\b0\.[0-9]+\b", combined)
+    assert numbers and {len(v.split(".")[1]) for v in numbers} == {digits or 3}

@@ -310,7 +310,7 @@ def test_outputs_are_written_whole(root: Path, tmp_path: Path, capsys) -> None:
 
 def test_ctrl_c_inside_a_compiled_kernel_is_exit_130(monkeypatch, capsys) -> None:
     # a SIGINT that lands while a numba kernel runs surfaces as SystemError with the KeyboardInterrupt as context
-    from segmetrics_torch.app import cli, cli_parser
+    from segmetrics_torch.app import cli, demo_command
 
     def interrupted_kernel(args):
         try:
@@ -318,19 +318,19 @@ def test_ctrl_c_inside_a_compiled_kernel_is_exit_130(monkeypatch, capsys) -> Non
         except KeyboardInterrupt:
             raise SystemError("<CPUDispatcher(foreground_kernel)> returned a result with an exception set") from None
 
-    monkeypatch.setattr(cli_parser, "run_demo", interrupted_kernel)
+    monkeypatch.setattr(demo_command, "run_demo", interrupted_kernel)  # the parser imports the handler when it runs
     assert cli.main(["demo"]) == 130
     err = capsys.readouterr().err
     assert err.strip() == "error: interrupted"
 
 
 def test_os_errors_on_named_files_are_input_errors(monkeypatch, capsys) -> None:
-    from segmetrics_torch.app import cli, cli_parser
+    from segmetrics_torch.app import cli, demo_command
 
     def denied(args):
         raise PermissionError(13, "Permission denied", "/data/preds/a.png")
 
-    monkeypatch.setattr(cli_parser, "run_demo", denied)
+    monkeypatch.setattr(demo_command, "run_demo", denied)
     assert cli.main(["demo"]) == 2
     assert capsys.readouterr().err.strip() == "error: cannot access /data/preds/a.png: Permission denied"
 

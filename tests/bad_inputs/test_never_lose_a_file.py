@@ -15,6 +15,8 @@ import ast
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -26,10 +28,11 @@ from segmetrics_torch.app.cli import main
 from segmetrics_torch.app.cli_parser import build_parser
 from segmetrics_torch.readers import READERS, folder_extensions, is_read_by_a_reader
 
+from ..video.layout import moving_objects, write_davis
 from .folders import H, W, fingerprint, png, write_families
 
 #: the ``FILE`` options the command reads (every other ``FILE`` option is an output)
-INPUT_FILE_OPTIONS = {"--config", "--datasets-json", "--methods-json"}
+INPUT_FILE_OPTIONS = {"--config", "--datasets-json", "--methods-json", "--ids"}
 
 
 @pytest.fixture
@@ -54,6 +57,8 @@ def root(tmp_path: Path) -> Path:
         json.dumps({"D": {"mask": {"path": "sod/gt", "suffix": ".png"}}}), encoding="utf-8"
     )
     (tmp_path / "m.json").write_text(json.dumps({"M": {"D": {"path": "sod/pred", "suffix": ".png"}}}), encoding="utf-8")
+    gt = moving_objects(np.random.default_rng(0), 3, 20, 24, 2)  # a DAVIS-layout sequence: root and results
+    write_davis(tmp_path / "davis", tmp_path / "davis_res", {"s": (gt, gt)})
     return tmp_path
 
 
@@ -74,6 +79,25 @@ def _refused(argv: list[str], root: Path, capsys: pytest.CaptureFixture[str], ma
 
 #: each form of the command: its argv before the output option, and the input folders it reads (relative)
 FORMS: dict[str, tuple[list[str], tuple[str, ...]]] = {
+    "evaluate davis": (
+        [
+            "evaluate",
+            "davis",
+            "--davis-root",
+            "{r}/davis",
+            "--results",
+            "{r}/davis_res",
+            "--task",
+            "semi-supervised",
+            "--out",
+            "{r}/davis_out",
+        ],
+        ("davis", "davis_res"),
+    ),
+    "evaluate semantic-boundary": (
+        ["evaluate", "semantic-boundary", "--pred", "{r}/sod/pred", "--gt", "{r}/sod/gt", "--dataset", "sbd"],
+        ("sod/pred", "sod/gt"),
+    ),
     "evaluate foreground": (
         ["evaluate", "foreground", "--pred", "{r}/sod/pred", "--gt", "{r}/sod/gt"],
         ("sod/pred", "sod/gt"),
@@ -337,8 +361,8 @@ NOT_INPUT_READERS = {
     "segmetrics_torch._lazy.stub_table": "the package's own type stub",
     "segmetrics_torch.reports.files.default_file_mode": "/proc/self/status, for the umask",
     "segmetrics_torch.datasets.decoding.DecodeStream.__iter__": "a decoding worker's chunk, in the scratch folder",
-    "segmetrics_torch.app.report_cache.ResultCache.load": "the command's own cache entries (an output folder)",
-    "segmetrics_torch.app.report_cache.file_id": "hashes an input the pairing already took (reads, never writes)",
+    "segmetrics_torch.reports.cache.ResultCache.load": "the command's own cache entries (an output folder)",
+    "segmetrics_torch.reports.cache.file_id": "hashes an input the pairing already took (reads, never writes)",
     "segmetrics_torch.app.report_run._replace_manifest": "the report's own manifest",
     "segmetrics_torch.reports.tables._read_csv_table": "a CSV table this command wrote, read back to merge rows",
 }
@@ -372,8 +396,13 @@ def _outer_function(scope: list[str]) -> list[str]:
 
 def test_every_function_that_opens_a_file_is_a_declared_reader() -> None:
     """A reader added without a declaration (``@reads``) fails here, so the safety rule knows it from its first
-    commit. The command's modules are imported first (their readers declare themselves on import)."""
+    commit. Every module of the package is imported first (readers declare themselves on import)."""
+    import importlib
+    import pkgutil
 
+    for info in pkgutil.walk_packages(segmetrics_torch.__path__, "segmetrics_torch."):
+        if "_kernels" not in info.name and not info.name.endswith("__main__"):
+            importlib.import_module(info.name)
     declared = {name.split("<locals>")[0].rstrip(".") for name in READERS}
     undeclared = {
         name: line
@@ -494,3 +523,22 @@ def test_a_file_system_without_locks_runs_with_a_warning(root: Path, capsys, mon
     err = capsys.readouterr().err
     assert "warning: cannot lock" in err and "No locks available" in err and "another segmetrics run" not in err
     assert not (root / "out" / report_run.LOCK_FILE).exists()
+
+
+def test_the_declaring_modules_cover_every_folder_reader() -> None:
+    """``folder_extensions()`` imports only the modules of ``readers._DECLARING_MODULES`` (torch-free, so that a
+    report plans without loading torch): a family whose folder reader takes an ending none of them declares must add
+    its module there. Checked in a fresh process: the endings before and after importing every module of the package
+    are the same."""
+    code = (
+        "import importlib, pkgutil, segmetrics_torch\n"
+        "from segmetrics_torch.readers import folder_extensions\n"
+        "before = set(folder_extensions())\n"
+        "for info in pkgutil.walk_packages(segmetrics_torch.__path__, 'segmetrics_torch.'):\n"
+        "    if '_kernels' not in info.name and not info.name.endswith('__main__'):\n"
+        "        importlib.import_module(info.name)\n"
+        "print(sorted(set(folder_extensions()) - before))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().splitlines()[-1] == "[]", run.stdout

@@ -20,7 +20,7 @@ import pytest
 
 from segmetrics_torch.app import report_run
 from segmetrics_torch.app.cli import main
-from segmetrics_torch.app.output_safety import report_owns
+from segmetrics_torch.reports.output_safety import report_owns
 
 from .folders import H, W, fingerprint, png, write_families
 

@@ -76,14 +76,27 @@ def test_a_one_slice_nifti_is_a_2d_image_with_the_pngs_numbers(tmp_path: Path, c
         Image.fromarray(mask * 255).save(_mkdir(tmp_path / "png" / side) / "a.png")
         _nifti(tmp_path / "nii" / side / "a.nii.gz", mask[:, :, None], (0.5, 0.75, 3.0))
     assert (
-        main(_surface(tmp_path / "png/pred", tmp_path / "png/gt", tmp_path / "png.json", "--spacing", "0.5,0.75")) == 0
+        main(
+            _surface(
+                tmp_path / "png/pred",
+                tmp_path / "png/gt",
+                tmp_path / "png.json",
+                "--spacing",
+                "0.5,0.75",
+                "--tolerance",
+                "1",
+            )
+        )
+        == 0
     )
-    assert main(_surface(tmp_path / "nii/pred", tmp_path / "nii/gt", tmp_path / "nii.json")) == 0, capsys.readouterr()
+    nii_run = _surface(tmp_path / "nii/pred", tmp_path / "nii/gt", tmp_path / "nii.json", "--tolerance", "1")
+    assert main(nii_run) == 0, capsys.readouterr()
     png, nii = _per_image(tmp_path / "png.json")["a"], _per_image(tmp_path / "nii.json")["a"]
+    assert nii.pop("spacing") == png.pop("spacing")  # the header's spacing, the one the PNG run was given
     assert nii == pytest.approx(png, abs=1e-12)
     # the 2-D numbers (the one-slice volume's NSD was 0.93: every voxel lies on its top or bottom face)
     expected = surface_distance_measures(
-        torch.from_numpy(pred != 0)[None], torch.from_numpy(gt != 0)[None], spacing=(0.5, 0.75)
+        torch.from_numpy(pred != 0)[None], torch.from_numpy(gt != 0)[None], spacing=(0.5, 0.75), tolerance=1.0
     )
     assert nii["nsd"] == pytest.approx(float(expected["nsd"][0]), abs=1e-12)
     labels, spacing = read_label_volume(tmp_path / "nii/gt/a.nii.gz")
@@ -95,7 +108,8 @@ def test_a_one_slice_nifti_pairs_with_a_png_of_the_same_slice(tmp_path: Path, ca
     gt, pred = _disc(20, 24, 10), _disc(22, 25, 9.5)
     Image.fromarray(pred * 255).save(_mkdir(tmp_path / "pred") / "a.png")
     _nifti(tmp_path / "gt" / "a.nii.gz", gt[:, :, None, None])  # (H, W, 1, 1): one slice, one time point
-    assert main(_surface(tmp_path / "pred", tmp_path / "gt", tmp_path / "r.json")) == 0, capsys.readouterr().err
+    run = _surface(tmp_path / "pred", tmp_path / "gt", tmp_path / "r.json", "--tolerance", "1")
+    assert main(run) == 0, capsys.readouterr().err
     assert 0.3 < _per_image(tmp_path / "r.json")["a"]["nsd"] < 0.8
 
 

@@ -42,12 +42,14 @@ def test_logged_values_equal_direct_metric_computation():
     with torch.no_grad():
         x, y = val_set.tensors
         probs, target = model(x)[:, 0], y[:, 0]
+    # the example scores the probabilities as they are (normalize=False), as a loss on the same tensor would
     direct = {
-        "val/mae": MAE()(probs, target),
-        "val/sm": SMeasure()(probs, target),
-        "val/wfm": WeightedFMeasure()(probs, target),
+        "val/mae": MAE(normalize=False)(probs, target),
+        "val/sm": SMeasure(normalize=False)(probs, target),
+        "val/wfm": WeightedFMeasure(normalize=False)(probs, target),
     }
-    fm, em = FMeasure(), EMeasure()
+    assert float(direct["val/mae"]) == pytest.approx(float((probs - target.float()).abs().mean()), abs=1e-6)
+    fm, em = FMeasure(normalize=False), EMeasure(normalize=False)
     fm.update(probs, target)
     em.update(probs, target)
     for k in ("adaptive", "mean", "max"):

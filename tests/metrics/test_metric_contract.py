@@ -57,6 +57,20 @@ def _boundary(seed: int) -> Batch:
     return pb, gt
 
 
+def _semantic(seed: int) -> Batch:
+    pb, gt = _boundary(seed)  # two classes: the soft map and its complement, (B, K, H, W)
+    return torch.stack([pb, 1 - pb], 1), gt
+
+
+def _video(seed: int) -> Batch:
+    gt = torch.zeros(5, 24, 28, dtype=torch.uint8)  # one sequence of 5 frames, two objects
+    gt[:, 4:14, 3:12] = 1
+    gt[:, 12:22, 14 + seed % 3 : 26] = 2
+    pred = gt.clone()
+    pred[2, 4:8] = 0  # a frame where object 1 is partly missed
+    return pred, gt
+
+
 def _masks(seed: int) -> Batch:
     p, g = _foreground(seed)
     return p > 0.6, g
@@ -106,6 +120,7 @@ FOREGROUND = [
     "MultiScaleIoU",
     "HumanCorrectionEffort",
     "ContextMeasure",
+    "MatlabToolboxMeasures",
 ]
 PARTITION = [
     "PartitionMeasures",
@@ -131,6 +146,8 @@ CASES: dict[str, tuple[Callable[..., Any], Callable[[int], tuple[Any, ...]]]] = 
         lambda **kw: st.ForegroundMeasures(include=["size_invariant_mae", "threshold_measures"], **kw),
         _foreground,
     ),
+    # the MATLAB-toolbox protocol through the suite (issue 49): the same states, the toolbox's values
+    "ForegroundMeasures+toolbox": (lambda **kw: st.ForegroundMeasures(protocol="matlab-toolbox", **kw), _foreground),
     "CamouflageContextMeasure": (st.CamouflageContextMeasure, _camouflage),
     "BoundaryPR": (lambda **kw: st.BoundaryPR(thresholds=5, max_dist=2.0, **kw), _boundary),
     "MorphologicalBoundaryF": (st.MorphologicalBoundaryF, _masks),
@@ -144,6 +161,11 @@ CASES: dict[str, tuple[Callable[..., Any], Callable[[int], tuple[Any, ...]]]] = 
     "BoundaryIoU": (st.BoundaryIoU, _masks),
     "ClDice": (st.ClDice, _masks),
     "SurfaceDistanceMeasures": (lambda **kw: st.SurfaceDistanceMeasures(num_classes=3, **kw), _labels),
+    "SemanticBoundaryPR": (
+        lambda **kw: st.SemanticBoundaryPR(2, thresholds=5, max_dist=2.0, skip_if_nonexistent=True, **kw),
+        _semantic,
+    ),
+    "VideoObjectSegmentation": (st.VideoObjectSegmentation, _video),
 }
 
 
@@ -160,8 +182,11 @@ def _flat(result: Any, prefix: str = "") -> dict[str, torch.Tensor]:
         for key, value in result.items():
             out.update(_flat(value, f"{prefix}{key}/"))
         return out
-    if isinstance(result, (list, tuple)):
-        return {f"{prefix}{i}": torch.as_tensor(v).double() for i, v in enumerate(result)}
+    if isinstance(result, (list, tuple)):  # a curve's values, or one summary per class (dicts)
+        out = {}
+        for i, value in enumerate(result):
+            out.update(_flat(value, f"{prefix}{i}/") if isinstance(value, dict) else {f"{prefix}{i}": value})
+        return {key: torch.as_tensor(v).double() for key, v in out.items()}
     return {prefix: torch.as_tensor(result).detach().double().cpu()}
 
 

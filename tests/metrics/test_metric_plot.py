@@ -29,6 +29,17 @@ def _feed(name: str, metric) -> None:
     p = (g.float() * 0.6 + 30).to(torch.uint8)
     labels = torch.zeros(1, 16, 16, dtype=torch.int64)
     labels[0, :, 8:] = 1
+    if name == "SemanticBoundaryPR":  # two classes: a soft map each, and their boundaries
+        soft = torch.zeros(1, 2, 16, 16)
+        soft[0, 0, 8, 2:14] = 0.8
+        soft[0, 1, 2:14, 6] = 0.7
+        metric.update(soft, soft > 0.5)
+        return
+    if name == "VideoObjectSegmentation":  # one sequence of 5 frames, one object
+        seq = torch.zeros(5, 16, 16, dtype=torch.uint8)
+        seq[:, 4:12, 3:10] = 1
+        metric.update(seq, seq)
+        return
     if name == "BoundaryPR":
         soft = torch.zeros(1, 16, 16)
         soft[0, 8, 2:14] = 0.8
@@ -56,7 +67,9 @@ def _feed(name: str, metric) -> None:
 
 @pytest.mark.parametrize("name", METRICS)
 def test_plot_returns_a_figure(name):
-    metric = getattr(S, name)(**({"tolerance": 1.0} if name == "NormalizedSurfaceDistance" else {}))
+    required = {"NormalizedSurfaceDistance": ((), {"tolerance": 1.0}), "SemanticBoundaryPR": ((2,), {})}
+    args, kwargs = required.get(name, ((), {}))
+    metric = getattr(S, name)(*args, **kwargs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _feed(name, metric)

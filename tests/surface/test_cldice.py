@@ -270,7 +270,7 @@ def _mask(*shape: int) -> torch.Tensor:
         (_mask(8, 8), _mask(8, 8), ValueError, "`preds` of shape"),
         (_mask(1, 2, 3, 8, 8), _mask(1, 2, 3, 8, 8), ValueError, "`preds` of shape"),
         (_mask(2, 1, 8, 8), _mask(2, 1, 8, 8), ValueError, "channel dimension of size 1"),
-        (np.zeros((1, 8, 8), bool), _mask(1, 8, 8), TypeError, "`preds`"),
+        ([np.zeros((8, 8), object)], [_mask(8, 8)], TypeError, "dtype object"),
         (_mask(1, 8, 8), torch.zeros(1, 8, 8, dtype=torch.complex64), TypeError, "`target`"),
     ],
 )

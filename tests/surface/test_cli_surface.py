@@ -105,13 +105,15 @@ def test_nifti_volumes_take_the_header_spacing(tmp_path: Path, capsys) -> None:
         "--gt",
         str(tmp_path / "gt"),
         "--no-progress",
+        "--tolerance",
+        "1",
         "--json",
         str(tmp_path / "r.json"),
     ]
     assert main(args) == 0, capsys.readouterr().err
     spacing = [float(np.float32(s)) for s in (0.7, 0.9, 2.5)]  # the header stores float32
     expected = surface_distance_measures(
-        torch.from_numpy(w != 0)[None], torch.from_numpy(v != 0)[None], spacing=spacing
+        torch.from_numpy(w != 0)[None], torch.from_numpy(v != 0)[None], spacing=spacing, tolerance=1.0
     )
     got = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["results"]["per_image"]["case1"]
     assert got["hausdorff"] == pytest.approx(float(expected["hausdorff"][0]), abs=1e-12)
@@ -152,11 +154,14 @@ def test_skip_empty_gt_spacing_override_and_device(tmp_path: Path, capsys) -> No
     _masks(tmp_path)
     Image.fromarray(np.zeros((30, 34), np.uint8)).save(tmp_path / "gt" / "im2.png")  # an empty ground truth
     base = ["evaluate", "surface", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress"]
+    base += ["--tolerance", "1"]
     assert main([*base, "--skip-empty-gt", "--json", str(tmp_path / "r.json")]) == 0
     out = capsys.readouterr().out
     assert "Evaluated 2 pair(s) (1 left out: empty ground truth)" in out
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
-    assert report["results"]["skipped_empty_gt"] == ["im2"] and "im2" not in report["results"]["per_image"]
+    # every left-out image in one place, the top-level "skipped", as the other families' --skip-empty-gt
+    assert [(s["image"], s["problem"]) for s in report["skipped"]] == [("im2", "empty")]
+    assert "skipped_empty_gt" not in report["results"] and "im2" not in report["results"]["per_image"]
     assert main(base) == 0  # without the option the empty ground truth is evaluated: a hallucinated structure
     captured = capsys.readouterr()
     assert "warning: im2:" in captured.err and "inf" in captured.out
@@ -242,7 +247,7 @@ def test_measures_in_a_configuration_and_unknown_names(tmp_path: Path, capsys) -
     config = tmp_path / "eval.yaml"
     config.write_text(
         f"output: {tmp_path / 'out'}\ndatasets:\n  D: {{gt: {tmp_path / 'gt'}, families: [surface]}}\n"
-        f"methods:\n  M: {tmp_path / 'pred'}\noptions:\n  surface: {{measures: [biou, nsd]}}\n",
+        f"methods:\n  M: {tmp_path / 'pred'}\noptions:\n  surface: {{measures: [biou, nsd], tolerance: 1}}\n",
         encoding="utf-8",
     )
     assert main(["evaluate", "--config", str(config), "--figures", "none", "--no-progress"]) == 0, capsys.readouterr()

@@ -104,7 +104,7 @@ A[0, 2:5, 2:5] = True
     [
         ({"preds": A[0]}, ValueError, r"`preds` of shape \(B, H, W\)"),
         ({"preds": A.unsqueeze(0).unsqueeze(0)}, ValueError, r"`preds` of shape"),
-        ({"preds": A.numpy()}, TypeError, r"`preds` to be a torch.Tensor"),
+        ({"preds": "masks"}, TypeError, r"`preds` to be a torch.Tensor"),
         ({"target": A[:, :7]}, ValueError, r"same shape"),
         ({"preds": A.float() * 0.5}, ValueError, r"`preds` to be boolean"),
         ({"target": torch.full((1, 8, 8), math.nan)}, ValueError, r"`target` .* NaN"),

@@ -22,6 +22,7 @@ from segmetrics_torch.functional.surface import (
     surface_distance_measures,
     surface_distances,
 )
+from segmetrics_torch.reference import surface as ref
 
 from ._refs import (
     CASES,
@@ -45,6 +46,7 @@ def _batch(x: np.ndarray) -> torch.Tensor:
 
 def _ours(name: str, convention: str, **kw: object) -> dict[str, float]:
     p, g, sp = case(name)
+    kw = {"tolerance": 1.0, **kw}
     out = surface_distance_measures(_batch(p), _batch(g), spacing=sp, convention=convention, **kw)  # type: ignore[arg-type]
     return {k: float(v[0]) for k, v in out.items()}
 
@@ -107,12 +109,23 @@ def test_monai(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["A", "A'", "B", "C"])
 @pytest.mark.parametrize("metric", ["chessboard", "taxicab"])
-def test_monai_chessboard_taxicab_ignore_spacing(name: str, metric: str) -> None:
+def test_monai_chessboard_taxicab_refuse_spacing(name: str, metric: str) -> None:
+    """MONAI's chessboard / taxicab distances ignore the spacing (its numbers are in voxels whatever the spacing):
+    under convention="monai" a spacing is refused, naming both fixes; without one the numbers are MONAI's, which
+    equal its numbers with the spacing it ignored."""
     pytest.importorskip("monai")
     p, g, sp = case(name)
-    ours = float(hausdorff_distance(_batch(p), _batch(g), spacing=sp, distance_metric=metric)[0])
+    if any(s != 1.0 for s in sp):
+        with pytest.raises(ValueError, match=r"`spacing`=None \(unit\) with distance_metric=.*'torchmetrics'"):
+            hausdorff_distance(_batch(p), _batch(g), spacing=sp, distance_metric=metric)
+    ours = float(hausdorff_distance(_batch(p), _batch(g), distance_metric=metric)[0])
     assert ours == pytest.approx(monai_hd(p, g, sp, metric=metric), **F32)
-    assert ours == float(hausdorff_distance(_batch(p), _batch(g), distance_metric=metric)[0])
+    assert ours == pytest.approx(monai_hd(p, g, (1.0,) * p.ndim, metric=metric), **F32)
+    # TorchMetrics' convention honours it: the max over the axes of spacing x offset (chessboard)
+    scaled = hausdorff_distance(_batch(p), _batch(g), spacing=sp, distance_metric=metric, convention="torchmetrics")
+    assert float(scaled[0]) == pytest.approx(
+        ref.hausdorff_distance(p, g, sp, convention="torchmetrics", metric=metric), **F64
+    )
 
 
 @pytest.mark.parametrize("name", CASES)

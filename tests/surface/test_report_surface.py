@@ -115,7 +115,7 @@ def test_report_draws_per_image_distributions(tmp_path: Path, capsys, monkeypatc
     monkeypatch.setattr(plots, "_save_figure", capture)
     (tmp_path / "fig.yaml").write_text(
         "output: fig\nfigures: [png]\nfamilies: [surface]\ndatasets:\n  Labels: L_gt\nmethods:\n  B: L_B\n  A: L_A\n"
-        "method_order: [A, B]\noptions:\n  surface: {num_classes: 3}\n",
+        "method_order: [A, B]\noptions:\n  surface: {num_classes: 3, tolerance: 1.0}\n",
         encoding="utf-8",
     )
     assert main(["evaluate", "--config", str(tmp_path / "fig.yaml"), "--no-progress"]) == 0, capsys.readouterr().err

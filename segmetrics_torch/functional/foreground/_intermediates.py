@@ -12,19 +12,23 @@ over them.
 
 Import direction: the measure modules (:mod:`.mae`, :mod:`.overlap`, :mod:`.enhanced_alignment`,
 :mod:`.structure_measure`, :mod:`.weighted_fmeasure`, :mod:`.suite`) import this module; it imports only
-:mod:`._prepare`, :mod:`._tensor_path` and ``ops``.
+:mod:`._prepare`, :mod:`._tensor_path` and ``ops``. The few helpers that both those modules and the MATLAB-toolbox
+protocol (:mod:`.matlab_toolbox`, which every measure function serves with ``protocol=``) need live here
+(:func:`e_from_counts`, :func:`add_sums`, :func:`check_edt_backend`), so that :mod:`.matlab_toolbox` imports no
+measure module and the measure modules can import it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, get_args
 
 import torch
 from torch import Tensor
 
-from ..._checks import Backend, ImageBatch, as_image_list, check_bool, check_image_stack, check_tensor
+from ..._checks import Backend, ImageBatch, as_image_list, check_bool, check_choice, check_image_stack, check_tensor
+from ..._constants import EPS
 from ...ops.backend import compiled_kernels
 from ...ops.distance import distance_transform_edt
 from ...ops.foreground import foreground_statistics
@@ -37,6 +41,9 @@ __all__ = [
     "EmptyQuadrant",
     "ForegroundIntermediates",
     "MeasureOptions",
+    "add_sums",
+    "check_edt_backend",
+    "e_from_counts",
     "measure_values",
     "run_per_image",
     "use_cpu_kernel",
@@ -46,6 +53,43 @@ __all__ = [
 EmptyQuadrant = Literal["nan", "skip"]
 #: the distance-transform backend of the weighted F-measure (see :func:`segmetrics_torch.ops.distance_transform_edt`)
 EdtBackend = Backend
+
+
+def check_edt_backend(edt_backend: object) -> None:
+    """Validate the distance-transform backend ("auto", "numba" or "torch")."""
+    check_choice(edt_backend, "edt_backend", get_args(EdtBackend))
+
+
+def _phi(a: Tensor, c: Tensor) -> Tensor:
+    xi = 2 * (a * c) / (a * a + c * c + EPS)
+    return (xi + 1) ** 2 / 4
+
+
+def e_from_counts(counts: BinaryCounts) -> Tensor:
+    """E-measure from binary confusion counts (the closed form of :mod:`.enhanced_alignment`); shape of
+    ``counts.tp`` ((B,) or (B, 256))."""
+    tp, fp, fn, tn = counts.expand()
+    n = counts.numel
+    pos = counts.pos if tp.ndim == 1 else counts.pos[:, None]
+    mu_fm = counts.pp / n
+    mu_g = pos / n
+    fm_fg, fm_bg = 1 - mu_fm, -mu_fm
+    g_fg, g_bg = 1 - mu_g, -mu_g
+    total = tp * _phi(fm_fg, g_fg) + fp * _phi(fm_fg, g_bg) + fn * _phi(fm_bg, g_fg) + tn * _phi(fm_bg, g_bg)
+    total = torch.where(pos == 0, n - counts.pp, torch.where(pos == n, counts.pp, total))
+    return total / (n - 1 + EPS)
+
+
+def add_sums(state: Any, names: Sequence[str], values: Mapping[str, Tensor]) -> None:
+    """Add a batch's per-image ``values`` to ``state``: ``state.{name}_sum += values[name].sum(0)`` for each name (on
+    the state's device, in its dtype) and ``state.count += B``. The one update of every foreground accumulator:
+    :class:`~segmetrics_torch.functional.ForegroundSums`, the toolbox's ``ToolboxSums`` and the foreground Metrics
+    (whose torchmetrics states carry the same names)."""
+    for name in names:
+        total = getattr(state, f"{name}_sum")
+        setattr(state, f"{name}_sum", total + values[name].sum(dim=0).to(total.device, total.dtype))
+    state.count += next(iter(values.values())).shape[0]
+
 
 # pixels per block on CPU for the tensor path: small enough for float64 temporaries to stay in cache
 _CPU_BLOCK_PIXELS = 1 << 17

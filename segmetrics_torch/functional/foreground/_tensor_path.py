@@ -41,7 +41,7 @@ def _object_score(x: Tensor, mask: Tensor) -> Tensor:
     return 2 * mean / (mean * mean + 1 + std + EPS)
 
 
-def _region_score(p: Tensor, g: Tensor, empty_quadrant: str) -> Tensor:
+def _region_score(p: Tensor, g: Tensor, empty_quadrant: str, centroid: str = "half-even") -> Tensor:
     batch, height, width = p.shape
     device = p.device
     rows = torch.arange(height, device=device)
@@ -50,9 +50,15 @@ def _region_score(p: Tensor, g: Tensor, empty_quadrant: str) -> Tensor:
     # exact integer coordinate sums, then one float64 division: what numpy's mean of argwhere computes
     row_sum = (g.sum(dim=2) * rows).sum(dim=1)
     col_sum = (g.sum(dim=1) * cols).sum(dim=1)
-    safe = count.clamp(min=1).to(torch.float64)
-    cy = torch.round(row_sum.to(torch.float64) / safe).to(torch.int64) + 1
-    cx = torch.round(col_sum.to(torch.float64) / safe).to(torch.int64) + 1
+    if centroid == "half-away":
+        # MATLAB's round() of the 1-based mean: floor(S / n + 1 + 1/2) = floor((2 S + 3 n) / (2 n)), exact integers
+        twice = 2 * count.clamp(min=1)
+        cy = torch.div(2 * row_sum + 3 * count, twice, rounding_mode="floor")
+        cx = torch.div(2 * col_sum + 3 * count, twice, rounding_mode="floor")
+    else:  # numpy's round() (half to even) of the 0-based mean, + 1: PySODMetrics
+        safe = count.clamp(min=1).to(torch.float64)
+        cy = torch.round(row_sum.to(torch.float64) / safe).to(torch.int64) + 1
+        cx = torch.round(col_sum.to(torch.float64) / safe).to(torch.int64) + 1
 
     n_pix = float(height * width)
     # integer products, then a float64 division: the reference's Python-int arithmetic
@@ -104,12 +110,18 @@ def _region_score(p: Tensor, g: Tensor, empty_quadrant: str) -> Tensor:
     return score.sum(dim=1)
 
 
-def s_measure_of_maps(p: Tensor, g: Tensor, alpha: float = 0.5, empty_quadrant: str = "nan") -> Tensor:
-    """S-measure per image of prepared maps ``p`` (float64) and ``g`` (bool), shape (B,)."""
+def s_measure_of_maps(
+    p: Tensor, g: Tensor, alpha: float = 0.5, empty_quadrant: str = "nan", centroid: str = "half-even"
+) -> Tensor:
+    """S-measure per image of prepared maps ``p`` (float64) and ``g`` (bool), shape (B,).
+
+    ``centroid``: how the region term rounds the ground truth's centroid, ``"half-even"`` (numpy's ``round`` of the
+    0-based mean: PySODMetrics) or ``"half-away"`` (MATLAB's ``round`` of the 1-based mean: the toolboxes'
+    ``centroid.m``); they differ only when the 0-based mean is ``k + 1/2`` with ``k`` even."""
     y = g.sum(dim=(1, 2)).to(torch.float64) / (p.shape[1] * p.shape[2])
     mean_p = p.mean(dim=(1, 2))
     obj = y * _object_score(p, g) + (1 - y) * _object_score(1 - p, ~g)
-    region = _region_score(p, g, empty_quadrant)
+    region = _region_score(p, g, empty_quadrant, centroid)
     combined = torch.clamp(obj * alpha + region * (1 - alpha), min=0)
     return torch.where(y == 0, 1 - mean_p, torch.where(y == 1, mean_p, combined))
 

@@ -18,38 +18,22 @@ Reference: Fan's MATLAB ``Enhancedmeasure.m`` and PySODMetrics 1.6.2 ``Emeasure`
 
 from __future__ import annotations
 
-import torch
 from torch import Tensor
 
 from ..._checks import ImageBatch
-from ..._constants import EPS
-from ...ops.thresholds import BinaryCounts
-from ._intermediates import ForegroundIntermediates, run_per_image
+from ._intermediates import ForegroundIntermediates, e_from_counts, run_per_image
+from .matlab_toolbox import check_foreground_protocol, toolbox_foreground_values
 
 __all__ = ["e_from_counts", "e_measure"]
 
 
-def _phi(a: Tensor, c: Tensor) -> Tensor:
-    xi = 2 * (a * c) / (a * a + c * c + EPS)
-    return (xi + 1) ** 2 / 4
-
-
-def e_from_counts(counts: BinaryCounts) -> Tensor:
-    """E-measure from binary confusion counts; shape of ``counts.tp`` ((B,) or (B, 256))."""
-    tp, fp, fn, tn = counts.expand()
-    n = counts.numel
-    pos = counts.pos if tp.ndim == 1 else counts.pos[:, None]
-    mu_fm = counts.pp / n
-    mu_g = pos / n
-    fm_fg, fm_bg = 1 - mu_fm, -mu_fm
-    g_fg, g_bg = 1 - mu_g, -mu_g
-    total = tp * _phi(fm_fg, g_fg) + fp * _phi(fm_fg, g_bg) + fn * _phi(fm_bg, g_fg) + tn * _phi(fm_bg, g_bg)
-    total = torch.where(pos == 0, n - counts.pp, torch.where(pos == n, counts.pp, total))
-    return total / (n - 1 + EPS)
-
-
 def e_measure(
-    preds: ImageBatch, target: ImageBatch, *, normalize: bool = True, validate_args: bool = True
+    preds: ImageBatch,
+    target: ImageBatch,
+    *,
+    normalize: bool = True,
+    validate_args: bool = True,
+    protocol: str = "pysodmetrics",
 ) -> dict[str, Tensor]:
     """Per-image E-measure at the adaptive threshold and at the 256 curve thresholds.
 
@@ -58,6 +42,9 @@ def e_measure(
         target: ground truth of the same shape (uint8 binarised ``> 128``, bool, or {0, 1}).
         normalize: per-image min-max stretch of ``preds`` as PySODMetrics (constant maps are left alone).
         validate_args: check values (NaN, range, binary target); these checks synchronise a CUDA device.
+        protocol: ``"pysodmetrics"`` (PySODMetrics 1.6.2, the default) or a MATLAB-toolbox protocol,
+            ``"matlab-toolbox"`` or ``"matlab-toolbox-2020-11"`` (the toolbox's map, thresholds and zero rules:
+            :mod:`.matlab_toolbox`, ``docs/matlab-toolbox.md``); ``normalize`` must then be ``True``.
 
     Returns:
         dict with ``adaptive`` (B,) and ``curve`` (B, 256) (descending thresholds: entry 0 is ``trunc(255 p) >= 255``).
@@ -68,6 +55,12 @@ def e_measure(
         >>> round(float(e_measure(target.clone(), target)["adaptive"][0]), 6)  # 16 / 15: perfect maps exceed 1
         1.066667
     """
+
+    if check_foreground_protocol(protocol) != "pysodmetrics":
+        v = toolbox_foreground_values(
+            preds, target, protocol=protocol, normalize=normalize, validate_args=validate_args
+        )
+        return {"adaptive": v["e_adaptive"], "curve": v["e_curve"]}
 
     def fn(values: ForegroundIntermediates) -> dict[str, Tensor]:
         return {"adaptive": e_from_counts(values.adaptive), "curve": e_from_counts(values.curve)}

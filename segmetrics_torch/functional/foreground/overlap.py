@@ -17,6 +17,7 @@ from torch import Tensor
 from ..._checks import ImageBatch, check_positive_float
 from ...ops.thresholds import BinaryCounts
 from ._intermediates import ForegroundIntermediates, run_per_image
+from .matlab_toolbox import check_foreground_protocol, toolbox_foreground_values
 
 __all__ = ["dice", "f_measure", "iou", "precision_recall"]
 
@@ -59,6 +60,7 @@ def f_measure(
     beta2: float = 0.3,
     normalize: bool = True,
     validate_args: bool = True,
+    protocol: str = "pysodmetrics",
 ) -> dict[str, Tensor]:
     r"""Per-image F-beta measure: adaptive value and the 256-threshold F, precision and recall curves.
 
@@ -73,6 +75,9 @@ def f_measure(
         beta2: :math:`\beta^2` (PySODMetrics calls it ``beta``).
         normalize: per-image min-max stretch of ``preds`` as PySODMetrics (constant maps are left alone).
         validate_args: check values (NaN, range, binary target); these checks synchronise a CUDA device.
+        protocol: ``"pysodmetrics"`` (PySODMetrics 1.6.2, the default) or a MATLAB-toolbox protocol,
+            ``"matlab-toolbox"`` or ``"matlab-toolbox-2020-11"`` (the toolbox's map, thresholds and zero rules:
+            :mod:`.matlab_toolbox`, ``docs/matlab-toolbox.md``); ``normalize`` must then be ``True``.
 
     Returns:
         dict with ``adaptive`` (B,), ``curve``, ``precision``, ``recall`` (B, 256), descending thresholds.
@@ -88,6 +93,14 @@ def f_measure(
         (1.0, 1.0)
     """
     beta2 = check_positive_float(beta2, "beta2")
+    if check_foreground_protocol(protocol) != "pysodmetrics":
+        v = _toolbox(preds, target, protocol, normalize, validate_args, beta2)
+        return {
+            "adaptive": v["f_adaptive"],
+            "curve": v["f_curve"],
+            "precision": v["precision_curve"],
+            "recall": v["recall_curve"],
+        }
 
     def fn(values: ForegroundIntermediates) -> dict[str, Tensor]:
         c = f_from_counts(values.curve, beta2)
@@ -97,9 +110,22 @@ def f_measure(
     return run_per_image(fn, preds, target, normalize=normalize, validate_args=validate_args)
 
 
-def _overlap_measure(
-    name: str, preds: ImageBatch, target: ImageBatch, normalize: bool, validate_args: bool
+def _toolbox(
+    preds: ImageBatch, target: ImageBatch, protocol: str, normalize: bool, validate_args: bool, beta2: float = 0.3
 ) -> dict[str, Tensor]:
+    """The per-image values of a MATLAB-toolbox ``protocol`` (:func:`.matlab_toolbox.toolbox_foreground_values`)."""
+    return toolbox_foreground_values(
+        preds, target, protocol=protocol, beta2=beta2, normalize=normalize, validate_args=validate_args
+    )
+
+
+def _overlap_measure(
+    name: str, preds: ImageBatch, target: ImageBatch, normalize: bool, validate_args: bool, protocol: str
+) -> dict[str, Tensor]:
+    if check_foreground_protocol(protocol) != "pysodmetrics":
+        v = _toolbox(preds, target, protocol, normalize, validate_args)
+        return {"adaptive": v[f"{name}_adaptive"], "curve": v[f"{name}_curve"]}
+
     def fn(values: ForegroundIntermediates) -> dict[str, Tensor]:
         return {
             "adaptive": overlap_from_counts(values.adaptive)[name],
@@ -110,12 +136,18 @@ def _overlap_measure(
 
 
 def iou(
-    preds: ImageBatch, target: ImageBatch, *, normalize: bool = True, validate_args: bool = True
+    preds: ImageBatch,
+    target: ImageBatch,
+    *,
+    normalize: bool = True,
+    validate_args: bool = True,
+    protocol: str = "pysodmetrics",
 ) -> dict[str, Tensor]:
     r"""Per-image intersection over union (Jaccard index) ``tp / (tp + fp + fn)``, adaptive and 256-curve.
 
     Reference: PySODMetrics 1.6.2 ``FmeasureV2`` + ``IOUHandler`` (``sample_based=True``); 0 where
-    ``tp + fp + fn = 0`` (empty ground truth and empty prediction). Arguments as :func:`f_measure`.
+    ``tp + fp + fn = 0`` (empty ground truth and empty prediction). Arguments as :func:`f_measure` (``protocol``
+    included: with a toolbox protocol the toolbox's ``TP / (FN + P)``, 0 wherever TP = 0).
 
     Returns:
         dict with ``adaptive`` (B,) and ``curve`` (B, 256), descending thresholds.
@@ -133,16 +165,21 @@ def iou(
         >>> [round(v, 4) for v in out["adaptive"].tolist()]
         [0.0294, 0.0]
     """
-    return _overlap_measure("iou", preds, target, normalize, validate_args)
+    return _overlap_measure("iou", preds, target, normalize, validate_args, protocol)
 
 
 def dice(
-    preds: ImageBatch, target: ImageBatch, *, normalize: bool = True, validate_args: bool = True
+    preds: ImageBatch,
+    target: ImageBatch,
+    *,
+    normalize: bool = True,
+    validate_args: bool = True,
+    protocol: str = "pysodmetrics",
 ) -> dict[str, Tensor]:
     r"""Per-image Dice coefficient ``2 tp / (2 tp + fp + fn)``, adaptive and 256-curve.
 
     Reference: PySODMetrics 1.6.2 ``FmeasureV2`` + ``DICEHandler``; 0 where the denominator is 0. Arguments and
-    returns as :func:`iou`.
+    returns as :func:`iou` (a toolbox ``protocol``: the toolbox's ``2 TP / (|G| + |P|)``, 0 wherever TP = 0).
 
     Example:
         >>> import torch
@@ -157,15 +194,22 @@ def dice(
         >>> round(float(out["curve"].max()), 4)
         0.424
     """
-    return _overlap_measure("dice", preds, target, normalize, validate_args)
+    return _overlap_measure("dice", preds, target, normalize, validate_args, protocol)
 
 
 def precision_recall(
-    preds: ImageBatch, target: ImageBatch, *, normalize: bool = True, validate_args: bool = True
+    preds: ImageBatch,
+    target: ImageBatch,
+    *,
+    normalize: bool = True,
+    validate_args: bool = True,
+    protocol: str = "pysodmetrics",
 ) -> dict[str, Tensor]:
     r"""Per-image precision ``tp/(tp+fp)`` and recall ``tp/(tp+fn)``, adaptive and 256-curves.
 
     Reference: PySODMetrics 1.6.2 ``FmeasureV2`` + ``PrecisionHandler``/``RecallHandler``; 0 where a denominator is 0.
+    Arguments as :func:`f_measure` (a toolbox ``protocol``: the toolbox's precision and sensitivity, 0 wherever
+    TP = 0).
 
     Returns:
         dict with ``adaptive_precision``, ``adaptive_recall`` (B,) and ``precision``, ``recall`` (B, 256).
@@ -183,6 +227,15 @@ def precision_recall(
         >>> [round(v, 4) for v in out["adaptive_recall"].tolist()]
         [0.0312, 0.0]
     """
+
+    if check_foreground_protocol(protocol) != "pysodmetrics":
+        v = _toolbox(preds, target, protocol, normalize, validate_args)
+        return {
+            "adaptive_precision": v["precision_adaptive"],
+            "adaptive_recall": v["recall_adaptive"],
+            "precision": v["precision_curve"],
+            "recall": v["recall_curve"],
+        }
 
     def fn(values: ForegroundIntermediates) -> dict[str, Tensor]:
         a, c = overlap_from_counts(values.adaptive), overlap_from_counts(values.curve)

@@ -37,6 +37,7 @@ from torch import Tensor
 
 from ..._checks import ImageBatch, check_choice
 from ._intermediates import EmptyQuadrant, ForegroundIntermediates, MeasureOptions, run_per_image
+from .matlab_toolbox import check_foreground_protocol, toolbox_foreground_values
 
 __all__ = ["S_MEASURE_NAN_REASON", "s_measure"]
 
@@ -72,6 +73,7 @@ def s_measure(
     empty_quadrant: EmptyQuadrant = "nan",
     normalize: bool = True,
     validate_args: bool = True,
+    protocol: str = "pysodmetrics",
 ) -> Tensor:
     """Per-image S-measure (see the module docstring for the formula, reference and edge cases).
 
@@ -82,6 +84,9 @@ def s_measure(
         empty_quadrant: ``"nan"`` (PySODMetrics: an empty region quadrant makes the value NaN) or ``"skip"``.
         normalize: per-image min-max stretch of ``preds`` as PySODMetrics (constant maps are left alone).
         validate_args: check values (NaN, range, binary target); these checks synchronise a CUDA device.
+        protocol: ``"pysodmetrics"`` (PySODMetrics 1.6.2, the default) or a MATLAB-toolbox protocol,
+            ``"matlab-toolbox"`` or ``"matlab-toolbox-2020-11"`` (the toolbox's map, thresholds and zero rules:
+            :mod:`.matlab_toolbox`, ``docs/matlab-toolbox.md``); ``normalize`` must then be ``True``.
 
     Returns:
         (B,) float64 tensor.
@@ -93,6 +98,12 @@ def s_measure(
         1.0
     """
     check_s_options(alpha, empty_quadrant)
+    protocol = check_foreground_protocol(protocol, alpha=(alpha, 0.5), empty_quadrant=(empty_quadrant, "nan"))
+    if protocol != "pysodmetrics":
+        v = toolbox_foreground_values(
+            preds, target, protocol=protocol, normalize=normalize, validate_args=validate_args
+        )
+        return v["s_measure"]
     options = MeasureOptions(s_measure=True, alpha=float(alpha), empty_quadrant=empty_quadrant)
 
     def fn(values: ForegroundIntermediates) -> dict[str, Tensor]:

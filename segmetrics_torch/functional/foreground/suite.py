@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import torch
@@ -16,11 +16,19 @@ from torch import Tensor
 
 from ..._checks import ImageBatch, check_bool, check_positive_float
 from ...ops.thresholds import NUM_THRESHOLDS
-from ._intermediates import EdtBackend, EmptyQuadrant, ForegroundIntermediates, MeasureOptions, run_per_image
-from .enhanced_alignment import e_from_counts
+from ._intermediates import (
+    EdtBackend,
+    EmptyQuadrant,
+    ForegroundIntermediates,
+    MeasureOptions,
+    add_sums,
+    check_edt_backend,
+    e_from_counts,
+    run_per_image,
+)
+from .matlab_toolbox import check_foreground_protocol, toolbox_foreground_values
 from .overlap import f_from_counts, overlap_from_counts
 from .structure_measure import check_s_options, warn_s_measure_nan
-from .weighted_fmeasure import check_edt_backend
 
 __all__ = [
     "FOREGROUND_KEYS",
@@ -121,6 +129,7 @@ def foreground_measures(
     edt_backend: EdtBackend = "auto",
     normalize: bool = True,
     validate_args: bool = True,
+    protocol: str = "pysodmetrics",
 ) -> dict[str, Tensor]:
     """Per-image MAE, S-measure, weighted F, and the F/E/precision/recall/IoU/Dice adaptive values and curves.
 
@@ -133,6 +142,11 @@ def foreground_measures(
         preds, target: as :func:`f_measure`.
         beta2: F-measure :math:`\\beta^2` (0.3). wf_beta2: weighted-F :math:`\\beta^2` (1). alpha: S-measure weight.
         empty_quadrant, edt_backend, normalize, validate_args: as the dedicated functions.
+        protocol: ``"pysodmetrics"`` (PySODMetrics 1.6.2, the default) or a MATLAB-toolbox protocol,
+            ``"matlab-toolbox"`` or ``"matlab-toolbox-2020-11"`` (:mod:`.matlab_toolbox`,
+            ``docs/matlab-toolbox.md``): the same keys with the toolbox's values (``alpha`` 0.5, ``wf_beta2`` 1,
+            ``empty_quadrant="nan"`` and ``normalize=True`` then; its specificity:
+            :func:`~.matlab_toolbox.toolbox_measures`).
 
     Returns:
         dict of per-image tensors; keys and shapes in ``FOREGROUND_KEYS``.
@@ -154,6 +168,19 @@ def foreground_measures(
     """
     beta2 = check_positive_float(beta2, "beta2")
     options = suite_options(alpha, empty_quadrant, wf_beta2, edt_backend)
+    fixed = {"alpha": (alpha, 0.5), "wf_beta2": (wf_beta2, 1.0), "empty_quadrant": (empty_quadrant, "nan")}
+    if check_foreground_protocol(protocol, **fixed) != "pysodmetrics":
+        v = toolbox_foreground_values(
+            preds,
+            target,
+            protocol=protocol,
+            beta2=beta2,
+            weighted_f=True,
+            edt_backend=edt_backend,
+            normalize=normalize,
+            validate_args=validate_args,
+        )
+        return {key: v[key] for key in FOREGROUND_KEYS}
     return run_per_image(
         lambda v: derive_all(v, beta2),
         preds,
@@ -167,16 +194,6 @@ def foreground_measures(
 #: per-image scalar values and 256-point curves that a dataset summary averages
 SUITE_SCALARS = tuple(k for k in FOREGROUND_KEYS if not k.endswith("_curve"))
 SUITE_CURVES = tuple(k for k in FOREGROUND_KEYS if k.endswith("_curve"))
-
-
-def add_sums(state: Any, names: Sequence[str], values: Mapping[str, Tensor]) -> None:
-    """Add a batch's per-image ``values`` to ``state``: ``state.{name}_sum += values[name].sum(0)`` for each name (on
-    the state's device, in its dtype) and ``state.count += B``. The one update of every foreground accumulator:
-    :class:`ForegroundSums` and the foreground Metrics (whose torchmetrics states carry the same names)."""
-    for name in names:
-        total = getattr(state, f"{name}_sum")
-        setattr(state, f"{name}_sum", total + values[name].sum(dim=0).to(total.device, total.dtype))
-    state.count += next(iter(values.values())).shape[0]
 
 
 def summarize_foreground(means: Mapping[str, Tensor]) -> dict[str, Any]:
@@ -374,10 +391,12 @@ class ForegroundSums:
         self.count = torch.tensor(count, dtype=torch.int64, device=self.count.device)
 
 
-def suite_settings(beta2: float, options: MeasureOptions) -> dict[str, Any]:
-    """The measure settings of the whole suite, as reports record them: beta2, wf_beta2, alpha, empty_quadrant,
-    edt_backend (one definition for :class:`~segmetrics_torch.ForegroundMeasures` and :class:`ForegroundSums`)."""
+def suite_settings(beta2: float, options: MeasureOptions, protocol: str = "pysodmetrics") -> dict[str, Any]:
+    """The measure settings of the whole suite, as reports record them: protocol, beta2, wf_beta2, alpha,
+    empty_quadrant, edt_backend (one definition for :class:`~segmetrics_torch.ForegroundMeasures` and
+    :class:`ForegroundSums`, whose protocol is always PySODMetrics')."""
     return {
+        "protocol": protocol,
         "beta2": beta2,
         "wf_beta2": options.wf_beta2,
         "alpha": options.alpha,

@@ -19,19 +19,13 @@ default (reflect) border changes results by up to 0.4 near image borders.
 
 from __future__ import annotations
 
-from typing import get_args
-
 from torch import Tensor
 
-from ..._checks import ImageBatch, check_choice, check_positive_float
-from ._intermediates import EdtBackend, ForegroundIntermediates, MeasureOptions, run_per_image
+from ..._checks import ImageBatch, check_positive_float
+from ._intermediates import EdtBackend, ForegroundIntermediates, MeasureOptions, check_edt_backend, run_per_image
+from .matlab_toolbox import check_foreground_protocol, toolbox_foreground_values
 
 __all__ = ["weighted_f_measure"]
-
-
-def check_edt_backend(edt_backend: object) -> None:
-    """Validate the distance-transform backend ("auto", "numba" or "torch")."""
-    check_choice(edt_backend, "edt_backend", get_args(EdtBackend))
 
 
 def weighted_f_measure(
@@ -42,6 +36,7 @@ def weighted_f_measure(
     edt_backend: EdtBackend = "auto",
     normalize: bool = True,
     validate_args: bool = True,
+    protocol: str = "pysodmetrics",
 ) -> Tensor:
     """Per-image weighted F-beta measure (see the module docstring for the pipeline and edge cases).
 
@@ -56,6 +51,9 @@ def weighted_f_measure(
             ``"torch"`` or ``"numba"``; all give identical results.
         normalize: per-image min-max stretch of ``preds`` as PySODMetrics (constant maps are left alone).
         validate_args: check values (NaN, range, binary target); these checks synchronise a CUDA device.
+        protocol: ``"pysodmetrics"`` (PySODMetrics 1.6.2, the default) or a MATLAB-toolbox protocol,
+            ``"matlab-toolbox"`` or ``"matlab-toolbox-2020-11"`` (the toolbox's map, thresholds and zero rules:
+            :mod:`.matlab_toolbox`, ``docs/matlab-toolbox.md``); ``normalize`` must then be ``True``.
 
     Returns:
         (B,) float64 tensor.
@@ -68,6 +66,17 @@ def weighted_f_measure(
     """
     beta2 = check_positive_float(beta2, "beta2")
     check_edt_backend(edt_backend)
+    if check_foreground_protocol(protocol, beta2=(beta2, 1.0)) != "pysodmetrics":
+        v = toolbox_foreground_values(
+            preds,
+            target,
+            protocol=protocol,
+            weighted_f=True,
+            edt_backend=edt_backend,
+            normalize=normalize,
+            validate_args=validate_args,
+        )
+        return v["weighted_f_measure"]
     options = MeasureOptions(weighted_f=True, wf_beta2=beta2, edt_backend=edt_backend, counts=False)
 
     def fn(values: ForegroundIntermediates) -> dict[str, Tensor]:

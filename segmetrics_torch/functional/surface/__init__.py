@@ -3,6 +3,13 @@ normalised surface distance (surface Dice), Boundary IoU and clDice, each reprod
 ``surface-distance`` or TorchMetrics by name (``convention=``). See ``docs/surface-distances.md``."""
 
 from ._inputs import CONVENTIONS, EmptyMaskWarning
+from .aggregation import (
+    AGGREGATION_REFERENCES,
+    AGGREGATIONS,
+    AggregatedDistances,
+    aggregate_distances,
+    empty_sides,
+)
 from .average_distance import average_surface_distance
 from .boundary_iou import boundary_iou
 from .cldice import ClDiceWarning, cl_dice, soft_cl_dice_loss, soft_skeleton
@@ -13,10 +20,14 @@ from .summary import surface_distance_measures
 from .surface_dice import normalized_surface_distance
 
 __all__ = [
+    "AGGREGATIONS",
+    "AGGREGATION_REFERENCES",
     "CONVENTIONS",
+    "AggregatedDistances",
     "ClDiceWarning",
     "EmptyMaskWarning",
     "SurfaceDistances",
+    "aggregate_distances",
     "average_surface_distance",
     "boundary_band",
     "boundary_dilation",
@@ -24,6 +35,7 @@ __all__ = [
     "cl_dice",
     "corner_codes",
     "corner_surfels",
+    "empty_sides",
     "hausdorff_distance",
     "hd95",
     "inner_boundary",

@@ -41,6 +41,7 @@ __all__ = [
     "EmptyMaskWarning",
     "PairGroup",
     "Pairs",
+    "as_tensor_input",
     "one_hot_inputs",
     "prepare_pairs",
 ]
@@ -110,6 +111,25 @@ class Pairs:
         """(B, C') float64 on the input's device; (B,) for binary input."""
         out = out.to(self.device)
         return out[:, 0] if self.binary else out
+
+
+def _from_numpy(x: np.ndarray) -> Tensor:
+    """A numpy array as the tensor of its values (bool, integer or floating; unsigned types torch lacks widened)."""
+    if x.dtype.kind not in "biuf":
+        raise TypeError(f"Expected a numpy array of bool, integer or floating values, but got dtype {x.dtype}.")
+    if x.dtype.kind == "u" and x.dtype.itemsize > 1:
+        x = x.astype(np.int64)  # uint16 / uint32 label maps (NIfTI, 16-bit PNG): torch has no full support for them
+    return torch.from_numpy(np.ascontiguousarray(x))
+
+
+def as_tensor_input(x: object) -> object:
+    """``x`` with numpy arrays read as tensors (an array, or the arrays of a list), as MONAI accepts them: the
+    results equal the tensors'. Anything else is returned as is, for the checks that name it."""
+    if isinstance(x, np.ndarray):
+        return _from_numpy(x)
+    if isinstance(x, (list, tuple)) and any(isinstance(item, np.ndarray) for item in x):
+        return [_from_numpy(item) if isinstance(item, np.ndarray) else item for item in x]
+    return x
 
 
 def _images(x: object, name: str) -> tuple[list[Tensor], Tensor | None]:
@@ -216,6 +236,28 @@ def normalize_spacing(spacing: object, ndim: int) -> tuple[float, ...]:
     return values
 
 
+#: what a 0/255 image mask is, and how to pass it (never read as class 255)
+_MASK_255 = (
+    " It holds only 0 and 255: an 8-bit image mask? The foreground is not guessed from 255; pass `{name} > 0` (or "
+    "`{name} == 255`) as a bool mask{labels}."
+)
+
+
+def _only_0_255(x: Tensor) -> bool:
+    """Whether ``x`` holds 255 and no value but 0 and 255 (reads values: the error paths only)."""
+    return x.numel() > 0 and bool((x == 255).any()) and bool(((x == 0) | (x == 255)).all())
+
+
+def _binary_mask(x: Tensor, name: str, validate_args: bool) -> Tensor:
+    """:func:`as_binary_mask`, whose error for a 0/255 mask says what to pass (the fix, not a silent conversion)."""
+    try:
+        return as_binary_mask(x, name, validate_args)
+    except ValueError as error:
+        if not _only_0_255(x):
+            raise
+        raise ValueError(f"{error}{_MASK_255.format(name=name, labels='')}") from None
+
+
 def _check_labels(x: Tensor, name: str, num_classes: int, ignore_index: int | None) -> None:
     if x.dtype == torch.bool or x.is_floating_point() or x.is_complex():
         raise TypeError(f"Expected `{name}` to be an integer label map when `num_classes` is given, but got {x.dtype}.")
@@ -230,6 +272,15 @@ def _check_labels(x: Tensor, name: str, num_classes: int, ignore_index: int | No
             f"Expected `{name}` to hold labels in [0, {num_classes - 1}]"
             + (f" or `ignore_index`={ignore_index}" if ignore_index is not None else "")
             + f", but got {int(bad[0])}."
+            + (
+                _MASK_255.format(
+                    name=name,
+                    labels=" without `num_classes`"
+                    + ("; a void label 255: `ignore_index=255`" if name == "target" else ""),
+                )
+                if _only_0_255(x)
+                else ""
+            )
         )
 
 
@@ -288,6 +339,7 @@ def one_hot_inputs(
     """``preds`` and ``target`` of TorchMetrics' "one-hot" or "mixed" layout as two (B, C, *spatial) bool channel
     stacks: one-hot sides as :func:`_as_channels` reads them, an index side of "mixed" ((B, *spatial) labels in
     [0, C)) one-hot encoded with the other side's C channels (or ``num_classes``)."""
+    preds, target = as_tensor_input(preds), as_tensor_input(target)
     p = check_tensor(preds, "preds") if isinstance(preds, Tensor) else None
     t = check_tensor(target, "target") if isinstance(target, Tensor) else None
     if p is None or t is None:
@@ -379,8 +431,8 @@ def prepare_pairs(
             raise ValueError(f"Expected `ignore_index` only with index label maps, but input_format={input_format!r}.")
         p_ch, t_ch = one_hot_inputs(preds, target, input_format, num_classes, validate_args)
         return _channel_pairs(p_ch, t_ch, include_background, spacing, only_2d)
-    p_images, p_batch = _images(preds, "preds")
-    t_images, t_batch = _images(target, "target")
+    p_images, p_batch = _images(as_tensor_input(preds), "preds")
+    t_images, t_batch = _images(as_tensor_input(target), "target")
     if (p_batch is None) != (t_batch is None):
         raise TypeError("Expected `preds` and `target` to be both tensors or both lists of tensors.")
     if len(p_images) != len(t_images):
@@ -431,8 +483,8 @@ def prepare_pairs(
         """(C', *spatial) bool stacks of one image (or a batch: (B, C', *spatial))."""
         if binary:
             return (
-                as_binary_mask(p, "preds", validate_args).unsqueeze(-ndim - 1),
-                as_binary_mask(t, "target", validate_args).unsqueeze(-ndim - 1),
+                _binary_mask(p, "preds", validate_args).unsqueeze(-ndim - 1),
+                _binary_mask(t, "target", validate_args).unsqueeze(-ndim - 1),
             )
         assert num_classes is not None
         if validate_args:

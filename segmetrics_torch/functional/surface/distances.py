@@ -173,7 +173,8 @@ def pair_distances(
 ) -> list[tuple[int, int, SurfaceDistances]]:
     """(image, column, distances) for every computed pair under ``settings`` (``convention``, ``distance_metric``
     and ``connectivity`` of :func:`distance_settings`): the boundary set (``corners``), MedPy's ``connectivity``, and
-    spacing applied to the distances except MONAI's chessboard / taxicab (its ``distance_transform_cdt`` ignores it).
+    spacing applied to the distances (MONAI's chessboard / taxicab, which ignore it, refuse a spacing other than
+    unit: :func:`check_metric_spacing`).
 
     The boundary sets of each group come from one batch of tensor operations, the distances from one EDT / KDTree per
     direction and pair. ``on_device`` (default: the inputs are not on the CPU) computes the Euclidean distances with
@@ -181,9 +182,8 @@ def pair_distances(
     the other metrics always take the host's KDTree."""
     convention, distance_metric = settings["convention"], settings["distance_metric"]
     connectivity = check_connectivity(settings["connectivity"], convention, pairs.ndim, corners)
-    spacing_in_distances = convention != "monai" or distance_metric == "euclidean"
+    check_metric_spacing(pairs, convention, distance_metric)
     out = []
-    unit = (1.0,) * pairs.ndim
     for group in pairs.groups:
         # predictions, then targets: one batch of boundary operations for both
         stack = _crop_to_union(torch.cat([group.preds, group.target]))
@@ -208,9 +208,7 @@ def pair_distances(
             if device_edt:
                 d_pg, d_gp = _device_distances(points_t[row], points_t[n + row], spacing)
             else:
-                d_pg, d_gp = point_set_distances(
-                    p_pts, g_pts, spacing if spacing_in_distances else unit, distance_metric
-                )
+                d_pg, d_gp = point_set_distances(p_pts, g_pts, spacing, distance_metric)
             p_sizes = table[codes[row][p_pts]] if codes is not None and table is not None else None
             g_sizes = table[codes[n + row][g_pts]] if codes is not None and table is not None else None
             sd = SurfaceDistances(d_pg, d_gp, p_sizes, g_sizes, not nonempty[row], not nonempty[n + row])
@@ -248,8 +246,9 @@ def surface_distances(
 
     The boundary set follows ``convention``: voxel-centre inner edges for ``"monai"``, ``"medpy"`` and
     ``"torchmetrics"`` (``connectivity`` as MedPy), corner surfels with their sizes for ``"deepmind"`` and for
-    ``use_subvoxels=True``. ``distance_metric`` other than ``"euclidean"`` ignores ``spacing`` under ``"monai"`` (as
-    MONAI's ``distance_transform_cdt``) and scales by it under ``"torchmetrics"``. The other keywords
+    ``use_subvoxels=True``. ``distance_metric`` other than ``"euclidean"`` is scaled by ``spacing`` under
+    ``"torchmetrics"`` and refuses a spacing other than unit under ``"monai"`` (MONAI's ``distance_transform_cdt``
+    ignores it). The other keywords
     (:class:`~.options.DistanceOptions`) as :func:`~segmetrics_torch.functional.surface.hausdorff_distance`.
 
     Returns:
@@ -279,6 +278,23 @@ def check_metric(distance_metric: object, convention: str) -> str:
             f"but got {metric!r}."
         )
     return metric
+
+
+def check_metric_spacing(pairs: Pairs, convention: str, distance_metric: str) -> None:
+    """MONAI's chessboard and taxicab distances (``distance_transform_cdt``) ignore the spacing, silently: under
+    ``"monai"`` a spacing other than unit with them is a ``ValueError`` that names both fixes (TorchMetrics scales
+    them: ``max_i s_i |dx_i|`` and ``sum_i s_i |dx_i|``)."""
+    if convention != "monai" or distance_metric == "euclidean":
+        return
+    spacings = [pairs.spacing] if pairs.image_spacing is None else pairs.image_spacing
+    other = next((s for s in spacings if any(v != 1.0 for v in s)), None)
+    if other is not None:
+        raise ValueError(
+            f"Expected `spacing`=None (unit) with distance_metric={distance_metric!r} and convention='monai', but "
+            f"got {other}: MONAI's {distance_metric} distance transform ignores the spacing, so its numbers would "
+            f"be in voxels. Pass convention='torchmetrics' for {distance_metric} distances scaled by the spacing "
+            "(max over the axes of spacing x offset for chessboard), or spacing=None for MONAI's voxel distances."
+        )
 
 
 def check_corners(convention: str, use_subvoxels: object) -> bool:

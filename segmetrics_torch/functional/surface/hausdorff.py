@@ -43,7 +43,9 @@ def hausdorff_distance(
       length / area; per direction the first distance whose cumulative normalised area reaches q/100 (no
       interpolation; ``percentile=None`` is its ``percent=100``), then the max of the two.
     * ``"torchmetrics"`` (TorchMetrics 1.9 ``hausdorff_distance``): MONAI's edges; ``distance_metric`` chessboard /
-      taxicab are scaled by ``spacing`` (MONAI ignores spacing for them); no percentile.
+      taxicab are scaled by ``spacing`` (chessboard: the max over the axes of spacing x offset); no percentile.
+      MONAI's chessboard / taxicab ignore the spacing: under ``"monai"`` they refuse a spacing other than unit
+      (``ValueError`` naming both fixes) rather than return voxel distances for a spacing in mm.
 
     Empty masks (each returns its reference's value and warns with an :class:`EmptyMaskWarning` naming the image and
     class): one mask empty gives ``inf``, both ``NaN``, under ``"monai"`` and ``"torchmetrics"``; with a percentile
@@ -67,7 +69,9 @@ def hausdorff_distance(
 
     Args:
         preds: (B, H, W) or (B, D, H, W) binary masks (bool or {0, 1}), or label maps with ``num_classes``; or a list
-            of (H, W) / (D, H, W) tensors of different sizes. Dense tensors (a sparse one is a ``TypeError``).
+            of (H, W) / (D, H, W) tensors of different sizes. Dense tensors (a sparse one is a ``TypeError``), or
+            numpy arrays (as MONAI takes them; the tensor's result). A 0/255 image mask is refused, with the fix
+            (``preds > 0``), never read as foreground 255 or as class 255.
         target: ground truth, same form and shape.
         directed: prediction-to-ground-truth only.
         percentile: None (the maximum) or a number in [0, 100] (numpy's too, e.g. ``np.int64(95)``).
@@ -79,8 +83,8 @@ def hausdorff_distance(
             within a factor 2^900 of each other: the distances are computed on the spacing over a power of two and
             multiplied back, exactly (:func:`~segmetrics_torch.ops.distance.spacing_scale`), so ``(1e155, 1, 1)``
             neither overflows nor ``(1e-170, 1, 1)`` underflows.
-        distance_metric: ``"euclidean"`` (default); ``"chessboard"`` / ``"taxicab"`` with ``"monai"`` and
-            ``"torchmetrics"``.
+        distance_metric: ``"euclidean"`` (default); ``"chessboard"`` / ``"taxicab"`` with ``"monai"`` (unit
+            spacing only, as MONAI ignores it) and ``"torchmetrics"`` (scaled by ``spacing``).
         connectivity: MedPy's structuring element of the edge erosion (``"medpy"`` only; 1 = face neighbours, the
             default).
         num_classes: label maps with this many classes (None, the default: binary masks).
@@ -91,7 +95,7 @@ def hausdorff_distance(
             ``num_classes``), ``"one-hot"`` ((B, C, H, W) / (B, C, D, H, W) channels, bool or 0/1 integers used as
             given, overlapping or not; floating scores arg-maxed over C as TorchMetrics does, which needs C >= 2) or
             ``"mixed"`` (one side one-hot, the other index labels in [0, C)). One-hot scores channel 0 only with
-            ``include_background`` unless there is one channel (TorchMetrics' rule); tensors only.
+            ``include_background`` unless there is one channel (TorchMetrics' rule); tensors or numpy arrays.
         validate_args: check the values of the masks / labels (synchronises a CUDA device; default True).
 
     Returns:

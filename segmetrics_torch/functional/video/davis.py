@@ -146,7 +146,15 @@ class DavisResults:
     def object_rows(self, *, frames: bool = True) -> list[dict[str, Any]]:
         """The per-object table as plain rows (a JSON report's, a DataFrame's), in the reference's order: ``name``
         (``<sequence>_<index>``), ``sequence``, ``object_id``, ``proposal_id``, the six statistics, and with
-        ``frames`` the per-frame ``j`` and ``f`` over the evaluated frames (lists of floats, NaN kept)."""
+        ``frames`` the per-frame ``j`` and ``f`` over the evaluated frames (lists of floats, NaN kept).
+
+        Example:
+            >>> import torch
+            >>> stats = {"j_mean": 0.8, "j_recall": 1.0, "j_decay": 0.1, "f_mean": 0.9, "f_recall": 1.0, "f_decay": 0.0}
+            >>> row = DavisObject("blackswan", 1, 1, 1, torch.tensor([0.8]), torch.tensor([0.9]), stats)
+            >>> DavisResults("semi-supervised", "val", (row,), ("blackswan",)).object_rows()[0]["name"]
+            'blackswan_1'
+        """
         rows = []
         for o in self.objects:
             row: dict[str, Any] = {"name": o.name, "sequence": o.sequence, "object_id": o.object_id}

@@ -2,14 +2,16 @@
 
 The first call of a kernel on a machine compiles it with numba (seconds to a minute on a small machine); numba caches
 the result on disk (``cache=True``), and later processes load it in milliseconds. A silent first run looks like a
-hang, so the first compilation of a package kernel in a process logs, once, at INFO on the logger
-``segmetrics_torch.compile``::
+hang, so the first compilation of a package kernel in a process logs, once, on the logger ``segmetrics_torch.compile``::
 
-    compiling segmetrics-torch's CPU kernels for this machine (once: numba caches them in DIR)
+    compiling segmetrics-torch's CPU kernels for this machine (once: numba caches them in DIR; `segmetrics warmup`
+    compiles them ahead, e.g. in a Docker image)
 
-and every kernel compiled logs its name at DEBUG. The ``segmetrics`` command prints the INFO message as a ``note:``
-line on stderr; library users see it with ``logging.basicConfig(level=logging.INFO)``. Loading from the cache logs
-nothing. The package calls :func:`watch` once, at import (before any kernel module compiles).
+and every kernel compiled logs its name at DEBUG. The message is logged at INFO where the application configured
+logging (a handler on the logger or an ancestor: the ``segmetrics`` command prints it as a ``note:`` line on stderr),
+and at WARNING where it did not, so that a plain library call (``WeightedFMeasure().update(...)`` in a notebook)
+shows it on stderr through Python's last-resort handler instead of pausing without a word. Loading from the cache
+logs nothing. The package calls :func:`watch` once, at import (before any kernel module compiles).
 """
 
 from __future__ import annotations
@@ -46,8 +48,12 @@ def watch() -> None:
                 return
             if not _state["announced"]:
                 _state["announced"] = True
-                _LOG.info(
-                    "compiling segmetrics-torch's CPU kernels for this machine (once: numba caches them in %s)",
+                # unconfigured logging drops INFO records: then WARNING, which the last-resort handler prints
+                level = logging.INFO if _LOG.hasHandlers() else logging.WARNING
+                _LOG.log(
+                    level,
+                    "compiling segmetrics-torch's CPU kernels for this machine (once: numba caches them in %s; "
+                    "`segmetrics warmup` compiles them ahead, e.g. in a Docker image)",
                     cache_folder(),
                 )
             _LOG.debug("compiling %s.%s", module, dispatcher.py_func.__name__)

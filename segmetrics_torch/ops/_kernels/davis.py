@@ -143,7 +143,7 @@ def _frame(
         if row_any == 0:
             background += w
             continue
-        x = 0
+        x = np.int64(0)  # np.int64, not 0: a literal would compile _grow_run once more for it (tests/ops)
         while x < w:  # runs of one (prediction, target) pair: one joint update and one box update per run
             p = pred[y, x]
             t = target[y, x]
@@ -161,11 +161,11 @@ def _frame(
                 if use_void:
                     x = end
                     continue  # a void pixel counts for nothing and belongs to no mask
-                t = 0
+                t = np.uint8(0)
             elif t > n_target:
-                t = 0  # an id above the sequence's objects is no object (the reference's one-hot of 1..K)
+                t = np.uint8(0)  # an id above the sequence's objects is no object (the reference's one-hot of 1..K)
             if p > n_pred:
-                p = 0  # an id above n_pred: reported in pred_max (the op raises), never used to index
+                p = np.uint8(0)  # an id above n_pred: reported in pred_max (the op raises), never used to index
             joint[p, t] += run
             if p > 0:
                 pe[y, x:end] = p
@@ -197,7 +197,7 @@ def _frame(
     count = np.zeros(n_obj, np.int64)
     for first, n_ids, lab in ((0, n_pred, pe), (n_pred, n_target, te)):
         # the union of the map's regions: nothing outside it is a boundary pixel of any of its objects
-        y0, y1, x0, x1 = h, -1, w, -1
+        y0, y1, x0, x1 = h, np.int64(-1), w, np.int64(-1)  # no literal -1: see x above
         for o in range(first, first + n_ids):
             if rbox[o, 1] >= rbox[o, 0]:
                 y0, y1 = min(y0, rbox[o, 0]), max(y1, rbox[o, 1])

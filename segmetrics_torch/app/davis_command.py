@@ -1,0 +1,94 @@
+"""``segmetrics evaluate davis``: the outputs checked, one call of :func:`~segmetrics_torch.functional.evaluate_davis`,
+the global table, the reference's two CSVs (:func:`~segmetrics_torch.functional.davis_global_csv`,
+:func:`~segmetrics_torch.functional.davis_per_sequence_csv`) in ``--out`` and the ``--json`` report. Everything a
+script could reuse (the protocol, the CSV texts, the per-object rows) is the library's."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..errors import InputError
+from ..functional import davis_global_csv, davis_per_sequence_csv, evaluate_davis
+from ..reports.files import check_output, write_atomically
+from ..reports.output_safety import InputFolder, check_outputs
+from ..reports.tables import format_table, write_json
+from .folder_io import parse_device, shown_path
+
+#: the options passed on to ``evaluate_davis`` under the same names (``--set`` is its ``subset``; ``--backend`` is
+#: the run's setting, applied by :mod:`.cli` as for every form, which evaluate_davis's ``backend="auto"`` follows)
+SETTINGS = ("task", "resolution", "max_proposals", "decay_edges", "bound_th", "chunk_frames", "workers")
+
+
+def run_evaluate_davis(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out} is a file; give a folder")
+    if not out.exists() and not out.parent.is_dir():
+        raise InputError(f"--out {out}: the folder {out.parent} does not exist")
+    csvs = {f"--out ({n})": out / f"{n}-{args.set}.csv" for n in ("global_results", "per-sequence_results")}
+    files = {"--json": check_output(args.json, "--json")}
+    if out.is_dir():
+        files.update({option: check_output(path, option) for option, path in csvs.items()})
+    inputs = [
+        InputFolder("the DAVIS root", Path(args.davis_root)),
+        InputFolder("the results folder", Path(args.results)),
+    ]
+    check_outputs({**files, **csvs}, inputs=inputs)  # the rule of every form: no output replaces an input
+    for option, path in [("--out", out), ("--json", files["--json"])]:
+        real = Path(os.path.realpath(path)) if path is not None else None
+        for folder in inputs:  # the PNGs lie in sub-folders, which check_outputs does not list: the whole tree
+            root = Path(os.path.realpath(folder.path))
+            if real is not None and real.is_relative_to(root):
+                where = "is" if real == root else "is inside"
+                raise InputError(f"{option} {path} {where} {folder.role} {folder.path}; give a path outside it")
+    settings = {key: getattr(args, key) for key in SETTINGS}
+    device = parse_device(args.device)
+
+    start = time.perf_counter()
+    try:
+        result = evaluate_davis(
+            args.davis_root, args.results, subset=args.set, sequences=args.sequences, device=device, **settings
+        )
+        table, per_object = davis_global_csv(result), davis_per_sequence_csv(result)
+        row = result.global_results()
+    except (ValueError, FileNotFoundError) as error:  # the message names the sequence and the frame
+        raise InputError(str(error)) from None
+    elapsed = time.perf_counter() - start
+
+    name = Path(shown_path(args.results)).name or shown_path(args.results)
+    print(format_table({name: row}, list(row), index_header="method"))
+    print(
+        f"Evaluated {len(result.objects)} object(s) of {len(result.sequences)} sequence(s) of DAVIS {args.set} "
+        f"({args.task}, {args.resolution}, decay edges {args.decay_edges}) in {elapsed:.2f} s."
+    )
+    out.mkdir(exist_ok=True)
+    for path, text in zip(csvs.values(), (table, per_object), strict=True):
+        write_atomically(path, functools.partial(Path.write_text, data=text, encoding="utf-8"))
+    print(f"Wrote {', '.join(p.name for p in csvs.values())} to {out}")
+    if files["--json"] is not None:
+        write_json(files["--json"], _report(args, name, result, row, settings, elapsed))
+        print(f"Wrote {files['--json']}")
+    return 0
+
+
+def _report(args: argparse.Namespace, name: str, result: Any, row: dict, settings: dict, elapsed: float) -> dict:
+    """The ``--json`` document: provenance, the settings, the global row, the per-object rows (per-frame J and F)."""
+    return {
+        "segmetrics_version": __version__,
+        "task": "davis",
+        "name": name,
+        "davis_root": str(Path(args.davis_root).resolve()),
+        "results_dir": str(Path(args.results).resolve()),
+        "settings": {"set": args.set, "sequences": args.sequences, "device": args.device, "backend": args.backend}
+        | settings,
+        "sequences": list(result.sequences),
+        "elapsed_s": elapsed,
+        "global": row,
+        "objects": result.object_rows(),
+    }

@@ -1,0 +1,170 @@
+"""``segmetrics evaluate semantic-boundary``: the options read into a protocol
+(:func:`~segmetrics_torch.functional.semantic_boundary.semantic_boundary_protocol`), the outputs checked, one call of
+:func:`~segmetrics_torch.functional.semantic_boundary.evaluate_semantic_boundary_folders`, the table and the files.
+Everything a script could reuse (table rows, per-image rows, curves, the BSR texts) is the library's."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..datasets.prescan import method_name
+from ..errors import InputError
+from ..functional.semantic_boundary import (
+    MEAN_ROW,
+    SUMMARY_COLUMNS,
+    SemanticBoundaryResult,
+    bsr_files,
+    class_folder_name,
+    class_numbers,
+    class_pr_curves,
+    evaluate_semantic_boundary_folders,
+    per_image_rows,
+    semantic_boundary_protocol,
+    summary_rows,
+)
+from ..reports.figures import plot_pr_curves
+from ..reports.files import check_output, write_atomically
+from ..reports.named_inputs import read_text_file
+from ..reports.output_safety import InputFolder, check_outputs
+from ..reports.tables import check_csv_outputs, format_table, upsert_csv, write_json
+from .folder_io import check_out_dir, shown_path
+
+#: the protocol fields that options of the same names override
+OVERRIDES = ("thresholds", "max_dist", "kill_internal", "skip_if_nonexistent", "ignore_border", "radius", "scale")
+#: the per-class files of ``--out-dir`` besides one ``<id>_ev1.txt`` per image
+CLASS_FILES = ("eval_bdry.txt", "eval_bdry_thr.txt", "eval_bdry_img.txt")
+
+
+def run_evaluate_semantic_boundary(args: argparse.Namespace) -> int:
+    overrides = {field: getattr(args, field) for field in OVERRIDES if getattr(args, field) is not None}
+    try:
+        protocol = semantic_boundary_protocol(
+            args.preset, args.dataset, thin=args.thin, instance_sensitive=args.instance_sensitive, **overrides
+        )
+    except ValueError as error:
+        raise InputError(f"--preset {args.preset} --dataset {args.dataset}: {error}") from None
+    try:
+        classes = None if args.classes is None else class_numbers(args.classes, args.dataset)
+    except ValueError as error:
+        raise InputError(f"--classes: {error}") from None
+    ids = None if args.ids is None else _read_ids(Path(args.ids))  # a named input before the outputs are checked
+
+    files = {o: check_output(v, o) for o, v in (("--json", args.json), ("--per-image-csv", args.per_image_csv))}
+    files["--plot"] = check_output(args.plot, "--plot")
+    out_dir = check_out_dir(args.out_dir)
+    inputs = [
+        InputFolder(f"the {r} folder", Path(p)) for r, p in (("prediction", args.pred), ("ground-truth", args.gt))
+    ]
+    check_outputs(files, inputs=inputs)  # the rule of every form: inputs, files read by name (--ids), duplicates
+    _check_outside_inputs(files, out_dir, inputs)
+    check_csv_outputs(files)
+    if files["--plot"] is not None and files["--plot"].suffix.lower() not in (".png", ".pdf", ".svg"):
+        raise InputError(f"--plot {files['--plot']}: give a .png, .pdf or .svg file name")
+    if args.figures is not None and args.out_dir is None:
+        raise InputError("--figures writes each class's PR curve into --out-dir's class folders: add --out-dir")
+    if files["--plot"] is not None or args.figures:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise InputError("--plot and --figures need matplotlib: pip install 'segmetrics-torch[plot]'") from None
+
+    start = time.perf_counter()
+    try:
+        result = evaluate_semantic_boundary_folders(args.pred, args.gt, protocol, classes=classes, ids=ids)
+    except (ValueError, FileNotFoundError) as error:  # a file or folder of the inputs (the message names it)
+        raise InputError(str(error)) from None
+    elapsed = time.perf_counter() - start
+
+    print(format_table(summary_rows(result), SUMMARY_COLUMNS, index_header="class"))
+    print(
+        f"Evaluated {len(result.ids)} image(s) x {len(result.classes)} class(es) of {shown_path(args.pred)} against "
+        f"{shown_path(args.gt)} ({args.dataset}, protocol {protocol.name}: {protocol.thresholds} thresholds, max_dist "
+        f"{protocol.max_dist:g}) in {elapsed:.2f} s; {MEAN_ROW}: the class mean of ODS-F, OIS-F, AP (mF)."
+    )
+    name = args.name or method_name(args.pred, args.dataset, args.gt)  # results/<method>/sbd -> <method>
+    if out_dir is not None:
+        _write_class_folders(out_dir, result, args.figures or ())
+    if files["--plot"] is not None:
+        plot_pr_curves(class_pr_curves(result), files["--plot"], summary="ODS", title=name, iso_f=True)
+        print(f"Wrote {files['--plot']}")
+    if files["--json"] is not None:
+        write_json(files["--json"], _report(args, name, result, elapsed))
+        print(f"Wrote {files['--json']}")
+    if files["--per-image-csv"] is not None:
+        rows = [{"method": name, "dataset": args.dataset, **row} for row in per_image_rows(result)]
+        action = upsert_csv(files["--per-image-csv"], rows, ("method", "dataset", "image", "class"), "--per-image-csv")
+        print(f"{action.capitalize()} {files['--per-image-csv']} ({len(rows)} rows of {name} / {args.dataset})")
+    return 0
+
+
+def _read_ids(path: Path) -> list[str]:
+    """``--ids``: one image id a line (SBD's train.txt / val.txt), blank lines skipped; recorded as an input."""
+    ids = [line.strip() for line in read_text_file(path, "--ids").splitlines() if line.strip()]
+    if not ids:
+        raise InputError(f"--ids {path} lists no image id")
+    return ids
+
+
+def _check_outside_inputs(files: dict[str, Path | None], out_dir: Path | None, inputs: list[InputFolder]) -> None:
+    """No output inside an input tree: the class folders must hold maps only (another file there is an error of the
+    next run), and the ground truth is searched recursively. Nor a file output where ``--out-dir`` writes."""
+    outputs = [(o, p) for o, p in files.items() if p is not None] + ([("--out-dir", out_dir)] if out_dir else [])
+    base = None if out_dir is None else Path(os.path.realpath(out_dir))
+    for option, path in outputs:
+        real = Path(os.path.realpath(path))
+        for folder in inputs:
+            root = Path(os.path.realpath(folder.path))
+            if real.is_relative_to(root):
+                raise InputError(
+                    f"{option} {path} is inside {folder.role} {folder.path}, which this run reads (every file of "
+                    "its tree); give a path outside it"
+                )
+            if option == "--out-dir" and root.is_relative_to(real):
+                raise InputError(f"--out-dir {path} holds {folder.role} {folder.path}; give a folder of its own")
+        parts = real.relative_to(base).parts if base is not None and real.is_relative_to(base) else ()
+        if option != "--out-dir" and parts and parts[0].startswith("class_") and (parts[1:] or parts[0][6:].isdigit()):
+            raise InputError(f"{option} {path} is inside {out_dir}/{parts[0]}, which --out-dir writes")
+
+
+def _write_class_folders(out_dir: Path, result: SemanticBoundaryResult, figures: Sequence[str]) -> None:
+    """Each class's SBD-benchmark files (and PR-curve figures) in ``out_dir/class_XXX/``, each written atomically."""
+    out_dir.mkdir(exist_ok=True)
+    curves = class_pr_curves(result)
+    for k, (number, class_name) in enumerate(zip(result.classes, result.class_names, strict=True)):
+        folder = out_dir / class_folder_name(number)
+        folder.mkdir(exist_ok=True)
+        for file_name, text in bsr_files(result, k).items():
+            write_atomically(folder / file_name, functools.partial(Path.write_text, data=text, encoding="utf-8"))
+        for fmt in figures:
+            plot_pr_curves({class_name: curves[class_name]}, folder / f"pr_curve.{fmt}", summary="ODS", iso_f=True)
+    shown = ", ".join(CLASS_FILES) + ", <id>_ev1.txt" + "".join(f", pr_curve.{f}" for f in figures)
+    print(f"Wrote {shown} of {len(result.classes)} class(es) to {out_dir}/class_XXX")
+
+
+def _report(args: argparse.Namespace, name: str, result: SemanticBoundaryResult, elapsed: float) -> dict[str, Any]:
+    """The ``--json`` document: provenance, the protocol (every field), the images and classes, the summary (per
+    class: ODS, OIS, AP, curves, per-image bests; the class mean)."""
+    return {
+        "segmetrics_version": __version__,
+        "task": "semantic-boundary",
+        "name": name,
+        "dataset": args.dataset,
+        "pred_dir": str(Path(args.pred).resolve()),
+        "gt_dir": str(Path(args.gt).resolve()),
+        "ids_file": None if args.ids is None else str(Path(args.ids).resolve()),
+        "protocol": dataclasses.asdict(result.protocol),
+        "num_images": len(result.ids),
+        "ids": result.ids,
+        "classes": result.classes,
+        "class_names": result.class_names,
+        "elapsed_s": elapsed,
+        "results": result.summary,
+    }
