@@ -16,9 +16,10 @@ from .. import __version__
 from ..errors import InputError
 from ..functional import davis_global_csv, davis_per_sequence_csv, evaluate_davis
 from ..reports.files import check_output, write_atomically
-from ..reports.output_safety import InputFolder, check_outputs
+from ..reports.output_safety import InputFolder, check_outputs, check_outputs_are_not_folders
 from ..reports.tables import format_table, write_json
 from .folder_io import parse_device, shown_path
+from .launch import launched
 
 #: the options passed on to ``evaluate_davis`` under the same names (``--set`` is its ``subset``; ``--backend`` is
 #: the run's setting, applied by :mod:`.cli` as for every form, which evaluate_davis's ``backend="auto"`` follows)
@@ -26,6 +27,8 @@ SETTINGS = ("task", "resolution", "max_proposals", "decay_edges", "bound_th", "c
 
 
 def run_evaluate_davis(args: argparse.Namespace) -> int:
+    if launched():  # one process evaluates the whole dataset: under torchrun every rank would, writing the same files
+        raise InputError("evaluate davis runs in one process: run it without torchrun")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out} is a file; give a folder")
@@ -40,6 +43,7 @@ def run_evaluate_davis(args: argparse.Namespace) -> int:
         InputFolder("the results folder", Path(args.results)),
     ]
     check_outputs({**files, **csvs}, inputs=inputs)  # the rule of every form: no output replaces an input
+    check_outputs_are_not_folders(files, {"--out": out})
     for option, path in [("--out", out), ("--json", files["--json"])]:
         real = Path(os.path.realpath(path)) if path is not None else None
         for folder in inputs:  # the PNGs lie in sub-folders, which check_outputs does not list: the whole tree

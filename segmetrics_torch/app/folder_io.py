@@ -23,7 +23,7 @@ from ..datasets.prescan import dataset_name, listing, method_name, raise_or_skip
 from ..errors import InputError
 from ..io import find_pairs
 from ..reports.files import check_output
-from ..reports.output_safety import InputFolder, check_outputs
+from ..reports.output_safety import InputFolder, check_outputs, check_outputs_are_not_folders
 from ..reports.tables import check_csv_outputs, upsert_csv, write_json
 from . import distributed, runner
 
@@ -193,6 +193,7 @@ class FolderRun:
         outputs = dict(files)
         if out_dir is not None:
             outputs.update({f"--out-dir ({name})": out_dir / name for name in BSR_FILES})
+            check_outputs_are_not_folders(files, {"--out-dir": out_dir})
         check_outputs(outputs, inputs=inputs)
         check_csv_outputs(files)
         return files

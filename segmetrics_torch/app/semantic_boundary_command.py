@@ -33,9 +33,10 @@ from ..functional.semantic_boundary import (
 from ..reports.figures import plot_pr_curves
 from ..reports.files import check_output, write_atomically
 from ..reports.named_inputs import read_text_file
-from ..reports.output_safety import InputFolder, check_outputs
+from ..reports.output_safety import InputFolder, check_outputs, check_outputs_are_not_folders
 from ..reports.tables import check_csv_outputs, format_table, upsert_csv, write_json
 from .folder_io import check_out_dir, shown_path
+from .launch import launched
 
 #: the protocol fields that options of the same names override
 OVERRIDES = ("thresholds", "max_dist", "kill_internal", "skip_if_nonexistent", "ignore_border", "radius", "scale")
@@ -44,6 +45,8 @@ CLASS_FILES = ("eval_bdry.txt", "eval_bdry_thr.txt", "eval_bdry_img.txt")
 
 
 def run_evaluate_semantic_boundary(args: argparse.Namespace) -> int:
+    if launched():  # one process evaluates the whole dataset: under torchrun every rank would, writing the same files
+        raise InputError("evaluate semantic-boundary runs in one process: run it without torchrun")
     overrides = {field: getattr(args, field) for field in OVERRIDES if getattr(args, field) is not None}
     try:
         protocol = semantic_boundary_protocol(
@@ -64,6 +67,7 @@ def run_evaluate_semantic_boundary(args: argparse.Namespace) -> int:
         InputFolder(f"the {r} folder", Path(p)) for r, p in (("prediction", args.pred), ("ground-truth", args.gt))
     ]
     check_outputs(files, inputs=inputs)  # the rule of every form: inputs, files read by name (--ids), duplicates
+    check_outputs_are_not_folders(files, {"--out-dir": out_dir})
     _check_outside_inputs(files, out_dir, inputs)
     check_csv_outputs(files)
     if files["--plot"] is not None and files["--plot"].suffix.lower() not in (".png", ".pdf", ".svg"):

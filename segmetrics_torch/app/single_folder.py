@@ -98,6 +98,8 @@ def _evaluate_foreground(
     lines_path = files.get("--toolbox-lines")
     if lines_path is not None and protocol == "pysodmetrics":
         raise InputError("--toolbox-lines writes the MATLAB toolbox's result line: add --protocol matlab-toolbox")
+    if lines_path is not None:
+        _check_toolbox_lines(lines_path)
     pairing = run.pair()
     dataset, name = run.dataset, run.name
 
@@ -157,6 +159,22 @@ def _evaluate_foreground(
         append_toolbox_line(lines_path, results, dataset, name, layout)
         print(f"Added the {layout} result line to {lines_path}")
     return 0
+
+
+def _check_toolbox_lines(path: Path) -> None:
+    """``--toolbox-lines`` appends to its file: before anything runs, the file must be new, empty, or hold toolbox
+    result lines only (``(Dataset:...``), so that a mistyped path never gets a line appended to another file."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (UnicodeDecodeError, OSError):
+        lines = ["?"]
+    if not all(line.startswith("(Dataset:") for line in lines if line.strip()):
+        raise InputError(
+            f"--toolbox-lines {path}: the file exists and holds other lines than the toolbox's result lines "
+            "((Dataset:...) ...): give a new file or one such file"
+        )
 
 
 def _measure_names(text: str | None) -> list[str] | None:

@@ -45,6 +45,7 @@ __all__ = [
     "InputFile",
     "InputFolder",
     "check_outputs",
+    "check_outputs_are_not_folders",
     "report_folder",
     "report_owns",
 ]
@@ -255,6 +256,17 @@ def check_outputs(
 
     for out in folders:
         _check_folder_output(out, folder_inputs, file_inputs)
+
+
+def check_outputs_are_not_folders(files: Mapping[str, Path | None], folders: Mapping[str, Path | None]) -> None:
+    """Raise :class:`InputError` if a file output (``option -> path``) names a folder the run writes into
+    (``option -> folder``, e.g. ``--out-dir``), which may not exist yet: checked before anything is written, so that
+    a run never writes the folder's files and then fails on the file."""
+    roots = {_real(Path(path)): option for option, path in folders.items() if path is not None}
+    for option, path in files.items():
+        if path is not None and _real(Path(path)) in roots:
+            folder_option = roots[_real(Path(path))]
+            raise InputError(f"{option} {path} is the folder {folder_option} writes into; give a file name")
 
 
 def report_folder(path: Path, option: str = "--output", *, default_cache: bool = False) -> FolderOutput:
