@@ -358,6 +358,7 @@ def _reads_a_file(call: ast.Call) -> bool:
 
 #: functions that open a file the command wrote itself (never a user's input), each with why
 NOT_INPUT_READERS = {
+    "segmetrics_torch.app.single_folder._check_toolbox_lines": "--toolbox-lines' own output, read before appending",
     "segmetrics_torch._lazy.stub_table": "the package's own type stub",
     "segmetrics_torch.reports.files.default_file_mode": "/proc/self/status, for the umask",
     "segmetrics_torch.datasets.decoding.DecodeStream.__iter__": "a decoding worker's chunk, in the scratch folder",
