@@ -30,8 +30,12 @@ Example:
 
 from __future__ import annotations
 
+import difflib
+import importlib.util
 from dataclasses import dataclass
 from typing import Literal
+
+from .errors import InputError
 
 __all__ = [
     "DEFAULT_FOREGROUND",
@@ -60,11 +64,15 @@ __all__ = [
     "TableRow",
     "aliases",
     "canonical",
+    "canonical_list",
     "family_measures",
     "foreground_columns",
     "lower_is_better",
+    "measure_error",
     "meta_name",
+    "missing_packages",
     "outside_protocol",
+    "parse_measures",
     "render_table",
     "report_columns",
     "with_tables",
@@ -913,6 +921,96 @@ def outside_protocol(names: list[str] | tuple[str, ...] | None, protocol: str) -
     if protocol == "pysodmetrics":
         return []
     return [k for k in names or DEFAULT_FOREGROUND if k not in TOOLBOX_RESULTS]
+
+
+def measure_error(names: object, family: Family) -> str | None:
+    """Why ``names`` (a list, or a comma-separated string) is not a list of ``family``'s table measures, naming the
+    unknown token and the nearest spellings; None when it is one.
+
+    Example:
+        >>> measure_error("mae,maxf", "foreground") is None
+        True
+        >>> measure_error("mea", "foreground").split(";")[0]
+        "unknown measure 'mea'"
+    """
+    if isinstance(names, str):
+        names = [n for n in names.split(",") if n.strip()]
+    if not isinstance(names, (list, tuple)) or not names or not all(isinstance(n, str) for n in names):
+        return f"expected a comma-separated list of measure names, got {names!r}"
+    known = [m.key for m in _ALL if m.family == family and m.report]
+    for name in names:
+        if canonical(name, family) is None:
+            near = difflib.get_close_matches(_squash(name), [*known, *aliases(family)], n=3, cutoff=0.5)
+            hint = f"; did you mean {' or '.join(repr(n) for n in dict.fromkeys(near))}?" if near else ""
+            return f"unknown measure {name.strip()!r}{hint} (known: {', '.join(known)})"
+    return None
+
+
+def canonical_list(names: object, family: Family) -> list[str] | None:
+    """``names`` (a list, or a comma-separated string) as ``family``'s measure keys, other spellings mapped
+    (PySODEvalToolkit's ``maxEm``, ``Smeasure`` ...), duplicates dropped; None when one is unknown (see
+    :func:`measure_error` for the message).
+
+    Example:
+        >>> canonical_list("maxEm, Smeasure, mae, MAE", "foreground")
+        ['maxe', 's', 'mae']
+    """
+    if measure_error(names, family) is not None:
+        return None
+    if isinstance(names, str):
+        names = [n for n in names.split(",") if n.strip()]
+    assert isinstance(names, (list, tuple))
+    return list(dict.fromkeys(c for n in names if (c := canonical(n, family)) is not None))
+
+
+#: the optional packages a measure runs (the ``opencv`` extra): measure -> import names
+REQUIRES: dict[str, tuple[str, ...]] = {"hce": ("cv2", "skimage")}
+_PACKAGE_NAMES = {"cv2": "OpenCV", "skimage": "scikit-image", "sklearn": "scikit-learn"}
+
+
+def missing_packages(names: list[str] | tuple[str, ...] | None) -> str | None:
+    """Why the measures ``names`` (keys) cannot run here, naming the packages and the extra; None when they can.
+    Checked before any image is read (the measure would otherwise fail after the decoding)."""
+    for name in names or ():
+        absent = [m for m in REQUIRES.get(name, ()) if importlib.util.find_spec(m) is None]
+        if absent:
+            listed = " and ".join(_PACKAGE_NAMES.get(m, m) for m in absent)
+            return f"the measure {name!r} needs {listed}: pip install 'segmetrics-torch[opencv]'"
+    return None
+
+
+def parse_measures(
+    text: object, family: Family, *, option: str = "measures", protocol: str = "pysodmetrics"
+) -> list[str] | None:
+    """The measures a user named (``text``: a comma-separated string or a list; None: the family's default table,
+    returned as None) as ``family``'s keys, checked before anything is read: a name no spelling matches, a measure
+    whose optional packages are missing (:func:`missing_packages`), an unknown foreground ``protocol`` or a measure
+    outside it (:func:`outside_protocol`) is an :class:`~segmetrics_torch.errors.InputError` naming ``option``.
+
+    Example:
+        >>> parse_measures("wFmeasure,maxEm", "foreground", option="--measures")
+        ['wf', 'maxe']
+        >>> parse_measures(None, "foreground") is None
+        True
+    """
+    if protocol not in FOREGROUND_PROTOCOLS:
+        raise InputError(f"--protocol: unknown protocol {protocol!r} (known: {', '.join(FOREGROUND_PROTOCOLS)})")
+    if text is None:
+        return None
+    problem = measure_error(text, family)
+    names = canonical_list(text, family) if problem is None else None
+    if names is None:
+        raise InputError(f"{option}: {problem}")
+    problem = missing_packages(names)
+    if problem is not None:
+        raise InputError(f"{option}: {problem}")
+    outside = outside_protocol(names, protocol)
+    if outside:
+        raise InputError(
+            f"{option}: {', '.join(outside)} {'is' if len(outside) == 1 else 'are'} not part of the {protocol} "
+            "protocol (see docs/matlab-toolbox.md; leave out --protocol for the PySODMetrics measures)"
+        )
+    return names
 
 
 def meta_name(name: str) -> str:

@@ -78,7 +78,6 @@ def test_partition_keys_are_what_the_library_computes() -> None:
 
 def test_every_layer_reads_it() -> None:
     from segmetrics_torch.app import cli_parser, meta_command
-    from segmetrics_torch.app.measures import ALIASES, FOREGROUND_MEASURES
     from segmetrics_torch.functional.partition import MEASURES as LIBRARY_PARTITION
     from segmetrics_torch.meta import metameasures
 
@@ -86,7 +85,7 @@ def test_every_layer_reads_it() -> None:
     assert tuple(meta_command.PARTITION_MEASURES) == registry.PARTITION  # the command's meta names: the library's
     assert meta_command.FOREGROUND_MEASURES is metameasures.FOREGROUND_MEASURES
     assert tuple(metameasures.FOREGROUND_MEASURES) == tuple(registry.META_FOREGROUND.values())
-    assert tuple(FOREGROUND_MEASURES) == registry.FOREGROUND and ALIASES["maxem"] == "maxe"
+    assert registry.canonical_list("maxEm", "foreground") == ["maxe"]  # the command parses --measures with it
     for key, name in registry.META_FOREGROUND.items():  # the meta direction is the registry's
         assert metameasures.FOREGROUND_MEASURES[name][1] == MEASURES[key].higher_is_better
 

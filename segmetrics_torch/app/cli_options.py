@@ -10,8 +10,8 @@ import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ..registry import FOREGROUND
 from .launch import default_workers
-from .measures import FOREGROUND_MEASURES
 
 _T = TypeVar("_T")
 
@@ -372,7 +372,7 @@ def add_report_arguments(evaluate: argparse.ArgumentParser) -> None:
         "Command-line options override the file's.",
     )
     checkers = {"positive_int": positive_int, "non_negative_int": non_negative_int}
-    filled = {"workers": default_workers(), "measures": ",".join(FOREGROUND_MEASURES)}
+    filled = {"workers": default_workers(), "measures": ",".join(FOREGROUND)}
     for options in (_OPTIONS_BEFORE_INPUT, None, _OPTIONS_AFTER_INPUT):
         if options is None:
             add_input_options(group, "report_", unset=True, empty_gt_help=_REPORT_EMPTY_GT_HELP)

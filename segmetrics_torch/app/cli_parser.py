@@ -13,6 +13,8 @@ from typing import Any, TypeVar
 
 from .. import __version__
 from ..registry import (
+    DEFAULT_FOREGROUND,
+    FOREGROUND,
     FOREGROUND_PROTOCOLS,
     MEASURES,
     META_FOREGROUND,
@@ -36,7 +38,6 @@ from .cli_options import (
 )
 from .family_job import BATCH_SIZES
 from .launch import default_workers
-from .measures import DEFAULT_FOREGROUND_MEASURES, FOREGROUND_MEASURES
 
 _T = TypeVar("_T")
 
@@ -181,8 +182,8 @@ def _add_foreground_task(commands: Any) -> None:
     fg.add_argument(
         "--measures",
         metavar="LIST",
-        help=f"the table's measures, comma-separated, of {','.join(FOREGROUND_MEASURES)} (default: "
-        f"{','.join(DEFAULT_FOREGROUND_MEASURES)}; si*, *msiou, hce, cm, meanber, meankappa, meanacc are computed by "
+        help=f"the table's measures, comma-separated, of {','.join(FOREGROUND)} (default: "
+        f"{','.join(DEFAULT_FOREGROUND)}; si*, *msiou, hce, cm, meanber, meankappa, meanacc are computed by "
         "ForegroundMeasures(include=...)'s measures, only when asked; PySODEvalToolkit's spellings such as maxEm, "
         "Smeasure, wFmeasure, adpFm, meanSen, meanSpe are accepted)",
     )
@@ -531,14 +532,14 @@ def _add_semantic_boundary_task(tasks: Any) -> None:
             "setting can be changed. Prints one row per class and the class mean (docs/semantic-boundaries.md)."
         ),
     )
-    sb.add_argument("--pred", required=True, metavar="DIR", help="folder of class_XXX/ folders of soft maps")
-    sb.add_argument("--gt", required=True, metavar="DIR", help="SBD: the folder of cls/ (and inst/); or gtFine")
-    sb.add_argument("--dataset", required=True, choices=("sbd", "cityscapes"), help="the ground truth's layout")
-    sb.add_argument(
-        "--preset", choices=("matlab", "pre-seal", "post-seal"), default="post-seal", help="default: post-seal"
-    )
+    sb.add_argument("--config", metavar="FILE", help="a report of methods x datasets (docs/semantic-boundaries.md)")
+    sb.add_argument("--pred", metavar="DIR", help="folder of class_XXX/ folders of soft maps (required)")
+    sb.add_argument("--gt", metavar="DIR", help="SBD: the folder of cls/ (and inst/); or gtFine (required)")
+    sb.add_argument("--dataset", choices=("sbd", "cityscapes"), help="the ground truth's layout (required)")
+    sb.add_argument("--preset", choices=("matlab", "pre-seal", "post-seal"), help="default: post-seal")
     maps = sb.add_mutually_exclusive_group()
-    maps.add_argument("--thin", dest="thin", action="store_true", default=True, help="thinned maps (the default)")
+    # no parser defaults: with --config a given --preset / --thin / --raw is refused, so it must be seen as given
+    maps.add_argument("--thin", dest="thin", action="store_true", default=None, help="thinned maps (the default)")
     maps.add_argument("--raw", dest="thin", action="store_false", help="raw maps; regenerated GT of radius 2")
     preset = "(default: the preset's)"
     for flag, what in (
@@ -592,9 +593,10 @@ def _add_davis_task(tasks: Any) -> None:
             "per-sequence_results-<set>.csv into --out (docs/video.md)."
         ),
     )
-    davis.add_argument("--davis-root", required=True, metavar="DIR", help="the DAVIS folder (ImageSets, Annotations)")
-    davis.add_argument("--results", required=True, metavar="DIR", help="the method's folder of <sequence>/ folders")
-    davis.add_argument("--task", required=True, choices=("semi-supervised", "unsupervised"), help="the protocol")
+    davis.add_argument("--config", metavar="FILE", help="a report of methods x (root, set, task)s (docs/video.md)")
+    davis.add_argument("--davis-root", metavar="DIR", help="the DAVIS folder (ImageSets, Annotations) (required)")
+    davis.add_argument("--results", metavar="DIR", help="the method's folder of <sequence>/ folders (required)")
+    davis.add_argument("--task", choices=("semi-supervised", "unsupervised"), help="the protocol (required)")
     davis.add_argument(
         "--set",
         default="val",
@@ -634,7 +636,7 @@ def _add_davis_task(tasks: Any) -> None:
         help="the largest frame, in pixels, that is read (default: Pillow's limit, or SEGMETRICS_MAX_IMAGE_PIXELS)",
     )
     davis.add_argument("--workers", type=positive_int, default=2, metavar="N", help="PNG-decoding threads (2)")
-    davis.add_argument("--out", required=True, metavar="DIR", help="folder of the two CSVs (created if absent)")
+    davis.add_argument("--out", metavar="DIR", help="folder of the two CSVs and the figure (created if absent)")
     davis.add_argument("--json", metavar="FILE", help="write the global row, every object's numbers and the settings")
     davis.add_argument("--no-progress", action="store_true", help="as every evaluate form (this one shows no bar)")
     davis.set_defaults(handler=_handler("davis_command", "run_evaluate_davis"))

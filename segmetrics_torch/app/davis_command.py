@@ -9,6 +9,7 @@ import argparse
 import functools
 import os
 import time
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,9 @@ from ..errors import InputError
 from ..functional import davis_global_csv, davis_per_sequence_csv, evaluate_davis
 from ..reports.files import check_output, write_atomically
 from ..reports.output_safety import InputFolder, check_outputs, check_outputs_are_not_folders
+from ..reports.protocol_report import load_protocol_config, resolved_device_name, run_protocol_report
 from ..reports.tables import format_table, write_json
+from ..reports.video_figures import plot_davis_per_sequence
 from .folder_io import parse_device, shown_path
 from .launch import launched
 
@@ -29,20 +32,24 @@ SETTINGS = ("task", "resolution", "max_proposals", "decay_edges", "bound_th", "c
 def run_evaluate_davis(args: argparse.Namespace) -> int:
     if launched():  # one process evaluates the whole dataset: under torchrun every rank would, writing the same files
         raise InputError("evaluate davis runs in one process: run it without torchrun")
+    if run_config(args, "davis", ("davis_root", "results", "task", "out"), ("json", "sequences")):
+        return 0
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out} is a file; give a folder")
     if not out.exists() and not out.parent.is_dir():
         raise InputError(f"--out {out}: the folder {out.parent} does not exist")
     csvs = {f"--out ({n})": out / f"{n}-{args.set}.csv" for n in ("global_results", "per-sequence_results")}
+    figure = {"--out (figure)": out / f"per-sequence_results-{args.set}.png"} if find_spec("matplotlib") else {}
     files = {"--json": check_output(args.json, "--json")}
     if out.is_dir():
-        files.update({option: check_output(path, option) for option, path in csvs.items()})
+        files.update({option: check_output(path, option) for option, path in {**csvs, **figure}.items()})
     inputs = [
         InputFolder("the DAVIS root", Path(args.davis_root)),
         InputFolder("the results folder", Path(args.results)),
     ]
-    check_outputs({**files, **csvs}, inputs=inputs)  # the rule of every form: no output replaces an input
+    # no output replaces an input; the figure (a PNG: a reader takes its name) after the whole-tree check below
+    check_outputs({**files, **csvs} | dict.fromkeys(figure), inputs=inputs)
     check_outputs_are_not_folders(files, {"--out": out})
     for option, path in [("--out", out), ("--json", files["--json"])]:
         real = Path(os.path.realpath(path)) if path is not None else None
@@ -51,6 +58,7 @@ def run_evaluate_davis(args: argparse.Namespace) -> int:
             if real is not None and real.is_relative_to(root):
                 where = "is" if real == root else "is inside"
                 raise InputError(f"{option} {path} {where} {folder.role} {folder.path}; give a path outside it")
+    check_outputs({**csvs, **figure}, inputs=inputs)  # the figure once --out is known to lie outside the inputs
     settings = {key: getattr(args, key) for key in SETTINGS}
     device = parse_device(args.device)
 
@@ -74,9 +82,14 @@ def run_evaluate_davis(args: argparse.Namespace) -> int:
     out.mkdir(exist_ok=True)
     for path, text in zip(csvs.values(), (table, per_object), strict=True):
         write_atomically(path, functools.partial(Path.write_text, data=text, encoding="utf-8"))
-    print(f"Wrote {', '.join(p.name for p in csvs.values())} to {out}")
+    for path in figure.values():  # the plot extra: without matplotlib the CSVs hold the same numbers
+        plot_davis_per_sequence(result.per_sequence(), path, title=f"{name}: DAVIS {args.set} ({args.task})")
+    print(f"Wrote {', '.join(p.name for p in [*csvs.values(), *figure.values()])} to {out}")
     if files["--json"] is not None:
-        write_json(files["--json"], _report(args, name, result, row, settings, elapsed))
+        write_json(
+            files["--json"],
+            _report(args, name, result, row, settings | {"device": resolved_device_name(device)}, elapsed),
+        )
         print(f"Wrote {files['--json']}")
     return 0
 
@@ -89,10 +102,27 @@ def _report(args: argparse.Namespace, name: str, result: Any, row: dict, setting
         "name": name,
         "davis_root": str(Path(args.davis_root).resolve()),
         "results_dir": str(Path(args.results).resolve()),
-        "settings": {"set": args.set, "sequences": args.sequences, "device": args.device, "backend": args.backend}
-        | settings,
+        # the device used ("cuda:0", "cpu"), not the option's text ("auto")
+        "settings": {"set": args.set, "sequences": args.sequences, "backend": args.backend} | settings,
         "sequences": list(result.sequences),
         "elapsed_s": elapsed,
         "global": row,
         "objects": result.object_rows(),
     }
+
+
+def run_config(args: argparse.Namespace, family: str, required: tuple[str, ...], single: tuple[str, ...]) -> bool:
+    """``--config FILE``: the report of methods x datasets (:mod:`segmetrics_torch.reports.protocol_report`), True;
+    without it the single form's ``required`` options are checked, False."""
+    flag = {o: f"--{o.replace('_', '-')}" for o in (*required, *single)}
+    given = [flag[o] for o in flag if getattr(args, o) is not None]
+    if args.config is None:
+        missing = [flag[o] for o in required if getattr(args, o) is None]
+        if missing:
+            raise InputError(f"the following arguments are required: {', '.join(missing)} (or --config FILE)")
+        return False
+    if given:
+        raise InputError(f"--config {args.config} names the datasets, methods and outputs: drop {', '.join(given)}")
+    config = load_protocol_config(args.config, family)
+    run_protocol_report(config, device=parse_device(config.device) if family == "davis" else None)
+    return True

@@ -48,11 +48,10 @@ from ..functional.foreground import (
     ToolboxSums,
     summarize_toolbox,
 )
-from ..registry import DEFAULT_FOREGROUND, INCLUDABLE
+from ..registry import DEFAULT_FOREGROUND, INCLUDABLE, foreground_columns
 from .batching import batches, chunked, run_named, sync, update_naming_the_image, warn_nan_images
 from .cold_start import cold_start
 from .foreground_rows import ForegroundRows
-from .measures import foreground_columns
 
 __all__ = ["boundary_report", "evaluate_boundary", "evaluate_foreground"]
 

@@ -8,8 +8,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ..registry import PARTITION, SURFACE, canonical
-from .measures import check_foreground_measures, foreground_measure_error
+from ..registry import PARTITION, SURFACE, canonical, canonical_list, measure_error
 
 
 def is_int(value: Any) -> bool:
@@ -26,8 +25,8 @@ def is_number(value: Any) -> bool:
 OPTION_CHECKS: dict[str, dict[str, tuple[Callable[[Any], Any], str | Callable[[Any], str]]]] = {
     "foreground": {
         "measures": (
-            lambda v: isinstance(v, list) and check_foreground_measures(v) is not None,
-            lambda v: f"a list of measure names ({foreground_measure_error(v)})",
+            lambda v: isinstance(v, list) and canonical_list(v, "foreground") is not None,
+            lambda v: f"a list of measure names ({measure_error(v, 'foreground')})",
         ),
     },
     "boundary": {

@@ -18,19 +18,17 @@ from typing import TYPE_CHECKING, Any
 from tqdm.auto import tqdm
 
 from .. import __version__
-from ..datasets.pairing import BOUNDARY_EXTENSIONS, check_pairing, match_folders, pairing_error
-from ..datasets.prescan import dataset_name, listing, method_name, raise_or_skip, scan_pairing
+from ..datasets.folders import FolderDataset, open_folders
+from ..datasets.pairing import BOUNDARY_EXTENSIONS, check_pairing, match_folders
+from ..datasets.prescan import dataset_name, method_name
 from ..errors import InputError
-from ..io import find_pairs
-from ..reports.files import check_output
-from ..reports.output_safety import InputFolder, check_outputs, check_outputs_are_not_folders
-from ..reports.tables import check_csv_outputs, upsert_csv, write_json
+from ..reports.output_safety import InputFolder, checked_outputs
+from ..reports.tables import write_run_files
 from . import distributed, runner
 
 if TYPE_CHECKING:  # annotations only
     import torch
 
-    from ..datasets.prescan import Problem, Scan
     from ..io import Pairing
     from .family_job import Evaluated
 
@@ -61,13 +59,12 @@ def shown_path(path: str) -> str:
     return os.path.normpath(path)
 
 
-def write_per_image_csv(
-    path: Path, name: str, dataset: str, per_image: Mapping[str, Any], keys: Sequence[str] | None = None
-) -> None:
-    """``--per-image-csv`` of every evaluate command: one row per image (method, dataset, image, then the image's
-    numbers: ``keys`` where given, else every number, a list of numbers -- the best J of each object, for proposals
-    -- as its mean ``<key>_mean``), merged into the file by :func:`~segmetrics_torch.reports.tables.upsert_csv`."""
-
+def per_image_rows(
+    name: str, dataset: str, per_image: Mapping[str, Any], keys: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """The ``--per-image-csv`` rows of every evaluate command: one row per image (method, dataset, image, then the
+    image's numbers: ``keys`` where given, else every number, a list of numbers -- the best J of each object, for
+    proposals -- as its mean ``<key>_mean``)."""
     rows = []
     for stem, values in per_image.items():
         row: dict[str, Any] = {"method": name, "dataset": dataset, "image": stem}
@@ -80,8 +77,7 @@ def write_per_image_csv(
                 elif isinstance(value, list) and all(isinstance(v, (int, float)) for v in value):
                     row[f"{key}_mean"] = sum(value) / len(value) if value else None
         rows.append(row)
-    action = upsert_csv(path, rows, ("method", "dataset", "image"), "--per-image-csv")
-    print(f"{action.capitalize()} {path} ({len(rows)} rows of {name} / {dataset})")
+    return rows
 
 
 def check_out_dir(path: str | None) -> Path | None:
@@ -155,6 +151,7 @@ class FolderRun:
     ) -> FolderRun:
         """The record of ``args``, the parser's Namespace of an ``evaluate <family>`` form (``more``: the form's own
         output options, option -> value)."""
+        pairing = pairing_options(args)
         dataset = getattr(args, "dataset", None) or dataset_name(args.gt)
         return cls(
             family=family,
@@ -164,7 +161,7 @@ class FolderRun:
             dataset=dataset,
             device_name=args.device,
             outputs={"--json": args.json, **(more or {}), "--per-image-csv": args.per_image_csv},
-            pairing=pairing_options(args),
+            pairing=pairing,
             allow_missing=bool(getattr(args, "allow_missing", False)),
             skip_bad=bool(getattr(args, "skip_bad", False)),
             skip_empty_gt=bool(getattr(args, "skip_empty_gt", False)),
@@ -180,32 +177,36 @@ class FolderRun:
         """The torch device of ``--device`` (:func:`parse_device`: an unknown or unavailable one is an error)."""
         return parse_device(self.device_name)
 
-    def check_outputs(self, *, out_dir: Path | None = None) -> dict[str, Path | None]:
-        """The output files, each checked before anything is read: writable, and none of them (nor ``--out-dir``'s
-        files) an input (see ``output_safety``); option -> path (None: not asked for)."""
-        files = {option: check_output(value, option) for option, value in self.outputs.items()}
+    @functools.cached_property
+    def inputs(self) -> list[InputFolder]:
+        """The folders the run reads (no output may replace or pollute them: ``output_safety``)."""
         inputs = [
             InputFolder("the prediction folder", Path(self.pred)),
             InputFolder("the ground-truth folder", Path(self.gt)),
         ]
         if self.gt_classes:
             inputs.append(InputFolder("the class folder", Path(self.gt_classes)))
-        outputs = dict(files)
-        if out_dir is not None:
-            outputs.update({f"--out-dir ({name})": out_dir / name for name in BSR_FILES})
-            check_outputs_are_not_folders(files, {"--out-dir": out_dir})
-        check_outputs(outputs, inputs=inputs)
-        check_csv_outputs(files)
-        return files
+        return inputs
 
-    def pair(self, extensions: Sequence[str] | None = None) -> Pairing:
-        """``--pred`` and ``--gt`` paired by file stem (``extensions``: the family's, None: images)."""
-        try:
-            if extensions is None:
-                return find_pairs(self.pred, self.gt, **self.pairing)
-            return find_pairs(self.pred, self.gt, extensions, **self.pairing)
-        except ValueError as error:
-            raise pairing_error(error) from None
+    @functools.cached_property
+    def dataset_options(self) -> dict[str, Any]:
+        """The pairing and pre-scan switches as :func:`~segmetrics_torch.datasets.folders.open_folders` keywords."""
+        return {
+            "names": self.pairing,
+            "allow_missing": self.allow_missing,
+            "resize": self.resize,
+            "skip_bad": self.skip_bad,
+            "skip_empty_gt": self.skip_empty_gt,
+        }
+
+    def check_outputs(self, *, out_dir: Path | None = None) -> dict[str, Path | None]:
+        """The output files, each checked before anything is read: writable, and none of them (nor ``--out-dir``'s
+        files) an input (:func:`~segmetrics_torch.reports.output_safety.checked_outputs`); option -> path (None: not
+        asked for)."""
+        if out_dir is None:
+            return checked_outputs(self.outputs, inputs=self.inputs)
+        bsr = {f"--out-dir ({name})": out_dir / name for name in BSR_FILES}
+        return checked_outputs(self.outputs, inputs=self.inputs, folders={"--out-dir": out_dir}, folder_files=bsr)
 
     def pair_boundary(self) -> tuple[Pairing, str, str]:
         """``--pred`` and ``--gt`` (images or .mat files) paired by stem: ``(pairing, pred kind, gt kind)``, kinds
@@ -216,33 +217,32 @@ class FolderRun:
         """No common stem is an error; unmatched files are one too, or a warning with ``--allow-missing``."""
         check_pairing(pairing, self.pred, self.gt, self.allow_missing)
 
-    def prescan(
-        self, pairing: Pairing, input_format: str, gt_format: str
-    ) -> tuple[list[tuple[str, Path, Path]], Scan, list[Problem]]:
-        """The pre-scan (:func:`~segmetrics_torch.datasets.prescan.scan_pairing`, the report's too): every unpaired
-        name, unreadable file and size that does not fit, in one error before any measure runs (unless
-        ``--skip-bad``; a pairing without a common name: the pairing error); the notes and what is left out are
-        printed; ``(pairs to evaluate, scan, left out)``."""
-        if not pairing.pairs:
-            self.check_pairing(pairing)  # no common name: the pairing error, with examples of both sides
+    def open_dataset(
+        self,
+        input_format: str = "gray",
+        gt_format: str = "gray",
+        *,
+        extensions: Sequence[str] | None = None,
+        pairing: Pairing | None = None,
+    ) -> FolderDataset:
+        """``--pred`` and ``--gt`` paired (by stem, with the name mapping; ``extensions``: the family's, None:
+        images; or ``pairing`` as the caller made it) and pre-scanned
+        (:func:`~segmetrics_torch.datasets.folders.open_folders`): every unpaired name, unreadable file and size that
+        does not fit, in one error before any measure runs (unless ``--skip-bad``); the notes and what is left out
+        are printed."""
         # under torchrun rank 0 scans and the other ranks take its findings
-        scan = distributed.main_decides(lambda: scan_pairing(self.family, pairing, input_format, gt_format))
-        bad = raise_or_skip(
-            [("", scan)],
-            allow_missing=self.allow_missing,
-            resize=self.resize,
-            skip_bad=self.skip_bad,
-            skip_empty_gt=self.skip_empty_gt,
-        )[""]
-        for line in listing([p for p in scan.problems if p not in bad]):
-            print(f"note:{line[1:]}" if line.startswith(" ") else f"note: {line}", file=sys.stderr)
-        for line in listing(bad):
-            print(f"skipped:{line[1:]}", file=sys.stderr)
-        left_out = {p.image for p in bad}
-        pairs = [pair for pair in pairing.pairs if pair[0] not in left_out]
-        if not pairs:
-            raise InputError("every image has a problem (listed above); nothing to evaluate")
-        return pairs, scan, bad
+        return distributed.main_decides(
+            lambda: open_folders(
+                self.pred,
+                self.gt,
+                self.family,
+                input_format=input_format,
+                gt_format=gt_format,
+                extensions=extensions,
+                pairing=pairing,
+                **self.dataset_options,
+            )
+        )
 
     def evaluate(
         self,
@@ -289,36 +289,47 @@ class FolderRun:
         per_image: Mapping[str, Any],
         extra: dict[str, Any] | None = None,
         keys: Sequence[str] | None = None,
+        table_row: Mapping[str, Any] | None = None,
     ) -> None:
-        """The ``--json`` report (provenance, folders, pairing, settings, then the results) and the
-        ``--per-image-csv`` rows (:func:`write_per_image_csv`), where asked for."""
-        json_path, per_image_path = files["--json"], files["--per-image-csv"]
-        if json_path is not None:
-            write_json(
-                json_path,
-                {
-                    "segmetrics_version": __version__,
-                    "task": self.family,
-                    "name": name,
-                    "pred_dir": str(Path(self.pred).resolve()),
-                    "gt_dir": str(Path(self.gt).resolve()),
-                    "num_images": count,
-                    "missing_predictions": pairing.missing,
-                    "unmatched_predictions": pairing.unmatched,
-                    "settings": {
-                        "device": str(self.device),
-                        "batch_size": self.batch_size,
-                        "allow_missing": self.allow_missing,
-                        **settings,
-                    },
-                    **(extra or {}),
-                    "elapsed_s": elapsed,
-                    "results": results,
-                },
-            )
-            print(f"Wrote {json_path}")
+        """The ``--json`` report (provenance, folders, pairing, settings, then the results), the ``--per-image-csv``
+        rows (:func:`per_image_rows`) and the ``--csv`` row (``table_row``), where asked for, written together
+        (:func:`~segmetrics_torch.reports.tables.write_run_files`: a table that cannot take the rows fails before
+        any file is written)."""
+        document = {
+            "segmetrics_version": __version__,
+            "task": self.family,
+            "name": name,
+            "pred_dir": str(Path(self.pred).resolve()),
+            "gt_dir": str(Path(self.gt).resolve()),
+            "num_images": count,
+            "missing_predictions": pairing.missing,
+            "unmatched_predictions": pairing.unmatched,
+            "settings": {
+                "device": str(self.device),
+                "batch_size": self.batch_size,
+                "allow_missing": self.allow_missing,
+                **settings,
+            },
+            **(extra or {}),
+            "elapsed_s": elapsed,
+            "results": results,
+        }
+        json_path, per_image_path, csv_path = files["--json"], files["--per-image-csv"], files.get("--csv")
+        tables: list[tuple[Path, Sequence[Mapping[str, Any]], Sequence[str], str]] = []
+        shown: list[str] = []
         if per_image_path is not None:
-            write_per_image_csv(per_image_path, name, self.dataset, per_image, keys)
+            rows = per_image_rows(name, self.dataset, per_image, keys)
+            tables.append((per_image_path, rows, ("method", "dataset", "image"), "--per-image-csv"))
+            shown.append(f"{per_image_path} ({len(rows)} rows of {name} / {self.dataset})")
+        if csv_path is not None and table_row is not None:
+            tables.append((csv_path, [table_row], ("method", "dataset"), "--csv"))
+            shown.append(f"{csv_path} (row {name} / {self.dataset})")
+        json_file = None if json_path is None else (json_path, document)
+        actions = write_run_files(json_file, tables)
+        if json_path is not None:
+            print(f"Wrote {json_path}")
+        for action, text in zip(actions[json_path is not None :], shown, strict=True):
+            print(f"{action.capitalize()} {text}")
 
 
 #: the files of BSR's collect_eval_bdry.m that --out-dir writes

@@ -13,11 +13,12 @@ from typing import Any
 
 from ..datasets.prescan import dataset_name, method_name
 from ..errors import InputError
+from ..registry import parse_measures
 from ..reports.files import check_output
 from ..reports.report import table_columns, table_row
 from ..reports.tables import upsert_csv, write_json
 from . import distributed
-from .measures import parse_foreground_measures
+from .folder_io import FolderRun, parse_device
 from .pysod_toolkit import toolkit_configuration
 from .report_config import (
     PAIRING_KEYS,
@@ -134,7 +135,7 @@ def config_from_args(args: argparse.Namespace) -> ReportConfig:
     if args.report_digits is not None:
         overrides["digits"] = args.report_digits
     if args.report_measures is not None:
-        measures = parse_foreground_measures(args.report_measures, "--measures")
+        measures = parse_measures(args.report_measures, "foreground", option="--measures")
         config.options["foreground"] = {**config.options["foreground"], "measures": measures}
     flags = {
         "xlsx": "--xlsx",
@@ -214,3 +215,37 @@ def _write_file_outputs(result: SuiteResult, outputs: Mapping[str, Path]) -> Non
     if "per_image_csv" in outputs:
         upsert_csv(outputs["per_image_csv"], images, ("method", "dataset", "image"), "--per-image-csv")
         print(f"Wrote {outputs['per_image_csv']} ({len(images)} row(s) of this run merged in)")
+
+
+def run_folder_report(args: argparse.Namespace, run: FolderRun, measures: list[str] | None) -> int:
+    """``evaluate foreground ... --output DIR``: the report of one method on one dataset (the ``--config`` outputs),
+    from the single-folder form's record ``run`` (names, pairing, switches) and ``--measures``."""
+    if args.protocol != "pysodmetrics":
+        raise InputError("--protocol applies to the single-folder form (--json, --csv); leave out --output")
+    if args.toolbox_lines is not None:
+        raise InputError("--toolbox-lines and --output: give one (--toolbox-lines goes with --protocol)")
+    for option in ("json", "csv", "per_image_csv"):
+        if getattr(args, option) is not None:
+            flag = "--" + option.replace("_", "-")
+            raise InputError(f"{flag} and --output: give one (--output DIR writes results.json and CSV files there)")
+    data = {
+        "datasets": {run.dataset: {"gt": str(Path(run.gt).resolve()), "families": ["foreground"]}},
+        "methods": {run.name: str(Path(run.pred).resolve())},
+        "output": str(Path(args.output).resolve()),
+        "allow_missing": run.allow_missing,
+        "resize": run.resize,
+        "skip_bad": run.skip_bad,
+        "skip_empty_gt": run.skip_empty_gt,
+        "device": run.device_name,
+        "batch_size": run.batch_size,
+        "workers": run.workers,
+        **({"options": {"foreground": {"measures": measures}}} if measures else {}),
+        **{("pair_regex" if key == "pattern" else key): value for key, value in run.pairing.items() if value},
+    }
+    if args.figures is not None:
+        value = args.figures.strip()
+        data["figures"] = False if value == "none" else [f.strip() for f in value.split(",")]
+    config = config_from_mapping(data, Path.cwd(), "command line")
+    config.progress = run.progress
+    run_report(config, resolve_device=parse_device)
+    return 0

@@ -23,11 +23,9 @@ from ..datasets.pairing import (
 from ..datasets.prescan import Problem, Scan, listing, raise_or_skip, scan_pairing
 from ..errors import InputError
 from ..io import PROPOSAL_EXTENSIONS, find_pairs
+from ..registry import canonical_list
 from ..reports.cache import ResultCache, canonical_json, class_images, file_id
 from . import distributed
-from .measures import (
-    check_foreground_measures,
-)
 from .report_config import Dataset, ReportConfig
 
 # ---------------------------------------------------------------------------------------------------- planning
@@ -250,7 +248,7 @@ def _plan_job(
         input_format = gt_format = "gray"
         settings = {**SOD_SETTINGS, "resize": config.resize}
         if options.get("measures"):
-            settings["measures"] = check_foreground_measures(options["measures"])
+            settings["measures"] = canonical_list(options["measures"], "foreground")
     elif family == "boundary":
         input_format, gt_format = boundary_formats(pred_kind, gt_kind, dataset.gt_labels, dataset.gt)
         check_boundary_nms(options["nms"], input_format, f"options.boundary.nms ({pred_dir})")

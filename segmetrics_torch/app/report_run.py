@@ -48,6 +48,7 @@ from tqdm.auto import tqdm
 
 from ..datasets.prescan import empty_gt_skips
 from ..errors import InputError
+from ..registry import missing_packages
 from ..reports.cache import ResultCache
 from ..reports.combined import check_xlsx
 from ..reports.files import make_temporary_file
@@ -55,7 +56,6 @@ from ..reports.output_safety import FolderOutput, InputFile, InputFolder, check_
 from ..reports.report import render_report
 from ..reports.tables import check_csv_outputs, to_jsonable
 from . import distributed, runner
-from .measures import missing_packages
 from .report_config import (
     FAMILIES,
     Dataset,

@@ -91,7 +91,8 @@ def start(
     if decoded is None:
         return own
     formats = {"input_format": input_format, "gt_format": gt_format, "resize": resize}
-    return DecodeStream(decode_tasks(own, family, **{key: formats[key] for key in decoded}), workers)
+    tasks = decode_tasks(own, family, **{key: formats[key] for key in decoded})
+    return DecodeStream(tasks, workers)
 
 
 def run(

@@ -35,6 +35,7 @@ from ..reports.files import check_output, write_atomically
 from ..reports.named_inputs import read_text_file
 from ..reports.output_safety import InputFolder, check_outputs, check_outputs_are_not_folders
 from ..reports.tables import check_csv_outputs, format_table, upsert_csv, write_json
+from .davis_command import run_config
 from .folder_io import check_out_dir, shown_path
 from .launch import launched
 
@@ -47,13 +48,19 @@ CLASS_FILES = ("eval_bdry.txt", "eval_bdry_thr.txt", "eval_bdry_img.txt")
 def run_evaluate_semantic_boundary(args: argparse.Namespace) -> int:
     if launched():  # one process evaluates the whole dataset: under torchrun every rank would, writing the same files
         raise InputError("evaluate semantic-boundary runs in one process: run it without torchrun")
+    single = ("json", "per_image_csv", "plot", "out_dir", "figures", "ids", "classes", "name", "instance_sensitive")
+    if args.config is not None and args.thin is not None:
+        raise InputError(f"--config {args.config} names each dataset's maps: drop {'--thin' if args.thin else '--raw'}")
+    if run_config(args, "semantic-boundary", ("pred", "gt", "dataset"), (*single, "preset", *OVERRIDES)):
+        return 0
     overrides = {field: getattr(args, field) for field in OVERRIDES if getattr(args, field) is not None}
+    preset, thin = args.preset or "post-seal", args.thin is not False  # the defaults: post-seal, thinned maps
     try:
         protocol = semantic_boundary_protocol(
-            args.preset, args.dataset, thin=args.thin, instance_sensitive=args.instance_sensitive, **overrides
+            preset, args.dataset, thin=thin, instance_sensitive=args.instance_sensitive, **overrides
         )
     except ValueError as error:
-        raise InputError(f"--preset {args.preset} --dataset {args.dataset}: {error}") from None
+        raise InputError(f"--preset {preset} --dataset {args.dataset}: {error}") from None
     try:
         classes = None if args.classes is None else class_numbers(args.classes, args.dataset)
     except ValueError as error:

@@ -20,206 +20,112 @@ from ..datasets.pairing import (
     pairing_error,
     partition_formats,
 )
-from ..datasets.prescan import dataset_name, empty_gt_skips, method_name
+from ..datasets.prescan import empty_gt_skips
 from ..errors import InputError
 from ..io import PROPOSAL_EXTENSIONS, list_images
 from ..ops.soft_map_counts import compile_ahead
-from ..registry import FOREGROUND_PROTOCOLS, TOOLBOX_LINE_LAYOUTS, canonical, outside_protocol
+from ..registry import TOOLBOX_LINE_LAYOUTS, canonical, foreground_columns, parse_measures
 from ..reports.figures import plot_proposal_recall
-from ..reports.tables import SURFACE_COLUMNS, format_table, measure_name, scalar_row, upsert_csv
+from ..reports.output_safety import checked_outputs
+from ..reports.tables import SURFACE_COLUMNS, format_table, measure_name, scalar_row
 from . import distributed
 from .folder_io import (
     FolderRun,
     check_out_dir,
-    pairing_options,
     parse_device,
     shown_path,
     write_bsr_files,
 )
-from .measures import foreground_columns, missing_packages, parse_foreground_measures
-from .report_args import run_from_args
-from .report_run import config_from_mapping, run_report
+from .report_args import run_folder_report, run_from_args
 
 if TYPE_CHECKING:  # annotations only: building the parser imports no torch
     pass
-
-
-CURVE_CONVENTION = (
-    "entry i of every 256-point curve binarises the (min-max normalised) map at trunc(255 * p) >= 255 - i, "
-    "i.e. thresholds in descending order, as PySODMetrics 1.6.2"
-)
 
 
 # ------------------------------------------------------------------------------------------ evaluate foreground
 
 
 def run_evaluate_foreground(args: argparse.Namespace) -> int:
-    # the protocols, their measures and result lines (the module's imports: the lead's list)
-    protocol = args.protocol
-    if protocol not in FOREGROUND_PROTOCOLS:
-        raise InputError(f"--protocol: unknown protocol {protocol!r} (known: {', '.join(FOREGROUND_PROTOCOLS)})")
-    if args.toolbox_layout not in TOOLBOX_LINE_LAYOUTS:
-        known = ", ".join(TOOLBOX_LINE_LAYOUTS)
-        raise InputError(f"--toolbox-layout: unknown layout {args.toolbox_layout!r} (known: {known})")
-    measures = _measure_names(args.measures)
-    outside = outside_protocol(measures, protocol)
-    if outside:
-        raise InputError(
-            f"--measures: {', '.join(outside)} {'is' if len(outside) == 1 else 'are'} not part of the {protocol} "
-            "protocol (see docs/matlab-toolbox.md; leave out --protocol for the PySODMetrics measures)"
-        )
+    """``evaluate foreground`` of one folder pair: the table, the summary line and the outputs (``--protocol``: the
+    convention of the numbers, PySODMetrics' or a MATLAB toolbox's; ``--toolbox-layout``: that of the
+    ``--toolbox-lines`` output); with ``--output DIR`` the report of one method on one dataset."""
+    protocol, layout = args.protocol, args.toolbox_layout
+    measures = parse_measures(args.measures, "foreground", option="--measures", protocol=protocol)
+    columns = foreground_columns(measures, protocol)[0]
+    if layout not in TOOLBOX_LINE_LAYOUTS:
+        raise InputError(f"--toolbox-layout: unknown layout {layout!r} (known: {', '.join(TOOLBOX_LINE_LAYOUTS)})")
+    run = FolderRun.from_args(args, "foreground", {"--csv": args.csv, "--toolbox-lines": args.toolbox_lines})
     if args.output is not None:
-        if protocol != "pysodmetrics":
-            raise InputError("--protocol applies to the single-folder form (--json, --csv); leave out --output")
-        if args.toolbox_lines is not None:
-            raise InputError("--toolbox-lines and --output: give one (--toolbox-lines goes with --protocol)")
-        return _run_foreground_as_report(args, measures)
+        return run_folder_report(args, run, measures)
     if args.figures is not None:
         raise InputError("--figures applies to the report of --output DIR; add --output or leave out --figures")
-    outputs = {"--csv": args.csv, "--toolbox-lines": args.toolbox_lines}
-    run = FolderRun.from_args(args, "foreground", outputs)
-    return _evaluate_foreground(run, measures, protocol, args.toolbox_layout)
-
-
-#: what the 256-point curves of a MATLAB-toolbox protocol's report hold
-TOOLBOX_CURVE_CONVENTION = (
-    "entry i of every 256-point curve binarises the mapminmax-normalised map at p >= t_i (the E-measure of protocol "
-    "matlab-toolbox at p > t_i) with t = 1:-1/255:0, i.e. thresholds in descending order, as the MATLAB toolbox"
-)
-
-
-def _evaluate_foreground(
-    run: FolderRun, measures: list[str] | None, protocol: str = "pysodmetrics", layout: str = "pranet"
-) -> int:
-    """``evaluate foreground`` of one folder pair: the table, the summary line and the outputs (``protocol``: the
-    convention of the numbers, PySODMetrics' or a MATLAB toolbox's, checked against ``measures`` by the caller;
-    ``layout``: that of the ``--toolbox-lines`` output, when asked)."""
-    files = run.check_outputs()
-    lines_path = files.get("--toolbox-lines")
-    if lines_path is not None and protocol == "pysodmetrics":
+    # every output checked, then every problem of every file at once, before any measure runs
+    files = checked_outputs(run.outputs, inputs=run.inputs, appended={"--toolbox-lines": TOOLBOX_LINES})
+    if files["--toolbox-lines"] is not None and protocol == "pysodmetrics":
         raise InputError("--toolbox-lines writes the MATLAB toolbox's result line: add --protocol matlab-toolbox")
-    if lines_path is not None:
-        _check_toolbox_lines(lines_path)
-    pairing = run.pair()
-    dataset, name = run.dataset, run.name
-
-    # every problem of every file at once, before any measure runs
-    pairs, scan, bad = run.prescan(pairing, "gray", "gray")
-
-    columns = foreground_columns(measures, protocol)[0]
+    dataset = run.open_dataset()
+    lines_path = files["--toolbox-lines"]
+    name = run.name
     options = {"measures": measures, "protocol": protocol, "toolbox_layout": layout if lines_path else None}
-    evaluated, elapsed = run.evaluate(name, pairs, options, resize=run.resize)
+    evaluated, elapsed = run.evaluate(name, dataset.pairs, options, resize=run.resize)
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return 0
 
-    results, metric = evaluated.results, evaluated.state
+    results, metric, pairing = evaluated.results, evaluated.state, dataset.pairing
     rows = {name: scalar_row({key: value for key, value in results.items() if key != "per_image"})}
     print(format_table(rows, columns))
-    count = int(metric.count)
-    total = len(pairing.pairs) + len(pairing.missing)
+    count, total = int(metric.count), len(pairing.pairs) + len(pairing.missing)
     of = f" (of {total} ground truths)" if count != total else ""
-    pred_dir, gt_dir = shown_path(run.pred), shown_path(run.gt)
     print(
-        f"Evaluated {count} image(s){of} of {pred_dir} against {gt_dir} ({dataset}) on {run.device} in {elapsed:.2f} s"
+        f"Evaluated {count} image(s){of} of {shown_path(run.pred)} against {shown_path(run.gt)} ({run.dataset}) on "
+        f"{run.device} in {elapsed:.2f} s"
     )
-    per_image = results["per_image"] or {}
     keys = [key for key, _ in columns]
     run.write_outputs(
         files,
         name,
         count,
         pairing,
-        settings={
-            "normalize": metric.normalize,
-            **metric.settings,
-            "reader": "segmetrics_torch.io.read_gray (== cv2.imread(path, cv2.IMREAD_GRAYSCALE))",
-            "gt_binarisation": "> 128 (a 0/1 mask: == 1)",
-            "resize": run.resize,
-            "pairing": run.pairing,
-            "measures": keys,
-        },
-        extra={
-            "dataset": dataset,
-            "curve_convention": CURVE_CONVENTION if protocol == "pysodmetrics" else TOOLBOX_CURVE_CONVENTION,
-            **scan.findings(bad),
-        },
+        settings={"normalize": metric.normalize, **metric.settings, **FOREGROUND_READING, "resize": run.resize}
+        | {"pairing": run.pairing, "measures": keys},
+        extra={"dataset": run.dataset, "curve_convention": CURVE_CONVENTIONS[protocol], **dataset.findings()},
         elapsed=elapsed,
-        results={**results, "per_image": per_image},
+        results={**results, "per_image": results["per_image"] or {}},
         # per image: the core measures and the chosen ones with one value per image (curves are dataset-level)
-        per_image=per_image,
+        per_image=results["per_image"] or {},
         keys=keys,
+        table_row={"method": name, "dataset": run.dataset, "num_images": count, **{k: rows[name].get(k) for k in keys}},
     )
-    if (csv_path := files["--csv"]) is not None:
-        row = {"method": name, "dataset": dataset, "num_images": count, **{k: rows[name].get(k) for k in keys}}
-        action = upsert_csv(csv_path, [row], ("method", "dataset"), "--csv")
-        print(f"{action.capitalize()} {csv_path} (row {name} / {dataset})")
     if lines_path is not None:
         from .foreground_rows import append_toolbox_line  # loads torch: only now, after the decoding workers started
 
-        append_toolbox_line(lines_path, results, dataset, name, layout)
+        append_toolbox_line(lines_path, results, run.dataset, name, layout)
         print(f"Added the {layout} result line to {lines_path}")
     return 0
 
 
-def _check_toolbox_lines(path: Path) -> None:
-    """``--toolbox-lines`` appends to its file: before anything runs, the file must be new, empty, or hold toolbox
-    result lines only (``(Dataset:...``), so that a mistyped path never gets a line appended to another file."""
-    if not path.is_file() or path.stat().st_size == 0:
-        return
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (UnicodeDecodeError, OSError):
-        lines = ["?"]
-    if not all(line.startswith("(Dataset:") for line in lines if line.strip()):
-        raise InputError(
-            f"--toolbox-lines {path}: the file exists and holds other lines than the toolbox's result lines "
-            "((Dataset:...) ...): give a new file or one such file"
-        )
+#: how ``evaluate foreground`` reads its files, as its ``--json`` report records it
+FOREGROUND_READING = {
+    "reader": "segmetrics_torch.io.read_gray (== cv2.imread(path, cv2.IMREAD_GRAYSCALE))",
+    "gt_binarisation": "> 128 (a 0/1 mask: == 1)",
+}
 
+#: what the 256-point curves of each foreground protocol's report hold
+CURVE_CONVENTIONS = {
+    "pysodmetrics": (
+        "entry i of every 256-point curve binarises the (min-max normalised) map at trunc(255 * p) >= 255 - i, "
+        "i.e. thresholds in descending order, as PySODMetrics 1.6.2"
+    ),
+    **dict.fromkeys(
+        ("matlab-toolbox", "matlab-toolbox-2020-11"),
+        "entry i of every 256-point curve binarises the mapminmax-normalised map at p >= t_i (the E-measure of "
+        "protocol matlab-toolbox at p > t_i) with t = 1:-1/255:0, i.e. thresholds in descending order, as the "
+        "MATLAB toolbox",
+    ),
+}
 
-def _measure_names(text: str | None) -> list[str] | None:
-    """``--measures`` resolved to the table's names (other spellings mapped), checked before anything is read: an
-    unknown name or a measure whose optional packages are missing is one ``error:`` line."""
-
-    if text is None:
-        return None
-    names = parse_foreground_measures(text, "--measures")
-    problem = missing_packages(names)
-    if problem is not None:
-        raise InputError(f"--measures: {problem}")
-    return names
-
-
-def _run_foreground_as_report(args: argparse.Namespace, measures: list[str] | None) -> int:
-    """``evaluate foreground ... --output DIR``: the report of one method on one dataset (the ``--config`` outputs)."""
-
-    for option in ("json", "csv", "per_image_csv"):
-        if getattr(args, option) is not None:
-            flag = "--" + option.replace("_", "-")
-            raise InputError(f"{flag} and --output: give one (--output DIR writes results.json and CSV files there)")
-    dataset = args.dataset or dataset_name(args.gt)
-    name = args.name or method_name(args.pred, dataset, args.gt)
-    data = {
-        "datasets": {dataset: {"gt": str(Path(args.gt).resolve()), "families": ["foreground"]}},
-        "methods": {name: str(Path(args.pred).resolve())},
-        "output": str(Path(args.output).resolve()),
-        "allow_missing": args.allow_missing,
-        "resize": args.resize,
-        "skip_bad": args.skip_bad,
-        "skip_empty_gt": bool(getattr(args, "skip_empty_gt", False)),
-        "device": args.device,
-        "batch_size": args.batch_size,
-        "workers": args.workers,
-        **({"options": {"foreground": {"measures": measures}}} if measures else {}),
-        **{("pair_regex" if key == "pattern" else key): value for key, value in pairing_options(args).items() if value},
-    }
-    if args.figures is not None:
-        value = args.figures.strip()
-        data["figures"] = False if value == "none" else [f.strip() for f in value.split(",")]
-    config = config_from_mapping(data, Path.cwd(), "command line")
-    config.progress = not args.no_progress
-    run_report(config, resolve_device=parse_device)
-    return 0
+#: ``--toolbox-lines`` appends to its file (as the toolbox's ``main.m`` does): a file of other lines is refused
+TOOLBOX_LINES = (lambda line: line.startswith("(Dataset:"), "the toolbox's result lines ((Dataset:...) ...)")
 
 
 # ------------------------------------------------------------------------------------------- evaluate boundary
@@ -277,7 +183,8 @@ def run_evaluate_boundary(args: argparse.Namespace) -> int:
         raise InputError("--resize applies to soft boundary maps (images); a ucm2 must be (2H+1)x(2W+1)")
     # a first run on a new machine: the matching kernel (the largest) compiles in a second process from now on
     compile_ahead()
-    pairs, scan, bad = run.prescan(pairing, input_format, gt_format)
+    dataset = run.open_dataset(input_format, gt_format, pairing=pairing)
+    pairs = dataset.pairs
     name = run.name
     stems = [stem for stem, _, _ in pairs]
     options = {"thresholds": args.thresholds, "max_dist": args.max_dist, "thin": not args.no_thin, "nms": args.nms}
@@ -326,7 +233,7 @@ def run_evaluate_boundary(args: argparse.Namespace) -> int:
             "resize": args.resize,
             "pairing": run.pairing,
         },
-        extra=scan.findings(bad),
+        extra=dataset.findings(),
         elapsed=elapsed,
         results=results,
         per_image=results.get("per_image", {}),
@@ -394,7 +301,8 @@ def run_evaluate_partition(args: argparse.Namespace) -> int:
         raise InputError(
             f"{option} applies to ucm2 hierarchies only, but {args.pred} holds {PREDICTION_FORMATS[input_format]}"
         )
-    pairs, scan, bad = run.prescan(pairing, input_format, gt_format)
+    dataset = run.open_dataset(input_format, gt_format, pairing=pairing)
+    pairs = dataset.pairs
     name = run.name
     stems = [stem for stem, _, _ in pairs]
     options = {
@@ -431,7 +339,7 @@ def run_evaluate_partition(args: argparse.Namespace) -> int:
             **hierarchy_settings,
             "pairing": run.pairing,
         },
-        extra=scan.findings(bad),
+        extra=dataset.findings(),
         elapsed=elapsed,
         results=results,
         per_image=results.get("per_image", {}),
@@ -475,12 +383,12 @@ def run_evaluate_proposals(args: argparse.Namespace) -> int:
             import matplotlib  # noqa: F401
         except ImportError:
             raise InputError("--plot needs matplotlib: pip install 'segmetrics-torch[plot]'") from None
-    pairing = run.pair(PROPOSAL_EXTENSIONS)
     try:
         classes = None if args.gt_classes is None else list_images(args.gt_classes, name="class folder")
     except ValueError as error:
         raise pairing_error(error) from None
-    pairs, scan, bad = run.prescan(pairing, "pool", "objects")
+    dataset = run.open_dataset("pool", "objects", extensions=PROPOSAL_EXTENSIONS)
+    pairs, pairing = dataset.pairs, dataset.pairing
     void_label = None if args.void_label < 0 else args.void_label
     name = run.name
     options = {
@@ -526,7 +434,7 @@ def run_evaluate_proposals(args: argparse.Namespace) -> int:
             "average recall >= over 0.5:0.05:0.95; x = mean min(N, P) per image",
             "pairing": run.pairing,
         },
-        extra=scan.findings(bad),
+        extra=dataset.findings(),
         elapsed=elapsed,
         results=results,
         per_image=per_image,
@@ -560,8 +468,8 @@ def run_evaluate_surface(args: argparse.Namespace) -> int:
             f"--class-names: one name per label 0..C-1 with --num-classes C, but got {len(args.class_names)} "
             f"name(s) and --num-classes {args.num_classes}"
         )
-    pairing = run.pair(SURFACE_EXTENSIONS)
-    pairs, scan, bad = run.prescan(pairing, "labels", "labels")
+    dataset = run.open_dataset("labels", "labels", extensions=SURFACE_EXTENSIONS)
+    pairs, pairing = dataset.pairs, dataset.pairing
     name = run.name
     tolerance: float | list[float] | None = (
         None if args.tolerance is None else (args.tolerance[0] if len(args.tolerance) == 1 else args.tolerance)
@@ -645,7 +553,7 @@ def run_evaluate_surface(args: argparse.Namespace) -> int:
         count,
         pairing,
         settings={**settings, "pairing": run.pairing},
-        extra={**(found := scan.findings(bad)), "skipped": found["skipped"] + empty_gt_skips(skipped)},
+        extra={**(found := dataset.findings()), "skipped": found["skipped"] + empty_gt_skips(skipped)},
         elapsed=elapsed,
         results=results,
         per_image=per_image,

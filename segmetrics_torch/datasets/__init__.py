@@ -5,6 +5,8 @@ What the ``segmetrics`` command reads a dataset folder pair with, usable from a 
 * :mod:`.pairing`: the file kinds of each family (``PREDICTION_FORMATS``, ``GT_FORMATS``), matching two folders by
   file stem (suffixes, prefixes or a regular expression) with errors that name the unmatched files, and the formats a
   boundary or partition folder pair is read in;
+* :mod:`.folders`: both in one call (:func:`~.folders.open_folders`): a folder pair paired, pre-scanned, and the
+  images to evaluate, as every single-folder ``segmetrics evaluate`` form opens its dataset;
 * :mod:`.prescan`: a pass over the files' headers (no pixel decoded) that reports every unpaired, unreadable or
   mis-sized file at once, and the dataset and method names a folder path suggests;
 * :mod:`.decoding`: the pairs decoded into arrays, in worker processes when asked, in order, with bounded memory;

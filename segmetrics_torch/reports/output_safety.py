@@ -29,13 +29,15 @@ the path and the input it would destroy or pollute.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
 from ..readers import is_read_by_a_reader
+from .files import check_output
 from .named_inputs import named_inputs
+from .tables import check_csv_outputs
 
 __all__ = [
     "REPORT_FILES",
@@ -44,8 +46,10 @@ __all__ = [
     "FolderOutput",
     "InputFile",
     "InputFolder",
+    "check_appended_file",
     "check_outputs",
     "check_outputs_are_not_folders",
+    "checked_outputs",
     "report_folder",
     "report_owns",
 ]
@@ -273,3 +277,51 @@ def report_folder(path: Path, option: str = "--output", *, default_cache: bool =
     """The :class:`FolderOutput` of a report folder (``cache/`` included when the cache is the default one)."""
     owned = REPORT_FOLDERS | ({"cache"} if default_cache else set())
     return FolderOutput(option, path, REPORT_FILES, frozenset(owned), (REPORT_TEMP_PREFIX,))
+
+
+def check_appended_file(path: Path, option: str, accepts: Callable[[str], bool], what: str) -> None:
+    """An output that a run appends to (never replaces), such as a MATLAB toolbox's result lines: the file must be
+    new, empty, or hold only lines that ``accepts`` (blank lines aside), so that a mistyped path never gets a line
+    appended to another file; ``what`` names the lines in the error."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (UnicodeDecodeError, OSError):
+        lines = ["\0"]  # not text: never a file of such lines
+    if not all(accepts(line) for line in lines if line.strip()):
+        raise InputError(
+            f"{option} {path}: the file exists and holds other lines than {what}: give a new file or one such file"
+        )
+
+
+def checked_outputs(
+    outputs: Mapping[str, str | Path | None],
+    *,
+    inputs: Sequence[InputFolder] = (),
+    folders: Mapping[str, Path | None] | None = None,
+    folder_files: Mapping[str, Path] | None = None,
+    appended: Mapping[str, tuple[Callable[[str], bool], str]] | None = None,
+) -> dict[str, Path | None]:
+    """Every file output of a run checked at once, before anything is read, and returned as paths (None: not asked
+    for): each writable (:func:`~.files.check_output`), none naming a folder the run writes into (``folders``:
+    option -> folder, :func:`check_outputs_are_not_folders`), none an input or a file ``folder_files`` (option ->
+    path, e.g. the files of ``--out-dir``) would replace (:func:`check_outputs`), a table option a table it can merge
+    into (:func:`~.tables.check_csv_outputs`), and a file appended to (``appended``: option -> (line test, what the
+    lines are)) new or of such lines (:func:`check_appended_file`).
+
+    Example:
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp())
+        >>> checked_outputs({"--json": str(out / "r.json"), "--csv": None})["--csv"] is None
+        True
+    """
+    files = {option: check_output(value, option) for option, value in outputs.items()}
+    if folders:
+        check_outputs_are_not_folders(files, folders)
+    check_outputs({**files, **(folder_files or {})}, inputs=inputs)
+    for option, (accepts, what) in (appended or {}).items():
+        if (path := files.get(option)) is not None:
+            check_appended_file(path, option, accepts, what)
+    check_csv_outputs(files)
+    return files

@@ -10,6 +10,8 @@ results (curves included) to plain Python for ``json``. Non-finite numbers (an u
 from __future__ import annotations
 
 import csv
+import functools
+import io
 import json
 import math
 import sys
@@ -34,6 +36,7 @@ __all__ = [
     "format_markdown_table",
     "format_table",
     "measure_name",
+    "merged_csv",
     "scalar_row",
     "slug",
     "to_jsonable",
@@ -41,6 +44,7 @@ __all__ = [
     "write_csv",
     "write_json",
     "write_rows",
+    "write_run_files",
 ]
 
 #: the columns of the foreground (SOD) table: (key of :func:`scalar_row`, header), the registry's default table
@@ -289,24 +293,66 @@ def upsert_csv(path: str | Path, rows: Sequence[Mapping[str, Any]], keys: Sequen
         InputError: the existing file is not a CSV table of ``option``'s kind (:data:`CSV_KINDS`): naming ``option``
             and the file.
     """
+    text, action = merged_csv(path, rows, keys, option)
+    write_atomically(path, functools.partial(_write_bytes, data=text.encode("utf-8")))
+    return action
+
+
+def merged_csv(
+    path: str | Path, rows: Sequence[Mapping[str, Any]], keys: Sequence[str], option: str
+) -> tuple[str, str]:
+    """``(text, action)``: the CSV text of :func:`upsert_csv` (``rows`` merged into the file ``path``, not written)
+    and ``"wrote"`` / ``"updated"``."""
     path = Path(path)
     old_header, old_rows = _read_csv_table(path, option)
     header = list(dict.fromkeys([*old_header, *(k for row in rows for k in row)]))
     new_keys = {tuple(str(row[k]) for k in keys) for row in rows}
     kept = [row for row in old_rows if tuple(row.get(k, "") for k in keys) not in new_keys]
-    action = "updated" if old_header else "wrote"
+    out = io.StringIO()
+    writer = csv.writer(out)  # "\r\n" line ends, as the csv module writes a file opened with newline=""
+    writer.writerow(header)
+    for old_row in kept:
+        writer.writerow([old_row.get(k) or "" for k in header])
+    for row in rows:
+        writer.writerow([_cell(row.get(k)) for k in header])
+    return out.getvalue(), "updated" if old_header else "wrote"
 
-    def write(p: Path) -> None:
-        with p.open("w", newline="", encoding="utf-8") as f:
-            writer = csv.writer(f)
-            writer.writerow(header)
-            for old_row in kept:
-                writer.writerow([old_row.get(k) or "" for k in header])
-            for row in rows:
-                writer.writerow([_cell(row.get(k)) for k in header])
 
-    write_atomically(path, write)  # the other runs' rows are never lost to a half-written file
-    return action
+def _write_bytes(path: Path, data: bytes) -> None:
+    path.write_bytes(data)
+
+
+def write_run_files(
+    json_file: tuple[Path, Any] | None = None,
+    tables: Sequence[tuple[Path, Sequence[Mapping[str, Any]], Sequence[str], str]] = (),
+) -> list[str]:
+    """The files of one run, every text made first and then each file written atomically, so that a table that
+    cannot be merged (:func:`merged_csv`) fails before any file is touched: ``json_file`` as ``(path, document)``
+    (:func:`write_json`'s text), ``tables`` as ``(path, rows, key columns, option)`` merged as :func:`upsert_csv`
+    does. Returns what happened to each file, in order: ``"wrote"`` (a new file) or ``"updated"`` (rows merged into
+    a table; the JSON file is always ``"wrote"``).
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> rows = [{"method": "m", "dataset": "d", "num_images": 2, "mae": 0.1}]
+        >>> table = (folder / "t.csv", rows, ("method", "dataset"), "--csv")
+        >>> write_run_files((folder / "r.json", {"mae": 0.1}), [table])
+        ['wrote', 'wrote']
+        >>> write_run_files(None, [table])
+        ['updated']
+    """
+    texts: list[tuple[Path, bytes, str]] = []
+    if json_file is not None:
+        path, document = json_file
+        text = json.dumps(to_jsonable(document), indent=2, allow_nan=False) + "\n"
+        texts.append((Path(path), text.encode("utf-8"), "wrote"))
+    for path, rows, keys, option in tables:
+        text, action = merged_csv(path, rows, keys, option)
+        texts.append((Path(path), text.encode("utf-8"), action))
+    for path, data, _ in texts:
+        write_atomically(path, functools.partial(_write_bytes, data=data))
+    return [action for _, _, action in texts]
 
 
 def _cell(value: Any) -> str:

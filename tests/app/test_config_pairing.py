@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from segmetrics_torch.app.cli import main
-from segmetrics_torch.app.measures import check_foreground_measures, foreground_measure_error
+from segmetrics_torch.registry import canonical_list, measure_error
 
 
 def _write(root: Path) -> None:
@@ -113,11 +113,11 @@ def test_only_one_of_the_two_toolkit_files_is_an_error(tmp_path: Path, capsys) -
     ],
 )
 def test_pysodevaltoolkit_spellings(names, expected) -> None:
-    assert check_foreground_measures(names) == expected
+    assert canonical_list(names, "foreground") == expected
 
 
 def test_an_unknown_measure_is_named_with_its_nearest(capsys) -> None:
-    assert "unknown measure 'mxae'; did you mean 'mae'" in (foreground_measure_error("mae,mxae") or "")
+    assert "unknown measure 'mxae'; did you mean 'mae'" in (measure_error("mae,mxae", "foreground") or "")
     assert main(["evaluate", "foreground", "--pred", "p", "--gt", "g", "--measures", "maxEm,smesure"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: --measures: unknown measure 'smesure'; did you mean") and len(err.splitlines()) == 1

@@ -50,6 +50,7 @@ PUBLIC_MODULES = (
     "segmetrics_torch.synthetic",
     "segmetrics_torch.errors",
     "segmetrics_torch.datasets",
+    "segmetrics_torch.datasets.folders",
     "segmetrics_torch.datasets.pairing",
     "segmetrics_torch.datasets.prescan",
     "segmetrics_torch.datasets.decoding",
@@ -63,6 +64,8 @@ PUBLIC_MODULES = (
     "segmetrics_torch.reports.output_safety",
     "segmetrics_torch.reports.named_inputs",
     "segmetrics_torch.reports.cache",
+    "segmetrics_torch.reports.protocol_report",
+    "segmetrics_torch.reports.video_figures",
     "segmetrics_torch.warmup",
     "segmetrics_torch.ops",
 )

@@ -358,13 +358,14 @@ def _reads_a_file(call: ast.Call) -> bool:
 
 #: functions that open a file the command wrote itself (never a user's input), each with why
 NOT_INPUT_READERS = {
-    "segmetrics_torch.app.single_folder._check_toolbox_lines": "--toolbox-lines' own output, read before appending",
+    "segmetrics_torch.reports.output_safety.check_appended_file": "an output the run appends to, read before appending",
     "segmetrics_torch._lazy.stub_table": "the package's own type stub",
     "segmetrics_torch.reports.files.default_file_mode": "/proc/self/status, for the umask",
     "segmetrics_torch.datasets.decoding.DecodeStream.__iter__": "a decoding worker's chunk, in the scratch folder",
     "segmetrics_torch.reports.cache.ResultCache.load": "the command's own cache entries (an output folder)",
     "segmetrics_torch.reports.cache.file_id": "hashes an input the pairing already took (reads, never writes)",
     "segmetrics_torch.app.report_run._replace_manifest": "the report's own manifest",
+    "segmetrics_torch.reports.protocol_report._replace_manifest": "the report's own manifest",
     "segmetrics_torch.reports.tables._read_csv_table": "a CSV table this command wrote, read back to merge rows",
 }
 

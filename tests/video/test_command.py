@@ -66,7 +66,8 @@ def test_the_csvs_and_the_json_equal_the_library(tmp_path: Path, capsys, task: s
     keywords = {"decay_edges": "corrected", "chunk_frames": 2, "bound_th": 0.01} if options else {}
     expected = evaluate_davis(davis, results, task=task, subset="val", **keywords)
 
-    assert sorted(p.name for p in out.iterdir()) == ["global_results-val.csv", "per-sequence_results-val.csv"]
+    written = ["global_results-val.csv", "per-sequence_results-val.csv", "per-sequence_results-val.png"]
+    assert sorted(p.name for p in out.iterdir()) == written
     assert (out / "global_results-val.csv").read_text(encoding="utf-8") == davis_global_csv(expected)
     assert (out / "per-sequence_results-val.csv").read_text(encoding="utf-8") == davis_per_sequence_csv(expected)
     row = expected.global_results()
