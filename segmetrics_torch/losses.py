@@ -1,7 +1,7 @@
 r"""Differentiable losses from the foreground measures: ``1 - measure`` of a soft prediction, no thresholds.
 
 Each loss evaluates its measure's formula on the probability map ``p`` itself (Fan et al. 2018 suggest the E-measure
-as a training loss), so on a binary ``p`` it equals ``1 - `` the metric's per-image value:
+as a training loss), so on a binary ``p`` it equals ``1 -`` the metric's per-image value:
 
 * :func:`e_measure_loss`: ``a = p - mean(p)``, ``c = g - mean(g)``, ``xi = 2ac / (a^2 + c^2 + eps)``,
   ``E = sum((1 + xi)^2 / 4) / (N - 1 + eps)``; all-zero GT: ``sum(1 - p)``, all-one GT: ``sum(p)`` in place of the sum

@@ -332,10 +332,10 @@ class WeightedFMeasure(_ForegroundMetric):
         beta2: :math:`\\beta^2` (1). edt_backend: ``"auto"``, ``"torch"`` or ``"numba"``.
         normalize: min-max stretch each map to [0, 1] first, as PySODMetrics (default ``True``).
         validate_args: check shapes, dtypes and values (NaN, range, binary target); ``False`` skips the checks
-        (never memory safety). skip_empty_gt: leave out images of empty ground truth (COD10K's convention),
-        counted in ``skipped_empty_gt``. protocol: ``"pysodmetrics"`` (default) or a MATLAB-toolbox protocol
-        (``docs/matlab-toolbox.md``). torchmetrics' own options (``dist_sync_on_step``, ``sync_on_compute``,
-        ``process_group``, ``compute_on_cpu``, ...) are accepted as keywords.
+            (never memory safety). skip_empty_gt: leave out images of empty ground truth (COD10K's convention),
+            counted in ``skipped_empty_gt``. protocol: ``"pysodmetrics"`` (default) or a MATLAB-toolbox protocol
+            (``docs/matlab-toolbox.md``). torchmetrics' own options (``dist_sync_on_step``, ``sync_on_compute``,
+            ``process_group``, ``compute_on_cpu``, ...) are accepted as keywords.
 
     As input to ``update`` (and ``forward``):
 
@@ -394,10 +394,10 @@ class FMeasure(_ForegroundMetric):
         beta2: :math:`\\beta^2` of the F-measure (0.3, as PySODMetrics).
         normalize: min-max stretch each map to [0, 1] first, as PySODMetrics (default ``True``).
         validate_args: check shapes, dtypes and values (NaN, range, binary target); ``False`` skips the checks
-        (never memory safety). skip_empty_gt: leave out images of empty ground truth (COD10K's convention),
-        counted in ``skipped_empty_gt``. protocol: ``"pysodmetrics"`` (default) or a MATLAB-toolbox protocol
-        (``docs/matlab-toolbox.md``). torchmetrics' own options (``dist_sync_on_step``, ``sync_on_compute``,
-        ``process_group``, ``compute_on_cpu``, ...) are accepted as keywords.
+            (never memory safety). skip_empty_gt: leave out images of empty ground truth (COD10K's convention),
+            counted in ``skipped_empty_gt``. protocol: ``"pysodmetrics"`` (default) or a MATLAB-toolbox protocol
+            (``docs/matlab-toolbox.md``). torchmetrics' own options (``dist_sync_on_step``, ``sync_on_compute``,
+            ``process_group``, ``compute_on_cpu``, ...) are accepted as keywords.
 
     As input to ``update`` (and ``forward``):
 

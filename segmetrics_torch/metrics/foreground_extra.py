@@ -246,8 +246,8 @@ class SizeInvariantMAE(_SumMetric):
     Args:
         normalize: min-max stretch each map to [0, 1] first, as PySODMetrics (default ``True``).
         validate_args: check shapes, dtypes and values (NaN, range, binary target); ``False`` skips the checks
-        (never memory safety). torchmetrics' own options (``dist_sync_on_step``, ``sync_on_compute``,
-        ``process_group``, ``compute_on_cpu``, ...) are accepted as keywords.
+            (never memory safety). torchmetrics' own options (``dist_sync_on_step``, ``sync_on_compute``,
+            ``process_group``, ``compute_on_cpu``, ...) are accepted as keywords.
 
     As input to ``update`` (and ``forward``):
 
@@ -524,7 +524,7 @@ class HumanCorrectionEffort(_SumMetric):
 
     Args:
         relax: erosion / dilation steps (5). epsilon: RDP tolerance (2.0). normalize, validate_args: as
-        :class:`ThresholdMeasures`.
+            :class:`ThresholdMeasures`.
 
     As input to ``update`` (and ``forward``):
 
@@ -640,7 +640,7 @@ class CamouflageContextMeasure(_SumMetric):
 
     Args:
         beta2 (1.2), alpha (6.0), gamma (8), lambda_spatial (20): PySOD's parameters. normalize, validate_args: as
-        :class:`ThresholdMeasures`.
+            :class:`ThresholdMeasures`.
 
     As input to ``update`` (and ``forward``):
 

@@ -78,8 +78,8 @@ def feature_transform(
         spacing). Where several features are equally near, any of them may be named (scipy's choice may differ).
 
     Args:
-        features: bool tensor of shape (B, *spatial) with ``len(spatial) == len(spacing)``, or (*spatial) for one
-            image; any device.
+        features: bool tensor of shape ``(B, *spatial)`` with ``len(spatial) == len(spacing)``, or ``(*spatial)``
+            for one image; any device.
         spacing: the element size along each spatial axis, positive finite floats (2 or 3 of them).
         return_indices: whether to compute the indices (``False`` saves one gather per pass and returns ``None``).
         chunk_elements: elements per chunk of a later pass (at most 100 bytes of scratch each); ``None`` takes

@@ -142,7 +142,7 @@ def cl_dice(
 
     The defined values: two empty masks agree perfectly (1.0); a structure that is missed or invented entirely scores
     0.0; 0.0 is the limit of the harmonic mean as both terms go to 0. A non-empty mask whose skeleton is empty is its
-    own centreline, so that identical masks score 1.0 and disjoint ones 0.0 (Tprec becomes |P ∩ G| / |P|). This
+    own centreline, so that identical masks score 1.0 and disjoint ones 0.0 (Tprec becomes ``|P ∩ G| / |P|``). This
     happens in 3-D: scikit-image's Lee thinning erases isolated 2x2x2 cubes and tubes of 2x2 or 4x4 cross-section
     entirely (scikit-image issue 3757, open; the clDice authors know of it, vessap issue 12); it was not seen in 2-D.
     A component erased among others is simply missing from the skeleton, as in the reference. Empty masks warn with

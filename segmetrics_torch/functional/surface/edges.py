@@ -175,7 +175,7 @@ def surfel_size_table(spacing: tuple[float, ...]) -> np.ndarray:
 def corner_surfels(masks: Tensor, spacing: tuple[float, ...] | None = None) -> tuple[Tensor, Tensor]:
     """DeepMind's surface: (points, sizes) on the corner grid of each mask of a (N, H, W) / (N, D, H, W) stack.
 
-    ``points`` is the bool (N, *(spatial + 1)) map of corners whose code is neither 0 nor all-ones; ``sizes`` the
+    ``points`` is the bool ``(N, *(spatial + 1))`` map of corners whose code is neither 0 nor all-ones; ``sizes`` the
     float64 contour length / surfel area of every corner (0 off the surface) for ``spacing`` (unit if None).
 
     Example:
