@@ -5,13 +5,40 @@
 #   2. the CUDA tests: torch.cuda.set_sync_debug_mode("error") around the foreground updates and the losses, and
 #      CPU == GPU parity of every family (tests/test_sync_free.py, tests/test_device_parity.py);
 #   3. benchmarks/bench_gpu.py --quick: ForegroundMeasures and each measure at 320x320 (batch 256) and 1024x1024
-#      (batch 16) beside the same machine's CPU, the losses beside BCE, and which targets are met.
+#      (batch 16) beside the same machine's CPU, the losses beside BCE, and which targets are met;
+#   4. benchmarks/bench_surface_gpu.py (issue 44): HD + HD95 + ASSD + NSD of a 250^3 sphere pair, 250^3 random smooth
+#      shapes and a 16 x 512^2 batch on the GPU, beside the same call on the 16-core CPU and MONAI (with cuCIM where
+#      it imports), the largest |GPU - CPU| per measure, and the issue's targets met / not met;
+#   5. benchmarks/bench_device_edt.py and bench_losses.py on CUDA (issue 44): the device distance transform beside the
+#      host's, the losses beside BCE.
+# Time: the whole script stays under 8 minutes (issue 44). Each step has its own limit (its usual time with a margin)
+# and never runs past a deadline of 460 s after the script's start less the minimum kept for the steps after it
+# (`limit CAP KEEP` below), so a slow early step shortens the later ones instead of the whole run overshooting, and
+# fast early steps leave the later ones their full limit. The limits before issue 44 (240 + 270 + 120 + 120 s = 750 s)
+# were rebalanced: tests 170 s, bench_gpu 120 s (its surface table left out, --skip-surface: step 4 covers the
+# family at the issue's sizes), surface 140 s, device EDT 60 s (--repeat 3), losses 40 s. The minimum shares, about
+# what each step needs to print its main table: bench_gpu 80 s, surface 95 s, device EDT 45 s, losses 30 s (a step's
+# KEEP is the sum of the later ones' shares). If every step ran to its limit, after ~5 s of setup: 170 + 115 + 95 +
+# 45 + 30 s, the deadline.
+# MONAI and cuCIM are not in the machine's image: put MONAI's wheel in .whl/ before the call
+# (`pip download --no-deps -d .whl monai==1.6.1`: pure Python, needs only torch and numpy); cuCIM needs cucim-cu13
+# with cupy-cuda13x and their dependencies for the image's CUDA 13 (wheels of some hundred MB). Without them the
+# surface step prints "MONAI not installed" / "cuCIM: not installed" and the MONAI columns stay empty.
 # Usage on the device (the repository root is the working directory):
 #   bash benchmarks/run_on_gpu.sh            # SUITE=1 also runs the whole test suite afterwards (not in 8 minutes)
 # The image has torch, numba, scipy, torchmetrics, pillow, pyyaml, tqdm, pytest and hypothesis; wheels it lacks may
 # lie in .whl/ (installed with --no-deps); the reference data in ./shared is copied to ../shared when present.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
+start=$(date +%s)
+deadline=$(( start + ${DEADLINE_S:-460} ))
+# the limit of the next step: CAP seconds, or less where the deadline, less KEEP seconds for the later steps, is nearer
+# (at least 10 s: a step that cannot even start is reported by its rc=124 rather than skipped silently)
+limit() {
+    local left=$(( deadline - $(date +%s) - $2 ))
+    if (( left < 10 )); then left=10; fi
+    echo $(( left < $1 ? left : $1 ))
+}
 OUT=${OUT:-out}; mkdir -p "$OUT"
 RESULT="$OUT/gpu_check.txt"
 if compgen -G ".whl/*.whl" >/dev/null; then
@@ -20,26 +47,32 @@ fi
 export PYTHONPATH=/tmp/site:$PWD
 export NUMBA_CACHE_DIR=${NUMBA_CACHE_DIR:-/tmp/numba-cache}
 [ -d shared ] && [ ! -e ../shared ] && cp -r shared ../shared
-start=$(date +%s)
 {
     echo "# GPU check, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
     nvidia-smi -L
     python3 -c "import torch, numba, numpy, torchmetrics as tm; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'numba', numba.__version__, 'numpy', numpy.__version__, 'torchmetrics', tm.__version__, '|', torch.cuda.get_device_name())"
 } > "$RESULT" 2>&1
 # 2. the CUDA tests (numba compiles its CPU kernels on the first CPU run: part of this step's time)
-timeout 240 python3 -m pytest -q -p no:cacheprovider -rfs tests/test_sync_free.py tests/test_device_parity.py tests/ops/test_edt_triton.py \
+timeout "$(limit 170 250)" python3 -m pytest -q -p no:cacheprovider -rfs tests/test_sync_free.py tests/test_device_parity.py tests/ops/test_edt_triton.py \
     > "$OUT/cuda_tests.txt" 2>&1
 echo "cuda tests rc=$?" >> "$RESULT"
 { tail -1 "$OUT/cuda_tests.txt"; grep -E "^(FAILED|ERROR)" "$OUT/cuda_tests.txt" | head -20; } >> "$RESULT"
-# 3. the foreground and loss tables, GPU beside the same machine's CPU
-timeout 270 python3 benchmarks/bench_gpu.py --quick > "$OUT/bench_gpu.txt" 2>&1
+# 3. the foreground and loss tables, GPU beside the same machine's CPU (the boundary distances: step 4)
+timeout "$(limit 120 170)" python3 benchmarks/bench_gpu.py --quick --skip-surface > "$OUT/bench_gpu.txt" 2>&1
 echo "bench_gpu rc=$?" >> "$RESULT"
 cat "$OUT/bench_gpu.txt" >> "$RESULT"
-# 4. the device distance transform (O(N log n), issue 44) and the losses, beside the host / BCE
-timeout 120 python3 benchmarks/bench_device_edt.py --device cuda --sizes 64 128 256 --repeat 5 > "$OUT/bench_edt.txt" 2>&1
+# 4. the boundary-distance measures at the issue's sizes: GPU, 16-core CPU and MONAI in one table (issue 44, item 5);
+# --budget 8: a library whose first call takes longer is timed by that call (MONAI without cuCIM: ~30 s at 250^3)
+timeout "$(limit 140 75)" python3 benchmarks/bench_surface_gpu.py --device cuda --repeat 5 --budget 8 \
+    > "$OUT/bench_surface_gpu.txt" 2>&1
+echo "bench_surface_gpu rc=$?" >> "$RESULT"
+cat "$OUT/bench_surface_gpu.txt" >> "$RESULT"
+# 5. the device distance transform (O(N log n), issue 44) and the losses, beside the host / BCE
+timeout "$(limit 60 30)" python3 benchmarks/bench_device_edt.py --device cuda --sizes 64 128 256 --repeat 3 \
+    > "$OUT/bench_edt.txt" 2>&1
 echo "bench_device_edt rc=$?" >> "$RESULT"
 cat "$OUT/bench_edt.txt" >> "$RESULT"
-timeout 120 python3 benchmarks/bench_losses.py --device cuda > "$OUT/bench_losses.txt" 2>&1
+timeout "$(limit 40 0)" python3 benchmarks/bench_losses.py --device cuda > "$OUT/bench_losses.txt" 2>&1
 echo "bench_losses rc=$?" >> "$RESULT"
 cat "$OUT/bench_losses.txt" >> "$RESULT"
 echo "elapsed $(( $(date +%s) - start )) s" >> "$RESULT"
