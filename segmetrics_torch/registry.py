@@ -67,6 +67,7 @@ __all__ = [
     "canonical_list",
     "family_measures",
     "foreground_columns",
+    "higher_is_better",
     "lower_is_better",
     "measure_error",
     "meta_name",
@@ -1044,6 +1045,24 @@ def report_columns(family: Family) -> tuple[tuple[str, str], ...]:
         (('ods/f', 'ODS'), ('ois/f', 'OIS'), ('ap', 'AP'), ('r50', 'R50'))
     """
     return tuple((m.result, m.report_header) for m in family_measures(family) if m.report)
+
+
+def higher_is_better(family: Family, result: str) -> bool | None:
+    """The direction of the value at ``result`` of a ``family`` record, as :func:`lower_is_better` finds it (the
+    measure at that path, else the scalar measure the key extends); None for a key no measure names (a threshold, a
+    count), so that a caller ranking images by it can tell "no direction" from "higher is better".
+
+    Example:
+        >>> higher_is_better("foreground", "mae"), higher_is_better("surface", "hausdorff/1")
+        (False, False)
+        >>> higher_is_better("boundary", "f"), higher_is_better("boundary", "threshold")
+        (True, None)
+    """
+    measures = family_measures(family)
+    found = [m for m in measures if m.result == result] or [
+        m for m in measures if "/" not in m.result and m.result == result.split("/")[0]
+    ]
+    return None if not found else not any(not m.higher_is_better for m in found)
 
 
 def lower_is_better(family: Family, result: str) -> bool:

@@ -306,6 +306,16 @@ _OPTIONS_AFTER_INPUT: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ),
     ("--no-progress", "no_progress", {"action": "store_true", "help": "no progress bars"}),
     (
+        "--html",
+        "html",
+        {
+            "metavar": "DIR",
+            "help": "also write a self-contained HTML report into DIR (one page per family, DIR/<family>/ when the run "
+            "has several): tables, sortable per-image table, worst images with error overlays, every method side "
+            "by side, distributions; opens from disk, offline",
+        },
+    ),
+    (
         "--xlsx",
         "xlsx",
         {

@@ -82,6 +82,12 @@ def _add_run_options(command: argparse.ArgumentParser, batch_size: int, allow_mi
         add_allow_missing(command)
     command.add_argument("--no-progress", action="store_true", help="no progress bar (it is off when stderr is no TTY)")
     command.add_argument(
+        "--html",
+        metavar="DIR",
+        help="also write a self-contained HTML report into DIR (open DIR/index.html from disk, offline): the table, "
+        "the per-image table (sortable, filterable), the worst images with the family's error overlay, histograms",
+    )
+    command.add_argument(
         "--name",
         help="method name in the table and outputs (default: from the prediction path, <root>/<method>/<dataset> "
         "-> <method>)",

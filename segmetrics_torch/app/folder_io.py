@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tqdm.auto import tqdm
 
@@ -22,8 +22,10 @@ from ..datasets.folders import FolderDataset, open_folders
 from ..datasets.pairing import BOUNDARY_EXTENSIONS, check_pairing, match_folders
 from ..datasets.prescan import dataset_name, method_name
 from ..errors import InputError
-from ..reports.output_safety import InputFolder, checked_outputs
-from ..reports.tables import write_run_files
+from ..registry import Family, higher_is_better
+from ..reports.html_report import HtmlImage, check_html_folder, html_folder_output, write_html_report
+from ..reports.output_safety import FolderOutput, InputFolder, checked_outputs
+from ..reports.tables import per_image_rows, scalar_row, write_run_files
 from . import distributed, runner
 
 if TYPE_CHECKING:  # annotations only
@@ -57,27 +59,6 @@ def parse_device(name: str) -> torch.device:
 def shown_path(path: str) -> str:
     """A folder the user named, as printed: normalised (``a//b/./c/`` -> ``a/b/c``), relative as given."""
     return os.path.normpath(path)
-
-
-def per_image_rows(
-    name: str, dataset: str, per_image: Mapping[str, Any], keys: Sequence[str] | None = None
-) -> list[dict[str, Any]]:
-    """The ``--per-image-csv`` rows of every evaluate command: one row per image (method, dataset, image, then the
-    image's numbers: ``keys`` where given, else every number, a list of numbers -- the best J of each object, for
-    proposals -- as its mean ``<key>_mean``)."""
-    rows = []
-    for stem, values in per_image.items():
-        row: dict[str, Any] = {"method": name, "dataset": dataset, "image": stem}
-        if keys is not None:
-            row.update({k: values[k] for k in keys if k in values})
-        else:
-            for key, value in values.items():
-                if value is None or isinstance(value, (int, float)):
-                    row[key] = value
-                elif isinstance(value, list) and all(isinstance(v, (int, float)) for v in value):
-                    row[f"{key}_mean"] = sum(value) / len(value) if value else None
-        rows.append(row)
-    return rows
 
 
 def check_out_dir(path: str | None) -> Path | None:
@@ -144,6 +125,7 @@ class FolderRun:
     workers: int
     progress: bool
     gt_classes: str | None = None
+    html: str | None = None
 
     @classmethod
     def from_args(
@@ -170,6 +152,7 @@ class FolderRun:
             workers=getattr(args, "workers", 0),
             progress=not args.no_progress,
             gt_classes=getattr(args, "gt_classes", None),
+            html=getattr(args, "html", None),
         )
 
     @functools.cached_property
@@ -199,14 +182,25 @@ class FolderRun:
             "skip_empty_gt": self.skip_empty_gt,
         }
 
+    @functools.cached_property
+    def folder_outputs(self) -> list[FolderOutput]:
+        """The folders the run writes whole: ``--html``'s report (checked as every output is: never an input)."""
+        if self.html is None:
+            return []
+        check_html_folder(Path(self.html))  # a file, or an assets/ folder the report did not write: refused now
+        return [html_folder_output(Path(self.html))]
+
     def check_outputs(self, *, out_dir: Path | None = None) -> dict[str, Path | None]:
         """The output files, each checked before anything is read: writable, and none of them (nor ``--out-dir``'s
         files) an input (:func:`~segmetrics_torch.reports.output_safety.checked_outputs`); option -> path (None: not
         asked for)."""
+        folders = self.folder_outputs
         if out_dir is None:
-            return checked_outputs(self.outputs, inputs=self.inputs)
+            return checked_outputs(self.outputs, inputs=self.inputs, folder_outputs=folders)
         bsr = {f"--out-dir ({name})": out_dir / name for name in BSR_FILES}
-        return checked_outputs(self.outputs, inputs=self.inputs, folders={"--out-dir": out_dir}, folder_files=bsr)
+        return checked_outputs(
+            self.outputs, inputs=self.inputs, folders={"--out-dir": out_dir}, folder_files=bsr, folder_outputs=folders
+        )
 
     def pair_boundary(self) -> tuple[Pairing, str, str]:
         """``--pred`` and ``--gt`` (images or .mat files) paired by stem: ``(pairing, pred kind, gt kind)``, kinds
@@ -290,11 +284,13 @@ class FolderRun:
         extra: dict[str, Any] | None = None,
         keys: Sequence[str] | None = None,
         table_row: Mapping[str, Any] | None = None,
+        columns: Sequence[tuple[str, str]] = (),
     ) -> None:
         """The ``--json`` report (provenance, folders, pairing, settings, then the results), the ``--per-image-csv``
         rows (:func:`per_image_rows`) and the ``--csv`` row (``table_row``), where asked for, written together
         (:func:`~segmetrics_torch.reports.tables.write_run_files`: a table that cannot take the rows fails before
-        any file is written)."""
+        any file is written); then the ``--html`` report (:meth:`write_html`; ``columns``: the table's ``(key,
+        header)``)."""
         document = {
             "segmetrics_version": __version__,
             "task": self.family,
@@ -317,8 +313,8 @@ class FolderRun:
         json_path, per_image_path, csv_path = files["--json"], files["--per-image-csv"], files.get("--csv")
         tables: list[tuple[Path, Sequence[Mapping[str, Any]], Sequence[str], str]] = []
         shown: list[str] = []
+        rows = per_image_rows(name, self.dataset, per_image, keys)
         if per_image_path is not None:
-            rows = per_image_rows(name, self.dataset, per_image, keys)
             tables.append((per_image_path, rows, ("method", "dataset", "image"), "--per-image-csv"))
             shown.append(f"{per_image_path} ({len(rows)} rows of {name} / {self.dataset})")
         if csv_path is not None and table_row is not None:
@@ -330,6 +326,41 @@ class FolderRun:
             print(f"Wrote {json_path}")
         for action, text in zip(actions[json_path is not None :], shown, strict=True):
             print(f"{action.capitalize()} {text}")
+        if self.html is not None:
+            table = scalar_row({key: value for key, value in results.items() if key != "per_image"})
+            self.write_html(name, pairing, rows, table, columns, settings)
+
+    def write_html(
+        self,
+        name: str,
+        pairing: Pairing,
+        rows: Sequence[Mapping[str, Any]],
+        table: Mapping[str, Any],
+        columns: Sequence[tuple[str, str]],
+        options: Mapping[str, Any],
+    ) -> None:
+        """``--html DIR``: the error browser of this run (``reports.html_report.write_html_report``): the table
+        (``columns``, then every other number of the per-image ``rows``), the per-image table, the worst images
+        with the family's error overlay, the distributions. Directions are the registry's (a key no measure names,
+        such as a threshold, is shown but not ranked)."""
+        options = dict(options)
+        if options.get("parameter_kind") == "thresholds":  # a ucm2 hierarchy's levels, for the overlay's level
+            options["thresholds"] = options["parameters"]
+        shown = [*columns, *((k, k) for k in dict.fromkeys(k for r in rows for k in r) if k not in dict(columns))]
+        shown = [(k, label) for k, label in shown if k not in ("method", "dataset", "image")]
+        evaluated = {str(r["image"]) for r in rows}
+        path = write_html_report(
+            Path(str(self.html)),
+            family=self.family,
+            title=f"{name} on {self.dataset}",
+            columns=shown,
+            higher_is_better={key: higher_is_better(cast(Family, self.family), key) for key, _ in shown},
+            tables={self.dataset: {name: {key: table.get(key) for key, _ in shown}}},
+            per_image=rows,
+            images=[HtmlImage(self.dataset, s, gt, {name: pred}) for s, pred, gt in pairing.pairs if s in evaluated],
+            options=options,
+        )
+        print(f"Wrote {path}")
 
 
 #: the files of BSR's collect_eval_bdry.m that --out-dir writes

@@ -123,6 +123,8 @@ def config_from_args(args: argparse.Namespace) -> ReportConfig:
         value = args.report_figures.strip()
         config.figures = figure_formats("none" if value == "none" else [f.strip() for f in value.split(",")])
     config.progress = not args.report_no_progress
+    if args.report_html is not None:
+        config.html = Path(args.report_html)
     overrides = {}
     if args.report_xlsx is not None:
         overrides["xlsx"] = args.report_xlsx
@@ -245,6 +247,8 @@ def run_folder_report(args: argparse.Namespace, run: FolderRun, measures: list[s
     if args.figures is not None:
         value = args.figures.strip()
         data["figures"] = False if value == "none" else [f.strip() for f in value.split(",")]
+    if run.html is not None:
+        data["html"] = str(Path(run.html).resolve())
     config = config_from_mapping(data, Path.cwd(), "command line")
     config.progress = run.progress
     run_report(config, resolve_device=parse_device)

@@ -58,6 +58,7 @@ _TOP_KEYS = {
     "resize",
     "figures",
     "xlsx",
+    "html",
     "method_order",
     "colors",
     "highlight",
@@ -145,6 +146,8 @@ class ReportConfig:
     source: str = "configuration"
     #: the configuration file the run was read from (``None``: built from the command line)
     config_file: Path | None = None
+    #: the folder of the HTML report (``html:`` / ``--html``), None: none
+    html: Path | None = None
 
 
 def _where(source: str, path: str) -> str:
@@ -325,6 +328,10 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
     if "figures" in data:
         with _gather(errors):
             config.figures = figure_formats(data["figures"], source)
+    if "html" in data:
+        with _gather(errors):
+            _expect(isinstance(data["html"], str) and bool(data["html"]), source, "html", "a folder", data["html"])
+            config.html = base / data["html"]
     raise_all(errors, source)
     return config
 

@@ -52,8 +52,9 @@ from ..registry import missing_packages
 from ..reports.cache import ResultCache
 from ..reports.combined import check_xlsx
 from ..reports.files import make_temporary_file
+from ..reports.html_report import check_html_folder, html_folder_output
 from ..reports.output_safety import FolderOutput, InputFile, InputFolder, check_outputs, report_folder, report_owns
-from ..reports.report import render_report
+from ..reports.report import render_report, write_records_html
 from ..reports.tables import check_csv_outputs, to_jsonable
 from . import distributed, runner
 from .report_config import (
@@ -390,9 +391,15 @@ def _run_checked(
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return SuiteResult(records, computed, cached, skipped, [], "")
 
-    return _write_report(
+    result = _write_report(
         config, SuiteResult(records, computed, cached, skipped, [], ""), cache, device, len(jobs), elapsed, out
     )
+    if config.html is not None:
+        pairs = {(job.dataset.name, job.family, job.method): job.pairing.pairs for job in jobs}
+        figures = [p for p in result.written if p.suffix in (".png", ".svg")]
+        for page in write_records_html(config.html, records, pairs, figures=figures, digits=config.digits):
+            out(f"Wrote {page}")
+    return result
 
 
 def _write_report(
@@ -471,6 +478,9 @@ def check_report_outputs(config: ReportConfig, file_outputs: Mapping[str, Path])
     folders = [report_folder(config.output, "the output folder", default_cache=default_cache)]
     if config.cache is not None and not default_cache:
         folders.append(FolderOutput("the cache folder", config.cache))
+    if config.html is not None:
+        check_html_folder(config.html)  # a file, or an assets/ folder the report did not write: refused now
+        folders.append(html_folder_output(config.html))
     sources = [InputFile("the configuration file", config.config_file)] if config.config_file is not None else []
     files = {("--" + option.replace("_", "-")): path for option, path in file_outputs.items()}
     check_outputs(files, folders=folders, inputs=inputs, input_files=sources, cache=config.cache)

@@ -54,7 +54,8 @@ def run_evaluate_semantic_boundary(args: argparse.Namespace) -> int:
     if run_config(args, "semantic-boundary", ("pred", "gt", "dataset"), (*single, "preset", *OVERRIDES)):
         return 0
     overrides = {field: getattr(args, field) for field in OVERRIDES if getattr(args, field) is not None}
-    preset, thin = args.preset or "post-seal", args.thin is not False  # the defaults: post-seal, thinned maps
+    preset: Any = args.preset or "post-seal"  # the defaults: post-seal, thinned maps
+    thin = args.thin is not False
     try:
         protocol = semantic_boundary_protocol(
             preset, args.dataset, thin=thin, instance_sensitive=args.instance_sensitive, **overrides

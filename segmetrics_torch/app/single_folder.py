@@ -60,7 +60,9 @@ def run_evaluate_foreground(args: argparse.Namespace) -> int:
     if args.figures is not None:
         raise InputError("--figures applies to the report of --output DIR; add --output or leave out --figures")
     # every output checked, then every problem of every file at once, before any measure runs
-    files = checked_outputs(run.outputs, inputs=run.inputs, appended={"--toolbox-lines": TOOLBOX_LINES})
+    files = checked_outputs(
+        run.outputs, inputs=run.inputs, appended={"--toolbox-lines": TOOLBOX_LINES}, folder_outputs=run.folder_outputs
+    )
     if files["--toolbox-lines"] is not None and protocol == "pysodmetrics":
         raise InputError("--toolbox-lines writes the MATLAB toolbox's result line: add --protocol matlab-toolbox")
     dataset = run.open_dataset()
@@ -94,6 +96,7 @@ def run_evaluate_foreground(args: argparse.Namespace) -> int:
         # per image: the core measures and the chosen ones with one value per image (curves are dataset-level)
         per_image=results["per_image"] or {},
         keys=keys,
+        columns=columns,
         table_row={"method": name, "dataset": run.dataset, "num_images": count, **{k: rows[name].get(k) for k in keys}},
     )
     if lines_path is not None:
@@ -209,7 +212,7 @@ def run_evaluate_boundary(args: argparse.Namespace) -> int:
     if out_dir is not None:
         paths = write_bsr_files(out_dir, summary)
         print(f"Wrote {', '.join(p.name for p in paths)} to {out_dir}")
-    results = evaluated.results if files["--json"] or files["--per-image-csv"] else {}
+    results = evaluated.results if files["--json"] or files["--per-image-csv"] or run.html else {}
     run.write_outputs(
         files,
         name,
@@ -237,6 +240,7 @@ def run_evaluate_boundary(args: argparse.Namespace) -> int:
         elapsed=elapsed,
         results=results,
         per_image=results.get("per_image", {}),
+        columns=BOUNDARY_COLUMNS,
     )
     return 0
 
@@ -273,6 +277,7 @@ def _print_partition_tables(
         hierarchy_settings = {
             "parameters": metric.levels,
             "parameter_kind": kind,
+            **({"rule": args.rule} if input_format == "ucm2" else {}),
             "region_benchmark": True,
             "unique_occurrence": metric.unique_occurrence,
         }
@@ -343,6 +348,7 @@ def run_evaluate_partition(args: argparse.Namespace) -> int:
         elapsed=elapsed,
         results=results,
         per_image=results.get("per_image", {}),
+        columns=[(m, measure_name(m)) for m in metric.measures],
     )
     return 0
 
@@ -558,5 +564,6 @@ def run_evaluate_surface(args: argparse.Namespace) -> int:
         results=results,
         per_image=per_image,
         keys=list(dict.fromkeys(key for flat in per_image.values() for key in flat)),
+        columns=columns,
     )
     return 0

@@ -9,6 +9,7 @@ computed itself (a dict of a Metric's ``compute()`` per method):
 * :mod:`.figures`: PR, ROC and threshold curves, proposal recall, boundary-distance distributions (matplotlib);
 * :mod:`.combined`: one table of methods x datasets (Markdown, LaTeX, CSV, Excel) and its figure grid;
 * :mod:`.report`: a report folder of every (dataset, family) table and figure from the records of a run;
+* :mod:`.html_report`: the HTML error browser of a run (``--html``), its error overlays in :mod:`.overlays`;
 * :mod:`.protocol_report`: the reports of methods x datasets of the two protocol families (semantic boundaries,
   DAVIS), from their configuration to the report folder; :mod:`.video_figures`: DAVIS's per-sequence figure;
 * :mod:`.files`: writing a file atomically with the mode the user's umask gives, and file-name-safe names;

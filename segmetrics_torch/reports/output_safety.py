@@ -302,13 +302,15 @@ def checked_outputs(
     folders: Mapping[str, Path | None] | None = None,
     folder_files: Mapping[str, Path] | None = None,
     appended: Mapping[str, tuple[Callable[[str], bool], str]] | None = None,
+    folder_outputs: Sequence[FolderOutput] = (),
 ) -> dict[str, Path | None]:
     """Every file output of a run checked at once, before anything is read, and returned as paths (None: not asked
     for): each writable (:func:`~.files.check_output`), none naming a folder the run writes into (``folders``:
     option -> folder, :func:`check_outputs_are_not_folders`), none an input or a file ``folder_files`` (option ->
     path, e.g. the files of ``--out-dir``) would replace (:func:`check_outputs`), a table option a table it can merge
     into (:func:`~.tables.check_csv_outputs`), and a file appended to (``appended``: option -> (line test, what the
-    lines are)) new or of such lines (:func:`check_appended_file`).
+    lines are)) new or of such lines (:func:`check_appended_file`); ``folder_outputs``: the folders the run writes
+    whole (an HTML report), none an input nor holding one (:func:`check_outputs`).
 
     Example:
         >>> import tempfile
@@ -319,7 +321,7 @@ def checked_outputs(
     files = {option: check_output(value, option) for option, value in outputs.items()}
     if folders:
         check_outputs_are_not_folders(files, folders)
-    check_outputs({**files, **(folder_files or {})}, inputs=inputs)
+    check_outputs({**files, **(folder_files or {})}, inputs=inputs, folders=folder_outputs)
     for option, (accepts, what) in (appended or {}).items():
         if (path := files.get(option)) is not None:
             check_appended_file(path, option, accepts, what)

@@ -57,14 +57,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import torch
+import yaml
+
 from .. import __version__
 from ..errors import InputError
+from ..functional import davis_global_csv, davis_per_sequence_csv, evaluate_davis
+from ..functional.semantic_boundary import (
+    class_numbers,
+    class_pr_curves,
+    evaluate_semantic_boundary_folders,
+    per_image_rows,
+    semantic_boundary_protocol,
+    summary_rows,
+)
 from ..registry import lower_is_better, report_columns
 from .combined import LATEX_MACROS, combine, format_combined_latex, format_combined_markdown, write_combined_csv
+from .figures import plot_pr_curves
 from .files import make_temporary_file, slug
 from .named_inputs import read_text_file
 from .output_safety import InputFile, InputFolder, check_outputs, report_folder, report_owns
 from .tables import format_latex_table, format_markdown_table, format_table, write_csv, write_json, write_rows
+from .video_figures import plot_davis_per_sequence
 
 __all__ = [
     "PROTOCOL_FAMILIES",
@@ -207,7 +221,6 @@ def read_config_mapping(path: str | Path) -> Any:
         InputError: ``path: the key 'MyNet' appears twice in one mapping (lines 2 and 5) ...``, invalid YAML / JSON,
             a missing file.
     """
-    import yaml
 
     path = Path(path)
     text = read_text_file(path, "the configuration")
@@ -362,7 +375,6 @@ def _entry(name: str, entry: Any, keys: Sequence[str], required: Sequence[str], 
 
 
 def _sb_dataset(name: str, entry: Any, base: Path, source: str) -> ProtocolDataset:
-    from ..functional.semantic_boundary import class_numbers, semantic_boundary_protocol
 
     entry = _entry(name, entry, _SB_KEYS, ("gt", "dataset"), source)
     path = f"datasets.{name}"
@@ -495,7 +507,6 @@ def resolved_device_name(device: Any) -> str:
         >>> resolved_device_name(torch.device("cpu"))
         'cpu'
     """
-    import torch
 
     device = torch.device(device)
     if device.type == "cuda" and device.index is None:
@@ -514,13 +525,6 @@ class _Evaluated:
 
 
 def _semantic_boundary(dataset: ProtocolDataset, method: str, folder: Path, stem: str) -> _Evaluated:
-    from ..functional.semantic_boundary import (
-        class_pr_curves,
-        evaluate_semantic_boundary_folders,
-        per_image_rows,
-        summary_rows,
-    )
-    from .figures import plot_pr_curves
 
     s = dataset.settings
     start = time.perf_counter()
@@ -558,7 +562,6 @@ def _semantic_boundary(dataset: ProtocolDataset, method: str, folder: Path, stem
 
 def _davis(dataset: ProtocolDataset, method: str, folder: Path, stem: str, config: ProtocolReportConfig,
            device: Any) -> _Evaluated:  # fmt: skip
-    from ..functional import davis_global_csv, davis_per_sequence_csv, evaluate_davis
 
     s = dict(dataset.settings)
     root = s.pop("root")
@@ -590,7 +593,6 @@ def _davis(dataset: ProtocolDataset, method: str, folder: Path, stem: str, confi
 
 
 def _draw_sequences(per_sequence: Mapping[str, Any], title: str, paths: list[Path]) -> None:
-    from .video_figures import plot_davis_per_sequence
 
     plot_davis_per_sequence(per_sequence, paths if len(paths) > 1 else paths[0], title=title)
 
@@ -614,8 +616,6 @@ def evaluate_protocol_grid(
         InputError: an input the evaluation rejects, the message prefixed with ``dataset / method``.
     """
     if config.family == "davis" and device is None:
-        import torch
-
         name = config.device
         device = torch.device("cuda" if name == "auto" and torch.cuda.is_available() else name.replace("auto", "cpu"))
     grid: dict[str, dict[str, Any]] = {}

@@ -37,6 +37,7 @@ __all__ = [
     "format_table",
     "measure_name",
     "merged_csv",
+    "per_image_rows",
     "scalar_row",
     "slug",
     "to_jsonable",
@@ -320,6 +321,32 @@ def merged_csv(
 
 def _write_bytes(path: Path, data: bytes) -> None:
     path.write_bytes(data)
+
+
+def per_image_rows(
+    name: str, dataset: str, per_image: Mapping[str, Any], keys: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """The per-image rows of every evaluate command (``--per-image-csv``, the HTML report): one row per image of
+    ``per_image`` (image -> its values): method, dataset, image, then the image's numbers: ``keys`` where given, else
+    every number, a list of numbers -- the best J of each object, for proposals -- as its mean ``<key>_mean``.
+
+    Example:
+        >>> per_image_rows("ours", "DUTS", {"a": {"mae": 0.1, "j": [0.5, 1.0]}})
+        [{'method': 'ours', 'dataset': 'DUTS', 'image': 'a', 'mae': 0.1, 'j_mean': 0.75}]
+    """
+    rows = []
+    for stem, values in per_image.items():
+        row: dict[str, Any] = {"method": name, "dataset": dataset, "image": stem}
+        if keys is not None:
+            row.update({k: values[k] for k in keys if k in values})
+        else:
+            for key, value in values.items():
+                if value is None or isinstance(value, (int, float)):
+                    row[key] = value
+                elif isinstance(value, list) and all(isinstance(v, (int, float)) for v in value):
+                    row[f"{key}_mean"] = sum(value) / len(value) if value else None
+        rows.append(row)
+    return rows
 
 
 def write_run_files(

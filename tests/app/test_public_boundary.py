@@ -65,6 +65,8 @@ PUBLIC_MODULES = (
     "segmetrics_torch.reports.named_inputs",
     "segmetrics_torch.reports.cache",
     "segmetrics_torch.reports.protocol_report",
+    "segmetrics_torch.reports.html_report",
+    "segmetrics_torch.reports.overlays",
     "segmetrics_torch.reports.video_figures",
     "segmetrics_torch.warmup",
     "segmetrics_torch.ops",

@@ -171,12 +171,12 @@ def test_an_input_the_evaluation_rejects_writes_nothing(grid: Path, tmp_path: Pa
 
 
 def test_ctrl_c_is_exit_130_and_nothing_written(grid: Path, tmp_path: Path, capsys, monkeypatch) -> None:
-    import segmetrics_torch.functional as functional
+    import segmetrics_torch.reports.protocol_report as protocol_report
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(functional, "evaluate_davis", interrupted)
+    monkeypatch.setattr(protocol_report, "evaluate_davis", interrupted)
     text = CONFIG.replace("root: DAVIS", f"root: {grid}/DAVIS").replace("A/", f"{grid}/A/")
     status, _, _ = _run(capsys, "--config", _config(tmp_path, text.replace("B: B/", f"B: {grid}/B/")))
     assert status == 130

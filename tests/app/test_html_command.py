@@ -1,0 +1,145 @@
+"""``--html DIR`` of every ``segmetrics evaluate`` form: a single folder of each family (foreground, boundary,
+partition, surface) and a ``--config`` report of 3 methods x 2 datasets write the error browser, whose per-image
+rows are the run's own (the ``--per-image-csv`` rows), with an error overlay per shown image; an ``--html`` folder
+that is an input folder is refused before anything runs, and nothing is written."""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.ndimage
+from PIL import Image
+
+from segmetrics_torch.app.cli import main
+
+
+def _page_data(folder: Path) -> dict:
+    """The JSON the page's script reads (``<script type="application/json" id="report-data">``)."""
+    text = (folder / "index.html").read_text(encoding="utf-8")
+    found = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', text, re.S)
+    assert found is not None, "no report data in the page"
+    return json.loads(html.unescape(found.group(1)) if "&#" in found.group(1) else found.group(1))
+
+
+def _csv_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def _thumbnails(folder: Path) -> list[Path]:
+    return sorted((folder / "assets").rglob("*_err.png"))
+
+
+def _run(capsys, *args: str | Path) -> tuple[int, str]:
+    status = main(
+        ["evaluate", *map(str, args), "--no-progress"] if args[0] != "--config" else ["evaluate", *map(str, args)]
+    )
+    return status, capsys.readouterr().err
+
+
+def _foreground(root: Path, method: str = "pred", shift: int = 0) -> tuple[Path, Path]:
+    rng = np.random.default_rng(1 + shift)
+    for folder in ("gt", method):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    for i in range(4):
+        gt = np.zeros((40, 48), np.uint8)
+        gt[8 + i : 30, 10 : 34 + i] = 255
+        pred = np.clip(np.roll(gt, shift + i, axis=1) * 0.8 + rng.integers(0, 60, gt.shape), 0, 255)
+        Image.fromarray(gt).save(root / "gt" / f"im{i}.png")
+        Image.fromarray(pred.astype(np.uint8)).save(root / method / f"im{i}.png")
+    return root / method, root / "gt"
+
+
+def _labels(i: int) -> np.ndarray:
+    labels = np.zeros((36, 44), np.uint8)
+    labels[6 + i : 28, 5 : 30 + i] = 1
+    labels[20:, 24 + i :] = 2
+    return labels
+
+
+def _edges(labels: np.ndarray) -> np.ndarray:
+    return (scipy.ndimage.morphological_gradient(labels, size=2) > 0).astype(np.uint8)
+
+
+def test_foreground_writes_the_runs_rows_with_overlays(tmp_path: Path, capsys) -> None:
+    pred, gt = _foreground(tmp_path)
+    out = tmp_path / "report"
+    status, err = _run(
+        capsys, "foreground", "--pred", pred, "--gt", gt, "--html", out, "--per-image-csv", tmp_path / "p.csv"
+    )
+    assert status == 0, err
+    data = _page_data(out)
+    csv_rows = _csv_rows(tmp_path / "p.csv")
+    assert sorted(r["image"] for r in csv_rows) == ["im0", "im1", "im2", "im3"]
+    assert json.dumps(data).count('"im0"') >= 1
+    # every image of the run is in the page's rows, with the CSV's MAE
+    page_text = (out / "index.html").read_text(encoding="utf-8")
+    for row in csv_rows:
+        assert row["image"] in page_text
+    assert len(_thumbnails(out)) == 4  # one error overlay per image (one method)
+
+
+@pytest.mark.parametrize("family", ["boundary", "partition", "surface"])
+def test_each_family_writes_its_report(tmp_path: Path, capsys, family: str) -> None:
+    (tmp_path / "gt").mkdir()
+    (tmp_path / "pred").mkdir()
+    for i in range(3):
+        labels = _labels(i)
+        if family == "boundary":
+            gt, pred = _edges(labels) * 255, scipy.ndimage.gaussian_filter(_edges(np.roll(labels, 1, 0)) * 255.0, 1)
+            pred = np.clip(pred * 255 / max(pred.max(), 1), 0, 255).astype(np.uint8)
+        elif family == "partition":
+            gt, pred = labels, np.roll(labels, 2, axis=1)
+        else:
+            gt, pred = (
+                (labels == 1).astype(np.uint8) * 255,
+                (np.roll(labels, i + 1, axis=0) == 1).astype(np.uint8) * 255,
+            )
+        Image.fromarray(np.asarray(gt, np.uint8)).save(tmp_path / "gt" / f"im{i}.png")
+        Image.fromarray(np.asarray(pred, np.uint8)).save(tmp_path / "pred" / f"im{i}.png")
+    out = tmp_path / "report"
+    status, err = _run(capsys, family, "--pred", tmp_path / "pred", "--gt", tmp_path / "gt", "--html", out)
+    assert status == 0, err
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert all(f"im{i}" in page for i in range(3))
+    assert len(_thumbnails(out)) == 3, sorted(p.name for p in (out / "assets").rglob("*"))
+
+
+def test_a_config_report_of_three_methods_and_two_datasets(tmp_path: Path, capsys) -> None:
+    for method, shift in (("m1", 0), ("m2", 2), ("m3", 5)):
+        _foreground(tmp_path / "A", method, shift)
+        _foreground(tmp_path / "B", method, shift + 1)
+    config = tmp_path / "eval.yaml"
+    config.write_text(
+        "datasets:\n  A: {gt: A/gt}\n  B: {gt: B/gt}\n"
+        "methods:\n  m1: '{dataset}/m1'\n  m2: '{dataset}/m2'\n  m3: '{dataset}/m3'\n"
+        "output: report\nhtml: browser\nfigures: [png]\n",
+        encoding="utf-8",
+    )
+    status, err = _run(capsys, "--config", config, "--no-progress")
+    assert status == 0, err
+    out = tmp_path / "browser"
+    page = (out / "index.html").read_text(encoding="utf-8")
+    for name in ("m1", "m2", "m3", ">A<", ">B<"):
+        assert name in page, name
+    # side by side: every shown image drawn under each of the three methods
+    errors = _thumbnails(out)
+    methods = {re.search(r"_m(\d+)_err", p.name).group(1) for p in errors}  # type: ignore[union-attr]
+    assert methods == {"0", "1", "2"}
+    assert list((out / "assets" / "figures").glob("*.png")), "the report's figures are on the page"
+
+
+def test_an_input_folder_is_refused_before_the_run(tmp_path: Path, capsys) -> None:
+    pred, gt = _foreground(tmp_path)
+    before = sorted(p.name for p in pred.iterdir())
+    status, err = _run(capsys, "foreground", "--pred", pred, "--gt", gt, "--html", pred, "--json", tmp_path / "r.json")
+    assert status == 2
+    assert err.count("error:") == 1 and "--html" in err, err
+    assert sorted(p.name for p in pred.iterdir()) == before
+    assert not (tmp_path / "r.json").exists()  # nothing ran
