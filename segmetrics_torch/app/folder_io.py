@@ -313,6 +313,7 @@ class FolderRun:
         json_path, per_image_path, csv_path = files["--json"], files["--per-image-csv"], files.get("--csv")
         tables: list[tuple[Path, Sequence[Mapping[str, Any]], Sequence[str], str]] = []
         shown: list[str] = []
+        table = scalar_row({key: value for key, value in results.items() if key != "per_image"})
         rows = per_image_rows(name, self.dataset, per_image, keys)
         if per_image_path is not None:
             tables.append((per_image_path, rows, ("method", "dataset", "image"), "--per-image-csv"))
@@ -327,7 +328,6 @@ class FolderRun:
         for action, text in zip(actions[json_path is not None :], shown, strict=True):
             print(f"{action.capitalize()} {text}")
         if self.html is not None:
-            table = scalar_row({key: value for key, value in results.items() if key != "per_image"})
             self.write_html(name, pairing, rows, table, columns, settings)
 
     def write_html(

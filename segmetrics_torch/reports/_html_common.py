@@ -1,17 +1,14 @@
 """What the HTML report (:mod:`.html_report`) and its drawing (:mod:`._html_drawing`) share, torch-free: the files
-of an image, a drawing job, and the number rule of the per-image values."""
+of an image and a drawing job."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-__all__ = ["CHUNK", "HtmlImage", "Job", "number"]
+__all__ = ["CHUNK", "HtmlImage", "Job"]
 
 
 @dataclass(frozen=True)
@@ -33,14 +30,6 @@ class HtmlImage:
     source: Path | None = None
 
 
-def number(value: Any) -> float | None:
-    """A finite float, or None (absent, None, NaN, infinite, not a number)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        return None
-    x = float(value)
-    return x if math.isfinite(x) else None
-
-
 @dataclass(frozen=True)
 class Job:
     """One (image, method) to draw: ``index`` of the image in the gallery, ``slot`` of the method, the image's
@@ -51,6 +40,8 @@ class Job:
     method: str
     image: HtmlImage
     row: Mapping[str, Any]
+    #: the row's threshold (``options["threshold_key"]``) as a finite float, else None: the image's best is searched
+    threshold: float | None = None
 
 
 #: jobs are drawn in chunks of this many (foreground: one prepare/threshold pass each; bounded memory)

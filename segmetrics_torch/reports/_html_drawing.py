@@ -23,7 +23,7 @@ from ..io import read_label_volume
 from ..ops.edge_nms import edge_nms
 from ..ops.hierarchy import ucm_hierarchy
 from . import overlays
-from ._html_common import CHUNK, HtmlImage, Job, number
+from ._html_common import CHUNK, HtmlImage, Job
 
 __all__ = ["drawings"]
 
@@ -80,7 +80,7 @@ def drawings(family: str, jobs: Sequence[Job], options: Mapping[str, Any]) -> It
         if family != "foreground":
             for job in chunk:
                 try:
-                    yield job, _draw(family, job.image, job.method, options, job.row)
+                    yield job, _draw(family, job.image, job.method, options, job.threshold)
                 except _ERRORS as error:
                     yield job, f"not drawn: {error}"
             continue
@@ -106,7 +106,7 @@ def _levels(value: Any) -> int | list[float]:
     return [float(v) for v in (value.tolist() if hasattr(value, "tolist") else value)]
 
 
-def _draw(family: str, image: HtmlImage, method: str, options: Mapping[str, Any], row: Mapping[str, Any]) -> _Drawn:
+def _draw(family: str, image: HtmlImage, method: str, options: Mapping[str, Any], given: float | None) -> _Drawn:
     """Read one pair through the command's readers and draw it (see :mod:`.overlays`); not foreground (batched in
     :func:`_drawings`)."""
 
@@ -132,7 +132,7 @@ def _draw(family: str, image: HtmlImage, method: str, options: Mapping[str, Any]
         pb = pred[2::2, 2::2] if formats["input_format"] == "ucm2" else pred.astype(np.float64) / 255.0
         if options.get("nms"):  # the run's order (pyEdgeEval apply_nms): NMS, then threshold, then thin
             pb = edge_nms(torch.from_numpy(pb)[None])[0].numpy()
-        threshold = number(row.get(options.get("threshold_key", "threshold")))
+        threshold = given
         matched = overlays.boundary_overlay(
             pb,
             gt,
@@ -155,7 +155,6 @@ def _draw(family: str, image: HtmlImage, method: str, options: Mapping[str, Any]
             caption = f"level {best.level + 1} of {pred.shape[0]}, covering {best.covering:.3f}"
             return _Drawn(_label_colours(first), _label_colours(pred[best.level]), best.rgb, caption)
 
-        given = number(row.get(options.get("threshold_key", "threshold")))
         levels = (
             torch.tensor([given], dtype=torch.float64)
             if given is not None

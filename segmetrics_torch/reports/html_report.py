@@ -58,7 +58,7 @@ from PIL import Image, ImageFilter
 
 from ..errors import InputError
 from ..io import open_image
-from ._html_common import CHUNK, HtmlImage, Job, number
+from ._html_common import CHUNK, HtmlImage, Job
 from .combined import TOP_THREE, combine
 from .files import default_file_mode, write_atomically
 from .output_safety import FolderOutput, InputFolder, check_outputs
@@ -193,6 +193,14 @@ def _check_out_dir(out_dir: Path, images: Sequence[HtmlImage], figures: Sequence
 # --------------------------------------------------------------------------------------------- orderings
 
 
+def _number(value: Any) -> float | None:
+    """A finite float, or None (absent, None, NaN, infinite, not a number)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return None
+    x = float(value)
+    return x if math.isfinite(x) else None
+
+
 def _worst(
     per_image: Sequence[Mapping[str, Any]], keys: Sequence[str], higher: Mapping[str, bool | None]
 ) -> dict[str, dict[str, dict[str, list[str]]]]:
@@ -207,7 +215,7 @@ def _worst(
             direction = higher.get(key)
             if direction is None:
                 continue
-            valued = [(v, row["image"]) for row in rows if (v := number(row.get(key))) is not None]
+            valued = [(v, row["image"]) for row in rows if (v := _number(row.get(key))) is not None]
             valued.sort(key=lambda item: (item[0] if direction else -item[0], item[1]))
             out.setdefault(dataset, {}).setdefault(method, {})[key] = [name for _, name in valued[:K_MAX]]
     return out
@@ -285,7 +293,7 @@ def _histograms(
     values: dict[tuple[str, str, str], list[float]] = {}
     for row in per_image:
         for key, _ in keys:
-            if (v := number(row.get(key))) is not None:
+            if (v := _number(row.get(key))) is not None:
                 values.setdefault((row["dataset"], row["method"], key), []).append(v)
     out: list[dict[str, str]] = []
     for dataset in datasets:
@@ -456,7 +464,8 @@ def write_html_report(
                 if image is not None and method in image.predictions:
                     pred["href"] = _relative_url(image.predictions[method], out_dir)
                     if family != "proposals":
-                        jobs.append(Job(index, slot, method, image, row))
+                        threshold = _number(row.get(options.get("threshold_key", "threshold")))
+                        jobs.append(Job(index, slot, method, image, row, threshold))
                 if row or "href" in pred:
                     entry["preds"][method] = pred
             gallery.append(entry)
@@ -552,7 +561,7 @@ def _cell_text(row: Mapping[str, Any], key: str, digits: int) -> str:
 
 def _sort_value(value: Any) -> str:
     """The ``data-v`` of a per-image cell: the number as ``repr`` (exact), empty when there is none."""
-    x = number(value)
+    x = _number(value)
     return "" if x is None else repr(x)
 
 
