@@ -50,6 +50,7 @@ __all__ = [
     "distance_to_features_device",
     "distance_transform_edt",
     "spacing_scale",
+    "takes_device_transform",
 ]
 
 # Bound on the scratch of the row pass of the torch kernel (rows are processed in chunks that fit).
@@ -417,6 +418,24 @@ def spacing_scale(spacing: Sequence[float], shape: Sequence[int] | None = None) 
                 f"but its extent is {extent:g} * 2**{math.frexp(c)[1] - 1}."
             )
     return c, scaled
+
+
+def takes_device_transform(device: torch.device) -> bool:
+    """Whether distances between masks on ``device`` take the device transform
+    (:func:`distance_to_features_device`, the tensor code) rather than the host's exact routes: the backend's
+    answer (:func:`~segmetrics_torch.ops.backend.resolve`): CUDA tensors, and tensors on any device under the
+    ``"tensor"`` setting, which the tests use to run the CUDA path on a CPU.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.ops import use_backend
+        >>> takes_device_transform(torch.device("cpu"))
+        False
+        >>> with use_backend("tensor"):
+        ...     takes_device_transform(torch.device("cpu"))
+        True
+    """
+    return resolve("auto", device) == "torch"
 
 
 def distance_to_features_device(features: Tensor, spacing: Sequence[float], at: Tensor) -> Tensor:

@@ -28,7 +28,12 @@ from torch import Tensor
 
 from segmetrics_torch._checks import check_choice
 
-from ...ops.distance import distance_to_features, distance_to_features_device, spacing_scale
+from ...ops.distance import (
+    distance_to_features,
+    distance_to_features_device,
+    spacing_scale,
+    takes_device_transform,
+)
 from ._inputs import CONVENTIONS, DISTANCE_METRICS, Pairs, check_convention, prepare_pairs
 from .edges import corner_codes, inner_boundary, surfel_size_table
 from .options import DISTANCE_DEFAULTS, MASK_DEFAULTS, DistanceOptions, with_defaults
@@ -177,9 +182,11 @@ def pair_distances(
     unit: :func:`check_metric_spacing`).
 
     The boundary sets of each group come from one batch of tensor operations, the distances from one EDT / KDTree per
-    direction and pair. ``on_device`` (default: the inputs are not on the CPU) computes the Euclidean distances with
-    the device transform (:func:`~segmetrics_torch.ops.distance.distance_to_features_device`) where the masks are;
-    the other metrics always take the host's KDTree."""
+    direction and pair. ``on_device`` computes the Euclidean distances with the device transform
+    (:func:`~segmetrics_torch.ops.distance.distance_to_features_device`) where the masks are; by default the backend
+    decides (:func:`~segmetrics_torch.ops.distance.takes_device_transform`: CUDA, or any device under the
+    ``"tensor"`` setting; the host's exact KD-tree for CPU tensors otherwise); the other metrics always take the
+    host's KDTree."""
     convention, distance_metric = settings["convention"], settings["distance_metric"]
     connectivity = check_connectivity(settings["connectivity"], convention, pairs.ndim, corners)
     check_metric_spacing(pairs, convention, distance_metric)
@@ -187,7 +194,8 @@ def pair_distances(
     for group in pairs.groups:
         # predictions, then targets: one batch of boundary operations for both
         stack = _crop_to_union(torch.cat([group.preds, group.target]))
-        device_edt = (stack.device.type != "cpu" if on_device is None else on_device) and distance_metric == "euclidean"
+        on_tensors = takes_device_transform(stack.device) if on_device is None else on_device
+        device_edt = on_tensors and distance_metric == "euclidean"
         n = group.preds.shape[0]
         nonempty = stack.flatten(1).any(dim=1).cpu().numpy()
         codes = table = None
