@@ -28,10 +28,28 @@ from .launch import launched
 #: the run's setting, applied by :mod:`.cli` as for every form, which evaluate_davis's ``backend="auto"`` follows)
 SETTINGS = ("task", "resolution", "max_proposals", "decay_edges", "bound_th", "chunk_frames", "workers")
 
+#: the options a ``--config`` report takes from its configuration, with the parser's defaults: one given with another
+#: value beside ``--config`` is an error, not silently ignored (``--backend`` and ``--max-image-pixels`` are the
+#: run's settings, applied by :mod:`.cli` to every form, a report included)
+CONFIG_SET = {
+    "set": "val",
+    "resolution": "480p",
+    "max_proposals": 20,
+    "decay_edges": "reference",
+    "bound_th": 0.008,
+    "chunk_frames": 32,
+    "workers": 2,
+    "device": "cpu",
+}
+
 
 def run_evaluate_davis(args: argparse.Namespace) -> int:
     if launched():  # one process evaluates the whole dataset: under torchrun every rank would, writing the same files
         raise InputError("evaluate davis runs in one process: run it without torchrun")
+    if args.config is not None:  # what each dataset's entry of the configuration sets: refused when changed here
+        given = [f"--{key.replace('_', '-')}" for key, value in CONFIG_SET.items() if getattr(args, key) != value]
+        if given:
+            raise InputError(f"--config {args.config} sets them for each dataset: drop {', '.join(given)}")
     if run_config(args, "davis", ("davis_root", "results", "task", "out"), ("json", "sequences")):
         return 0
     out = Path(args.out)

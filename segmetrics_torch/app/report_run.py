@@ -54,7 +54,7 @@ from ..reports.combined import check_xlsx
 from ..reports.files import make_temporary_file
 from ..reports.html_report import check_html_folder, html_folder_output
 from ..reports.output_safety import FolderOutput, InputFile, InputFolder, check_outputs, report_folder, report_owns
-from ..reports.report import render_report, write_records_html
+from ..reports.report import html_page_folders, render_report, write_records_html
 from ..reports.tables import check_csv_outputs, to_jsonable
 from . import distributed, runner
 from .report_config import (
@@ -397,7 +397,10 @@ def _run_checked(
     if config.html is not None:
         pairs = {(job.dataset.name, job.family, job.method): job.pairing.pairs for job in jobs}
         figures = [p for p in result.written if p.suffix in (".png", ".svg")]
-        for page in write_records_html(config.html, records, pairs, figures=figures, digits=config.digits):
+        pages = write_records_html(
+            config.html, records, pairs, families=_families(config), figures=figures, digits=config.digits
+        )
+        for page in pages:
             out(f"Wrote {page}")
     return result
 
@@ -478,9 +481,10 @@ def check_report_outputs(config: ReportConfig, file_outputs: Mapping[str, Path])
     folders = [report_folder(config.output, "the output folder", default_cache=default_cache)]
     if config.cache is not None and not default_cache:
         folders.append(FolderOutput("the cache folder", config.cache))
-    if config.html is not None:
-        check_html_folder(config.html)  # a file, or an assets/ folder the report did not write: refused now
-        folders.append(html_folder_output(config.html))
+    if config.html is not None:  # each page's folder: a file, or a page or assets/ the report did not write, refused
+        for page in html_page_folders(config.html, _families(config)).values():
+            check_html_folder(page, "html" if config.config_file is not None else "--html")
+            folders.append(html_folder_output(page, "html" if config.config_file is not None else "--html"))
     sources = [InputFile("the configuration file", config.config_file)] if config.config_file is not None else []
     files = {("--" + option.replace("_", "-")): path for option, path in file_outputs.items()}
     check_outputs(files, folders=folders, inputs=inputs, input_files=sources, cache=config.cache)
@@ -554,3 +558,8 @@ def _replace_manifest(folder: Path, relatives: list[str]) -> list[str]:
         f.write(text + "\n")
     os.replace(temp, manifest)
     return removed
+
+
+def _families(config: ReportConfig) -> list[str]:
+    """The families the configuration evaluates, in order (the HTML report's pages: one folder each)."""
+    return list(dict.fromkeys(family for dataset in config.datasets for family in dataset.families))

@@ -26,7 +26,7 @@ from ..io import PROPOSAL_EXTENSIONS, list_images
 from ..ops.soft_map_counts import compile_ahead
 from ..registry import TOOLBOX_LINE_LAYOUTS, canonical, foreground_columns, parse_measures
 from ..reports.figures import plot_proposal_recall
-from ..reports.output_safety import checked_outputs
+from ..reports.output_safety import check_appended_file, checked_outputs
 from ..reports.tables import SURFACE_COLUMNS, format_table, measure_name, scalar_row
 from . import distributed
 from .folder_io import (
@@ -50,21 +50,21 @@ def run_evaluate_foreground(args: argparse.Namespace) -> int:
     convention of the numbers, PySODMetrics' or a MATLAB toolbox's; ``--toolbox-layout``: that of the
     ``--toolbox-lines`` output); with ``--output DIR`` the report of one method on one dataset."""
     protocol, layout = args.protocol, args.toolbox_layout
-    measures = parse_measures(args.measures, "foreground", option="--measures", protocol=protocol)
-    columns = foreground_columns(measures, protocol)[0]
     if layout not in TOOLBOX_LINE_LAYOUTS:
         raise InputError(f"--toolbox-layout: unknown layout {layout!r} (known: {', '.join(TOOLBOX_LINE_LAYOUTS)})")
+    measures = parse_measures(args.measures, "foreground", option="--measures", protocol=protocol)
+    columns = foreground_columns(measures, protocol)[0]
     run = FolderRun.from_args(args, "foreground", {"--csv": args.csv, "--toolbox-lines": args.toolbox_lines})
     if args.output is not None:
         return run_folder_report(args, run, measures)
     if args.figures is not None:
         raise InputError("--figures applies to the report of --output DIR; add --output or leave out --figures")
     # every output checked, then every problem of every file at once, before any measure runs
-    files = checked_outputs(
-        run.outputs, inputs=run.inputs, appended={"--toolbox-lines": TOOLBOX_LINES}, folder_outputs=run.folder_outputs
-    )
-    if files["--toolbox-lines"] is not None and protocol == "pysodmetrics":
-        raise InputError("--toolbox-lines writes the MATLAB toolbox's result line: add --protocol matlab-toolbox")
+    files = checked_outputs(run.outputs, inputs=run.inputs, folder_outputs=run.folder_outputs)
+    if (lines := files["--toolbox-lines"]) is not None:
+        if protocol == "pysodmetrics":
+            raise InputError("--toolbox-lines writes the MATLAB toolbox's result line: add --protocol matlab-toolbox")
+        check_appended_file(lines, "--toolbox-lines", *TOOLBOX_LINES)
     dataset = run.open_dataset()
     lines_path = files["--toolbox-lines"]
     name = run.name

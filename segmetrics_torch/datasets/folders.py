@@ -98,6 +98,8 @@ def open_folders(
             pairing = find_pairs(pred, gt, IMAGE_EXTENSIONS if extensions is None else extensions, **(names or {}))
         except ValueError as error:
             raise pairing_error(error) from None
+        except OSError as error:  # an InputError, so that under torchrun rank 0's failure ends every rank
+            raise InputError(f"cannot list the folders {pred} and {gt}: {error.strerror or error}") from None
     if not pairing.pairs:
         check_pairing(pairing, pred, gt, allow_missing)  # no common name: the pairing error, with examples
     scan = scan_pairing(family, pairing, input_format, gt_format)

@@ -424,7 +424,8 @@ def takes_device_transform(device: torch.device) -> bool:
     """Whether distances between masks on ``device`` take the device transform
     (:func:`distance_to_features_device`, the tensor code) rather than the host's exact routes: the backend's
     answer (:func:`~segmetrics_torch.ops.backend.resolve`): CUDA tensors, and tensors on any device under the
-    ``"tensor"`` setting, which the tests use to run the CUDA path on a CPU.
+    ``"tensor"`` setting, which the tests use to run the CUDA path on a CPU (and CPU tensors where numba does not
+    import: the compiled kernels are absent there). The distances are the same either way.
 
     Example:
         >>> import torch

@@ -310,7 +310,7 @@ def plot_grid(
     cols = min(n, 4)
     rows = -(-n // cols)
     context = plt.style.context(style) if style else plt.rc_context(_paper_rc())
-    with context:
+    with context, plt.rc_context({"text.parse_math": False}):  # names are the user's text, never mathtext
         fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 3.1 * rows + 0.6), squeeze=False)
         handles: dict[str, Any] = {}
         for ax, (dataset, curves) in zip(axes.flat, panels.items(), strict=False):

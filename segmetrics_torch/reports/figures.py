@@ -132,6 +132,8 @@ def _paper_rc() -> dict[str, Any]:
         "axes.grid": True,
         "grid.alpha": 0.3,
         "pdf.fonttype": 42,
+        # method and dataset names are the user's text: "net_$alpha" is a name, not mathtext (which would fail)
+        "text.parse_math": False,
     }
 
 

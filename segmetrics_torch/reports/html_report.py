@@ -170,18 +170,28 @@ def html_folder_output(out_dir: Path, option: str = "--html") -> FolderOutput:
 
 
 def check_html_folder(out_dir: Path, option: str = "--html") -> None:
-    """Raise :class:`~segmetrics_torch.errors.InputError` when ``out_dir`` cannot take a report: a file, or an
-    ``assets/`` folder (or link) that this module did not write (no marker file: it would be replaced). Cheap: a
-    command calls it before the run, :func:`write_html_report` again before writing."""
+    """Raise :class:`~segmetrics_torch.errors.InputError` when ``out_dir`` cannot take a report: a file; a folder that
+    cannot be made (its nearest existing parent is not a writable folder); an ``index.html`` or an ``assets/`` folder
+    (or a link of either name) that this module did not write (no marker file in ``assets/``: the report would
+    replace the user's page or folder). Cheap: a command calls it before the run, :func:`write_html_report` again
+    before writing."""
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise InputError(f"{option} {out_dir} is a file; give a folder")
-    assets = out_dir / ASSETS
-    if assets.is_symlink() or (assets.exists() and not (assets / MARKER).is_file()):
-        raise InputError(
-            f"{option} {out_dir}: {assets} exists and was not written by this report (no {MARKER} in it); the "
-            "report replaces that folder: move it or choose another output folder"
-        )
+    parent = out_dir
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        what = "is not a folder" if not parent.is_dir() else "is not writable"
+        raise InputError(f"{option} {out_dir}: {parent} {what}, so the folder cannot be made")
+    assets, index = out_dir / ASSETS, out_dir / "index.html"
+    ours = assets.is_dir() and not assets.is_symlink() and (assets / MARKER).is_file()
+    for path, what in ((assets, "folder"), (index, "page")):
+        if path.is_symlink() or (path.exists() and not ours):
+            raise InputError(
+                f"{option} {out_dir}: {path} exists and was not written by this report (no {MARKER} in {assets}); "
+                f"the report replaces that {what}: move it or choose another output folder"
+            )
 
 
 def _check_out_dir(out_dir: Path, images: Sequence[HtmlImage], figures: Sequence[Path]) -> None:
@@ -312,7 +322,7 @@ def _histograms(
             for ax, method in zip(axes, present, strict=True):
                 counts, _ = np.histogram(values[(dataset, method, key)], bins=edges)
                 ax.stairs(counts, edges, fill=True, color="#4477aa")  # one artist, not 20 bars
-                ax.set_title(method, fontsize=8)
+                ax.set_title(method, fontsize=8, parse_math=False)  # a name may hold "$"
                 ax.xaxis.set_major_locator(MaxNLocator(3))
                 ax.yaxis.set_major_locator(MaxNLocator(3, integer=True))
                 ax.tick_params(labelsize=7)
@@ -338,20 +348,25 @@ def _tables(
     columns: Sequence[tuple[str, str]],
     lower: list[str],
     digits: int,
+    unranked: frozenset[str] = frozenset(),
 ) -> list[dict[str, Any]]:
-    """Each dataset's table as the template draws it: the texts and top-3 ranks of the Markdown output."""
+    """Each dataset's table as the template draws it: the texts and top-3 ranks of the Markdown output; the keys of
+    ``unranked`` (no direction: a threshold) get neither an arrow nor a mark."""
     out = []
     for dataset, rows in tables.items():
+        # a column no method of this table has (a per-image key such as a boundary row's recall) is not printed
+        shown = [(k, h) for k, h in columns if any(vals.get(k) is not None for vals in rows.values())]
         clean = {m: {k: (math.nan if v is None else float(v)) for k, v in vals.items()} for m, vals in rows.items()}
-        combined = combine(family, {dataset: (list(columns), lower, clean)}, digits=digits)
+        combined = combine(family, {dataset: (shown, lower, clean)}, digits=digits)
         headers = [
-            h if k == "num_images" else f"{h} {'↓' if k in combined.lower else '↑'}" for k, h in combined.columns
+            h if k == "num_images" or k in unranked else f"{h} {'↓' if k in combined.lower else '↑'}"
+            for k, h in combined.columns
         ]
         body = []
         for method in combined.rows:
             cells = []
             for cell in combined.cells():
-                rank = combined.ranks.get(cell, {}).get(method)
+                rank = None if cell[1] in unranked else combined.ranks.get(cell, {}).get(method)
                 cells.append({"text": combined.text(method, cell), "mark": TOP_THREE.get(rank or 0, "")})
             body.append({"method": method, "cells": cells})
         out.append({"dataset": dataset, "headers": headers, "rows": body})
@@ -435,6 +450,9 @@ def write_html_report(
     rows_by = {(r["dataset"], r["method"], r["image"]): r for r in per_image}
 
     out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in out_dir.glob(f"{TEMP_PREFIX}*"):  # a killed run's temporary folder (ours by its name's prefix)
+        if stale.is_dir() and not stale.is_symlink():
+            shutil.rmtree(stale, ignore_errors=True)
     temp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=out_dir))
     try:
         mode = default_file_mode()
@@ -509,11 +527,12 @@ def write_html_report(
             "images": gallery,
         }
         lower = [k for k in keys if higher_is_better.get(k) is False]
+        unranked = frozenset(k for k in keys if higher_is_better.get(k) is None)
         page = _render(
             title=title,
             family=family,
             note=OVERLAY_NOTES[family],
-            tables=_tables(family, tables, columns, lower, digits),
+            tables=_tables(family, tables, columns, lower, digits, unranked),
             image_columns=image_columns,
             per_image=[
                 {

@@ -260,6 +260,18 @@ def check_outputs(
 
     for out in folders:
         _check_folder_output(out, folder_inputs, file_inputs)
+    for out in folders:  # a folder output inside what another folder output owns would be replaced by it
+        root = _real(out.path)
+        for other in folders:
+            base = _real(other.path)
+            if other is out or not _inside(root, base):
+                continue
+            first = root.relative_to(base).parts[0]
+            if first in other.folders or first in other.files or any(first.startswith(p) for p in other.prefixes):
+                raise InputError(
+                    f"{out.option} {out.path} is inside {base / first}, which {other.option} {other.path} writes and "
+                    "replaces; choose another folder"
+                )
 
 
 def check_outputs_are_not_folders(files: Mapping[str, Path | None], folders: Mapping[str, Path | None]) -> None:

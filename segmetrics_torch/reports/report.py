@@ -61,6 +61,7 @@ from .tables import (
 )
 
 __all__ = [
+    "html_page_folders",
     "render_report",
     "table_columns",
     "table_row",
@@ -531,24 +532,39 @@ def render_report(
     return files, "\n\n".join(terminal)
 
 
+def html_page_folders(out_dir: Path, families: Sequence[str]) -> dict[str, Path]:
+    """Where :func:`write_records_html` writes the page of each of ``families`` (a report's configured families):
+    ``out_dir`` itself for one family, ``out_dir/<family>`` for several. The one place of that layout: a command
+    checks these folders before the run (``html_report.check_html_folder``, output safety) and writes them after.
+
+    Example:
+        >>> html_page_folders(Path("html"), ["foreground", "boundary"])["boundary"]
+        PosixPath('html/boundary')
+    """
+    unique = list(dict.fromkeys(families))
+    return {family: Path(out_dir) if len(unique) == 1 else Path(out_dir) / family for family in unique}
+
+
 def write_records_html(
     out_dir: Path,
     records: Mapping[str, Mapping[str, Mapping[str, Mapping[str, Any]]]],
     pairs: Mapping[tuple[str, str, str], Sequence[tuple[str, Path, Path]]],
     *,
+    families: Sequence[str] | None = None,
     figures: Sequence[Path] = (),
     digits: int = 3,
 ) -> list[Path]:
     """The HTML error browser (:func:`~.html_report.write_html_report`) of a report's records
-    (``records[dataset][family][method]``): one page per family, ``out_dir/index.html`` when the run has one family,
-    else ``out_dir/<family>/index.html``. ``pairs``: the ``(image, prediction, ground truth)`` files of each
-    ``(dataset, family, method)``, for the thumbnails and overlays; ``figures``: the report's figures (those whose
-    file name names a family go to its page). Each page shows the family's table columns, then every other number of
-    the per-image rows; directions are the registry's. Returns the pages written.
+    (``records[dataset][family][method]``): one page per family, in the folders of :func:`html_page_folders` of the
+    report's ``families`` (default: those of the records). ``pairs``: the ``(image, prediction, ground truth)``
+    files of each ``(dataset, family, method)``, for the thumbnails and overlays; ``figures``: the report's figures
+    (those whose file name names a family go to its page). Each page shows the family's table columns, then every
+    other number of the per-image rows; directions are the registry's. Returns the pages written.
     """
-    families = list(dict.fromkeys(f for by_family in records.values() for f in by_family))
+    present = list(dict.fromkeys(f for by_family in records.values() for f in by_family))
+    folders = html_page_folders(out_dir, families if families is not None else present)
     pages = []
-    for family in families:
+    for family in present:
         by_dataset = {d: by_family[family] for d, by_family in records.items() if family in by_family}
         every = {f"{d}/{m}": r for d, by_method in by_dataset.items() for m, r in by_method.items()}
         columns, _ = table_columns(family, every)
@@ -575,7 +591,7 @@ def write_records_html(
         settings = next(iter(every.values())).get("settings", {})
         pages.append(
             write_html_report(
-                out_dir if len(families) == 1 else out_dir / family,
+                folders[family],
                 family=family,
                 title=f"{_FAMILY_TITLES.get(family, family)}: {', '.join(by_dataset)}",
                 columns=shown,

@@ -143,3 +143,84 @@ def test_an_input_folder_is_refused_before_the_run(tmp_path: Path, capsys) -> No
     assert err.count("error:") == 1 and "--html" in err, err
     assert sorted(p.name for p in pred.iterdir()) == before
     assert not (tmp_path / "r.json").exists()  # nothing ran
+
+
+# ------------------------------------------------------------------------------ from a review of the day's change
+
+
+def test_a_users_own_page_is_never_replaced(tmp_path: Path, capsys) -> None:
+    pred, gt = _foreground(tmp_path)
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<h1>my page</h1>", encoding="utf-8")
+    status, err = _run(capsys, "foreground", "--pred", pred, "--gt", gt, "--html", site, "--json", tmp_path / "r.json")
+    assert status == 2 and err.count("error:") == 1 and "index.html" in err, err
+    assert (site / "index.html").read_text(encoding="utf-8") == "<h1>my page</h1>"
+    assert sorted(p.name for p in site.iterdir()) == ["index.html"] and not (tmp_path / "r.json").exists()
+    # a page this report wrote is replaced on the next run
+    assert _run(capsys, "foreground", "--pred", pred, "--gt", gt, "--html", tmp_path / "ours")[0] == 0
+    assert _run(capsys, "foreground", "--pred", pred, "--gt", gt, "--html", tmp_path / "ours")[0] == 0
+
+
+def test_every_page_folder_of_a_report_is_checked_before_the_run(tmp_path: Path, capsys) -> None:
+    _foreground(tmp_path / "A", "m1")
+    (tmp_path / "P" / "gt").mkdir(parents=True)
+    (tmp_path / "P" / "m1").mkdir()
+    for i in range(2):
+        Image.fromarray(_labels(i)).save(tmp_path / "P" / "gt" / f"im{i}.png")
+        Image.fromarray(np.roll(_labels(i), 2, axis=1)).save(tmp_path / "P" / "m1" / f"im{i}.png")
+    page = tmp_path / "browser" / "foreground"  # a report of two families writes one page per family here
+    page.mkdir(parents=True)
+    (page / "index.html").write_text("mine", encoding="utf-8")
+    config = tmp_path / "eval.yaml"
+    config.write_text(
+        "datasets:\n  A: {gt: A/gt, families: [foreground]}\n  P: {gt: P/gt, families: [partition]}\n"
+        "methods:\n  m1: {A: A/m1, P: P/m1}\noutput: report\nhtml: browser\nfigures: false\n",
+        encoding="utf-8",
+    )
+    status, err = _run(capsys, "--config", config, "--no-progress")
+    assert status == 2 and "index.html" in err, err
+    assert (page / "index.html").read_text(encoding="utf-8") == "mine"
+    assert not (tmp_path / "report").exists()  # refused before anything ran
+    (page / "index.html").unlink()
+    status, err = _run(capsys, "--config", config, "--no-progress")
+    assert status == 0, err
+    assert (tmp_path / "browser" / "foreground" / "index.html").is_file()
+    assert (tmp_path / "browser" / "partition" / "index.html").is_file()
+
+
+@pytest.mark.parametrize("where", ["afile/sub", "report/figures"])
+def test_an_html_folder_that_cannot_be_written_is_refused_first(tmp_path: Path, capsys, where: str) -> None:
+    _foreground(tmp_path / "A", "m1")
+    (tmp_path / "afile").write_text("x", encoding="utf-8")
+    config = tmp_path / "eval.yaml"
+    config.write_text(
+        f"datasets:\n  A: {{gt: A/gt}}\nmethods:\n  m1: A/m1\noutput: report\nhtml: {where}\n", encoding="utf-8"
+    )
+    status, err = _run(capsys, "--config", config, "--no-progress")
+    assert status == 2 and err.count("error:") == 1, err
+    assert not (tmp_path / "report").exists(), "refused before the run"
+
+
+def test_names_are_never_read_as_markup_by_the_figures(tmp_path: Path, capsys) -> None:
+    pred, gt = _foreground(tmp_path)
+    name = r"net_$\alpha_{bad$"
+    out = tmp_path / "page"
+    status, err = _run(capsys, "foreground", "--pred", pred, "--gt", gt, "--name", name, "--html", out)
+    assert status == 0, err
+    assert html.escape(name) in (out / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_threshold_is_shown_but_never_ranked(tmp_path: Path, capsys) -> None:
+    (tmp_path / "gt").mkdir()
+    (tmp_path / "pred").mkdir()
+    for i in range(2):
+        Image.fromarray(_edges(_labels(i)) * 255).save(tmp_path / "gt" / f"im{i}.png")
+        soft = scipy.ndimage.gaussian_filter(_edges(np.roll(_labels(i), 1, 0)) * 255.0, 1)
+        Image.fromarray(np.clip(soft * 255 / soft.max(), 0, 255).astype(np.uint8)).save(
+            tmp_path / "pred" / f"im{i}.png"
+        )
+    out = tmp_path / "page"
+    assert _run(capsys, "boundary", "--pred", tmp_path / "pred", "--gt", tmp_path / "gt", "--html", out)[0] == 0
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "ODS-T ↑" not in page and "ODS-T ↓" not in page and "ODS-F ↑" in page

@@ -129,6 +129,8 @@ def test_the_defaults_are_the_library_s() -> None:
         if key != "task":
             assert getattr(args, key) == defaults[key], key
     assert (args.set, args.sequences, args.device) == (defaults["subset"], defaults["sequences"], defaults["device"])
+    # the options --config refuses when changed: the same defaults
+    assert {key: getattr(args, key) for key in davis_command.CONFIG_SET} == davis_command.CONFIG_SET
 
 
 def _refused(capsys, root: Path, argv: list, match: str) -> str:

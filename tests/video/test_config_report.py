@@ -193,3 +193,15 @@ def test_a_script_reads_the_same_configuration() -> None:
     (dataset, _, folder), *_ = config.pairs()
     assert dataset.settings == {"root": Path("/base/R"), "subset": "val", "task": "unsupervised", "max_proposals": 5}
     assert (folder, config.device, config.chunk_frames) == (Path("/base/x"), "auto", 4)
+
+
+@pytest.mark.parametrize(
+    "option", [["--device", "cuda:3"], ["--bound-th", "0.5"], ["--set", "test"], ["--workers", "9"]]
+)
+def test_an_option_the_configuration_sets_is_refused_beside_it(tmp_path: Path, capsys, option: list[str]) -> None:
+    """A --config run takes these from each dataset's entry: given on the command line they are an error naming
+    them, never silently ignored (a --device cuda run that ran on the CPU)."""
+    status, _, err = _run(capsys, "--config", _config(tmp_path), *option)
+    assert status == 2
+    assert err.count("error:") == 1 and option[0] in err, err
+    assert not (tmp_path / "report").exists()
