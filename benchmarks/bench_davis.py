@@ -8,7 +8,8 @@ task, RVOS's proposals for the unsupervised one); otherwise synthetic 480x854 se
 
 Timed, each end to end from the PNG files to the per-object statistics, in this one process:
 
-* ``ours``: :func:`segmetrics_torch.functional.video.evaluate_davis` (compiled kernel, frames streamed in chunks);
+* ``ours``: :func:`segmetrics_torch.functional.video.evaluate_davis` (compiled kernel, frames streamed in chunks, each
+  PNG decoded once by zlib-ng + a compiled unfilter in threads while the previous chunk is counted);
 * ``reference``: :func:`segmetrics_torch.reference.video.evaluate_folder` with OpenCV's ``cv2.dilate`` and the
   ``skimage`` disk, i.e. davis2017-evaluation's algorithm step by step (float64 frames, one-hot float64 stacks, one
   object and one frame at a time) -- the official package is not on the registries;
@@ -251,7 +252,13 @@ def main() -> None:
             source = f"synthetic 480x854, {len(names)} sequences"
         root = work / "DAVIS"
         n_frames = sum(len(list((root / "Annotations" / "480p" / n).iterdir())) for n in names)
-        print(f"data: {source}, {n_frames} frames; torch threads {torch.get_num_threads()}", flush=True)
+        from segmetrics_torch.ops import davis as ops_davis
+
+        decoder = "zlib-ng + compiled unfilter" if ops_davis._INFLATE is not None else "Pillow (no zlib-ng)"
+        print(
+            f"data: {source}, {n_frames} frames; torch threads {torch.get_num_threads()}; our PNG decoding: {decoder}",
+            flush=True,
+        )
         dirs = {"semi-supervised": work / "semi", "unsupervised": work / "unsup"}
         for task in args.tasks.split(","):
             print(run_task(task, root, dirs[task], names, args), flush=True)

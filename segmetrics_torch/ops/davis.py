@@ -8,15 +8,21 @@ and, with ``b(.)`` the ``seg2bmap`` boundary of a mask restricted to ``~V`` and 
 (``gt_match``), ``|b(M_p)|`` and ``|b(G_k)|``: the counts of the morphological boundary F (``cv2.dilate`` with a disk
 kernel: zero outside the image, the kernel centred).
 
-Two implementations give the same integers: the compiled CPU kernel (:mod:`._kernels.davis`: each object's boundary
-inside its box only, the disk tested row by row on prefix sums, never materialised) and the tensor code (one-hot masks,
-``seg2bmap``, the dilation as one ``max_pool`` per distinct half-width of the disk, on any device). Which one runs is
-:func:`~segmetrics_torch.ops.backend.resolve`'s choice.
+Two implementations give the same integers: the compiled CPU kernel (:mod:`._kernels.davis`: one streaming pass per
+frame marks each object's boundary in a bitmap of 64-pixel words, the disk tested row by row on the words, never
+materialised) and the tensor code (one-hot masks, ``seg2bmap``, the dilation as one ``max_pool`` per distinct
+half-width of the disk, on any device). Which one runs is :func:`~segmetrics_torch.ops.backend.resolve`'s choice.
+
+:func:`decode_png_ids` is the fast path of the DAVIS mask reader (a plain 8-bit palette / gray PNG decoded with
+zlib-ng's inflate and a compiled unfilter; anything else left to Pillow).
 """
 
 from __future__ import annotations
 
 import math
+import struct
+import zlib
+from typing import Any
 
 import numpy as np
 import torch
@@ -28,7 +34,7 @@ from segmetrics_torch._checks import Backend, check_tensor
 from .backend import resolve
 from .morphology import seg2bmap
 
-__all__ = ["COUNT_NAMES", "davis_counts", "dilate_disk_rows"]
+__all__ = ["COUNT_NAMES", "davis_counts", "decode_png_ids", "dilate_disk_rows"]
 
 #: the keys of :func:`davis_counts`' result
 COUNT_NAMES = ("joint", "fg_match", "gt_match", "n_fg", "n_gt", "pred_max")
@@ -218,3 +224,97 @@ def _counts_torch(
         "n_gt": n_gt,
         "pred_max": pred_max,
     }
+
+
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# the chunks the fast decoder accepts: the critical ones of a still 8-bit gray / palette image and the common
+# ancillary ones (which do not change the pixels); anything else (APNG frames, an unknown critical chunk) is
+# Pillow's to decode or refuse
+_PNG_CHUNKS = frozenset(
+    b"IHDR PLTE tRNS IDAT IEND gAMA cHRM sRGB iCCP sBIT pHYs tEXt zTXt iTXt tIME bKGD hIST sPLT eXIf cICP".split()
+)
+
+
+def _inflater() -> Any:  # zlib-ng's inflate when installed (its byte-exact output ~10x faster on masks' long runs)
+    try:
+        from zlib_ng import zlib_ng
+    except ImportError:  # pragma: no cover - depends on the environment
+        return None
+    return zlib_ng
+
+
+_INFLATE = _inflater()
+
+
+def decode_png_ids(data: bytes, out: np.ndarray | None = None, *, max_pixels: int | None = None) -> np.ndarray | None:
+    """The pixel values of an 8-bit palette (palette indices) or gray PNG, or ``None`` when the file is another kind.
+
+    The fast path of a DAVIS mask reader: the chunks are parsed here (every CRC but the image data's checked, as
+    Pillow does), the image data inflated in one call and its scanline filters undone by a compiled kernel that
+    releases the GIL. It decodes only the plain case (bit depth 8, colour type 0 or 3, not interlaced, known
+    chunks, an IEND, inflated data of exactly ``H * (W + 1)`` bytes, filter bytes 0..4) and returns ``None`` for
+    anything else -- another format, a truncated or corrupt file, more than ``max_pixels`` pixels, or no fast inflater
+    installed (the ``zlib-ng`` package; the standard library's zlib is slower than Pillow) -- so that the caller's
+    Pillow path decodes or refuses it with its own message: the values returned are always Pillow's
+    ``np.asarray(Image.open(path))``.
+
+    Args:
+        data: the file's bytes.
+        out: an (H, W) uint8 C-contiguous array to decode into when the image has that size (else a new array).
+        max_pixels: the largest ``W * H`` decoded here.
+
+    Returns:
+        (H, W) uint8 array (``out`` when used), or ``None``.
+
+    Example:
+        >>> import io, numpy as np
+        >>> from PIL import Image
+        >>> buf = io.BytesIO(); Image.fromarray(np.array([[0, 1], [2, 255]], np.uint8), mode="P").save(buf, "PNG")
+        >>> ids = decode_png_ids(buf.getvalue())
+        >>> ids is None or ids.tolist() == [[0, 1], [2, 255]]
+        True
+    """
+    if _INFLATE is None or len(data) < 57 or data[:8] != _PNG_SIGNATURE or data[12:16] != b"IHDR":
+        return None
+    width, height, depth, colour, compression, filtering, interlace = struct.unpack(">IIBBBBB", data[16:29])
+    if depth != 8 or colour not in (0, 3) or compression or filtering or interlace or not width or not height:
+        return None
+    if max_pixels is not None and width * height > max_pixels:
+        return None
+    parts: list[bytes] = []
+    pos, end, last_data_end = 8, len(data), -1
+    while True:
+        if pos + 12 > end:
+            return None  # no IEND
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind = data[pos + 4 : pos + 8]
+        stop = pos + 12 + length
+        if stop > end or kind not in _PNG_CHUNKS:
+            return None
+        if kind == b"IDAT":
+            if parts and pos != last_data_end:
+                return None  # image data split by another chunk
+            parts.append(data[pos + 8 : pos + 8 + length])
+            last_data_end = stop
+        elif zlib.crc32(data[pos + 4 : pos + 8 + length]) != struct.unpack(">I", data[stop - 4 : stop])[0]:
+            return None  # Pillow refuses a header chunk whose CRC is wrong
+        pos = stop
+        if kind == b"IEND":
+            break
+    if not parts:
+        return None
+    expected = height * (width + 1)
+    inflater = _INFLATE.decompressobj()
+    try:
+        raw = inflater.decompress(b"".join(parts), expected + 1)
+    except _INFLATE.error:
+        return None
+    if len(raw) != expected or not inflater.eof:
+        return None
+    if out is None or out.shape != (height, width) or out.dtype != np.uint8 or not out.flags.c_contiguous:
+        out = np.empty((height, width), np.uint8)
+    from ._kernels.davis import png_unfilter
+
+    if not png_unfilter(np.frombuffer(raw, np.uint8), out):
+        return None
+    return out

@@ -19,7 +19,9 @@ import csv
 import io
 import math
 import warnings
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,8 @@ import numpy as np
 import torch
 
 from ..._checks import BACKENDS, Backend, check_choice
-from ...io import open_image
+from ...io import max_image_pixels, open_image
+from ...ops.davis import decode_png_ids
 from ...readers import reads
 from .protocol import MAX_PROPOSALS, TASKS, DavisObject, DavisSequence
 from .statistics import DECAY_EDGES, davis_decay_edges
@@ -49,11 +52,19 @@ GLOBAL_COLUMNS = ("J&F-Mean", "J-Mean", "J-Recall", "J-Decay", "F-Mean", "F-Reca
 #: the columns of ``per-sequence_results-<set>.csv``
 PER_SEQUENCE_COLUMNS = ("Sequence", "J-Mean", "F-Mean")
 _MASK_MODES = ("P", "L")
+#: chunks decoded ahead of the one being counted
+_AHEAD = 2
 
 
 @reads((".png",), "DAVIS palette PNG masks (object ids; 255 void)")
-def read_davis_mask(path: str | Path) -> np.ndarray:
-    """Read a DAVIS mask: a read-only (H, W) uint8 array of the palette indices (object ids) of a palette / gray PNG.
+def read_davis_mask(path: str | Path, out: np.ndarray | None = None) -> np.ndarray:
+    """Read a DAVIS mask: an (H, W) uint8 array of the palette indices (object ids) of a palette / gray PNG.
+
+    The values are Pillow's ``np.asarray(Image.open(path))`` (the reference's reader), each file decoded once: a plain
+    8-bit palette / gray PNG by :func:`~segmetrics_torch.ops.davis.decode_png_ids` (zlib-ng's inflate and a compiled
+    unfilter, both without the GIL, several times Pillow's speed), any other file by Pillow. ``out``, an (H, W) uint8
+    array, receives the mask when the image has that size (a frame of a preallocated chunk: no copy); the array
+    returned may be read-only.
 
     Raises:
         FileNotFoundError: no such file.
@@ -72,6 +83,15 @@ def read_davis_mask(path: str | Path) -> np.ndarray:
     """
 
     path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise
+    except OSError:
+        data = b""  # a folder, no permission: Pillow's path below names the problem
+    mask = decode_png_ids(data, out, max_pixels=max_image_pixels()) if data else None
+    if mask is not None:
+        return mask
     with open_image(path) as image:
         mode = image.mode
         if mode not in _MASK_MODES:
@@ -225,9 +245,11 @@ def _frame_error(sequence: str, frame: str, what: str, message: str) -> ValueErr
     return ValueError(f"sequence {sequence!r}, frame {frame} ({what}): {message}")
 
 
-def _read_frame(path: Path, sequence: str, frame: str, what: str, shape: tuple[int, ...] | None) -> np.ndarray:
+def _read_frame(
+    path: Path, sequence: str, frame: str, what: str, shape: tuple[int, ...] | None, out: np.ndarray | None = None
+) -> np.ndarray:
     try:
-        mask = read_davis_mask(path)
+        mask = read_davis_mask(path, out)
     except FileNotFoundError:
         raise _frame_error(sequence, frame, what, f"{path} is missing") from None
     except ValueError as error:
@@ -240,6 +262,8 @@ def _read_frame(path: Path, sequence: str, frame: str, what: str, shape: tuple[i
             f"{path} is {mask.shape[1]}x{mask.shape[0]} but the sequence's ground truth is "
             f"{shape[1]}x{shape[0]} (width x height)",
         )
+    if out is not None and mask is not out:
+        out[...] = mask  # Pillow's path: into the chunk's slot
     return mask
 
 
@@ -271,10 +295,12 @@ def evaluate_davis(
         max_proposals: the unsupervised limit (20).
         decay_edges: "reference" (uint8-wrapped beyond 256 evaluated frames, warned) or "corrected".
         bound_th: boundary tolerance (DAVIS 0.008 of the diagonal).
-        chunk_frames: frames read and evaluated at a time (memory: two uint8 frames and a few counts per frame).
+        chunk_frames: frames read and evaluated at a time (memory: three chunks of two uint8 frames each, the one
+            counted and two decoding, and a few counts per evaluated frame).
         device: where the counts run ("cpu": the compiled kernel; "cuda": the tensor path).
         backend: "auto", "numba" or "torch".
-        workers: threads decoding the PNGs (the next chunk decodes while this one is counted).
+        workers: threads decoding the PNGs (the next chunks, across sequences, decode while this one is counted; one
+            process: no worker processes).
 
     Returns:
         :class:`DavisResults`.
@@ -313,40 +339,95 @@ def evaluate_davis(
     dev = torch.device(device)
     rows: list[DavisObject] = []
     wrapped: list[tuple[str, int]] = []
-    # the PNGs of the next chunk decode in threads while the kernel counts this one (both release the GIL)
-    with ThreadPoolExecutor(max_workers=max(1, int(workers))) as pool:
-        for name in names:
-            gt_dir = annotations / name
-            if not gt_dir.is_dir():
-                raise FileNotFoundError(f"{gt_dir}: the ground truth of sequence {name!r} is missing.")
-            # the reference's glob("*.png"): case-sensitive, dot-files left out
-            frames = sorted(p.name[:-4] for p in gt_dir.iterdir() if p.name.endswith(".png") and p.name[0] != ".")
-            if not frames:
-                raise FileNotFoundError(f"{gt_dir}: sequence {name!r} has no annotation PNG.")
-            first = _read_frame(gt_dir / f"{frames[0]}.png", name, frames[0], "ground truth", None)
-            shape = first.shape
-            num_objects = int(np.where(first == 255, 0, first).max())
+
+    def head(name: str) -> tuple[Path, list[str], np.ndarray]:
+        # a sequence's annotation folder, its frames and its first annotation (which gives the objects)
+        gt_dir = annotations / name
+        if not gt_dir.is_dir():
+            raise FileNotFoundError(f"{gt_dir}: the ground truth of sequence {name!r} is missing.")
+        # the reference's glob("*.png"): case-sensitive, dot-files left out
+        frames = sorted(p.name[:-4] for p in gt_dir.iterdir() if p.name.endswith(".png") and p.name[0] != ".")
+        if not frames:
+            raise FileNotFoundError(f"{gt_dir}: sequence {name!r} has no annotation PNG.")
+        return gt_dir, frames, _read_frame(gt_dir / f"{frames[0]}.png", name, frames[0], "ground truth", None)
+
+    def units() -> Iterator[tuple[int, Any, list[str] | None]]:
+        # (sequence, its head or the error met reading it, a chunk of its evaluated frames or None), in order; an
+        # error is raised at its sequence's turn, after the earlier sequences' own errors
+        for i, name in enumerate(names):
+            try:
+                gt_dir, frames, first = head(name)
+            except (FileNotFoundError, ValueError) as error:
+                yield i, error, None
+                return
             evaluated = frames[1:-1] if task == "semi-supervised" else frames
-            seq = DavisSequence(
-                name, num_objects, task=task, max_proposals=max_proposals, bound_th=bound_th, backend=backend
-            )
-            chunks = [evaluated[i : i + chunk_frames] for i in range(0, len(evaluated), chunk_frames)]
+            chunks = [evaluated[j : j + chunk_frames] for j in range(0, len(evaluated), chunk_frames)]
+            if not chunks:  # no evaluated frame: the sequence's turn raises it
+                yield i, (gt_dir, frames, first), None
+            for chunk in chunks:
+                yield i, (gt_dir, frames, first), chunk
 
-            def submit(chunk: list[str], name: str = name, gt_dir: Path = gt_dir, shape: tuple = shape) -> list:
-                paths = [(gt_dir / f"{f}.png", f, "ground truth") for f in chunk]
-                paths += [(res_root / name / f"{f}.png", f, "result") for f in chunk]
-                return [pool.submit(_read_frame, p, name, f, what, shape) for p, f, what in paths]
+    def submit(
+        pool: ThreadPoolExecutor, name: str, gt_dir: Path, frames: list[str], first: np.ndarray, chunk: list[str]
+    ) -> tuple[np.ndarray, np.ndarray, list[Future]]:
+        # each PNG decoded once, by a worker thread, straight into its frame of the chunk (the first annotation,
+        # read for the objects, is copied: the unsupervised task evaluates it)
+        gt = np.empty((len(chunk), *first.shape), np.uint8)
+        res = np.empty_like(gt)
+        jobs = [(gt_dir / f"{f}.png", f, "ground truth", gt[i]) for i, f in enumerate(chunk)]
+        jobs += [(res_root / name / f"{f}.png", f, "result", res[i]) for i, f in enumerate(chunk)]
+        futures = []
+        for path, f, what, slot in jobs:
+            if what == "ground truth" and f == frames[0]:
+                slot[...] = first
+            else:
+                futures.append(pool.submit(_read_frame, path, name, f, what, first.shape, slot))
+        return gt, res, futures
 
-            pending = submit(chunks[0]) if chunks else []
-            for i, chunk in enumerate(chunks):
-                masks = [future.result() for future in pending]  # in order: the first error is the first frame's
-                pending = submit(chunks[i + 1]) if i + 1 < len(chunks) else []
-                gt = np.stack(masks[: len(chunk)])
-                res = np.stack(masks[len(chunk) :])
+    def close(seq: DavisSequence) -> None:
+        rows.extend(seq.finish(decay_edges=decay_edges))
+        if decay_edges == "reference" and seq.frames > 256 and seq.num_objects:
+            wrapped.append((seq.name, seq.frames))
+
+    # the PNGs of the next chunks (across sequences) decode in threads while the kernel counts this one (both
+    # release the GIL); at most 1 + _AHEAD chunks are held
+    with ThreadPoolExecutor(max_workers=max(1, int(workers))) as pool:
+        source = units()
+        queue: deque = deque()
+
+        def top_up() -> None:
+            while len(queue) < _AHEAD:
+                unit = next(source, None)
+                if unit is None:
+                    return
+                i, got, chunk = unit
+                pending = None if chunk is None else submit(pool, names[i], got[0], got[1], got[2], chunk)
+                queue.append((i, got, chunk, pending))
+
+        top_up()
+        seq: DavisSequence | None = None
+        current = -1
+        while queue:
+            i, got, chunk, pending = queue.popleft()
+            if i != current:  # the sequence's first chunk: the previous one is done
+                if seq is not None:
+                    close(seq)
+                if isinstance(got, Exception):
+                    raise got
+                current, first = i, got[2]
+                num_objects = int(np.where(first == 255, 0, first).max())
+                seq = DavisSequence(
+                    names[i], num_objects, task=task, max_proposals=max_proposals, bound_th=bound_th, backend=backend
+                )
+            top_up()
+            if pending is not None:
+                gt, res, futures = pending
+                for future in futures:  # in order: the first error is the first frame's
+                    future.result()
+                assert seq is not None
                 seq.add(torch.from_numpy(res).to(dev), torch.from_numpy(gt).to(dev), chunk)
-            rows.extend(seq.finish(decay_edges=decay_edges))
-            if decay_edges == "reference" and seq.frames > 256 and num_objects:
-                wrapped.append((name, seq.frames))
+        if seq is not None:
+            close(seq)
     if wrapped:
         listed = ", ".join(f"{n} ({k} frames: edges {davis_decay_edges(k)})" for n, k in wrapped[:5])
         warnings.warn(

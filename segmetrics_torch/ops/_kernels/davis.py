@@ -1,11 +1,19 @@
 """Compiled DAVIS counts: region and morphological-boundary counts of every (prediction, object) pair of a frame.
 
-Behind :func:`segmetrics_torch.ops.davis.davis_counts`. One pass over a frame's two label maps gives the joint
-histogram (the J counts of every pair) and each object's bounding box; each object's ``seg2bmap`` boundary is then
-built inside its box only, as row prefix sums, so that "is there a boundary pixel of ``b`` within the disk of radius
-``r`` around ``(y, x)``" is ``2r + 1`` lookups (one per row of the disk, whose half-width at row offset ``dy`` is
-``floor(sqrt(r^2 - dy^2))``): the disk dilation of OpenCV / ``imdilate`` is never materialised, and work outside the
-objects' boxes is one read of each pixel. Frames run in parallel (``prange``); all counts are exact int64.
+Behind :func:`segmetrics_torch.ops.davis.davis_counts`. Two exact paths give the same int64 counts:
+
+* the row-bitmap path (a disk of radius < 64, i.e. any DAVIS tolerance up to 8K frames): one streaming pass over a
+  frame's rows makes each row's effective label maps (void and ids that are no object set to 0), finds the columns of
+  its object pixels, counts the joint histogram by runs and marks each object's ``seg2bmap`` boundary pixels in a
+  bitmap of 64-pixel words, reading the rows eight pixels at a time as ``uint64`` words so that only the pixels where
+  a run or a ``seg2bmap`` block changes are visited. A boundary pixel of one object is matched when the other's bitmap
+  has a bit in ``[x - hw, x + hw]`` on some row ``y + dy`` of the disk (``hw = floor(sqrt(r^2 - dy^2))``, nearest
+  rows first): one or two word tests per row, the dilation of OpenCV / ``imdilate`` never materialised. Frames run
+  in parallel blocks (``prange``), each with its own scratch bitmaps, left zero between frames.
+* the box path (larger disks): each object's boundary inside its box as row prefix sums, the disk tested row by row
+  on them (``_frame``).
+
+Also the PNG scanline unfilter of :func:`~segmetrics_torch.ops.davis.decode_png_ids` (without the GIL).
 """
 
 import numba
@@ -230,6 +238,294 @@ def _frame(
             gt_match[p, k] = _count_near(ps, offs, strides, rbox, bbox, pts, pt_offs, n_pred + k, p, radius, half)
 
 
+# the row-bitmap path (radius < 64: a disk row spans at most three 64-bit words). Each object's seg2bmap boundary is
+# a bitmap of H rows of 64-pixel words, built in one streaming pass over the frame's rows with the joint histogram:
+# per row, branch-free loops (vectorised by LLVM) make the effective label rows and flag the pixels where a run or a
+# seg2bmap block changes, and only the flagged pixels are visited (eight at a time skipped as one zero word). A
+# boundary pixel is matched by testing, row by row of the disk (nearest rows first), whether the other boundary's
+# bitmap has a bit in [x - half-width, x + half-width]: one or two word tests, never a dilation.
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+_ONE = np.uint64(1)
+_DEBRUIJN = np.uint64(0x022FDD63CC95386D)  # a de Bruijn sequence B(2, 6): the index of a word's lowest set bit
+_SHIFT = np.uint64(58)
+_EIGHT = np.uint64(8)
+_FIFTY_SIX = np.uint64(56)
+_BYTE = np.uint64(255)
+
+
+@numba.njit(cache=True, nogil=True)
+def _debruijn_table():  # pragma: no cover - compiled
+    # the position of the lowest set bit by the index of (lowest bit * _DEBRUIJN) >> 58 (a global array would stop
+    # numba from caching the kernel: the table is built per call, 64 entries)
+    table = np.empty(64, np.int64)
+    for k in range(64):
+        table[np.int64(((_ONE << np.uint64(k)) * _DEBRUIJN) >> _SHIFT)] = k
+    return table
+
+
+@numba.njit(cache=True, nogil=True)
+def _effective_row(prow, trow, n_pred, n_target, use_void, pe, te):  # pragma: no cover - compiled
+    # the effective ids of one row (an id above the objects and the void: 0; with use_void a prediction on void: 0),
+    # whether each map has an object pixel, the row's void pixels (use_void) and its largest prediction id
+    w = prow.shape[0]
+    anyp = np.uint8(0)
+    anyt = np.uint8(0)
+    largest = np.uint8(0)
+    void = 0
+    if use_void:
+        for x in range(w):
+            p = prow[x]
+            t = trow[x]
+            largest = max(largest, p)
+            v = t == 255
+            pp = np.uint8(0) if (p > n_pred) or v else p
+            tt = np.uint8(0) if t > n_target else t
+            pe[x] = pp
+            te[x] = tt
+            anyp |= pp
+            anyt |= tt
+            void += v
+    else:
+        for x in range(w):
+            p = prow[x]
+            t = trow[x]
+            largest = max(largest, p)
+            pp = np.uint8(0) if p > n_pred else p
+            tt = np.uint8(0) if t > n_target else t
+            pe[x] = pp
+            te[x] = tt
+            anyp |= pp
+            anyt |= tt
+    return anyp != 0, anyt != 0, void, largest
+
+
+@numba.njit(cache=True, nogil=True)
+def _extent(row, w):  # pragma: no cover - compiled
+    # the first and last columns of the row's object pixels ((w, -1): none); row is zero from w to its padded end
+    words = row.view(np.uint64)
+    j0 = 0
+    while j0 < words.shape[0] and words[j0] == 0:
+        j0 += 1
+    if j0 == words.shape[0]:
+        return w, -1
+    j1 = words.shape[0] - 1
+    while words[j1] == 0:
+        j1 -= 1
+    lo = 8 * j0
+    while row[lo] == 0:
+        lo += 1
+    hi = 8 * j1 + 7
+    while row[hi] == 0:
+        hi -= 1
+    return lo, hi
+
+
+@numba.njit(cache=True, nogil=True)
+def _next_pixel(words, j):  # pragma: no cover - compiled
+    # the word of the eight pixels one column right of words[j]'s (bytes are pixels, little-endian)
+    return (words[j] >> _EIGHT) | (words[j + 1] << _FIFTY_SIX)
+
+
+@numba.njit(cache=True, nogil=True)
+def _row_runs(pe, te, joint, lo, hi):  # pragma: no cover - compiled
+    # the joint histogram of one row's columns lo..hi (outside them both rows are 0): eight pixels at a time, a
+    # nonzero byte of `change` where a run of one (prediction, target) pair ends
+    pw = pe.view(np.uint64)
+    tw = te.view(np.uint64)
+    start = lo
+    for j in range(lo >> 3, (hi >> 3) + 1):
+        change = (pw[j] ^ _next_pixel(pw, j)) | (tw[j] ^ _next_pixel(tw, j))
+        if change == 0:
+            continue
+        for b in range(8):
+            x = 8 * j + b
+            if lo <= x < hi and (change >> np.uint64(8 * b)) & _BYTE:
+                joint[pe[start], te[start]] += x + 1 - start
+                start = x + 1
+    joint[pe[start], te[start]] += hi + 1 - start
+
+
+@numba.njit(cache=True, nogil=True)
+def _mark_bit(bm, span, count, o, y, x):  # pragma: no cover - compiled
+    j = x >> 6
+    bm[o, y, j + 1] |= _ONE << np.uint64(x & 63)
+    count[o] += 1
+    if span[o, 1] < 0:
+        span[o, 0] = y
+    span[o, 1] = y
+    if j < span[o, 2]:
+        span[o, 2] = j
+    if j > span[o, 3]:
+        span[o, 3] = j
+
+
+@numba.njit(cache=True, nogil=True)
+def _row_boundaries(r0, r1, last, y, first, bm, span, count, w, lo, hi):  # pragma: no cover - compiled
+    # seg2bmap of one row of an effective label map (r0 the row, r1 the next; ids 1.. are objects first..; lo..hi the
+    # columns of both rows' object pixels): as _boundaries, pixel (y, x) is a boundary pixel of each distinct object
+    # id of its non-uniform block; no block left of lo - 1 or right of hi holds an object pixel. Eight blocks at a
+    # time: a nonzero byte of `change` marks a candidate (at the last column the zero padding makes it a superset),
+    # each candidate tested exactly
+    rw = r0.view(np.uint64)
+    nw = r1.view(np.uint64)
+    x0 = max(lo - 1, 0)
+    for j in range(x0 >> 3, (hi >> 3) + 1):
+        here = rw[j]
+        change = here ^ _next_pixel(rw, j)
+        if not last:
+            change |= (here ^ nw[j]) | (here ^ _next_pixel(nw, j))
+        if change == 0:
+            continue
+        for k in range(8):
+            x = 8 * j + k
+            if x < x0 or x > hi or ((change >> np.uint64(8 * k)) & _BYTE) == 0:
+                continue
+            a = r0[x]
+            b = r0[x + 1] if x + 1 < w else a  # the last row: the East pair only; the last column: the South pair
+            c = a if last else r1[x]
+            d = a if last or x + 1 >= w else r1[x + 1]
+            if a == b and a == c and a == d:
+                continue
+            if a > 0:
+                _mark_bit(bm, span, count, first + a - 1, y, x)
+            if b > 0 and b != a:
+                _mark_bit(bm, span, count, first + b - 1, y, x)
+            if c > 0 and c != a and c != b:
+                _mark_bit(bm, span, count, first + c - 1, y, x)
+            if d > 0 and d != a and d != b and d != c:
+                _mark_bit(bm, span, count, first + d - 1, y, x)
+
+
+@numba.njit(cache=True, nogil=True)
+def _hit(bm, b, y0, y1, y, x, w, radius, half):  # pragma: no cover - compiled
+    # whether boundary b (rows y0..y1) has a pixel within the disk of `radius` around (y, x)
+    for i in range(2 * radius + 1):  # the nearest rows first: a matched pixel is found sooner
+        dy = (i + 1) // 2 if i % 2 else -(i // 2)
+        yy = y + dy
+        if yy < y0 or yy > y1:
+            continue
+        hw = half[abs(dy)]
+        lo = max(x - hw, 0)
+        hi = min(x + hw, w - 1)
+        jl = lo >> 6
+        jh = hi >> 6
+        for j in range(jl, jh + 1):
+            word = bm[b, yy, j + 1]
+            if word == 0:
+                continue
+            if j == jl:
+                word &= _ALL << np.uint64(lo & 63)
+            if j == jh:
+                word &= _ALL >> np.uint64(63 - (hi & 63))
+            if word != 0:
+                return True
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
+def _near(bm, span, count, a, b, w, radius, half, lowest):  # pragma: no cover - compiled
+    # number of boundary pixels of object a within the disk of some boundary pixel of object b
+    if count[a] == 0 or count[b] == 0:
+        return 0
+    y0 = max(span[a, 0], span[b, 0] - radius)
+    y1 = min(span[a, 1], span[b, 1] + radius)
+    j0 = max(span[a, 2], span[b, 2] - 1)  # radius < 64: a disk reaches one word aside
+    j1 = min(span[a, 3], span[b, 3] + 1)
+    n = 0
+    for y in range(y0, y1 + 1):
+        for j in range(j0, j1 + 1):
+            word = bm[a, y, j + 1]
+            while word != 0:
+                low = word & (~word + _ONE)
+                word ^= low
+                x = 64 * j + lowest[np.int64((low * _DEBRUIJN) >> _SHIFT)]
+                if _hit(bm, b, span[b, 0], span[b, 1], y, x, w, radius, half):
+                    n += 1
+    return n
+
+
+@numba.njit(cache=True, nogil=True)
+def _frame_bits(
+    pred,
+    target,
+    n_pred,
+    n_target,
+    use_void,
+    diagonal,
+    radius,
+    half,
+    joint,
+    fg_match,
+    gt_match,
+    n_fg,
+    n_gt,
+    pred_max,
+    bm,
+    span,
+    count,
+    rows,
+    lowest,
+):  # pragma: no cover - compiled
+    # the counts of one frame by the row-bitmap path; bm (objects, H, words + 2) must be zero and is left zero
+    h, w = pred.shape
+    n_obj = n_pred + n_target
+    for o in range(n_obj):
+        span[o, 0], span[o, 1], span[o, 2], span[o, 3] = h, -1, w, -1
+        count[o] = 0
+    background = 0  # (0, 0) pixels of the rows without an object, less the void pixels (use_void) of every row
+    largest = np.uint8(0)
+    ap, at, void0, m = _effective_row(pred[0], target[0], n_pred, n_target, use_void, rows[0], rows[1])
+    largest = max(largest, m)
+    # the columns of each effective row's object pixels (lo > hi: none)
+    plo0, phi0 = _extent(rows[0], w) if ap else (w, -1)
+    tlo0, thi0 = _extent(rows[1], w) if at else (w, -1)
+    cur = 0
+    for y in range(h):
+        pe0, te0 = rows[2 * cur], rows[2 * cur + 1]
+        pe1, te1 = rows[2 - 2 * cur], rows[3 - 2 * cur]
+        last = y + 1 == h
+        plo1, phi1, tlo1, thi1, void1 = w, -1, w, -1, 0
+        if not last:
+            ap, at, void1, m = _effective_row(pred[y + 1], target[y + 1], n_pred, n_target, use_void, pe1, te1)
+            largest = max(largest, m)
+            if ap:
+                plo1, phi1 = _extent(pe1, w)
+            if at:
+                tlo1, thi1 = _extent(te1, w)
+        lo, hi = min(plo0, tlo0), max(phi0, thi0)
+        if lo <= hi:
+            _row_runs(pe0, te0, joint, lo, hi)
+            background += lo + w - 1 - hi  # the (0, 0) pixels either side
+        else:
+            background += w
+        background -= void0  # a void pixel (use_void) is (0, 0) in the effective rows but counts for nothing
+        lo, hi = min(plo0, plo1), max(phi0, phi1)
+        if lo <= hi:
+            _row_boundaries(pe0, pe1, last, y, np.int64(0), bm, span, count, w, lo, hi)  # no literal: tests/ops
+        lo, hi = min(tlo0, tlo1), max(thi0, thi1)
+        if lo <= hi:
+            _row_boundaries(te0, te1, last, y, n_pred, bm, span, count, w, lo, hi)
+        plo0, phi0, tlo0, thi0, void0 = plo1, phi1, tlo1, thi1, void1
+        cur = 1 - cur
+    joint[0, 0] += background
+    pred_max[0] = largest
+    for p in range(n_pred):
+        n_fg[p] = count[p]
+    for k in range(n_target):
+        n_gt[k] = count[n_pred + k]
+    for p in range(n_pred):
+        for k in range(n_target):
+            if diagonal and p != k:
+                continue
+            fg_match[p, k] = _near(bm, span, count, p, n_pred + k, w, radius, half, lowest)
+            gt_match[p, k] = _near(bm, span, count, n_pred + k, p, w, radius, half, lowest)
+    for o in range(n_obj):  # leave the bitmaps zero for the next frame: only the rows and words written
+        if count[o]:
+            for y in range(span[o, 0], span[o, 1] + 1):  # loops, not a slice assignment: several times faster
+                for j in range(span[o, 2] + 1, span[o, 3] + 2):
+                    bm[o, y, j] = 0
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
 def davis_counts(
     pred, target, n_pred, n_target, use_void, diagonal, radius, joint, fg_match, gt_match, n_fg, n_gt, pred_max
@@ -245,20 +541,100 @@ def davis_counts(
         while v * v > radius * radius - d * d:
             v -= 1
         half[d] = v
-    for t in numba.prange(pred.shape[0]):
-        _frame(
-            pred[t],
-            target[t],
-            n_pred,
-            n_target,
-            use_void,
-            diagonal,
-            radius,
-            half,
-            joint[t],
-            fg_match[t],
-            gt_match[t],
-            n_fg[t],
-            n_gt[t],
-            pred_max[t : t + 1],
-        )
+    frames, h, w = pred.shape
+    if radius >= 64 or h == 0 or w == 0:  # a disk row wider than the bitmap path's three words: the box path
+        for t in numba.prange(frames):
+            _frame(
+                pred[t],
+                target[t],
+                n_pred,
+                n_target,
+                use_void,
+                diagonal,
+                radius,
+                half,
+                joint[t],
+                fg_match[t],
+                gt_match[t],
+                n_fg[t],
+                n_gt[t],
+                pred_max[t : t + 1],
+            )
+        return
+    n_obj = n_pred + n_target
+    lowest = _debruijn_table()
+    # blocks of consecutive frames, each with its own scratch (numba.get_num_threads() here would stop the caching)
+    blocks = min(frames, 8)
+    for b in numba.prange(blocks):
+        bm = np.zeros((n_obj, h, (w + 63) // 64 + 2), np.uint64)
+        span = np.empty((n_obj, 4), np.int64)
+        count = np.zeros(n_obj, np.int64)
+        # the effective rows, zero from w on (one spare word: a row is read eight pixels at a time, one ahead)
+        rows = np.zeros((4, ((w + 7) // 8 + 1) * 8), np.uint8)
+        for t in range(b * frames // blocks, (b + 1) * frames // blocks):
+            _frame_bits(
+                pred[t],
+                target[t],
+                n_pred,
+                n_target,
+                use_void,
+                diagonal,
+                radius,
+                half,
+                joint[t],
+                fg_match[t],
+                gt_match[t],
+                n_fg[t],
+                n_gt[t],
+                pred_max[t : t + 1],
+                bm,
+                span,
+                count,
+                rows,
+                lowest,
+            )
+
+
+@numba.njit(cache=True, nogil=True)
+def png_unfilter(raw, out):  # pragma: no cover - compiled
+    # the PNG scanline filters (RFC 2083, 6.) of an 8-bit, one-sample-per-pixel, non-interlaced image: raw holds
+    # H rows of (filter byte, W bytes) as inflated; out (H, W) uint8 gets the pixels. False on a filter byte above 4
+    # (the caller leaves such a file to Pillow, which reports it)
+    h, w = out.shape
+    stride = w + 1
+    for y in range(h):
+        base = y * stride
+        f = raw[base]
+        if f > 4:
+            return False
+        row = out[y]
+        if f == 0 or (f == 2 and y == 0):  # None, or Up on the first row: the bytes themselves
+            for x in range(w):  # a plain loop: LLVM makes it a vector copy (a slice assignment is ~20x slower)
+                row[x] = raw[base + 1 + x]
+        elif f == 2:
+            above = out[y - 1]
+            for x in range(w):
+                row[x] = (np.int32(raw[base + 1 + x]) + np.int32(above[x])) & 255
+        else:
+            left = np.int32(0)
+            upleft = np.int32(0)
+            for x in range(w):
+                up = np.int32(out[y - 1, x]) if y > 0 else np.int32(0)
+                v = np.int32(raw[base + 1 + x])
+                if f == 1:
+                    v += left
+                elif f == 3:
+                    v += (left + up) >> 1
+                else:  # Paeth: the neighbour nearest to left + up - upleft, ties to left, then up
+                    p = left + up - upleft
+                    pa, pb, pc = abs(p - left), abs(p - up), abs(p - upleft)
+                    if pa <= pb and pa <= pc:
+                        v += left
+                    elif pb <= pc:
+                        v += up
+                    else:
+                        v += upleft
+                left = v & 255
+                upleft = up
+                out[y, x] = left
+    return True
