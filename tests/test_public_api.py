@@ -118,3 +118,32 @@ def test_typed_keyword_tables_match_what_they_describe() -> None:
     for function in (ForegroundMeasures.__init__, ForegroundSums.__init__, foreground_measures):
         parameters = inspect.signature(function).parameters
         assert {key: parameters[key].default for key in SUITE_DEFAULTS} == SUITE_DEFAULTS, function
+
+
+def test_the_stubs_are_generated_from_the_modules_lists():
+    """A Metric is listed once, in its family module's ``__all__`` (a loss in ``losses.__all__``): both stubs are
+    what ``python -m segmetrics_torch._stubs`` writes from those lists, so a new Metric costs no stub edit."""
+    from segmetrics_torch._stubs import render_stubs, write_stubs
+
+    assert write_stubs(check=True) == [], "run: python -m segmetrics_torch._stubs"
+    stub = render_stubs()["metrics/__init__.pyi"]
+    assert "    ClDice as ClDice,\n" in stub and "from .surface import (" in stub
+
+
+def test_the_stub_generator_sees_a_new_metric(tmp_path, monkeypatch):
+    """The generator reads the lists from disk: a name added to a family's ``__all__`` appears in both stubs (the
+    test that can fail)."""
+    import shutil
+
+    from segmetrics_torch import _stubs
+
+    package = tmp_path / "segmetrics_torch"
+    shutil.copytree(Path(_stubs.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__", "_kernels"))
+    surface = package / "metrics" / "surface.py"
+    text = surface.read_text()
+    surface.write_text(text.replace("__all__ = [", '__all__ = [\n    "MeanAverageSurfaceDistance",', 1))
+    monkeypatch.setattr(_stubs, "PACKAGE", package)
+    stubs = _stubs.render_stubs()
+    assert "    MeanAverageSurfaceDistance as MeanAverageSurfaceDistance,\n" in stubs["metrics/__init__.pyi"]
+    assert "    MeanAverageSurfaceDistance as MeanAverageSurfaceDistance,\n" in stubs["__init__.pyi"]
+    assert _stubs.write_stubs(check=True) == ["metrics/__init__.pyi", "__init__.pyi"]

@@ -1,5 +1,6 @@
 """The public names of ``segmetrics_torch.metrics``, one family module each: the one table of its lazy exports
-(read by static type checkers, and at import by :func:`segmetrics_torch._lazy.attach_stub`)."""
+(read by static type checkers, and at import by :func:`segmetrics_torch._lazy.attach_stub`). Generated from each
+family module's ``__all__`` by ``python -m segmetrics_torch._stubs``: edit those lists, not this file."""
 
 from .boundary import (
     BoundaryPR as BoundaryPR,

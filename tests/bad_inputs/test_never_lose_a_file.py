@@ -360,6 +360,9 @@ def _reads_a_file(call: ast.Call) -> bool:
 NOT_INPUT_READERS = {
     "segmetrics_torch.reports.output_safety.check_appended_file": "an output the run appends to, read before appending",
     "segmetrics_torch._lazy.stub_table": "the package's own type stub",
+    "segmetrics_torch._stubs._all_of": "the package's own source (the stubs' generator)",
+    "segmetrics_torch._stubs._classes_of": "the package's own source (the stubs' generator)",
+    "segmetrics_torch._stubs.write_stubs": "the package's own stubs, compared before they are rewritten",
     "segmetrics_torch.reports.files.default_file_mode": "/proc/self/status, for the umask",
     "segmetrics_torch.datasets.decoding.DecodeStream.__iter__": "a decoding worker's chunk, in the scratch folder",
     "segmetrics_torch.reports.cache.ResultCache.load": "the command's own cache entries (an output folder)",
