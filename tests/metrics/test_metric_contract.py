@@ -29,6 +29,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 import segmetrics_torch as st
+from segmetrics_torch import registry
 
 Batch = tuple[Any, Any]
 
@@ -105,43 +106,28 @@ def _proposals(seed: int) -> Batch:
     return proposals, objects
 
 
-FOREGROUND = [
-    "MAE",
-    "SMeasure",
-    "WeightedFMeasure",
-    "FMeasure",
-    "EMeasure",
-    "IoU",
-    "Dice",
-    "ForegroundMeasures",
-    "ThresholdMeasures",
-    "SizeInvariantMAE",
-    "SizeInvariantThresholdMeasures",
-    "MultiScaleIoU",
-    "HumanCorrectionEffort",
-    "ContextMeasure",
-    "MatlabToolboxMeasures",
-]
-PARTITION = [
-    "PartitionMeasures",
-    "ObjectsAndPartsPR",
-    "RegionPR",
-    "PartitionBoundaryPR",
-    "ProbabilisticRandIndex",
-    "VariationOfInformation",
-    "NormalizedVariationOfInformation",
-    "SegmentationCovering",
-    "DirectionalHamming",
-    "VanDongen",
-    "BipartiteGraphMatching",
-    "BidirectionalConsistency",
-    "GlobalConsistency",
-    "LocalConsistency",
-]
+#: each family's small batches (a family's Metric whose defaults run on them needs no entry of its own below)
+BATCHES: dict[str, Callable[[int], tuple[Any, ...]]] = {
+    "foreground": _foreground,
+    "partition": _partition,
+    "boundary": _boundary,
+    "surface": _masks,
+    "semantic-boundary": _semantic,
+    "video": _video,
+    "proposals": _proposals,
+}
 
-#: name -> (factory taking torchmetrics kwargs, batch maker by seed)
+#: the Metrics of the registry's records and suites (:mod:`segmetrics_torch.registry`), each with its defaults on its
+#: family's batches: a new measure's Metric is covered by its record, with no edit here
+REGISTERED: dict[str, str] = {
+    **{m.metric: m.family for m in registry.MEASURES.values() if m.metric and m.family in BATCHES},
+    **{name: family for name, family in registry.SUITES.items() if family in BATCHES},
+}
+
+#: name -> (factory taking torchmetrics kwargs, batch maker by seed): the registry's Metrics, then those that need
+#: arguments or another batch, and suites in a second configuration
 CASES: dict[str, tuple[Callable[..., Any], Callable[[int], tuple[Any, ...]]]] = {
-    **{name: (getattr(st, name), _foreground) for name in FOREGROUND},
+    **{name: (getattr(st, name), BATCHES[family]) for name, family in REGISTERED.items()},
     "ForegroundMeasures+include": (
         lambda **kw: st.ForegroundMeasures(include=["size_invariant_mae", "threshold_measures"], **kw),
         _foreground,
@@ -151,21 +137,17 @@ CASES: dict[str, tuple[Callable[..., Any], Callable[[int], tuple[Any, ...]]]] = 
     "CamouflageContextMeasure": (st.CamouflageContextMeasure, _camouflage),
     "BoundaryPR": (lambda **kw: st.BoundaryPR(thresholds=5, max_dist=2.0, **kw), _boundary),
     "MorphologicalBoundaryF": (st.MorphologicalBoundaryF, _masks),
-    **{name: (getattr(st, name), _partition) for name in PARTITION},
     "HierarchyMeasures": (lambda **kw: st.HierarchyMeasures(3, input_format="stack", **kw), _stack),
     "RegionBenchmark": (lambda **kw: st.RegionBenchmark(3, input_format="stack", **kw), _stack),
     "ProposalRecall": (lambda **kw: st.ProposalRecall(counts=[1, 2, 4], **kw), _proposals),
     "HausdorffDistance": (lambda **kw: st.HausdorffDistance(percentile=95, **kw), _masks),
     "AverageSurfaceDistance": (lambda **kw: st.AverageSurfaceDistance(symmetric=True, **kw), _masks),
     "NormalizedSurfaceDistance": (lambda **kw: st.NormalizedSurfaceDistance(tolerance=1.0, **kw), _masks),
-    "BoundaryIoU": (st.BoundaryIoU, _masks),
-    "ClDice": (st.ClDice, _masks),
     "SurfaceDistanceMeasures": (lambda **kw: st.SurfaceDistanceMeasures(num_classes=3, **kw), _labels),
     "SemanticBoundaryPR": (
         lambda **kw: st.SemanticBoundaryPR(2, thresholds=5, max_dist=2.0, skip_if_nonexistent=True, **kw),
         _semantic,
     ),
-    "VideoObjectSegmentation": (st.VideoObjectSegmentation, _video),
 }
 
 
