@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import struct
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -187,7 +188,8 @@ def open_image(path: str | Path) -> PILImage:
                 Image.MAX_IMAGE_PIXELS = saved
     except FileNotFoundError:
         raise
-    except (UnidentifiedImageError, OSError) as error:
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, struct.error) as error:
+        # Pillow's errors of a damaged header (a truncated sRGB chunk is a ValueError, a bad PNG chunk a SyntaxError)
         raise ValueError(f"{path}: not a readable image ({error}).") from None
     width, height = image.size
     if width * height > limit:

@@ -230,9 +230,13 @@ _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 # the chunks the fast decoder accepts: the critical ones of a still 8-bit gray / palette image and the common
 # ancillary ones (which do not change the pixels); anything else (APNG frames, an unknown critical chunk) is
 # Pillow's to decode or refuse
-_PNG_CHUNKS = frozenset(
-    b"IHDR PLTE tRNS IDAT IEND gAMA cHRM sRGB iCCP sBIT pHYs tEXt zTXt iTXt tIME bKGD hIST sPLT eXIf cICP".split()
-)
+_PNG_CHUNKS = frozenset(b"IHDR PLTE tRNS IDAT IEND gAMA cHRM sRGB sBIT pHYs tEXt tIME bKGD hIST sPLT eXIf cICP".split())
+# the shortest chunk Pillow accepts of each kind it reads the contents of (shorter: Pillow refuses the file, so the fast
+# path must leave it to Pillow); the compressed ones (iCCP, zTXt, iTXt), whose contents Pillow also checks, are not
+# taken at all
+_PNG_MIN_LENGTHS = {b"IHDR": 13, b"gAMA": 4, b"cHRM": 32, b"sRGB": 1, b"pHYs": 9}
+# Pillow's limit on the text of a file (PngImagePlugin.MAX_TEXT_MEMORY): beyond it Pillow refuses the file
+_PNG_MAX_TEXT = 64 * 2**20
 
 
 def _inflater() -> Any:  # zlib-ng's inflate when installed (its byte-exact output ~10x faster on masks' long runs)
@@ -279,18 +283,28 @@ def decode_png_ids(data: bytes, out: np.ndarray | None = None, *, max_pixels: in
     width, height, depth, colour, compression, filtering, interlace = struct.unpack(">IIBBBBB", data[16:29])
     if depth != 8 or colour not in (0, 3) or compression or filtering or interlace or not width or not height:
         return None
+    if width >= 2**31 or height >= 2**31:  # the PNG specification's limit (and Pillow's)
+        return None
     if max_pixels is not None and width * height > max_pixels:
         return None
     parts: list[bytes] = []
-    pos, end, last_data_end = 8, len(data), -1
+    pos, end, last_data_end, text = 8, len(data), -1, 0
     while True:
         if pos + 12 > end:
             return None  # no IEND
         (length,) = struct.unpack(">I", data[pos : pos + 4])
         kind = data[pos + 4 : pos + 8]
         stop = pos + 12 + length
-        if stop > end or kind not in _PNG_CHUNKS:
+        if stop > end or kind not in _PNG_CHUNKS or length < _PNG_MIN_LENGTHS.get(kind, 0):
             return None
+        if kind == b"IHDR" and pos != 8:
+            return None  # a second header: Pillow reads the last one before the image data
+        if kind == b"tRNS" and colour == 0 and length < 2:
+            return None  # Pillow refuses a gray image's short transparency chunk
+        if kind == b"tEXt":
+            text += length
+            if text > _PNG_MAX_TEXT:
+                return None
         if kind == b"IDAT":
             if parts and pos != last_data_end:
                 return None  # image data split by another chunk
@@ -311,7 +325,8 @@ def decode_png_ids(data: bytes, out: np.ndarray | None = None, *, max_pixels: in
         return None
     if len(raw) != expected or not inflater.eof:
         return None
-    if out is None or out.shape != (height, width) or out.dtype != np.uint8 or not out.flags.c_contiguous:
+    usable = out is not None and out.flags.c_contiguous and out.flags.writeable
+    if out is None or not usable or out.shape != (height, width) or out.dtype != np.uint8:
         out = np.empty((height, width), np.uint8)
     from ._kernels.davis import png_unfilter
 

@@ -112,6 +112,16 @@ def _variants(data: bytes) -> dict[str, bytes]:
         "RGB": data[:25] + b"\x02" + data[26:],
         "unknown critical chunk": data[:ihdr_end] + _chunk(b"ABCD", b"x") + data[ihdr_end:],
         "not a PNG": b"GIF89a" + data[6:],
+        # from a review: files whose chunks Pillow reads and refuses (or reads otherwise), with valid CRCs
+        "second IHDR": data[:ihdr_end] + data[8:ihdr_end] + data[ihdr_end:],
+        "second IHDR of RGB": data[:ihdr_end] + _chunk(b"IHDR", data[16:25] + b"\x02" + data[26:29]) + data[ihdr_end:],
+        "short IHDR": data[:8] + _chunk(b"IHDR", data[16:28]) + data[ihdr_end:],
+        "empty sRGB": data[:ihdr_end] + _chunk(b"sRGB", b"") + data[ihdr_end:],
+        "short pHYs": data[:ihdr_end] + _chunk(b"pHYs", b"\0" * 8) + data[ihdr_end:],
+        "short gAMA": data[:ihdr_end] + _chunk(b"gAMA", b"\0" * 3) + data[ihdr_end:],
+        "short cHRM": data[:ihdr_end] + _chunk(b"cHRM", b"\0" * 31) + data[ihdr_end:],
+        "zTXt of method 1": data[:-12] + _chunk(b"zTXt", b"k\0\x01" + zlib.compress(b"v")) + data[-12:],
+        "iCCP of method 1": data[:ihdr_end] + _chunk(b"iCCP", b"p\0\x01" + zlib.compress(b"v")) + data[ihdr_end:],
     }
 
 
@@ -152,3 +162,14 @@ def test_reader_gives_pillows_answer_on_every_file(tmp_path, monkeypatch):
     assert fast["plain"] == ("ok", pixels.tolist())
     assert fast["rgb"][0] == "error" and "mode 'RGB'" in fast["rgb"][1]
     assert fast["not a PNG"][0] == "error"
+
+
+def test_a_gray_image_s_short_transparency_and_a_read_only_out_slot():
+    pixels = np.arange(4 * 5, dtype=np.uint8).reshape(4, 5)
+    data = encode_png(pixels, [0, 1, 2, 3], colour=0)
+    short = data[: 8 + 25] + _chunk(b"tRNS", b"\0") + data[8 + 25 :]
+    assert decode_png_ids(short) is None  # Pillow refuses it
+    frozen = np.zeros((4, 5), np.uint8)
+    frozen.flags.writeable = False
+    got = decode_png_ids(data, frozen)
+    assert got is not None and got is not frozen and got.tolist() == pixels.tolist()

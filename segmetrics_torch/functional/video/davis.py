@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import struct
 import warnings
 from collections import deque
 from collections.abc import Iterator
@@ -101,7 +102,7 @@ def read_davis_mask(path: str | Path, out: np.ndarray | None = None) -> np.ndarr
             )
         try:
             return np.asarray(image, dtype=np.uint8)  # read-only; the caller stacks frames into a new array
-        except OSError as error:
+        except (OSError, SyntaxError, ValueError, struct.error) as error:  # Pillow's errors of a damaged PNG
             raise ValueError(f"{path}: cannot decode the image ({error}).") from None
 
 
