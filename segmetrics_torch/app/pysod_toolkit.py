@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..reports.named_inputs import read_text_file
-from .report_config import parse_json
+from ..reports.named_inputs import parse_json, read_text_file
 
 __all__ = ["toolkit_configuration"]
 

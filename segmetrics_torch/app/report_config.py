@@ -4,18 +4,15 @@ named at once, with the key's path) and the YAML / JSON loaders that refuse dupl
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..errors import InputError
 from ..reports.files import slug
-from ..reports.named_inputs import named_input, read_text_file
+from ..reports.named_inputs import named_input, read_config_mapping
 from .family_options import OPTION_CHECKS, OPTION_DEFAULTS, is_int
 from .launch import default_workers
 from .runner import FAMILY_EVALUATORS
@@ -564,75 +561,9 @@ def figure_formats(value: Any, source: str = "--figures") -> tuple[str, ...]:
 
 
 def load_config(path: str | Path) -> ReportConfig:
-    """Read a YAML (``.yaml``/``.yml``) or JSON configuration; relative paths are relative to its folder."""
+    """Read a YAML (``.yaml``/``.yml``) or JSON configuration (:func:`~segmetrics_torch.reports.named_inputs.
+    read_config_mapping`: a key given twice is an error); relative paths are relative to its folder."""
     path = Path(path)
-    text = read_text_file(path, "the configuration")
-    if path.suffix.lower() == ".json":
-        data = parse_json(text, path)
-    else:
-        try:
-            data = yaml.load(text, Loader=_unique_keys_yaml_loader())
-        except _DuplicateKey as error:
-            first, second = error.lines
-            message = f"the key {error.key!r} appears twice in one mapping (lines {first} and {second})"
-            raise InputError(f"{path}: {message}; a later one would silently replace the earlier: merge them") from None
-        except yaml.YAMLError as error:
-            raise InputError(f"{path}: not valid YAML ({' '.join(str(error).split())})") from None
-    config = config_from_mapping(data, path.parent, str(path))
+    config = config_from_mapping(read_config_mapping(path), path.parent, str(path))
     config.config_file = path
     return config
-
-
-def parse_json(text: str, path: Path) -> Any:
-    """The JSON ``text`` of the user's file ``path`` (a configuration, PySODEvalToolkit's dataset or method file), a
-    key repeated in one object refused at any depth: ``json`` would keep the last one silently (a second method of
-    one name replacing the first).
-
-    Raises:
-        InputError: ``path: the key 'MyNet' appears twice in one object (lines 2 and 5) ...`` (the lines where the
-            key occurs exactly twice in the file, so that they are the two), or ``path: not valid JSON (...)``.
-    """
-    try:
-        return json.loads(text, object_pairs_hook=_unique_json_keys)
-    except _DuplicateKey as error:
-        lines = [text.count("\n", 0, m.start()) + 1 for m in re.finditer(rf'"{re.escape(error.key)}"\s*:', text)]
-        where = f" (lines {lines[0]} and {lines[1]})" if len(lines) == 2 and lines[0] != lines[1] else ""
-        raise InputError(
-            f"{path}: the key {error.key!r} appears twice in one object{where}; a later one would silently replace "
-            "the earlier: merge them, or rename one"
-        ) from None
-    except json.JSONDecodeError as error:
-        raise InputError(f"{path}: not valid JSON ({error})") from None
-
-
-class _DuplicateKey(Exception):
-    def __init__(self, key: str, lines: tuple[int, int] = (0, 0)) -> None:
-        super().__init__(key)
-        self.key, self.lines = key, lines
-
-
-def _unique_json_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
-    return out
-
-
-def _unique_keys_yaml_loader() -> type:
-    """A ``yaml.SafeLoader`` that rejects a mapping with a repeated key (PyYAML keeps the last one silently)."""
-
-    class Loader(yaml.SafeLoader):
-        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
-            first_line: dict[Any, int] = {}
-            for key_node, _ in node.value:
-                key = self.construct_object(key_node, deep=deep)
-                line = key_node.start_mark.line + 1
-                if isinstance(key, str) and key in first_line:
-                    raise _DuplicateKey(key, (first_line[key], line))
-                if isinstance(key, str):
-                    first_line[key] = line
-            return super().construct_mapping(node, deep=deep)
-
-    return Loader

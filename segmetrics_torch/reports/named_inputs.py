@@ -12,16 +12,29 @@ list someone must remember to extend. The ledger belongs to one command invocati
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from ..errors import InputError
 from ..readers import reads
 
-__all__ = ["NamedInput", "named_input", "named_inputs", "read_text_file", "run_ledger"]
+__all__ = [
+    "NamedInput",
+    "named_input",
+    "named_inputs",
+    "parse_json",
+    "read_config_mapping",
+    "read_text_file",
+    "run_ledger",
+]
 
 
 @dataclass(frozen=True)
@@ -76,3 +89,85 @@ def read_text_file(path: Path, what: str) -> str:
             f"{path}: byte {error.start} (line {line}) is not UTF-8 ({error.object[error.start : error.start + 1]!r}); "
             "save it as UTF-8 (an editor's 'encoding' menu, or iconv -f latin1 -t utf-8)"
         ) from None
+
+
+#: what an error about a repeated key adds
+_TWICE = "; a later one would silently replace the earlier: merge them"
+
+
+def read_config_mapping(path: str | Path, what: str = "the configuration") -> Any:
+    """The parsed YAML (``.yaml`` / ``.yml``, any other suffix) or JSON (``.json``) file ``path`` that a run reads by
+    name (:func:`read_text_file`: recorded as an input, ``what`` naming it in errors), a key repeated in one mapping
+    refused at any depth: YAML and ``json`` would silently keep the last (a second method of one name replacing the
+    first). Every configuration of the command is read so (``evaluate --config``, the protocol reports).
+
+    Raises:
+        InputError: ``path: the key 'MyNet' appears twice in one mapping (lines 2 and 5) ...``, invalid YAML /
+            JSON, a missing file.
+    """
+    path = Path(path)
+    text = read_text_file(path, what)
+    if path.suffix.lower() == ".json":
+        return parse_json(text, path)
+    try:
+        return yaml.load(text, Loader=_unique_keys_yaml_loader())  # a SafeLoader subclass
+    except _DuplicateKey as error:
+        first, second = error.lines
+        message = f"the key {error.key!r} appears twice in one mapping (lines {first} and {second})"
+        raise InputError(f"{path}: {message}{_TWICE}") from None
+    except yaml.YAMLError as error:
+        raise InputError(f"{path}: not valid YAML ({' '.join(str(error).split())})") from None
+
+
+def parse_json(text: str, path: Path) -> Any:
+    """The JSON ``text`` of the user's file ``path`` (a configuration, PySODEvalToolkit's dataset or method file), a
+    key repeated in one object refused at any depth: ``json`` would keep the last one silently (a second method of
+    one name replacing the first).
+
+    Raises:
+        InputError: ``path: the key 'MyNet' appears twice in one object (lines 2 and 5) ...`` (the lines where the
+            key occurs exactly twice in the file, so that they are the two), or ``path: not valid JSON (...)``.
+    """
+    try:
+        return json.loads(text, object_pairs_hook=_unique_json_keys)
+    except _DuplicateKey as error:
+        lines = [text.count("\n", 0, m.start()) + 1 for m in re.finditer(rf'"{re.escape(error.key)}"\s*:', text)]
+        where = f" (lines {lines[0]} and {lines[1]})" if len(lines) == 2 and lines[0] != lines[1] else ""
+        raise InputError(
+            f"{path}: the key {error.key!r} appears twice in one object{where}{_TWICE}, or rename one"
+        ) from None
+    except json.JSONDecodeError as error:
+        raise InputError(f"{path}: not valid JSON ({error})") from None
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str, lines: tuple[int, int] = (0, 0)) -> None:
+        super().__init__(key)
+        self.key, self.lines = key, lines
+
+
+def _unique_json_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def _unique_keys_yaml_loader() -> type:
+    """A ``yaml.SafeLoader`` that rejects a mapping with a repeated key (PyYAML keeps the last one silently)."""
+
+    class Loader(yaml.SafeLoader):
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            first_line: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                line = key_node.start_mark.line + 1
+                if isinstance(key, str) and key in first_line:
+                    raise _DuplicateKey(key, (first_line[key], line))
+                if isinstance(key, str):
+                    first_line[key] = line
+            return super().construct_mapping(node, deep=deep)
+
+    return Loader

@@ -58,7 +58,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import yaml
 
 from .. import __version__
 from ..errors import InputError
@@ -75,7 +74,7 @@ from ..registry import lower_is_better, report_columns
 from .combined import LATEX_MACROS, combine, format_combined_latex, format_combined_markdown, write_combined_csv
 from .figures import plot_pr_curves
 from .files import make_temporary_file, slug
-from .named_inputs import read_text_file
+from .named_inputs import read_config_mapping, read_text_file
 from .output_safety import InputFile, InputFolder, check_outputs, report_folder, report_owns
 from .tables import format_latex_table, format_markdown_table, format_table, write_csv, write_json, write_rows
 from .video_figures import plot_davis_per_sequence
@@ -89,7 +88,6 @@ __all__ = [
     "evaluate_protocol_grid",
     "load_protocol_config",
     "protocol_config_from_mapping",
-    "read_config_mapping",
     "render_protocol_report",
     "resolved_device_name",
     "run_protocol_report",
@@ -195,66 +193,6 @@ def _gather(errors: list[str]) -> Iterator[None]:
 def _expect(ok: bool, source: str, path: str, expected: str, value: Any) -> None:
     if not ok:
         raise InputError(f"{source}: {path}: expected {expected}, got {value!r}")
-
-
-class _DuplicateKey(Exception):
-    def __init__(self, key: str, lines: tuple[int, int] = (0, 0)) -> None:
-        super().__init__(key)
-        self.key, self.lines = key, lines
-
-
-def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
-    return out
-
-
-def read_config_mapping(path: str | Path) -> Any:
-    """The parsed YAML (``.yaml`` / ``.yml``, any other suffix) or JSON (``.json``) file ``path``, a key repeated in
-    one mapping refused at any depth (YAML and ``json`` would silently keep the last: a second method of one name
-    replacing the first). The file is recorded as an input of the run (:mod:`.named_inputs`).
-
-    Raises:
-        InputError: ``path: the key 'MyNet' appears twice in one mapping (lines 2 and 5) ...``, invalid YAML / JSON,
-            a missing file.
-    """
-
-    path = Path(path)
-    text = read_text_file(path, "the configuration")
-    twice = "; a later one would silently replace the earlier: merge them, or rename one"
-    if path.suffix.lower() == ".json":
-        try:
-            return json.loads(text, object_pairs_hook=_unique_pairs)
-        except _DuplicateKey as error:
-            lines = [text.count("\n", 0, m.start()) + 1 for m in re.finditer(rf'"{re.escape(error.key)}"\s*:', text)]
-            where = f" (lines {lines[0]} and {lines[1]})" if len(lines) == 2 else ""
-            raise InputError(f"{path}: the key {error.key!r} appears twice in one object{where}{twice}") from None
-        except json.JSONDecodeError as error:
-            raise InputError(f"{path}: not valid JSON ({error})") from None
-
-    class Loader(yaml.SafeLoader):
-        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
-            first: dict[Any, int] = {}
-            for key_node, _ in node.value:
-                key = self.construct_object(key_node, deep=deep)
-                line = key_node.start_mark.line + 1
-                if isinstance(key, str) and key in first:
-                    raise _DuplicateKey(key, (first[key], line))
-                if isinstance(key, str):
-                    first[key] = line
-            return super().construct_mapping(node, deep=deep)
-
-    try:
-        return yaml.load(text, Loader=Loader)  # a SafeLoader subclass
-    except _DuplicateKey as error:
-        a, b = error.lines
-        message = f"the key {error.key!r} appears twice in one mapping (lines {a} and {b})"
-        raise InputError(f"{path}: {message}{twice}") from None
-    except yaml.YAMLError as error:
-        raise InputError(f"{path}: not valid YAML ({' '.join(str(error).split())})") from None
 
 
 def load_protocol_config(path: str | Path, family: str) -> ProtocolReportConfig:
