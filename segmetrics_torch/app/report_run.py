@@ -31,13 +31,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import importlib.util
-import json
 import os
 import re
-import shutil
 import stat
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -51,10 +48,9 @@ from ..errors import InputError
 from ..registry import missing_packages
 from ..reports.cache import ResultCache
 from ..reports.combined import check_xlsx
-from ..reports.files import make_temporary_file
 from ..reports.html_report import check_html_folder, html_folder_output
-from ..reports.output_safety import FolderOutput, InputFile, InputFolder, check_outputs, report_folder, report_owns
-from ..reports.report import html_page_folders, render_report, write_records_html
+from ..reports.output_safety import FolderOutput, InputFile, InputFolder, check_outputs, report_folder
+from ..reports.report import html_page_folders, render_report, write_records_html, write_report_folder
 from ..reports.tables import check_csv_outputs, to_jsonable
 from . import distributed, runner
 from .report_config import (
@@ -418,7 +414,7 @@ def _write_report(
     summary lines; ``result`` with the files written and the tables."""
 
     files, tables = render_report(result.records, config)
-    written = _write_atomically(config.output, files)
+    written = write_report_folder(config.output, files)
     out(tables)
     out("")
     cached = len(result.cached)
@@ -492,72 +488,8 @@ def check_report_outputs(config: ReportConfig, file_outputs: Mapping[str, Path])
     check_csv_outputs(files)
 
 
-#: the list of files a report wrote, in its folder: the next report removes those it does not write again
-MANIFEST = ".segmetrics-manifest.json"
 #: the lock file of a report folder (see ``_output_lock``)
 LOCK_FILE = ".segmetrics-lock"
-
-
-def _write_atomically(folder: Path, files: Mapping[str, Callable[[Path], None]]) -> list[Path]:
-    """Render every file into a temporary folder inside ``folder``, then move them into place (``os.replace``).
-
-    The report is a set: the files the previous report listed in its manifest and this one does not write (a dataset
-    dropped from the configuration, figures after ``--figures none``) are removed, so no table or figure is left
-    that the new ``tables.md`` does not describe. Files the report never wrote are not touched.
-    """
-    folder.mkdir(exist_ok=True)
-    # a run killed (SIGKILL, power loss) while writing leaves its temporary folder behind: the next run into the same
-    # output removes it (one run writes one output folder at a time, as documented)
-    for stale in folder.glob(".segmetrics-report-*"):
-        if stale.is_dir() and not stale.is_symlink():
-            shutil.rmtree(stale, ignore_errors=True)
-    temp = Path(tempfile.mkdtemp(prefix=".segmetrics-report-", dir=folder))
-    try:
-        for relative, write in files.items():
-            target = temp / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            write(target)
-        written = []
-        for relative in files:
-            final = folder / relative
-            final.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(temp / relative, final)
-            written.append(final)
-    finally:
-        shutil.rmtree(temp, ignore_errors=True)
-    _replace_manifest(folder, sorted(files))
-    return written
-
-
-def _replace_manifest(folder: Path, relatives: list[str]) -> list[str]:
-    """Remove the previous report's files that ``relatives`` does not name, then record ``relatives``."""
-
-    manifest = folder / MANIFEST
-    removed = []
-    try:
-        previous = json.loads(manifest.read_text(encoding="utf-8")).get("files", [])
-    except (OSError, ValueError, AttributeError):
-        previous = []  # no manifest (first report, or one of an older version): nothing is known to be stale
-    keep = set(relatives)
-    root = folder.resolve()
-    for relative in previous:
-        if not isinstance(relative, str) or relative in keep or not report_owns(relative):
-            continue  # a manifest names only files a report writes: anything else there is not removed
-        path = (folder / relative).resolve()
-        if root not in path.parents or not path.is_file():  # only files inside the report folder
-            continue
-        path.unlink()
-        removed.append(relative)
-        parent = path.parent
-        while parent != root and not any(parent.iterdir()):
-            parent.rmdir()
-            parent = parent.parent
-    text = json.dumps({"format": "segmetrics-report-manifest/1", "files": relatives}, indent=1)
-    handle, temp = make_temporary_file(folder, ".manifest-")
-    with os.fdopen(handle, "w", encoding="utf-8") as f:
-        f.write(text + "\n")
-    os.replace(temp, manifest)
-    return removed
 
 
 def _families(config: ReportConfig) -> list[str]:

@@ -45,12 +45,9 @@ import contextlib
 import dataclasses
 import functools
 import importlib.util
-import json
 import math
 import os
 import re
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -73,9 +70,10 @@ from ..functional.semantic_boundary import (
 from ..registry import lower_is_better, report_columns
 from .combined import LATEX_MACROS, combine, format_combined_latex, format_combined_markdown, write_combined_csv
 from .figures import plot_pr_curves
-from .files import make_temporary_file, slug
+from .files import slug
 from .named_inputs import read_config_mapping, read_text_file
-from .output_safety import InputFile, InputFolder, check_outputs, report_folder, report_owns
+from .output_safety import InputFile, InputFolder, check_outputs, report_folder
+from .report import write_report_folder
 from .tables import format_latex_table, format_markdown_table, format_table, write_csv, write_json, write_rows
 from .video_figures import plot_davis_per_sequence
 
@@ -91,7 +89,6 @@ __all__ = [
     "render_protocol_report",
     "resolved_device_name",
     "run_protocol_report",
-    "write_report_folder",
 ]
 
 #: the families of this module and their registry family (the table's columns and directions)
@@ -663,63 +660,6 @@ def _nothing(path: Path) -> None:
 
 def _draw_formats(draw: Callable[[list[Path]], Any], formats: list[str], path: Path) -> None:
     draw([path.with_suffix(f".{fmt}") for fmt in formats])
-
-
-#: the list of files a report wrote, in its folder (the name every report uses)
-MANIFEST = ".segmetrics-manifest.json"
-
-
-def write_report_folder(folder: str | Path, files: Mapping[str, Callable[[Path], Any]]) -> list[Path]:
-    """Write a report's files into ``folder``: each rendered into a temporary folder inside it, then moved into place
-    (``os.replace``, atomic per file), so that a failure writes nothing; then the files that the previous report
-    listed in its manifest (``.segmetrics-manifest.json``) and this one does not write are removed (only names a
-    report owns: :func:`.output_safety.report_owns`), and the new list is recorded.
-
-    Returns:
-        The paths written.
-    """
-    folder = Path(folder)
-    created = not folder.exists()
-    folder.mkdir(exist_ok=True)
-    temp = Path(tempfile.mkdtemp(prefix=".segmetrics-report-", dir=folder))
-    try:
-        for relative, write in files.items():
-            (temp / relative).parent.mkdir(parents=True, exist_ok=True)
-            write(temp / relative)
-        written = []
-        for relative in files:
-            (folder / relative).parent.mkdir(parents=True, exist_ok=True)
-            os.replace(temp / relative, folder / relative)
-            written.append(folder / relative)
-    except BaseException:
-        shutil.rmtree(temp, ignore_errors=True)
-        if created:
-            shutil.rmtree(folder, ignore_errors=True)  # this run made it and wrote nothing into it
-        raise
-    shutil.rmtree(temp, ignore_errors=True)
-    _replace_manifest(folder, sorted(files))
-    return written
-
-
-def _replace_manifest(folder: Path, relatives: list[str]) -> None:
-    manifest = folder / MANIFEST
-    try:
-        previous = json.loads(manifest.read_text(encoding="utf-8")).get("files", [])
-    except (OSError, ValueError, AttributeError):
-        previous = []
-    root = folder.resolve()
-    for relative in previous:
-        if not isinstance(relative, str) or relative in relatives or not report_owns(relative):
-            continue
-        path = (folder / relative).resolve()
-        if root in path.parents and path.is_file():
-            path.unlink()
-            with contextlib.suppress(OSError):  # an emptied csv/ or figures/ folder goes too
-                path.parent.rmdir()
-    handle, temp = make_temporary_file(folder, ".manifest-")
-    with os.fdopen(handle, "w", encoding="utf-8") as f:
-        f.write(json.dumps({"format": "segmetrics-report-manifest/1", "files": relatives}, indent=1) + "\n")
-    os.replace(temp, manifest)
 
 
 def run_protocol_report(

@@ -24,7 +24,11 @@ the number of proposals (:func:`segmetrics_torch.reports.figures.plot_proposal_r
 from __future__ import annotations
 
 import functools
+import json
 import math
+import os
+import shutil
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -45,7 +49,9 @@ from .combined import (
     write_combined_xlsx,
 )
 from .figures import plot_proposal_recall
+from .files import make_temporary_file
 from .html_report import HtmlImage, write_html_report
+from .output_safety import report_owns
 from .tables import (
     SOD_COLUMNS,
     SURFACE_COLUMNS,
@@ -61,11 +67,14 @@ from .tables import (
 )
 
 __all__ = [
+    "MANIFEST",
     "html_page_folders",
     "render_report",
+    "replace_manifest",
     "table_columns",
     "table_row",
     "write_records_html",
+    "write_report_folder",
 ]
 
 #: the BSDS table's columns (result key, header), the registry's
@@ -605,3 +614,81 @@ def write_records_html(
             )
         )
     return pages
+
+
+#: the list of files a report wrote, in its folder: the next report removes those it does not write again
+MANIFEST = ".segmetrics-manifest.json"
+#: the prefix of a report's temporary folder inside its output folder
+_TEMP_PREFIX = ".segmetrics-report-"
+
+
+def write_report_folder(folder: str | Path, files: Mapping[str, Callable[[Path], Any]]) -> list[Path]:
+    """Write a report's files (``relative path -> write(path)``) into ``folder``: each rendered into a temporary
+    folder inside it, then moved into place (``os.replace``, atomic per file), so that a failure while rendering
+    writes nothing (a folder this call created is removed again); then the files the previous report listed in its
+    manifest and this one does not write are removed (:func:`replace_manifest`). A report is a set: no table or
+    figure is left that the new tables do not describe; files a report never wrote are not touched. Every report of
+    the command is written so (``evaluate --config``, the protocol reports).
+
+    Returns:
+        The paths written.
+    """
+    folder = Path(folder)
+    created = not folder.exists()
+    folder.mkdir(exist_ok=True)
+    # a run killed (SIGKILL, power loss) while writing leaves its temporary folder behind: the next run into the same
+    # output removes it (one run writes one output folder at a time, as documented)
+    for stale in folder.glob(f"{_TEMP_PREFIX}*"):
+        if stale.is_dir() and not stale.is_symlink():
+            shutil.rmtree(stale, ignore_errors=True)
+    temp = Path(tempfile.mkdtemp(prefix=_TEMP_PREFIX, dir=folder))
+    try:
+        for relative, write in files.items():
+            (temp / relative).parent.mkdir(parents=True, exist_ok=True)
+            write(temp / relative)
+        written = []
+        for relative in files:
+            final = folder / relative
+            final.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(temp / relative, final)
+            written.append(final)
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        if created:
+            shutil.rmtree(folder, ignore_errors=True)  # this call made it and wrote nothing into it
+        raise
+    shutil.rmtree(temp, ignore_errors=True)
+    replace_manifest(folder, sorted(files))
+    return written
+
+
+def replace_manifest(folder: Path, relatives: list[str]) -> list[str]:
+    """Remove the files the previous report of ``folder`` listed in its manifest (:data:`MANIFEST`) and
+    ``relatives`` does not name (only names a report owns: :func:`~.output_safety.report_owns`, inside the folder;
+    emptied sub-folders go too), then record ``relatives``; the paths removed."""
+    manifest = folder / MANIFEST
+    removed = []
+    try:
+        previous = json.loads(manifest.read_text(encoding="utf-8")).get("files", [])
+    except (OSError, ValueError, AttributeError):
+        previous = []  # no manifest (first report, or one of an older version): nothing is known to be stale
+    keep = set(relatives)
+    root = folder.resolve()
+    for relative in previous:
+        if not isinstance(relative, str) or relative in keep or not report_owns(relative):
+            continue  # a manifest names only files a report writes: anything else there is not removed
+        path = (folder / relative).resolve()
+        if root not in path.parents or not path.is_file():  # only files inside the report folder
+            continue
+        path.unlink()
+        removed.append(relative)
+        parent = path.parent
+        while parent != root and not any(parent.iterdir()):
+            parent.rmdir()
+            parent = parent.parent
+    text = json.dumps({"format": "segmetrics-report-manifest/1", "files": relatives}, indent=1)
+    handle, temp = make_temporary_file(folder, ".manifest-")
+    with os.fdopen(handle, "w", encoding="utf-8") as f:
+        f.write(text + "\n")
+    os.replace(temp, manifest)
+    return removed

@@ -367,8 +367,7 @@ NOT_INPUT_READERS = {
     "segmetrics_torch.datasets.decoding.DecodeStream.__iter__": "a decoding worker's chunk, in the scratch folder",
     "segmetrics_torch.reports.cache.ResultCache.load": "the command's own cache entries (an output folder)",
     "segmetrics_torch.reports.cache.file_id": "hashes an input the pairing already took (reads, never writes)",
-    "segmetrics_torch.app.report_run._replace_manifest": "the report's own manifest",
-    "segmetrics_torch.reports.protocol_report._replace_manifest": "the report's own manifest",
+    "segmetrics_torch.reports.report.replace_manifest": "the report's own manifest",
     "segmetrics_torch.reports.tables._read_csv_table": "a CSV table this command wrote, read back to merge rows",
 }
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from segmetrics_torch.app import report_run
 from segmetrics_torch.app.cli import main
+from segmetrics_torch.reports import report
 from segmetrics_torch.reports.output_safety import report_owns
 
 from .folders import H, W, fingerprint, png, write_families
@@ -426,11 +426,11 @@ def test_a_manifest_removes_only_report_files(tmp_path: Path) -> None:
     (tmp_path / "eval.yaml").write_text("x", encoding="utf-8")
     (tmp_path / "figures").mkdir()
     (tmp_path / "figures" / "old.png").write_text("x", encoding="utf-8")
-    (tmp_path / report_run.MANIFEST).write_text(
+    (tmp_path / report.MANIFEST).write_text(
         json.dumps({"files": ["eval.yaml", "figures/old.png", "../outside.txt"]}), encoding="utf-8"
     )
     (tmp_path.parent / "outside.txt").write_text("x", encoding="utf-8")
-    removed = report_run._replace_manifest(tmp_path, ["results.json"])
+    removed = report.replace_manifest(tmp_path, ["results.json"])
     assert removed == ["figures/old.png"]
     assert (tmp_path / "eval.yaml").exists() and (tmp_path.parent / "outside.txt").exists()
 
