@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from tqdm.auto import tqdm
 
@@ -22,9 +22,9 @@ from ..datasets.folders import FolderDataset, open_folders
 from ..datasets.pairing import BOUNDARY_EXTENSIONS, check_pairing, match_folders
 from ..datasets.prescan import dataset_name, method_name
 from ..errors import InputError
-from ..registry import Family, higher_is_better
 from ..reports.html_report import HtmlImage, check_html_folder, html_folder_output, write_html_report
 from ..reports.output_safety import FolderOutput, InputFolder, checked_outputs
+from ..reports.report import html_columns
 from ..reports.tables import per_image_rows, scalar_row, write_run_files
 from . import distributed, runner
 
@@ -346,15 +346,14 @@ class FolderRun:
         options = dict(options)
         if options.get("parameter_kind") == "thresholds":  # a ucm2 hierarchy's levels, for the overlay's level
             options["thresholds"] = options["parameters"]
-        shown = [*columns, *((k, k) for k in dict.fromkeys(k for r in rows for k in r) if k not in dict(columns))]
-        shown = [(k, label) for k, label in shown if k not in ("method", "dataset", "image")]
+        shown, directions = html_columns(self.family, columns, rows)
         evaluated = {str(r["image"]) for r in rows}
         path = write_html_report(
             Path(str(self.html)),
             family=self.family,
             title=f"{name} on {self.dataset}",
             columns=shown,
-            higher_is_better={key: higher_is_better(cast(Family, self.family), key) for key, _ in shown},
+            higher_is_better=directions,
             tables={self.dataset: {name: {key: table.get(key) for key, _ in shown}}},
             per_image=rows,
             images=[HtmlImage(self.dataset, s, gt, {name: pred}) for s, pred, gt in pairing.pairs if s in evaluated],

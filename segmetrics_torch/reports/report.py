@@ -68,6 +68,7 @@ from .tables import (
 
 __all__ = [
     "MANIFEST",
+    "html_columns",
     "html_page_folders",
     "render_report",
     "replace_manifest",
@@ -554,6 +555,24 @@ def html_page_folders(out_dir: Path, families: Sequence[str]) -> dict[str, Path]
     return {family: Path(out_dir) if len(unique) == 1 else Path(out_dir) / family for family in unique}
 
 
+def html_columns(
+    family: str, columns: Sequence[tuple[str, str]], rows: Sequence[Mapping[str, Any]]
+) -> tuple[list[tuple[str, str]], dict[str, bool | None]]:
+    """The columns of an HTML page (:func:`~.html_report.write_html_report`): the table's ``(key, header)``
+    ``columns``, then every other key of the per-image ``rows`` (a boundary row's threshold, recall ...), and each
+    one's direction from the registry (:func:`segmetrics_torch.registry.higher_is_better`; None: shown, never
+    ranked).
+
+    Example:
+        >>> html_columns("boundary", [("ods/f", "ODS")], [{"method": "m", "image": "a", "threshold": 0.3, "f": 0.8}])
+        ([('ods/f', 'ODS'), ('threshold', 'threshold'), ('f', 'f')], {'ods/f': True, 'threshold': None, 'f': True})
+    """
+    known = dict(columns)
+    shown = [*columns, *((k, k) for k in dict.fromkeys(k for r in rows for k in r) if k not in known)]
+    shown = [(k, label) for k, label in shown if k not in ("method", "dataset", "image")]
+    return shown, {key: higher_is_better(cast(Family, family), key) for key, _ in shown}
+
+
 def write_records_html(
     out_dir: Path,
     records: Mapping[str, Mapping[str, Mapping[str, Mapping[str, Any]]]],
@@ -583,9 +602,7 @@ def write_records_html(
             for m, r in by_method.items()
             for row in per_image_rows(m, d, r["results"].get("per_image") or {})
         ]
-        known = dict(columns)
-        shown = [*columns, *((k, k) for k in dict.fromkeys(k for r in rows for k in r) if k not in known)]
-        shown = [(k, label) for k, label in shown if k not in ("method", "dataset", "image")]
+        shown, directions = html_columns(family, columns, rows)
         tables = {
             d: {m: {k: table_row(family, r["results"]).get(k) for k, _ in shown} for m, r in by_method.items()}
             for d, by_method in by_dataset.items()
@@ -604,7 +621,7 @@ def write_records_html(
                 family=family,
                 title=f"{_FAMILY_TITLES.get(family, family)}: {', '.join(by_dataset)}",
                 columns=shown,
-                higher_is_better={k: higher_is_better(cast(Family, family), k) for k, _ in shown},
+                higher_is_better=directions,
                 tables=tables,
                 per_image=rows,
                 images=[HtmlImage(d, stem, truths[d, stem], by) for (d, stem), by in predictions.items()],
