@@ -58,10 +58,8 @@ def frames(draw):
     return pred, target, p, k, draw(st.integers(0, 5)), draw(st.booleans())
 
 
-@settings(max_examples=60)
-@given(frames())
-def test_kernel_and_tensor_path_equal_the_per_object_reference(case):
-    pred, target, p, k, radius, void = case
+def assert_both_paths_equal_the_reference(pred, target, p, k, radius, void, label: str = "") -> None:
+    """The compiled kernel and the tensor path each give :func:`per_object_counts`' counts, array for array."""
     want = per_object_counts(pred, target, p, k, radius, void)
     for backend in ("numba", "torch"):
         got = davis_counts(
@@ -74,7 +72,13 @@ def test_kernel_and_tensor_path_equal_the_per_object_reference(case):
             backend=backend,
         )
         for name, value in want.items():
-            np.testing.assert_array_equal(got[name].numpy(), value, err_msg=f"{backend} {name}")
+            np.testing.assert_array_equal(got[name].numpy(), value, err_msg=f"{backend} {name}{label}")
+
+
+@settings(max_examples=60)
+@given(frames())
+def test_kernel_and_tensor_path_equal_the_per_object_reference(case):
+    assert_both_paths_equal_the_reference(*case)
 
 
 @settings(max_examples=25)

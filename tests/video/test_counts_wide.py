@@ -9,7 +9,7 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 from segmetrics_torch.ops.davis import davis_counts
-from tests.video.test_counts import per_object_counts
+from tests.video.test_counts import assert_both_paths_equal_the_reference, per_object_counts
 
 pytest.importorskip("cv2")
 pytest.importorskip("skimage")
@@ -44,19 +44,7 @@ def wide_frames(draw):
 @given(wide_frames())
 def test_wide_frames_equal_the_per_object_reference(case):
     pred, target, p, k, radius, void = case
-    want = per_object_counts(pred, target, p, k, radius, void)
-    for backend in ("numba", "torch"):
-        got = davis_counts(
-            torch.from_numpy(pred),
-            torch.from_numpy(target),
-            num_preds=p,
-            num_targets=k,
-            radius=radius,
-            void=void,
-            backend=backend,
-        )
-        for name, value in want.items():
-            np.testing.assert_array_equal(got[name].numpy(), value, err_msg=f"{backend} {name} radius {radius}")
+    assert_both_paths_equal_the_reference(pred, target, p, k, radius, void, f" radius {radius}")
 
 
 @pytest.mark.parametrize("radius", [8, 63, 64])
