@@ -127,7 +127,7 @@ def test_the_stubs_are_generated_from_the_modules_lists():
 
     assert write_stubs(check=True) == [], "run: python -m segmetrics_torch._stubs"
     stub = render_stubs()["metrics/__init__.pyi"]
-    assert "    ClDice as ClDice,\n" in stub and "from .surface import (" in stub
+    assert "    BoundaryIoU as BoundaryIoU,\n" in stub and "from .surface import (" in stub
 
 
 def test_the_stub_generator_sees_a_new_metric(tmp_path, monkeypatch):
@@ -147,3 +147,28 @@ def test_the_stub_generator_sees_a_new_metric(tmp_path, monkeypatch):
     assert "    MeanAverageSurfaceDistance as MeanAverageSurfaceDistance,\n" in stubs["metrics/__init__.pyi"]
     assert "    MeanAverageSurfaceDistance as MeanAverageSurfaceDistance,\n" in stubs["__init__.pyi"]
     assert _stubs.write_stubs(check=True) == ["metrics/__init__.pyi", "__init__.pyi"]
+
+
+def test_a_new_functional_module_is_exported_by_its_family_and_functional(tmp_path, monkeypatch):
+    """A new measure module of a functional family is exported by the family and by ``functional`` from its own
+    ``__all__`` alone (the generated import blocks), its private siblings' names are not, and two families exporting
+    one name is an error."""
+    import shutil
+
+    from segmetrics_torch import _stubs
+
+    package = tmp_path / "segmetrics_torch"
+    shutil.copytree(Path(_stubs.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__", "_kernels"))
+    surface = package / "functional" / "surface"
+    (surface / "betti.py").write_text('"""A new measure."""\n\n__all__ = ["betti_error"]\n')
+    (surface / "_helpers.py").write_text('__all__ = ["hidden_helper"]\n')
+    monkeypatch.setattr(_stubs, "PACKAGE", package)
+    faces = _stubs.render_faces()
+    family, top = faces["functional/surface/__init__.py"], faces["functional/__init__.py"]
+    assert "from .betti import (\n    betti_error,\n)\n" in family and '    "betti_error",\n' in family
+    assert family.startswith('"""Boundary-distance measures') and family.count(_stubs.FACE_MARKER) == 1
+    assert "    betti_error,\n" in top and "hidden_helper" not in family + top
+    assert _stubs.write_stubs(check=True) == ["functional/surface/__init__.py", "functional/__init__.py"]
+    (package / "functional" / "video" / "clash.py").write_text('__all__ = ["betti_error"]\n')
+    with pytest.raises(ValueError, match="both export 'betti_error'"):
+        _stubs.render_faces()

@@ -30,7 +30,7 @@ from ..._checks import (
 )
 from ...ops.morphology import dilate_disk, seg2bmap
 
-__all__ = ["boundary_f_from_counts", "boundary_radius", "morphological_boundary_f"]
+__all__ = ["boundary_radius", "morphological_boundary_f"]
 
 
 def boundary_radius(bound_th: float, height: int, width: int) -> float:

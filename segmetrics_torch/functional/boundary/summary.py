@@ -35,7 +35,6 @@ from torch import Tensor
 from ..._checks import check_choice
 
 __all__ = [
-    "UniqueOccurrence",
     "average_precision",
     "best_f_interpolated",
     "boundary_summary",

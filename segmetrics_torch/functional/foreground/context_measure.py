@@ -48,7 +48,7 @@ from ._intermediates import use_cpu_kernel
 from ._level_path import binary_target, numpy_levels
 from ._prepare import prepare_maps
 
-__all__ = ["context_measure"]
+__all__ = ["camouflage_context_measure", "context_measure"]
 
 EPS = float(np.spacing(1))
 _E_FACTOR = math.e / (math.e - 1)

@@ -24,7 +24,7 @@ from ..._checks import ImageBatch
 from ._intermediates import ForegroundIntermediates, e_from_counts, run_per_image
 from .matlab_toolbox import check_foreground_protocol, toolbox_foreground_values
 
-__all__ = ["e_from_counts", "e_measure"]
+__all__ = ["e_measure"]
 
 
 def e_measure(

@@ -85,26 +85,12 @@ from ._prepare import binarize_target
 from ._tensor_path import s_measure_of_maps
 
 __all__ = [
-    "FOREGROUND_PROTOCOLS",
-    "TOOLBOX_CURVES",
-    "TOOLBOX_KEYS",
     "TOOLBOX_LAYOUTS",
     "TOOLBOX_PROTOCOLS",
-    "TOOLBOX_RESULT_PATHS",
-    "TOOLBOX_SCALARS",
-    "ToolboxProtocol",
     "ToolboxSums",
-    "as_foreground_keys",
-    "check_foreground_protocol",
     "format_toolbox_line",
     "summarize_toolbox",
-    "toolbox_counts",
-    "toolbox_foreground_values",
-    "toolbox_maps",
     "toolbox_measures",
-    "toolbox_overlap_from_counts",
-    "toolbox_thresholds",
-    "warn_toolbox_nans",
 ]
 
 

@@ -34,7 +34,7 @@ from ._intermediates import use_cpu_kernel
 from ._prepare import prepare_maps
 from .threshold_measures import check_modes
 
-__all__ = ["MSIOU_MODES", "cell_sizes", "multiscale_iou"]
+__all__ = ["multiscale_iou"]
 
 MSIOU_MODES = ("adaptive", "dynamic", "binary")
 #: thresholds of the dynamic curve per chunk (bounds the (B, T, H, W) temporaries)

@@ -52,7 +52,7 @@ from .threshold_measures import (
     measure_table,
 )
 
-__all__ = ["SI_MAE_NAN_REASON", "gt_targets", "size_invariant_mae", "size_invariant_threshold_measures"]
+__all__ = ["SI_MAE_NAN_REASON", "size_invariant_mae", "size_invariant_threshold_measures"]
 
 AREA_THRESHOLD = 50
 _CROSS_3D = np.zeros((3, 3, 3), dtype=bool)

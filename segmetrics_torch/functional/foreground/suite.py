@@ -30,19 +30,7 @@ from .matlab_toolbox import check_foreground_protocol, toolbox_foreground_values
 from .overlap import f_from_counts, overlap_from_counts
 from .structure_measure import check_s_options, warn_s_measure_nan
 
-__all__ = [
-    "FOREGROUND_KEYS",
-    "SUITE_CURVES",
-    "SUITE_DEFAULTS",
-    "SUITE_SCALARS",
-    "ForegroundSums",
-    "add_sums",
-    "derive_all",
-    "foreground_measures",
-    "suite_options",
-    "suite_settings",
-    "summarize_foreground",
-]
+__all__ = ["FOREGROUND_KEYS", "ForegroundSums", "foreground_measures", "summarize_foreground"]
 
 FOREGROUND_KEYS = {
     "mae": "mean absolute error (B,)",

@@ -51,14 +51,7 @@ from ._intermediates import MeasureOptions, measure_values, use_cpu_kernel
 from ._level_path import image_counts
 from ._prepare import binarize_target, prepare_maps
 
-__all__ = [
-    "THRESHOLD_MEASURES",
-    "THRESHOLD_MODES",
-    "canonical_measures",
-    "check_modes",
-    "measure_from_counts",
-    "threshold_measures",
-]
+__all__ = ["threshold_measures"]
 
 #: accepted aliases -> canonical name
 MEASURE_ALIASES = {

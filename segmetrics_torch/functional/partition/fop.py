@@ -29,7 +29,7 @@ from torch import Tensor
 
 from ...ops.contingency import ContingencyTables, TableSlots
 
-__all__ = ["AREA_PERCENTILE", "candidates", "objects_and_parts"]
+__all__: list[str] = []
 
 AREA_PERCENTILE = 0.99
 

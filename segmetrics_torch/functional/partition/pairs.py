@@ -32,7 +32,7 @@ from ..boundary.bsds import annotator_boundaries
 from .segmentation import _as_labels, _by_size, _reassemble, fb_precision_recall
 from .tables import TABLE_MEASURES, check_fop_constants, check_measures, measures_from_tables
 
-__all__ = ["PartitionPairs"]
+__all__: list[str] = []
 
 #: dense table cells counted per batch of pairs (8 bytes each): bounds the memory of one contingency-table batch
 _BATCH_CELLS = 2**23

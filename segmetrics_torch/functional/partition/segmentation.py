@@ -21,13 +21,7 @@ from ...ops.contingency import ContingencyTables, contingency_tables, pair_table
 from ..boundary.bsds import annotator_boundaries, boundary_pr_counts, segmentation_boundaries
 from .tables import TABLE_MEASURES, check_fop_constants, check_measures, measures_from_tables
 
-__all__ = [
-    "as_label_list",
-    "fb_precision_recall",
-    "partition_fb",
-    "partition_measures",
-    "partition_tables",
-]
+__all__ = ["fb_precision_recall", "partition_measures", "partition_tables"]
 
 
 def _as_labels(x: Tensor, name: str, validate_args: bool) -> Tensor:

@@ -31,7 +31,7 @@ from ..boundary.summary import UniqueOccurrence, average_precision, check_unique
 from .segmentation import fb_precision_recall
 from .tables import MEASURES
 
-__all__ = ["LOWER_IS_BETTER", "PR_MEASURES", "hierarchy_state", "state_shapes", "summarize_hierarchy"]
+__all__ = ["hierarchy_state", "summarize_hierarchy"]
 
 PR_MEASURES = ("fb", "fop", "fr")
 LOWER_IS_BETTER = ("voi",)

@@ -45,7 +45,7 @@ from ...ops.contingency import ContingencyTables, TableSlots, max_matching_weigh
 from ...registry import PARTITION, PARTITION_TABLES
 from .fop import objects_and_parts
 
-__all__ = ["MEASURES", "TABLE_MEASURES", "check_fop_constants", "check_measures", "measures_from_tables"]
+__all__ = ["MEASURES", "TABLE_MEASURES", "measures_from_tables"]
 
 # Measures computed from the tables (Fb needs the boundary matching and is handled by the callers): the registry's.
 TABLE_MEASURES = PARTITION_TABLES

@@ -36,12 +36,7 @@ from ...readers import reads
 
 __all__ = [
     "CITYSCAPES_CLASSES",
-    "CITYSCAPES_IGNORE_LABELS",
-    "CITYSCAPES_INSTANCE_LABELS",
-    "CITYSCAPES_LABEL_TO_TRAIN",
     "SBD_CLASSES",
-    "SBDClassGroundTruth",
-    "SBDInstanceGroundTruth",
     "SemanticGroundTruth",
     "cityscapes_ground_truth",
     "mask_boundaries",
@@ -52,7 +47,6 @@ __all__ = [
     "regenerate_boundaries",
     "resize_nearest",
     "sbd_ground_truth",
-    "stored_sbd_boundaries",
 ]
 
 SBD_CLASSES = (

@@ -23,16 +23,7 @@ from typing import Any, Literal, get_args
 
 from ..._checks import check_bool, check_choice, check_positive_float
 
-__all__ = [
-    "DATASETS",
-    "PRESETS",
-    "Dataset",
-    "GroundTruthSource",
-    "Preset",
-    "SemanticBoundaryProtocol",
-    "ThresholdRule",
-    "semantic_boundary_protocol",
-]
+__all__ = ["PRESETS", "SemanticBoundaryProtocol", "semantic_boundary_protocol"]
 
 Dataset = Literal["sbd", "cityscapes"]
 Preset = Literal["matlab", "pre-seal", "post-seal"]

@@ -16,7 +16,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import get_args
 
 import numpy as np
 import torch
@@ -32,7 +31,7 @@ from segmetrics_torch._checks import (
 )
 
 from ...ops.distance import spacing_scale
-from .options import Convention, DistanceMetric, InputFormat
+from .options import CONVENTIONS, DISTANCE_METRICS, INPUT_FORMATS, EmptyMaskWarning
 
 __all__ = [
     "CONVENTIONS",
@@ -45,35 +44,6 @@ __all__ = [
     "one_hot_inputs",
     "prepare_pairs",
 ]
-
-#: the reference implementations whose rules ``convention=`` reproduces
-CONVENTIONS: tuple[str, ...] = get_args(Convention)
-#: MONAI's and TorchMetrics' names of the point-to-point distances
-DISTANCE_METRICS: tuple[str, ...] = get_args(DistanceMetric)
-#: TorchMetrics' names of the input layouts: "index" (masks, or label maps with ``num_classes``: this package's
-#: default), "one-hot" ((B, C, *spatial) channels; floating scores are arg-maxed over the channels) and "mixed" (one
-#: side one-hot, the other index labels)
-INPUT_FORMATS: tuple[str, ...] = get_args(InputFormat)
-
-
-class EmptyMaskWarning(UserWarning):
-    """A prediction or ground truth of one (image, class) pair has no foreground: the measure is inf, NaN or 0.
-
-    Besides its message it names the pair: ``image`` (the index in the batch), ``class_id`` (None for masks) and
-    ``what`` ("prediction is", "ground truth is" or "prediction and ground truth are" empty), so that a caller can
-    name the pair its own way (the command names the file), and the ``measure`` with the ``value`` it returned."""
-
-    def __init__(
-        self,
-        message: str,
-        image: int = -1,
-        class_id: int | None = None,
-        what: str = "",
-        measure: str = "",
-        value: str = "",
-    ) -> None:
-        super().__init__(message)
-        self.image, self.class_id, self.what, self.measure, self.value = image, class_id, what, measure, value
 
 
 @dataclass

@@ -47,16 +47,7 @@ from ..._checks import check_choice, check_tensor
 from ._inputs import as_tensor_input, channel_columns, one_hot_inputs
 from .options import MASK_DEFAULTS, MaskOptions, with_defaults
 
-__all__ = [
-    "AGGREGATIONS",
-    "AGGREGATION_REFERENCES",
-    "AggregatedDistances",
-    "Aggregation",
-    "aggregate_distances",
-    "aggregated_values",
-    "check_aggregation",
-    "empty_sides",
-]
+__all__ = ["AGGREGATIONS", "AGGREGATION_REFERENCES", "AggregatedDistances", "aggregate_distances", "empty_sides"]
 
 #: how a dataset mean treats a missed structure (see the module doc)
 Aggregation = Literal["inf", "drop_nan", "worst_case"]

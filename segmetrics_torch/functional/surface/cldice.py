@@ -31,14 +31,7 @@ from ..._checks import check_bool, check_choice, check_number_in, check_positive
 from ._inputs import prepare_pairs, warn_empty
 from .options import MASK_DEFAULTS, MaskOptions, with_defaults
 
-__all__ = [
-    "ClDiceWarning",
-    "SoftReduction",
-    "ZeroDivision",
-    "cl_dice",
-    "soft_cl_dice_loss",
-    "soft_skeleton",
-]
+__all__ = ["ClDiceWarning", "cl_dice", "soft_cl_dice_loss", "soft_skeleton"]
 
 #: what :func:`cl_dice` returns where the authors' formula divides 0 by 0: "defined" values, or "nan" (the authors')
 ZeroDivision = Literal["defined", "nan"]

@@ -18,20 +18,12 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, get_args
 
-from ..._checks import with_defaults
+from ..._checks import with_defaults as with_defaults  # the shared check, for the family's modules
 
-__all__ = [
-    "DISTANCE_DEFAULTS",
-    "MASK_DEFAULTS",
-    "Convention",
-    "DistanceMetric",
-    "DistanceOptions",
-    "InputFormat",
-    "MaskOptions",
-    "with_defaults",
-]
+# what the family's package exports from here (the rest is its modules' and Metrics' shared typing)
+__all__ = ["CONVENTIONS", "EmptyMaskWarning"]
 
 
 #: the reference whose rules a measure follows
@@ -40,6 +32,36 @@ Convention = Literal["monai", "medpy", "deepmind", "torchmetrics"]
 DistanceMetric = Literal["euclidean", "chessboard", "taxicab"]
 #: TorchMetrics' input layouts
 InputFormat = Literal["index", "one-hot", "mixed"]
+
+
+#: the reference implementations whose rules ``convention=`` reproduces
+CONVENTIONS: tuple[str, ...] = get_args(Convention)
+#: MONAI's and TorchMetrics' names of the point-to-point distances
+DISTANCE_METRICS: tuple[str, ...] = get_args(DistanceMetric)
+#: TorchMetrics' names of the input layouts: "index" (masks, or label maps with ``num_classes``: this package's
+#: default), "one-hot" ((B, C, *spatial) channels; floating scores are arg-maxed over the channels) and "mixed" (one
+#: side one-hot, the other index labels)
+INPUT_FORMATS: tuple[str, ...] = get_args(InputFormat)
+
+
+class EmptyMaskWarning(UserWarning):
+    """A prediction or ground truth of one (image, class) pair has no foreground: the measure is inf, NaN or 0.
+
+    Besides its message it names the pair: ``image`` (the index in the batch), ``class_id`` (None for masks) and
+    ``what`` ("prediction is", "ground truth is" or "prediction and ground truth are" empty), so that a caller can
+    name the pair its own way (the command names the file), and the ``measure`` with the ``value`` it returned."""
+
+    def __init__(
+        self,
+        message: str,
+        image: int = -1,
+        class_id: int | None = None,
+        what: str = "",
+        measure: str = "",
+        value: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.image, self.class_id, self.what, self.measure, self.value = image, class_id, what, measure, value
 
 
 class MaskOptions(TypedDict, total=False):
