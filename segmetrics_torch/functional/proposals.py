@@ -69,7 +69,23 @@ _CHUNK_VALUES = 2**26
 
 
 class ProposalOverlaps(NamedTuple):
-    """Counts of every (proposal, object) pair over the valid pixels: int64 (P, K) ``inter``, ``fp``, ``fn``."""
+    """Counts of every (proposal, object) pair over the valid pixels: int64 (P, K) ``inter``, ``fp``, ``fn``.
+
+    ``jaccard``: the (P, K) float64 ``inter / (inter + fp + fn)``, 0 where the denominator is 0.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import proposal_overlaps
+        >>> obj = torch.zeros(1, 6, 6, dtype=torch.bool)
+        >>> obj[0, 1:5, 1:5] = True  # one 4 x 4 object
+        >>> props = torch.zeros(3, 6, 6, dtype=torch.bool)  # 3 ranked proposals
+        >>> props[0] = True  # the whole image
+        >>> props[1, 1:5, 1:5] = True  # the object itself
+        >>> props[2, 1:5, 1:3] = True  # its left half
+        >>> overlaps = proposal_overlaps(props, obj)  # a ProposalOverlaps
+        >>> [round(j, 4) for j in overlaps.jaccard[:, 0].tolist()]  # 16/36, 16/16, 8/16
+        [0.4444, 1.0, 0.5]
+    """
 
     inter: Tensor
     fp: Tensor
@@ -85,7 +101,24 @@ class ProposalBoundaryCounts(NamedTuple):
     """Morphological boundary-F counts of every (proposal, object) pair (DAVIS ``f_boundary``), int64:
     ``fg_match`` (P, K) proposal boundary pixels within the tolerance of the object's boundary, ``fg_count`` (P,)
     proposal boundary pixels, ``gt_match`` (P, K) object boundary pixels within the tolerance of the proposal's
-    boundary, ``gt_count`` (K,) object boundary pixels."""
+    boundary, ``gt_count`` (K,) object boundary pixels.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import proposal_boundary_overlaps
+        >>> obj = torch.zeros(1, 6, 6, dtype=torch.bool)
+        >>> obj[0, 1:5, 1:5] = True  # one 4 x 4 object
+        >>> props = torch.zeros(3, 6, 6, dtype=torch.bool)  # 3 ranked proposals
+        >>> props[0] = True  # the whole image
+        >>> props[1, 1:5, 1:5] = True  # the object itself
+        >>> props[2, 1:5, 1:3] = True  # its left half
+        >>> counts = proposal_boundary_overlaps(props, obj, bound_th=1)  # a ProposalBoundaryCounts
+        >>> counts.gt_count.tolist(), counts.fg_count.tolist()  # the whole image has no boundary pixel
+        ([16], [0, 16, 12])
+        >>> precision, recall, f = counts.precision_recall_f()
+        >>> [round(v, 4) for v in f[:, 0].tolist()]
+        [0.0, 1.0, 0.7857]
+    """
 
     fg_match: Tensor
     fg_count: Tensor
@@ -265,6 +298,23 @@ def proposal_overlaps(
 
     Returns:
         :class:`ProposalOverlaps` of int64 (P, K) tensors on the objects' device.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import proposal_overlaps
+        >>> obj = torch.zeros(1, 6, 6, dtype=torch.bool)
+        >>> obj[0, 1:5, 1:5] = True  # one 4 x 4 object
+        >>> props = torch.zeros(3, 6, 6, dtype=torch.bool)  # 3 ranked proposals
+        >>> props[0] = True  # the whole image
+        >>> props[1, 1:5, 1:5] = True  # the object itself
+        >>> props[2, 1:5, 1:3] = True  # its left half
+        >>> overlaps = proposal_overlaps(props, obj)
+        >>> overlaps.inter.tolist(), overlaps.fp.tolist(), overlaps.fn.tolist()
+        ([[16], [16], [8]], [[20], [0], [0]], [[0], [0], [8]])
+        >>> labels = torch.zeros(6, 6, dtype=torch.int64)  # or non-overlapping proposals as a label map
+        >>> labels[1:5, 1:3], labels[1:5, 3:5] = 1, 2  # the object's left and right halves
+        >>> proposal_overlaps(labels, obj).jaccard.tolist()
+        [[0.5], [0.5]]
     """
     objects, valid = _check_objects(objects, void, validate_args)
     backend = _backend(backend, objects.device)
@@ -335,6 +385,23 @@ def proposal_boundary_overlaps(
 
     Returns:
         :class:`ProposalBoundaryCounts` on the objects' device.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import proposal_boundary_overlaps
+        >>> obj = torch.zeros(1, 6, 6, dtype=torch.bool)
+        >>> obj[0, 1:5, 1:5] = True  # one 4 x 4 object
+        >>> props = torch.zeros(3, 6, 6, dtype=torch.bool)  # 3 ranked proposals
+        >>> props[0] = True  # the whole image
+        >>> props[1, 1:5, 1:5] = True  # the object itself
+        >>> props[2, 1:5, 1:3] = True  # its left half
+        >>> counts = proposal_boundary_overlaps(props, obj, bound_th=1)  # 1 pixel of tolerance
+        >>> counts.fg_match.tolist(), counts.fg_count.tolist()
+        ([[0], [16], [11]], [0, 16, 12])
+        >>> counts.gt_match.tolist(), counts.gt_count.tolist()
+        ([[0], [16], [11]], [16])
+        >>> [round(v, 4) for v in counts.f[:, 0].tolist()]  # no proposal boundary: (P, R) = (1, 0), F = 0
+        [0.0, 1.0, 0.7857]
     """
 
     check_positive_float(bound_th, "bound_th")
@@ -380,7 +447,17 @@ def proposal_boundary_overlaps(
 
 
 def check_counts(counts: object) -> Tensor:
-    """The N of a proposal sweep as a (L,) int64 tensor: whole numbers >= 1, at least one (``ValueError`` else)."""
+    """The N of a proposal sweep as a (L,) int64 tensor: whole numbers >= 1, at least one (``ValueError`` else).
+
+    Example:
+        >>> from segmetrics_torch.functional import check_counts
+        >>> check_counts([10, 100])
+        tensor([ 10, 100])
+        >>> check_counts([2.5])
+        Traceback (most recent call last):
+            ...
+        ValueError: Expected `counts` to be positive whole numbers of proposals, but got [2.5].
+    """
     return check_positive_counts(counts, "counts", "positive whole numbers of proposals")
 
 
@@ -406,6 +483,21 @@ def best_overlaps(
     Returns:
         ``jaccard`` (L, K) float64 best J, ``inter``, ``fp``, ``fn`` (L, K) int64 counts of the best proposal (the
         first one reaching the maximum), ``num_proposals`` (L,) int64 ``min(N, P)``.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import best_overlaps, proposal_overlaps
+        >>> obj = torch.zeros(1, 6, 6, dtype=torch.bool)
+        >>> obj[0, 1:5, 1:5] = True  # one 4 x 4 object
+        >>> props = torch.zeros(3, 6, 6, dtype=torch.bool)  # 3 ranked proposals
+        >>> props[0] = True  # the whole image
+        >>> props[1, 1:5, 1:5] = True  # the object itself
+        >>> props[2, 1:5, 1:3] = True  # its left half
+        >>> best = best_overlaps(proposal_overlaps(props, obj), counts=[1, 2, 10])
+        >>> [round(j, 4) for j in best["jaccard"][:, 0].tolist()], best["num_proposals"].tolist()
+        ([0.4444, 1.0, 1.0], [1, 2, 3])
+        >>> best["fp"].tolist()  # of the best proposal: the whole image, then the object itself
+        [[20], [0], [0]]
     """
     values, best, num = _running_best(overlaps.jaccard, counts)
     cols = torch.arange(values.shape[1], device=values.device)[None].expand_as(best)
@@ -425,6 +517,19 @@ def best_boundary_f(
 
     Returns:
         ``f``, ``precision``, ``recall`` (L, K) float64 of the best proposal, ``num_proposals`` (L,) int64.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import best_boundary_f, proposal_boundary_overlaps
+        >>> obj = torch.zeros(1, 6, 6, dtype=torch.bool)
+        >>> obj[0, 1:5, 1:5] = True  # one 4 x 4 object
+        >>> props = torch.zeros(3, 6, 6, dtype=torch.bool)  # 3 ranked proposals
+        >>> props[0] = True  # the whole image
+        >>> props[1, 1:5, 1:5] = True  # the object itself
+        >>> props[2, 1:5, 1:3] = True  # its left half
+        >>> best = best_boundary_f(proposal_boundary_overlaps(props, obj, bound_th=1), counts=[1, 2, 10])
+        >>> best["f"].tolist(), best["recall"].tolist(), best["num_proposals"].tolist()
+        ([[0.0], [1.0], [1.0]], [[0.0], [1.0], [1.0]], [1, 2, 3])
     """
     precision, recall, f = counts_f.precision_recall_f()
     values, best, num = _running_best(f, counts)
@@ -471,6 +576,17 @@ def proposal_summary(
     Returns:
         dict of (L,) float64: ``num_proposals`` (mean per image), ``jaccard_object`` (mean), ``jaccard_median``,
         ``recall_50``, ``recall_70``, ``recall_85`` (strict >), ``average_recall``; ``jaccard_class`` with classes.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import proposal_summary
+        >>> best = torch.tensor([[0.3, 0.6, 0.8, 0.9], [0.6, 0.75, 0.9, 1.0]], dtype=torch.float64)  # (L=2, O=4)
+        >>> num = torch.tensor([[10, 10], [20, 15]])  # (L, I=2 images): min(N, P) per image
+        >>> out = proposal_summary(best, num)
+        >>> out["num_proposals"].tolist(), [round(v, 4) for v in out["jaccard_object"].tolist()]
+        ([10.0, 17.5], [0.65, 0.8125])
+        >>> out["recall_50"].tolist(), out["recall_70"].tolist()  # J > 0.5, J > 0.7
+        ([0.75, 1.0], [0.5, 0.75])
     """
     out = {"num_proposals": _mean_per_image(num_proposals), **_curves(best_jaccard, "", "jaccard")}
     if classes is not None:
@@ -498,6 +614,17 @@ def proposal_boundary_summary(
         ``boundary_recall_50/70/85`` (F > t), ``boundary_average_recall`` (mean over t in 0.5:0.05:0.95 of F >= t);
         with classes ``boundary_f_class``, the mean over classes of each class's mean best F (F is no ratio of
         pooled counts, unlike J_c).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import proposal_boundary_summary
+        >>> best_f = torch.tensor([[0.2, 0.6, 0.9, 0.9]], dtype=torch.float64)  # (L=1, O=4)
+        >>> out = proposal_boundary_summary(best_f, torch.tensor([[100, 80]]), classes=torch.tensor([0, 1, 1, 1]))
+        >>> # the mean over objects 2.6 / 4; over classes (0.2 + 0.8) / 2
+        >>> round(float(out["boundary_f_object"][0]), 4), round(float(out["boundary_f_class"][0]), 4)
+        (0.65, 0.5)
+        >>> out["boundary_recall_50"].tolist(), out["num_proposals"].tolist()
+        ([0.75], [90.0])
     """
     out = {"num_proposals": _mean_per_image(num_proposals), **_curves(best_f, "boundary_", "f")}
     if classes is not None:

@@ -104,6 +104,16 @@ def default_thresholds(thresholds: int | Sequence[float] | Tensor, input_format:
     Given values must lie in [0, 1] for soft maps and ucm2 (a ``ValueError`` names ``thresholds``; pyEdgeEval accepts
     any value, but outside the maps' range a threshold keeps every pixel or none, and the usual cause is a 0..255
     threshold for a uint8 map, which is read / 255); "stack" levels are labels, any finite values.
+
+    Example:
+        >>> from segmetrics_torch.functional import default_thresholds
+        >>> default_thresholds(3).tolist()  # linspace(1/4, 3/4, 3)
+        [0.25, 0.5, 0.75]
+        >>> t = default_thresholds(99)  # BSR's default: 0.01 ... 0.99
+        >>> t.numel(), round(float(t[0]), 4), round(float(t[-1]), 4)
+        (99, 0.01, 0.99)
+        >>> default_thresholds(3, "stack").tolist()  # level labels 1..K
+        [1.0, 2.0, 3.0]
     """
     if isinstance(thresholds, bool):
         raise TypeError(f"Expected `thresholds` to be a positive int or a 1-D sequence, but got {thresholds!r}.")
@@ -427,7 +437,28 @@ def warn_if_r50_nan(res: dict[str, Any], who: str, stacklevel: int) -> None:
 
 
 def summarize_counts(counts: BoundaryCounts, *, unique_occurrence: UniqueOccurrence = "last") -> dict[str, Any]:
-    """Dataset summary (and per-image bests) of per-image :class:`BoundaryCounts`, as ``collect_eval_bdry.m``."""
+    """Dataset summary (and per-image bests) of per-image :class:`BoundaryCounts`, as ``collect_eval_bdry.m``.
+
+    Returns:
+        the dict of :func:`~segmetrics_torch.functional.boundary.summary.boundary_summary` plus ``per_image``:
+        ``{"threshold", "recall", "precision", "f"}``, (B,) interpolated best values per image.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import BoundaryCounts, default_thresholds, summarize_counts
+        >>> counts = BoundaryCounts(  # one image at 3 thresholds: R = 4/4, 3/4, 1/4 and P = 4/8, 3/3, 1/1
+        ...     cnt_r=torch.tensor([[4, 3, 1]]),
+        ...     sum_r=torch.tensor([[4, 4, 4]]),
+        ...     cnt_p=torch.tensor([[4, 3, 1]]),
+        ...     sum_p=torch.tensor([[8, 3, 1]]),
+        ...     thresholds=default_thresholds(3),
+        ... )
+        >>> res = summarize_counts(counts)
+        >>> [round(f, 4) for f in res["f"].tolist()]  # F = 2PR / (P + R) per threshold
+        [0.6667, 0.8571, 0.4]
+        >>> round(float(res["ois"]["f"]), 4), round(float(res["per_image"]["f"][0]), 4)
+        (0.8571, 0.8571)
+    """
     cr, sr, cp, sp, levels = counts
     res = boundary_summary(
         cr.sum(0),

@@ -34,7 +34,15 @@ __all__ = ["boundary_radius", "morphological_boundary_f"]
 
 
 def boundary_radius(bound_th: float, height: int, width: int) -> float:
-    """DAVIS tolerance in pixels: ``ceil(bound_th * diagonal)`` for ``bound_th < 1``, else ``bound_th``."""
+    """DAVIS tolerance in pixels: ``ceil(bound_th * diagonal)`` for ``bound_th < 1``, else ``bound_th``.
+
+    Example:
+        >>> from segmetrics_torch.functional import boundary_radius
+        >>> boundary_radius(0.008, 480, 854)  # ceil(0.008 * 979.65): DAVIS' 480p frames
+        8.0
+        >>> boundary_radius(3, 480, 854)  # >= 1: pixels
+        3.0
+    """
     pixels = float(bound_th) if bound_th >= 1 else float(math.ceil(bound_th * math.hypot(height, width)))
     return check_tolerance(pixels, bound_th, "bound_th", height, width)
 

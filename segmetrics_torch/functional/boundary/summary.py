@@ -53,6 +53,15 @@ def matlab_linspace(start: float, stop: float, num: int, *, dtype: torch.dtype =
 
     numpy computes ``start + k * ((stop - start) / (num - 1))`` instead, which differs in the last bit for some
     ``k``; thresholds equal to pixel values (e.g. 51/255 = 0.2) make that bit decide ``pb >= t``.
+
+    Example:
+        >>> import numpy as np
+        >>> from segmetrics_torch.functional import matlab_linspace
+        >>> matlab_linspace(0, 1, 5).tolist()
+        [0.0, 0.25, 0.5, 0.75, 1.0]
+        >>> t = matlab_linspace(0.01, 0.99, 99)  # BSR's 99 thresholds: the 50th is one bit below numpy's 0.5
+        >>> float(t[49]), float(np.linspace(0.01, 0.99, 99)[49])
+        (0.49999999999999994, 0.5)
     """
     if num == 1:
         return torch.tensor([stop], dtype=dtype)
@@ -64,7 +73,17 @@ def matlab_linspace(start: float, stop: float, num: int, *, dtype: torch.dtype =
 
 
 def precision_recall_f(cnt_r: Tensor, sum_r: Tensor, cnt_p: Tensor, sum_p: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """(R, P, F) in float64 with the BSR zero-denominator conventions (see module doc)."""
+    """(R, P, F) in float64 with the BSR zero-denominator conventions (see module doc).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import precision_recall_f
+        >>> # 3 of 4 annotator pixels and 3 of 6 machine pixels matched; then an image with no boundary at all
+        >>> r, p, f = precision_recall_f(torch.tensor([3, 0]), torch.tensor([4, 0]), torch.tensor([3, 0]),
+        ...                              torch.tensor([6, 0]))
+        >>> r.tolist(), p.tolist(), f.tolist()
+        ([0.75, 0.0], [0.5, 0.0], [0.6, 0.0])
+    """
     cnt_r, sum_r, cnt_p, sum_p = (x.to(torch.float64) for x in (cnt_r, sum_r, cnt_p, sum_p))
     r = cnt_r / (sum_r + (sum_r == 0))
     p = cnt_p / (sum_p + (sum_p == 0))
@@ -77,7 +96,17 @@ def _fmeasure(r: Tensor, p: Tensor) -> Tensor:
 
 
 def best_f_interpolated(thresholds: Tensor, r: Tensor, p: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """BSR ``maxF``: best (T, R, P, F) along the linearly interpolated curve; ``r``/``p`` (..., K) -> (...) each."""
+    """BSR ``maxF``: best (T, R, P, F) along the linearly interpolated curve; ``r``/``p`` (..., K) -> (...) each.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import best_f_interpolated
+        >>> t = torch.tensor([0.2, 0.6], dtype=torch.float64)
+        >>> r = torch.tensor([1.0, 0.5], dtype=torch.float64)
+        >>> p = torch.tensor([0.5, 1.0], dtype=torch.float64)  # F = 2/3 at both thresholds
+        >>> [round(float(v), 4) for v in best_f_interpolated(t, r, p)]  # F ~ 3/4 between them
+        [0.402, 0.7475, 0.7525, 0.75]
+    """
     thresholds = thresholds.to(device=r.device, dtype=torch.float64).expand_as(r)
     best = [thresholds[..., 0], r[..., 0], p[..., 0], _fmeasure(r[..., 0], p[..., 0])]
     if r.shape[-1] < 2:
@@ -124,7 +153,19 @@ def _interp1(x: Tensor, y: Tensor, xq: Tensor) -> Tensor:
 
 
 def average_precision(r: Tensor, p: Tensor, *, unique_occurrence: UniqueOccurrence = "last") -> Tensor:
-    """BSR ``Area_PR`` of a 1-D curve (see module doc); a 0-d float64 tensor."""
+    """BSR ``Area_PR`` of a 1-D curve (see module doc); a 0-d float64 tensor.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import average_precision
+        >>> r = torch.tensor([1.0, 0.5], dtype=torch.float64)
+        >>> p = torch.tensor([0.5, 1.0], dtype=torch.float64)
+        >>> # P = 1.5 - R sampled at R = 0.50, 0.51, ..., 1.00 (0 below R = 0.5), times 0.01
+        >>> round(float(average_precision(r, p)), 4)
+        0.3825
+        >>> float(average_precision(torch.tensor([0.5, 0.5], dtype=torch.float64), p))  # one distinct recall
+        0.0
+    """
     check_unique_occurrence(unique_occurrence)
     ru, idx = _unique_index(r, unique_occurrence)
     if ru.numel() < 2:
@@ -135,7 +176,18 @@ def average_precision(r: Tensor, p: Tensor, *, unique_occurrence: UniqueOccurren
 
 
 def recall_at_precision(r: Tensor, p: Tensor, precision: float = 0.5) -> Tensor:
-    """Dollar's R50: ``[~, o] = unique(P); interp1(P(o), R(o), max(P(o(1)), precision))``; NaN if unreachable."""
+    """Dollar's R50: ``[~, o] = unique(P); interp1(P(o), R(o), max(P(o(1)), precision))``; NaN if unreachable.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import recall_at_precision
+        >>> r = torch.tensor([1.0, 0.8, 0.4], dtype=torch.float64)
+        >>> p = torch.tensor([0.25, 0.5, 1.0], dtype=torch.float64)
+        >>> round(float(recall_at_precision(r, p)), 4)  # precision 0.5 at recall 0.8
+        0.8
+        >>> round(float(recall_at_precision(r, p, 0.75)), 4)  # halfway between (0.5, 0.8) and (1.0, 0.4)
+        0.6
+    """
     pu, idx = _unique_index(p, "first")
     q = torch.clamp(torch.tensor(precision, dtype=torch.float64, device=p.device), min=pu[0])
     if pu.numel() < 2:
@@ -192,6 +244,22 @@ def boundary_summary(
         ``{"ods": {"threshold", "recall", "precision", "f"}, "ois": {"recall", "precision", "f"}, "ap",
         "ap_pyedgeeval", "r50", "r50_dollar", "thresholds", "recall", "precision", "f"}``: 0-d float64 tensors and
         (K,) curves (see the module doc for the two APs and the two R50s).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import boundary_summary, ois_counts
+        >>> # two images at thresholds 0.25 and 0.75: (B, K) counts
+        >>> cnt_r, sum_r = torch.tensor([[4, 3], [2, 1]]), torch.tensor([[4, 4], [2, 2]])
+        >>> cnt_p, sum_p = torch.tensor([[4, 3], [2, 1]]), torch.tensor([[8, 3], [2, 1]])
+        >>> res = boundary_summary(cnt_r.sum(0), sum_r.sum(0), cnt_p.sum(0), sum_p.sum(0),
+        ...                        torch.tensor([0.25, 0.75], dtype=torch.float64),
+        ...                        ois_counts(cnt_r, sum_r, cnt_p, sum_p))
+        >>> [round(v, 4) for v in res["recall"].tolist()], [round(v, 4) for v in res["precision"].tolist()]
+        ([1.0, 0.6667], [0.6, 1.0])
+        >>> [round(v, 4) for v in res["f"].tolist()]
+        [0.75, 0.8]
+        >>> round(float(res["ods"]["f"]), 4), round(float(res["ois"]["f"]), 4)  # ODS between the thresholds
+        (0.8199, 0.9091)
     """
     check_unique_occurrence(unique_occurrence)
     r, p, f = precision_recall_f(cnt_r, sum_r, cnt_p, sum_p)
@@ -213,7 +281,17 @@ def boundary_summary(
 
 
 def ois_counts(cnt_r: Tensor, sum_r: Tensor, cnt_p: Tensor, sum_p: Tensor) -> Tensor:
-    """(4,) sums over images of the counts at each image's first threshold of maximal F; inputs (B, K)."""
+    """(4,) sums over images of the counts at each image's first threshold of maximal F; inputs (B, K).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import ois_counts
+        >>> cnt_r, sum_r = torch.tensor([[4, 3], [2, 1]]), torch.tensor([[4, 4], [2, 2]])
+        >>> cnt_p, sum_p = torch.tensor([[4, 3], [2, 1]]), torch.tensor([[8, 3], [2, 1]])
+        >>> # image 1: F = 2/3, 6/7 -> threshold 2 (3, 4, 3, 3); image 2: F = 1, 2/3 -> threshold 1 (2, 2, 2, 2)
+        >>> ois_counts(cnt_r, sum_r, cnt_p, sum_p).tolist()
+        [5, 6, 5, 5]
+    """
     _, _, f = precision_recall_f(cnt_r, sum_r, cnt_p, sum_p)
     k = f.argmax(dim=-1, keepdim=True)  # first maximum, as ``ff = find(F == max(F)); ff(1)``
     stacked = torch.stack([cnt_r, sum_r, cnt_p, sum_p], dim=-1).to(torch.int64)  # (B, K, 4)

@@ -109,7 +109,19 @@ def _coarsen(base: ContingencyTables, atom_labels: list[Tensor], level_regions: 
 def region_benchmark_counts(ct: ContingencyTables, num_levels: int) -> dict[str, Tensor]:
     """BSR region-benchmark covering counts per partition (see the module doc), partitions ordered image-major with
     ``num_levels`` per image: (B, L) float64 ``reg_cnt_r, reg_sum_r, reg_cnt_p, reg_sum_p`` and (B,)
-    ``reg_cnt_r_best``."""
+    ``reg_cnt_r_best``.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import partition_tables, region_benchmark_counts
+        >>> gt = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1]]])  # (K=1, H, W): left and right halves
+        >>> levels = torch.stack([torch.zeros_like(gt[0]), gt[0]])  # (L=2, H, W): one region, then the halves
+        >>> counts = region_benchmark_counts(partition_tables([levels], [gt]), num_levels=2)
+        >>> counts["reg_cnt_r"].tolist(), counts["reg_sum_r"].tolist()  # covering 4/8 by one region, 8/8 by two
+        ([[4.0, 8.0]], [[8.0, 8.0]])
+        >>> counts["reg_cnt_p"].tolist(), counts["reg_cnt_r_best"].tolist()
+        ([[4.0, 8.0]], [8.0])
+    """
     dev = ct.counts.device
     n = ct.counts.double()
     jac = n / (ct.row_sizes.double()[ct.rows] + ct.col_sizes.double()[ct.cols] - n)

@@ -94,6 +94,21 @@ def partition_tables(
         partitions: list of P (L_b, H, W) int64 label stacks (one or several partitions per image b).
         annotations: list of P (K_b, H, W) int64 annotation stacks, all images of one size H x W.
         backend: "auto", "numba" or "torch" (the GPU path, any device): see :func:`.contingency_tables`.
+
+    Returns:
+        :class:`~segmetrics_torch.ops.contingency.ContingencyTables`, one table per (partition, annotation) pair of an
+        image, partitions numbered image-major.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import partition_tables
+        >>> gt = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1]]])  # (K=1, H, W): left and right halves
+        >>> levels = torch.stack([torch.zeros_like(gt[0]), gt[0]])  # (L=2, H, W): one region, then the halves
+        >>> ct = partition_tables([levels], [gt])
+        >>> ct.num_tables, ct.partition_regions.tolist(), ct.num_pixels.tolist()
+        (2, [1, 2], [8, 8])
+        >>> ct.tables.tolist(), ct.counts.tolist()  # the non-empty cells n_ij of each table
+        ([0, 0, 1, 1], [4, 4, 4, 4])
     """
     n = partitions[0].shape[-1] * partitions[0].shape[-2]
     dev = partitions[0].device
@@ -112,7 +127,17 @@ def partition_tables(
 def fb_precision_recall(cnt_r: Tensor, sum_r: Tensor, cnt_p: Tensor, sum_p: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     """SEISM's (F, P, R) of boundary counts (``eval_segm.m``, ``gather_measure.m``): no annotator boundary pixel
     (``sumR = 0``) gives R = 1, P = 0; no machine boundary pixel (``sumP = 0``) gives R = 0, P = 1; F = 0 when
-    P + R = 0."""
+    P + R = 0.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import fb_precision_recall
+        >>> # 3 of 4 annotator and 3 of 6 machine pixels matched; no annotator boundary; no machine boundary
+        >>> f, p, r = fb_precision_recall(torch.tensor([3, 0, 0]), torch.tensor([4, 0, 5]), torch.tensor([3, 0, 0]),
+        ...                               torch.tensor([6, 2, 0]))
+        >>> f.tolist(), p.tolist(), r.tolist()
+        ([0.6, 0.0, 0.0], [0.5, 0.0, 1.0], [0.75, 1.0, 0.0])
+    """
     cnt_r, sum_r, cnt_p, sum_p = (v.double() for v in (cnt_r, sum_r, cnt_p, sum_p))
     r = torch.where(sum_r > 0, cnt_r / sum_r.clamp_min(1), 1.0)
     p = torch.where(sum_r > 0, cnt_p / sum_p.clamp_min(1), 0.0)

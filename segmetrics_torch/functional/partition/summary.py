@@ -68,7 +68,21 @@ def _take(values: Tensor, idx: Tensor) -> Tensor:
 
 
 def hierarchy_state(results: dict[str, Tensor], measures: tuple[str, ...], region_benchmark: bool) -> dict[str, Tensor]:
-    """Sums over the images of per-image (B, L) results (from :func:`.hierarchy.hierarchy_measures`)."""
+    """Sums over the images of per-image (B, L) results (from :func:`.hierarchy.hierarchy_measures`).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import hierarchy_measures, hierarchy_state
+        >>> gt = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1]]])  # (K=1, H, W): left and right halves
+        >>> levels = torch.stack([torch.zeros_like(gt[0]), gt[0]])  # (L=2, H, W): one region, then the halves
+        >>> res = hierarchy_measures(torch.stack([levels, levels]), torch.stack([gt, gt]), input_format="stack",
+        ...                          thresholds=2, measures=["voi"])  # the same image twice
+        >>> state = hierarchy_state(res, ("voi",), region_benchmark=True)
+        >>> float(state["count"]), [round(v, 4) for v in state["voi_sum"].tolist()], float(state["voi_ois"])
+        (2.0, [2.0, 0.0], 0.0)
+        >>> state["reg_counts"][0].tolist()  # covering counts summed over the images, per level
+        [8.0, 16.0]
+    """
     any_key = next(k for k in results if k != "thresholds")
     dev = results[any_key].device
     n_img = results[any_key].shape[0]
@@ -129,6 +143,21 @@ def summarize_hierarchy(
         ``precision``, ``recall`` (L,), ``ods_precision``, ``ods_recall``, ``ois_precision``, ``ois_recall``. Key
         ``region_benchmark``: ``covering`` (ods, ods_parameter, ois, best, curve), ``pri`` and ``voi`` (ods,
         ods_parameter, ois, curve) as BSR's eval_cover.txt / eval_RI_VOI.txt.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import hierarchy_measures, hierarchy_state, summarize_hierarchy
+        >>> gt = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1]]])  # (K=1, H, W): left and right halves
+        >>> levels = torch.stack([torch.zeros_like(gt[0]), gt[0]])  # (L=2, H, W): one region, then the halves
+        >>> keys = ("pri", "voi")
+        >>> res = hierarchy_measures(levels[None], gt[None], input_format="stack", thresholds=2, measures=keys)
+        >>> out = summarize_hierarchy(hierarchy_state(res, keys, region_benchmark=True), res["thresholds"], keys)
+        >>> [round(v, 4) for v in out["voi"]["curve"].tolist()], float(out["voi"]["ods"])  # best = lowest VoI
+        ([1.0, 0.0], 0.0)
+        >>> float(out["pri"]["ods"]), float(out["pri"]["ods_parameter"])
+        (1.0, 2.0)
+        >>> [float(v) for v in out["region_benchmark"]["covering"]["curve"]]
+        [0.5, 1.0]
     """
     check_unique_occurrence(unique_occurrence)
     count = state["count"]

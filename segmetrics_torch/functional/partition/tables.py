@@ -109,6 +109,15 @@ def measures_from_tables(
     """Per-partition values (P,) float64 of the requested table measures (see the module doc for the keys).
 
     ``fop`` and ``fr`` also give ``<key>_precision`` and ``<key>_recall``.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional import measures_from_tables, partition_tables
+        >>> gt = torch.tensor([[[0, 0, 1, 1], [0, 0, 1, 1]]])  # (K=1, H, W): left and right halves
+        >>> levels = torch.stack([torch.zeros_like(gt[0]), gt[0]])  # (L=2, H, W): one region, then the halves
+        >>> out = measures_from_tables(partition_tables([levels], [gt]), ("pri", "voi", "sc"))
+        >>> {k: [round(v, 4) for v in out[k].tolist()] for k in ("pri", "voi", "sc")}  # one value per level
+        {'pri': [0.4286, 1.0], 'voi': [1.0, 0.0], 'sc': [0.5, 1.0]}
     """
     out: dict[str, Tensor] = {}
     want = set(measures)

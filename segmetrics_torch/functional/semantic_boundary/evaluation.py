@@ -69,7 +69,16 @@ _STACK_BYTES = 1 << 26
 
 
 def protocol_thresholds(protocol: SemanticBoundaryProtocol) -> Tensor:
-    """The protocol's K threshold values: MATLAB's or numpy's ``linspace(1/(K+1), 1 - 1/(K+1), K)`` (float64)."""
+    """The protocol's K threshold values: MATLAB's or numpy's ``linspace(1/(K+1), 1 - 1/(K+1), K)`` (float64).
+
+    Example:
+        >>> from segmetrics_torch.functional.semantic_boundary import semantic_boundary_protocol
+        >>> levels = protocol_thresholds(semantic_boundary_protocol("matlab"))
+        >>> levels.shape, round(float(levels[0]), 4), round(float(levels[-1]), 4)
+        (torch.Size([99]), 0.01, 0.99)
+        >>> protocol_thresholds(semantic_boundary_protocol("matlab").replace(thresholds=3)).tolist()
+        [0.25, 0.5, 0.75]
+    """
     k = protocol.thresholds
     if protocol.threshold_rule == "numpy":
         return torch.from_numpy(np.linspace(1.0 / (k + 1), 1.0 - 1.0 / (k + 1), k))
@@ -321,6 +330,14 @@ def summarize_semantic_counts(
     Returns:
         ``{"classes": [K dicts of summarize_counts], "ods_f", "ois_f", "ap": (K,) float64, "mean": {"ods_f",
         "ois_f", "ap"}: 0-d float64}``.
+
+    Example:
+        >>> gt = torch.zeros(1, 2, 32, 32, dtype=torch.bool); gt[0, :, 16, 4:28] = True
+        >>> pb = torch.zeros(1, 2, 32, 32); pb[0, :, 16, 4:16] = 0.8; pb[0, 1, 16, 16:28] = 0.3
+        >>> counts = semantic_boundary_counts(pb, gt, thresholds=4, max_dist=2)
+        >>> res = summarize_semantic_counts(counts)  # class 0: half its edge found; class 1: all of it at t = 0.2
+        >>> [round(f, 4) for f in res["ods_f"].tolist()], round(float(res["mean"]["ods_f"]), 4)
+        ([0.6667, 1.0], 0.8333)
     """
     per_class = []
     for k in range(counts.cnt_r.shape[1]):
@@ -396,6 +413,20 @@ class SemanticBoundaryResult:
         class_names: their names.
         counts: (B, K, T) :class:`~segmetrics_torch.functional.boundary.BoundaryCounts`.
         summary: :func:`summarize_semantic_counts` of the counts.
+
+    Example:
+        >>> import tempfile
+        >>> from PIL import Image
+        >>> from segmetrics_torch.functional.semantic_boundary import semantic_boundary_protocol
+        >>> root = Path(tempfile.mkdtemp()); (root / "gt").mkdir(); (root / "pred/class_001").mkdir(parents=True)
+        >>> labels = np.full((32, 32), 7, np.uint8); labels[:, 16:] = 8  # Cityscapes labelIds: road | sidewalk
+        >>> Image.fromarray(labels).save(root / "gt/aachen_000000_000019_gtFine_labelIds.png")
+        >>> pred = np.zeros((32, 32), np.uint8); pred[:, 15:17] = 200  # the road's edge, full size
+        >>> Image.fromarray(pred).save(root / "pred/class_001/aachen_000000_000019_leftImg8bit.png")
+        >>> protocol = semantic_boundary_protocol("pre-seal", "cityscapes")
+        >>> result = evaluate_semantic_boundary_folders(root / "pred", root / "gt", protocol, classes=[1])
+        >>> result.ids, result.class_names, float(result.summary["mean"]["ods_f"])
+        (['aachen_000000_000019'], ['road'], 1.0)
     """
 
     protocol: SemanticBoundaryProtocol
@@ -497,6 +528,27 @@ def evaluate_semantic_boundary_folders(
     Raises:
         ValueError: a class folder or a prediction missing, a file in a class folder that is not PNG / BMP, a
             prediction of the wrong size, bad ground truth (each message names the file or folder).
+
+    Example:
+        >>> import tempfile, scipy.io
+        >>> from PIL import Image
+        >>> from segmetrics_torch.functional.semantic_boundary import semantic_boundary_protocol
+        >>> root = Path(tempfile.mkdtemp()); (root / "gt/cls").mkdir(parents=True)
+        >>> seg = np.zeros((16, 16), np.uint8); seg[:, 8:] = 15  # a person (SBD class 15) on the right
+        >>> bounds = np.empty((20, 1), object)
+        >>> for k in range(20):
+        ...     bounds[k, 0] = np.zeros((16, 16))
+        >>> bounds[14, 0][:, 8] = 1  # the person's stored boundary
+        >>> gtcls = {"Boundaries": bounds, "Segmentation": seg, "CategoriesPresent": np.array([[15]], np.uint8)}
+        >>> scipy.io.savemat(root / "gt/cls/2008_000001.mat", {"GTcls": gtcls})
+        >>> pred = np.zeros((16, 16), np.uint8); pred[:8, 8] = 255  # the upper half of the boundary
+        >>> (root / "pred/class_015").mkdir(parents=True)
+        >>> Image.fromarray(pred).save(root / "pred/class_015/2008_000001.png")
+        >>> protocol = semantic_boundary_protocol("matlab")
+        >>> result = evaluate_semantic_boundary_folders(root / "pred", root / "gt", protocol, classes=[15])
+        >>> ods = result.summary["classes"][0]["ods"]
+        >>> result.class_names, float(ods["recall"]), float(ods["precision"]), round(float(ods["f"]), 4)
+        (['person'], 0.5, 1.0, 0.6667)
     """
     pred_dir, gt_dir = Path(pred_dir), Path(gt_dir)
     sbd = protocol.dataset == "sbd"
@@ -618,6 +670,22 @@ def bsr_files(result: SemanticBoundaryResult, class_index: int) -> dict[str, str
     ``threshold cntR sumR cntP sumP``; ``eval_bdry_img`` rows ``image-number T R P F`` (per image best, interpolated);
     ``eval_bdry_thr`` rows ``T R P F``; ``eval_bdry`` ``ODS-T ODS-R ODS-P ODS-F OIS-R OIS-P OIS-F AP`` and pyEdgeEval's
     interpolated AP (the SBD benchmark's ninth column).
+
+    Example:
+        >>> from segmetrics_torch.functional.semantic_boundary import semantic_boundary_protocol
+        >>> gt = torch.zeros(1, 1, 32, 32, dtype=torch.bool); gt[0, 0, 16, 4:28] = True
+        >>> pb = torch.zeros(1, 1, 32, 32); pb[0, 0, 16, 4:16] = 0.8; pb[0, 0, 16, 16:28] = 0.5
+        >>> counts = semantic_boundary_counts(pb, gt, thresholds=2, max_dist=2)
+        >>> result = SemanticBoundaryResult(
+        ...     semantic_boundary_protocol("matlab"), ["2008_000001"], [15], ["person"], counts,
+        ...     summarize_semantic_counts(counts),
+        ... )
+        >>> files = bsr_files(result, 0)
+        >>> sorted(files)
+        ['2008_000001_ev1.txt', 'eval_bdry.txt', 'eval_bdry_img.txt', 'eval_bdry_thr.txt']
+        >>> print(files["2008_000001_ev1.txt"], end="")  # threshold cntR sumR cntP sumP
+          0.333333         24         24         24         24
+          0.666667         12         24         12         12
     """
     if not 0 <= class_index < len(result.classes):
         raise ValueError(f"Expected `class_index` in 0..{len(result.classes) - 1}, but got {class_index}.")

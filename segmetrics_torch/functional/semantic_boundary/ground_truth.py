@@ -89,7 +89,18 @@ class SBDInstanceGroundTruth(NamedTuple):
 
 
 class SemanticGroundTruth(NamedTuple):
-    """Per-class GT edges (K, H, W) bool and the (H, W) int64 trainId map (255: no class) for kill_internal."""
+    """Per-class GT edges (K, H, W) bool and the (H, W) int64 trainId map (255: no class) for kill_internal.
+
+    Example:
+        >>> import tempfile
+        >>> from PIL import Image
+        >>> path = Path(tempfile.mkdtemp()) / "aachen_000000_000019_gtFine_labelIds.png"
+        >>> labels = np.full((8, 8), 7, np.uint8); labels[:, 4:] = 26  # labelIds: road | car
+        >>> Image.fromarray(labels).save(path)
+        >>> gt = cityscapes_ground_truth(path, None, instance_sensitive=False, thin=True, radius=1)  # half scale
+        >>> gt.edges.shape, gt.segmentation[0].tolist()  # trainIds: road 0, car 13
+        (torch.Size([19, 4, 4]), [0, 0, 13, 13])
+    """
 
     edges: Tensor
     segmentation: Tensor
@@ -138,6 +149,20 @@ def read_sbd_cls(path: str | Path) -> SBDClassGroundTruth:
         FileNotFoundError: no such file.
         ValueError: not a MATLAB v5 file, no ``GTcls`` struct or a field missing, a boundary map of another size than
             the segmentation, or a class outside 0..20 (each message names the file).
+
+    Example:
+        >>> import tempfile, scipy.io
+        >>> seg = np.zeros((4, 6), np.uint8); seg[:, 3:] = 15  # a person (class 15) on the right
+        >>> bounds = np.empty((20, 1), object)
+        >>> for k in range(20):
+        ...     bounds[k, 0] = np.zeros((4, 6))
+        >>> bounds[14, 0][:, 3] = 1  # the person's boundary
+        >>> gtcls = {"Boundaries": bounds, "Segmentation": seg, "CategoriesPresent": np.array([[15]], np.uint8)}
+        >>> path = Path(tempfile.mkdtemp()) / "2008_000001.mat"
+        >>> scipy.io.savemat(path, {"GTcls": gtcls})
+        >>> gt = read_sbd_cls(path)
+        >>> gt.boundaries.shape, int(gt.boundaries[14].sum()), gt.segmentation[0].tolist(), gt.categories
+        ((20, 4, 6), 4, [0, 0, 0, 15, 15, 15], (15,))
     """
     path, gt = _struct(path, "GTcls", ("Boundaries", "Segmentation", "CategoriesPresent"))
     seg = np.asarray(gt["Segmentation"])
@@ -168,6 +193,20 @@ def read_sbd_inst(path: str | Path) -> SBDInstanceGroundTruth:
         ValueError: not a MATLAB v5 file, no ``GTinst`` struct or a field missing, more than 255 instances (SBD's
             instance maps are uint8), an instance index without a category, a category outside 1..20 (the message
             names the file).
+
+    Example:
+        >>> import tempfile, scipy.io
+        >>> inst = np.zeros((4, 6), np.uint8); inst[:2, 3:] = 1; inst[2:, 3:] = 2  # two people, one above the other
+        >>> bounds = np.empty((2, 1), object)
+        >>> for i in range(2):
+        ...     bounds[i, 0] = np.zeros((4, 6))
+        >>> bounds[0, 0][1, 3:] = bounds[1, 0][2, 3:] = 1  # where they touch
+        >>> gtinst = {"Segmentation": inst, "Boundaries": bounds, "Categories": np.array([[15], [15]], np.uint8)}
+        >>> path = Path(tempfile.mkdtemp()) / "2008_000001.mat"
+        >>> scipy.io.savemat(path, {"GTinst": gtinst})
+        >>> gt = read_sbd_inst(path)
+        >>> gt.segmentation[:, 4].tolist(), gt.boundaries.shape, gt.categories.tolist()
+        ([1, 1, 2, 2], (2, 4, 6), [15, 15])
     """
     path, gt = _struct(path, "GTinst", ("Segmentation", "Boundaries", "Categories"))
     seg = np.asarray(gt["Segmentation"])
@@ -199,7 +238,17 @@ def read_sbd_inst(path: str | Path) -> SBDInstanceGroundTruth:
 
 @reads((".png",), "Cityscapes gtFine labelIds maps")
 def read_cityscapes_label_ids(path: str | Path) -> np.ndarray:
-    """Read a ``*_gtFine_labelIds.png`` as an (H, W) int64 map (labelIds 0..33; a ValueError names the file)."""
+    """Read a ``*_gtFine_labelIds.png`` as an (H, W) int64 map (labelIds 0..33; a ValueError names the file).
+
+    Example:
+        >>> import tempfile
+        >>> from PIL import Image
+        >>> path = Path(tempfile.mkdtemp()) / "aachen_000000_000019_gtFine_labelIds.png"
+        >>> Image.fromarray(np.array([[7, 7, 26], [7, 24, 26]], np.uint8)).save(path)  # road, person, car
+        >>> labels = read_cityscapes_label_ids(path)
+        >>> labels.dtype, labels.tolist()
+        (dtype('int64'), [[7, 7, 26], [7, 24, 26]])
+    """
 
     labels = read_labels(path)
     if labels.size and (labels.min() < 0 or labels.max() > 33):
@@ -213,6 +262,15 @@ def read_cityscapes_instance_ids(path: str | Path) -> np.ndarray:
 
     Raises:
         ValueError: an id >= 1000 whose labelId is not an instance class, or one outside 0..33999 (names the file).
+
+    Example:
+        >>> import tempfile
+        >>> from PIL import Image
+        >>> path = Path(tempfile.mkdtemp()) / "aachen_000000_000019_gtFine_instanceIds.png"
+        >>> ids = np.array([[7, 26000, 26000, 26001]], np.uint16)  # road, then cars 0 and 1 (16-bit PNG)
+        >>> Image.fromarray(ids).save(path)
+        >>> read_cityscapes_instance_ids(path).tolist()
+        [[7, 26000, 26000, 26001]]
     """
 
     ids = read_labels(path)
@@ -309,6 +367,12 @@ def regenerate_boundaries(
     Returns:
         (K, H, W) bool edges; a class absent from ``labels`` has none (its instances are not looked at, as
         pyEdgeEval).
+
+    Example:
+        >>> labels = torch.zeros(6, 6, dtype=torch.int64); labels[:, 3:] = 1  # class 1 on the right, no class 2
+        >>> edges = regenerate_boundaries(labels, [1, 2], radius=1, thin=False)
+        >>> edges.shape, edges[0, 2].int().tolist(), int(edges[1].sum())  # one pixel on each side of the border
+        (torch.Size([2, 6, 6]), [0, 0, 1, 1, 0, 0], 0)
     """
     check_tensor(labels, "labels")
     if labels.ndim != 2 or labels.dtype.is_floating_point:
@@ -393,6 +457,22 @@ def sbd_ground_truth(
 
     Regenerated: the class map's ``ignore_border`` frame becomes an ignore region (SEAL's label 21), the trainId map
     is 255 there; instance-sensitive needs ``inst_path``.
+
+    Example:
+        >>> import tempfile, scipy.io
+        >>> seg = np.zeros((6, 6), np.uint8); seg[:, 3:] = 15  # a person (class 15) on the right
+        >>> bounds = np.empty((20, 1), object)
+        >>> for k in range(20):
+        ...     bounds[k, 0] = np.zeros((6, 6))
+        >>> bounds[14, 0][:, 3] = 1  # the stored boundary: the person's first column
+        >>> gtcls = {"Boundaries": bounds, "Segmentation": seg, "CategoriesPresent": np.array([[15]], np.uint8)}
+        >>> path = Path(tempfile.mkdtemp()) / "2008_000001.mat"
+        >>> scipy.io.savemat(path, {"GTcls": gtcls})
+        >>> stored = sbd_ground_truth(path, None, regenerate=False, instance_sensitive=False)
+        >>> stored.edges.shape, stored.edges[14, 2].int().tolist(), stored.segmentation[2].tolist()
+        (torch.Size([20, 6, 6]), [0, 0, 0, 1, 0, 0], [255, 255, 255, 14, 14, 14])
+        >>> sbd_ground_truth(path, None, regenerate=True, instance_sensitive=False).edges[14, 2].int().tolist()
+        [0, 0, 1, 0, 0, 0]
     """
     cls = read_sbd_cls(cls_path)
     inst = read_sbd_inst(inst_path) if (instance_sensitive and inst_path is not None) else None
@@ -447,6 +527,23 @@ def cityscapes_ground_truth(
     ``labels_first`` (SEAL thin): the labelIds and instanceIds maps are resized (nearest, Pillow) before the edges are
     made; otherwise (raw) the full-scale edges are resized (nearest at load, pyEdgeEval's ``load_scaled_edge``). The
     trainId map (kill_internal) is the resized labelIds map's.
+
+    Example:
+        >>> import tempfile
+        >>> from PIL import Image
+        >>> root = Path(tempfile.mkdtemp())
+        >>> labels = np.full((8, 8), 7, np.uint8); labels[:, 4:] = 26  # labelIds: road | car
+        >>> ids = labels.astype(np.uint16); ids[:4, 4:] = 26000; ids[4:, 4:] = 26001  # two cars, one above the other
+        >>> Image.fromarray(labels).save(root / "a_gtFine_labelIds.png")
+        >>> Image.fromarray(ids).save(root / "a_gtFine_instanceIds.png")
+        >>> for sensitive in (False, True):  # full scale; the car's (trainId 13) edge pixels
+        ...     gt = cityscapes_ground_truth(
+        ...         root / "a_gtFine_labelIds.png", root / "a_gtFine_instanceIds.png",
+        ...         instance_sensitive=sensitive, thin=False, radius=1, scale=1.0,
+        ...     )
+        ...     print(tuple(gt.edges.shape), int(gt.edges[13].sum()))
+        (19, 8, 8) 16
+        (19, 8, 8) 22
     """
     label_ids = torch.from_numpy(read_cityscapes_label_ids(label_path))
     inst = None

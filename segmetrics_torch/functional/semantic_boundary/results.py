@@ -81,6 +81,22 @@ def summary_rows(result: SemanticBoundaryResult) -> dict[str, dict[str, float]]:
         ``{class name: {"ods/threshold", "ods/recall", "ods/precision", "ods/f", "ois/f", "ap"}, "mean": {"ods/f",
         "ois/f", "ap"}}``, Python floats (the keys of :data:`SUMMARY_COLUMNS`). The mean is the plain mean over the
         evaluated classes of ODS F, OIS F and AP (:func:`~.evaluation.summarize_semantic_counts`).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional.semantic_boundary import (
+        ...     SemanticBoundaryResult, semantic_boundary_counts, semantic_boundary_protocol, summarize_semantic_counts,
+        ... )
+        >>> gt = torch.zeros(1, 2, 32, 32, dtype=torch.bool); gt[0, :, 16, 4:28] = True
+        >>> pb = torch.zeros(1, 2, 32, 32); pb[0, :, 16, 4:16] = 0.8; pb[0, 1, 16, 16:28] = 0.3
+        >>> counts = semantic_boundary_counts(pb, gt, thresholds=4, max_dist=2)  # classes 1 and 15 of an image
+        >>> result = SemanticBoundaryResult(
+        ...     semantic_boundary_protocol("matlab"), ["2008_000001"], [1, 15], ["aeroplane", "person"], counts,
+        ...     summarize_semantic_counts(counts),
+        ... )
+        >>> rows = summary_rows(result)
+        >>> list(rows), round(rows["aeroplane"]["ods/f"], 4), rows["person"]["ods/f"], round(rows["mean"]["ods/f"], 4)
+        (['aeroplane', 'person', 'mean'], 0.6667, 1.0, 0.8333)
     """
     summary = result.summary
     rows: dict[str, dict[str, float]] = {}
@@ -107,6 +123,21 @@ def per_image_rows(result: SemanticBoundaryResult) -> list[dict[str, Any]]:
     Returns:
         ``[{"image", "class" (name), "class_number" (1-based), "threshold", "recall", "precision", "f",
         "gt_edge_pixels"}, ...]``.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional.semantic_boundary import (
+        ...     SemanticBoundaryResult, semantic_boundary_counts, semantic_boundary_protocol, summarize_semantic_counts,
+        ... )
+        >>> gt = torch.zeros(1, 2, 32, 32, dtype=torch.bool); gt[0, :, 16, 4:28] = True
+        >>> pb = torch.zeros(1, 2, 32, 32); pb[0, :, 16, 4:16] = 0.8; pb[0, 1, 16, 16:28] = 0.3
+        >>> counts = semantic_boundary_counts(pb, gt, thresholds=4, max_dist=2)  # classes 1 and 15 of an image
+        >>> result = SemanticBoundaryResult(
+        ...     semantic_boundary_protocol("matlab"), ["2008_000001"], [1, 15], ["aeroplane", "person"], counts,
+        ...     summarize_semantic_counts(counts),
+        ... )
+        >>> [(r["class"], r["recall"], r["gt_edge_pixels"]) for r in per_image_rows(result)]
+        [('aeroplane', 0.5, 24), ('person', 1.0, 24)]
     """
     per_class = [res["per_image"] for res in result.summary["classes"]]
     per_class = [{key: value.tolist() for key, value in per.items()} for per in per_class]
@@ -136,6 +167,22 @@ def class_pr_curves(result: SemanticBoundaryResult) -> dict[str, dict[str, Any]]
 
     Returns:
         ``{class name: {"recall": [T], "precision": [T], "value": ODS F, "point": (ODS recall, ODS precision)}}``.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch.functional.semantic_boundary import (
+        ...     SemanticBoundaryResult, semantic_boundary_counts, semantic_boundary_protocol, summarize_semantic_counts,
+        ... )
+        >>> gt = torch.zeros(1, 2, 32, 32, dtype=torch.bool); gt[0, :, 16, 4:28] = True
+        >>> pb = torch.zeros(1, 2, 32, 32); pb[0, :, 16, 4:16] = 0.8; pb[0, 1, 16, 16:28] = 0.3
+        >>> counts = semantic_boundary_counts(pb, gt, thresholds=4, max_dist=2)  # classes 1 and 15 of an image
+        >>> result = SemanticBoundaryResult(
+        ...     semantic_boundary_protocol("matlab"), ["2008_000001"], [1, 15], ["aeroplane", "person"], counts,
+        ...     summarize_semantic_counts(counts),
+        ... )
+        >>> person = class_pr_curves(result)["person"]  # thresholds 0.2, 0.4, 0.6, 0.8
+        >>> person["recall"], person["precision"], person["point"]
+        ([1.0, 0.5, 0.5, 0.5], [1.0, 1.0, 1.0, 1.0], (1.0, 1.0))
     """
     curves = {}
     for name, res in zip(result.class_names, result.summary["classes"], strict=True):

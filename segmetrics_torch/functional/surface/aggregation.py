@@ -63,7 +63,14 @@ AGGREGATION_REFERENCES = {
 
 class AggregatedDistances(NamedTuple):
     """The mean over images of one measure: ``mean``, ``counted`` (the values averaged) and ``dropped`` (the values
-    left out), each 0-d for masks or (C',) per class."""
+    left out), each 0-d for masks or (C',) per class.
+
+    Example:
+        >>> values = torch.tensor([[1.0, 2.0], [3.0, float("nan")]])  # 2 images, 2 classes
+        >>> out = aggregate_distances(values, aggregation="drop_nan")
+        >>> out.mean.tolist(), out.counted.tolist(), out.dropped.tolist()
+        ([2.0, 2.0], [2, 1], [0, 1])
+    """
 
     mean: Tensor
     counted: Tensor
@@ -96,7 +103,14 @@ def check_aggregation(aggregation: object, worst_case: object) -> tuple[str, flo
 def empty_sides(preds: object, target: object, **options: Unpack[MaskOptions]) -> tuple[Tensor, Tensor]:
     """``(pred_empty, target_empty)``: (B,) for masks, (B, C') for label maps and one-hot input, True where that
     side of the (image, class) pair has no foreground, with the classes as the functions read them (``ignore_index``
-    pixels removed from both; the class ``ignore_index`` itself is no pair: False on both sides)."""
+    pixels removed from both; the class ``ignore_index`` itself is no pair: False on both sides).
+
+    Example:
+        >>> g = torch.zeros(3, 8, 8, dtype=torch.bool); g[:2, 2:5, 2:5] = True  # the third image has no structure
+        >>> p = g.clone(); p[1] = False  # the second prediction misses it
+        >>> [side.tolist() for side in empty_sides(p, g)]
+        [[False, True, True], [False, False, True]]
+    """
     reading = with_defaults("empty_sides", options, MASK_DEFAULTS)
     num_classes, ignore_index = reading["num_classes"], reading["ignore_index"]
     input_format, include_background = reading["input_format"], reading["include_background"]
@@ -178,6 +192,19 @@ def aggregate_distances(
     Returns:
         :class:`AggregatedDistances` ``(mean, counted, dropped)``: 0-d for (B,) values, (C',) for (B, C'); a class
         with no value left has a ``NaN`` mean.
+
+    Example:
+        >>> g = torch.zeros(3, 8, 8, dtype=torch.bool); g[:2, 2:5, 2:5] = True  # the third image has no structure
+        >>> p = g.clone(); p[1] = False  # the second prediction misses it
+        >>> values = torch.tensor([1.0, float("inf"), float("nan")])  # e.g. their Hausdorff distances
+        >>> for rule, worst in (("inf", None), ("drop_nan", None), ("worst_case", 10.0)):
+        ...     out = aggregate_distances(values, p, g, aggregation=rule, worst_case=worst)
+        ...     print(rule, float(out.mean), int(out.counted), int(out.dropped))
+        inf inf 2 1
+        drop_nan inf 2 1
+        worst_case 5.5 2 1
+        >>> float(aggregate_distances(torch.tensor([1.0, 3.0, float("nan")]), aggregation="drop_nan").mean)
+        2.0
     """
     name, worst = check_aggregation(aggregation, worst_case)
     v = check_tensor(values, "values")

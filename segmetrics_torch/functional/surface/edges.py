@@ -93,6 +93,12 @@ def corner_codes(masks: Tensor) -> Tensor:
     Corner ``c`` sits between voxels ``c - 1`` and ``c`` along each axis; its code adds ``2^(2^n - 1 - k)`` for the
     k-th voxel of the neighbourhood (C order) that is foreground, the outside of the image being background. This is
     DeepMind's ``correlate(mask, [[8, 4], [2, 1]])`` on the mask grown by one zero voxel on each side.
+
+    Example:
+        >>> import torch
+        >>> corner_codes(torch.ones(1, 1, 1, dtype=torch.bool))  # one pixel: it is a different neighbour of each corner
+        tensor([[[1, 2],
+                 [4, 8]]], dtype=torch.uint8)
     """
     masks = _check_stack(masks)
     nd = masks.ndim - 1
@@ -163,7 +169,17 @@ def _unscaled_table(spacing: tuple[float, ...]) -> np.ndarray:
 
 def surfel_size_table(spacing: tuple[float, ...]) -> np.ndarray:
     """Contour length (2-D, 16 codes) or surface area (3-D, 256 codes) of each neighbourhood code, float64, in
-    spacing units: DeepMind's ``create_table_neighbour_code_to_contour_length`` / ``..._surface_area``."""
+    spacing units: DeepMind's ``create_table_neighbour_code_to_contour_length`` / ``..._surface_area``.
+
+    Example:
+        >>> table = surfel_size_table((1.0, 1.0))
+        >>> table.shape, round(float(table[1]), 4), float(table[3]), round(float(table[6]), 4)  # corner, edge, saddle
+        ((16,), 0.7071, 1.0, 1.4142)
+        >>> surfel_size_table((2.0, 1.0))[[3, 5]].tolist()  # horizontal and vertical pieces with 2 x 1 pixels
+        [1.0, 2.0]
+        >>> surfel_size_table((1.0, 1.0, 1.0)).shape
+        (256,)
+    """
     spacing = tuple(float(s) for s in spacing)
     if len(spacing) not in (2, 3):
         raise ValueError(f"Expected `spacing` with 2 or 3 entries, but got {spacing!r}.")
@@ -197,7 +213,12 @@ def corner_surfels(masks: Tensor, spacing: tuple[float, ...] | None = None) -> t
 
 def boundary_dilation(height: int, width: int, dilation_ratio: float = 0.02) -> int:
     """Boundary IoU's band width ``d = max(1, round(dilation_ratio * sqrt(H^2 + W^2)))``, rounding half to even as
-    the authors' Python ``round`` (a 75 x 100 image: 0.02 * 125 = 2.5 gives 2)."""
+    the authors' Python ``round`` (a 75 x 100 image: 0.02 * 125 = 2.5 gives 2).
+
+    Example:
+        >>> boundary_dilation(75, 100), boundary_dilation(300, 400), boundary_dilation(10, 10)
+        (2, 10, 1)
+    """
     return max(1, round(dilation_ratio * math.sqrt(height**2 + width**2)))
 
 

@@ -49,7 +49,22 @@ class EmptyMaskWarning(UserWarning):
 
     Besides its message it names the pair: ``image`` (the index in the batch), ``class_id`` (None for masks) and
     ``what`` ("prediction is", "ground truth is" or "prediction and ground truth are" empty), so that a caller can
-    name the pair its own way (the command names the file), and the ``measure`` with the ``value`` it returned."""
+    name the pair its own way (the command names the file), and the ``measure`` with the ``value`` it returned.
+
+    Example:
+        >>> import torch, warnings
+        >>> from segmetrics_torch.functional.surface import hausdorff_distance
+        >>> g = torch.zeros(2, 8, 8, dtype=torch.bool); g[:, 2:5, 2:5] = True
+        >>> p = g.clone(); p[1] = False  # the second prediction misses the structure
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     values = hausdorff_distance(p, g)
+        >>> values.tolist()
+        [0.0, inf]
+        >>> [w] = [c.message for c in caught if c.category is EmptyMaskWarning]
+        >>> w.image, w.class_id, w.what, w.measure, w.value
+        (1, None, 'prediction is', 'hausdorff_distance', 'inf')
+    """
 
     def __init__(
         self,

@@ -136,6 +136,23 @@ class DavisResults:
         objects: the per-object rows, in the reference's order (sequences as listed, objects within each).
         sequences: the sequences evaluated, in order.
         decay_edges: "reference" or "corrected".
+
+    Example:
+        >>> import tempfile
+        >>> from PIL import Image
+        >>> root = Path(tempfile.mkdtemp()); (root / "DAVIS/ImageSets/2017").mkdir(parents=True)
+        >>> _ = (root / "DAVIS/ImageSets/2017/val.txt").write_text("cows\\n")
+        >>> gt = np.zeros((24, 32), np.uint8); gt[4:12, 4:12] = 1
+        >>> res = gt.copy(); res[4:12, 8:12] = 0  # the result finds the left half of the cow
+        >>> for folder, mask in (("DAVIS/Annotations/480p/cows", gt), ("res/cows", res)):
+        ...     (root / folder).mkdir(parents=True)
+        ...     for t in range(4):
+        ...         Image.fromarray(mask, mode="P").save(root / folder / f"{t:05d}.png")
+        >>> results = evaluate_davis(root / "DAVIS", root / "res")
+        >>> results.task, results.sequences, [o.name for o in results.objects]
+        ('semi-supervised', ('cows',), ['cows_1'])
+        >>> results.global_results()["J-Mean"]
+        0.5
     """
 
     task: str

@@ -53,6 +53,15 @@ class DavisObject:
         proposal_id: the result's id compared with it (matched; may exceed the result's largest id: an empty mask).
         j, f: (N,) float64 per-frame J and F over the evaluated frames.
         stats: ``{"j_mean", "j_recall", "j_decay", "f_mean", "f_recall", "f_decay"}`` floats.
+
+    Example:
+        >>> gt = torch.zeros(4, 30, 30, dtype=torch.uint8); gt[:, 5:20, 5:20] = 1
+        >>> res = gt.clone(); res[:, 5:20, 10:20] = 0  # a third of the object found, in every frame
+        >>> obj = davis_sequence(res, gt, name="cows")[0]  # frames 1 and 2 are evaluated
+        >>> obj.name, obj.object_id, obj.proposal_id, [round(j, 4) for j in obj.j.tolist()]
+        ('cows_1', 1, 1, [0.3333, 0.3333])
+        >>> round(obj.stats["j_mean"], 4), obj.stats["j_recall"]
+        (0.3333, 0.0)
     """
 
     sequence: str
