@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import functools
 import io
 import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TextIO, TypeVar
 
 from ..errors import InputError
 from .launch import launched, processes_per_machine
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "active",
     "barrier",
+    "decided_by_main",
     "device_for",
     "gather",
     "is_main",
@@ -64,6 +66,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 _STATE: dict[str, Any] = {"active": False, "rank": 0, "world_size": 1, "local_rank": 0, "pid": 0}
 
@@ -297,6 +300,18 @@ def main_decides(decide: Callable[[], T]) -> T:
             raise InputError(value)
         raise SystemExit(2)  # rank 0 says why; the others end with its exit status, silently
     return value
+
+
+def decided_by_main(function: Callable[P, T]) -> Callable[P, T]:
+    """``function`` as :func:`main_decides` runs it: on rank 0 alone, its result (or its input error) given to
+    every rank; a plain call without ``torchrun``. For a step every rank needs and rank 0 alone should take, so
+    that the step reads as itself: ``@decided_by_main`` above ``FolderRun.open_dataset`` (the pairing and pre-scan)."""
+
+    @functools.wraps(function)
+    def decided(*args: P.args, **kwargs: P.kwargs) -> T:
+        return main_decides(lambda: function(*args, **kwargs))
+
+    return decided
 
 
 def barrier() -> None:

@@ -20,12 +20,11 @@ from tqdm.auto import tqdm
 from .. import __version__
 from ..datasets.folders import FolderDataset, open_folders
 from ..datasets.pairing import BOUNDARY_EXTENSIONS, check_pairing, match_folders
-from ..datasets.prescan import dataset_name, method_name
 from ..errors import InputError
 from ..reports.html_report import HtmlImage, check_html_folder, html_folder_output, write_html_report
 from ..reports.output_safety import FolderOutput, InputFolder, checked_outputs
 from ..reports.report import html_columns
-from ..reports.tables import per_image_rows, scalar_row, write_run_files
+from ..reports.tables import format_table, per_image_rows, scalar_row, write_run_files
 from . import distributed, runner
 
 if TYPE_CHECKING:  # annotations only
@@ -95,9 +94,8 @@ class FolderRun:
     Attributes:
         family: the family evaluated (``"foreground"``, ``"boundary"``, ...).
         pred, gt: the folders as given.
-        name, dataset: the method's and the dataset's names: ``--name`` and ``--dataset``, else from the paths
-            (``preds/MyNet/BSDS500`` -> ``MyNet``, never a generic leaf; the ground truth's folder names the
-            dataset).
+        name, dataset: ``--name`` and ``--dataset`` as given; None: the opened dataset reads them from the paths
+            (:attr:`~segmetrics_torch.datasets.folders.FolderDataset.method_name`, ``dataset_name``).
         device_name: ``--device`` as given; :attr:`device` is the torch device it names, resolved (and checked)
             when first used: torch loads then, so that the pairing, the pre-scan and the progress bar come first
             (something on the screen within a second of the start).
@@ -112,8 +110,8 @@ class FolderRun:
     family: str
     pred: str
     gt: str
-    name: str
-    dataset: str
+    name: str | None
+    dataset: str | None
     device_name: str
     outputs: dict[str, str | None]
     pairing: dict[str, Any]
@@ -134,13 +132,12 @@ class FolderRun:
         """The record of ``args``, the parser's Namespace of an ``evaluate <family>`` form (``more``: the form's own
         output options, option -> value)."""
         pairing = pairing_options(args)
-        dataset = getattr(args, "dataset", None) or dataset_name(args.gt)
         return cls(
             family=family,
             pred=args.pred,
             gt=args.gt,
-            name=args.name or method_name(args.pred, dataset, args.gt),
-            dataset=dataset,
+            name=args.name,
+            dataset=getattr(args, "dataset", None),
             device_name=args.device,
             outputs={"--json": args.json, **(more or {}), "--per-image-csv": args.per_image_csv},
             pairing=pairing,
@@ -211,6 +208,7 @@ class FolderRun:
         """No common stem is an error; unmatched files are one too, or a warning with ``--allow-missing``."""
         check_pairing(pairing, self.pred, self.gt, self.allow_missing)
 
+    @distributed.decided_by_main  # under torchrun rank 0 pairs and scans, the other ranks take its findings
     def open_dataset(
         self,
         input_format: str = "gray",
@@ -224,18 +222,17 @@ class FolderRun:
         (:func:`~segmetrics_torch.datasets.folders.open_folders`): every unpaired name, unreadable file and size that
         does not fit, in one error before any measure runs (unless ``--skip-bad``); the notes and what is left out
         are printed."""
-        # under torchrun rank 0 scans and the other ranks take its findings
-        return distributed.main_decides(
-            lambda: open_folders(
-                self.pred,
-                self.gt,
-                self.family,
-                input_format=input_format,
-                gt_format=gt_format,
-                extensions=extensions,
-                pairing=pairing,
-                **self.dataset_options,
-            )
+        return open_folders(
+            self.pred,
+            self.gt,
+            self.family,
+            input_format=input_format,
+            gt_format=gt_format,
+            extensions=extensions,
+            pairing=pairing,
+            method=self.name,
+            dataset=self.dataset,
+            **self.dataset_options,
         )
 
     def evaluate(
@@ -273,9 +270,8 @@ class FolderRun:
     def write_outputs(
         self,
         files: Mapping[str, Path | None],
-        name: str,
+        dataset: FolderDataset,
         count: int,
-        pairing: Pairing,
         *,
         settings: dict[str, Any],
         elapsed: float,
@@ -283,14 +279,17 @@ class FolderRun:
         per_image: Mapping[str, Any],
         extra: dict[str, Any] | None = None,
         keys: Sequence[str] | None = None,
-        table_row: Mapping[str, Any] | None = None,
         columns: Sequence[tuple[str, str]] = (),
+        summary: str | None = None,
     ) -> None:
-        """The ``--json`` report (provenance, folders, pairing, settings, then the results), the ``--per-image-csv``
-        rows (:func:`per_image_rows`) and the ``--csv`` row (``table_row``), where asked for, written together
+        """With ``summary`` (the line that says what was evaluated), first the table of the run's scalar results
+        (``columns``: its ``(key, header)``) and that line on stdout (the forms without ``summary`` print their own).
+        Then the ``--json`` report (provenance, folders, pairing, settings, then the results), the
+        ``--per-image-csv`` rows (:func:`per_image_rows`) and the ``--csv`` row (method, dataset, image count and
+        the ``keys`` of the table), where asked for, written together
         (:func:`~segmetrics_torch.reports.tables.write_run_files`: a table that cannot take the rows fails before
-        any file is written); then the ``--html`` report (:meth:`write_html`; ``columns``: the table's ``(key,
-        header)``)."""
+        any file is written); then the ``--html`` report (:meth:`write_html`)."""
+        name, pairing = dataset.method_name, dataset.pairing
         document = {
             "segmetrics_version": __version__,
             "task": self.family,
@@ -314,13 +313,17 @@ class FolderRun:
         tables: list[tuple[Path, Sequence[Mapping[str, Any]], Sequence[str], str]] = []
         shown: list[str] = []
         table = scalar_row({key: value for key, value in results.items() if key != "per_image"})
-        rows = per_image_rows(name, self.dataset, per_image, keys)
+        if summary is not None:
+            print(format_table({name: table}, columns))
+            print(summary)
+        rows = per_image_rows(name, dataset.dataset_name, per_image, keys)
         if per_image_path is not None:
             tables.append((per_image_path, rows, ("method", "dataset", "image"), "--per-image-csv"))
-            shown.append(f"{per_image_path} ({len(rows)} rows of {name} / {self.dataset})")
-        if csv_path is not None and table_row is not None:
-            tables.append((csv_path, [table_row], ("method", "dataset"), "--csv"))
-            shown.append(f"{csv_path} (row {name} / {self.dataset})")
+            shown.append(f"{per_image_path} ({len(rows)} rows of {name} / {dataset.dataset_name})")
+        if csv_path is not None:
+            row = {"method": name, "dataset": dataset.dataset_name, "num_images": count}
+            tables.append((csv_path, [row | {k: table.get(k) for k in keys or ()}], ("method", "dataset"), "--csv"))
+            shown.append(f"{csv_path} (row {name} / {dataset.dataset_name})")
         json_file = None if json_path is None else (json_path, document)
         actions = write_run_files(json_file, tables)
         if json_path is not None:
@@ -328,12 +331,11 @@ class FolderRun:
         for action, text in zip(actions[json_path is not None :], shown, strict=True):
             print(f"{action.capitalize()} {text}")
         if self.html is not None:
-            self.write_html(name, pairing, rows, table, columns, settings)
+            self.write_html(dataset, rows, table, columns, settings)
 
     def write_html(
         self,
-        name: str,
-        pairing: Pairing,
+        dataset: FolderDataset,
         rows: Sequence[Mapping[str, Any]],
         table: Mapping[str, Any],
         columns: Sequence[tuple[str, str]],
@@ -343,6 +345,7 @@ class FolderRun:
         (``columns``, then every other number of the per-image ``rows``), the per-image table, the worst images
         with the family's error overlay, the distributions. Directions are the registry's (a key no measure names,
         such as a threshold, is shown but not ranked)."""
+        name, where = dataset.method_name, dataset.dataset_name
         options = dict(options)
         if options.get("parameter_kind") == "thresholds":  # a ucm2 hierarchy's levels, for the overlay's level
             options["thresholds"] = options["parameters"]
@@ -351,12 +354,12 @@ class FolderRun:
         path = write_html_report(
             Path(str(self.html)),
             family=self.family,
-            title=f"{name} on {self.dataset}",
+            title=f"{name} on {where}",
             columns=shown,
             higher_is_better=directions,
-            tables={self.dataset: {name: {key: table.get(key) for key, _ in shown}}},
+            tables={where: {name: {key: table.get(key) for key, _ in shown}}},
             per_image=rows,
-            images=[HtmlImage(self.dataset, s, gt, {name: pred}) for s, pred, gt in pairing.pairs if s in evaluated],
+            images=[HtmlImage(where, s, gt, {name: pred}) for s, pred, gt in dataset.pairing.pairs if s in evaluated],
             options=options,
         )
         print(f"Wrote {path}")

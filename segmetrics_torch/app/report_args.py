@@ -230,9 +230,10 @@ def run_folder_report(args: argparse.Namespace, run: FolderRun, measures: list[s
         if getattr(args, option) is not None:
             flag = "--" + option.replace("_", "-")
             raise InputError(f"{flag} and --output: give one (--output DIR writes results.json and CSV files there)")
+    dataset = run.dataset or dataset_name(run.gt)
     data = {
-        "datasets": {run.dataset: {"gt": str(Path(run.gt).resolve()), "families": ["foreground"]}},
-        "methods": {run.name: str(Path(run.pred).resolve())},
+        "datasets": {dataset: {"gt": str(Path(run.gt).resolve()), "families": ["foreground"]}},
+        "methods": {run.name or method_name(run.pred, dataset, run.gt): str(Path(run.pred).resolve())},
         "output": str(Path(args.output).resolve()),
         "allow_missing": run.allow_missing,
         "resize": run.resize,

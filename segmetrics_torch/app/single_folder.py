@@ -67,42 +67,36 @@ def run_evaluate_foreground(args: argparse.Namespace) -> int:
         check_appended_file(lines, "--toolbox-lines", *TOOLBOX_LINES)
     dataset = run.open_dataset()
     lines_path = files["--toolbox-lines"]
-    name = run.name
+    name = dataset.method_name
     options = {"measures": measures, "protocol": protocol, "toolbox_layout": layout if lines_path else None}
     evaluated, elapsed = run.evaluate(name, dataset.pairs, options, resize=run.resize)
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return 0
 
     results, metric, pairing = evaluated.results, evaluated.state, dataset.pairing
-    rows = {name: scalar_row({key: value for key, value in results.items() if key != "per_image"})}
-    print(format_table(rows, columns))
     count, total = int(metric.count), len(pairing.pairs) + len(pairing.missing)
     of = f" (of {total} ground truths)" if count != total else ""
-    print(
-        f"Evaluated {count} image(s){of} of {shown_path(run.pred)} against {shown_path(run.gt)} ({run.dataset}) on "
-        f"{run.device} in {elapsed:.2f} s"
-    )
     keys = [key for key, _ in columns]
     run.write_outputs(
         files,
-        name,
+        dataset,
         count,
-        pairing,
         settings={"normalize": metric.normalize, **metric.settings, **FOREGROUND_READING, "resize": run.resize}
         | {"pairing": run.pairing, "measures": keys},
-        extra={"dataset": run.dataset, "curve_convention": CURVE_CONVENTIONS[protocol], **dataset.findings()},
+        extra={"dataset": dataset.dataset_name, "curve_convention": CURVE_CONVENTIONS[protocol], **dataset.findings()},
         elapsed=elapsed,
         results={**results, "per_image": results["per_image"] or {}},
         # per image: the core measures and the chosen ones with one value per image (curves are dataset-level)
         per_image=results["per_image"] or {},
         keys=keys,
         columns=columns,
-        table_row={"method": name, "dataset": run.dataset, "num_images": count, **{k: rows[name].get(k) for k in keys}},
+        summary=f"Evaluated {count} image(s){of} of {shown_path(run.pred)} against {shown_path(run.gt)} "
+        f"({dataset.dataset_name}) on {run.device} in {elapsed:.2f} s",
     )
     if lines_path is not None:
         from .foreground_rows import append_toolbox_line  # loads torch: only now, after the decoding workers started
 
-        append_toolbox_line(lines_path, results, run.dataset, name, layout)
+        append_toolbox_line(lines_path, results, dataset.dataset_name, name, layout)
         print(f"Added the {layout} result line to {lines_path}")
     return 0
 
@@ -188,7 +182,7 @@ def run_evaluate_boundary(args: argparse.Namespace) -> int:
     compile_ahead()
     dataset = run.open_dataset(input_format, gt_format, pairing=pairing)
     pairs = dataset.pairs
-    name = run.name
+    name = dataset.method_name
     stems = [stem for stem, _, _ in pairs]
     options = {"thresholds": args.thresholds, "max_dist": args.max_dist, "thin": not args.no_thin, "nms": args.nms}
 
@@ -215,9 +209,8 @@ def run_evaluate_boundary(args: argparse.Namespace) -> int:
     results = evaluated.results if files["--json"] or files["--per-image-csv"] or run.html else {}
     run.write_outputs(
         files,
-        name,
+        dataset,
         count,
-        pairing,
         settings={
             "thresholds": args.thresholds,
             "max_dist": args.max_dist,
@@ -308,7 +301,7 @@ def run_evaluate_partition(args: argparse.Namespace) -> int:
         )
     dataset = run.open_dataset(input_format, gt_format, pairing=pairing)
     pairs = dataset.pairs
-    name = run.name
+    name = dataset.method_name
     stems = [stem for stem, _, _ in pairs]
     options = {
         "measures": args.measures,
@@ -332,9 +325,8 @@ def run_evaluate_partition(args: argparse.Namespace) -> int:
     )
     run.write_outputs(
         files,
-        name,
+        dataset,
         len(stems),
-        pairing,
         settings={
             "input_format": input_format,
             "input_description": PREDICTION_FORMATS[input_format],
@@ -394,9 +386,9 @@ def run_evaluate_proposals(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise pairing_error(error) from None
     dataset = run.open_dataset("pool", "objects", extensions=PROPOSAL_EXTENSIONS)
-    pairs, pairing = dataset.pairs, dataset.pairing
+    pairs = dataset.pairs
     void_label = None if args.void_label < 0 else args.void_label
-    name = run.name
+    name = dataset.method_name
     options = {
         "counts": args.counts,
         "classes": classes,
@@ -425,9 +417,8 @@ def run_evaluate_proposals(args: argparse.Namespace) -> int:
         print(f"Wrote {plot_path}")
     run.write_outputs(
         files,
-        name,
+        dataset,
         len(per_image),
-        pairing,
         settings={
             "counts": n,
             "boundary": args.boundary,
@@ -475,8 +466,8 @@ def run_evaluate_surface(args: argparse.Namespace) -> int:
             f"name(s) and --num-classes {args.num_classes}"
         )
     dataset = run.open_dataset("labels", "labels", extensions=SURFACE_EXTENSIONS)
-    pairs, pairing = dataset.pairs, dataset.pairing
-    name = run.name
+    pairs = dataset.pairs
+    name = dataset.method_name
     tolerance: float | list[float] | None = (
         None if args.tolerance is None else (args.tolerance[0] if len(args.tolerance) == 1 else args.tolerance)
     )
@@ -555,9 +546,8 @@ def run_evaluate_surface(args: argparse.Namespace) -> int:
         per_image[stem] = flat
     run.write_outputs(
         files,
-        name,
+        dataset,
         count,
-        pairing,
         settings={**settings, "pairing": run.pairing},
         extra={**(found := dataset.findings()), "skipped": found["skipped"] + empty_gt_skips(skipped)},
         elapsed=elapsed,

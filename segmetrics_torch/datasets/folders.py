@@ -5,7 +5,9 @@ a script evaluating a folder pair needs: pair the files by stem (:func:`segmetri
 name mapping), refuse a pairing without a common name (:func:`.pairing.check_pairing`: examples of both sides and
 the flags that map names), look at every file once (:func:`.prescan.scan_pairing`) and turn the problems found into
 one error listing all of them, or, with ``skip_bad`` / ``skip_empty_gt``, leave those images out and say so
-(:func:`.prescan.raise_or_skip`). The result, :class:`FolderDataset`, holds the pairs to evaluate and what was found.
+(:func:`.prescan.raise_or_skip`). The result, :class:`FolderDataset`, holds the pairs to evaluate, what was found,
+and the names of the method and the dataset (given, or read from the folders' paths: :func:`.prescan.method_name`,
+:func:`.prescan.dataset_name`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 from ..errors import InputError
 from ..io import IMAGE_EXTENSIONS, Pairing, find_pairs
 from .pairing import check_pairing, pairing_error, warn_on_stderr
-from .prescan import Problem, Scan, listing, raise_or_skip, scan_pairing
+from .prescan import Problem, Scan, dataset_name, listing, method_name, raise_or_skip, scan_pairing
 
 __all__ = ["FolderDataset", "open_folders"]
 
@@ -34,12 +36,16 @@ class FolderDataset:
             out, in the pairing's (sorted) order.
         scan: what the pre-scan found (:class:`~.prescan.Scan`).
         left_out: the problems whose images are left out (``skip_bad``, ``skip_empty_gt``).
+        method_name, dataset_name: the names the results go under: as given to :func:`open_folders`, else read
+            from the paths (``preds/MyNet/BSDS500`` -> ``MyNet``; the ground truth's folders name the dataset).
     """
 
     pairing: Pairing
     pairs: list[tuple[str, Path, Path]]
     scan: Scan
     left_out: list[Problem]
+    method_name: str
+    dataset_name: str
 
     def findings(self) -> dict[str, list[dict[str, str]]]:
         """What the pre-scan found, for a JSON report (:meth:`~.prescan.Scan.findings`)."""
@@ -60,6 +66,8 @@ def open_folders(
     resize: bool = False,
     skip_bad: bool = False,
     skip_empty_gt: bool = False,
+    method: str | None = None,
+    dataset: str | None = None,
     report: Callable[[str], None] = warn_on_stderr,
 ) -> FolderDataset:
     """Pair ``pred`` with ``gt`` and pre-scan every file of ``family`` (``"foreground"``, ``"boundary"``, ...).
@@ -75,6 +83,8 @@ def open_folders(
         allow_missing: unpaired files are notes, not errors. ``resize``: a prediction of another size is resized
             (a note). ``skip_bad``: images with a problem are left out instead of stopping the run.
             ``skip_empty_gt``: images whose ground truth is empty are left out (COD10K's convention).
+        method, dataset: the names of the method and the dataset; None: read from the paths
+            (:func:`~.prescan.method_name`, :func:`~.prescan.dataset_name`).
         report: called with each line of what was noted or left out (``note: ...``, ``skipped: ...``); stderr by
             default.
 
@@ -90,8 +100,8 @@ def open_folders(
         ...     (root / folder).mkdir()
         ...     Image.fromarray(np.full((4, 4), 255, np.uint8)).save(root / folder / "a.png")
         >>> dataset = open_folders(root / "pred", root / "gt", "foreground")
-        >>> [stem for stem, _, _ in dataset.pairs]
-        ['a']
+        >>> [stem for stem, _, _ in dataset.pairs], dataset.method_name
+        (['a'], 'pred')
     """
     if pairing is None:
         try:
@@ -114,4 +124,5 @@ def open_folders(
     pairs = [pair for pair in pairing.pairs if pair[0] not in images]
     if not pairs:
         raise InputError("every image has a problem (listed above); nothing to evaluate")
-    return FolderDataset(pairing, pairs, scan, left_out)
+    dataset = dataset or dataset_name(gt)
+    return FolderDataset(pairing, pairs, scan, left_out, method or method_name(pred, dataset, gt), dataset)
