@@ -1,10 +1,13 @@
 """Docstring paragraphs that many functions and Metrics share: the canonical text, and a check that every copy agrees.
 
 What every measure of a family takes (its inputs, its example batch) is written out in each docstring, so the source
-reads as ``help()`` does; :data:`PARAGRAPHS` holds the canonical text of each such paragraph and :data:`COPIES`
-how many docstrings hold it whole. :func:`copies` (run by ``tests/test_docstrings.py``) finds them: a copy edited
-alone, or a paragraph edited here alone, changes a count and fails the test, which names the holders. To change a
-shared paragraph, change it here and in each docstring that holds it. Nothing is templated at import (an earlier
+reads as ``help()`` does; :data:`PARAGRAPHS` holds the canonical text of each such paragraph. :func:`copies` finds the
+docstrings that hold a paragraph whole and :func:`partial_copies` those that hold a part of it only (a run of its
+lines holding at least :data:`PART` of its characters;
+:data:`VARIANTS` names the deliberate ones): a copy edited alone, or a paragraph edited here alone, leaves such parts,
+and ``tests/test_docstrings.py`` fails naming them (and when a paragraph is held whole by fewer than two docstrings).
+No count is kept: a new function that holds a paragraph whole is a new copy and needs no edit here. To change a shared
+paragraph, change it here and in each docstring that holds it. Nothing is templated at import (an earlier
 ``{{name}}`` form showed placeholders to anyone reading the source).
 
 Example:
@@ -15,8 +18,8 @@ Example:
     ...         preds: (B, H, W) or (B, 1, H, W) probabilities in [0, 1], float16 / bfloat16 / float32 / float64 (apply
     ...             ``torch.sigmoid`` to logits first; no min-max stretch). Gradients flow to it.
     ...     '''
-    >>> holds(loss.__doc__, "loss_args")  # only its first lines: not a copy of the paragraph
-    False
+    >>> holds(loss.__doc__, "loss_args"), part_of(loss.__doc__, "loss_args")  # a part: its first lines
+    (False, 180)
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import inspect
 import pkgutil
 import textwrap
 
-__all__ = ["COPIES", "PARAGRAPHS", "copies", "holds"]
+__all__ = ["PARAGRAPHS", "PART", "VARIANTS", "copies", "holds", "part_of", "partial_copies"]
 
 #: the shared paragraphs, by name (each dedented; its first line takes the placeholder's indentation)
 PARAGRAPHS = {
@@ -112,20 +115,26 @@ PARAGRAPHS = {
 }
 
 
-#: how many docstrings of the package hold each paragraph whole
-COPIES = {
-    "foreground_args": 6,
-    "foreground_reading": 6,
-    "foreground_batch": 12,
-    "foreground_update": 14,
-    "partition_update": 14,
-    "partition_pair": 13,
-    "surface_update": 4,
-    "surface_keywords": 4,
-    "surface_returns": 4,
-    "surface_pair": 9,
-    "loss_args": 2,
-    "loss_returns": 4,
+#: the share of a paragraph's characters that a run of its lines must hold to make a docstring holding it (but not
+#: whole) a partial copy: above the generic lines several paragraphs begin and end with ("As output of ``compute``
+#: (``forward`` returns the same for the batch alone):" is 0.24 of partition_update)
+PART = 0.4
+
+#: docstrings that hold a deliberate variant of a paragraph (a part of it, the rest rewritten on purpose), and why
+VARIANTS = {
+    ("segmetrics_torch.functional.foreground.matlab_toolbox.toolbox_measures", "foreground_args"): "the toolbox's "
+    "own reading of the maps",
+    ("segmetrics_torch.functional.foreground.matlab_toolbox.toolbox_measures", "foreground_reading"): "no "
+    "``normalize``: the protocol decides the reading",
+    ("segmetrics_torch.metrics.matlab_toolbox.MatlabToolboxMeasures", "foreground_update"): "bool maps too, and no "
+    "min-max stretch",
+    ("segmetrics_torch.metrics.matlab_toolbox.MatlabToolboxMeasures", "foreground_batch"): "its example's maps are "
+    "uint8",
+    ("segmetrics_torch.metrics.foreground_extra.CamouflageContextMeasure", "foreground_update"): "it takes the RGB "
+    "images too",
+    ("segmetrics_torch.meta.metameasures.noise_test", "foreground_batch"): "its example draws its own maps",
+    ("segmetrics_torch.losses.weighted_f_measure_loss", "loss_args"): "its ``beta2`` argument",
+    ("segmetrics_torch.losses.soft_f_measure_loss", "loss_args"): "its ``beta2`` argument",
 }
 
 
@@ -140,12 +149,26 @@ def holds(doc: str, name: str) -> bool:
     return any(lines[i : i + len(para)] == para for i in range(len(lines) - len(para) + 1))
 
 
-def copies() -> dict[str, list[str]]:
-    """``{paragraph: the qualified names of the docstrings that hold it}`` over every module, class, method and
-    function defined in the package (its numba kernels left out)."""
+def part_of(doc: str, name: str) -> int:
+    """The characters of the longest run of consecutive lines of the paragraph ``name`` that ``doc`` holds (blank
+    lines match but count nothing); the whole paragraph's length when ``doc`` holds it whole."""
+    lines, para = [line.strip() for line in doc.splitlines()], _lines(PARAGRAPHS[name])
+    best = 0
+    for i in range(len(lines)):
+        for j in range(len(para)):
+            k = 0
+            while i + k < len(lines) and j + k < len(para) and lines[i + k] == para[j + k]:
+                k += 1
+            best = max(best, sum(len(line) for line in para[j : j + k]))
+    return best
+
+
+def _documented() -> list[tuple[str, str]]:
+    """``(qualified name, docstring)`` of every module, class, method and function defined in the package (its numba
+    kernels left out), each once, where it is defined."""
     import segmetrics_torch
 
-    found: dict[str, list[str]] = {name: [] for name in PARAGRAPHS}
+    out: list[tuple[str, str]] = []
     seen: set[int] = set()
     for info in pkgutil.walk_packages(segmetrics_torch.__path__, "segmetrics_torch."):
         if ".ops._kernels" in info.name or info.name.endswith("__main__") or info.name == __name__:
@@ -157,9 +180,33 @@ def copies() -> dict[str, list[str]]:
             home = obj.__name__ if inspect.ismodule(obj) else getattr(obj, "__module__", None) or ""
             doc = getattr(obj, "__doc__", None)
             if home != info.name or not isinstance(doc, str) or id(obj) in seen:
-                continue  # each object once, where it is defined
+                continue
             seen.add(id(obj))
-            for name in PARAGRAPHS:
-                if holds(doc, name):
-                    found[name].append(f"{home}.{getattr(obj, '__qualname__', '')}".rstrip("."))
+            out.append((f"{home}.{getattr(obj, '__qualname__', '')}".rstrip("."), doc))
+    return out
+
+
+def partial_copies() -> dict[str, list[str]]:
+    """``{paragraph: the qualified names of the docstrings that hold a part of it (a run of its lines, at least
+    PART of its characters) but not all of it}``, :data:`VARIANTS` aside: edited copies, or copies of a paragraph
+    edited here alone."""
+    size = {name: sum(len(line) for line in _lines(text)) for name, text in PARAGRAPHS.items()}
+    found: dict[str, list[str]] = {name: [] for name in PARAGRAPHS}
+    for qualified, doc in _documented():
+        for name in PARAGRAPHS:
+            if (qualified, name) in VARIANTS or holds(doc, name):
+                continue
+            if part_of(doc, name) >= PART * size[name]:
+                found[name].append(qualified)
+    return {name: holders for name, holders in found.items() if holders}
+
+
+def copies() -> dict[str, list[str]]:
+    """``{paragraph: the qualified names of the docstrings that hold it whole}`` over every module, class, method and
+    function defined in the package (its numba kernels left out)."""
+    found: dict[str, list[str]] = {name: [] for name in PARAGRAPHS}
+    for qualified, doc in _documented():
+        for name in PARAGRAPHS:
+            if holds(doc, name):
+                found[name].append(qualified)
     return found
