@@ -8,6 +8,7 @@ __version__: str
 
 from .losses import (
     EMeasureLoss as EMeasureLoss,
+    SoftClDiceLoss as SoftClDiceLoss,
     SoftFMeasureLoss as SoftFMeasureLoss,
     SoftIoULoss as SoftIoULoss,
     WeightedFMeasureLoss as WeightedFMeasureLoss,
@@ -20,6 +21,7 @@ from .metrics import (
     BoundaryIoU as BoundaryIoU,
     BoundaryPR as BoundaryPR,
     CamouflageContextMeasure as CamouflageContextMeasure,
+    ClDice as ClDice,
     ContextMeasure as ContextMeasure,
     Dice as Dice,
     DirectionalHamming as DirectionalHamming,

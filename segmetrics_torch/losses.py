@@ -16,6 +16,9 @@ as a training loss), so on a binary ``p`` it equals ``1 -`` the metric's per-ima
 * :func:`soft_f_measure_loss`: ``TP = sum p g``, ``P = TP / sum p``, ``R = TP / sum g``,
   ``F = (1 + beta^2) P R / (beta^2 P + R)`` (0 when ``TP = 0``), beta^2 = 0.3 as the SOD F-measure.
 * :func:`soft_iou_loss`: ``IoU = TP / (sum p + sum g - TP)``, 0 when the union is empty, as the metric.
+* :func:`soft_cl_dice_loss` (:class:`SoftClDiceLoss`): ``1 -`` the soft clDice of tubular structures (Shit et al.,
+  CVPR 2021), MONAI 1.6's ``SoftclDiceLoss`` to the bit; channel-first inputs as MONAI's, (B, C, H, W) or
+  (B, C, D, H, W) (defined in :mod:`segmetrics_torch.functional.surface.cldice`, beside the measure).
 
 Parity caveat: the metrics binarise at the adaptive threshold ``min(2 mean(p), 1)``, which keeps a binary map as it
 is except an all-zero one (threshold 0 turns it all on); the losses use ``p`` as given.
@@ -41,14 +44,17 @@ from torch.autograd.function import once_differentiable
 
 from ._checks import check_bool, check_choice, check_image_stack, check_positive_float, check_tensor, check_uint8_target
 from ._constants import EPS
+from .functional.surface.cldice import SoftReduction, soft_cl_dice_loss
 from .ops.weighted_error import ground_truth_terms, resolve_path, weighted_error_grad, weighted_error_sums
 
 __all__ = [
     "EMeasureLoss",
+    "SoftClDiceLoss",
     "SoftFMeasureLoss",
     "SoftIoULoss",
     "WeightedFMeasureLoss",
     "e_measure_loss",
+    "soft_cl_dice_loss",
     "soft_f_measure_loss",
     "soft_iou_loss",
     "weighted_f_measure_loss",
@@ -451,3 +457,57 @@ class SoftIoULoss(_Loss):
 
     def forward(self, preds: Tensor, target: Tensor) -> Tensor:
         return soft_iou_loss(preds, target, reduction=self.reduction, validate_args=self.validate_args)
+
+
+class SoftClDiceLoss(nn.Module):
+    """``1 - soft clDice`` of probability maps (Shit et al., CVPR 2021), MONAI 1.6's ``SoftclDiceLoss``
+    (:func:`soft_cl_dice_loss`: soft skeletons of min / max pooling, ``iterations`` thinning steps).
+
+    Inputs are channel first, as MONAI's: (B, C, H, W) or (B, C, D, H, W) probabilities and targets; the value equals
+    MONAI's for the same keywords (``smooth_nr``, ``smooth_dr``, ``smooth``, ``include_background``, ``reduction``;
+    ``reduction="pooled"`` is the authors' loss over the whole batch).
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import SoftClDiceLoss
+        >>> target = torch.zeros(1, 1, 16, 16)
+        >>> target[..., 7:9, 2:14] = 1  # a vessel
+        >>> preds = torch.full((1, 1, 16, 16), 0.5, requires_grad=True)
+        >>> loss = SoftClDiceLoss()(preds, target)
+        >>> loss.backward()
+        >>> round(loss.item(), 4)
+        0.3158
+    """
+
+    def __init__(
+        self,
+        iterations: int = 3,
+        smooth_nr: float = 1.0,
+        smooth_dr: float = 1.0,
+        smooth: float = 1e-4,
+        include_background: bool = True,
+        reduction: SoftReduction = "mean",
+        validate_args: bool = True,
+    ) -> None:
+        super().__init__()
+        self.iterations, self.smooth_nr, self.smooth_dr, self.smooth = iterations, smooth_nr, smooth_dr, smooth
+        self.include_background, self.reduction, self.validate_args = include_background, reduction, validate_args
+        # the arguments are checked now, not at the first batch: one call on a tiny two-channel pair (a single
+        # channel would warn that include_background=False is ignored)
+        self(torch.zeros(1, 2, 3, 3), torch.zeros(1, 2, 3, 3))
+
+    def forward(self, preds: Tensor, target: Tensor) -> Tensor:
+        return soft_cl_dice_loss(
+            preds,
+            target,
+            iterations=self.iterations,
+            smooth_nr=self.smooth_nr,
+            smooth_dr=self.smooth_dr,
+            smooth=self.smooth,
+            include_background=self.include_background,
+            reduction=self.reduction,
+            validate_args=self.validate_args,
+        )
+
+    def extra_repr(self) -> str:
+        return f"iterations={self.iterations}, reduction={self.reduction!r}"

@@ -344,6 +344,8 @@ _ALL = (
            options=("distance_metric",)),
     _other("surface", "biou", "Boundary IoU", "boundary_iou", "Boundary IoU (Cheng et al. 2021)", "BoundaryIoU",
            "boundary_iou", aliases=("boundaryiou",)),
+    _other("surface", "cldice", "clDice", "cl_dice", "centreline Dice of tubular structures (Shit et al. 2021)",
+           "ClDice", "cl_dice", aliases=("centerlinedice", "centrelinedice")),
     # semantic boundaries (SBD / Cityscapes): the class means of the BSDS matcher's per-class summaries
     _other("semantic-boundary", "mf_ods", "mF (ODS)", "mean/ods_f", "class mean of per-class ODS F",
            "SemanticBoundaryPR", "semantic_boundary_pr"),
@@ -378,6 +380,7 @@ _ALL = (
     _other("loss", "wfloss", "weighted F loss", "", "1 - weighted F-beta", "WeightedFMeasureLoss", lower=True),
     _other("loss", "softfloss", "soft F loss", "", "1 - soft F-beta", "SoftFMeasureLoss", lower=True),
     _other("loss", "softiouloss", "soft IoU loss", "", "1 - soft IoU", "SoftIoULoss", lower=True),
+    _other("loss", "softcldiceloss", "soft clDice loss", "", "1 - soft clDice", "SoftClDiceLoss", lower=True),
     # meta-measures (Pont-Tuset & Marques 2013): each a % of correct decisions, higher is better
     _other("meta", "sihd", "SIHD", "", "swapped-image human discrimination (% correct)", "", "sihd"),
     _other("meta", "sabd", "SABD", "", "state-of-the-art baseline discrimination (% correct)", "", "sabd"),
@@ -746,6 +749,13 @@ TABLES: dict[str, tuple[str, tuple[TableRow, ...]]] = {
                 "the authors' `mask_to_boundary` rule with OpenCV erosion (1e-9)",
             ),
             TableRow(
+                "clDice (centreline Dice of tubular structures), 2-D and 3-D; its soft form as a loss",
+                "`ClDice` / `cl_dice`; `SoftClDiceLoss` / `soft_cl_dice_loss`",
+                "Shit et al., CVPR 2021",
+                "the authors' `cldice_metric` on scikit-image skeletons (bit-equal where finite); MONAI 1.6 "
+                "`SoftclDiceLoss` (bit-equal, gradients too)",
+            ),
+            TableRow(
                 "all of the boundary distances from one pass",
                 "`SurfaceDistanceMeasures` / `surface_distance_measures`",
                 "",
@@ -1021,7 +1031,7 @@ def family_measures(family: Family) -> tuple[Measure, ...]:
 
     Example:
         >>> [m.key for m in family_measures("surface")]
-        ['hd', 'hd95', 'asd', 'assd', 'nsd', 'biou']
+        ['hd', 'hd95', 'asd', 'assd', 'nsd', 'biou', 'cldice']
     """
     return tuple(m for m in _ALL if m.family == family)
 

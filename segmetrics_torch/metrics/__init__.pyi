@@ -56,6 +56,7 @@ from .semantic_boundary import (
 from .surface import (
     AverageSurfaceDistance as AverageSurfaceDistance,
     BoundaryIoU as BoundaryIoU,
+    ClDice as ClDice,
     HausdorffDistance as HausdorffDistance,
     NormalizedSurfaceDistance as NormalizedSurfaceDistance,
     SurfaceDistanceMeasures as SurfaceDistanceMeasures,

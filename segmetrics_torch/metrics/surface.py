@@ -6,8 +6,8 @@ named rule for a missed structure (one mask empty) in the distance Metrics, ``ag
 (:mod:`segmetrics_torch.functional.surface.aggregation`): ``"inf"`` (the default: a distance of a pair with exactly
 one empty mask counts as ``inf`` whatever its convention's value, so that a missed structure cannot vanish from a
 table; MONAI's percentile HD is NaN there), ``"drop_nan"`` (MONAI's mean: the convention's values, NaN left out, inf
-kept) or ``"worst_case"`` (BraTS: a missed structure counts as ``worst_case``). The scores (NSD, Boundary IoU)
-are 0 for a missed structure and leave out NaN. :meth:`~_SurfaceMetric.dropped` counts the values each mean
+kept) or ``"worst_case"`` (BraTS: a missed structure counts as ``worst_case``). The scores (NSD, Boundary IoU,
+clDice) are 0 for a missed structure and leave out NaN. :meth:`~_SurfaceMetric.dropped` counts the values each mean
 left out. The class equal to ``ignore_index`` is no pair: NaN in every function, counted in no mean, so its
 ``compute()`` value is NaN (as TorchMetrics'), never ``inf``. The states are per-class sums of the finite values and
 counts of the non-NaN, the infinite and the dropped values, summed over processes (``dist_reduce_fx="sum"``): the DDP
@@ -29,12 +29,14 @@ from .._checks import check_choice
 from ..functional.surface import (
     average_surface_distance,
     boundary_iou,
+    cl_dice,
     hausdorff_distance,
     normalized_surface_distance,
     surface_distance_measures,
 )
 from ..functional.surface._inputs import INPUT_FORMATS, channel_columns
 from ..functional.surface.aggregation import Aggregation, aggregated_values, check_aggregation, empty_sides
+from ..functional.surface.cldice import ZeroDivision
 from ..functional.surface.options import (
     DISTANCE_DEFAULTS,
     MASK_DEFAULTS,
@@ -47,6 +49,7 @@ from ._base import ExactMetric, MetricKeywords
 __all__ = [
     "AverageSurfaceDistance",
     "BoundaryIoU",
+    "ClDice",
     "HausdorffDistance",
     "NormalizedSurfaceDistance",
     "SurfaceDistanceMeasures",
@@ -409,6 +412,49 @@ class BoundaryIoU(_SurfaceMetric):
 
     def __init__(self, *, dilation_ratio: float = 0.02, **kwargs: Unpack[MaskMetricOptions]) -> None:
         super().__init__({"dilation_ratio": dilation_ratio}, kwargs)
+
+
+class ClDice(_SurfaceMetric):
+    """Mean clDice (centreline Dice; Shit et al., CVPR 2021) over 2-D images or 3-D volumes, per class for label maps.
+
+    The per-image value is :func:`segmetrics_torch.functional.cl_dice`'s: the harmonic mean of the fraction of the
+    predicted skeleton inside the ground truth and of the ground-truth skeleton inside the prediction (skeletons of
+    scikit-image, as the authors' code; the ``opencv`` extra). NaN values (``zero_division="nan"``: the authors'
+    0/0; an ``ignore_index`` class) are left out of the mean, as the family's other Metrics do.
+
+    Args: ``zero_division`` of :func:`~segmetrics_torch.functional.cl_dice` (``"defined"``: empty masks and
+    empty skeletons get the values of its table; ``"nan"``: the authors' NaN), the keywords of the inputs
+    (``num_classes``, ``include_background``, ``ignore_index``, ``input_format``, ``validate_args``; as
+    :func:`~segmetrics_torch.functional.hausdorff_distance`) and torchmetrics' Metric keywords.
+
+    As input to ``update`` (and ``forward``):
+
+    - ``preds``: (B, H, W) 2-D or (B, D, H, W) 3-D masks (bool or {0, 1}), or label maps (integers in
+      [0, ``num_classes``)) with ``num_classes``; or a list of tensors of different sizes.
+    - ``target``: ground truth of the same form and shape.
+
+    As output of ``compute``: the mean over images of the per-image clDice in [0, 1], a 0-d float64 tensor for masks
+    or (C',) per class for label maps.
+
+    Example:
+        >>> import torch
+        >>> from segmetrics_torch import ClDice
+        >>> g = torch.zeros(1, 9, 9, dtype=torch.bool)
+        >>> g[0, 4, 1:8] = True  # a vessel one pixel wide
+        >>> p = torch.zeros_like(g)
+        >>> p[0, 4, 1:5] = True  # half of it found
+        >>> metric = ClDice()
+        >>> metric.update(p, g)
+        >>> round(float(metric.compute()), 4)
+        0.7273
+    """
+
+    higher_is_better = True
+    _function = staticmethod(cl_dice)
+    _shared = MASK_DEFAULTS
+
+    def __init__(self, *, zero_division: ZeroDivision = "defined", **kwargs: Unpack[MaskMetricOptions]) -> None:
+        super().__init__({"zero_division": zero_division}, kwargs)
 
 
 class SurfaceDistanceMeasures(_SurfaceMetric):

@@ -16,6 +16,12 @@ from .average_distance import (
 from .boundary_iou import (
     boundary_iou,
 )
+from .cldice import (
+    ClDiceWarning,
+    cl_dice,
+    soft_cl_dice_loss,
+    soft_skeleton,
+)
 from .distances import (
     SurfaceDistances,
     point_set_distances,
@@ -49,6 +55,7 @@ __all__ = [
     "AGGREGATION_REFERENCES",
     "CONVENTIONS",
     "AggregatedDistances",
+    "ClDiceWarning",
     "EmptyMaskWarning",
     "SurfaceDistances",
     "aggregate_distances",
@@ -56,6 +63,7 @@ __all__ = [
     "boundary_band",
     "boundary_dilation",
     "boundary_iou",
+    "cl_dice",
     "corner_codes",
     "corner_surfels",
     "empty_sides",
@@ -64,6 +72,8 @@ __all__ = [
     "inner_boundary",
     "normalized_surface_distance",
     "point_set_distances",
+    "soft_cl_dice_loss",
+    "soft_skeleton",
     "surface_distance_measures",
     "surface_distances",
     "surfel_size_table",
