@@ -17,9 +17,10 @@ their results are identical to each other and to scipy on every input:
   Huttenlocher 2012, Meijster et al. 2000) evaluated with integer arithmetic only.
 
 On CUDA, where Triton is installed, the ``"torch"`` backend runs two Triton kernels instead of the tensor operations
-(``ops/_kernels/edt_triton.py``: the column pass, and the row pass as a register-tiled minimum over the row's
-columns, int32 keys; same results), for images whose keys fit in 31 bits (square images up to 836 x 836; the tensor
-route was faster beyond, measured on an H100). The backend setting ``"tensor"``
+(``ops/_kernels/edt_triton.py``: the column pass, then the row pass as a register-tiled minimum over the row's
+columns in int32 keys for images whose keys fit in 31 bits (square images up to 836 x 836), and as the O(W) lower
+envelope of the row's parabolas, one program per row, for larger ones (up to about 32,000 x 32,000); same results).
+The backend setting ``"tensor"``
 (:func:`segmetrics_torch.ops.use_backend`) keeps the tensor route; :mod:`segmetrics_torch.ops.backend` decides which
 kernel runs, here as in every op.
 
@@ -34,7 +35,7 @@ import functools
 import math
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
@@ -264,19 +265,27 @@ def _triton_enabled(device: torch.device) -> bool:
 _TRITON_COLUMNS, _TRITON_BLOCK_X, _TRITON_BLOCK_C = 32, 32, 64
 
 
-def _edt_triton(mask: Tensor, big: int, bits: int) -> tuple[Tensor, Tensor] | None:
-    """The transform of a (B, H, W) bool batch by the two Triton kernels (``ops/_kernels/edt_triton.py``), with the
+def _edt_triton(
+    mask: Tensor, big: int, bits: int, row_pass: Literal["auto", "tiled", "envelope"] = "auto"
+) -> tuple[Tensor, Tensor] | None:
+    """The transform of a (B, H, W) bool batch by the Triton kernels (``ops/_kernels/edt_triton.py``), with the
     tensor route's ``big`` and ``bits``: the same ``(dist, index)``, or ``None`` where the tensor route is to run
-    instead:
+    instead. The row pass (``row_pass="auto"``):
 
-    * the largest packed key needs more than 31 bits (square images of 837 x 837 and more): the kernels work in
-      int32, because on an H100 the row kernel's O(W^2) arithmetic in int64 lost to the O(W log W) tensor route
-      (1024x1024: 0.53x), while in int32 it won by 1.8x (768x768) to 2.9x (320x320) (benchmarks/RESULTS.md);
-    * Triton cannot build or launch the kernels (an install without a working compiler): the same numbers come
-      from the tensor route, after one warning that says why; later calls go there directly.
+    * the tiled minimum over the row's columns (``_rows``: int32 packed keys, O(W^2) register arithmetic per row)
+      where the largest packed key fits in 31 bits (square images up to 836 x 836): on an H100 it beat the
+      O(W log W) tensor route by 1.8x (768x768) to 2.9x (320x320), while in int64 it lost to it (1024x1024: 0.53x);
+    * the lower envelope of the row's parabolas (``_rows_envelope``: one program per row, O(W), int64 arithmetic,
+      two int32 scratch rows per image row: 8 more bytes per pixel) for wider keys, so that large images keep a fused
+      kernel whose work per pixel does not grow with the width; up to images whose ``big`` (``H^2 + W^2``) fits in
+      int32 (about 32,000 x 32,000; beyond, the tensor route);
+    * where Triton cannot build or launch the kernels (an install without a working compiler): ``None``, after one
+      warning that says why; later calls go to the tensor route directly.
     """
     b, h, w = mask.shape
-    if ((big + (w - 1) ** 2) << bits) | ((1 << bits) - 1) >= _INT32_TOP:
+    wide = ((big + (w - 1) ** 2) << bits) | ((1 << bits) - 1) >= _INT32_TOP
+    envelope = row_pass == "envelope" or (row_pass == "auto" and wide)
+    if (wide and not envelope) or big >= _INT32_TOP:
         return None
     try:
         from ._kernels.edt_triton import kernels
@@ -285,18 +294,32 @@ def _edt_triton(mask: Tensor, big: int, bits: int) -> tuple[Tensor, Tensor] | No
         return None
     device = mask.device
     gy = torch.empty((b, h, w), dtype=torch.int32, device=device)
-    packed = torch.empty_like(gy)
+    packed = torch.empty_like(gy)  # the packed key parts (tiled), or the squared vertical distances (envelope)
     dist = torch.empty((b, h, w), dtype=torch.float64, device=device)
     index = torch.empty((b, h, w), dtype=torch.int64, device=device)
     scale = 1 << bits
     try:
-        columns, rows = kernels()
+        columns, rows, rows_envelope = kernels()
         columns[(b, -(-w // _TRITON_COLUMNS))](
-            mask.contiguous().view(torch.uint8), gy, packed, h, w, scale, big, BLOCK=_TRITON_COLUMNS, num_warps=1
+            mask.contiguous().view(torch.uint8),
+            gy,
+            packed,
+            h,
+            w,
+            scale,
+            big,
+            BLOCK=_TRITON_COLUMNS,
+            PACK=not envelope,
+            num_warps=1,
         )
-        rows[(b * h, -(-w // _TRITON_BLOCK_X))](
-            packed, gy, dist, index, w, scale, big, _INT32_TOP, BLOCK_X=_TRITON_BLOCK_X, BLOCK_C=_TRITON_BLOCK_C
-        )
+        if envelope:
+            parabolas = torch.empty((b * h, w), dtype=torch.int32, device=device)
+            starts = torch.empty((b * h, w + 1), dtype=torch.int32, device=device)
+            rows_envelope[(b * h,)](packed, gy, parabolas, starts, dist, index, w, big, -_INT32_TOP, num_warps=1)
+        else:
+            rows[(b * h, -(-w // _TRITON_BLOCK_X))](
+                packed, gy, dist, index, w, scale, big, _INT32_TOP, BLOCK_X=_TRITON_BLOCK_X, BLOCK_C=_TRITON_BLOCK_C
+            )
     except Exception as exc:  # any compiler or driver error: the exact tensor route stays
         _triton_failed(exc)
         return None

@@ -1,8 +1,9 @@
-"""The Triton row pass of the distance transform (what CUDA inputs take), run on the CPU by Triton's interpreter.
+"""The Triton kernels of the distance transform (what CUDA inputs take), run on the CPU by Triton's interpreter.
 
 ``TRITON_INTERPRET=1`` executes the same kernel source with numpy, so these tests check its arithmetic (packed keys,
-int32 / int64 choice, tile masks, tie rule) bit for bit against scipy and the tensor route on the inputs of
-``test_distance.py``; the compiled kernel's speed is measured on a lent device (``benchmarks/run_on_gpu.sh``).
+int32 / int64 choice, tile masks, the envelope row pass of wide images, tie rule) bit for bit against scipy and the
+tensor route on the inputs of ``test_distance.py``; the compiled kernels' speed is measured on a lent device
+(``benchmarks/run_on_gpu.sh``).
 """
 
 from __future__ import annotations
@@ -114,27 +115,72 @@ def test_widest_int32_keys_match_scipy(interpreted, h, w):
     assert interpreted, "the Triton route did not run"
 
 
-def test_keys_wider_than_int32_take_the_tensor_route(interpreted):
-    # 1100 columns: the keys need 33 bits, where the tensor route is the faster (and only) one
+def test_keys_wider_than_int32_take_the_envelope_kernel(interpreted):
+    # 1100 columns: the packed keys would need 33 bits; the envelope row pass (int64 arithmetic, O(W) per row) runs
     h, w = 2, 1100
     bits = (w - 1).bit_length()
     assert ((h * h + w * w + (w - 1) ** 2) << bits) >= 2**31
     mask = np.random.default_rng(3).random((h, w)) < 0.01
     mask[0, 0] = True
     assert_matches_scipy(mask)
-    assert interpreted  # asked ...
-    assert distance._edt_triton(torch.from_numpy(mask[None]), *_keys(h, w)) is None  # ... and declined
+    assert interpreted, "the Triton route did not run"
+    got = distance._edt_triton(torch.from_numpy(mask[None]).to(DEVICE), *_keys(h, w))
+    assert got is not None  # taken, not declined
+
+
+def test_images_beyond_int32_distances_take_the_tensor_route(interpreted):
+    # the envelope keeps squared distances in int32: an image whose H^2 + W^2 does not fit is declined
+    mask = torch.from_numpy(_points(3, 5, (1, 1))[None]).to(DEVICE)
+    assert distance._edt_triton(mask, 2**31, 3) is None
+
+
+@pytest.fixture
+def envelope(interpreted, monkeypatch):
+    """The Triton route with the envelope row pass on every image (also those whose keys fit in int32)."""
+    real = distance._edt_triton
+    monkeypatch.setattr(distance, "_edt_triton", lambda mask, big, bits: real(mask, big, bits, "envelope"))
+    return interpreted
+
+
+@pytest.mark.parametrize("name", list(TIE_PATTERNS))
+def test_envelope_tie_heavy_patterns_match_scipy(envelope, name):
+    assert_matches_scipy(TIE_PATTERNS[name])
+    assert envelope, "the Triton route did not run"
+
+
+def test_envelope_edge_shapes_and_blobs_match_scipy(envelope):
+    rng = np.random.default_rng(11)
+    for mask in (
+        _points(1, 1, (0, 0)),
+        np.ones((7, 5), dtype=bool),
+        _points(1, 130, (0, 10), (0, 120)),
+        rng.random((31, 3)) < 0.1,
+        np.stack([_points(12, 70, (3, 3)), np.zeros((12, 70), bool)]),
+        np.stack([random_blobs(rng, 24, 60) for _ in range(2)]),
+    ):
+        assert_matches_scipy(mask)
+
+
+@settings(max_examples=25, deadline=None)
+@given(mask=small_masks())
+def test_envelope_random_small_masks_match_scipy(mask):
+    with pytest.MonkeyPatch.context() as mp:
+        _force_triton_route(mp)
+        real = distance._edt_triton
+        mp.setattr(distance, "_edt_triton", lambda m, big, bits: real(m, big, bits, "envelope"))
+        assert_matches_scipy(mask)
 
 
 @pytest.mark.parametrize(
     ("h", "w"), [(1, 1), (2, 1), (40, 2), (33, 31), (7, 32), (65, 33), (31, 64), (12, 65), (9, 200)]
 )
-def test_kernels_equal_the_tensor_route(interpreted, h, w):
-    # block edges of both kernels (32 columns, 32 x 64 tiles), with an empty image, a full one and a sparse one
+@pytest.mark.parametrize("row_pass", ["tiled", "envelope"])
+def test_kernels_equal_the_tensor_route(interpreted, h, w, row_pass):
+    # block edges of the kernels (32 columns, 32 x 64 tiles), with an empty image, a full one and a sparse one
     rng = np.random.default_rng(h * w)
     mask = torch.from_numpy(np.stack([rng.random((h, w)) < 0.05, np.zeros((h, w), bool), np.ones((h, w), bool)]))
     mask[0, h // 2, w // 2] = True
-    got = distance._edt_triton(mask.to(DEVICE), *_keys(h, w))
+    got = distance._edt_triton(mask.to(DEVICE), *_keys(h, w), row_pass)
     assert got is not None
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(distance, "_triton_enabled", lambda device: False)

@@ -1,4 +1,4 @@
-"""Triton kernels of the exact distance transform on CUDA: the column pass and the row pass, one launch each.
+"""Triton kernels of the exact distance transform on CUDA: the column pass and a row pass, one launch each.
 
 The same separable algorithm, sentinels and tie rule as the tensor route (``ops.distance._edt_torch``), fused:
 
@@ -14,8 +14,16 @@ The same separable algorithm, sentinels and tie rule as the tensor route (``ops.
 On a GPU this beats the tensor route's ``log2(W)`` levels of full-size passes (and its atomic ``scatter_reduce``)
 because the work is register arithmetic, not memory traffic.
 
-Exactness: the keys are int32 (the caller sends wider images, whose keys need more bits, to the tensor route) and a
-plain minimum of ``d2 << bits | c`` picks the smallest squared distance and, among equal ones, the smallest column:
+* ``_rows_envelope`` (images whose packed keys need more than 31 bits, from 837 x 837): one program per image row
+  builds the lower envelope of the parabolas ``(x - c)^2 + g[c]`` of its columns with a feature (Felzenszwalb &
+  Huttenlocher; the intersection of two parabolas by an exact floor division of int64 integers) and walks it left
+  to right, writing each pixel's squared distance and flat index. O(W) per row, sequential within the program, with
+  two int32 scratch rows (the parabolas' columns and the first pixel of each); where two parabolas are equal at a
+  pixel the left one keeps it, so the smallest column wins, as in the tiled pass. The int64 form of the tiled pass
+  lost to the tensor route at 1024 x 1024 (its O(W^2) per row); this one's work per pixel does not grow with W.
+
+Exactness: the tiled pass's keys are int32 (the caller sends wider images to the envelope pass) and a plain
+minimum of ``d2 << bits | c`` picks the smallest squared distance and, among equal ones, the smallest column:
 the same tie rule as the other kernels, so the results are identical. Measured on an H100 (2026-11-27) with the row
 kernel alone (the column pass still tensor code): the transform with indices of 256 masks of 320x320 in 9.9 ms
 against 28.8 ms for the tensor route.
@@ -33,7 +41,7 @@ import triton
 import triton.language as tl
 
 
-def _columns(mask_ptr, gy_ptr, packed_ptr, h, w, scale, big, BLOCK: tl.constexpr):
+def _columns(mask_ptr, gy_ptr, packed_ptr, h, w, scale, big, BLOCK: tl.constexpr, PACK: tl.constexpr):
     image = tl.program_id(0)
     cs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     inside = cs < w
@@ -55,7 +63,10 @@ def _columns(mask_ptr, gy_ptr, packed_ptr, h, w, scale, big, BLOCK: tl.constexpr
         take_below = d_below < d_above  # strict: the feature above wins a tie
         gd = tl.minimum(d_above, d_below)
         tl.store(gy_ptr + at, tl.where(take_below, nxt, above), mask=inside)
-        tl.store(packed_ptr + at, tl.where(gd < h, gd * gd, big) * scale + cs, mask=inside)
+        if PACK:  # the int32 key part of the tiled row pass
+            tl.store(packed_ptr + at, tl.where(gd < h, gd * gd, big) * scale + cs, mask=inside)
+        else:  # the squared vertical distance alone, for the envelope row pass
+            tl.store(packed_ptr + at, tl.where(gd < h, gd * gd, big), mask=inside)
 
 
 def _rows(packed_ptr, gy_ptr, dist_ptr, index_ptr, w, scale, big, top, BLOCK_X: tl.constexpr, BLOCK_C: tl.constexpr):
@@ -82,7 +93,59 @@ def _rows(packed_ptr, gy_ptr, dist_ptr, index_ptr, w, scale, big, top, BLOCK_X: 
     tl.store(index_ptr + base + xs, index, mask=pixel)
 
 
+def _floor_div(num, den):
+    """``floor(num / den)`` for ``den > 0`` under either integer division (C's truncation, compiled; numpy's floor,
+    interpreted): a negative remainder means a truncated quotient, one too high."""
+    quotient = num // den
+    return tl.where(num - quotient * den < 0, quotient - 1, quotient)
+
+
+def _rows_envelope(g_ptr, gy_ptr, v_ptr, z_ptr, dist_ptr, index_ptr, w, big, lowest):
+    row = tl.program_id(0)
+    base = row.to(tl.int64) * w
+    zbase = row.to(tl.int64) * (w + 1)
+    # the lower envelope of the parabolas (x - q)^2 + g[q] of the row's columns with a feature (g < big), left to
+    # right: v[k] the column of the k-th parabola kept, z[k] the first pixel where it is the minimum (ties go to the
+    # smaller column: the parabola to the left keeps the pixel where two are equal)
+    k = row * 0 - 1
+    for q in range(0, w):
+        gq = tl.load(g_ptr + base + q).to(tl.int64)
+        if gq < big:
+            fq = gq + q * q
+            s = (row * 0).to(tl.int64) + lowest
+            searching = k >= 0
+            while searching:
+                vk = tl.load(v_ptr + base + k)
+                gv = tl.load(g_ptr + base + vk).to(tl.int64)
+                # q is strictly below v[k] from s + 1 on, s = floor(((q^2 + g_q) - (v^2 + g_v)) / (2 (q - v)))
+                s = _floor_div(fq - (gv + vk.to(tl.int64) * vk), 2 * (q - vk).to(tl.int64))
+                hidden = s < tl.load(z_ptr + zbase + k)  # v[k] is the minimum nowhere any more
+                k = tl.where(hidden, k - 1, k)
+                searching = hidden & (k >= 0)
+            start = tl.where(k >= 0, s + 1, lowest)
+            k = k + 1
+            tl.store(v_ptr + base + k, q)
+            tl.store(z_ptr + zbase + k, start.to(tl.int32))
+    # each pixel's parabola: walk the envelope left to right
+    top = k
+    j = row * 0
+    for x in range(0, w):
+        moving = j < top
+        while moving:
+            moving = tl.load(z_ptr + zbase + j + 1) <= x
+            j = tl.where(moving, j + 1, j)
+            moving = moving & (j < top)
+        col = tl.load(v_ptr + base + j, mask=top >= 0, other=0)
+        dx = (x - col).to(tl.int64)
+        d2 = dx * dx + tl.load(g_ptr + base + col).to(tl.int64)
+        feature_row = tl.load(gy_ptr + base + col).to(tl.int64)
+        empty = top < 0  # no column has a feature: the image is empty
+        tl.store(dist_ptr + base + x, tl.where(empty, float("inf"), d2.to(tl.float64)))
+        tl.store(index_ptr + base + x, tl.where(empty, -1, feature_row * w + col))
+
+
 @functools.cache
-def kernels() -> tuple[Any, Any]:
-    """The jitted ``(columns, rows)`` kernels (Triton compiles each on its first launch per block size)."""
-    return triton.jit(_columns), triton.jit(_rows)
+def kernels() -> tuple[Any, Any, Any]:
+    """The jitted ``(columns, rows, rows_envelope)`` kernels (Triton compiles each on its first launch per block
+    size)."""
+    return triton.jit(_columns), triton.jit(_rows), triton.jit(_rows_envelope)
