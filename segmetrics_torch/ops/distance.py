@@ -263,6 +263,8 @@ def _triton_enabled(device: torch.device) -> bool:
 # Triton kernels: columns per program of the column pass (one warp walks them down and up); pixels and columns per
 # program of the row pass (a 32 x 64 tile of keys, 16 per thread of 4 warps)
 _TRITON_COLUMNS, _TRITON_BLOCK_X, _TRITON_BLOCK_C = 32, 32, 64
+# image rows per program of the envelope row pass: one per lane of its single warp
+_TRITON_ENVELOPE_ROWS = 32
 
 
 def _edt_triton(
@@ -285,7 +287,7 @@ def _edt_triton(
     b, h, w = mask.shape
     wide = ((big + (w - 1) ** 2) << bits) | ((1 << bits) - 1) >= _INT32_TOP
     envelope = row_pass == "envelope" or (row_pass == "auto" and wide)
-    if (wide and not envelope) or big >= _INT32_TOP:
+    if (wide and not envelope) or big >= _INT32_TOP or (envelope and _ENVELOPE_FAILED):
         return None
     try:
         from ._kernels.edt_triton import kernels
@@ -315,26 +317,36 @@ def _edt_triton(
         if envelope:
             parabolas = torch.empty((b * h, w), dtype=torch.int32, device=device)
             starts = torch.empty((b * h, w + 1), dtype=torch.int32, device=device)
-            rows_envelope[(b * h,)](packed, gy, parabolas, starts, dist, index, w, big, -_INT32_TOP, num_warps=1)
+            grid = (-(-(b * h) // _TRITON_ENVELOPE_ROWS),)
+            arguments = (packed, gy, parabolas, starts, dist, index, b * h, w, big, -_INT32_TOP)
+            rows_envelope[grid](*arguments, BLOCK_R=_TRITON_ENVELOPE_ROWS, num_warps=1)
         else:
             rows[(b * h, -(-w // _TRITON_BLOCK_X))](
                 packed, gy, dist, index, w, scale, big, _INT32_TOP, BLOCK_X=_TRITON_BLOCK_X, BLOCK_C=_TRITON_BLOCK_C
             )
     except Exception as exc:  # any compiler or driver error: the exact tensor route stays
-        _triton_failed(exc)
+        _triton_failed(exc, envelope)
         return None
     return _exact_sqrt(dist), index
 
 
 _INT32_TOP = 2**31 - 1
 _TRITON_FAILED = False
+# the envelope row pass failed once: images from 837 x 837 take the tensor route, the others keep the tiled kernels
+_ENVELOPE_FAILED = False
 
 
-def _triton_failed(exc: BaseException) -> None:
-    global _TRITON_FAILED
-    _TRITON_FAILED = True
+def _triton_failed(exc: BaseException, envelope: bool = False) -> None:
+    """Remember a failure and say it once: a failure of a launch with the envelope row pass turns off that pass only
+    (the column kernel ran before it for smaller images too), any other failure every Triton kernel."""
+    global _TRITON_FAILED, _ENVELOPE_FAILED
+    if envelope:
+        _ENVELOPE_FAILED = True
+    else:
+        _TRITON_FAILED = True
+    which = "the envelope row pass (images from 837 x 837)" if envelope else "the Triton kernel"
     warnings.warn(
-        f"segmetrics_torch: the Triton kernel of the distance transform failed ({type(exc).__name__}: {exc}); the "
+        f"segmetrics_torch: {which} of the distance transform failed ({type(exc).__name__}: {exc}); the "
         "tensor-operation route computes the same values, more slowly (segmetrics_torch.ops.set_backend('tensor') "
         "skips the attempt).",
         RuntimeWarning,

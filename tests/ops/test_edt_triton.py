@@ -223,3 +223,74 @@ def test_the_switch_turns_it_off(monkeypatch):
     assert distance._triton_enabled(torch.device("cuda"))
     monkeypatch.setattr(distance, "_TRITON_FAILED", True)  # failed to build once: the tensor route from then on
     assert not distance._triton_enabled(torch.device("cuda"))
+
+
+def test_a_failing_envelope_pass_turns_off_only_itself(interpreted, monkeypatch):
+    """The envelope kernel failing to build sends the wide images to the tensor route (one warning); the smaller
+    images keep the tiled Triton kernels."""
+    from segmetrics_torch.ops._kernels import edt_triton
+
+    columns, rows, _ = edt_triton.kernels()
+
+    class Broken:
+        def __getitem__(self, grid):
+            raise RuntimeError("no envelope here")
+
+    monkeypatch.setattr(edt_triton, "kernels", lambda: (columns, rows, Broken()))
+    monkeypatch.setattr(distance, "_TRITON_FAILED", False)
+    monkeypatch.setattr(distance, "_ENVELOPE_FAILED", False)
+    wide = np.random.default_rng(4).random((2, 1100)) < 0.01
+    wide[0, 0] = True
+    with pytest.warns(RuntimeWarning, match="envelope row pass .* failed.*no envelope here"):
+        assert_matches_scipy(wide)
+    assert distance._ENVELOPE_FAILED and not distance._TRITON_FAILED
+    small = TIE_PATTERNS["lattice-3x3"]
+    assert distance._edt_triton(torch.from_numpy(small[None]).to(DEVICE), *_keys(*small.shape)) is not None
+    assert distance._edt_triton(torch.from_numpy(wide[None]).to(DEVICE), *_keys(*wide.shape)) is None
+
+
+#: compiles the three kernels for an sm_90 device (Triton's bundled ptxas; no GPU needed)
+_COMPILE = """
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+from segmetrics_torch.ops._kernels import edt_triton
+
+columns, rows, envelope = edt_triton.kernels()
+common = {"h": "i32", "w": "i32", "scale": "i32", "big": "i32"}
+cases = [
+    (columns, {"mask_ptr": "*u8", "gy_ptr": "*i32", "packed_ptr": "*i32", **common, "BLOCK": "constexpr",
+               "PACK": "constexpr"}, {"BLOCK": 32, "PACK": pack}) for pack in (True, False)
+] + [
+    (rows, {"packed_ptr": "*i32", "gy_ptr": "*i32", "dist_ptr": "*fp64", "index_ptr": "*i64", "w": "i32",
+            "scale": "i32", "big": "i32", "top": "i32", "BLOCK_X": "constexpr", "BLOCK_C": "constexpr"},
+     {"BLOCK_X": 32, "BLOCK_C": 64}),
+    (envelope, {"g_ptr": "*i32", "gy_ptr": "*i32", "v_ptr": "*i32", "z_ptr": "*i32", "dist_ptr": "*fp64",
+                "index_ptr": "*i64", "n_rows": "i32", "w": "i32", "big": "i32", "lowest": "i32",
+                "BLOCK_R": "constexpr"}, {"BLOCK_R": 32}),
+]
+for fn, signature, constants in cases:
+    constexprs = {(fn.arg_names.index(name),): value for name, value in constants.items()}
+    kernel = triton.compile(ASTSource(fn=fn, signature=signature, constexprs=constexprs),
+                            target=GPUTarget("cuda", 90, 32), options={"num_warps": 1})
+    assert "cubin" in kernel.asm, fn
+    print("compiled", fn.fn.__name__, constants)
+"""
+
+
+@pytest.mark.slow
+def test_the_kernels_compile_for_a_cuda_device():
+    """The interpreter runs a kernel as Python, so it accepts code Triton's compiler refuses (a helper that is not
+    jitted, a Python int where a tensor is needed): each kernel is also compiled, down to a cubin for sm_90, in a
+    process without TRITON_INTERPRET (tests/conftest.py sets it for this one)."""
+    import subprocess
+    import sys
+
+    environment = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    environment["TRITON_DEFAULT_FP_FUSION"] = "1"
+    done = subprocess.run(
+        [sys.executable, "-c", _COMPILE], env=environment, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count("compiled") == 4, done.stdout

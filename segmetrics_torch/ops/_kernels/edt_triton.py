@@ -14,13 +14,15 @@ The same separable algorithm, sentinels and tie rule as the tensor route (``ops.
 On a GPU this beats the tensor route's ``log2(W)`` levels of full-size passes (and its atomic ``scatter_reduce``)
 because the work is register arithmetic, not memory traffic.
 
-* ``_rows_envelope`` (images whose packed keys need more than 31 bits, from 837 x 837): one program per image row
-  builds the lower envelope of the parabolas ``(x - c)^2 + g[c]`` of its columns with a feature (Felzenszwalb &
-  Huttenlocher; the intersection of two parabolas by an exact floor division of int64 integers) and walks it left
-  to right, writing each pixel's squared distance and flat index. O(W) per row, sequential within the program, with
-  two int32 scratch rows (the parabolas' columns and the first pixel of each); where two parabolas are equal at a
-  pixel the left one keeps it, so the smallest column wins, as in the tiled pass. The int64 form of the tiled pass
-  lost to the tensor route at 1024 x 1024 (its O(W^2) per row); this one's work per pixel does not grow with W.
+* ``_rows_envelope`` (images whose packed keys need more than 31 bits, from 837 x 837): each lane of a program
+  takes one image row (``BLOCK_R`` rows a program, advancing together over the columns, so that a warp does 32 rows'
+  work, not one) and builds the lower envelope of the parabolas ``(x - c)^2 + g[c]`` of its columns with a feature
+  (Felzenszwalb & Huttenlocher; the intersection of two parabolas by an exact floor division of int64 integers),
+  then walks it left to right, writing each pixel's squared distance and flat index. O(W) per row, with two int32
+  scratch rows per image row (the parabolas' columns and the first pixel of each); where two parabolas are equal
+  at a pixel the left one keeps it, so the smallest column wins, as in the tiled pass. The int64 form of the tiled
+  pass lost to the tensor route at 1024 x 1024 (its O(W^2) per row); this one's work per pixel does not grow with W.
+  Not timed on a GPU yet (compiled for sm_90 by a test, run by the interpreter in the others).
 
 Exactness: the tiled pass's keys are int32 (the caller sends wider images to the envelope pass) and a plain
 minimum of ``d2 << bits | c`` picks the smallest squared distance and, among equal ones, the smallest column:
@@ -93,55 +95,57 @@ def _rows(packed_ptr, gy_ptr, dist_ptr, index_ptr, w, scale, big, top, BLOCK_X: 
     tl.store(index_ptr + base + xs, index, mask=pixel)
 
 
-def _floor_div(num, den):
-    """``floor(num / den)`` for ``den > 0`` under either integer division (C's truncation, compiled; numpy's floor,
-    interpreted): a negative remainder means a truncated quotient, one too high."""
-    quotient = num // den
-    return tl.where(num - quotient * den < 0, quotient - 1, quotient)
-
-
-def _rows_envelope(g_ptr, gy_ptr, v_ptr, z_ptr, dist_ptr, index_ptr, w, big, lowest):
-    row = tl.program_id(0)
-    base = row.to(tl.int64) * w
-    zbase = row.to(tl.int64) * (w + 1)
+def _rows_envelope(g_ptr, gy_ptr, v_ptr, z_ptr, dist_ptr, index_ptr, n_rows, w, big, lowest, BLOCK_R: tl.constexpr):
+    # one image row per lane: the rows advance together over the columns, each with its own envelope
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    live = rows < n_rows
+    base = rows.to(tl.int64) * w
+    zbase = rows.to(tl.int64) * (w + 1)
     # the lower envelope of the parabolas (x - q)^2 + g[q] of the row's columns with a feature (g < big), left to
     # right: v[k] the column of the k-th parabola kept, z[k] the first pixel where it is the minimum (ties go to the
     # smaller column: the parabola to the left keeps the pixel where two are equal)
-    k = row * 0 - 1
+    k = tl.zeros([BLOCK_R], dtype=tl.int32) - 1
     for q in range(0, w):
-        gq = tl.load(g_ptr + base + q).to(tl.int64)
-        if gq < big:
-            fq = gq + q * q
-            s = (row * 0).to(tl.int64) + lowest
-            searching = k >= 0
-            while searching:
-                vk = tl.load(v_ptr + base + k)
-                gv = tl.load(g_ptr + base + vk).to(tl.int64)
-                # q is strictly below v[k] from s + 1 on, s = floor(((q^2 + g_q) - (v^2 + g_v)) / (2 (q - v)))
-                s = _floor_div(fq - (gv + vk.to(tl.int64) * vk), 2 * (q - vk).to(tl.int64))
-                hidden = s < tl.load(z_ptr + zbase + k)  # v[k] is the minimum nowhere any more
-                k = tl.where(hidden, k - 1, k)
-                searching = hidden & (k >= 0)
-            start = tl.where(k >= 0, s + 1, lowest)
-            k = k + 1
-            tl.store(v_ptr + base + k, q)
-            tl.store(z_ptr + zbase + k, start.to(tl.int32))
+        q64 = tl.zeros([BLOCK_R], dtype=tl.int64) + q  # int64: q^2 overflows int32 from 46,341 columns
+        gq = tl.load(g_ptr + base + q, mask=live, other=big).to(tl.int64)
+        has = gq < big
+        fq = gq + q64 * q64
+        s = tl.zeros([BLOCK_R], dtype=tl.int64) + lowest
+        searching = has & (k >= 0)
+        while tl.max(searching.to(tl.int32), axis=0) > 0:
+            at = tl.maximum(k, 0)
+            vk = tl.load(v_ptr + base + at, mask=searching, other=0).to(tl.int64)
+            gv = tl.load(g_ptr + base + vk, mask=searching, other=0).to(tl.int64)
+            # q is strictly below v[k] from s + 1 on: s = floor(((q^2 + g_q) - (v^2 + g_v)) / (2 (q - v))), an exact
+            # floor under C's truncating division (compiled) and numpy's flooring one (interpreted)
+            num = fq - (gv + vk * vk)
+            den = tl.where(searching, 2 * (q64 - vk), 1)
+            quotient = num // den
+            quotient = tl.where(num - quotient * den < 0, quotient - 1, quotient)
+            s = tl.where(searching, quotient, s)
+            hidden = searching & (quotient < tl.load(z_ptr + zbase + at, mask=searching, other=0))
+            k = tl.where(hidden, k - 1, k)  # v[k] is the minimum nowhere any more
+            searching = hidden & (k >= 0)
+        start = tl.where(k >= 0, s + 1, lowest)
+        k = tl.where(has, k + 1, k)
+        tl.store(v_ptr + base + k, tl.zeros([BLOCK_R], dtype=tl.int32) + q, mask=has)
+        tl.store(z_ptr + zbase + k, start.to(tl.int32), mask=has)
     # each pixel's parabola: walk the envelope left to right
     top = k
-    j = row * 0
+    empty = top < 0  # no column has a feature: the image is empty
+    j = tl.zeros([BLOCK_R], dtype=tl.int32)
     for x in range(0, w):
-        moving = j < top
-        while moving:
-            moving = tl.load(z_ptr + zbase + j + 1) <= x
-            j = tl.where(moving, j + 1, j)
-            moving = moving & (j < top)
-        col = tl.load(v_ptr + base + j, mask=top >= 0, other=0)
+        moving = live & (j < top)
+        while tl.max(moving.to(tl.int32), axis=0) > 0:
+            step = moving & (tl.load(z_ptr + zbase + j + 1, mask=moving, other=0) <= x)
+            j = tl.where(step, j + 1, j)
+            moving = step & (j < top)
+        col = tl.load(v_ptr + base + j, mask=live & ~empty, other=0)
         dx = (x - col).to(tl.int64)
-        d2 = dx * dx + tl.load(g_ptr + base + col).to(tl.int64)
-        feature_row = tl.load(gy_ptr + base + col).to(tl.int64)
-        empty = top < 0  # no column has a feature: the image is empty
-        tl.store(dist_ptr + base + x, tl.where(empty, float("inf"), d2.to(tl.float64)))
-        tl.store(index_ptr + base + x, tl.where(empty, -1, feature_row * w + col))
+        d2 = dx * dx + tl.load(g_ptr + base + col, mask=live, other=0).to(tl.int64)
+        feature_row = tl.load(gy_ptr + base + col, mask=live, other=0).to(tl.int64)
+        tl.store(dist_ptr + base + x, tl.where(empty, float("inf"), d2.to(tl.float64)), mask=live)
+        tl.store(index_ptr + base + x, tl.where(empty, -1, feature_row * w + col), mask=live)
 
 
 @functools.cache
