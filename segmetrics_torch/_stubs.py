@@ -50,12 +50,30 @@ _PACKAGE_HEADER = (
 
 
 def _all_of(path: Path) -> list[str]:
-    """The names of the module's ``__all__`` (a literal list or tuple of strings), read without importing it."""
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
-            value = ast.literal_eval(node.value)
-            return [str(name) for name in value]
-    return []
+    """The names of the module's ``__all__``, read without importing it: one assignment at the module's top level
+    (``__all__ = [...]`` or ``__all__: list[str] = [...]``) of a literal list or tuple of strings; [] without one.
+    Any other form (``__all__ += ...``, a computed or nested definition) is an error naming the file: the names
+    would be missed silently."""
+    found: list[str] | None = None
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign | ast.AugAssign)
+            else []
+        )
+        if not any(isinstance(target, ast.Name) and target.id == "__all__" for target in targets):
+            continue
+        value = getattr(node, "value", None)
+        try:
+            names = ast.literal_eval(value) if value is not None and not isinstance(node, ast.AugAssign) else None
+        except ValueError:
+            names = None
+        if found is not None or names is None or not all(isinstance(name, str) for name in names):
+            raise ValueError(f"{path}: __all__ must be one literal list of strings at the module's top level")
+        found = [str(name) for name in names]
+    return found or []
 
 
 def _classes_of(path: Path) -> set[str]:
@@ -71,10 +89,17 @@ def _sorted(names: list[str]) -> list[str]:
     """In the order of ruff's import sorting (isort's order by type): constants, then classes, then functions, each
     case-insensitively, so that ``ruff format`` / ``ruff check`` leave a generated stub as it is."""
 
-    def kind(name: str) -> int:
-        return 0 if name.isupper() else 1 if name[:1].isupper() else 2
+    return sorted(names, key=lambda n: (_kind(n), _natural(n.lower()), n))
 
-    return sorted(names, key=lambda n: (kind(n), n.lower(), n))
+
+def _kind(name: str) -> int:
+    """isort's type of a name: 0 a constant (upper case, more than one character), 1 a class, 2 the rest."""
+    return 0 if len(name) > 1 and name.isupper() else 1 if name[:1].isupper() else 2
+
+
+def _natural(name: str) -> list[tuple[int, int | str]]:
+    """A natural-sort key (``ap5`` before ``ap10``), as ruff's isort and RUF022 order names."""
+    return [(1, int(part)) if part.isdigit() else (0, part) for part in re.split(r"(\d+)", name) if part]
 
 
 #: the line above which a functional package's ``__init__.py`` is written by hand (its docstring) and below which it
@@ -95,8 +120,12 @@ def _face(imports: list[tuple[str, list[str]]]) -> str:
 
 
 def _hand_written(path: Path) -> str:
-    """The part of ``path`` above :data:`FACE_MARKER` (all of it without the marker), ending in one blank line."""
+    """The part of ``path`` above :data:`FACE_MARKER`, ending in one blank line. A face without the marker is an
+    error (its text would stay beside the generated block: two import blocks, two ``__all__``); an empty one
+    gets the generated block alone."""
     text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    if text.strip() and FACE_MARKER not in text:
+        raise ValueError(f"{path}: no marker line; put `{FACE_MARKER}` below the docstring and run this again")
     return text.split(FACE_MARKER, 1)[0].rstrip("\n") + "\n\n"
 
 
@@ -112,6 +141,9 @@ def render_faces() -> dict[str, str]:
         if path.name.startswith("_"):
             continue
         if path.is_dir() and (path / "__init__.py").is_file():
+            inner = [p.name for p in path.iterdir() if p.is_dir() and (p / "__init__.py").is_file()]
+            if inner:  # its names would be missed: the rule reads the family's modules only
+                raise ValueError(f"{path}: a functional family holds no package ({', '.join(sorted(inner))})")
             modules = sorted((p for p in path.glob("*.py") if not p.stem.startswith("_")), key=lambda p: p.stem.lower())
             imports = [(f".{p.stem}", _sorted(names)) for p in modules if (names := _all_of(p))]
             init = path / "__init__.py"
@@ -135,14 +167,7 @@ def render_faces() -> dict[str, str]:
 def _sorted_all(names: list[str]) -> list[str]:
     """In the order ruff's RUF022 wants of ``__all__`` (isort-style: constants, classes, the rest; within each, a
     natural sort, case-sensitive), which differs from the order of names in an import."""
-
-    def kind(name: str) -> int:
-        return 0 if name.isupper() else 1 if name[:1].isupper() else 2
-
-    def natural(name: str) -> list[tuple[int, int | str]]:
-        return [(1, int(part)) if part.isdigit() else (0, part) for part in re.split(r"(\d+)", name) if part]
-
-    return sorted(names, key=lambda n: (kind(n), natural(n)))
+    return sorted(names, key=lambda n: (_kind(n), _natural(n)))
 
 
 def render_stubs() -> dict[str, str]:

@@ -172,3 +172,42 @@ def test_a_new_functional_module_is_exported_by_its_family_and_functional(tmp_pa
     (package / "functional" / "video" / "clash.py").write_text('__all__ = ["betti_error"]\n')
     with pytest.raises(ValueError, match="both export 'betti_error'"):
         _stubs.render_faces()
+
+
+def test_the_generator_reads_every_form_of_all_or_says_why_not(tmp_path):
+    """``__all__`` annotated or not is read; a form it would misread (``+=``, computed) is an error naming the file;
+    names are ordered as ruff orders them (natural sort; a one-letter name is no constant)."""
+    from segmetrics_torch import _stubs
+
+    module = tmp_path / "m.py"
+    module.write_text('__all__: list[str] = ["b", "a"]\n')
+    assert _stubs._all_of(module) == ["b", "a"]
+    for text in (
+        '__all__ = ["a"]\n__all__ += ["b"]\n',
+        "__all__ = sorted(['a'])\n",
+        "__all__ = ['a']\n__all__ = ['b']\n",
+    ):
+        module.write_text(text)
+        with pytest.raises(ValueError, match=r"m\.py: __all__ must be one literal list"):
+            _stubs._all_of(module)
+    assert _stubs._sorted(["ap10", "ap5", "X", "AP_KEYS"]) == ["AP_KEYS", "X", "ap5", "ap10"]
+    assert _stubs._sorted_all(["f_10", "f_2", "Metric10D", "Metric2D"]) == ["Metric2D", "Metric10D", "f_2", "f_10"]
+
+
+def test_a_face_without_its_marker_or_with_a_subpackage_is_refused(tmp_path, monkeypatch):
+    import shutil
+
+    from segmetrics_torch import _stubs
+
+    package = tmp_path / "segmetrics_torch"
+    shutil.copytree(Path(_stubs.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__", "_kernels"))
+    monkeypatch.setattr(_stubs, "PACKAGE", package)
+    face = package / "functional" / "video" / "__init__.py"
+    face.write_text('"""Video."""\n\nfrom .davis import davis_sequence\n')
+    with pytest.raises(ValueError, match="no marker line"):
+        _stubs.render_faces()
+    face.write_text(f'"""Video."""\n\n{_stubs.FACE_MARKER}\n')
+    (package / "functional" / "video" / "inner").mkdir()
+    (package / "functional" / "video" / "inner" / "__init__.py").write_text("")
+    with pytest.raises(ValueError, match="holds no package"):
+        _stubs.render_faces()
