@@ -3,9 +3,9 @@
 What every measure of a family takes (its inputs, its example batch) is written out in each docstring, so the source
 reads as ``help()`` does; :data:`PARAGRAPHS` holds the canonical text of each such paragraph. :func:`copies` finds the
 docstrings that hold a paragraph whole and :func:`partial_copies` those that hold a part of it only (a run of its
-lines holding at least :data:`PART` of its characters;
-:data:`VARIANTS` names the deliberate ones): a copy edited alone, or a paragraph edited here alone, leaves such parts,
-and ``tests/test_docstrings.py`` fails naming them (and when a paragraph is held whole by fewer than two docstrings).
+words holding at least :data:`PART` of its characters; :data:`VARIANTS` names the deliberate ones): a copy edited
+alone, or a paragraph edited here alone, leaves such parts, and ``tests/test_docstrings.py`` fails naming them (and
+when a paragraph is held whole by fewer than two docstrings).
 No count is kept: a new function that holds a paragraph whole is a new copy and needs no edit here. To change a shared
 paragraph, change it here and in each docstring that holds it. Nothing is templated at import (an earlier
 ``{{name}}`` form showed placeholders to anyone reading the source).
@@ -19,11 +19,12 @@ Example:
     ...             ``torch.sigmoid`` to logits first; no min-max stretch). Gradients flow to it.
     ...     '''
     >>> holds(loss.__doc__, "loss_args"), part_of(loss.__doc__, "loss_args")  # a part: its first lines
-    (False, 180)
+    (False, 181)
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import inspect
 import pkgutil
@@ -115,10 +116,10 @@ PARAGRAPHS = {
 }
 
 
-#: the share of a paragraph's characters that a run of its lines must hold to make a docstring holding it (but not
-#: whole) a partial copy: above the generic lines several paragraphs begin and end with ("As output of ``compute``
-#: (``forward`` returns the same for the batch alone):" is 0.24 of partition_update)
-PART = 0.4
+#: the share of a paragraph's characters that a run of its words must hold to make a docstring holding it (but not
+#: whole) a partial copy: above what docstrings share by their common wording (up to 0.40: a "Returns:" sentence, an
+#: "As input" line), below what an edited copy keeps (0.59-0.68 for one edited sentence, re-wrapped or not)
+PART = 0.45
 
 #: docstrings that hold a deliberate variant of a paragraph (a part of it, the rest rewritten on purpose), and why
 VARIANTS = {
@@ -133,6 +134,8 @@ VARIANTS = {
     ("segmetrics_torch.metrics.foreground_extra.CamouflageContextMeasure", "foreground_update"): "it takes the RGB "
     "images too",
     ("segmetrics_torch.meta.metameasures.noise_test", "foreground_batch"): "its example draws its own maps",
+    ("segmetrics_torch.functional.surface.hausdorff.hausdorff_distance", "surface_returns"): "its shapes for label "
+    "maps and one-hot input too",
     ("segmetrics_torch.losses.weighted_f_measure_loss", "loss_args"): "its ``beta2`` argument",
     ("segmetrics_torch.losses.soft_f_measure_loss", "loss_args"): "its ``beta2`` argument",
 }
@@ -150,17 +153,12 @@ def holds(doc: str, name: str) -> bool:
 
 
 def part_of(doc: str, name: str) -> int:
-    """The characters of the longest run of consecutive lines of the paragraph ``name`` that ``doc`` holds (blank
-    lines match but count nothing); the whole paragraph's length when ``doc`` holds it whole."""
-    lines, para = [line.strip() for line in doc.splitlines()], _lines(PARAGRAPHS[name])
-    best = 0
-    for i in range(len(lines)):
-        for j in range(len(para)):
-            k = 0
-            while i + k < len(lines) and j + k < len(para) and lines[i + k] == para[j + k]:
-                k += 1
-            best = max(best, sum(len(line) for line in para[j : j + k]))
-    return best
+    """The characters of the longest run of consecutive words of the paragraph ``name`` that ``doc`` holds (words
+    compared whole, whitespace and line breaks aside, so that a copy re-wrapped after an edit is still found); the
+    whole paragraph's length when ``doc`` holds it whole."""
+    words, para = doc.split(), " ".join(_lines(PARAGRAPHS[name])).split()
+    match = difflib.SequenceMatcher(None, words, para, autojunk=False).find_longest_match(0, len(words), 0, len(para))
+    return len(" ".join(para[match.b : match.b + match.size]))
 
 
 def _documented() -> list[tuple[str, str]]:
@@ -187,10 +185,10 @@ def _documented() -> list[tuple[str, str]]:
 
 
 def partial_copies() -> dict[str, list[str]]:
-    """``{paragraph: the qualified names of the docstrings that hold a part of it (a run of its lines, at least
+    """``{paragraph: the qualified names of the docstrings that hold a part of it (a run of its words, at least
     PART of its characters) but not all of it}``, :data:`VARIANTS` aside: edited copies, or copies of a paragraph
     edited here alone."""
-    size = {name: sum(len(line) for line in _lines(text)) for name, text in PARAGRAPHS.items()}
+    size = {name: len(" ".join(" ".join(_lines(text)).split())) for name, text in PARAGRAPHS.items()}
     found: dict[str, list[str]] = {name: [] for name in PARAGRAPHS}
     for qualified, doc in _documented():
         for name in PARAGRAPHS:

@@ -146,10 +146,21 @@ def test_shared_paragraphs_agree_with_their_copies():
     assert not partial, f"docstrings holding part of a shared paragraph only (edit both): {partial}"
 
 
-def test_an_edited_copy_is_found(monkeypatch):
-    """The check can fail: a paragraph edited in one word here (as if edited alone) leaves every copy partial."""
+@pytest.mark.parametrize(
+    ("name", "edit"),
+    [
+        ("loss_returns", lambda text: text.replace("at least", "at most")),
+        # the longer line of a two-line paragraph
+        ("surface_returns", lambda text: text.replace("for label maps", "for label images", 1)),
+        # an edit in the first line, the rest re-wrapped: whole words are compared, not lines
+        ("foreground_update", lambda text: " ".join(text.replace("As input", "As inputs", 1).split())),
+    ],
+)
+def test_an_edited_copy_is_found(monkeypatch, name, edit):
+    """The check can fail: a paragraph edited here (as if edited alone) leaves every copy partial."""
     from segmetrics_torch import _docs
 
-    text = _docs.PARAGRAPHS["loss_returns"]
-    monkeypatch.setitem(_docs.PARAGRAPHS, "loss_returns", text.replace("at least", "at most"))
-    assert len(_docs.partial_copies()["loss_returns"]) >= 2
+    text = _docs.PARAGRAPHS[name]
+    assert edit(text) != text
+    monkeypatch.setitem(_docs.PARAGRAPHS, name, edit(text))
+    assert len(_docs.partial_copies().get(name, [])) >= 2, name
