@@ -373,6 +373,99 @@ def _tables(
     return out
 
 
+def _gallery(
+    chosen: Sequence[tuple[str, str]],
+    images: Sequence[HtmlImage],
+    per_image: Sequence[Mapping[str, Any]],
+    methods: Sequence[str],
+    image_columns: Sequence[tuple[str, str]],
+    family: str,
+    options: Mapping[str, Any],
+    out_dir: Path,
+    thumbs: Path,
+    digits: int,
+) -> tuple[list[dict[str, Any]], list[Job]]:
+    """The gallery's entries of the ``chosen`` (dataset, image) pairs, in order: each method's values and links, the
+    source image's thumbnail saved into ``thumbs`` (or why it could not be read), and the drawing jobs of the
+    overlays (none for proposals)."""
+    by_key = {(im.dataset, im.image): im for im in images}
+    rows_by = {(r["dataset"], r["method"], r["image"]): r for r in per_image}
+    gallery: list[dict[str, Any]] = []
+    jobs: list[Job] = []
+    for index, (dataset, name) in enumerate(chosen):
+        entry: dict[str, Any] = {"dataset": dataset, "image": name, "preds": {}, "note": ""}
+        image = by_key.get((dataset, name))
+        if image is None:
+            entry["note"] = "no files were given for this image"
+        else:
+            entry["gt_href"] = _relative_url(image.gt, out_dir)
+            if image.source is not None:
+                entry["src_href"] = _relative_url(image.source, out_dir)
+                try:
+                    _save_source(Path(image.source), thumbs / f"i{index:05d}_src.jpg")
+                    entry["src"] = f"{ASSETS}/thumbs/i{index:05d}_src.jpg"
+                except (OSError, ValueError) as error:
+                    entry["note"] = f"image not readable: {error}"
+        for slot, method in enumerate(methods):
+            row = rows_by.get((dataset, method, name), {})
+            pred: dict[str, Any] = {"values": {k: _cell_text(row, k, digits) for k, _ in image_columns}}
+            if image is not None and method in image.predictions:
+                pred["href"] = _relative_url(image.predictions[method], out_dir)
+                if family != "proposals":
+                    threshold = _number(row.get(options.get("threshold_key", "threshold")))
+                    jobs.append(Job(index, slot, method, image, row, threshold))
+            if row or "href" in pred:
+                entry["preds"][method] = pred
+        gallery.append(entry)
+    return gallery, jobs
+
+
+def _save_thumbnails(
+    family: str, gallery: list[dict[str, Any]], jobs: Sequence[Job], options: Mapping[str, Any], thumbs: Path
+) -> None:
+    """Draw every job and save its thumbnails into ``thumbs`` (the gallery's entries name them)."""
+    thin = family == "boundary"  # one-pixel lines: widened before the downscale
+    # Pillow releases the GIL while it resizes and encodes: the thumbnails are saved by a few threads while the
+    # next chunk is read and drawn (the arrays are kept only until their thumbnail is written)
+    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+        pending: deque[Future[None]] = deque()
+        for array, name in _thumbnails(family, gallery, jobs, options):
+            pending.append(pool.submit(_save_thumbnail, array, thumbs / name, thin=thin))
+            while len(pending) > 4 * CHUNK:  # bounded: a slow disk never holds every drawing in memory
+                pending.popleft().result()
+        for future in pending:
+            future.result()  # a failure to write is an error of the report, raised here
+
+
+def _histograms_or_why(
+    temp: Path,
+    per_image: Sequence[Mapping[str, Any]],
+    keys: Sequence[tuple[str, str]],
+    methods: Sequence[str],
+    datasets: Sequence[str],
+) -> tuple[list[dict[str, str]], str]:
+    """``(histograms, note)``: the histograms (:func:`_histograms`), or none and why (no matplotlib)."""
+    plots_note = ""
+    histograms: list[dict[str, str]] = []
+    if importlib.util.find_spec("matplotlib") is None:
+        plots_note = "matplotlib is not installed: no histograms (pip install 'segmetrics-torch[plot]')."
+    else:
+        histograms = _histograms(temp, per_image, keys, methods, datasets)
+    return histograms, plots_note
+
+
+def _copy_figures(temp: Path, figures: Sequence[Path]) -> list[dict[str, str]]:
+    """The run's figures copied into ``temp/figures``: their page entries (source, caption)."""
+    copied = []
+    if figures:
+        (temp / "figures").mkdir()
+        for i, figure in enumerate(figures):
+            name = f"f{i:03d}{figure.suffix.lower()}"
+            shutil.copyfile(figure, temp / "figures" / name)
+            copied.append({"src": f"{ASSETS}/figures/{name}", "caption": figure.name})
+    return copied
+
+
 def write_html_report(
     out_dir: Path,
     *,
@@ -446,8 +539,6 @@ def write_html_report(
             for name in x
         }
     )
-    by_key = {(im.dataset, im.image): im for im in images}
-    rows_by = {(r["dataset"], r["method"], r["image"]): r for r in per_image}
 
     out_dir.mkdir(parents=True, exist_ok=True)
     for stale in out_dir.glob(f"{TEMP_PREFIX}*"):  # a killed run's temporary folder (ours by its name's prefix)
@@ -460,58 +551,13 @@ def write_html_report(
         (temp / MARKER).write_text("written by segmetrics_torch.reports.html_report\n", encoding="utf-8")
         thumbs = temp / "thumbs"
         thumbs.mkdir()
-        gallery: list[dict[str, Any]] = []
-        jobs: list[Job] = []
-        for index, (dataset, name) in enumerate(chosen):
-            entry: dict[str, Any] = {"dataset": dataset, "image": name, "preds": {}, "note": ""}
-            image = by_key.get((dataset, name))
-            if image is None:
-                entry["note"] = "no files were given for this image"
-            else:
-                entry["gt_href"] = _relative_url(image.gt, out_dir)
-                if image.source is not None:
-                    entry["src_href"] = _relative_url(image.source, out_dir)
-                    try:
-                        _save_source(Path(image.source), thumbs / f"i{index:05d}_src.jpg")
-                        entry["src"] = f"{ASSETS}/thumbs/i{index:05d}_src.jpg"
-                    except (OSError, ValueError) as error:
-                        entry["note"] = f"image not readable: {error}"
-            for slot, method in enumerate(methods):
-                row = rows_by.get((dataset, method, name), {})
-                pred: dict[str, Any] = {"values": {k: _cell_text(row, k, digits) for k, _ in image_columns}}
-                if image is not None and method in image.predictions:
-                    pred["href"] = _relative_url(image.predictions[method], out_dir)
-                    if family != "proposals":
-                        threshold = _number(row.get(options.get("threshold_key", "threshold")))
-                        jobs.append(Job(index, slot, method, image, row, threshold))
-                if row or "href" in pred:
-                    entry["preds"][method] = pred
-            gallery.append(entry)
-        thin = family == "boundary"  # one-pixel lines: widened before the downscale
-        # Pillow releases the GIL while it resizes and encodes: the thumbnails are saved by a few threads while the
-        # next chunk is read and drawn (the arrays are kept only until their thumbnail is written)
-        with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-            pending: deque[Future[None]] = deque()
-            for array, name in _thumbnails(family, gallery, jobs, options):
-                pending.append(pool.submit(_save_thumbnail, array, thumbs / name, thin=thin))
-                while len(pending) > 4 * CHUNK:  # bounded: a slow disk never holds every drawing in memory
-                    pending.popleft().result()
-            for future in pending:
-                future.result()  # a failure to write is an error of the report, raised here
+        gallery, jobs = _gallery(
+            chosen, images, per_image, methods, image_columns, family, options, out_dir, thumbs, digits
+        )
+        _save_thumbnails(family, gallery, jobs, options, thumbs)
 
-        plots_note = ""
-        histograms: list[dict[str, str]] = []
-        if importlib.util.find_spec("matplotlib") is None:
-            plots_note = "matplotlib is not installed: no histograms (pip install 'segmetrics-torch[plot]')."
-        else:
-            histograms = _histograms(temp, per_image, measure_columns, methods, datasets)
-        copied = []
-        if figures:
-            (temp / "figures").mkdir()
-            for i, figure in enumerate(figures):
-                name = f"f{i:03d}{figure.suffix.lower()}"
-                shutil.copyfile(figure, temp / "figures" / name)
-                copied.append({"src": f"{ASSETS}/figures/{name}", "caption": figure.name})
+        histograms, plots_note = _histograms_or_why(temp, per_image, measure_columns, methods, datasets)
+        copied = _copy_figures(temp, figures)
 
         index_of = {key: i for i, key in enumerate(chosen)}
         data = {
