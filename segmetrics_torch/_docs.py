@@ -5,9 +5,9 @@ reads as ``help()`` does; :data:`PARAGRAPHS` holds the canonical text of each su
 docstrings that hold a paragraph whole and :func:`partial_copies` those that hold a part of it only (a run of its
 words holding at least :data:`PART` of its characters; :data:`VARIANTS` names the deliberate ones): a copy edited
 alone, or a paragraph edited here alone, leaves such parts, and ``tests/test_docstrings.py`` fails naming them (and
-when a paragraph is held whole by fewer than two docstrings).
-No count is kept: a new function that holds a paragraph whole is a new copy and needs no edit here. To change a shared
-paragraph, change it here and in each docstring that holds it. Nothing is templated at import (an earlier
+when a paragraph is held whole by fewer than two docstrings). No count is kept: a new function that holds a
+paragraph whole is a new copy and needs no edit here. To change a shared paragraph, change it here and in each
+docstring that holds it. Nothing is templated at import (an earlier
 ``{{name}}`` form showed placeholders to anyone reading the source).
 
 Example:
@@ -152,11 +152,16 @@ def holds(doc: str, name: str) -> bool:
     return any(lines[i : i + len(para)] == para for i in range(len(lines) - len(para) + 1))
 
 
+def _words(name: str) -> list[str]:
+    """The words of the paragraph ``name`` (what :func:`part_of` compares and :func:`partial_copies` measures)."""
+    return " ".join(_lines(PARAGRAPHS[name])).split()
+
+
 def part_of(doc: str, name: str) -> int:
     """The characters of the longest run of consecutive words of the paragraph ``name`` that ``doc`` holds (words
     compared whole, whitespace and line breaks aside, so that a copy re-wrapped after an edit is still found); the
     whole paragraph's length when ``doc`` holds it whole."""
-    words, para = doc.split(), " ".join(_lines(PARAGRAPHS[name])).split()
+    words, para = doc.split(), _words(name)
     match = difflib.SequenceMatcher(None, words, para, autojunk=False).find_longest_match(0, len(words), 0, len(para))
     return len(" ".join(para[match.b : match.b + match.size]))
 
@@ -188,7 +193,7 @@ def partial_copies() -> dict[str, list[str]]:
     """``{paragraph: the qualified names of the docstrings that hold a part of it (a run of its words, at least
     PART of its characters) but not all of it}``, :data:`VARIANTS` aside: edited copies, or copies of a paragraph
     edited here alone."""
-    size = {name: len(" ".join(" ".join(_lines(text)).split())) for name, text in PARAGRAPHS.items()}
+    size = {name: len(" ".join(_words(name))) for name in PARAGRAPHS}
     found: dict[str, list[str]] = {name: [] for name in PARAGRAPHS}
     for qualified, doc in _documented():
         for name in PARAGRAPHS:

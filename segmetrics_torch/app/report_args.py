@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..datasets.prescan import dataset_name, method_name
+from ..datasets.prescan import dataset_name, folder_names, method_name
 from ..errors import InputError
 from ..registry import parse_measures
 from ..reports.files import check_output
@@ -230,10 +230,10 @@ def run_folder_report(args: argparse.Namespace, run: FolderRun, measures: list[s
         if getattr(args, option) is not None:
             flag = "--" + option.replace("_", "-")
             raise InputError(f"{flag} and --output: give one (--output DIR writes results.json and CSV files there)")
-    dataset = run.dataset or dataset_name(run.gt)
+    method, dataset = folder_names(run.pred, run.gt, run.name, run.dataset)
     data = {
         "datasets": {dataset: {"gt": str(Path(run.gt).resolve()), "families": ["foreground"]}},
-        "methods": {run.name or method_name(run.pred, dataset, run.gt): str(Path(run.pred).resolve())},
+        "methods": {method: str(Path(run.pred).resolve())},
         "output": str(Path(args.output).resolve()),
         "allow_missing": run.allow_missing,
         "resize": run.resize,

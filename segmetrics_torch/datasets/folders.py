@@ -6,8 +6,8 @@ name mapping), refuse a pairing without a common name (:func:`.pairing.check_pai
 the flags that map names), look at every file once (:func:`.prescan.scan_pairing`) and turn the problems found into
 one error listing all of them, or, with ``skip_bad`` / ``skip_empty_gt``, leave those images out and say so
 (:func:`.prescan.raise_or_skip`). The result, :class:`FolderDataset`, holds the pairs to evaluate, what was found,
-and the names of the method and the dataset (given, or read from the folders' paths: :func:`.prescan.method_name`,
-:func:`.prescan.dataset_name`).
+and the names of the method and the dataset (given, or read from the folders' paths:
+:func:`.prescan.folder_names`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import InputError
 from ..io import IMAGE_EXTENSIONS, Pairing, find_pairs
 from .pairing import check_pairing, pairing_error, warn_on_stderr
-from .prescan import Problem, Scan, dataset_name, listing, method_name, raise_or_skip, scan_pairing
+from .prescan import Problem, Scan, folder_names, listing, raise_or_skip, scan_pairing
 
 __all__ = ["FolderDataset", "open_folders"]
 
@@ -84,7 +84,7 @@ def open_folders(
             (a note). ``skip_bad``: images with a problem are left out instead of stopping the run.
             ``skip_empty_gt``: images whose ground truth is empty are left out (COD10K's convention).
         method, dataset: the names of the method and the dataset; None: read from the paths
-            (:func:`~.prescan.method_name`, :func:`~.prescan.dataset_name`).
+            (:func:`~.prescan.folder_names`).
         report: called with each line of what was noted or left out (``note: ...``, ``skipped: ...``); stderr by
             default.
 
@@ -124,5 +124,4 @@ def open_folders(
     pairs = [pair for pair in pairing.pairs if pair[0] not in images]
     if not pairs:
         raise InputError("every image has a problem (listed above); nothing to evaluate")
-    dataset = dataset or dataset_name(gt)
-    return FolderDataset(pairing, pairs, scan, left_out, method or method_name(pred, dataset, gt), dataset)
+    return FolderDataset(pairing, pairs, scan, left_out, *folder_names(pred, gt, method, dataset))

@@ -48,6 +48,7 @@ __all__ = [
     "dataset_name",
     "empty_gt_skips",
     "family_size_readers",
+    "folder_names",
     "image_size",
     "listing",
     "method_name",
@@ -566,3 +567,20 @@ def method_name(pred_dir: str | Path, dataset: str | None = None, gt_dir: str | 
         if not _is_generic(part) and _plain(part) not in skip and _plain(_dataset_from(part)) not in skip:
             return part
     return Path(pred_dir).resolve().name or "method"
+
+
+def folder_names(
+    pred_dir: str | Path, gt_dir: str | Path, method: str | None = None, dataset: str | None = None
+) -> tuple[str, str]:
+    """``(method, dataset)``: the names a run of the prediction folder against the ground-truth folder goes under,
+    each as given or, where None (or empty), read from the paths (:func:`dataset_name` first, then
+    :func:`method_name`, which leaves the dataset's name out).
+
+    Example:
+        >>> folder_names("/data/preds/MyNet/DUTS-TE", "/data/DUTS-TE/DUTS-TE-Mask")
+        ('MyNet', 'DUTS-TE')
+        >>> folder_names("/data/preds/MyNet/DUTS-TE", "/data/DUTS-TE/DUTS-TE-Mask", "Mine", "DUTS")
+        ('Mine', 'DUTS')
+    """
+    dataset = dataset or dataset_name(gt_dir)
+    return method or method_name(pred_dir, dataset, gt_dir), dataset
