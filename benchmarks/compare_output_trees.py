@@ -5,7 +5,7 @@ the same), keep each tree, then compare them::
 
     SOURCE_DATE_EPOCH=0 python -m pytest tests/app -p no:cacheprovider --basetemp=/tmp/snap && mv /tmp/snap /tmp/before
     # ... the same on the other commit, then mv /tmp/snap /tmp/after
-    python benchmarks/compare_output_trees.py /tmp/before /tmp/after [--same-root /work/old=/work/new]
+    python benchmarks/compare_output_trees.py /tmp/before /tmp/after [--same-root OLD_ROOT=NEW_ROOT]
 
 Every file is compared byte for byte, except for what differs from run to run by nature, which is masked first:
 the timings (``elapsed_s`` in JSON, ``in 0.12 s`` in text), the names of cache entries (SHA-256 of a fingerprint

@@ -38,7 +38,8 @@ extensions = [
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-# design/*.png are linked from design/README.md; _build is the default output folder
+# design/*.png are linked from design/README.md (design/draw_route.py draws them); _build is the default output
+# folder
 exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
 
 # --- MyST: the pages link to each other's headings (`command-line.md#the-first-run-on-a-new-machine`)

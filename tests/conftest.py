@@ -10,6 +10,8 @@ import torch
 from hypothesis import HealthCheck, settings
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+#: CI sets it: a test whose ../shared data is absent fails instead of skipping
+REQUIRED = os.environ.get("SEGMETRICS_REQUIRE_SHARED") == "1"
 
 settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -45,7 +47,7 @@ def shared_path(*parts: str) -> Path:
     path = SHARED.joinpath(*parts)
     if not path.exists():
         reason = f"reference data {path} is absent (it lives in ../shared beside the repository)"
-        if os.environ.get("SEGMETRICS_REQUIRE_SHARED") == "1":
+        if REQUIRED:
             pytest.fail(f"SEGMETRICS_REQUIRE_SHARED=1 but {reason}")
         pytest.skip(reason)
     return path

@@ -25,6 +25,7 @@ from segmetrics_torch.functional.semantic_boundary import (
     summary_rows,
 )
 from segmetrics_torch.reports.tables import format_table
+from tests.conftest import REQUIRED, SHARED
 
 from . import synthetic_data
 
@@ -297,12 +298,10 @@ def test_an_empty_ids_file(sbd: Path, tmp_path: Path, capsys) -> None:
     assert status == 2 and "lists no image id" in err
 
 
-BENCH = Path(__file__).resolve().parents[3] / "shared" / "sbd_bench"  # as test_sbd_bench.py finds it
-if not BENCH.is_dir():
-    BENCH = Path("/work/shared/sbd_bench")
+BENCH = SHARED / "sbd_bench"
 
 
-@pytest.mark.skipif(not (BENCH / "outdir").is_dir(), reason="../shared/sbd_bench is not available")
+@pytest.mark.skipif(not (BENCH / "outdir").is_dir() and not REQUIRED, reason="../shared/sbd_bench is not available")
 def test_the_matlab_benchmark_s_own_output_from_the_command(tmp_path: Path, capsys) -> None:
     """The SBD MATLAB benchmark's output on two images (class 15), reproduced by the command with --preset matlab and
     its own val.txt: eval_bdry.txt within 1e-3 (its matcher is randomised), eval_bdry_img.txt byte for byte."""

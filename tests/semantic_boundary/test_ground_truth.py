@@ -3,8 +3,6 @@ pyEdgeEval 0.2.8's conversion on the SBD benchmark sample, Pillow's nearest resi
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
@@ -19,11 +17,12 @@ from segmetrics_torch.functional.semantic_boundary import (
     semantic_boundary_counts,
 )
 from segmetrics_torch.functional.semantic_boundary.ground_truth import cityscapes_edges
+from tests.conftest import REQUIRED, SHARED
 
-BENCH = Path("/work/shared/sbd_bench")
-if not BENCH.is_dir():
-    BENCH = Path(__file__).resolve().parents[3] / "shared" / "sbd_bench"
-needs_bench = pytest.mark.skipif(not (BENCH / "datadir").is_dir(), reason="../shared/sbd_bench is not available")
+BENCH = SHARED / "sbd_bench"
+needs_bench = pytest.mark.skipif(
+    not (BENCH / "datadir").is_dir() and not REQUIRED, reason="../shared/sbd_bench is not available"
+)
 IDS = ["2008_000051", "2008_000195"]
 
 

@@ -5,8 +5,6 @@ BSR text files in its layout."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -15,11 +13,12 @@ from segmetrics_torch.functional.semantic_boundary import (
     evaluate_semantic_boundary_folders,
     semantic_boundary_protocol,
 )
+from tests.conftest import REQUIRED, SHARED
 
-BENCH = Path(__file__).resolve().parents[3] / "shared" / "sbd_bench"
-if not BENCH.is_dir():
-    BENCH = Path("/work/shared/sbd_bench")
-pytestmark = pytest.mark.skipif(not (BENCH / "outdir").is_dir(), reason="../shared/sbd_bench is not available")
+BENCH = SHARED / "sbd_bench"
+pytestmark = pytest.mark.skipif(
+    not (BENCH / "outdir").is_dir() and not REQUIRED, reason="../shared/sbd_bench is not available"
+)
 
 
 @pytest.fixture(scope="module")
