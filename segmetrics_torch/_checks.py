@@ -163,12 +163,23 @@ def with_defaults(
     """``options`` over ``defaults``; a key that ``defaults`` lacks is the ``TypeError`` Python raises for an
     unexpected keyword of ``function``, with the nearest of its keywords (``defaults`` and the ones it ``named`` in
     its signature) as a hint."""
-    for key in options:
-        if key not in defaults:
-            near = difflib.get_close_matches(key, [*defaults, *named], n=1)
+    check_keywords(function, options, [*defaults, *named], known=defaults)
+    return {**defaults, **options}
+
+
+def check_keywords(
+    function: str, given: Iterable[str], candidates: Iterable[str], *, known: Iterable[str] | None = None
+) -> None:
+    """The ``TypeError`` Python raises for an unexpected keyword of ``function``, with the nearest of
+    ``candidates`` (every keyword it takes) as a hint: raised for the first of ``given`` not in ``known`` (default:
+    ``candidates``)."""
+    candidates = list(candidates)
+    accepted = set(candidates if known is None else known)
+    for key in given:
+        if key not in accepted:
+            near = difflib.get_close_matches(key, candidates, n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
             raise TypeError(f"{function}() got an unexpected keyword argument {key!r}{hint}")
-    return {**defaults, **options}
 
 
 def check_numbers_per(value: object, n: int, name: str, each: str, *, zero_ok: bool) -> list[float]:

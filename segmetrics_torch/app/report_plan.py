@@ -170,7 +170,7 @@ def _prescan(jobs: list[Job], config: ReportConfig, warn: Callable[[str], None])
     )
     said: set[tuple[str, str]] = set()
     for job, (label, scan) in zip(scanned, scans, strict=True):
-        job.skipped = [p.as_dict() for p in bad[label]]
+        job.skipped = scan.findings(bad[label])["skipped"]
         notes = [p for p in scan.problems if p not in bad[label]]
         # findings of the ground truth (0/1 masks, empty masks, colour masks) are the dataset's: said once, not per
         # method

@@ -109,7 +109,9 @@ def open_folders(
         except ValueError as error:
             raise pairing_error(error) from None
         except OSError as error:  # an InputError, so that under torchrun rank 0's failure ends every rank
-            raise InputError(f"cannot list the folders {pred} and {gt}: {error.strerror or error}") from None
+            # the OSError names the folder at fault when it has one (a folder that cannot be listed)
+            where = f"folder {error.filename}" if error.filename is not None else f"folders {pred} and {gt}"
+            raise InputError(f"cannot list the {where}: {error.strerror or error}") from None
     if not pairing.pairs:
         check_pairing(pairing, pred, gt, allow_missing)  # no common name: the pairing error, with examples
     scan = scan_pairing(family, pairing, input_format, gt_format)

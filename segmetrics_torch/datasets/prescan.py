@@ -112,8 +112,11 @@ class Scan:
         return sum(p.kind == kind for p in self.problems)
 
     def findings(self, skipped: Sequence[Problem]) -> dict[str, list[dict[str, str]]]:
-        """What a JSON report records: every problem found, and those whose images were left out."""
-        return {"problems": [p.as_dict() for p in self.problems], "skipped": [p.as_dict() for p in skipped]}
+        """What a JSON report records: every problem found, and every image left out: ``skipped`` (the problems
+        whose pairs were taken out) and the ground truths without a prediction (``--allow-missing``), which no pair
+        holds."""
+        left_out = [*skipped, *(p for p in self.problems if p.kind == "missing" and p not in skipped)]
+        return {"problems": [p.as_dict() for p in self.problems], "skipped": [p.as_dict() for p in left_out]}
 
 
 def empty_gt_skips(stems: Iterable[str]) -> list[dict[str, str]]:
@@ -155,9 +158,19 @@ def _scan_gt(path: Path) -> tuple[Any, str | None]:
     return (size, mode, top, int((values > 128).sum()) if top > 1 else int((values == 1).sum())), None
 
 
+#: PIL's modes of a 16-bit grayscale image: decoded by the pre-scan (rare, and read by a rule that can refuse them)
+_MODES_16 = ("I;16", "I;16B", "I;16L", "I")
+
+
 def _scan_pred(path: Path) -> tuple[Any, str | None]:
+    """``((W, H), mode)`` of a prediction from its header, or ``(None, error)``; a 16-bit one is decoded as well, so
+    that one whose values all lie below 256 (:func:`~segmetrics_torch.io.read_gray_map` refuses it) is found here,
+    listed with the others and skippable, not after the measures started."""
     try:
-        return _header(path), None
+        header = _header(path)
+        if header[1] in _MODES_16:
+            read_gray_map(path)
+        return header, None
     except (OSError, ValueError, SyntaxError) as error:
         return None, str(error) or type(error).__name__
 

@@ -35,6 +35,8 @@ from torch import Tensor
 from torch.nn import Module
 from torchmetrics import Metric
 
+from .._checks import check_keywords
+
 __all__ = ["ExactMetric", "MetricKeywords"]
 
 
@@ -82,6 +84,19 @@ class ExactMetric(Metric):
         self._computed = _map_tensors(computed, keep)
         self._forward_cache = _map_tensors(forward_cache, keep)
         return self  # what Module._apply returns, and torchmetrics' after it
+
+    def __init__(self, **kwargs: Any) -> None:
+        """torchmetrics' keywords (:class:`MetricKeywords`); any other is the ``TypeError`` of an unexpected keyword
+        with the nearest keyword of the Metric as a hint (a misspelt setting, ``includ=``), as the functions say it,
+        in place of torchmetrics' ``ValueError`` listing the unknown names."""
+        named = [p for p in inspect.signature(type(self).__init__).parameters if p not in _NOT_SETTINGS]
+        check_keywords(
+            f"{type(self).__name__}",
+            kwargs,
+            [*named, *MetricKeywords.__annotations__],
+            known=MetricKeywords.__annotations__,
+        )
+        super().__init__(**kwargs)
 
     def plot(self, val: Any = None, ax: Any = None) -> tuple[Any, Any]:
         """Plot a result (default: ``compute()``): curves with their axes (PR curve, value against the threshold,

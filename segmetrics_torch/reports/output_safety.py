@@ -322,7 +322,7 @@ def checked_outputs(
     path, e.g. the files of ``--out-dir``) would replace (:func:`check_outputs`), a table option a table it can merge
     into (:func:`~.tables.check_csv_outputs`), and a file appended to (``appended``: option -> (line test, what the
     lines are)) new or of such lines (:func:`check_appended_file`); ``folder_outputs``: the folders the run writes
-    whole (an HTML report), none an input nor holding one (:func:`check_outputs`).
+    whole (an HTML report), none an input nor holding one in a file or folder it writes (:func:`check_outputs`).
 
     Example:
         >>> import tempfile

@@ -15,6 +15,7 @@ import io
 import json
 import math
 import sys
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -287,8 +288,9 @@ def upsert_csv(path: str | Path, rows: Sequence[Mapping[str, Any]], keys: Sequen
     """Merge ``rows`` into the CSV file ``path``: a row whose ``keys`` columns equal an existing row's replaces it (a
     re-run of one method on one dataset), other rows are appended, so that one file collects several runs and never
     silently loses another run's rows. Runs with different measures share one file: the columns are the union, the
-    file's own first, then the new ones in this run's order; a cell a run did not compute is empty. Returns
-    "wrote" / "updated".
+    file's own first, then the new ones in this run's order; a cell a run did not compute is empty (a replaced
+    row's values there are dropped with a ``UserWarning`` naming the row and the columns). Returns "wrote" /
+    "updated".
 
     Raises:
         InputError: the existing file is not a CSV table of ``option``'s kind (:data:`CSV_KINDS`): naming ``option``
@@ -307,8 +309,9 @@ def merged_csv(
     path = Path(path)
     old_header, old_rows = _read_csv_table(path, option)
     header = list(dict.fromkeys([*old_header, *(k for row in rows for k in row)]))
-    new_keys = {tuple(str(row[k]) for k in keys) for row in rows}
-    kept = [row for row in old_rows if tuple(row.get(k, "") for k in keys) not in new_keys]
+    new_rows = {tuple(str(row[k]) for k in keys): row for row in rows}
+    kept = [row for row in old_rows if tuple(row.get(k, "") for k in keys) not in new_rows]
+    _warn_emptied_cells(path, option, old_rows, new_rows, keys)
     out = io.StringIO()
     writer = csv.writer(out)  # "\r\n" line ends, as the csv module writes a file opened with newline=""
     writer.writerow(header)
@@ -317,6 +320,33 @@ def merged_csv(
     for row in rows:
         writer.writerow([_cell(row.get(k)) for k in header])
     return out.getvalue(), "updated" if old_header else "wrote"
+
+
+def _warn_emptied_cells(
+    path: Path,
+    option: str,
+    old_rows: Sequence[Mapping[str, str]],
+    new_rows: Mapping[tuple[str, ...], Mapping[str, Any]],
+    keys: Sequence[str],
+) -> None:
+    """A replaced row loses the values of the columns this run did not compute (a run with fewer ``--measures``):
+    say which, once per file, so that a re-run never empties cells silently."""
+    emptied: dict[str, list[str]] = {}
+    for old in old_rows:
+        new = new_rows.get(tuple(old.get(k, "") for k in keys))
+        if new is None:
+            continue
+        lost = [k for k, v in old.items() if k not in keys and v not in ("", None) and new.get(k) is None]
+        if lost:
+            emptied[" / ".join(old.get(k, "") for k in keys)] = lost
+    if emptied:
+        rows = "; ".join(f"row {name}: {', '.join(cols)}" for name, cols in emptied.items())
+        warnings.warn(
+            f"{option} {path}: this run replaces rows whose cells it did not compute, now empty ({rows}); evaluate "
+            "every measure of a row in one run to keep them together",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _write_bytes(path: Path, data: bytes) -> None:

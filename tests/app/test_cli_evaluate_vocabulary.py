@@ -163,7 +163,12 @@ def test_one_run_lists_every_problem_then_skip_bad(tmp_path):
     assert run.returncode == 0, run.stderr
     report = json.loads(out.read_text())
     assert report["num_images"] == 3 and report["name"] == "Net" and report["dataset"] == "DS"
-    assert {(s["image"], s["problem"]) for s in report["skipped"]} == {("im4", "unreadable"), ("im2", "size")}
+    # the missing prediction is left out as well: every left-out image is in "skipped" (docs/evaluate.md)
+    assert {(s["image"], s["problem"]) for s in report["skipped"]} == {
+        ("im4", "unreadable"),
+        ("im2", "size"),
+        ("im0", "missing"),
+    }
     assert sorted(report["results"]["per_image"]) == ["im1", "im3", "im5"]
     assert report["missing_predictions"] == ["im0"]
 

@@ -95,6 +95,7 @@ def test_every_problem_in_one_error_then_skip_bad(tmp_path, capsys, family):
     report = json.loads(out_json.read_text())
     assert report["num_images"] == 2
     assert {(p["image"], p["problem"]) for p in report["skipped"]} == {
+        ("c", "missing"),  # every image left out, the ground truth without a prediction included
         ("d", "unreadable"),
         ("f", "unreadable"),
         ("e", "size" if family == "boundary" else "shape"),
@@ -128,7 +129,7 @@ def test_report_form_scans_every_family(tmp_path, capsys):
     assert main(["evaluate", "--config", str(config), "--no-progress", "--skip-bad"]) == 0
     capsys.readouterr()
     record = json.loads((tmp_path / "report" / "results.json").read_text())["results"]["D"]["partition"]["M"]
-    assert record["num_images"] == 2 and {p["image"] for p in record["skipped"]} == {"d", "e", "f"}
+    assert record["num_images"] == 2 and {p["image"] for p in record["skipped"]} == {"c", "d", "e", "f"}
 
 
 def _ucm2(path: Path, split: float = 0.6) -> None:

@@ -93,6 +93,13 @@ def _png_16bit(d: Path) -> None:
     Image.fromarray(mask).save(d / "gt" / "im0.png")
 
 
+def _png_16bit_pred(d: Path) -> None:
+    # a prediction saved in 16 bits with values below 256: found by the pre-scan (listed, skippable), not mid-run
+    soft = np.zeros((H, W), np.uint16)
+    soft[3:9, 4:12] = 200
+    Image.fromarray(soft).save(d / "pred" / "im0.png")
+
+
 def _rgb_size(d: Path) -> None:
     png(d / "pred" / "im1.png", np.zeros((H + 3, W), np.uint8))
 
@@ -158,6 +165,8 @@ CASES = [
     CliCase("zero-byte-png", _sod_edit(_write("gt/im2.png", b"")), 2, r"error: .*im2\.png"),
     CliCase("text-file-as-png", _sod_edit(_write("pred/im0.png", b"hello")), 2, r"error: .*im0\.png"),
     CliCase("16-bit-gt", _sod_edit(_png_16bit), 2, r"error: .*im0\.png.*16-bit"),
+    CliCase("16-bit-pred", _sod_edit(_png_16bit_pred), 2, r"error: im0: unreadable .*im0\.png: a 16-bit .*--skip-bad"),
+    CliCase("16-bit-pred-skipped", _sod_edit(_png_16bit_pred, "--skip-bad"), 0, r"Evaluated 2 image\(s\) \(of 3"),
     CliCase("size-mismatch", _sod_edit(_rgb_size), 2, r"error: .*im1.*(size|shape)"),
     CliCase("two-files-one-stem", _sod_edit(_write("pred/im0.jpg", b"x")), 2, r"error: .*several images with one stem"),
     CliCase(

@@ -387,6 +387,23 @@ def test_bsr_files_in_the_prediction_folder_are_allowed(root: Path, capsys) -> N
     assert (root / "bdry/pred/eval_bdry.txt").is_file()
 
 
+def test_an_html_folder_above_the_inputs_writes_beside_them_only(root: Path, capsys) -> None:
+    """docs/evaluate.md: a folder above the inputs is fine for ``--html``; it writes its page and assets only (the
+    inputs byte for byte as they were); the input folder itself, or one of the report's own subfolders holding an
+    input, is refused."""
+    sod = root / "sod"
+    before = fingerprint(sod)
+    assert main(_fg(root, "--html", str(sod))) == 0, capsys.readouterr().err
+    assert (sod / "index.html").is_file() and fingerprint(sod / "pred") == before_of(before, "pred")
+    assert fingerprint(sod / "gt") == before_of(before, "gt")
+    assert main(_fg(root, "--html", str(sod / "gt"))) == 2
+    assert "error:" in capsys.readouterr().err
+
+
+def before_of(prints: dict, sub: str) -> dict:
+    return {k.split("/", 1)[1]: v for k, v in prints.items() if k.split("/", 1)[0] == sub}
+
+
 def test_csv_that_is_not_a_table_of_the_command(root: Path, capsys) -> None:
     """A binary file outside the inputs is not read as text (was: exit 1, unexpected UnicodeDecodeError)."""
     photo = root / "photo.png"
@@ -447,3 +464,23 @@ def test_report_owns_names_what_render_writes() -> None:
         assert report_owns(relative), relative
     for relative in ("eval.yaml", "pred/im0.png", "../x", "/etc/passwd", "cache/abc.json"):
         assert not report_owns(relative), relative
+
+
+def test_a_folder_that_cannot_be_listed_is_named_alone(tmp_path: Path, monkeypatch) -> None:
+    """Only the ground-truth folder unreadable: the error names it, not both folders (root runs the suite, so the
+    permission error is raised by a stand-in for ``Path.iterdir``)."""
+    from segmetrics_torch.datasets.folders import open_folders
+    from segmetrics_torch.errors import InputError
+
+    for folder in ("pred", "gt"):
+        png(tmp_path / folder / "a.png", np.zeros((4, 4), np.uint8))
+    iterdir = Path.iterdir
+
+    def refuse(self: Path):
+        if self.name == "gt":
+            raise PermissionError(13, "Permission denied", str(self))
+        return iterdir(self)
+
+    monkeypatch.setattr(Path, "iterdir", refuse)
+    with pytest.raises(InputError, match=r"^cannot list the folder .*gt: Permission denied$"):
+        open_folders(tmp_path / "pred", tmp_path / "gt", "foreground")

@@ -207,6 +207,8 @@ def test_missing_lists_and_folders(tmp_path, folder):
     root, res = folder
     with pytest.raises(FileNotFoundError, match="test-dev"):
         evaluate_davis(root, res, subset="test-dev")
+    with pytest.raises(FileNotFoundError, match=r"nowhere: the DAVIS root folder does not exist"):
+        evaluate_davis(tmp_path / "nowhere", res)
     with pytest.raises(FileNotFoundError, match="sequence 'wolf'"):
         evaluate_davis(root, res, sequences=["wolf"])
     with pytest.raises(ValueError, match="`task`"):

@@ -440,7 +440,16 @@ class SemanticBoundaryResult:
 def _class_folder(pred_dir: Path, c: int) -> Path:
     folder = pred_dir / f"class_{c:03d}"
     if not folder.is_dir():
-        raise ValueError(f"{folder}: class folder missing (predictions of class {c} are expected in class_{c:03d}/).")
+        present = sorted(int(f.name[6:]) for f in pred_dir.glob("class_[0-9][0-9][0-9]") if f.is_dir())
+        hint = (
+            f"; the folder holds the classes {', '.join(map(str, present))} only: evaluate those with `classes` "
+            "(--classes)"
+            if present
+            else ""
+        )
+        raise ValueError(
+            f"{folder}: class folder missing (predictions of class {c} are expected in class_{c:03d}/){hint}."
+        )
     return folder
 
 

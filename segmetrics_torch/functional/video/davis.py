@@ -122,6 +122,8 @@ def davis_sequences(davis_root: str | Path, subset: str = "val", *, year: str = 
         ['bike-packing', 'blackswan']
     """
     path = Path(davis_root) / "ImageSets" / year / f"{subset}.txt"
+    if not Path(davis_root).is_dir():  # a mistyped root: say so, not that a file inside it is missing
+        raise FileNotFoundError(f"{davis_root}: the DAVIS root folder does not exist.")
     if not path.is_file():
         raise FileNotFoundError(f"{path}: the DAVIS sequence list of set {subset!r} is missing.")
     return [line.strip() for line in path.read_text().splitlines() if line.strip()]
