@@ -634,7 +634,7 @@ TABLES: dict[str, tuple[str, tuple[TableRow, ...]]] = {
                 "Martin, Fowlkes & Malik, TPAMI 2004; Arbelaez et al., TPAMI 2011",
                 "BSR `bench/benchmarks` (MATLAB): `test_1`/`test_2`/`test_3` per threshold and summary within 1e-3; "
                 "official gPb-owt-ucm per-image best F within 2e-3; SEISM per-image Fb: sumR/sumP exact, F within "
-                "2e-3; pyEdgeEval: sumR/sumP exact",
+                "2e-3; pyEdgeEval: sumR/sumP exact on raw maps (its thinning stops early: `docs/boundaries.md`)",
             ),
             TableRow(
                 "morphological boundary F, precision, recall",

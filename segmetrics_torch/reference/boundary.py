@@ -161,6 +161,10 @@ def evaluation_bdry_image(
     """BSR ``evaluation_bdry_image.m``: per threshold ``[cntR, sumR, cntP, sumP]`` (K, 4).
 
     ``pb`` is a soft map (machine map ``pb >= t``) or a list of K binary machine maps (one per level).
+
+    Ties: where an annotator admits several maximum matchings of least cost, :func:`correspond` takes the one scipy's
+    ``linear_sum_assignment`` returns, the fast path the first in pixel order; ``cntP`` (the union over annotators)
+    may then differ by a few pixels, ``cntR``, ``sumR`` and ``sumP`` never (docs/boundaries.md).
     """
     h, w = gts[0].shape
     max_dist_px = max_dist * np.hypot(h, w) if max_dist < 1 else float(max_dist)

@@ -13,7 +13,8 @@ environment adaptations and the trainId segmentation its kill_internal needs to 
   its reruns differ by up to ~0.002 in ODS F and ~0.006 in AP; on these small synthetic images (a few hundred edge
   pixels per class, so one pixel moves F by ~0.002) its own reruns differ more: 4 to 8 runs in one process on the
   data below spread by up to 0.009 in a class's OIS F and 0.037 in a class's AP (a weak class, AP ~0.1). Hence
-  per-class bounds of 0.015 (F) and 0.05 (AP), and 0.005 / 0.015 for the class mean (seen: at most 0.0054). The
+  per-class bounds of 0.015 (F) and 0.05 (AP), and 0.005 / 0.015 for the class mean (seen: at most 0.0054; a
+comparison outside them, about one run in fifty, is repeated once against a fresh pyEdgeEval run). The
   deterministic part (sums exact; pyEdgeEval's matching never larger than ours, the maximum, and at most 2 % + 4
   pixels smaller) is what the count checks pin down.
 """
@@ -86,6 +87,16 @@ def _compare(result, ref, classes, thin: bool, exact_thinning: bool) -> None:
         assert a.mean() == pytest.approx(b.mean(), abs=TOL_MEAN_AP if key in ("AUC", "AP") else TOL_MEAN_F), key
 
 
+def _compare_with_peer(result, run_peer, classes, thin: bool, exact_thinning: bool) -> None:
+    """:func:`_compare` against a run of pyEdgeEval; its matching is randomised (CSA seeded from the clock), so a
+    summary outside the bounds is checked once more against a fresh run before it counts as a difference (the
+    deterministic count checks fail the same way on both runs)."""
+    try:
+        _compare(result, run_peer(), classes, thin, exact_thinning)
+    except AssertionError:
+        _compare(result, run_peer(), classes, thin, exact_thinning)
+
+
 @pytest.fixture(scope="module")
 def sbd_data(tmp_path_factory) -> tuple[Path, list[str], list[int]]:
     root = tmp_path_factory.mktemp("sbd")
@@ -106,10 +117,15 @@ SBD_PRESETS = [
 @pytest.mark.parametrize(("preset", "instance_sensitive", "thin"), SBD_PRESETS)
 def test_sbd_presets_match_pyedgeeval(sbd_data, preset: str, instance_sensitive: bool, thin: bool) -> None:
     root, ids, classes = sbd_data
-    ref = peer.sbd(root, ids, classes, preset, thin, instance_sensitive, THRESHOLDS)
     protocol = semantic_boundary_protocol(preset, "sbd", thin=thin, instance_sensitive=instance_sensitive)
     result = evaluate_semantic_boundary_folders(root / "pred", root / "gt", protocol, classes=classes)
-    _compare(result, ref, classes, thin, exact_thinning=False)
+    _compare_with_peer(
+        result,
+        lambda: peer.sbd(root, ids, classes, preset, thin, instance_sensitive, THRESHOLDS),
+        classes,
+        thin,
+        exact_thinning=False,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -122,10 +138,15 @@ def cityscapes_data(tmp_path_factory) -> tuple[Path, list[str], list[int]]:
 @pytest.mark.parametrize(("instance_sensitive", "thin"), [(True, True), (True, False), (False, True), (False, False)])
 def test_cityscapes_post_seal_matches_pyedgeeval(cityscapes_data, instance_sensitive: bool, thin: bool) -> None:
     root, ids, classes = cityscapes_data
-    ref = peer.cityscapes(root, ids, classes, thin, instance_sensitive, THRESHOLDS)
     protocol = semantic_boundary_protocol("post-seal", "cityscapes", thin=thin, instance_sensitive=instance_sensitive)
     result = evaluate_semantic_boundary_folders(root / "pred", root / "gtFine", protocol, classes=classes)
-    _compare(result, ref, classes, thin, exact_thinning=False)
+    _compare_with_peer(
+        result,
+        lambda: peer.cityscapes(root, ids, classes, thin, instance_sensitive, THRESHOLDS),
+        classes,
+        thin,
+        exact_thinning=False,
+    )
 
 
 @pytest.fixture
@@ -142,15 +163,17 @@ def converged_thinning(monkeypatch):
 
 def test_thin_counts_are_exact_once_pyedgeeval_thins_to_convergence(sbd_data, cityscapes_data, converged_thinning):
     root, ids, classes = sbd_data
-    ref = peer.sbd(root, ids, classes, "post-seal", True, True, THRESHOLDS)
     protocol = semantic_boundary_protocol("post-seal", "sbd", thin=True)
     result = evaluate_semantic_boundary_folders(root / "pred", root / "gt", protocol, classes=classes)
-    _compare(result, ref, classes, True, exact_thinning=True)
+    _compare_with_peer(
+        result, lambda: peer.sbd(root, ids, classes, "post-seal", True, True, THRESHOLDS), classes, True, True
+    )
     root, ids, classes = cityscapes_data
-    ref = peer.cityscapes(root, ids, classes, True, False, THRESHOLDS)
     protocol = semantic_boundary_protocol("post-seal", "cityscapes", thin=True, instance_sensitive=False)
     result = evaluate_semantic_boundary_folders(root / "pred", root / "gtFine", protocol, classes=classes)
-    _compare(result, ref, classes, True, exact_thinning=True)
+    _compare_with_peer(
+        result, lambda: peer.cityscapes(root, ids, classes, True, False, THRESHOLDS), classes, True, True
+    )
 
 
 def test_pyedgeeval_early_stopping_thinning_differs_from_converged_thinning() -> None:

@@ -125,6 +125,16 @@ A[0, 2:5, 2:5] = True
         ({"ignore_index": 0}, ValueError, r"`ignore_index` only with label maps"),
         ({"directed": 1}, TypeError, r"`directed`"),
         ({"include_background": "yes"}, TypeError, r"`include_background`"),
+        (
+            {"preds": torch.zeros(2, 6, 0, dtype=torch.bool), "target": torch.zeros(2, 6, 0, dtype=torch.bool)},
+            ValueError,
+            r"`preds` and `target` of non-empty images",
+        ),
+        (
+            {"preds": [torch.zeros(6, 0, dtype=torch.bool)], "target": [torch.zeros(6, 0, dtype=torch.bool)]},
+            ValueError,
+            r"`preds` and `target` of non-empty images, but image 0",
+        ),
     ],
 )
 def test_bad_inputs_hausdorff(kwargs: dict[str, object], error: type[Exception], match: str) -> None:

@@ -364,7 +364,7 @@ def _channel_pairs(p: Tensor, t: Tensor, include_background: bool, spacing: obje
     """The pairs of two (B, C, *spatial) bool channel stacks: one column per scored channel."""
     ndim = p.ndim - 2
     if min(p.shape[2:]) == 0:
-        raise ValueError(f"Expected non-empty images, but got shape {tuple(p.shape)}.")
+        raise ValueError(f"Expected `preds` and `target` of non-empty images, but got shape {tuple(p.shape)}.")
     if only_2d and ndim != 2:
         raise ValueError(f"Expected 2-D images ((B, C, H, W) one-hot) for this measure, but got {ndim}-D images.")
     spacing_t, image_spacing = _spacings(spacing, ndim, p.shape[0])
@@ -418,7 +418,9 @@ def prepare_pairs(
         if p.ndim != ndim:
             raise ValueError("Expected every image of `preds` to have the same number of dimensions (2-D or 3-D).")
         if min(p.shape) == 0:
-            raise ValueError(f"Expected non-empty images, but image {i} has shape {tuple(p.shape)}.")
+            raise ValueError(
+                f"Expected `preds` and `target` of non-empty images, but image {i} has shape {tuple(p.shape)}."
+            )
         if p.device != t.device:
             raise ValueError(f"Expected `preds` and `target` on one device, but got {p.device} and {t.device}.")
     if validate_args and ndim == 3:
