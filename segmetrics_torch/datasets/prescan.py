@@ -389,9 +389,12 @@ def scan_sizes(
     return scan
 
 
-def listing(problems: Sequence[Problem], prefix: str = "  ", mark_notes: bool = False) -> list[str]:
+def listing(
+    problems: Sequence[Problem], prefix: str = "  ", mark_notes: bool = False, allowed: Iterable[str] = ()
+) -> list[str]:
     """One line per kind: its label, count and up to a few images (with what was seen); ``mark_notes``: kinds that
-    never stop a run say so."""
+    never stop a run say so, and those whose flag is among ``allowed`` (given by the user) say that it allows them."""
+    allowed = set(allowed)
     lines = []
     for kind, (label, flag) in KINDS.items():
         found = [p for p in problems if p.kind == kind]
@@ -399,7 +402,11 @@ def listing(problems: Sequence[Problem], prefix: str = "  ", mark_notes: bool = 
             continue
         shown = ", ".join(f"{p.image} ({p.detail})" if p.detail else p.image for p in found[:_SHOWN])
         more = f" ... and {len(found) - _SHOWN} more" if len(found) > _SHOWN else ""
-        note = " (a note, not an error)" if flag is None and mark_notes else ""
+        note = ""
+        if mark_notes and flag is None:
+            note = " (a note, not an error)"
+        elif mark_notes and flag in allowed:
+            note = f" (allowed by {flag}, not an error)"
         lines.append(f"{prefix}{label}: {len(found)}{note}: {shown}{more}")
     return lines
 
@@ -426,12 +433,15 @@ def raise_or_skip(
     return, per scan label, the problems whose images are left out (fatal ones, with ``skip_bad``; the images of
     empty ground truth, with ``skip_empty_gt``: COD10K's convention)."""
     fatal = {label: scan.fatal(allow_missing or skip_bad, resize) for label, scan in scans}
+    allowed = {flag for flag, given in (("--allow-missing", allow_missing), ("--resize", resize)) if given}
     count = sum(map(len, fatal.values()))
     if count and not skip_bad:
         flags = sorted({f for problems in fatal.values() for p in problems if (f := KINDS[p.kind][1])} | {"--skip-bad"})
         unpaired = sum(scan.count("missing") + scan.count("extra") for _, scan in scans)
         paired = sum(scan.pairs for _, scan in scans)
-        names = f"; if the names differ, map them with {PAIRING_FLAGS}" if unpaired and unpaired >= paired else ""
+        # unpaired names the user allowed are no sign of names that differ
+        differ = unpaired and unpaired >= paired and not allow_missing
+        names = f"; if the names differ, map them with {PAIRING_FLAGS}" if differ else ""
         if count == 1:
             # one problem: the error line itself names the file and what is wrong with it
             label, problem = next((label, p[0]) for label, p in fatal.items() if p)
@@ -451,7 +461,7 @@ def raise_or_skip(
         for label, problems in others:
             if problems:
                 lines.append(f"{label}:" if label else "")
-                lines.extend(listing(problems, "  ", mark_notes=True))
+                lines.extend(listing(problems, "  ", mark_notes=True, allowed=allowed))
         lines += _partial_suffix_hints(p for _, scan in scans for p in scan.problems)
         raise InputError("\n".join(line for line in lines if line))
     out = {label: [p for p in problems if p.kind not in ("missing", "extra")] for label, problems in fatal.items()}

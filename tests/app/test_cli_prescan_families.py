@@ -103,6 +103,18 @@ def test_every_problem_in_one_error_then_skip_bad(tmp_path, capsys, family):
     assert {p["image"] for p in report["problems"]} == {"c", "d", "e", "f", "z"}
 
 
+def test_problems_the_user_allowed_are_listed_as_allowed(tmp_path, capsys):
+    """--allow-missing given and other problems left: the unpaired names are listed as allowed, not as errors, and
+    no name-mapping hint is given for them."""
+    pred, gt = _bad_folders(tmp_path, "partition")
+    assert main([*_args("partition", pred, gt), "--allow-missing"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: 3 problem(s) in the inputs"), err
+    assert "ground truth without a prediction: 1 (allowed by --allow-missing, not an error): c" in err
+    assert "prediction without a ground truth: 1 (allowed by --allow-missing, not an error): z" in err
+    assert "unreadable or corrupt file: 2: d (" in err and "map them with" not in err
+
+
 def test_boundary_resize_fixes_the_size_problem(tmp_path, capsys):
     pred, gt = _bad_folders(tmp_path, "boundary")
     out_json = tmp_path / "r.json"

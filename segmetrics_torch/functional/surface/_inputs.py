@@ -360,13 +360,15 @@ def channel_columns(channels: int, include_background: bool) -> list[int]:
     return list(range(0 if include_background or channels == 1 else 1, channels))
 
 
-def _channel_pairs(p: Tensor, t: Tensor, include_background: bool, spacing: object, only_2d: bool) -> Pairs:
+def _channel_pairs(p: Tensor, t: Tensor, include_background: bool, spacing: object, only_2d: str | None) -> Pairs:
     """The pairs of two (B, C, *spatial) bool channel stacks: one column per scored channel."""
     ndim = p.ndim - 2
     if min(p.shape[2:]) == 0:
         raise ValueError(f"Expected `preds` and `target` of non-empty images, but got shape {tuple(p.shape)}.")
-    if only_2d and ndim != 2:
-        raise ValueError(f"Expected 2-D images ((B, C, H, W) one-hot) for this measure, but got {ndim}-D images.")
+    if only_2d is not None and ndim != 2:
+        raise ValueError(
+            f"Expected 2-D images ((B, C, H, W) one-hot): {only_2d} is defined on 2-D masks, but got {ndim}-D images."
+        )
     spacing_t, image_spacing = _spacings(spacing, ndim, p.shape[0])
     class_ids = channel_columns(p.shape[1], include_background)
     b, n = p.shape[0], len(class_ids)
@@ -389,10 +391,11 @@ def prepare_pairs(
     ignore_index: int | None,
     spacing: object,
     validate_args: bool = True,
-    only_2d: bool = False,
+    only_2d: str | None = None,
     input_format: str = "index",
 ) -> Pairs:
-    """Validate the inputs and split them into groups of same-sized boolean (image, class) pairs."""
+    """Validate the inputs and split them into groups of same-sized boolean (image, class) pairs; ``only_2d``: the
+    name of a measure defined on 2-D masks only (its error names it)."""
     check_bool(include_background, "include_background")
     check_bool(validate_args, "validate_args")
     input_format = check_choice(input_format, "input_format", INPUT_FORMATS)
@@ -428,9 +431,10 @@ def prepare_pairs(
             _refuse_channels(p_batch, t_batch, list_input=False)
         else:
             _refuse_channels(p_images, t_images, list_input=True)
-    if only_2d and ndim != 2:
+    if only_2d is not None and ndim != 2:
         raise ValueError(
-            f"Expected 2-D images ((B, H, W) or a list of (H, W)) for this measure, but got {ndim}-D images."
+            f"Expected 2-D images ((B, H, W) or a list of (H, W)): {only_2d} is defined on 2-D masks, but got "
+            f"{ndim}-D images."
         )
     spacing_t, image_spacing = _spacings(spacing, ndim, len(p_images))
 

@@ -59,7 +59,7 @@ def boundary_iou(
     """
     reading = with_defaults("boundary_iou", options, MASK_DEFAULTS, ("dilation_ratio",))
     band_ratio = check_positive_float(dilation_ratio, "dilation_ratio")
-    pairs = prepare_pairs(preds, target, spacing=None, only_2d=True, **reading)
+    pairs = prepare_pairs(preds, target, spacing=None, only_2d="Boundary IoU", **reading)
     out = torch.full((pairs.batch_size, len(pairs.class_ids)), math.nan, dtype=torch.float64)
     for group in pairs.groups:
         h, w = group.preds.shape[1:]
