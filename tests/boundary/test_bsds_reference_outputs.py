@@ -148,7 +148,8 @@ def test_pyedgeeval_on_bsr_images():
     pyEdgeEval's matcher (BSR's CSA) is randomised and seeded from the clock at import (``Random::reseed(0)``), so
     its counts change from run to run: over 15 runs its R on these images moved by up to 1.1e-3 relative to ours.
     The tolerance is therefore 2e-3 (the per-image tolerance against the official MATLAB files); the 1e-3 parity
-    with the official summary is tested on the published outputs above."""
+    with the official summary is tested on the published outputs above. A comparison outside it is repeated once
+    against a fresh run (its random stream moves on) before it counts."""
     from pyEdgeEval.common.binary_label import evaluate_boundaries as ped
 
     ids = BENCH_IDS[:2]
@@ -156,6 +157,13 @@ def test_pyedgeeval_on_bsr_images():
     pbs = [read_gray(_bench("png", f"{i}.png")) / 255 for i in ids]
     gts = [read_bsds_ground_truth(_bench("groundTruth", f"{i}.mat")).boundaries for i in ids]
     ours = boundary_pr_counts([torch.from_numpy(p) for p in pbs], [torch.from_numpy(g) for g in gts], thresholds=thr)
+    try:
+        _compare_with_pyedgeeval_run(ped, ours, pbs, gts, thr)
+    except AssertionError:  # its matcher is randomised (seeded from the clock): one fresh run before it counts
+        _compare_with_pyedgeeval_run(ped, ours, pbs, gts, thr)
+
+
+def _compare_with_pyedgeeval_run(ped, ours, pbs, gts, thr) -> None:
     theirs = [
         ped.evaluate_boundaries_threshold_multiple_gts(
             thresholds=thr, pred=p, gts=list(g), max_dist=0.0075, apply_thinning=True, apply_nms=False
