@@ -31,10 +31,11 @@ import pytorch_lightning as pl
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 from segmetrics_torch import MAE, EMeasure, FMeasure, SMeasure, WeightedFMeasure
 from segmetrics_torch.losses import e_measure_loss, soft_f_measure_loss, soft_iou_loss, weighted_f_measure_loss
+from segmetrics_torch.sharding import EvaluationSampler
 from segmetrics_torch.synthetic import make_foreground_dataset
 
 AUX_LOSSES = {"e": e_measure_loss, "wf": weighted_f_measure_loss, "f": soft_f_measure_loss, "iou": soft_iou_loss}
@@ -128,9 +129,29 @@ def build_trainer(args: argparse.Namespace, **overrides) -> pl.Trainer:
         enable_progress_bar=False,
         enable_model_summary=False,
         deterministic=True,
+        # the loaders bring their own samplers (see `loaders`): Lightning's DistributedSampler would pad the
+        # validation set by repeating images when it does not divide by the number of processes
+        use_distributed_sampler=False,
     )
     options.update(overrides)
     return pl.Trainer(**options)
+
+
+def loaders(args: argparse.Namespace, trainer: pl.Trainer) -> tuple[DataLoader, DataLoader]:
+    """The training and validation loaders of this process. Validation: each process its own contiguous block,
+    every image exactly once over all processes (``EvaluationSampler``), so that the Metrics' synced sums are the
+    one-process sums whatever the number of images; training: ``DistributedSampler`` (shuffled, padded: fine for
+    gradients) under DDP."""
+    train_set, val_set = make_data(args.train_images, seed=1), make_data(args.val_images, seed=2)
+    if trainer.world_size > 1:
+        sampler = DistributedSampler(
+            train_set, num_replicas=trainer.world_size, rank=trainer.global_rank, shuffle=True, seed=args.seed
+        )
+        train = DataLoader(train_set, batch_size=args.batch_size, sampler=sampler)
+    else:
+        train = DataLoader(train_set, batch_size=args.batch_size, shuffle=True)
+    shard = EvaluationSampler(val_set, num_replicas=trainer.world_size, rank=trainer.global_rank)
+    return train, DataLoader(val_set, batch_size=args.batch_size, sampler=shard)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -154,10 +175,9 @@ def main(argv=None) -> dict[str, float]:
     warnings.filterwarnings("ignore", message=".*sync_dist=True.*")
     pl.seed_everything(args.seed, workers=True)
     torch.set_num_threads(max(1, torch.get_num_threads() // args.devices))
-    train = DataLoader(make_data(args.train_images, seed=1), batch_size=args.batch_size, shuffle=True)
-    val = DataLoader(make_data(args.val_images, seed=2), batch_size=args.batch_size)
     model = LitSegmentation(loss=args.loss)
     trainer = build_trainer(args)
+    train, val = loaders(args, trainer)
     start = time.perf_counter()
     if not args.validate_only:
         trainer.fit(model, train, val)

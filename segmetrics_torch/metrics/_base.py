@@ -21,10 +21,22 @@ changes nothing either.
 
 ``merge_state`` of two Metrics built with different settings (thresholds, measures, tolerances, ...) is a
 ``ValueError`` naming the settings that differ, before torchmetrics would compare states.
+
+Compute groups: a ``MetricCollection`` (``compute_groups=True``, its default) lets Metrics whose states have the same
+names and equal values after the first ``update`` share one state, whatever their class and settings. Many of the
+package's Metrics share state names (the boundary distances' ``value_sum`` ..., ``BoundaryPR`` and
+``SemanticBoundaryPR``, one class built twice with other settings), and their first states can be equal (an untrained
+net's empty predictions make every distance ``inf``), after which one Metric reported another's value. So every
+Metric holds one more state, ``settings_id``: four float64 numbers drawn from a hash of its class and its settings
+(:meth:`ExactMetric._settings`), constant (``reset`` keeps it; reduced by ``max`` across processes, so a
+synchronised value is the same). Two Metrics of one class built alike still share a group, as torchmetrics intends;
+any others never do.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import inspect
 import warnings
 from collections.abc import Callable, Sequence
@@ -84,6 +96,21 @@ class ExactMetric(Metric):
         self._computed = _map_tensors(computed, keep)
         self._forward_cache = _map_tensors(forward_cache, keep)
         return self  # what Module._apply returns, and torchmetrics' after it
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every Metric class's ``__init__`` ends by registering the ``settings_id`` state (module doc) once the
+        outermost constructor has set the settings: each class's constructor (its own, or the one it inherits) is
+        wrapped, and only the wrapper of the instance's own class registers it."""
+        super().__init_subclass__(**kwargs)
+        init = cls.__init__
+
+        @functools.wraps(init)
+        def __init__(self: ExactMetric, *args: Any, **kw: Any) -> None:
+            init(self, *args, **kw)
+            if type(self) is cls:
+                self.add_state("settings_id", default=_settings_id(self), dist_reduce_fx="max", persistent=False)
+
+        cls.__init__ = __init__  # type: ignore[method-assign]
 
     def __init__(self, **kwargs: Any) -> None:
         """torchmetrics' keywords (:class:`MetricKeywords`); any other is the ``TypeError`` of an unexpected keyword
@@ -169,6 +196,18 @@ _NOT_SETTINGS = frozenset({"self", "kwargs", "validate_args"})
 _HELD_AS = {"thresholds": ("levels",)}
 
 
+def _settings_id(metric: ExactMetric) -> Tensor:
+    """Four float64 numbers in [0, 1) from a hash of the Metric's class and settings: equal for two Metrics of one
+    class built alike, and otherwise as far apart as random numbers (``allclose`` of two differing ones: odds of
+    about 1e-20)."""
+    settings = metric._settings()
+    shown = [(k, _stable(settings[k])) for k in sorted(settings)]
+    text = repr((type(metric).__module__, type(metric).__qualname__, shown))
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    numbers = [int.from_bytes(digest[8 * i : 8 * i + 8], "little") >> 11 for i in range(4)]
+    return torch.tensor([n / 2.0**53 for n in numbers], dtype=torch.float64)
+
+
 def _dtype_kept(fn: Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:
     """``fn`` without its dtype change: what ``fn`` does to an empty tensor of a state's dtype and device says
     whether it casts (``.to(dtype)`` casts floats only, ``set_dtype``'s ``.type()`` integers too, a device move
@@ -203,6 +242,15 @@ def _same(a: Any, b: Any) -> bool:
         return bool(a == b)
     except (TypeError, ValueError, RuntimeError):
         return a is b
+
+
+def _stable(value: Any) -> str:
+    """A setting's whole value as text (a tensor's or an array's every number, not a summary)."""
+    if isinstance(value, Tensor):
+        return f"tensor({value.detach().cpu().tolist()!r}, {value.dtype})"
+    if hasattr(value, "tolist") and hasattr(value, "dtype"):  # numpy arrays and scalars
+        return f"array({value.tolist()!r}, {value.dtype})"
+    return repr(value)
 
 
 def _show(value: Any) -> str:
