@@ -50,7 +50,13 @@ from ..reports.cache import ResultCache
 from ..reports.combined import check_xlsx
 from ..reports.html_report import check_html_folder, html_folder_output
 from ..reports.output_safety import FolderOutput, InputFile, InputFolder, check_outputs, report_folder
-from ..reports.report import html_page_folders, render_report, write_records_html, write_report_folder
+from ..reports.report import (
+    check_report_folder,
+    html_page_folders,
+    render_report,
+    write_records_html,
+    write_report_folder,
+)
 from ..reports.tables import check_csv_outputs, to_jsonable
 from . import distributed, runner
 from .report_config import (
@@ -474,6 +480,8 @@ def check_report_outputs(config: ReportConfig, file_outputs: Mapping[str, Path])
                 if folder is not None:
                     inputs.append(InputFolder(f"the prediction folder of {method.name} on {dataset.name}", folder))
     default_cache = config.cache is not None and config.cache == config.output / "cache"
+    # a user's own results.json or tables of the report's names: refused before hours of work
+    check_report_folder(config.output, option="output" if config.config_file is not None else "--output")
     folders = [report_folder(config.output, "the output folder", default_cache=default_cache)]
     if config.cache is not None and not default_cache:
         folders.append(FolderOutput("the cache folder", config.cache))

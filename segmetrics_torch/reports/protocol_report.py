@@ -73,7 +73,7 @@ from .figures import plot_pr_curves
 from .files import slug
 from .named_inputs import read_config_mapping, read_text_file
 from .output_safety import InputFile, InputFolder, check_outputs, report_folder
-from .report import write_report_folder
+from .report import check_report_folder, write_report_folder
 from .tables import format_latex_table, format_markdown_table, format_table, write_csv, write_json, write_rows
 from .video_figures import plot_davis_per_sequence
 
@@ -414,6 +414,7 @@ def check_protocol_report_outputs(config: ProtocolReportConfig) -> None:
     inputs += [InputFolder(f"the folder of {m.name} on {d.name}", f) for d, m, f in config.pairs()]
     files = [InputFile("the configuration file", config.config_file)] if config.config_file is not None else []
     check_outputs({}, folders=[report_folder(out, "the output folder")], inputs=inputs, input_files=files)
+    check_report_folder(out, option="the output folder")
     real = Path(os.path.realpath(out))
     for folder in inputs:
         root = Path(os.path.realpath(folder.path))

@@ -29,13 +29,14 @@ import math
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
 
 from .. import __version__
+from ..errors import InputError
 from ..registry import PR_MEASURES, Family, foreground_columns, higher_is_better, lower_is_better, report_columns
 from . import figures as plots
 from .combined import (
@@ -51,7 +52,7 @@ from .combined import (
 from .figures import plot_proposal_recall
 from .files import make_temporary_file
 from .html_report import HtmlImage, write_html_report
-from .output_safety import report_owns
+from .output_safety import REPORT_FILES, report_owns
 from .tables import (
     SOD_COLUMNS,
     SURFACE_COLUMNS,
@@ -68,6 +69,8 @@ from .tables import (
 
 __all__ = [
     "MANIFEST",
+    "check_report_folder",
+    "foreign_report_files",
     "html_columns",
     "html_page_folders",
     "render_report",
@@ -639,6 +642,60 @@ MANIFEST = ".segmetrics-manifest.json"
 _TEMP_PREFIX = ".segmetrics-report-"
 
 
+def _manifest_files(folder: Path) -> list[str] | None:
+    """The files the manifest of ``folder`` lists; None without a readable manifest."""
+    try:
+        files = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("files", [])
+    except (OSError, ValueError, AttributeError):
+        return None
+    return [f for f in files if isinstance(f, str)] if isinstance(files, list) else None
+
+
+def _write_manifest(folder: Path, relatives: Sequence[str]) -> None:
+    text = json.dumps({"format": "segmetrics-report-manifest/1", "files": list(relatives)}, indent=1)
+    handle, temp = make_temporary_file(folder, ".manifest-")
+    with os.fdopen(handle, "w", encoding="utf-8") as f:
+        f.write(text + "\n")
+    os.replace(temp, folder / MANIFEST)
+
+
+def foreign_report_files(folder: str | Path, relatives: Iterable[str] | None = None) -> list[str]:
+    """The files a report would replace in ``folder`` that no report wrote: of ``relatives`` (the report's files;
+    default: the top-level files every report writes, :data:`~.output_safety.REPORT_FILES`), those that exist and
+    that the folder's manifest (:data:`MANIFEST`) does not list. A folder without a manifest whose ``results.json`` is
+    a report's (``segmetrics_version``: a report of a version before the manifest) counts as a report's own."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    if relatives is None:
+        relatives = sorted(REPORT_FILES - {MANIFEST, ".segmetrics-lock"})
+    manifest = _manifest_files(folder)
+    if manifest is None:
+        try:
+            earlier = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            earlier = None
+        if isinstance(earlier, dict) and "segmetrics_version" in earlier:
+            return []
+    listed = set(manifest or ())
+    return [r for r in relatives if r not in listed and ((folder / r).exists() or (folder / r).is_symlink())]
+
+
+def check_report_folder(
+    folder: str | Path, relatives: Iterable[str] | None = None, option: str = "the output folder"
+) -> None:
+    """Raise :class:`InputError` when the report would replace files of ``folder`` that no report wrote
+    (:func:`foreign_report_files`): checked before a run with the top-level names and again, with every file's
+    name, before anything is written."""
+    foreign = foreign_report_files(folder, relatives)
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" ... and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise InputError(
+            f"{option} {folder} holds {shown}, which the report would replace but no report wrote (they are not in "
+            f"its {MANIFEST}): move them or choose another output folder"
+        )
+
+
 def write_report_folder(folder: str | Path, files: Mapping[str, Callable[[Path], Any]]) -> list[Path]:
     """Write a report's files (``relative path -> write(path)``) into ``folder``: each rendered into a temporary
     folder inside it, then moved into place (``os.replace``, atomic per file), so that a failure while rendering
@@ -651,6 +708,7 @@ def write_report_folder(folder: str | Path, files: Mapping[str, Callable[[Path],
         The paths written.
     """
     folder = Path(folder)
+    check_report_folder(folder, files)  # a user's own results.json, tables or csv/ files are never replaced
     created = not folder.exists()
     folder.mkdir(exist_ok=True)
     # a run killed (SIGKILL, power loss) while writing leaves its temporary folder behind: the next run into the same
@@ -663,6 +721,9 @@ def write_report_folder(folder: str | Path, files: Mapping[str, Callable[[Path],
         for relative, write in files.items():
             (temp / relative).parent.mkdir(parents=True, exist_ok=True)
             write(temp / relative)
+        # the manifest lists every file before it is moved in, so that an interruption while moving leaves no
+        # report file that the next run would take for the user's own
+        _write_manifest(folder, sorted(set(_manifest_files(folder) or ()) | set(files)))
         written = []
         for relative in files:
             final = folder / relative
@@ -683,12 +744,9 @@ def replace_manifest(folder: Path, relatives: list[str]) -> list[str]:
     """Remove the files the previous report of ``folder`` listed in its manifest (:data:`MANIFEST`) and
     ``relatives`` does not name (only names a report owns: :func:`~.output_safety.report_owns`, inside the folder;
     emptied sub-folders go too), then record ``relatives``; the paths removed."""
-    manifest = folder / MANIFEST
     removed = []
-    try:
-        previous = json.loads(manifest.read_text(encoding="utf-8")).get("files", [])
-    except (OSError, ValueError, AttributeError):
-        previous = []  # no manifest (first report, or one of an older version): nothing is known to be stale
+    # no manifest (first report, or one of an older version): nothing is known to be stale
+    previous = _manifest_files(folder) or []
     keep = set(relatives)
     root = folder.resolve()
     for relative in previous:
@@ -703,9 +761,5 @@ def replace_manifest(folder: Path, relatives: list[str]) -> list[str]:
         while parent != root and not any(parent.iterdir()):
             parent.rmdir()
             parent = parent.parent
-    text = json.dumps({"format": "segmetrics-report-manifest/1", "files": relatives}, indent=1)
-    handle, temp = make_temporary_file(folder, ".manifest-")
-    with os.fdopen(handle, "w", encoding="utf-8") as f:
-        f.write(text + "\n")
-    os.replace(temp, manifest)
+    _write_manifest(folder, relatives)
     return removed

@@ -484,3 +484,54 @@ def test_a_folder_that_cannot_be_listed_is_named_alone(tmp_path: Path, monkeypat
     monkeypatch.setattr(Path, "iterdir", refuse)
     with pytest.raises(InputError, match=r"^cannot list the folder .*gt: Permission denied$"):
         open_folders(tmp_path / "pred", tmp_path / "gt", "foreground")
+
+
+@pytest.mark.parametrize("relative", ["results.json", "tables.md", "csv/sod_foreground_per_image.csv"])
+def test_a_report_never_replaces_a_users_file_of_its_names(root: Path, relative: str, capsys) -> None:
+    """A folder without a report's manifest holding the user's own file of a report's name: refused, the file as it
+    was (a top-level name before anything runs; a file of csv/ once its name is known, before anything is written);
+    a folder an earlier report wrote is written again as before."""
+    out = root / "out"
+    (out / relative).parent.mkdir(parents=True)
+    (out / relative).write_text("mine\n", encoding="utf-8")
+    assert main(_report(root)) == 2
+    err = capsys.readouterr().err
+    assert f"holds {relative}, which the report would replace but no report wrote" in err, err
+    assert (out / relative).read_text(encoding="utf-8") == "mine\n"
+    (out / relative).unlink()
+    assert main(_report(root)) == 0, capsys.readouterr().err
+    assert main(_report(root)) == 0, capsys.readouterr().err  # its own files, listed in its manifest
+    capsys.readouterr()
+
+
+def test_an_earlier_report_without_a_manifest_is_a_reports_own(root: Path, capsys) -> None:
+    """A report of a version before the manifest (its results.json names a segmetrics_version) is replaced."""
+    assert main(_report(root)) == 0
+    (root / "out" / report.MANIFEST).unlink()
+    assert main(_report(root)) == 0, capsys.readouterr().err
+    capsys.readouterr()
+
+
+def test_an_interrupted_move_leaves_every_moved_file_in_the_manifest(tmp_path: Path, monkeypatch) -> None:
+    """The manifest lists the new files before they are moved in: an interruption after the first move leaves no
+    report file that the next run would refuse as the user's."""
+    import os
+
+    out = tmp_path / "out"
+    report.write_report_folder(out, {"results.json": lambda p: p.write_text("{}", encoding="utf-8")})
+    real_replace, calls = os.replace, []
+
+    def interrupted(src, dst):
+        calls.append(dst)
+        if len(calls) == 3:  # the manifest, tables.md moved in, then the interruption
+            raise KeyboardInterrupt
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    files = {name: (lambda p: p.write_text("x", encoding="utf-8")) for name in ("tables.md", "tables.tex")}
+    with pytest.raises(KeyboardInterrupt):
+        report.write_report_folder(out, files)
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert (out / "tables.md").is_file() and not (out / "tables.tex").exists()
+    assert report.foreign_report_files(out, ["results.json", "tables.md", "tables.tex"]) == []
+    report.write_report_folder(out, files)  # the next run: no refusal
