@@ -14,3 +14,6 @@ What the ``segmetrics`` command reads a dataset folder pair with, usable from a 
 
 Errors are :class:`segmetrics_torch.errors.InputError`, each naming the file and what is wrong.
 """
+
+#: the package is a folder of public modules (docs/api.md); it hands no names on itself
+__all__: list[str] = []

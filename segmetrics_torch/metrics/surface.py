@@ -19,6 +19,7 @@ result equals one process's.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Unpack
 
@@ -27,6 +28,7 @@ from torch import Tensor
 
 from .._checks import check_choice
 from ..functional.surface import (
+    EmptyMaskWarning,
     average_surface_distance,
     boundary_iou,
     cl_dice,
@@ -73,6 +75,8 @@ class _SurfaceMetric(ExactMetric):
     _keys: tuple[str, ...] = ("value",)
     #: the voxel spacing of the constructor (None: unit), used when ``update`` gives none
     spacing: Any = None
+    #: whether a batch since construction or ``reset()`` had empty pairs (named then, counted silently after)
+    _empty_said = False
 
     #: the defaults of the shared keywords the function takes (:mod:`segmetrics_torch.functional.surface.options`)
     _shared: Mapping[str, Any] = DISTANCE_DEFAULTS
@@ -178,7 +182,10 @@ class _SurfaceMetric(ExactMetric):
         """
         if spacing is not None and "spacing" not in self._shared:
             raise TypeError(f"{type(self).__name__}.update() takes no `spacing`: its measure counts pixels.")
-        values = self._values(preds, target, self.spacing if spacing is None else spacing)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            values = self._values(preds, target, self.spacing if spacing is None else spacing)
+        self._pass_on(caught)
         self.last_values = values
         empties: tuple[Tensor, Tensor] | None = None
         for key, value in values.items():
@@ -199,6 +206,34 @@ class _SurfaceMetric(ExactMetric):
             setattr(self, f"{key}_inf", getattr(self, f"{key}_inf") + torch.isinf(v).sum(dim=0).to(state_sum.device))
             dropped = getattr(self, f"{key}_dropped")
             setattr(self, f"{key}_dropped", dropped + nan.sum(dim=0).to(dropped.device))
+
+    def _pass_on(self, caught: list[warnings.WarningMessage]) -> None:
+        """The functions warn once per empty (image, class) pair, naming it. A Metric updated every training step
+        would repeat that for every image of every batch (Python folds no warning that names an image), so the first
+        batch that has such pairs passes them on, with one more line saying that later ones are counted silently
+        until ``reset()``; any other warning is passed on as it came."""
+        said = False
+        for record in caught:
+            if issubclass(record.category, EmptyMaskWarning):
+                if self._empty_said:
+                    continue
+                said = True
+            warnings.warn_explicit(record.message, record.category, record.filename, record.lineno)
+        if said:
+            self._empty_said = True
+            name = type(self).__name__
+            warnings.warn(
+                EmptyMaskWarning(
+                    f"{name}: further empty (image, class) pairs are counted without a warning until reset()",
+                    measure=name,
+                ),
+                stacklevel=4,  # the caller's update() (through torchmetrics' wrapper)
+            )
+
+    def reset(self) -> None:
+        """torchmetrics' ``reset``; empty pairs are named again (their first batch) after it."""
+        super().reset()
+        self._empty_said = False
 
     def dropped(self) -> Any:
         """The number of values each mean left out (NaN after the ``aggregation`` rule: both masks empty, MONAI's

@@ -159,6 +159,37 @@ def _edt_torch(mask: Tensor, chunk_size: int | None = None) -> tuple[Tensor, Ten
         if fused is not None:
             return fused
 
+    gy, g = _column_pass(mask, big)
+
+    # Row pass: for pixel (y, x) minimise (x - c)^2 + gd[y, c]^2 over columns c. The squared distance and the column
+    # are packed into one int64 key `(d2 << bits) | c` (c < 2**bits), so that a plain minimum returns the smallest
+    # distance and, among equal distances, the smallest column: the other half of the tie rule. Columns without a
+    # feature get a squared distance `big` larger than any real one, (H-1)^2 + (W-1)^2.
+    n_rows = b * h
+    if chunk_size is None:
+        chunk_size = max(1, _TORCH_TEMP_BYTES // (_ROW_PASS_BYTES_PER_COLUMN * w))
+    key = torch.empty(n_rows, w, dtype=torch.int64, device=device)
+    for start in range(0, n_rows, chunk_size):
+        stop = min(start + chunk_size, n_rows)
+        _row_pass_monotone(g[start:stop], bits, key[start:stop])
+    del g
+
+    col = key & ((1 << bits) - 1)
+    d2 = key.bitwise_right_shift_(bits)
+    index = gy.gather(1, col).mul_(w).add_(col)
+    # d2 >= big only when every column lacks a feature, i.e. the image is empty (all its rows are).
+    empty = d2 >= big
+    dist = _exact_sqrt(d2.to(torch.float64))  # exact: squared distances are far below 2**53
+    dist.masked_fill_(empty, float("inf"))
+    index.masked_fill_(empty, -1)
+    return dist.view(b, h, w), index.view(b, h, w)
+
+
+def _column_pass(mask: Tensor, big: int) -> tuple[Tensor, Tensor]:
+    """``(gy, g)`` of a (B, H, W) bool batch, both (B * H, W) int64: the row of the nearest feature in the same
+    column (the smaller row on a tie) and its squared vertical distance (``big`` where the column has none)."""
+    b, h, w = mask.shape
+    device = mask.device
     # Column pass: nearest feature row in the same column, from a running max of "last feature row at or above" and
     # a reversed running min of "first feature row at or below", as doubling scans in the narrowest integer type
     # that holds 3 H (int16 up to H = 10,922: torch's cummax / cummin, which also write indices, took 20x as long on
@@ -178,31 +209,10 @@ def _edt_torch(mask: Tensor, chunk_size: int | None = None) -> tuple[Tensor, Ten
     gd = torch.minimum(d_above, d_below)
     del above, below, d_above, d_below, take_below, feature
 
-    # Row pass: for pixel (y, x) minimise (x - c)^2 + gd[y, c]^2 over columns c. The squared distance and the column
-    # are packed into one int64 key `(d2 << bits) | c` (c < 2**bits), so that a plain minimum returns the smallest
-    # distance and, among equal distances, the smallest column: the other half of the tie rule. Columns without a
-    # feature get a squared distance `big` larger than any real one, (H-1)^2 + (W-1)^2.
+    # The row pass's squared distance of each column: `big` (more than any real one) where a column has no feature.
     gd64 = gd.to(torch.int64)
     g = (gd64 * gd64).masked_fill_(gd >= h, big).view(b * h, w)
-    del gd, gd64
-    n_rows = b * h
-    if chunk_size is None:
-        chunk_size = max(1, _TORCH_TEMP_BYTES // (_ROW_PASS_BYTES_PER_COLUMN * w))
-    key = torch.empty(n_rows, w, dtype=torch.int64, device=device)
-    for start in range(0, n_rows, chunk_size):
-        stop = min(start + chunk_size, n_rows)
-        _row_pass_monotone(g[start:stop], bits, key[start:stop])
-    del g
-
-    col = key & ((1 << bits) - 1)
-    d2 = key.bitwise_right_shift_(bits)
-    index = gy.gather(1, col).mul_(w).add_(col)
-    # d2 >= big only when every column lacks a feature, i.e. the image is empty (all its rows are).
-    empty = d2 >= big
-    dist = _exact_sqrt(d2.to(torch.float64))  # exact: squared distances are far below 2**53
-    dist.masked_fill_(empty, float("inf"))
-    index.masked_fill_(empty, -1)
-    return dist.view(b, h, w), index.view(b, h, w)
+    return gy, g
 
 
 def _row_pass_monotone(g: Tensor, bits: int, out: Tensor) -> None:

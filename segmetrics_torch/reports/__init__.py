@@ -25,3 +25,6 @@ Example:
     | ours | **0.9120** | **0.0310** |
     | peer | 0.8970 | 0.0450 |
 """
+
+#: the package is a folder of public modules (docs/api.md); it hands no names on itself
+__all__: list[str] = []

@@ -161,3 +161,23 @@ def test_warning_names_the_class() -> None:
     assert "image 0, class 3: the prediction and ground truth are empty" in messages[1]  # class 3: empty in both
     assert all(r.filename == __file__ for r in record)  # points at the caller's line
     assert out.shape == (1, 3) and float(out[0, 0]) == 0.0 and out[0, 1] == INF and math.isnan(float(out[0, 2]))
+
+
+def test_a_metric_names_empty_pairs_of_its_first_such_batch_only_until_reset() -> None:
+    """A training loop's every batch of an untrained net: the first batch's pairs are named (and a line says the
+    later ones are counted silently), later batches add no warning, ``reset()`` starts again."""
+    from segmetrics_torch.metrics import HausdorffDistance
+
+    metric = HausdorffDistance()
+    target = torch.zeros(4, 8, 8, dtype=torch.bool)
+    target[:, 2:5, 2:5] = True
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            metric.update(torch.zeros_like(target), target)
+        first = [str(r.message) for r in record if r.category is EmptyMaskWarning]
+        metric.reset()
+        metric.update(torch.zeros_like(target), target)
+    assert len(first) == 5 and all(f"image {i}:" in first[i] for i in range(4))
+    assert "further empty (image, class) pairs are counted without a warning until reset()" in first[4]
+    assert sum(r.category is EmptyMaskWarning for r in record) == 10

@@ -252,6 +252,10 @@ def _map_access(
 # ----------------------------------------------------------------------------------------------------------------
 # camouflage context measure
 # ----------------------------------------------------------------------------------------------------------------
+#: the side of the camouflage degree's patches (PySOD's default)
+_PATCH = 7
+
+
 def _patch_grid(img: np.ndarray, mask: np.ndarray, size: int, step: int) -> tuple[np.ndarray, np.ndarray]:
     """Top-left corners and flattened pixels of the ``size x size`` patches (stride ``step``, image reflect-padded
     at the bottom/right to the grid) that lie entirely inside ``mask`` (PySOD ``_extract_patches``)."""
@@ -268,7 +272,9 @@ def _patch_grid(img: np.ndarray, mask: np.ndarray, size: int, step: int) -> tupl
     return corners[inside], win.reshape(-1, size * size * c)[inside]
 
 
-def camouflage_degree(img: np.ndarray, g: np.ndarray, gamma: float, lambda_spatial: float, size: int = 7) -> np.ndarray:
+def camouflage_degree(
+    img: np.ndarray, g: np.ndarray, gamma: float, lambda_spatial: float, size: int = _PATCH
+) -> np.ndarray:
     """PySOD's camouflage degree map: the foreground rebuilt from its nearest surrounding-background patches (Lab
     colour + scaled position, scikit-learn 1-NN), compared with CIEDE2000 and mapped by ``(e^(gamma s) - 1) /
     (e^gamma - 1)`` on the GT."""
@@ -394,6 +400,11 @@ def camouflage_context_measure(
             raise ValueError(
                 f"Expected `images[{i}]` of size {tuple(p_i.shape[-2:])} (as `preds[{i}]`), but got "
                 f"{tuple(im.shape[:2])}."
+            )
+        if min(im.shape[:2]) < _PATCH:  # PySOD fails inside numpy there (a patch larger than the image)
+            raise ValueError(
+                f"Expected `preds[{i}]` and `images[{i}]` of at least {_PATCH}x{_PATCH} pixels (the measure compares "
+                f"{_PATCH}x{_PATCH} patches), but got {tuple(im.shape[:2])}."
             )
     values = []
     for i, (p_i, t_i) in enumerate(zip(p_list, t_list, strict=True)):

@@ -130,7 +130,8 @@ def semantic_boundary_counts(
     Args:
         preds: (B, K, H, W) soft maps (floating in [0, 1] or uint8 read as ``/ 255``), or a list of (K, H, W).
         target: (B, K, H, W) GT edges per class (bool or {0, 1}), or a list of (K, H, W) of the same sizes.
-        segmentation: (B, H, W) integer class maps (or a list of (H, W)), class ``k``'s region ``== k``; needed by
+        segmentation: (B, H, W) integer class maps (or a list of (H, W)), channel ``k``'s region ``== k``:
+            0-based, as the channels of ``preds`` (SBD's 1-based ``GTcls.Segmentation`` minus 1); needed by
             ``kill_internal``.
         thresholds: int K (MATLAB ``linspace``; see :func:`protocol_thresholds` for numpy's) or the values.
         max_dist: tolerance, fraction of the diagonal (< 1) or pixels (>= 1).
