@@ -480,8 +480,6 @@ def check_report_outputs(config: ReportConfig, file_outputs: Mapping[str, Path])
                 if folder is not None:
                     inputs.append(InputFolder(f"the prediction folder of {method.name} on {dataset.name}", folder))
     default_cache = config.cache is not None and config.cache == config.output / "cache"
-    # a user's own results.json or tables of the report's names: refused before hours of work
-    check_report_folder(config.output, option="output" if config.config_file is not None else "--output")
     folders = [report_folder(config.output, "the output folder", default_cache=default_cache)]
     if config.cache is not None and not default_cache:
         folders.append(FolderOutput("the cache folder", config.cache))
@@ -492,6 +490,9 @@ def check_report_outputs(config: ReportConfig, file_outputs: Mapping[str, Path])
     sources = [InputFile("the configuration file", config.config_file)] if config.config_file is not None else []
     files = {("--" + option.replace("_", "-")): path for option, path in file_outputs.items()}
     check_outputs(files, folders=folders, inputs=inputs, input_files=sources, cache=config.cache)
+    # a user's own results.json or tables of the report's names: refused before hours of work (after the inputs'
+    # checks, whose errors say more: an input of the run named like a report file)
+    check_report_folder(config.output, option="output" if config.config_file is not None else "--output")
 
     check_csv_outputs(files)
 

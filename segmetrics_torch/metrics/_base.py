@@ -26,11 +26,13 @@ Compute groups: a ``MetricCollection`` (``compute_groups=True``, its default) le
 names and equal values after the first ``update`` share one state, whatever their class and settings. Many of the
 package's Metrics share state names (the boundary distances' ``value_sum`` ..., ``BoundaryPR`` and
 ``SemanticBoundaryPR``, one class built twice with other settings), and their first states can be equal (an untrained
-net's empty predictions make every distance ``inf``), after which one Metric reported another's value. So every
-Metric holds one more state, ``settings_id``: four float64 numbers drawn from a hash of its class and its settings
-(:meth:`ExactMetric._settings`), constant (``reset`` keeps it; reduced by ``max`` across processes, so a
-synchronised value is the same). Two Metrics of one class built alike still share a group, as torchmetrics intends;
-any others never do.
+net's empty predictions make every distance ``inf``; a binary first batch scores alike with ``normalize`` on or off),
+after which one Metric reported another's value. So every Metric holds one more state, ``settings_id``: four float64
+numbers drawn from a hash of its class and the arguments its constructor was given (:func:`_settings_id`), constant
+(``reset`` keeps it, ``merge_state`` and ``load_state_dict`` leave it, it is never saved; reduced by ``max`` across
+processes, so a synchronised value is the same). Two Metrics of one class built with the same arguments share a
+group, as torchmetrics intends; any others never do, nor does a Metric that holds Metrics
+(``ForegroundMeasures(include=...)``: a group updates its first member only).
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict
 
 import torch
@@ -108,7 +111,8 @@ class ExactMetric(Metric):
         def __init__(self: ExactMetric, *args: Any, **kw: Any) -> None:
             init(self, *args, **kw)
             if type(self) is cls:
-                self.add_state("settings_id", default=_settings_id(self), dist_reduce_fx="max", persistent=False)
+                identity = _settings_id(self, args, kw)
+                self.add_state("settings_id", default=identity, dist_reduce_fx="max", persistent=False)
 
         cls.__init__ = __init__  # type: ignore[method-assign]
 
@@ -116,7 +120,7 @@ class ExactMetric(Metric):
         """torchmetrics' keywords (:class:`MetricKeywords`); any other is the ``TypeError`` of an unexpected keyword
         with the nearest keyword of the Metric as a hint (a misspelt setting, ``includ=``), as the functions say it,
         in place of torchmetrics' ``ValueError`` listing the unknown names."""
-        named = [p for p in inspect.signature(type(self).__init__).parameters if p not in _NOT_SETTINGS]
+        named = [p for p in _init_parameters(type(self)) if p not in _NOT_SETTINGS]
         check_keywords(
             f"{type(self).__name__}",
             kwargs,
@@ -132,6 +136,9 @@ class ExactMetric(Metric):
         from ._plot import plot_metric
 
         return plot_metric(self, val, ax)
+
+    #: the constant state of the module doc's "Compute groups" (registered by the constructor's wrapper)
+    settings_id: Tensor
 
     #: settings the constructor takes through its typed ``**kwargs`` (a TypedDict's keys), held as attributes
     _keyword_settings: tuple[str, ...] = ()
@@ -158,9 +165,10 @@ class ExactMetric(Metric):
         return getattr(self, name) / count
 
     def _settings(self) -> dict[str, Any]:
-        """The constructor's arguments as this Metric holds them (what two Metrics must share to be merged)."""
+        """The arguments of the Metric's constructors (its class's and its bases') as this Metric holds them: what
+        two Metrics must share to be merged."""
         out: dict[str, Any] = {}
-        for name in (*inspect.signature(type(self).__init__).parameters, *self._keyword_settings):
+        for name in (*_init_parameters(type(self)), *self._keyword_settings):
             if name in _NOT_SETTINGS:
                 continue
             for attribute in (name, *_HELD_AS.get(name, ())):
@@ -187,7 +195,17 @@ class ExactMetric(Metric):
                     f"Cannot merge {type(self).__name__} states: the two Metrics were built with different settings "
                     f"({shown}); merge Metrics built alike."
                 )
+        identity = self.settings_id
+        if isinstance(incoming_state, dict) and "settings_id" not in incoming_state:
+            incoming_state = {**incoming_state, "settings_id": identity}  # states saved without it (not persistent)
         super().merge_state(incoming_state)
+        self.settings_id = identity  # this Metric's own, whatever the other held
+
+    def persistent(self, mode: bool = False) -> None:
+        """torchmetrics' ``persistent``; ``settings_id`` is never saved: it belongs to the Metric as built, and a
+        checkpoint of another Metric loaded into this one must not give it that one's identity."""
+        super().persistent(mode)
+        self._persistent["settings_id"] = False
 
 
 #: constructor arguments that are not settings of the measure (torchmetrics' own, and the checking switch)
@@ -196,13 +214,31 @@ _NOT_SETTINGS = frozenset({"self", "kwargs", "validate_args"})
 _HELD_AS = {"thresholds": ("levels",)}
 
 
-def _settings_id(metric: ExactMetric) -> Tensor:
-    """Four float64 numbers in [0, 1) from a hash of the Metric's class and settings: equal for two Metrics of one
-    class built alike, and otherwise as far apart as random numbers (``allclose`` of two differing ones: odds of
-    about 1e-20)."""
-    settings = metric._settings()
-    shown = [(k, _stable(settings[k])) for k in sorted(settings)]
-    text = repr((type(metric).__module__, type(metric).__qualname__, shown))
+def _init_parameters(cls: type) -> list[str]:
+    """The parameter names of every constructor of ``cls`` and its package bases (a base may take ``normalize``,
+    ``protocol``, ``max_dist`` ... that the subclass passes on through ``**kwargs``), the class's own first."""
+    names: list[str] = []
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None or not (isinstance(klass, type) and issubclass(klass, ExactMetric)):
+            continue
+        for name, parameter in inspect.signature(init).parameters.items():
+            if parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD) and name not in names:
+                names.append(name)
+    return names
+
+
+def _settings_id(metric: ExactMetric, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Tensor:
+    """Four float64 numbers in [0, 1) from a hash of the Metric's class and the arguments its constructor was given
+    (whatever base class keeps them, under whatever name): equal for two Metrics of one class built with the same
+    arguments, and otherwise as far apart as random numbers (``allclose`` of two differing ones: odds of about
+    1e-20). Arguments given differently but meaning the same (``MAE()`` and ``MAE(normalize=True)``) only cost the
+    sharing. A Metric holding other Metrics (``ForegroundMeasures(include=...)``) never shares: a compute group
+    updates its first member only, and the others' inner Metrics would never see a batch."""
+    call = [_stable(a) for a in args], sorted((k, _stable(v)) for k, v in kwargs.items())
+    text = repr((type(metric).__module__, type(metric).__qualname__, call))
+    if any(isinstance(child, Metric) for child in metric.modules() if child is not metric):
+        text += os.urandom(16).hex()
     digest = hashlib.sha256(text.encode("utf-8")).digest()
     numbers = [int.from_bytes(digest[8 * i : 8 * i + 8], "little") >> 11 for i in range(4)]
     return torch.tensor([n / 2.0**53 for n in numbers], dtype=torch.float64)

@@ -77,6 +77,8 @@ class _SurfaceMetric(ExactMetric):
     spacing: Any = None
     #: whether a batch since construction or ``reset()`` had empty pairs (named then, counted silently after)
     _empty_said = False
+    #: inside ``forward``, whose own ``reset()`` keeps ``_empty_said``
+    _in_forward = False
 
     #: the defaults of the shared keywords the function takes (:mod:`segmetrics_torch.functional.surface.options`)
     _shared: Mapping[str, Any] = DISTANCE_DEFAULTS
@@ -211,14 +213,14 @@ class _SurfaceMetric(ExactMetric):
         """The functions warn once per empty (image, class) pair, naming it. A Metric updated every training step
         would repeat that for every image of every batch (Python folds no warning that names an image), so the first
         batch that has such pairs passes them on, with one more line saying that later ones are counted silently
-        until ``reset()``; any other warning is passed on as it came."""
+        until ``reset()``; any other warning is passed on as it came (from this module, as before)."""
         said = False
         for record in caught:
             if issubclass(record.category, EmptyMaskWarning):
                 if self._empty_said:
                     continue
                 said = True
-            warnings.warn_explicit(record.message, record.category, record.filename, record.lineno)
+            warnings.warn(record.message, record.category, stacklevel=2)  # from update(), as before
         if said:
             self._empty_said = True
             name = type(self).__name__
@@ -227,13 +229,23 @@ class _SurfaceMetric(ExactMetric):
                     f"{name}: further empty (image, class) pairs are counted without a warning until reset()",
                     measure=name,
                 ),
-                stacklevel=4,  # the caller's update() (through torchmetrics' wrapper)
+                stacklevel=2,
             )
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """torchmetrics' ``forward`` (the batch's value, accumulated as ``update`` does); the ``reset()`` it runs
+        inside does not make the empty pairs named again."""
+        self._in_forward = True
+        try:
+            return super().forward(*args, **kwargs)
+        finally:
+            self._in_forward = False
 
     def reset(self) -> None:
         """torchmetrics' ``reset``; empty pairs are named again (their first batch) after it."""
         super().reset()
-        self._empty_said = False
+        if not self._in_forward:
+            self._empty_said = False
 
     def dropped(self) -> Any:
         """The number of values each mean left out (NaN after the ``aggregation`` rule: both masks empty, MONAI's

@@ -663,7 +663,8 @@ def foreign_report_files(folder: str | Path, relatives: Iterable[str] | None = N
     """The files a report would replace in ``folder`` that no report wrote: of ``relatives`` (the report's files;
     default: the top-level files every report writes, :data:`~.output_safety.REPORT_FILES`), those that exist and
     that the folder's manifest (:data:`MANIFEST`) does not list. A folder without a manifest whose ``results.json`` is
-    a report's (``segmetrics_version``: a report of a version before the manifest) counts as a report's own."""
+    a report's (its ``generated_by`` and ``config``: a report of a version before the manifest) counts as a report's
+    own."""
     folder = Path(folder)
     if not folder.is_dir():
         return []
@@ -675,7 +676,10 @@ def foreign_report_files(folder: str | Path, relatives: Iterable[str] | None = N
             earlier = json.loads((folder / "results.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             earlier = None
-        if isinstance(earlier, dict) and "segmetrics_version" in earlier:
+        # a report's own document (report.py, protocol_report.py), not a single run's --json, which has the
+        # version too: "generated_by" names a report, and the configuration that made it is recorded
+        made_by = earlier.get("generated_by", "") if isinstance(earlier, dict) else ""
+        if isinstance(made_by, str) and made_by.startswith("segmetrics evaluate") and "config" in earlier:
             return []
     listed = set(manifest or ())
     return [r for r in relatives if r not in listed and ((folder / r).exists() or (folder / r).is_symlink())]

@@ -87,11 +87,12 @@ def test_every_new_measure_rejects_bad_input(call, case):
 
 @pytest.mark.parametrize("empty_gt", [False, True])
 def test_camouflage_context_below_its_patch_size_names_the_arguments(empty_gt: bool) -> None:
-    """PySODMetrics fails inside numpy on an image with a side under 7 (its patches); ours says so, naming the
-    arguments, whether the ground truth is empty or not (it returned 0 for an empty one)."""
-    gt = torch.zeros(1, 3, 8, dtype=torch.uint8)
+    """PySODMetrics fails inside numpy on an image with a side under 5 (its 7x7 patches do not fit the padded
+    image); ours says so, naming the arguments, whether the ground truth is empty or not (it returned 0 for an empty
+    one)."""
+    gt = torch.zeros(1, 4, 8, dtype=torch.uint8)
     if not empty_gt:
         gt[0, 1, 2:5] = 255
-    images = torch.full((1, 3, 8, 3), 100, dtype=torch.uint8)
-    with pytest.raises(ValueError, match=r"`preds\[0\]` and `images\[0\]` of at least 7x7 pixels .* \(3, 8\)"):
+    images = torch.full((1, 4, 8, 3), 100, dtype=torch.uint8)
+    with pytest.raises(ValueError, match=r"`preds\[0\]` and `images\[0\]` of at least 5x5 pixels .* \(4, 8\)"):
         camouflage_context_measure(gt.clone(), gt, images)

@@ -368,7 +368,9 @@ NOT_INPUT_READERS = {
     "segmetrics_torch.datasets.decoding.DecodeStream.__iter__": "a decoding worker's chunk, in the scratch folder",
     "segmetrics_torch.reports.cache.ResultCache.load": "the command's own cache entries (an output folder)",
     "segmetrics_torch.reports.cache.file_id": "hashes an input the pairing already took (reads, never writes)",
-    "segmetrics_torch.reports.report.replace_manifest": "the report's own manifest",
+    "segmetrics_torch.reports.report._manifest_files": "the report's own manifest (an output folder)",
+    "segmetrics_torch.reports.report.foreign_report_files": "an output folder's results.json, read to tell a report's "
+    "own from a user's file (reads, never writes)",
     "segmetrics_torch.reports.tables._read_csv_table": "a CSV table this command wrote, read back to merge rows",
 }
 

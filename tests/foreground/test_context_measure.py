@@ -323,3 +323,25 @@ def test_two_pixel_ground_truths_follow_pysods_arithmetic():
         assert expected is not None
         assert abs(expected - float(peer.get_results()["cm"])) < 1e-8
         np.testing.assert_allclose(context_measure(preds, target).numpy(), [expected], rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("shape", [(5, 40), (6, 6), (8, 6), (40, 5)])
+def test_camouflage_small_images_pysod_scores_match(shape):
+    """Sides of 5 and 6 reach a 7 x 7 patch once reflect-padded to the patch grid: PySOD scores them, so do we (a
+    side of 4 or less is the ValueError of tests/bad_inputs/test_foreground_extra.py)."""
+    h, w = shape
+    rng = np.random.default_rng(h * 100 + w)
+    gt = np.zeros((h, w), np.uint8)
+    gt[1 : h - 1, 1 : max(2, w // 2)] = 255
+    gt[h // 2, w // 2] = 255
+    pred = rng.integers(0, 256, (h, w)).astype(np.uint8)
+    img = rng.integers(0, 256, (h, w, 3)).astype(np.uint8)
+    metric = pysod.CamouflageContextMeasure()
+    try:
+        metric.step(pred, gt, img=img)
+    except np.linalg.LinAlgError:
+        pytest.skip("a singular ground truth for PySOD")
+    out = camouflage_context_measure(
+        torch.from_numpy(pred)[None], torch.from_numpy(gt)[None], torch.from_numpy(img)[None]
+    )
+    close(out[0].numpy(), metric.scores[0], "ccm")

@@ -181,3 +181,15 @@ def test_a_metric_names_empty_pairs_of_its_first_such_batch_only_until_reset() -
     assert len(first) == 5 and all(f"image {i}:" in first[i] for i in range(4))
     assert "further empty (image, class) pairs are counted without a warning until reset()" in first[4]
     assert sum(r.category is EmptyMaskWarning for r in record) == 10
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        metric.reset()
+        for _ in range(3):
+            metric(torch.zeros_like(target), target)  # forward: its own reset() inside keeps the silence
+    assert sum(r.category is EmptyMaskWarning for r in record) == 5
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", module="segmetrics_torch")  # the warnings come from the package
+        metric.reset()
+        metric.update(torch.zeros_like(target), target)
+    assert not record

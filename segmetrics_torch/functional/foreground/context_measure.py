@@ -254,6 +254,8 @@ def _map_access(
 # ----------------------------------------------------------------------------------------------------------------
 #: the side of the camouflage degree's patches (PySOD's default)
 _PATCH = 7
+#: the smallest side whose padding to the patch grid (stride 3) reaches a patch: 5 -> 7, 6 -> 7; 4 stays 4
+_SMALLEST = 5
 
 
 def _patch_grid(img: np.ndarray, mask: np.ndarray, size: int, step: int) -> tuple[np.ndarray, np.ndarray]:
@@ -401,10 +403,11 @@ def camouflage_context_measure(
                 f"Expected `images[{i}]` of size {tuple(p_i.shape[-2:])} (as `preds[{i}]`), but got "
                 f"{tuple(im.shape[:2])}."
             )
-        if min(im.shape[:2]) < _PATCH:  # PySOD fails inside numpy there (a patch larger than the image)
+        if min(im.shape[:2]) < _SMALLEST:  # PySOD fails inside numpy there (a patch larger than the padded image)
             raise ValueError(
-                f"Expected `preds[{i}]` and `images[{i}]` of at least {_PATCH}x{_PATCH} pixels (the measure compares "
-                f"{_PATCH}x{_PATCH} patches), but got {tuple(im.shape[:2])}."
+                f"Expected `preds[{i}]` and `images[{i}]` of at least {_SMALLEST}x{_SMALLEST} pixels (the measure "
+                f"compares {_PATCH}x{_PATCH} patches of the image reflect-padded to their grid), but got "
+                f"{tuple(im.shape[:2])}."
             )
     values = []
     for i, (p_i, t_i) in enumerate(zip(p_list, t_list, strict=True)):
