@@ -201,6 +201,15 @@ class ExactMetric(Metric):
         super().merge_state(incoming_state)
         self.settings_id = identity  # this Metric's own, whatever the other held
 
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """torchmetrics' ``__setstate__`` (``clone()``, ``deepcopy``, unpickling); a copy of a Metric that holds
+        Metrics draws its own ``settings_id``, so that a clone beside its original never shares their group."""
+        super().__setstate__(state)
+        if "settings_id" in self._defaults and _holds_metrics(self):
+            identity = _settings_id(self, (), {})
+            self._defaults["settings_id"] = identity.to(self.settings_id.device)
+            self.settings_id = identity.to(self.settings_id.device)
+
     def persistent(self, mode: bool = False) -> None:
         """torchmetrics' ``persistent``; ``settings_id`` is never saved: it belongs to the Metric as built, and a
         checkpoint of another Metric loaded into this one must not give it that one's identity."""
@@ -212,6 +221,11 @@ class ExactMetric(Metric):
 _NOT_SETTINGS = frozenset({"self", "kwargs", "validate_args"})
 #: where a Metric keeps an argument under another name
 _HELD_AS = {"thresholds": ("levels",)}
+
+
+def _holds_metrics(metric: Metric) -> bool:
+    """Whether ``metric`` holds other Metrics (their states are not its states: a compute group cannot share them)."""
+    return any(isinstance(child, Metric) for child in metric.modules() if child is not metric)
 
 
 def _init_parameters(cls: type) -> list[str]:
@@ -237,7 +251,7 @@ def _settings_id(metric: ExactMetric, args: tuple[Any, ...], kwargs: Mapping[str
     updates its first member only, and the others' inner Metrics would never see a batch."""
     call = [_stable(a) for a in args], sorted((k, _stable(v)) for k, v in kwargs.items())
     text = repr((type(metric).__module__, type(metric).__qualname__, call))
-    if any(isinstance(child, Metric) for child in metric.modules() if child is not metric):
+    if _holds_metrics(metric):
         text += os.urandom(16).hex()
     digest = hashlib.sha256(text.encode("utf-8")).digest()
     numbers = [int.from_bytes(digest[8 * i : 8 * i + 8], "little") >> 11 for i in range(4)]

@@ -93,12 +93,22 @@ def test_metrics_holding_metrics_never_share_a_group() -> None:
     never see a batch, so it never shares, even with a twin."""
     include = ["size_invariant_mae"]
     collection = MetricCollection({"a": ForegroundMeasures(include=include), "b": ForegroundMeasures(include=include)})
-    preds, target = _masks(3)
-    for _ in range(2):
+    batches = [_masks(3), _masks(5)]  # two batches: a member fed the first only would differ
+    for preds, target in batches:
         collection.update(preds.float(), target)
     assert len(collection.compute_groups) == 2
-    a, b = collection["a"].compute(), collection["b"].compute()
-    assert float(a["size_invariant_mae"]) == float(b["size_invariant_mae"]) > 0
+    alone = ForegroundMeasures(include=include)
+    for preds, target in batches:
+        alone.update(preds.float(), target)
+    expected = float(alone.compute()["size_invariant_mae"])
+    for key in ("a", "b"):
+        assert float(collection[key].compute()["size_invariant_mae"]) == expected, key
+    original = ForegroundMeasures(include=include)
+    twins = MetricCollection({"a": original, "b": original.clone()})  # a clone draws its own id
+    for preds, target in batches:
+        twins.update(preds.float(), target)
+    assert len(twins.compute_groups) == 2
+    assert float(twins["b"].compute()["size_invariant_mae"]) == expected
 
 
 def test_the_id_is_the_metrics_own_after_a_load_or_a_merge() -> None:
