@@ -101,11 +101,7 @@ class Scan:
     pairs: int = 0
 
     def fatal(self, allow_missing: bool, resize: bool) -> list[Problem]:
-        allowed = set()
-        if allow_missing:
-            allowed.add("--allow-missing")
-        if resize:
-            allowed.add("--resize")
+        allowed = _allowed_flags(allow_missing, resize)
         return [p for p in self.problems if KINDS[p.kind][1] is not None and KINDS[p.kind][1] not in allowed]
 
     def count(self, kind: str) -> int:
@@ -115,8 +111,14 @@ class Scan:
         """What a JSON report records: every problem found, and every image left out: ``skipped`` (the problems
         whose pairs were taken out) and the ground truths without a prediction (``--allow-missing``), which no pair
         holds."""
-        left_out = [*skipped, *(p for p in self.problems if p.kind == "missing" and p not in skipped)]
+        taken = set(skipped)
+        left_out = [*skipped, *(p for p in self.problems if p.kind == "missing" and p not in taken)]
         return {"problems": [p.as_dict() for p in self.problems], "skipped": [p.as_dict() for p in left_out]}
+
+
+def _allowed_flags(allow_missing: bool, resize: bool) -> set[str]:
+    """The flags of :data:`KINDS` that the user gave: the problems they name stop no run."""
+    return {flag for flag, given in (("--allow-missing", allow_missing), ("--resize", resize)) if given}
 
 
 def empty_gt_skips(stems: Iterable[str]) -> list[dict[str, str]]:
@@ -433,7 +435,7 @@ def raise_or_skip(
     return, per scan label, the problems whose images are left out (fatal ones, with ``skip_bad``; the images of
     empty ground truth, with ``skip_empty_gt``: COD10K's convention)."""
     fatal = {label: scan.fatal(allow_missing or skip_bad, resize) for label, scan in scans}
-    allowed = {flag for flag, given in (("--allow-missing", allow_missing), ("--resize", resize)) if given}
+    allowed = _allowed_flags(allow_missing, resize)  # marked so in the listing (skip_bad raises nothing)
     count = sum(map(len, fatal.values()))
     if count and not skip_bad:
         flags = sorted({f for problems in fatal.values() for p in problems if (f := KINDS[p.kind][1])} | {"--skip-bad"})

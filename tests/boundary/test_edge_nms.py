@@ -26,7 +26,7 @@ from segmetrics_torch.functional.boundary import boundary_pr, boundary_pr_counts
 from segmetrics_torch.io import read_bsds_ground_truth, read_gray, read_mat_array
 from segmetrics_torch.ops.edge_nms import edge_nms, triangle_filter
 from segmetrics_torch.reference import edge_nms as ref
-from tests.conftest import shared_path
+from tests.conftest import against_a_randomised_peer, shared_path
 
 pyedgeeval_nms = pytest.importorskip("pyEdgeEval.preprocess").fast_nms
 
@@ -242,14 +242,7 @@ def test_boundary_pr_nms_matches_pyedgeeval_apply_nms():
     soft, gts = _sample_image()
     thr = np.linspace(1 / 10, 9 / 10, 9)
     ours = boundary_pr_counts(torch.from_numpy(soft)[None], torch.from_numpy(gts)[None], thresholds=thr, nms=True)
-
-    def compare() -> None:
-        _compare_with_pyedgeeval_run(ped, ours, soft, gts, thr)
-
-    try:
-        compare()
-    except AssertionError:  # its matcher is randomised (seeded from the clock): one fresh run before it counts
-        compare()
+    against_a_randomised_peer(lambda: _compare_with_pyedgeeval_run(ped, ours, soft, gts, thr))
 
 
 def _compare_with_pyedgeeval_run(ped, ours, soft, gts, thr) -> None:
