@@ -21,9 +21,8 @@ from .. import __version__
 from ..datasets.folders import FolderDataset, open_folders
 from ..datasets.pairing import BOUNDARY_EXTENSIONS, check_pairing, match_folders
 from ..errors import InputError
-from ..reports.html_report import HtmlImage, check_html_folder, html_folder_output, write_html_report
+from ..reports.html_report import HtmlImage, check_html_folder, html_columns, html_folder_output, write_html_report
 from ..reports.output_safety import FolderOutput, InputFolder, checked_outputs
-from ..reports.report import html_columns
 from ..reports.tables import format_table, per_image_rows, scalar_row, write_run_files
 from . import distributed, runner
 

@@ -49,7 +49,7 @@ from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 import jinja2
@@ -58,11 +58,12 @@ from PIL import Image, ImageFilter
 
 from ..errors import InputError
 from ..io import open_image
+from ..registry import Family, higher_is_better
 from ._html_common import CHUNK, HtmlImage, Job
 from .combined import TOP_THREE, combine
 from .files import default_file_mode, write_atomically
 from .output_safety import FolderOutput, InputFolder, check_outputs
-from .tables import _table_cell
+from .tables import cell_text, is_value
 
 __all__ = [
     "FAMILIES",
@@ -70,6 +71,7 @@ __all__ = [
     "THUMBNAIL_SIDE",
     "HtmlImage",
     "check_html_folder",
+    "html_columns",
     "html_folder_output",
     "write_html_report",
 ]
@@ -112,6 +114,27 @@ OVERLAY_NOTES = {
     ),
     "proposals": "No error overlay exists for object proposals: the gallery shows the image and the values only.",
 }
+
+
+# ----------------------------------------------------------------------------------------------- columns
+
+
+def html_columns(
+    family: str, columns: Sequence[tuple[str, str]], rows: Sequence[Mapping[str, Any]]
+) -> tuple[list[tuple[str, str]], dict[str, bool | None]]:
+    """The columns of an HTML page (:func:`write_html_report`): the table's ``(key, header)``
+    ``columns``, then every other key of the per-image ``rows`` (a boundary row's threshold, recall ...), and each
+    one's direction from the registry (:func:`segmetrics_torch.registry.higher_is_better`; None: shown, never
+    ranked).
+
+    Example:
+        >>> html_columns("boundary", [("ods/f", "ODS")], [{"method": "m", "image": "a", "threshold": 0.3, "f": 0.8}])
+        ([('ods/f', 'ODS'), ('threshold', 'threshold'), ('f', 'f')], {'ods/f': True, 'threshold': None, 'f': True})
+    """
+    known = dict(columns)
+    shown = [*columns, *((k, k) for k in dict.fromkeys(k for r in rows for k in r) if k not in known)]
+    shown = [(k, label) for k, label in shown if k not in ("method", "dataset", "image")]
+    return shown, {key: higher_is_better(cast(Family, family), key) for key, _ in shown}
 
 
 # ------------------------------------------------------------------------------------------------ checks
@@ -408,7 +431,7 @@ def _gallery(
                     entry["note"] = f"image not readable: {error}"
         for slot, method in enumerate(methods):
             row = rows_by.get((dataset, method, name), {})
-            pred: dict[str, Any] = {"values": {k: _cell_text(row, k, digits) for k, _ in image_columns}}
+            pred: dict[str, Any] = {"values": {k: cell_text(row, k, digits) for k, _ in image_columns}}
             if image is not None and method in image.predictions:
                 pred["href"] = _relative_url(image.predictions[method], out_dir)
                 if family != "proposals":
@@ -523,7 +546,7 @@ def write_html_report(
     extra = [
         k
         for k in dict.fromkeys(k for row in per_image for k in row)
-        if k not in ("method", "dataset", "image") and all(_is_value(row.get(k)) for row in per_image)
+        if k not in ("method", "dataset", "image") and all(is_value(row.get(k)) for row in per_image)
     ]
     image_columns = [(k, label) for k, label in columns if k in present] + [(k, k) for k in extra if k not in keys]
     measure_columns = [(k, label) for k, label in columns if k in present]
@@ -585,7 +608,7 @@ def write_html_report(
                     "method": r["method"],
                     "dataset": r["dataset"],
                     "image": r["image"],
-                    "cells": [(_cell_text(r, k, digits), _sort_value(r.get(k))) for k, _ in image_columns],
+                    "cells": [(cell_text(r, k, digits), _sort_value(r.get(k))) for k, _ in image_columns],
                 }
                 for r in sorted(per_image, key=lambda r: (r["dataset"], r["method"], r["image"]))
             ],
@@ -606,22 +629,6 @@ def write_html_report(
     target = out_dir / "index.html"
     write_atomically(target, lambda p: p.write_text(page, encoding="utf-8"))
     return target
-
-
-def _is_value(value: Any) -> bool:
-    """None or a real number (not a bool)."""
-    return value is None or (not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating)))
-
-
-def _cell_text(row: Mapping[str, Any], key: str, digits: int) -> str:
-    """A per-image cell as the tables print it (:mod:`.tables`: ``-`` absent, ``nan``, counts); another value (a
-    list) as its ``str``."""
-    if key not in row:
-        return _table_cell(row, key, digits)
-    value = row[key]
-    if not _is_value(value):
-        return str(value)
-    return _table_cell({key: value.item() if isinstance(value, np.generic) else value}, key, digits)
 
 
 def _sort_value(value: Any) -> str:

@@ -31,13 +31,13 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
 from .. import __version__
 from ..errors import InputError
-from ..registry import PR_MEASURES, Family, foreground_columns, higher_is_better, lower_is_better, report_columns
+from ..registry import PR_MEASURES, foreground_columns, lower_is_better, report_columns
 from . import figures as plots
 from .combined import (
     LATEX_MACROS,
@@ -51,7 +51,7 @@ from .combined import (
 )
 from .figures import plot_proposal_recall
 from .files import make_temporary_file
-from .html_report import HtmlImage, write_html_report
+from .html_report import HtmlImage, html_columns, write_html_report
 from .output_safety import REPORT_FILES, report_owns
 from .tables import (
     SOD_COLUMNS,
@@ -71,7 +71,6 @@ __all__ = [
     "MANIFEST",
     "check_report_folder",
     "foreign_report_files",
-    "html_columns",
     "html_page_folders",
     "render_report",
     "replace_manifest",
@@ -556,24 +555,6 @@ def html_page_folders(out_dir: Path, families: Sequence[str]) -> dict[str, Path]
     """
     unique = list(dict.fromkeys(families))
     return {family: Path(out_dir) if len(unique) == 1 else Path(out_dir) / family for family in unique}
-
-
-def html_columns(
-    family: str, columns: Sequence[tuple[str, str]], rows: Sequence[Mapping[str, Any]]
-) -> tuple[list[tuple[str, str]], dict[str, bool | None]]:
-    """The columns of an HTML page (:func:`~.html_report.write_html_report`): the table's ``(key, header)``
-    ``columns``, then every other key of the per-image ``rows`` (a boundary row's threshold, recall ...), and each
-    one's direction from the registry (:func:`segmetrics_torch.registry.higher_is_better`; None: shown, never
-    ranked).
-
-    Example:
-        >>> html_columns("boundary", [("ods/f", "ODS")], [{"method": "m", "image": "a", "threshold": 0.3, "f": 0.8}])
-        ([('ods/f', 'ODS'), ('threshold', 'threshold'), ('f', 'f')], {'ods/f': True, 'threshold': None, 'f': True})
-    """
-    known = dict(columns)
-    shown = [*columns, *((k, k) for k in dict.fromkeys(k for r in rows for k in r) if k not in known)]
-    shown = [(k, label) for k, label in shown if k not in ("method", "dataset", "image")]
-    return shown, {key: higher_is_better(cast(Family, family), key) for key, _ in shown}
 
 
 def write_records_html(

@@ -32,10 +32,12 @@ __all__ = [
     "SOD_COLUMNS",
     "SURFACE_COLUMNS",
     "best_rows",
+    "cell_text",
     "check_csv_outputs",
     "format_latex_table",
     "format_markdown_table",
     "format_table",
+    "is_value",
     "measure_name",
     "merged_csv",
     "per_image_rows",
@@ -119,6 +121,29 @@ def _table_cell(values: Mapping[str, Any], key: str, digits: int) -> str:
     if key in COUNT_MEASURES and values[key] is not None:
         return format_count_measure(float(values[key]))
     return _format_number(values[key], digits)
+
+
+def cell_text(row: Mapping[str, Any], key: str, digits: int) -> str:
+    """A per-image cell as the tables print it: ``-`` when ``key`` is absent, ``nan`` for None or NaN, a count
+    column as an integer, a count measure as :func:`format_count_measure` does, else the number with ``digits``
+    decimals (a numpy scalar as the Python number it holds: ``np.int64(3)`` prints ``3``); a value that is not a
+    number (proposals' list of best overlaps per object) as its ``str``.
+
+    Example:
+        >>> [cell_text({"mae": 0.25, "n": [1, 2]}, key, 3) for key in ("mae", "n", "absent")]
+        ['0.250', '[1, 2]', '-']
+    """
+    if key not in row:
+        return _table_cell(row, key, digits)
+    value = row[key]
+    if not is_value(value):
+        return str(value)
+    return _table_cell({key: value.item() if isinstance(value, np.generic) else value}, key, digits)
+
+
+def is_value(value: Any) -> bool:
+    """Whether ``value`` is what a table cell holds: None or a real number (not a bool), numpy's included."""
+    return value is None or (not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating)))
 
 
 def format_table(
