@@ -87,7 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: arguments without the program name (default: ``sys.argv[1:]``).
 
     Returns:
-        The exit status: 0 ok, 2 usage or input error, 1 unexpected error, 130 interrupted. ``--help`` and argparse's
+        The exit status: 0 ok, 2 usage or input error, 1 unexpected error, 130 interrupted (Ctrl-C or SIGTERM:
+        :data:`INTERRUPTS`). ``--help`` and argparse's
         own usage errors raise ``SystemExit`` (0 and 2) as usual.
     """
     _passive_idle_threads()
@@ -97,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout = guarded
     if stderr is None:
         sys.stderr = _discarded(2)
-    previous_handler = _record_interrupts()
+    previous_handlers = _record_interrupts()
     try:
         with _torchrun_session(), warnings.catch_warnings():  # under torchrun: one rank of the process group
             warnings.showwarning = _warning_line
@@ -117,8 +118,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     finally:
         sys.stdout, sys.stderr = stdout, stderr
-        if previous_handler is not None:
-            signal.signal(signal.SIGINT, previous_handler)
+        for signum, handler in previous_handlers.items():
+            signal.signal(signum, handler)
 
 
 def _torchrun_session() -> contextlib.AbstractContextManager[None]:
@@ -131,23 +132,33 @@ def _torchrun_session() -> contextlib.AbstractContextManager[None]:
     return distributed.session()
 
 
-#: set when SIGINT arrives during a run: an exception raised after it is the interruption's, whatever its type
-_SIGINT = {"seen": False}
+#: set when SIGINT or SIGTERM arrives during a run: an exception raised after it is the interruption's, whatever its
+#: type; ``pid``: the command's process (a forked decoding worker inherits the handler)
+_INTERRUPT = {"seen": False, "pid": 0}
+
+#: what stops a run as Ctrl-C does: SIGINT, and SIGTERM (``kill``, a job scheduler's time limit, torchrun stopping
+#: the other ranks when one fails): exit 130, no half-written file, the cache valid
+INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
 
 
-def _on_sigint(signum: int, frame: FrameType | None) -> None:
-    _SIGINT["seen"] = True
+def _on_interrupt(signum: int, frame: FrameType | None) -> None:
+    if os.getpid() != _INTERRUPT["pid"]:  # a forked decoding worker: SIGTERM is how the run stops it
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        return
+    _INTERRUPT["seen"] = True
     raise KeyboardInterrupt
 
 
-def _record_interrupts() -> Any:
-    """Install a SIGINT handler that raises KeyboardInterrupt as Python's does and remembers the signal (numba turns
-    an interruption while it writes a compiled kernel to its cache into ``RuntimeError: no compiled object yet``,
-    with no KeyboardInterrupt left in the chain); returns the previous handler, or None off the main thread."""
-    _SIGINT["seen"] = False
+def _record_interrupts() -> dict[int, Any]:
+    """Install a handler of :data:`INTERRUPTS` that raises KeyboardInterrupt as Python's does on Ctrl-C and remembers
+    the signal (numba turns an interruption while it writes a compiled kernel to its cache into ``RuntimeError: no
+    compiled object yet``, with no KeyboardInterrupt left in the chain); returns the previous handlers (none off the
+    main thread, where Python cannot install one)."""
+    _INTERRUPT.update(seen=False, pid=os.getpid())
     if threading.current_thread() is not threading.main_thread():
-        return None
-    return signal.signal(signal.SIGINT, _on_sigint)
+        return {}
+    return {signum: signal.signal(signum, _on_interrupt) for signum in INTERRUPTS}
 
 
 def _warning_line(
@@ -274,7 +285,7 @@ def _main(argv: Sequence[str] | None) -> int:
         print("error: interrupted", file=sys.stderr)
         return 130
     except Exception as error:
-        if _interrupted(error) or _SIGINT["seen"]:
+        if _interrupted(error) or _INTERRUPT["seen"]:
             # Ctrl-C while a compiled (numba) kernel ran surfaces as SystemError("... returned a result with an
             # exception set") whose context is the KeyboardInterrupt: an interruption, not a bug
             print("error: interrupted", file=sys.stderr)

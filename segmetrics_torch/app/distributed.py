@@ -9,8 +9,8 @@ Under ``torchrun --nproc-per-node N [--nnodes M ...] -m segmetrics_torch.app.cli
   (``torch.distributed`` is the only engine: backend ``nccl`` for CUDA tensors and ``gloo`` for CPU ones), selects
   the GPU ``LOCAL_RANK`` when there is one, silences stdout on every rank but 0 and lets only errors through their
   stderr, and leaves the group at the end (also on errors and Ctrl-C). ``SIGTERM`` (what ``torchrun`` sends the
-  other ranks when one fails) becomes a ``KeyboardInterrupt``, so that a rank ends as on Ctrl-C: no half-written
-  file, the cache valid.
+  other ranks when one fails) ends a rank as Ctrl-C does, as it ends any run of the command
+  (``cli.INTERRUPTS``): no half-written file, the cache valid.
 * Listing and pairing run identically on every rank (they read the same folder listings, so they reach the same
   pairs and the same errors without talking to each other); the foreground pre-scan (it reads every file's header)
   and the report form's cache look-ups run on rank 0 alone, which gives the others its findings
@@ -31,10 +31,8 @@ import datetime
 import functools
 import io
 import os
-import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from types import FrameType
 from typing import TYPE_CHECKING, Any, ParamSpec, TextIO, TypeVar
 
 from ..errors import InputError
@@ -68,7 +66,7 @@ __all__ = [
 T = TypeVar("T")
 P = ParamSpec("P")
 
-_STATE: dict[str, Any] = {"active": False, "rank": 0, "world_size": 1, "local_rank": 0, "pid": 0}
+_STATE: dict[str, Any] = {"active": False, "rank": 0, "world_size": 1, "local_rank": 0}
 
 
 def _torch() -> Any:
@@ -147,14 +145,6 @@ class _ErrorsOnly(io.TextIOBase):
         self._stream.flush()
 
 
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    if os.getpid() != _STATE["pid"]:  # a forked decoding worker: SIGTERM is its ordinary end
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
-        return
-    raise KeyboardInterrupt
-
-
 @contextlib.contextmanager
 def session() -> Iterator[None]:
     """Join ``torchrun``'s process group for the duration of a command (nothing without ``torchrun``).
@@ -187,9 +177,7 @@ def session() -> Iterator[None]:
         rank=torch.distributed.get_rank(),
         world_size=torch.distributed.get_world_size(),
         local_rank=local_rank,
-        pid=os.getpid(),
     )
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     stdout, stderr = sys.stdout, sys.stderr
     if rank() != 0:
         sys.stdout = open(os.devnull, "w", encoding="utf-8")  # closed below
@@ -201,7 +189,6 @@ def session() -> Iterator[None]:
             sys.stdout.close()
             sys.stderr.flush()
             sys.stdout, sys.stderr = stdout, stderr
-        signal.signal(signal.SIGTERM, previous)
         _STATE.update(active=False, rank=0, world_size=1, local_rank=0)
         with contextlib.suppress(Exception):
             _torch().distributed.destroy_process_group()

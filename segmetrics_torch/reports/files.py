@@ -9,6 +9,10 @@ hour computing to find that ``--json`` points into a read-only folder. So:
 * :func:`write_atomically` writes through a temporary file in the same folder and ``os.replace`` s it onto the target:
   readers see the old file or the new one, never a part; a failure leaves the old file as it was. The file gets the
   mode the user's umask gives a new file (:func:`default_file_mode`), not ``mkstemp``'s 0600.
+  :func:`write_together` does so for a set of files (a run's ``--json`` and CSV tables): every file is written
+  first, then all are moved into place while :func:`signals_held` holds Ctrl-C and ``SIGTERM`` back, so that an
+  interruption leaves the old set or the new one, never a mix (the HTML report and the report folders move their
+  files in under the same hold).
 """
 
 from __future__ import annotations
@@ -16,13 +20,24 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import signal
 import tempfile
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 
-__all__ = ["check_output", "default_file_mode", "make_temporary_file", "slug", "write_atomically"]
+__all__ = [
+    "check_output",
+    "default_file_mode",
+    "make_temporary_file",
+    "signals_held",
+    "slug",
+    "write_atomically",
+    "write_together",
+]
 
 
 def default_file_mode() -> int:
@@ -88,16 +103,75 @@ def write_atomically(path: str | Path, write: Callable[[Path], object]) -> None:
 
     The temporary file keeps ``path``'s suffix (writers such as matplotlib choose the format from it).
     """
-    path = Path(path)
-    handle, temp = make_temporary_file(path.parent, f".{path.stem}.", f".tmp{path.suffix}")
-    os.close(handle)
+    write_together([(path, write)])
+
+
+def write_together(files: Sequence[tuple[str | Path, Callable[[Path], object]]]) -> None:
+    """Write a set of files, each as :func:`write_atomically` does, and move them into place together.
+
+    Every ``write(temporary_path)`` runs first, each into a temporary file beside its target; a failure there leaves
+    every target as it was (the temporary files are removed). Then the files are moved onto their targets
+    (``os.replace``) while :func:`signals_held` holds Ctrl-C and ``SIGTERM`` back: an interruption leaves the old
+    set or the new one, never a run's ``--json`` beside the previous run's table.
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> write_together([(folder / name, lambda p: p.write_text("text")) for name in ("a.txt", "b.txt")])
+        >>> sorted(p.name for p in folder.iterdir())
+        ['a.txt', 'b.txt']
+    """
+    staged: list[tuple[str, Path]] = []
     try:
-        write(Path(temp))
-        os.replace(temp, path)
+        for target, write in files:
+            path = Path(target)
+            handle, temp = make_temporary_file(path.parent, f".{path.stem}.", f".tmp{path.suffix}")
+            os.close(handle)
+            staged.append((temp, path))
+            write(Path(temp))
+        with signals_held():
+            for temp, path in staged:
+                os.replace(temp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
+        for temp, _ in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)  # a file already moved into place has no temporary name left: nothing to remove
         raise
+
+
+#: the signals :func:`signals_held` holds back: Ctrl-C, and what a job scheduler or ``kill`` sends
+HELD_SIGNALS: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold Ctrl-C (``SIGINT``) and ``SIGTERM`` back while the block runs, then let them act as they would have.
+
+    For the few renames that move a set of outputs into place: a signal that arrives meanwhile is noted, and when the
+    block ends the previous handlers are restored and each noted signal is raised again, so that its handler runs
+    (the command's: an interruption, exit 130) or its default action ends the process, a few system calls later than
+    it came. Python runs signal handlers in the main thread only and lets only that thread install them: in another
+    thread the block runs without the hold. A signal whose handler was not installed from Python is left alone.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted: list[int] = []
+
+    def note(signum: int, frame: Any) -> None:
+        noted.append(signum)
+
+    previous: dict[int, Any] = {}
+    try:
+        for held in HELD_SIGNALS:
+            if signal.getsignal(held) is not None:  # None: installed outside Python, which could not be restored
+                previous[held] = signal.signal(held, note)
+        yield
+    finally:
+        for held, handler in previous.items():
+            signal.signal(held, handler)
+        for came in dict.fromkeys(noted):
+            signal.raise_signal(came)
 
 
 def slug(name: str) -> str:

@@ -61,7 +61,7 @@ from ..io import open_image
 from ..registry import Family, higher_is_better
 from ._html_common import CHUNK, HtmlImage, Job
 from .combined import TOP_THREE, combine
-from .files import default_file_mode, write_atomically
+from .files import default_file_mode, signals_held
 from .output_safety import FolderOutput, InputFolder, check_outputs
 from .tables import cell_text, is_value
 
@@ -85,6 +85,8 @@ FAMILIES = ("foreground", "boundary", "partition", "surface", "proposals")
 K_MAX = 12
 #: the longest side of a thumbnail, in pixels
 THUMBNAIL_SIDE = 192
+#: the page itself
+PAGE = "index.html"
 #: the report's own sub-folder (replaced on the next run) and the file that marks it as written here
 ASSETS = "assets"
 MARKER = ".segmetrics-html"
@@ -189,7 +191,7 @@ def html_folder_output(out_dir: Path, option: str = "--html") -> FolderOutput:
     """The :class:`~segmetrics_torch.reports.output_safety.FolderOutput` of a report folder: ``index.html``, the
     ``assets/`` folder and the temporary ``.segmetrics-html-*`` folders are the report's (for a command's
     ``check_outputs`` before the run; :func:`write_html_report` checks it again)."""
-    return FolderOutput(option, Path(out_dir), frozenset({"index.html"}), frozenset({ASSETS}), (TEMP_PREFIX,))
+    return FolderOutput(option, Path(out_dir), frozenset({PAGE}), frozenset({ASSETS}), (TEMP_PREFIX,))
 
 
 def check_html_folder(out_dir: Path, option: str = "--html") -> None:
@@ -207,7 +209,7 @@ def check_html_folder(out_dir: Path, option: str = "--html") -> None:
     if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
         what = "is not a folder" if not parent.is_dir() else "is not writable"
         raise InputError(f"{option} {out_dir}: {parent} {what}, so the folder cannot be made")
-    assets, index = out_dir / ASSETS, out_dir / "index.html"
+    assets, index = out_dir / ASSETS, out_dir / PAGE
     ours = assets.is_dir() and not assets.is_symlink() and (assets / MARKER).is_file()
     for path, what in ((assets, "folder"), (index, "page")):
         if path.is_symlink() or (path.exists() and not ours):
@@ -618,17 +620,35 @@ def write_html_report(
             kmax=K_MAX,
             data=data,
         )
-        old = out_dir / ASSETS
-        if old.exists():
-            shutil.rmtree(old)  # ours: it holds the marker (checked before anything was written)
-        os.replace(temp, old)
+        # the page waits in the temporary folder too: a run killed before the end leaves nothing the next run's
+        # clean-up of TEMP_PREFIX does not remove
+        (temp / PAGE).write_text(page, encoding="utf-8")
+        _replace_report(out_dir, temp)
     except BaseException:
         with contextlib.suppress(OSError):
             shutil.rmtree(temp)
         raise
-    target = out_dir / "index.html"
-    write_atomically(target, lambda p: p.write_text(page, encoding="utf-8"))
-    return target
+    return out_dir / PAGE
+
+
+def _replace_report(out_dir: Path, temp: Path) -> None:
+    """Move the new report (``temp``: the assets and the page) into place in ``out_dir``: the previous ``assets/``
+    (ours: it holds the marker, checked before anything was written) is moved aside and removed only once the new
+    report is in place, and Ctrl-C or ``SIGTERM`` waits for the three renames (:func:`~.files.signals_held`), so that
+    an interruption leaves the previous report or the new one, never a page without its thumbnails or beside another
+    run's."""
+    assets, aside = out_dir / ASSETS, temp.with_name(temp.name + "-previous")  # aside: a name of TEMP_PREFIX
+    try:
+        with signals_held():
+            if assets.exists():
+                os.replace(assets, aside)
+            os.replace(temp / PAGE, out_dir / PAGE)
+            os.replace(temp, assets)
+    finally:  # also when the held signal is raised, once the renames are done
+        if temp.exists() and aside.exists() and not assets.exists():
+            os.replace(aside, assets)  # a rename failed (an OSError): the previous assets go back
+        # (a run killed before this line leaves the aside folder to the next run's clean-up of TEMP_PREFIX)
+        shutil.rmtree(aside, ignore_errors=True)
 
 
 def _sort_value(value: Any) -> str:

@@ -50,7 +50,7 @@ from .combined import (
     write_combined_xlsx,
 )
 from .figures import plot_proposal_recall
-from .files import make_temporary_file
+from .files import make_temporary_file, signals_held
 from .html_report import HtmlImage, html_columns, write_html_report
 from .output_safety import REPORT_FILES, report_owns
 from .tables import (
@@ -683,9 +683,10 @@ def check_report_folder(
 
 def write_report_folder(folder: str | Path, files: Mapping[str, Callable[[Path], Any]]) -> list[Path]:
     """Write a report's files (``relative path -> write(path)``) into ``folder``: each rendered into a temporary
-    folder inside it, then moved into place (``os.replace``, atomic per file), so that a failure while rendering
-    writes nothing (a folder this call created is removed again); then the files the previous report listed in its
-    manifest and this one does not write are removed (:func:`replace_manifest`). A report is a set: no table or
+    folder inside it, then moved into place (``os.replace``, atomic per file; Ctrl-C and ``SIGTERM`` wait for the
+    moves: :func:`~.files.signals_held`), so that a failure while rendering writes nothing (a folder this call
+    created is removed again); then the files the previous report listed in its manifest and this one does not write
+    are removed (:func:`replace_manifest`). A report is a set: no table or
     figure is left that the new tables do not describe; files a report never wrote are not touched. Every report of
     the command is written so (``evaluate --config``, the protocol reports).
 
@@ -710,11 +711,12 @@ def write_report_folder(folder: str | Path, files: Mapping[str, Callable[[Path],
         # report file that the next run would take for the user's own
         _write_manifest(folder, sorted(set(_manifest_files(folder) or ()) | set(files)))
         written = []
-        for relative in files:
-            final = folder / relative
-            final.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(temp / relative, final)
-            written.append(final)
+        with signals_held():  # Ctrl-C / SIGTERM wait for the moves: the previous report's set or this one's
+            for relative in files:
+                final = folder / relative
+                final.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(temp / relative, final)
+                written.append(final)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         if created:

@@ -26,7 +26,7 @@ from ..errors import InputError
 
 # the report's file names: defined where importing costs no torch (the configuration check uses it too)
 from ..registry import DEFAULT_FOREGROUND, MEASURES, report_columns
-from .files import slug, write_atomically
+from .files import slug, write_atomically, write_together
 
 __all__ = [
     "SOD_COLUMNS",
@@ -408,8 +408,9 @@ def write_run_files(
     json_file: tuple[Path, Any] | None = None,
     tables: Sequence[tuple[Path, Sequence[Mapping[str, Any]], Sequence[str], str]] = (),
 ) -> list[str]:
-    """The files of one run, every text made first and then each file written atomically, so that a table that
-    cannot be merged (:func:`merged_csv`) fails before any file is touched: ``json_file`` as ``(path, document)``
+    """The files of one run, every text made first and then the files written together
+    (:func:`~.files.write_together`: an interruption leaves the old set or the new), so that a table that cannot be
+    merged (:func:`merged_csv`) fails before any file is touched: ``json_file`` as ``(path, document)``
     (:func:`write_json`'s text), ``tables`` as ``(path, rows, key columns, option)`` merged as :func:`upsert_csv`
     does. Returns what happened to each file, in order: ``"wrote"`` (a new file) or ``"updated"`` (rows merged into
     a table; the JSON file is always ``"wrote"``).
@@ -432,8 +433,8 @@ def write_run_files(
     for path, rows, keys, option in tables:
         text, action = merged_csv(path, rows, keys, option)
         texts.append((Path(path), text.encode("utf-8"), action))
-    for path, data, _ in texts:
-        write_atomically(path, functools.partial(_write_bytes, data=data))
+    # moved into place together: an interruption leaves the previous run's files or this run's, never a mix
+    write_together([(path, functools.partial(_write_bytes, data=data)) for path, data, _ in texts])
     return [action for _, _, action in texts]
 
 

@@ -157,6 +157,49 @@ def test_ctrl_c_at_any_moment_exits_130_and_keeps_the_cache_valid(tmp_path: Path
     assert _results(tmp_path / "final") == expected
 
 
+def _decode_folders() -> set[str]:
+    shm = Path("/dev/shm")
+    return {p.name for p in shm.glob("segmetrics-decode-*")} if shm.is_dir() else set()
+
+
+@pytest.mark.slow
+def test_sigterm_ends_a_run_as_ctrl_c_does(tmp_path: Path) -> None:
+    """SIGTERM (``kill PID``, a job scheduler's time limit) to the command's process alone, while its decoding
+    workers decode and a first combination is cached: exit 130 and ``error: interrupted`` as on Ctrl-C (before, the
+    process died at once: exit -15, its temporary files and the workers' scratch folder in /dev/shm left behind),
+    nothing of the run's left in the output folder or the cache, and the next run gives the reference's numbers."""
+    pred, gt = _dataset(tmp_path / "data", n=64, size=160)
+    config = tmp_path / "eval.yaml"
+    methods = "".join(f"  M{i}: {{D: {pred}}}\n" for i in range(3))
+    config.write_text(f"families: [sod]\ndatasets:\n  D: {{gt: {gt}}}\nmethods:\n{methods}")
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    before = _decode_folders()
+    command = [*_report_command(config, out, cache), "--workers", "2"]
+    proc = subprocess.Popen(command, env=_env(), text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _wait_for(proc, lambda: len(list(cache.glob("*.json"))) > 0 if cache.is_dir() else False, "a first cache entry")
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=300)
+    assert "Traceback" not in err, err
+    if proc.returncode != 0:  # (0: the run had finished before the signal)
+        assert proc.returncode == 130, err
+        assert err.strip().splitlines()[-1] == "error: interrupted", err
+        assert not (out / "results.json").exists()
+    leftovers = [p.name for p in out.glob(".segmetrics-*") if p.name != ".segmetrics-manifest.json"]
+    assert leftovers == [] and [p.name for p in cache.glob("*.tmp*")] == []
+    # the scratch folder of this run's workers is gone (CI runs one test at a time: no other run makes one meanwhile)
+    assert _decode_folders() - before == set()
+    final = subprocess.run(
+        _report_command(config, tmp_path / "final", cache), env=_env(), capture_output=True, text=True, timeout=600
+    )
+    assert final.returncode == 0, final.stderr
+    reference = subprocess.run(
+        _report_command(config, tmp_path / "ref", None), env=_env(), capture_output=True, text=True, timeout=600
+    )
+    assert reference.returncode == 0, reference.stderr
+    assert _results(tmp_path / "final") == _results(tmp_path / "ref")
+
+
 @pytest.mark.slow
 def test_read_only_install_without_a_writable_home(tmp_path: Path) -> None:
     pred, gt = _dataset(tmp_path / "data", n=3, size=40)

@@ -1,0 +1,137 @@
+"""A set of outputs moves into place as one step (``reports.files``): an interruption leaves the old set or the new.
+
+``signals_held`` holds Ctrl-C and SIGTERM back for the few renames; the tests send the signal from inside the moves
+(a patched ``os.replace`` raises it at the first rename), which is where a real one would do harm.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from segmetrics_torch.reports import files, tables
+from segmetrics_torch.reports.html_report import ASSETS, MARKER, TEMP_PREFIX, HtmlImage, write_html_report
+from segmetrics_torch.synthetic import write_foreground_dataset
+
+
+def _signal_at_first_replace(monkeypatch: pytest.MonkeyPatch, signum: int = signal.SIGINT) -> list[str]:
+    """Patch ``os.replace`` so that its first call raises ``signum`` in this process (as a user's Ctrl-C landing
+    there); returns the log of the renames."""
+    real, moved = os.replace, []
+
+    def replace(src, dst):
+        if not moved:
+            signal.raise_signal(signum)
+        moved.append(str(dst))
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    return moved
+
+
+def test_a_signal_waits_for_the_block_then_acts(monkeypatch: pytest.MonkeyPatch) -> None:
+    done = []
+    with pytest.raises(KeyboardInterrupt):
+        with files.signals_held():
+            signal.raise_signal(signal.SIGINT)
+            done.append("after the signal")  # still runs: the signal waits for the block's end
+    assert done == ["after the signal"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is back
+
+
+def test_without_a_signal_nothing_changes() -> None:
+    before = {s: signal.getsignal(s) for s in files.HELD_SIGNALS}
+    with files.signals_held():
+        pass
+    assert {s: signal.getsignal(s) for s in files.HELD_SIGNALS} == before
+
+
+def test_sigterm_with_its_default_action_ends_the_process_after_the_block(tmp_path: Path) -> None:
+    """SIGTERM's default action (no handler) still ends the process, once the renames are done."""
+    script = textwrap.dedent(
+        f"""
+        import signal
+        from pathlib import Path
+        from segmetrics_torch.reports.files import signals_held
+        with signals_held():
+            signal.raise_signal(signal.SIGTERM)
+            Path({str(tmp_path / "moved")!r}).write_text("done")
+        print("not reached")
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -signal.SIGTERM, proc.stderr
+    assert (tmp_path / "moved").read_text() == "done"
+    assert "not reached" not in proc.stdout
+
+
+def test_write_together_moves_every_file_before_an_interruption(monkeypatch, tmp_path: Path) -> None:
+    for name in ("a.json", "b.csv"):
+        (tmp_path / name).write_text("old")
+    moved = _signal_at_first_replace(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        files.write_together([(tmp_path / n, lambda p: p.write_text("new")) for n in ("a.json", "b.csv")])
+    assert len(moved) == 2
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == {"a.json": "new", "b.csv": "new"}
+
+
+def test_write_together_touches_nothing_when_a_file_fails(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text("old")
+
+    def fail(path: Path) -> None:
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        files.write_together([(tmp_path / "a.json", lambda p: p.write_text("new")), (tmp_path / "b.csv", fail)])
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == {"a.json": "old"}  # no temporary file left
+
+
+def test_a_runs_json_and_table_are_never_a_mix(monkeypatch, tmp_path: Path) -> None:
+    row = {"method": "m", "dataset": "d", "num_images": 2, "mae": 0.1}
+    keys = ("method", "dataset")
+    tables.write_run_files((tmp_path / "r.json", {"mae": 0.1}), [(tmp_path / "t.csv", [row], keys, "--csv")])
+    _signal_at_first_replace(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        new = [(tmp_path / "t.csv", [row | {"mae": 0.2}], keys, "--csv")]
+        tables.write_run_files((tmp_path / "r.json", {"mae": 0.2}), new)
+    assert '"mae": 0.2' in (tmp_path / "r.json").read_text()
+    assert "0.2" in (tmp_path / "t.csv").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "t.csv"]
+
+
+def _report(root: Path, out: Path, value: float) -> Path:
+    stems = ("img_000", "img_001")
+    images = [HtmlImage("D", s, root / "gt" / f"{s}.png", {"good": root / "good" / f"{s}.png"}) for s in stems]
+    rows = [{"method": "good", "dataset": "D", "image": s, "mae": value + 0.1 * i} for i, s in enumerate(stems)]
+    return write_html_report(
+        out,
+        family="foreground",
+        title=f"run {value}",
+        columns=[("mae", "MAE")],
+        higher_is_better={"mae": False},
+        tables={"D": {"good": {"mae": value}}},
+        per_image=rows,
+        images=images,
+    )
+
+
+def test_an_interrupted_html_report_is_the_old_or_the_new_never_a_page_without_assets(monkeypatch, tmp_path):
+    """The previous report's assets/ was removed before the new one moved in: a Ctrl-C between the two left a page
+    without its thumbnails (and after it, the old page beside the new thumbnails)."""
+    write_foreground_dataset(tmp_path, n=2, size=(32, 32), methods=["good"])
+    out = tmp_path / "html"
+    _report(tmp_path, out, 0.5)
+    _signal_at_first_replace(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        _report(tmp_path, out, 0.25)
+    assert "run 0.25" in (out / "index.html").read_text(encoding="utf-8")  # the new page ...
+    assets = out / ASSETS
+    assert (assets / MARKER).is_file() and any((assets / "thumbs").iterdir())  # ... with its assets
+    assert not list(out.glob(f"{TEMP_PREFIX}*"))  # the previous assets, moved aside, are gone too
+    assert sorted(p.name for p in out.iterdir()) == [ASSETS, "index.html"]
