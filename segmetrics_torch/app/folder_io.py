@@ -21,6 +21,7 @@ from .. import __version__
 from ..datasets.folders import FolderDataset, open_folders
 from ..datasets.pairing import BOUNDARY_EXTENSIONS, check_pairing, match_folders
 from ..errors import InputError
+from ..reports.files import write_together
 from ..reports.html_report import HtmlImage, check_html_folder, html_columns, html_folder_output, write_html_report
 from ..reports.output_safety import FolderOutput, InputFolder, checked_outputs
 from ..reports.tables import format_table, per_image_rows, scalar_row, write_run_files
@@ -385,9 +386,9 @@ def write_bsr_files(out_dir: Path, summary: dict[str, Any]) -> list[Path]:
         "eval_bdry_thr.txt": "".join(line(*row) for row in curves),
         "eval_bdry_img.txt": "".join(f"{i:10d} " + line(*row) for i, row in enumerate(images, start=1)),
     }
-    paths = []
-    for file_name, text in texts.items():
-        path = out_dir / file_name
-        path.write_text(text, encoding="utf-8")
-        paths.append(path)
-    return paths
+    # written as every output is (a new file moved onto the name: a link there is replaced, never written through;
+    # the three together, or none)
+    write = functools.partial(Path.write_text, encoding="utf-8")
+    writes = [(out_dir / name, functools.partial(write, data=text)) for name, text in texts.items()]
+    write_together(writes)
+    return [path for path, _ in writes]

@@ -3,6 +3,7 @@ accumulator returns (:meth:`segmetrics_torch.functional.ForegroundSums.update`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,5 +57,7 @@ def append_toolbox_line(path: Path, results: Mapping[str, Any], dataset: str, mo
     (:func:`~segmetrics_torch.functional.format_toolbox_line`) to ``path``, as the toolbox's ``main.m`` appends to
     ``<dataset>_result.txt`` (``fopen(..., 'a')``): a line never replaces another, so one file collects several runs."""
     line = format_toolbox_line(results, dataset, model, layout)
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(line + "\n")
+    with path.open("a+b") as handle:
+        # a last line without its newline (as an editor or printf leaves it) stays a line of its own
+        ended = handle.tell() == 0 or (handle.seek(-1, os.SEEK_END) >= 0 and handle.read(1) == b"\n")
+        handle.write(("" if ended else "\n").encode() + line.encode("utf-8") + b"\n")

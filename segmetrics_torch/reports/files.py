@@ -21,9 +21,10 @@ import contextlib
 import os
 import re
 import signal
+import stat
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,8 @@ from ..errors import InputError
 __all__ = [
     "check_output",
     "default_file_mode",
+    "default_folder_mode",
+    "folders_locked",
     "make_temporary_file",
     "signals_held",
     "slug",
@@ -40,24 +43,36 @@ __all__ = [
 ]
 
 
+def _umask() -> int:
+    """The process's umask, read from ``/proc/self/status`` where it exists (no change of the process's umask, which
+    is global to its threads), else set and restored at once."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def default_file_mode() -> int:
     """The mode a new file gets under the process's umask (``0o666 & ~umask``; 0o644 under the usual 022).
 
     ``tempfile.mkstemp`` creates its files 0600 whatever the umask; the command's outputs are written through such
     files and moved into place, so they are given this mode first: co-authors on a shared server read them as they
-    read any file the user makes. The umask is read from ``/proc/self/status`` where it exists (no change of the
-    process's umask, which is global to its threads), else set and restored at once.
+    read any file the user makes. A file that replaces an existing one keeps that file's mode instead
+    (:func:`write_together`: a results file the user made private stays private).
     """
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return 0o666 & ~int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
+    return 0o666 & ~_umask()
+
+
+def default_folder_mode() -> int:
+    """The mode a new folder gets under the process's umask (``0o777 & ~umask``; 0o755 under 022), for a folder made
+    by ``tempfile.mkdtemp`` (0700 whatever the umask) and then moved into place."""
+    return 0o777 & ~_umask()
 
 
 def make_temporary_file(folder: str | Path, prefix: str, suffix: str = "") -> tuple[int, str]:
@@ -87,7 +102,9 @@ def check_output(path: str | Path | None, option: str) -> Path | None:
     if not out.parent.is_dir():
         what = "is not a folder" if out.parent.exists() else "does not exist"
         raise InputError(f"{option} {out}: the folder {out.parent} {what}")
-    if out.exists() and not os.access(out, os.W_OK):
+    # a file without any write permission is read-only on purpose: refused even where the process could replace it
+    # (root, or the owner of the folder: os.replace asks nothing of the file itself)
+    if out.exists() and (not os.access(out, os.W_OK) or not out.stat().st_mode & 0o222):
         raise InputError(f"{option} {out}: the file exists and is not writable")
     try:
         handle, probe = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".probe", dir=out.parent)
@@ -129,6 +146,9 @@ def write_together(files: Sequence[tuple[str | Path, Callable[[Path], object]]])
             os.close(handle)
             staged.append((temp, path))
             write(Path(temp))
+            with contextlib.suppress(OSError):  # (no file there, or a link: the new file keeps the umask's mode)
+                if not path.is_symlink() and path.is_file():
+                    os.chmod(temp, stat.S_IMODE(path.stat().st_mode))  # a replaced file keeps its mode
         with signals_held():
             for temp, path in staged:
                 os.replace(temp, path)
@@ -137,6 +157,42 @@ def write_together(files: Sequence[tuple[str | Path, Callable[[Path], object]]])
             with contextlib.suppress(OSError):
                 os.unlink(temp)  # a file already moved into place has no temporary name left: nothing to remove
         raise
+
+
+@contextlib.contextmanager
+def folders_locked(paths: Iterable[str | Path]) -> Iterator[None]:
+    """Hold an exclusive lock on the folder of each of ``paths`` while the block runs (``flock`` on the folder itself,
+    so that no lock file is left beside the user's files; folders in sorted order, so that two runs cannot wait for
+    each other): for a table that is read, merged and replaced, so that runs writing into one table at the same time
+    (several methods evaluated in parallel into one ``--csv``) each add their rows, the later one waiting for the
+    earlier (without it, both read the old table and the last to finish dropped the other's rows). Where ``flock`` does
+    not exist (Windows) or a folder cannot be opened, nothing is locked.
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> with folders_locked([folder / "table.csv"]):
+        ...     (folder / "table.csv").write_text("method\\n")
+        7
+    """
+    try:
+        import fcntl  # POSIX only: an optional dependency of the platform
+    except ImportError:
+        yield
+        return
+    handles = []
+    try:
+        for folder in sorted({os.path.abspath(os.path.dirname(os.path.abspath(p))) for p in paths}):
+            try:
+                handle = os.open(folder, os.O_RDONLY)
+            except OSError:
+                continue  # (the output check has named an unusable folder already)
+            handles.append(handle)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        for handle in handles:
+            os.close(handle)  # releases its lock
 
 
 #: the signals :func:`signals_held` holds back: Ctrl-C, and what a job scheduler or ``kill`` sends

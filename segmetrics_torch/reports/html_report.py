@@ -61,7 +61,7 @@ from ..io import open_image
 from ..registry import Family, higher_is_better
 from ._html_common import CHUNK, HtmlImage, Job
 from .combined import TOP_THREE, combine
-from .files import default_file_mode, signals_held
+from .files import default_folder_mode, signals_held
 from .output_safety import FolderOutput, InputFolder, check_outputs
 from .tables import cell_text, is_value
 
@@ -571,8 +571,7 @@ def write_html_report(
             shutil.rmtree(stale, ignore_errors=True)
     temp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=out_dir))
     try:
-        mode = default_file_mode()
-        os.chmod(temp, mode | (mode & 0o444) >> 2)  # mkdtemp's 0700 -> what a plain mkdir makes under the umask
+        os.chmod(temp, default_folder_mode())  # mkdtemp's 0700 -> what a plain mkdir makes under the umask
         (temp / MARKER).write_text("written by segmetrics_torch.reports.html_report\n", encoding="utf-8")
         thumbs = temp / "thumbs"
         thumbs.mkdir()

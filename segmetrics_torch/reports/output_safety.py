@@ -317,12 +317,13 @@ def checked_outputs(
     folder_outputs: Sequence[FolderOutput] = (),
 ) -> dict[str, Path | None]:
     """Every file output of a run checked at once, before anything is read, and returned as paths (None: not asked
-    for): each writable (:func:`~.files.check_output`), none naming a folder the run writes into (``folders``:
-    option -> folder, :func:`check_outputs_are_not_folders`), none an input or a file ``folder_files`` (option ->
-    path, e.g. the files of ``--out-dir``) would replace (:func:`check_outputs`), a table option a table it can merge
-    into (:func:`~.tables.check_csv_outputs`), and a file appended to (``appended``: option -> (line test, what the
-    lines are)) new or of such lines (:func:`check_appended_file`); ``folder_outputs``: the folders the run writes
-    whole (an HTML report), none an input nor holding one in a file or folder it writes (:func:`check_outputs`).
+    for): each writable (:func:`~.files.check_output`; ``folder_files`` too), none naming a folder the run writes
+    into (``folders``: option -> folder, :func:`check_outputs_are_not_folders`), none an input or a file
+    ``folder_files`` (option -> path, e.g. the files of ``--out-dir``) would replace (:func:`check_outputs`), a table
+    option a table it can merge into (:func:`~.tables.check_csv_outputs`), and a file appended to (``appended``:
+    option -> (line test, what the lines are)) new or of such lines (:func:`check_appended_file`); ``folder_outputs``:
+    the folders the run writes whole (an HTML report), none an input nor holding one in a file or folder it writes
+    (:func:`check_outputs`).
 
     Example:
         >>> import tempfile
@@ -331,6 +332,9 @@ def checked_outputs(
         True
     """
     files = {option: check_output(value, option) for option, value in outputs.items()}
+    for option, inside in (folder_files or {}).items():
+        if inside.parent.is_dir():  # (a folder the run creates holds nothing to check yet)
+            check_output(inside, option)
     if folders:
         check_outputs_are_not_folders(files, folders)
     check_outputs({**files, **(folder_files or {})}, inputs=inputs, folders=folder_outputs)

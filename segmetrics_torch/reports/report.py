@@ -50,7 +50,7 @@ from .combined import (
     write_combined_xlsx,
 )
 from .figures import plot_proposal_recall
-from .files import make_temporary_file, signals_held
+from .files import signals_held, write_atomically
 from .html_report import HtmlImage, html_columns, write_html_report
 from .output_safety import REPORT_FILES, report_owns
 from .tables import (
@@ -634,10 +634,7 @@ def _manifest_files(folder: Path) -> list[str] | None:
 
 def _write_manifest(folder: Path, relatives: Sequence[str]) -> None:
     text = json.dumps({"format": "segmetrics-report-manifest/1", "files": list(relatives)}, indent=1)
-    handle, temp = make_temporary_file(folder, ".manifest-")
-    with os.fdopen(handle, "w", encoding="utf-8") as f:
-        f.write(text + "\n")
-    os.replace(temp, folder / MANIFEST)
+    write_atomically(folder / MANIFEST, lambda path: path.write_text(text + "\n", encoding="utf-8"))
 
 
 def foreign_report_files(folder: str | Path, relatives: Iterable[str] | None = None) -> list[str]:
@@ -739,8 +736,10 @@ def replace_manifest(folder: Path, relatives: list[str]) -> list[str]:
     for relative in previous:
         if not isinstance(relative, str) or relative in keep or not report_owns(relative):
             continue  # a manifest names only files a report writes: anything else there is not removed
-        path = (folder / relative).resolve()
-        if root not in path.parents or not path.is_file():  # only files inside the report folder
+        path = folder / relative
+        # only a file at its own name inside the folder: a link at that name or along the way is not the report's
+        # file (it was replaced by the user's link: removing through it deleted the file the link points to)
+        if path.is_symlink() or not path.is_file() or path.resolve() != root / relative:
             continue
         path.unlink()
         removed.append(relative)

@@ -26,7 +26,7 @@ from ..errors import InputError
 
 # the report's file names: defined where importing costs no torch (the configuration check uses it too)
 from ..registry import DEFAULT_FOREGROUND, MEASURES, report_columns
-from .files import slug, write_atomically, write_together
+from .files import folders_locked, slug, write_atomically, write_together
 
 __all__ = [
     "SOD_COLUMNS",
@@ -321,8 +321,9 @@ def upsert_csv(path: str | Path, rows: Sequence[Mapping[str, Any]], keys: Sequen
         InputError: the existing file is not a CSV table of ``option``'s kind (:data:`CSV_KINDS`): naming ``option``
             and the file.
     """
-    text, action = merged_csv(path, rows, keys, option)
-    write_atomically(path, functools.partial(_write_bytes, data=text.encode("utf-8")))
+    with folders_locked([path]):  # (a run writing into the same table meanwhile waits: both runs' rows are kept)
+        text, action = merged_csv(path, rows, keys, option)
+        write_atomically(path, functools.partial(_write_bytes, data=text.encode("utf-8")))
     return action
 
 
@@ -430,11 +431,13 @@ def write_run_files(
         path, document = json_file
         text = json.dumps(to_jsonable(document), indent=2, allow_nan=False) + "\n"
         texts.append((Path(path), text.encode("utf-8"), "wrote"))
-    for path, rows, keys, option in tables:
-        text, action = merged_csv(path, rows, keys, option)
-        texts.append((Path(path), text.encode("utf-8"), action))
-    # moved into place together: an interruption leaves the previous run's files or this run's, never a mix
-    write_together([(path, functools.partial(_write_bytes, data=data)) for path, data, _ in texts])
+    # the tables are read, merged and replaced under their folders' lock: a run at the same time waits (its rows kept)
+    with folders_locked(path for path, *_ in tables):
+        for path, rows, keys, option in tables:
+            text, action = merged_csv(path, rows, keys, option)
+            texts.append((Path(path), text.encode("utf-8"), action))
+        # moved into place together: an interruption leaves the previous run's files or this run's, never a mix
+        write_together([(path, functools.partial(_write_bytes, data=data)) for path, data, _ in texts])
     return [action for _, _, action in texts]
 
 

@@ -364,7 +364,7 @@ NOT_INPUT_READERS = {
     "segmetrics_torch._stubs._classes_of": "the package's own source (the stubs' generator)",
     "segmetrics_torch._stubs.write_stubs": "the package's own stubs, compared before they are rewritten",
     "segmetrics_torch._stubs._hand_written": "the package's own source (the hand-written part of a generated face)",
-    "segmetrics_torch.reports.files.default_file_mode": "/proc/self/status, for the umask",
+    "segmetrics_torch.reports.files._umask": "/proc/self/status, for the umask",
     "segmetrics_torch.datasets.decoding.DecodeStream.__iter__": "a decoding worker's chunk, in the scratch folder",
     "segmetrics_torch.reports.cache.ResultCache.load": "the command's own cache entries (an output folder)",
     "segmetrics_torch.reports.cache.file_id": "hashes an input the pairing already took (reads, never writes)",
