@@ -42,7 +42,7 @@ from .._checks import (
     check_tensor,
 )
 from ..ops.backend import resolve
-from ..ops.masks import boundary_match_counts, signature_counts
+from ..ops.masks import boundary_match_counts, overlap_counts, signature_counts
 from ..ops.morphology import dilate_disk, seg2bmap
 from .boundary.morphological import boundary_f_from_counts, boundary_radius
 
@@ -350,8 +350,8 @@ def proposal_overlaps(
                 area_parts.append(per_sig[:, counted].sum(1))
             else:
                 mf = m.to(torch.float32)
-                inter_parts.append(torch.round(mf @ gf).long())
-                area_parts.append(torch.round(mf @ vf).long())
+                inter_parts.append(overlap_counts(mf, gf))
+                area_parts.append(overlap_counts(mf, vf))
         inter = torch.cat(inter_parts)
         p_area = torch.cat(area_parts)
     fp = p_area[:, None] - inter
@@ -440,8 +440,8 @@ def proposal_boundary_overlaps(
             fg_b = seg2bmap(chunk)
             fg_dil = dilate_disk(fg_b, radius).flatten(1).to(torch.float32)
             fg_bv = (fg_b & valid).flatten(1)
-            fg_parts.append(torch.round(fg_bv.to(torch.float32) @ gt_dil_f).long())
-            match_parts.append(torch.round(fg_dil @ gt_bv_f).long())
+            fg_parts.append(overlap_counts(fg_bv, gt_dil_f))
+            match_parts.append(overlap_counts(fg_dil, gt_bv_f))
             count_parts.append(fg_bv.sum(1))
     return ProposalBoundaryCounts(torch.cat(fg_parts), torch.cat(count_parts), torch.cat(match_parts), gt_count)
 

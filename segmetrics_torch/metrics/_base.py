@@ -128,6 +128,9 @@ class ExactMetric(Metric):
             known=MetricKeywords.__annotations__,
         )
         super().__init__(**kwargs)
+        # a checkpoint whose states were cast (a float16 count, saved by another library or converted by hand) loads
+        # into the states' exact dtypes: a public hook of torch, run for every Metric of a loaded module tree
+        self.register_load_state_dict_post_hook(_exact_after_loading)
 
     def plot(self, val: Any = None, ax: Any = None) -> tuple[Any, Any]:
         """Plot a result (default: ``compute()``): curves with their axes (PR curve, value against the threshold,
@@ -256,6 +259,16 @@ def _settings_id(metric: ExactMetric, args: tuple[Any, ...], kwargs: Mapping[str
     digest = hashlib.sha256(text.encode("utf-8")).digest()
     numbers = [int.from_bytes(digest[8 * i : 8 * i + 8], "little") >> 11 for i in range(4)]
     return torch.tensor([n / 2.0**53 for n in numbers], dtype=torch.float64)
+
+
+def _exact_after_loading(metric: Module, incompatible_keys: Any) -> None:
+    """After ``load_state_dict``: every tensor state back in its default's dtype (torchmetrics sets a state to the
+    checkpoint's tensor as it is; a list state's tensors are left as loaded, their dtype is not declared)."""
+    defaults = getattr(metric, "_defaults", {})
+    for key, default in defaults.items():
+        value = getattr(metric, key, None)
+        if isinstance(default, Tensor) and isinstance(value, Tensor) and value.dtype != default.dtype:
+            setattr(metric, key, value.to(default.dtype))
 
 
 def _dtype_kept(fn: Callable[[Tensor], Tensor]) -> Callable[[Tensor], Tensor]:

@@ -8,8 +8,11 @@
 * :func:`boundary_match_counts`: the ``seg2bmap`` boundary of every mask, its pixels per signature, and how many
   reference boundary pixels fall within a disk around it (the counts of a morphological boundary F).
 
-Both read the masks as they are, on the CPU (the tensor alternatives, matrix products of float masks, are written
-by the caller); out-of-range signatures, objects or pixel indices are skipped, never used to index.
+Both read the masks as they are, on the CPU; out-of-range signatures, objects or pixel indices are skipped, never
+used to index.
+
+* :func:`overlap_counts`: the tensor alternative, common pixels of every pair of masks as a matrix product, exact
+  under autocast (which would return the product in bfloat16 / float16, rounding counts above 256 / 2048).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from segmetrics_torch._checks import BACKENDS, Backend, check_choice, check_tens
 
 from .backend import resolve
 
-__all__ = ["boundary_match_counts", "mask_moments", "signature_counts"]
+__all__ = ["boundary_match_counts", "mask_moments", "overlap_counts", "signature_counts"]
 
 
 def _check_masks(masks: Tensor) -> tuple[int, int, int]:
@@ -184,3 +187,24 @@ def boundary_match_counts(
         count,
     )
     return torch.from_numpy(per_signature), torch.from_numpy(matched), torch.from_numpy(count)
+
+
+def overlap_counts(a: Tensor, b: Tensor) -> Tensor:
+    """The common pixels of masks as exact int64 counts: ``a @ b`` of 0/1 matrices (``a``: (N, P), ``b``: (P, K) or
+    (P,), bool or float 0/1, on any device).
+
+    The product runs in float32 with autocast off: under autocast (Lightning's ``bf16-mixed`` / ``16-mixed``) a
+    matrix product is computed and returned in bfloat16 / float16, which rounds counts above 256 / 2048. float32
+    holds every count exactly while a row has at most 2**24 pixels (float64 beyond); TF32 products stay exact too
+    (0 and 1 are exact in TF32 and the sums accumulate in float32).
+
+    Example:
+        >>> a = torch.tensor([[1, 1, 0], [0, 1, 1]], dtype=torch.bool)
+        >>> with torch.autocast("cpu", dtype=torch.bfloat16):
+        ...     overlap_counts(a, a.T)
+        tensor([[2, 1],
+                [1, 2]])
+    """
+    dtype = torch.float32 if a.shape[-1] <= 1 << 24 else torch.float64
+    with torch.autocast(a.device.type, enabled=False):
+        return torch.round(a.to(dtype) @ b.to(dtype)).long()

@@ -87,18 +87,30 @@ def make_temporary_file(folder: str | Path, prefix: str, suffix: str = "") -> tu
     return handle, temp
 
 
+#: folders of devices and of the process's own streams, never an output's place (``/dev/shm``, a plain file system
+#: in memory, excepted)
+SYSTEM_FOLDERS = ("/dev/", "/proc/", "/sys/")
+
+
 def check_output(path: str | Path | None, option: str) -> Path | None:
     """``path`` as a Path once it is known to be writable, or ``None`` when not given.
 
     Raises:
-        InputError: naming ``option`` and what is wrong: a folder given as a file name, a missing folder, a folder
-            where no file can be created.
+        InputError: naming ``option`` and what is wrong: a folder given as a file name, a pipe or a device
+            (``/dev/stdout``: the output is written whole into a new file moved onto the name, which would replace
+            it), a missing folder, a folder where no file can be created, a read-only file.
     """
     if path is None:
         return None
     out = Path(path)
     if out.is_dir():
         raise InputError(f"{option} {out} is a directory; give a file name")
+    # a pipe, a device or a stream of the process (/dev/stdout, /dev/null, /proc/self/fd/1, even when it leads to a
+    # regular file): a file written whole and moved onto the name would replace the system's own
+    places = [str(p) for p in (out.absolute(), out.resolve())]
+    system = any(p.startswith(SYSTEM_FOLDERS) and not p.startswith("/dev/shm/") for p in places)
+    if system or (out.exists() and not out.is_file()):
+        raise InputError(f"{option} {out} is not a regular file (a pipe, a device or a socket); give a file name")
     if not out.parent.is_dir():
         what = "is not a folder" if out.parent.exists() else "does not exist"
         raise InputError(f"{option} {out}: the folder {out.parent} {what}")

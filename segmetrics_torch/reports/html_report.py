@@ -61,7 +61,7 @@ from ..io import open_image
 from ..registry import Family, higher_is_better
 from ._html_common import CHUNK, HtmlImage, Job
 from .combined import TOP_THREE, combine
-from .files import default_folder_mode, signals_held
+from .files import default_folder_mode, folders_locked, signals_held
 from .output_safety import FolderOutput, InputFolder, check_outputs
 from .tables import cell_text, is_value
 
@@ -566,67 +566,72 @@ def write_html_report(
     )
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    for stale in out_dir.glob(f"{TEMP_PREFIX}*"):  # a killed run's temporary folder (ours by its name's prefix)
-        if stale.is_dir() and not stale.is_symlink():
-            shutil.rmtree(stale, ignore_errors=True)
-    temp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=out_dir))
-    try:
-        os.chmod(temp, default_folder_mode())  # mkdtemp's 0700 -> what a plain mkdir makes under the umask
-        (temp / MARKER).write_text("written by segmetrics_torch.reports.html_report\n", encoding="utf-8")
-        thumbs = temp / "thumbs"
-        thumbs.mkdir()
-        gallery, jobs = _gallery(
-            chosen, images, per_image, methods, image_columns, family, options, out_dir, thumbs, digits
-        )
-        _save_thumbnails(family, gallery, jobs, options, thumbs)
+    # one report at a time in a folder (a second run waits): the clean-up below takes every temporary folder
+    # there for a killed run's
+    with folders_locked([out_dir / PAGE]):
+        for stale in out_dir.glob(f"{TEMP_PREFIX}*"):  # a killed run's temporary folder (ours by its name's prefix)
+            if stale.is_dir() and not stale.is_symlink():
+                shutil.rmtree(stale, ignore_errors=True)
+        temp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=out_dir))
+        try:
+            os.chmod(temp, default_folder_mode())  # mkdtemp's 0700 -> what a plain mkdir makes under the umask
+            (temp / MARKER).write_text("written by segmetrics_torch.reports.html_report\n", encoding="utf-8")
+            thumbs = temp / "thumbs"
+            thumbs.mkdir()
+            gallery, jobs = _gallery(
+                chosen, images, per_image, methods, image_columns, family, options, out_dir, thumbs, digits
+            )
+            _save_thumbnails(family, gallery, jobs, options, thumbs)
 
-        histograms, plots_note = _histograms_or_why(temp, per_image, measure_columns, methods, datasets)
-        copied = _copy_figures(temp, figures)
+            histograms, plots_note = _histograms_or_why(temp, per_image, measure_columns, methods, datasets)
+            copied = _copy_figures(temp, figures)
 
-        index_of = {key: i for i, key in enumerate(chosen)}
-        data = {
-            "kmax": K_MAX,
-            "methods": methods,
-            "datasets": datasets,
-            "measures": [{"key": k, "label": label, "higher": higher_is_better.get(k)} for k, label in measure_columns],
-            "columns": [{"key": k, "label": label} for k, label in image_columns],
-            "worst": {
-                d: {m: {k: [index_of[(d, n)] for n in names] for k, names in by.items()} for m, by in bm.items()}
-                for d, bm in worst.items()
-            },
-            "images": gallery,
-        }
-        lower = [k for k in keys if higher_is_better.get(k) is False]
-        unranked = frozenset(k for k in keys if higher_is_better.get(k) is None)
-        page = _render(
-            title=title,
-            family=family,
-            note=OVERLAY_NOTES[family],
-            tables=_tables(family, tables, columns, lower, digits, unranked),
-            image_columns=image_columns,
-            per_image=[
-                {
-                    "method": r["method"],
-                    "dataset": r["dataset"],
-                    "image": r["image"],
-                    "cells": [(cell_text(r, k, digits), _sort_value(r.get(k))) for k, _ in image_columns],
-                }
-                for r in sorted(per_image, key=lambda r: (r["dataset"], r["method"], r["image"]))
-            ],
-            histograms=histograms,
-            plots_note=plots_note,
-            figures=copied,
-            kmax=K_MAX,
-            data=data,
-        )
-        # the page waits in the temporary folder too: a run killed before the end leaves nothing the next run's
-        # clean-up of TEMP_PREFIX does not remove
-        (temp / PAGE).write_text(page, encoding="utf-8")
-        _replace_report(out_dir, temp)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            shutil.rmtree(temp)
-        raise
+            index_of = {key: i for i, key in enumerate(chosen)}
+            data = {
+                "kmax": K_MAX,
+                "methods": methods,
+                "datasets": datasets,
+                "measures": [
+                    {"key": k, "label": label, "higher": higher_is_better.get(k)} for k, label in measure_columns
+                ],
+                "columns": [{"key": k, "label": label} for k, label in image_columns],
+                "worst": {
+                    d: {m: {k: [index_of[(d, n)] for n in names] for k, names in by.items()} for m, by in bm.items()}
+                    for d, bm in worst.items()
+                },
+                "images": gallery,
+            }
+            lower = [k for k in keys if higher_is_better.get(k) is False]
+            unranked = frozenset(k for k in keys if higher_is_better.get(k) is None)
+            page = _render(
+                title=title,
+                family=family,
+                note=OVERLAY_NOTES[family],
+                tables=_tables(family, tables, columns, lower, digits, unranked),
+                image_columns=image_columns,
+                per_image=[
+                    {
+                        "method": r["method"],
+                        "dataset": r["dataset"],
+                        "image": r["image"],
+                        "cells": [(cell_text(r, k, digits), _sort_value(r.get(k))) for k, _ in image_columns],
+                    }
+                    for r in sorted(per_image, key=lambda r: (r["dataset"], r["method"], r["image"]))
+                ],
+                histograms=histograms,
+                plots_note=plots_note,
+                figures=copied,
+                kmax=K_MAX,
+                data=data,
+            )
+            # the page waits in the temporary folder too: a run killed before the end leaves nothing the next run's
+            # clean-up of TEMP_PREFIX does not remove
+            (temp / PAGE).write_text(page, encoding="utf-8")
+            _replace_report(out_dir, temp)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(temp)
+            raise
     return out_dir / PAGE
 
 

@@ -152,3 +152,69 @@ def test_a_toolbox_line_never_joins_a_last_line_without_its_newline(monkeypatch,
     assert lines.read_text().splitlines() == ["(Dataset:fg; Model:earlier) mae:0.1", "(new)"]
     foreground_rows.append_toolbox_line(lines, {}, "fg", "next", "2020")
     assert lines.read_text() == "(Dataset:fg; Model:earlier) mae:0.1\n(new)\n(next)\n"
+
+
+@pytest.mark.parametrize("name", ["pipe", "/dev/stdout", "/dev/null", "/proc/self/fd/1"])
+def test_a_pipe_or_a_device_is_never_an_output(tmp_path: Path, name: str) -> None:
+    """A file written whole and moved onto the name replaced the pipe, or the system's ``/dev/stdout`` link when the
+    process's output was a file (as root in a container, ``/dev/null`` too)."""
+    target = Path(name)
+    if name == "pipe":
+        target = tmp_path / "pipe.json"
+        os.mkfifo(target)
+    before = os.lstat(target)
+    with pytest.raises(InputError, match="not a regular file"):
+        files.check_output(target, "--json")
+    assert os.lstat(target).st_ino == before.st_ino
+
+
+def test_two_html_reports_into_one_folder_take_turns(monkeypatch, tmp_path: Path) -> None:
+    """Each run removed every temporary folder of the report folder as a killed run's: the other run's, still being
+    written (``error: cannot access .../.segmetrics-html-XXXX/hist``). The folder's lock makes the second wait."""
+    from segmetrics_torch.reports import html_report
+    from segmetrics_torch.synthetic import write_foreground_dataset
+
+    write_foreground_dataset(tmp_path, n=2, size=(32, 32), methods=["good"])
+    stems = ("img_000", "img_001")
+    images = [
+        html_report.HtmlImage("D", s, tmp_path / "gt" / f"{s}.png", {"good": tmp_path / "good" / f"{s}.png"})
+        for s in stems
+    ]
+    rows = [{"method": "good", "dataset": "D", "image": s, "mae": 0.1 * i} for i, s in enumerate(stems)]
+    drawing, go = threading.Event(), threading.Event()
+    real = html_report._save_thumbnails
+
+    def held(*args, **kwargs):
+        if threading.current_thread().name == "first":
+            drawing.set()
+            go.wait(timeout=60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(html_report, "_save_thumbnails", held)
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            html_report.write_html_report(
+                tmp_path / "html",
+                family="foreground",
+                title="t",
+                columns=[("mae", "MAE")],
+                higher_is_better={"mae": False},
+                tables={"D": {"good": {"mae": 0.1}}},
+                per_image=rows,
+                images=images,
+            )
+        except BaseException as error:  # (reported by the assertion below)
+            errors.append(error)
+
+    first, second = threading.Thread(target=run, name="first"), threading.Thread(target=run, name="second")
+    first.start()
+    assert drawing.wait(timeout=60)
+    second.start()
+    second.join(timeout=2)  # without the lock it removes the first run's temporary folder here
+    go.set()
+    first.join()
+    second.join()
+    assert errors == []
+    assert (tmp_path / "html" / "index.html").is_file()

@@ -318,3 +318,25 @@ def test_whole_float_counts_are_exact_under_a_half_default_dtype(dtype: torch.dt
         torch.set_default_dtype(previous)
     assert recall.counts.tolist() == [1, 1001]
     assert hierarchy.levels.tolist() == [1001]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_checkpoint_of_cast_states_loads_into_the_exact_dtypes(name: str, dtype: torch.dtype) -> None:
+    """A state dict whose tensor states were cast (saved by another library, converted by hand) loads into the
+    states' own dtypes, through a parent module as Lightning loads a checkpoint (torchmetrics set each state to the
+    checkpoint's tensor as it was: float16 counts, float32 sums). A list state's tensors keep the checkpoint's dtype:
+    none is declared for them."""
+    make, batch = CASES[name]
+    metric = make()
+    metric.persistent(True)
+    metric.update(*batch(0))
+    tensors = [key for key, default in metric._defaults.items() if isinstance(default, torch.Tensor)]
+    exact = {key: getattr(metric, key).dtype for key in tensors}
+    cast = {k: v.to(dtype) if isinstance(v, torch.Tensor) else v for k, v in metric.state_dict().items()}
+    parent, loaded = torch.nn.Module(), make()
+    loaded.persistent(True)
+    parent.metric = loaded
+    parent.load_state_dict({f"metric.{k}": v for k, v in cast.items()})
+    assert {key: getattr(loaded, key).dtype for key in tensors} == exact
+    assert any(v.dtype != exact[k] for k, v in cast.items() if k in exact)  # the checkpoint was cast indeed

@@ -239,3 +239,34 @@ def test_boundary_bad_input():
         proposal_boundary_overlaps(torch.zeros(2, 4, 5, dtype=torch.bool), objs)
     with pytest.raises(TypeError, match="boundary"):
         ProposalRecall([1], boundary="yes")
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_the_tensor_path_counts_exactly_under_autocast(dtype: torch.dtype) -> None:
+    """The tensor path (what CUDA takes) counts pixels with matrix products, which autocast (Lightning's
+    ``bf16-mixed`` / ``16-mixed``) ran and returned in half precision: counts above 256 / 2048 were rounded
+    (an intersection of 4,182 pixels read 4,192) and the recall changed. Found by an audit of every Metric under
+    every precision."""
+    from segmetrics_torch.functional.proposals import proposal_boundary_overlaps
+    from segmetrics_torch.ops import use_backend
+
+    objects = torch.zeros(2, 160, 160, dtype=torch.bool)
+    objects[0, 2:70, 2:90] = True
+    objects[1, 75:150, 10:120] = True
+    proposals = torch.zeros(4, 160, 160, dtype=torch.bool)
+    for i in range(4):
+        proposals[i, 2 + 17 * i : 80 + 17 * i, 3 + 5 * i : 95 + 5 * i] = True
+    with use_backend("tensor"):
+        exact = proposal_overlaps(proposals, objects)
+        boundary = proposal_boundary_overlaps(proposals, objects)
+        metric, twin = ProposalRecall(counts=[1, 2, 4]), ProposalRecall(counts=[1, 2, 4])
+        with torch.autocast("cpu", dtype=dtype):
+            got = proposal_overlaps(proposals, objects)
+            got_boundary = proposal_boundary_overlaps(proposals, objects)
+            metric.update(proposals, objects)
+        twin.update(proposals, objects)
+    assert int(exact.inter.max()) > 2048  # counts that half precision cannot hold
+    assert torch.equal(got.inter, exact.inter) and torch.equal(got.fp, exact.fp)
+    assert all(torch.equal(a, b) for a, b in zip(got_boundary, boundary, strict=True))
+    for key, value in twin.compute().items():
+        assert torch.equal(torch.as_tensor(metric.compute()[key]), torch.as_tensor(value)), key
