@@ -3,7 +3,9 @@
 The route follows the parser's ``Namespace`` given to ``app/single_folder.py: run_evaluate_foreground`` and every
 value made from it (the run record, the dataset, the results, the output paths) from call to call, in the order the
 code is written, each optional branch walked in turn. A *stay* is a module where that value is handled (a run of
-calls inside one module is one stay); a *return* is a stay in a module the route had already left. The route is
+calls inside one module is one stay); a *return* is a stay in a module the route had already left. A function
+passed on and called back (the evaluator chosen as the program runs, the table writers that ``write_together``
+calls) is not followed, as the program's own reading of the code does not. The route is
 written down below (``ROUTE``), read from the code; ``tests/docs/test_design_route.py`` checks that every function it
 names is defined in the module it names, so a renamed or moved function fails there.
 
@@ -39,7 +41,7 @@ ROUTE = (
     Stay("datasets/prescan.py", "scan_pairing"),
     Stay("app/folder_io.py", "FolderRun.write_outputs"),
     Stay("reports/tables.py", "scalar_row"),
-    Stay("reports/files.py", "write_atomically"),
+    Stay("reports/files.py", "write_together"),
     Stay("app/folder_io.py", "FolderRun.write_html", "--html"),
     Stay("reports/html_report.py", "html_columns", "--html"),
     Stay("reports/output_safety.py", "check_outputs", "--html"),

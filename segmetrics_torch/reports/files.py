@@ -135,13 +135,15 @@ def write_atomically(path: str | Path, write: Callable[[Path], object]) -> None:
     write_together([(path, write)])
 
 
-def write_together(files: Sequence[tuple[str | Path, Callable[[Path], object]]]) -> None:
+def write_together(files: Sequence[tuple[str | Path, Callable[[Path], object]]], *, locked: bool = False) -> None:
     """Write a set of files, each as :func:`write_atomically` does, and move them into place together.
 
     Every ``write(temporary_path)`` runs first, each into a temporary file beside its target; a failure there leaves
     every target as it was (the temporary files are removed). Then the files are moved onto their targets
     (``os.replace``) while :func:`signals_held` holds Ctrl-C and ``SIGTERM`` back: an interruption leaves the old
-    set or the new one, never a run's ``--json`` beside the previous run's table.
+    set or the new one, never a run's ``--json`` beside the previous run's table. ``locked``: the whole write holds the
+    lock of the files' folders (:func:`folders_locked`), for writers that read the file they replace (a table that
+    rows are merged into: a run merging at the same time waits, and both runs' rows are kept).
 
     Example:
         >>> import tempfile
@@ -150,6 +152,11 @@ def write_together(files: Sequence[tuple[str | Path, Callable[[Path], object]]])
         >>> sorted(p.name for p in folder.iterdir())
         ['a.txt', 'b.txt']
     """
+    with folders_locked([target for target, _ in files]) if locked else contextlib.nullcontext():
+        _write_staged(files)
+
+
+def _write_staged(files: Sequence[tuple[str | Path, Callable[[Path], object]]]) -> None:
     staged: list[tuple[str, Path]] = []
     try:
         for target, write in files:

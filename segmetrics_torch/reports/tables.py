@@ -16,7 +16,7 @@ import json
 import math
 import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from ..errors import InputError
 
 # the report's file names: defined where importing costs no torch (the configuration check uses it too)
 from ..registry import DEFAULT_FOREGROUND, MEASURES, report_columns
-from .files import folders_locked, slug, write_atomically, write_together
+from .files import slug, write_atomically, write_together
 
 __all__ = [
     "SOD_COLUMNS",
@@ -321,10 +321,7 @@ def upsert_csv(path: str | Path, rows: Sequence[Mapping[str, Any]], keys: Sequen
         InputError: the existing file is not a CSV table of ``option``'s kind (:data:`CSV_KINDS`): naming ``option``
             and the file.
     """
-    with folders_locked([path]):  # (a run writing into the same table meanwhile waits: both runs' rows are kept)
-        text, action = merged_csv(path, rows, keys, option)
-        write_atomically(path, functools.partial(_write_bytes, data=text.encode("utf-8")))
-    return action
+    return write_run_files(None, [(Path(path), rows, keys, option)])[0]
 
 
 def merged_csv(
@@ -426,19 +423,29 @@ def write_run_files(
         >>> write_run_files(None, [table])
         ['updated']
     """
-    texts: list[tuple[Path, bytes, str]] = []
+    actions: list[str] = []
+    writes: list[tuple[Path, Callable[[Path], object]]] = []
     if json_file is not None:
         path, document = json_file
         text = json.dumps(to_jsonable(document), indent=2, allow_nan=False) + "\n"
-        texts.append((Path(path), text.encode("utf-8"), "wrote"))
-    # the tables are read, merged and replaced under their folders' lock: a run at the same time waits (its rows kept)
-    with folders_locked(path for path, *_ in tables):
-        for path, rows, keys, option in tables:
-            text, action = merged_csv(path, rows, keys, option)
-            texts.append((Path(path), text.encode("utf-8"), action))
-        # moved into place together: an interruption leaves the previous run's files or this run's, never a mix
-        write_together([(path, functools.partial(_write_bytes, data=data)) for path, data, _ in texts])
-    return [action for _, _, action in texts]
+        writes.append((Path(path), functools.partial(_write_bytes, data=text.encode("utf-8"))))
+        actions.append("wrote")
+    for path, rows, keys, option in tables:
+        merge = functools.partial(_write_merged, table=Path(path), rows=rows, keys=keys, option=option, actions=actions)
+        writes.append((Path(path), merge))
+    # each table read and merged under its folder's lock (a run merging into it at the same time waits: both runs'
+    # rows are kept), then every file moved into place together (the previous run's files or this run's, never a mix)
+    write_together(writes, locked=True)
+    return actions
+
+
+def _write_merged(
+    temp: Path, *, table: Path, rows: Sequence[Mapping[str, Any]], keys: Sequence[str], option: str, actions: list[str]
+) -> None:
+    """Write into ``temp`` the table ``table`` with ``rows`` merged in (:func:`merged_csv`), noting what happened."""
+    text, action = merged_csv(table, rows, keys, option)
+    temp.write_bytes(text.encode("utf-8"))
+    actions.append(action)
 
 
 def _cell(value: Any) -> str:
