@@ -30,6 +30,11 @@ from typing import Any
 
 from ..errors import InputError
 
+try:
+    import fcntl  # POSIX: the folder locks of folders_locked
+except ImportError:  # Windows: no flock, nothing is locked
+    fcntl = None  # type: ignore[assignment]
+
 __all__ = [
     "check_output",
     "default_file_mode",
@@ -194,9 +199,7 @@ def folders_locked(paths: Iterable[str | Path]) -> Iterator[None]:
         ...     (folder / "table.csv").write_text("method\\n")
         7
     """
-    try:
-        import fcntl  # POSIX only: an optional dependency of the platform
-    except ImportError:
+    if fcntl is None:
         yield
         return
     handles = []
