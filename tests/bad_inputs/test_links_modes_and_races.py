@@ -14,6 +14,7 @@ Each case is checked against the fix's absence (it failed before).
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import threading
 from pathlib import Path
@@ -218,3 +219,50 @@ def test_two_html_reports_into_one_folder_take_turns(monkeypatch, tmp_path: Path
     second.join()
     assert errors == []
     assert (tmp_path / "html" / "index.html").is_file()
+
+
+@pytest.mark.parametrize("umask", [0o033, 0o026])
+def test_the_html_assets_folder_gets_the_mode_mkdir_gives(tmp_path: Path, umask: int) -> None:
+    """The assets folder (made by mkdtemp, 0700, then moved into place) took its mode from the file mode: 0755 where
+    mkdir gives 0744 under umask 033, 0750 where it gives 0751 under 026."""
+    from segmetrics_torch.reports import html_report
+    from segmetrics_torch.synthetic import write_foreground_dataset
+
+    write_foreground_dataset(tmp_path, n=2, size=(32, 32), methods=["good"])
+    pred, gt = tmp_path / "good" / "img_000.png", tmp_path / "gt" / "img_000.png"
+    image = html_report.HtmlImage("D", "img_000", gt, {"good": pred})
+    previous = os.umask(umask)
+    try:
+        (tmp_path / "made").mkdir()
+        html_report.write_html_report(
+            tmp_path / "html",
+            family="foreground",
+            title="t",
+            columns=[("mae", "MAE")],
+            higher_is_better={"mae": False},
+            tables={"D": {"good": {"mae": 0.1}}},
+            per_image=[{"method": "good", "dataset": "D", "image": "img_000", "mae": 0.1}],
+            images=[image],
+        )
+    finally:
+        os.umask(previous)
+    mkdir_mode = stat.S_IMODE((tmp_path / "made").stat().st_mode)
+    assert stat.S_IMODE((tmp_path / "html" / "assets").stat().st_mode) == mkdir_mode == 0o777 & ~umask
+
+
+def test_an_interrupted_manifest_write_leaves_no_temporary_file(monkeypatch, tmp_path: Path) -> None:
+    """A Ctrl-C while the report folder's manifest was moved into place left its temporary ``.manifest-*`` file,
+    which no later run removed."""
+    _write_report(tmp_path / "rep", ["results.json"])
+    real, calls = os.replace, []
+
+    def replace(src, dst):
+        if Path(dst).name == report.MANIFEST and not calls:
+            calls.append(dst)
+            signal.raise_signal(signal.SIGINT)
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt):
+        report.replace_manifest(tmp_path / "rep", ["results.json"])
+    assert sorted(p.name for p in (tmp_path / "rep").iterdir()) == [report.MANIFEST, "results.json"]
