@@ -1,8 +1,9 @@
-"""Shared test fixtures: devices, the ../shared reference data, hypothesis profiles."""
+"""Shared test fixtures: devices, the ../shared reference data, hypothesis profiles, a signal at a rename."""
 
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -62,3 +63,22 @@ def shared_path(*parts: str) -> Path:
             pytest.fail(f"SEGMETRICS_REQUIRE_SHARED=1 but {reason}")
         pytest.skip(reason)
     return path
+
+
+def signal_at_first_replace(
+    monkeypatch: pytest.MonkeyPatch, signum: int = signal.SIGINT, onto: str | None = None
+) -> list[str]:
+    """Patch ``os.replace`` so that its first call (``onto``: its first call onto a file of that name) raises
+    ``signum`` in this process, as a user's Ctrl-C landing there; returns the targets of the renames made since."""
+    real, moved = os.replace, []
+
+    def replace(src, dst):
+        if not moved and (onto is None or Path(dst).name == onto):
+            moved.append(str(dst))
+            signal.raise_signal(signum)
+        elif moved:
+            moved.append(str(dst))
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    return moved

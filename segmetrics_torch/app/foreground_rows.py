@@ -59,5 +59,8 @@ def append_toolbox_line(path: Path, results: Mapping[str, Any], dataset: str, mo
     line = format_toolbox_line(results, dataset, model, layout)
     with path.open("a+b") as handle:
         # a last line without its newline (as an editor or printf leaves it) stays a line of its own
-        ended = handle.tell() == 0 or (handle.seek(-1, os.SEEK_END) >= 0 and handle.read(1) == b"\n")
-        handle.write(("" if ended else "\n").encode() + line.encode("utf-8") + b"\n")
+        ended = handle.tell() == 0  # (an empty file: append mode starts at the end)
+        if not ended:
+            handle.seek(-1, os.SEEK_END)
+            ended = handle.read(1) == b"\n"
+        handle.write((b"" if ended else b"\n") + line.encode("utf-8") + b"\n")

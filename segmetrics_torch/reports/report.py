@@ -683,9 +683,9 @@ def write_report_folder(folder: str | Path, files: Mapping[str, Callable[[Path],
     folder inside it, then moved into place (``os.replace``, atomic per file; Ctrl-C and ``SIGTERM`` wait for the
     moves: :func:`~.files.signals_held`), so that a failure while rendering writes nothing (a folder this call
     created is removed again); then the files the previous report listed in its manifest and this one does not write
-    are removed (:func:`replace_manifest`). A report is a set: no table or
-    figure is left that the new tables do not describe; files a report never wrote are not touched. Every report of
-    the command is written so (``evaluate --config``, the protocol reports).
+    are removed (:func:`replace_manifest`). A report is a set: no table or figure is left that the new tables do not
+    describe; files a report never wrote are not touched. Every report of the command is written so (``evaluate
+    --config``, the protocol reports).
 
     Returns:
         The paths written.

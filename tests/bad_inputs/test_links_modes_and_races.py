@@ -14,7 +14,6 @@ Each case is checked against the fix's absence (it failed before).
 from __future__ import annotations
 
 import os
-import signal
 import stat
 import threading
 from pathlib import Path
@@ -25,8 +24,12 @@ import pytest
 from segmetrics_torch.app import foreground_rows
 from segmetrics_torch.app.folder_io import BSR_FILES, write_bsr_files
 from segmetrics_torch.errors import InputError
-from segmetrics_torch.reports import files, report, tables
+from segmetrics_torch.reports import files, html_report, report, tables
 from segmetrics_torch.reports.output_safety import checked_outputs
+from segmetrics_torch.synthetic import write_foreground_dataset
+from tests.conftest import signal_at_first_replace
+
+from ..reports.html_run import two_image_report
 
 
 def _write_report(folder: Path, names: list[str]) -> None:
@@ -172,16 +175,7 @@ def test_a_pipe_or_a_device_is_never_an_output(tmp_path: Path, name: str) -> Non
 def test_two_html_reports_into_one_folder_take_turns(monkeypatch, tmp_path: Path) -> None:
     """Each run removed every temporary folder of the report folder as a killed run's: the other run's, still being
     written (``error: cannot access .../.segmetrics-html-XXXX/hist``). The folder's lock makes the second wait."""
-    from segmetrics_torch.reports import html_report
-    from segmetrics_torch.synthetic import write_foreground_dataset
-
     write_foreground_dataset(tmp_path, n=2, size=(32, 32), methods=["good"])
-    stems = ("img_000", "img_001")
-    images = [
-        html_report.HtmlImage("D", s, tmp_path / "gt" / f"{s}.png", {"good": tmp_path / "good" / f"{s}.png"})
-        for s in stems
-    ]
-    rows = [{"method": "good", "dataset": "D", "image": s, "mae": 0.1 * i} for i, s in enumerate(stems)]
     drawing, go = threading.Event(), threading.Event()
     real = html_report._save_thumbnails
 
@@ -196,16 +190,7 @@ def test_two_html_reports_into_one_folder_take_turns(monkeypatch, tmp_path: Path
 
     def run() -> None:
         try:
-            html_report.write_html_report(
-                tmp_path / "html",
-                family="foreground",
-                title="t",
-                columns=[("mae", "MAE")],
-                higher_is_better={"mae": False},
-                tables={"D": {"good": {"mae": 0.1}}},
-                per_image=rows,
-                images=images,
-            )
+            two_image_report(tmp_path, tmp_path / "html")
         except BaseException as error:  # (reported by the assertion below)
             errors.append(error)
 
@@ -225,25 +210,11 @@ def test_two_html_reports_into_one_folder_take_turns(monkeypatch, tmp_path: Path
 def test_the_html_assets_folder_gets_the_mode_mkdir_gives(tmp_path: Path, umask: int) -> None:
     """The assets folder (made by mkdtemp, 0700, then moved into place) took its mode from the file mode: 0755 where
     mkdir gives 0744 under umask 033, 0750 where it gives 0751 under 026."""
-    from segmetrics_torch.reports import html_report
-    from segmetrics_torch.synthetic import write_foreground_dataset
-
     write_foreground_dataset(tmp_path, n=2, size=(32, 32), methods=["good"])
-    pred, gt = tmp_path / "good" / "img_000.png", tmp_path / "gt" / "img_000.png"
-    image = html_report.HtmlImage("D", "img_000", gt, {"good": pred})
     previous = os.umask(umask)
     try:
         (tmp_path / "made").mkdir()
-        html_report.write_html_report(
-            tmp_path / "html",
-            family="foreground",
-            title="t",
-            columns=[("mae", "MAE")],
-            higher_is_better={"mae": False},
-            tables={"D": {"good": {"mae": 0.1}}},
-            per_image=[{"method": "good", "dataset": "D", "image": "img_000", "mae": 0.1}],
-            images=[image],
-        )
+        two_image_report(tmp_path, tmp_path / "html")
     finally:
         os.umask(previous)
     mkdir_mode = stat.S_IMODE((tmp_path / "made").stat().st_mode)
@@ -254,15 +225,7 @@ def test_an_interrupted_manifest_write_leaves_no_temporary_file(monkeypatch, tmp
     """A Ctrl-C while the report folder's manifest was moved into place left its temporary ``.manifest-*`` file,
     which no later run removed."""
     _write_report(tmp_path / "rep", ["results.json"])
-    real, calls = os.replace, []
-
-    def replace(src, dst):
-        if Path(dst).name == report.MANIFEST and not calls:
-            calls.append(dst)
-            signal.raise_signal(signal.SIGINT)
-        return real(src, dst)
-
-    monkeypatch.setattr(os, "replace", replace)
+    signal_at_first_replace(monkeypatch, onto=report.MANIFEST)
     with pytest.raises(KeyboardInterrupt):
         report.replace_manifest(tmp_path / "rep", ["results.json"])
     assert sorted(p.name for p in (tmp_path / "rep").iterdir()) == [report.MANIFEST, "results.json"]

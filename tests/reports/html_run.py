@@ -1,4 +1,5 @@
-"""A small foreground run written to disk, and its HTML report: shared by the unit and the browser tests.
+"""A small foreground run written to disk, and its HTML report: shared by the unit and the browser tests; and the
+smallest report (:func:`two_image_report`) for the tests of how a report is written.
 
 Two methods on six 48 x 64 images, one of them named with markup (``HOSTILE_STEM``: a POSIX file name cannot hold
 ``/``, so ``<script>...</script>`` itself cannot be a file; this name runs script as an ``<img onerror>`` if it is
@@ -78,3 +79,21 @@ def write_run(root: Path, out: Path | None = None, **overrides: object) -> Path:
     }
     arguments.update(overrides)
     return write_html_report(out if out is not None else root / "html", **arguments)  # type: ignore[arg-type]
+
+
+def two_image_report(root: Path, out: Path, value: float = 0.1) -> Path:
+    """The report (titled ``run <value>``) of the first two images of ``write_foreground_dataset(root, n=2,
+    methods=["good"])``, one method, MAE only, written into ``out``."""
+    stems = ("img_000", "img_001")
+    images = [HtmlImage("D", s, root / "gt" / f"{s}.png", {"good": root / "good" / f"{s}.png"}) for s in stems]
+    rows = [{"method": "good", "dataset": "D", "image": s, "mae": value + 0.1 * i} for i, s in enumerate(stems)]
+    return write_html_report(
+        out,
+        family="foreground",
+        title=f"run {value}",
+        columns=[("mae", "MAE")],
+        higher_is_better={"mae": False},
+        tables={"D": {"good": {"mae": value}}},
+        per_image=rows,
+        images=images,
+    )

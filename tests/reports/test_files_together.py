@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -16,23 +15,11 @@ from pathlib import Path
 import pytest
 
 from segmetrics_torch.reports import files, tables
-from segmetrics_torch.reports.html_report import ASSETS, MARKER, TEMP_PREFIX, HtmlImage, write_html_report
+from segmetrics_torch.reports.html_report import ASSETS, MARKER, TEMP_PREFIX
 from segmetrics_torch.synthetic import write_foreground_dataset
+from tests.conftest import signal_at_first_replace
 
-
-def _signal_at_first_replace(monkeypatch: pytest.MonkeyPatch, signum: int = signal.SIGINT) -> list[str]:
-    """Patch ``os.replace`` so that its first call raises ``signum`` in this process (as a user's Ctrl-C landing
-    there); returns the log of the renames."""
-    real, moved = os.replace, []
-
-    def replace(src, dst):
-        if not moved:
-            signal.raise_signal(signum)
-        moved.append(str(dst))
-        return real(src, dst)
-
-    monkeypatch.setattr(os, "replace", replace)
-    return moved
+from .html_run import two_image_report
 
 
 def test_a_signal_waits_for_the_block_then_acts(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -74,7 +61,7 @@ def test_sigterm_with_its_default_action_ends_the_process_after_the_block(tmp_pa
 def test_write_together_moves_every_file_before_an_interruption(monkeypatch, tmp_path: Path) -> None:
     for name in ("a.json", "b.csv"):
         (tmp_path / name).write_text("old")
-    moved = _signal_at_first_replace(monkeypatch)
+    moved = signal_at_first_replace(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         files.write_together([(tmp_path / n, lambda p: p.write_text("new")) for n in ("a.json", "b.csv")])
     assert len(moved) == 2
@@ -96,7 +83,7 @@ def test_a_runs_json_and_table_are_never_a_mix(monkeypatch, tmp_path: Path) -> N
     row = {"method": "m", "dataset": "d", "num_images": 2, "mae": 0.1}
     keys = ("method", "dataset")
     tables.write_run_files((tmp_path / "r.json", {"mae": 0.1}), [(tmp_path / "t.csv", [row], keys, "--csv")])
-    _signal_at_first_replace(monkeypatch)
+    signal_at_first_replace(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         new = [(tmp_path / "t.csv", [row | {"mae": 0.2}], keys, "--csv")]
         tables.write_run_files((tmp_path / "r.json", {"mae": 0.2}), new)
@@ -105,31 +92,15 @@ def test_a_runs_json_and_table_are_never_a_mix(monkeypatch, tmp_path: Path) -> N
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "t.csv"]
 
 
-def _report(root: Path, out: Path, value: float) -> Path:
-    stems = ("img_000", "img_001")
-    images = [HtmlImage("D", s, root / "gt" / f"{s}.png", {"good": root / "good" / f"{s}.png"}) for s in stems]
-    rows = [{"method": "good", "dataset": "D", "image": s, "mae": value + 0.1 * i} for i, s in enumerate(stems)]
-    return write_html_report(
-        out,
-        family="foreground",
-        title=f"run {value}",
-        columns=[("mae", "MAE")],
-        higher_is_better={"mae": False},
-        tables={"D": {"good": {"mae": value}}},
-        per_image=rows,
-        images=images,
-    )
-
-
 def test_an_interrupted_html_report_is_the_old_or_the_new_never_a_page_without_assets(monkeypatch, tmp_path):
     """The previous report's assets/ was removed before the new one moved in: a Ctrl-C between the two left a page
     without its thumbnails (and after it, the old page beside the new thumbnails)."""
     write_foreground_dataset(tmp_path, n=2, size=(32, 32), methods=["good"])
     out = tmp_path / "html"
-    _report(tmp_path, out, 0.5)
-    _signal_at_first_replace(monkeypatch)
+    two_image_report(tmp_path, out, 0.5)
+    signal_at_first_replace(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
-        _report(tmp_path, out, 0.25)
+        two_image_report(tmp_path, out, 0.25)
     assert "run 0.25" in (out / "index.html").read_text(encoding="utf-8")  # the new page ...
     assets = out / ASSETS
     assert (assets / MARKER).is_file() and any((assets / "thumbs").iterdir())  # ... with its assets
