@@ -108,12 +108,12 @@ def loss_time(name: str, device: str, repeats: int) -> float:
 def edt_table(dev: str, repeats: int) -> None:
     """The exact distance transform on the device: the Triton kernels beside the tensor-only route (both exact;
     the backend setting ``"tensor"`` selects the second), ms per batch, ns per pixel and whether their outputs are
-    identical. From 837 x 837 the Triton row pass is the envelope kernel (int32 keys would overflow): issue 44 asks
-    that 1024^2 and 2048^2 be no slower per pixel than 768^2 (the tiled kernel's largest common size)."""
+    identical. The Triton row pass is the envelope kernel at every size (``bench_edt_row_pass.py`` times it beside the
+    tiled one): issue 44 asks that 1024^2 and 2048^2 be no slower per pixel than 768^2."""
     from segmetrics_torch.ops import distance, use_backend
 
     print("\nDistance transform with indices (ground truths of the maps): ms per batch on the device")
-    print(f"{'masks':<22}{'row pass':>10}{'Triton':>10}{'ns/px':>8}{'tensor ops':>12}{'speed-up':>10}{'identical':>11}")
+    print(f"{'masks':<22}{'Triton':>10}{'ns/px':>8}{'tensor ops':>12}{'speed-up':>10}{'identical':>11}")
     per_pixel = {}
     for size, batch in ((320, 256), (768, 32), (1024, 16), (2048, 4)):
         g = _maps(size, batch, "uint8")[1].to(dev)
@@ -127,9 +127,8 @@ def edt_table(dev: str, repeats: int) -> None:
                 times[route] = _timed(run, dev, repeats)
         same = all(torch.equal(a, b) for a, b in zip(results["1"], results["0"], strict=True))
         per_pixel[size] = times["1"] * 1e9 / (batch * size * size)
-        row_pass = "envelope" if size >= 837 else "tiled"
         print(
-            f"{f'{batch} x {size}x{size}':<22}{row_pass:>10}{times['1'] * 1e3:>10.2f}{per_pixel[size]:>8.2f}"
+            f"{f'{batch} x {size}x{size}':<22}{times['1'] * 1e3:>10.2f}{per_pixel[size]:>8.2f}"
             f"{times['0'] * 1e3:>12.2f}{times['0'] / times['1']:>9.1f}x{'yes' if same else 'NO':>11}"
         )
     for size in (1024, 2048):

@@ -132,6 +132,15 @@ CASES: dict[str, Callable[[str], np.ndarray]] = {
     "surface-monai": _surface("monai"),
     "surface-deepmind": _surface("deepmind"),
     "surface-medpy": _surface("medpy"),
+    # 2-D slices on a unit grid and on a power-of-two one: the integer-keyed transform (Triton on CUDA), one per batch
+    "surface-2d-monai": _metric(
+        lambda: st.SurfaceDistanceMeasures(convention="monai", num_classes=3, tolerance=1.5),
+        lambda: tuple(x[:, 6] for x in _surface_inputs()),
+    ),
+    "surface-2d-deepmind-half-spacing": _metric(
+        lambda: st.SurfaceDistanceMeasures(convention="deepmind", num_classes=3, spacing=(0.5, 0.5), tolerance=1.5),
+        lambda: tuple(x[:, 6] for x in _surface_inputs()),
+    ),
     "boundary-iou": _metric(lambda: st.BoundaryIoU(num_classes=3), lambda: tuple(x[:, 6] for x in _surface_inputs())),
 }
 

@@ -17,9 +17,9 @@ their results are identical to each other and to scipy on every input:
   Huttenlocher 2012, Meijster et al. 2000) evaluated with integer arithmetic only.
 
 On CUDA, where Triton is installed, the ``"torch"`` backend runs two Triton kernels instead of the tensor operations
-(``ops/_kernels/edt_triton.py``: the column pass, then the row pass as a register-tiled minimum over the row's
-columns in int32 keys for images whose keys fit in 31 bits (square images up to 836 x 836), and as the O(W) lower
-envelope of the row's parabolas, one program per row, for larger ones (up to about 32,000 x 32,000); same results).
+(``ops/_kernels/edt_triton.py``: the column pass, then the row pass as the O(W) lower envelope of the row's
+parabolas, 32 rows per program, up to about 32,000 x 32,000, or, where that kernel fails to build, a register-tiled
+minimum over the row's columns in int32 keys for images whose keys fit in 31 bits, up to 836 x 836; same results).
 The backend setting ``"tensor"``
 (:func:`segmetrics_torch.ops.use_backend`) keeps the tensor route; :mod:`segmetrics_torch.ops.backend` decides which
 kernel runs, here as in every op.
@@ -284,24 +284,30 @@ def _edt_triton(
     tensor route's ``big`` and ``bits``: the same ``(dist, index)``, or ``None`` where the tensor route is to run
     instead. The row pass (``row_pass="auto"``):
 
+    * the lower envelope of the row's parabolas (``_rows_envelope``: 32 image rows per program, one per lane, O(W)
+      per row, int64 arithmetic, two int32 scratch rows per image row: 8 more bytes per pixel), for every image whose
+      ``big`` (``H^2 + W^2``) fits in int32 (about 32,000 x 32,000; beyond, the tensor route). On an H200
+      (2026-11-29, ``benchmarks/bench_edt_row_pass.py``) it took 0.25x (768x768) to 0.71x (352x352) the time of the
+      tiled pass below, and its work per pixel does not grow with the width;
     * the tiled minimum over the row's columns (``_rows``: int32 packed keys, O(W^2) register arithmetic per row)
-      where the largest packed key fits in 31 bits (square images up to 836 x 836): on an H100 it beat the
-      O(W log W) tensor route by 1.8x (768x768) to 2.9x (320x320), while in int64 it lost to it (1024x1024: 0.53x);
-    * the lower envelope of the row's parabolas (``_rows_envelope``: one program per row, O(W), int64 arithmetic,
-      two int32 scratch rows per image row: 8 more bytes per pixel) for wider keys, so that large images keep a fused
-      kernel whose work per pixel does not grow with the width; up to images whose ``big`` (``H^2 + W^2``) fits in
-      int32 (about 32,000 x 32,000; beyond, the tensor route);
+      where the envelope kernel failed to build or launch and the largest packed key fits in 31 bits (square images
+      up to 836 x 836); ``row_pass="tiled"`` asks for it (the benchmark's comparison);
     * where Triton cannot build or launch the kernels (an install without a working compiler): ``None``, after one
       warning that says why; later calls go to the tensor route directly.
     """
     b, h, w = mask.shape
     wide = ((big + (w - 1) ** 2) << bits) | ((1 << bits) - 1) >= _INT32_TOP
-    envelope = row_pass == "envelope" or (row_pass == "auto" and wide)
+    row_pass_asked = row_pass
+    if row_pass == "auto":
+        row_pass = "tiled" if _ENVELOPE_FAILED and not wide else "envelope"
+    envelope = row_pass == "envelope"
     if (wide and not envelope) or big >= _INT32_TOP or (envelope and _ENVELOPE_FAILED):
         return None
     try:
         from ._kernels.edt_triton import kernels
-    except ImportError as exc:  # pragma: no cover - Triton present but broken
+
+        columns, rows, rows_envelope = kernels()
+    except Exception as exc:  # Triton present but its kernels cannot be made: the tensor route from now on
         _triton_failed(exc)
         return None
     device = mask.device
@@ -311,7 +317,6 @@ def _edt_triton(
     index = torch.empty((b, h, w), dtype=torch.int64, device=device)
     scale = 1 << bits
     try:
-        columns, rows, rows_envelope = kernels()
         columns[(b, -(-w // _TRITON_COLUMNS))](
             mask.contiguous().view(torch.uint8),
             gy,
@@ -336,13 +341,15 @@ def _edt_triton(
             )
     except Exception as exc:  # any compiler or driver error: the exact tensor route stays
         _triton_failed(exc, envelope)
+        if envelope and row_pass_asked == "auto" and not wide and not _TRITON_FAILED:
+            return _edt_triton(mask, big, bits, "tiled")  # this image fits the tiled row pass
         return None
     return _exact_sqrt(dist), index
 
 
 _INT32_TOP = 2**31 - 1
 _TRITON_FAILED = False
-# the envelope row pass failed once: images from 837 x 837 take the tensor route, the others keep the tiled kernels
+# the envelope row pass failed once: images up to 836 x 836 take the tiled row pass, larger ones the tensor route
 _ENVELOPE_FAILED = False
 
 
@@ -354,7 +361,7 @@ def _triton_failed(exc: BaseException, envelope: bool = False) -> None:
         _ENVELOPE_FAILED = True
     else:
         _TRITON_FAILED = True
-    which = "the envelope row pass (images from 837 x 837)" if envelope else "the Triton kernel"
+    which = "the envelope row pass (images from 837 x 837 take the tensor route)" if envelope else "the Triton kernel"
     warnings.warn(
         f"segmetrics_torch: {which} of the distance transform failed ({type(exc).__name__}: {exc}); the "
         "tensor-operation route computes the same values, more slowly (segmetrics_torch.ops.set_backend('tensor') "
@@ -418,6 +425,9 @@ _ONLY_AT_FILL = 0.25
 #: elements (lines x positions) of one chunk of a later pass of the device transform; None: its default per device
 #: (ops.device_edt.CHUNK_ELEMENTS, CPU_CHUNK_ELEMENTS); the results never depend on it
 _DEVICE_CHUNK: int | None = None
+#: elements of the images the device transform takes in one call (whole images, at least one): its first pass holds
+#: about 60 bytes per element (1 GiB)
+_DEVICE_BATCH_ELEMENTS = 1 << 24
 
 #: the largest ratio of two spacings the transforms take, as a power of two (see :func:`spacing_scale`)
 _MAX_SPACING_RATIO_LOG2 = 900
@@ -486,33 +496,60 @@ def takes_device_transform(device: torch.device) -> bool:
 
 def distance_to_features_device(features: Tensor, spacing: Sequence[float], at: Tensor) -> Tensor:
     """:func:`distance_to_features` ``(features, spacing, at=at)`` on the tensors' device (the CUDA path of the
-    boundary-distance family): the distances, float64, at the True elements of ``at`` (same shape), C order.
+    boundary-distance family), for one mask or a batch of them: the distances, float64, at the True elements of
+    ``at`` (same shape), in C order (image by image for a batch: the distances of image 0's points, then image 1's).
 
-    The separable transform of :func:`segmetrics_torch.ops.device_edt.squared_feature_transform` (the CPU kernel's
-    passes and float operations; each later pass a divide and conquer over the monotone minimising column, all
-    lines of a chunk at once: ``O(N log n)`` work, fixed shapes, no host synchronisation), without the feature
-    indices. Its later passes run on chunks of whole lines of at most ``2^22`` elements (``2^16`` for CPU tensors;
-    at most 100 bytes of scratch each; one line where a line is longer), whatever the shape. Square roots correctly
-    rounded; the spacing is divided by a power of two first and the distances multiplied back
-    (:func:`spacing_scale`: exact, and no overflow or underflow of its squares). Where two parabolas are equal to an
-    ulp at a crossing either may be taken, as the CPU kernel's rounded breakpoints do, so values agree with the CPU
-    kernel's to an ulp or two with spacing, and bitwise on a unit grid (every value an exact integer) and on single
-    lines (a first pass only).
+    ``features`` is 2-D or 3-D (``len(spacing)`` axes) or a batch ``(B, *spatial)`` of such masks sharing the
+    spacing, each image measured to its own features. The batch is transformed in one call (in slices of whole
+    images of at most ``2^24`` elements together, at least one image), so a batch of small images costs one
+    transform, not one per image. The transform: on a unit 2-D grid (spacing ``(s, s)`` with ``s`` a power of two
+    after :func:`spacing_scale`), :func:`distance_transform_edt`'s integer-keyed one (its Triton kernels on CUDA), as
+    the host takes its integer-keyed kernels there; otherwise the separable transform of
+    :func:`segmetrics_torch.ops.device_edt.squared_feature_transform` (the CPU kernel's passes and float operations;
+    each later pass a divide and conquer over the monotone minimising column, all lines of a chunk at once:
+    ``O(N log n)`` work, fixed shapes, no host synchronisation), without the feature indices. Its later passes run
+    on chunks of whole lines of at most ``2^22`` elements (``2^16`` for CPU tensors; at most 100 bytes of scratch
+    each; one line where a line is longer), whatever the shape. Square roots correctly rounded; the spacing is
+    divided by a power of two first and the distances multiplied back (:func:`spacing_scale`: exact, and no overflow
+    or underflow of its squares). Where two parabolas are equal to an ulp at a crossing either may be taken, as the
+    CPU kernel's rounded breakpoints do, so values agree with the CPU kernel's to an ulp or two with spacing, and
+    bitwise on a unit grid (every value an exact integer) and on single lines (a first pass only). An image without
+    a feature gives ``inf`` at its points.
 
     Example:
         >>> import torch
         >>> f = torch.zeros(3, 4, dtype=torch.bool); f[0, 0] = True
         >>> distance_to_features_device(f, (2.0, 1.0), f.logical_not())[-4:].tolist()
         [4.0, 4.123105625617661, 4.47213595499958, 5.0]
+        >>> pair = torch.stack([f, f.flip(0)])  # two images: each measured to its own feature
+        >>> distance_to_features_device(pair, (1.0, 1.0), pair.logical_not()).reshape(2, -1)[:, -1].tolist()
+        [3.605551275463989, 3.0]
     """
-    if features.ndim not in (2, 3) or len(spacing) != features.ndim or at.shape != features.shape:
+    rank = len(spacing)
+    if rank not in (2, 3) or features.ndim not in (rank, rank + 1) or at.shape != features.shape:
         raise ValueError(
-            f"Expected a 2-D or 3-D mask, one spacing per axis and `at` of its shape, but got shapes "
-            f"{tuple(features.shape)} and {tuple(at.shape)}, spacing {spacing!r}."
+            f"Expected a 2-D or 3-D mask or a batch of them (one spacing per spatial axis) and `at` of its shape, but "
+            f"got shapes {tuple(features.shape)} and {tuple(at.shape)}, spacing {spacing!r}."
         )
-    scale, scaled = spacing_scale(spacing, tuple(features.shape))
-    squared, _ = squared_feature_transform(features, scaled, return_indices=False, chunk_elements=_DEVICE_CHUNK)
-    dist = _exact_sqrt(squared[at].contiguous())
+    batch, where = (features, at) if features.ndim == rank + 1 else (features[None], at[None])
+    spatial = tuple(batch.shape[1:])
+    scale, scaled = spacing_scale(spacing, spatial)
+    unit_grid = rank == 2 and scaled == (1.0, 1.0)
+    per_call = max(1, _DEVICE_BATCH_ELEMENTS // max(1, math.prod(spatial)))
+    parts = []
+    for start in range(0, batch.shape[0], per_call):
+        f, a = batch[start : start + per_call], where[start : start + per_call]
+        if f.numel() == 0:
+            continue
+        if unit_grid:
+            # the integer keys (Triton on CUDA): exact integer squared distances, the same correctly rounded roots
+            parts.append(_edt_torch(f)[0][a])
+        else:
+            squared, _ = squared_feature_transform(f, scaled, return_indices=False, chunk_elements=_DEVICE_CHUNK)
+            parts.append(_exact_sqrt(squared[a].contiguous()))
+    if not parts:
+        return torch.empty(0, dtype=torch.float64, device=features.device)
+    dist = parts[0] if len(parts) == 1 else torch.cat(parts)
     return dist if scale == 1.0 else dist.mul_(scale)
 
 

@@ -1,7 +1,8 @@
 """The Triton kernels of the distance transform (what CUDA inputs take), run on the CPU by Triton's interpreter.
 
 ``TRITON_INTERPRET=1`` executes the same kernel source with numpy, so these tests check its arithmetic (packed keys,
-int32 / int64 choice, tile masks, the envelope row pass of wide images, tie rule) bit for bit against scipy and the
+int32 / int64 choice, tile masks, the envelope row pass that every image takes and the tiled one kept for a failing
+envelope kernel, tie rule) bit for bit against scipy and the
 tensor route on the inputs of ``test_distance.py``; the compiled kernels' speed is measured on a lent device
 (``benchmarks/run_on_gpu.sh``).
 """
@@ -135,20 +136,21 @@ def test_images_beyond_int32_distances_take_the_tensor_route(interpreted):
 
 
 @pytest.fixture
-def envelope(interpreted, monkeypatch):
-    """The Triton route with the envelope row pass on every image (also those whose keys fit in int32)."""
+def tiled(interpreted, monkeypatch):
+    """The Triton route with the tiled row pass (what images whose keys fit in int32 take where the envelope kernel
+    failed; the tests above run the automatic choice, the envelope)."""
     real = distance._edt_triton
-    monkeypatch.setattr(distance, "_edt_triton", lambda mask, big, bits: real(mask, big, bits, "envelope"))
+    monkeypatch.setattr(distance, "_edt_triton", lambda mask, big, bits: real(mask, big, bits, "tiled"))
     return interpreted
 
 
 @pytest.mark.parametrize("name", list(TIE_PATTERNS))
-def test_envelope_tie_heavy_patterns_match_scipy(envelope, name):
+def test_tiled_tie_heavy_patterns_match_scipy(tiled, name):
     assert_matches_scipy(TIE_PATTERNS[name])
-    assert envelope, "the Triton route did not run"
+    assert tiled, "the Triton route did not run"
 
 
-def test_envelope_edge_shapes_and_blobs_match_scipy(envelope):
+def test_tiled_edge_shapes_and_blobs_match_scipy(tiled):
     rng = np.random.default_rng(11)
     for mask in (
         _points(1, 1, (0, 0)),
@@ -163,11 +165,11 @@ def test_envelope_edge_shapes_and_blobs_match_scipy(envelope):
 
 @settings(max_examples=25, deadline=None)
 @given(mask=small_masks())
-def test_envelope_random_small_masks_match_scipy(mask):
+def test_tiled_random_small_masks_match_scipy(mask):
     with pytest.MonkeyPatch.context() as mp:
         _force_triton_route(mp)
         real = distance._edt_triton
-        mp.setattr(distance, "_edt_triton", lambda m, big, bits: real(m, big, bits, "envelope"))
+        mp.setattr(distance, "_edt_triton", lambda m, big, bits: real(m, big, bits, "tiled"))
         assert_matches_scipy(mask)
 
 
@@ -294,3 +296,47 @@ def test_the_kernels_compile_for_a_cuda_device():
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.count("compiled") == 4, done.stdout
+
+
+def _counting_kernels(monkeypatch, fail_envelope: bool = False) -> dict[str, int]:
+    """Replaces the jitted kernels by wrappers that count the launches of each row pass (the envelope one raising
+    with ``fail_envelope``)."""
+    from segmetrics_torch.ops._kernels import edt_triton
+
+    columns, rows, envelope = edt_triton.kernels()
+    launches = {"tiled": 0, "envelope": 0}
+
+    class Counted:
+        def __init__(self, kernel, name):
+            self.kernel, self.name = kernel, name
+
+        def __getitem__(self, grid):
+            launches[self.name] += 1
+            if fail_envelope and self.name == "envelope":
+                raise RuntimeError("no envelope here")
+            return self.kernel[grid]
+
+    monkeypatch.setattr(edt_triton, "kernels", lambda: (columns, Counted(rows, "tiled"), Counted(envelope, "envelope")))
+    monkeypatch.setattr(distance, "_TRITON_FAILED", False)
+    monkeypatch.setattr(distance, "_ENVELOPE_FAILED", False)
+    return launches
+
+
+def test_every_image_takes_the_envelope_row_pass(interpreted, monkeypatch):
+    """The envelope row pass is the automatic choice at every size (on an H200 it took 0.25x-0.71x the tiled pass's
+    time from 320x320 to 768x768), small images included."""
+    launches = _counting_kernels(monkeypatch)
+    assert_matches_scipy(TIE_PATTERNS["lattice-3x3"])
+    assert launches == {"tiled": 0, "envelope": 1}
+
+
+def test_a_failing_envelope_pass_leaves_small_images_on_the_tiled_pass(interpreted, monkeypatch):
+    """Where the envelope kernel fails, an image whose keys fit in int32 gets the tiled Triton pass in the same call
+    (one warning) and in every later one, without trying the envelope again."""
+    launches = _counting_kernels(monkeypatch, fail_envelope=True)
+    small = TIE_PATTERNS["lattice-3x3"]
+    with pytest.warns(RuntimeWarning, match="envelope row pass .* failed.*no envelope here"):
+        assert distance._edt_triton(torch.from_numpy(small[None]).to(DEVICE), *_keys(*small.shape)) is not None
+    assert launches == {"tiled": 1, "envelope": 1}
+    assert_matches_scipy(small)
+    assert launches == {"tiled": 2, "envelope": 1}

@@ -57,3 +57,31 @@ def test_device_path_gives_the_host_lists(
         assert (h.pred_empty, h.gt_empty) == (d.pred_empty, d.gt_empty)
         for a, b in ((h.pred_sizes, d.pred_sizes), (h.gt_sizes, d.gt_sizes)):
             assert (a is None and b is None) or np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("slice_elements", [None, 1])
+def test_device_path_batches_images_of_each_spacing(
+    monkeypatch: pytest.MonkeyPatch, slice_elements: int | None
+) -> None:
+    """One transform per spacing for the whole batch (in slices of whole images: ``slice_elements=1`` forces one
+    image per call): per-image spacings (MONAI's per-item form) mixing a repeated anisotropic spacing, a unit grid and
+    a power-of-two one (the integer-keyed transform, distances scaled back), with an empty prediction and an empty
+    ground truth among them, give each pair its own host lists."""
+    from segmetrics_torch.ops import distance
+
+    if slice_elements is not None:
+        monkeypatch.setattr(distance, "_DEVICE_BATCH_ELEMENTS", slice_elements)
+    gen = torch.Generator().manual_seed(7)
+    p = torch.rand(6, 15, 12, generator=gen) < 0.3
+    g = torch.rand(6, 15, 12, generator=gen) < 0.3
+    p[2] = False
+    g[4] = False
+    spacings = [(0.7, 1.3), (1.0, 1.0), (0.7, 1.3), (2.0, 2.0), (1.0, 1.0), (0.25, 0.25)]
+    for corners in (False, True):
+        host = _lists(p, g, spacings, corners, on_device=False)
+        device = _lists(p, g, spacings, corners, on_device=True)
+        assert [i for i, _, _ in device] == list(range(6))
+        for (_, _, h), (_, _, d) in zip(host, device, strict=True):
+            for a, b in ((h.pred_to_gt, d.pred_to_gt), (h.gt_to_pred, d.gt_to_pred)):
+                assert a.shape == b.shape
+                np.testing.assert_allclose(b, a, rtol=4e-16, atol=0)

@@ -171,15 +171,29 @@ def _nearest(points: np.ndarray, queries: np.ndarray, p: float) -> np.ndarray:
     return tree.query(queries, k=1, p=p, workers=max(1, torch.get_num_threads()))[0]
 
 
-def _device_distances(a: Tensor, b: Tensor, spacing: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`point_set_distances` (Euclidean) of two boundary masks on their device: the EDT of each read at the
-    other's points there, only the two distance lists copied to the host."""
-    na, nb = int(a.sum()), int(b.sum())
-    if na == 0 or nb == 0:
-        return np.full(na, np.inf), np.full(nb, np.inf)
-    d_ab = distance_to_features_device(b, spacing, a)
-    d_ba = distance_to_features_device(a, spacing, b)
-    return d_ab.cpu().numpy(), d_ba.cpu().numpy()
+def _device_distances(
+    points: Tensor, counts: np.ndarray, spacings: Sequence[tuple[float, ...]]
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`point_set_distances` (Euclidean) of the boundary pairs of a group on their device: ``points`` (2n,
+    *spatial) holds the predictions' boundary masks, then the targets'; ``counts`` their points per mask (host);
+    ``spacings`` the n pairs' spacings. Returns each pair's ``(d_pg, d_gp)``. The pairs of one spacing are one
+    batched transform of the other masks read at each mask's points (the device transform, one call for a batch of
+    slices rather than two per pair), and only the distance lists are copied to the host, in one copy."""
+    n = len(spacings)
+    # the mask that each mask's points are measured to: the target of a prediction, the prediction of a target
+    partner = torch.cat([torch.arange(n, 2 * n), torch.arange(n)])
+    out: list[tuple[np.ndarray, np.ndarray]] = [(np.empty(0), np.empty(0))] * n
+    for spacing in dict.fromkeys(spacings):
+        rows = [r for r in range(n) if spacings[r] == spacing]
+        masks = torch.tensor(rows + [n + r for r in rows])
+        same = masks.tolist() == list(range(2 * n))
+        at = points if same else points[masks.to(points.device)]
+        features = points[partner.to(points.device)] if same else points[partner[masks].to(points.device)]
+        values = distance_to_features_device(features, spacing, at).cpu().numpy()
+        lists = np.split(values, np.cumsum(counts[masks.numpy()])[:-1])
+        for k, r in enumerate(rows):
+            out[r] = (lists[k], lists[len(rows) + k])
+    return out
 
 
 def pair_distances(
@@ -207,27 +221,39 @@ def pair_distances(
         device_edt = on_tensors and distance_metric == "euclidean"
         n = group.preds.shape[0]
         nonempty = stack.flatten(1).any(dim=1).cpu().numpy()
-        codes = table = None
+        codes_t = None
         if corners:
             # the sizes are looked up at the surface points only (a full float64 map of the grid costs more)
             codes_t = corner_codes(stack)
             full = 2 ** (2**pairs.ndim) - 1
             points_t = (codes_t != 0) & (codes_t != full)
-            codes = codes_t.cpu().numpy()
         else:
             points_t = inner_boundary(stack, connectivity)
-        points = points_t.cpu().numpy()
+        spacings = [pairs.spacing_of(image) for image in group.images]
+        if device_edt:
+            # on the device: only the point counts, the distance lists and the codes at the points reach the host
+            counts = points_t.flatten(1).sum(dim=1).cpu().numpy()
+            lists = _device_distances(points_t, counts, spacings)
+            if codes_t is not None:
+                at_points = np.split(codes_t[points_t].cpu().numpy(), np.cumsum(counts)[:-1])
+        else:
+            points = points_t.cpu().numpy()
+            codes = None if codes_t is None else codes_t.cpu().numpy()
         for row in range(n):
-            spacing = pairs.spacing_of(group.images[row])
-            if codes is not None:
-                table = surfel_size_table(spacing)
-            p_pts, g_pts = points[row], points[n + row]
+            spacing = spacings[row]
             if device_edt:
-                d_pg, d_gp = _device_distances(points_t[row], points_t[n + row], spacing)
+                d_pg, d_gp = lists[row]
+                if codes_t is not None:
+                    p_codes, g_codes = at_points[row], at_points[n + row]
             else:
+                p_pts, g_pts = points[row], points[n + row]
                 d_pg, d_gp = point_set_distances(p_pts, g_pts, spacing, distance_metric)
-            p_sizes = table[codes[row][p_pts]] if codes is not None and table is not None else None
-            g_sizes = table[codes[n + row][g_pts]] if codes is not None and table is not None else None
+                if codes is not None:
+                    p_codes, g_codes = codes[row][p_pts], codes[n + row][g_pts]
+            p_sizes = g_sizes = None
+            if codes_t is not None:
+                table = surfel_size_table(spacing)
+                p_sizes, g_sizes = table[p_codes], table[g_codes]
             sd = SurfaceDistances(d_pg, d_gp, p_sizes, g_sizes, not nonempty[row], not nonempty[n + row])
             out.append((group.images[row], group.columns[row], sd))
     return out

@@ -14,21 +14,23 @@ The same separable algorithm, sentinels and tie rule as the tensor route (``ops.
 On a GPU this beats the tensor route's ``log2(W)`` levels of full-size passes (and its atomic ``scatter_reduce``)
 because the work is register arithmetic, not memory traffic.
 
-* ``_rows_envelope`` (images whose packed keys need more than 31 bits, from 837 x 837): each lane of a program
+* ``_rows_envelope`` (the row pass every image takes): each lane of a program
   takes one image row (``BLOCK_R`` rows a program, advancing together over the columns, so that a warp does 32 rows'
   work, not one) and builds the lower envelope of the parabolas ``(x - c)^2 + g[c]`` of its columns with a feature
   (Felzenszwalb & Huttenlocher; the intersection of two parabolas by an exact floor division of int64 integers),
   then walks it left to right, writing each pixel's squared distance and flat index. O(W) per row, with two int32
   scratch rows per image row (the parabolas' columns and the first pixel of each); where two parabolas are equal
-  at a pixel the left one keeps it, so the smallest column wins, as in the tiled pass. The int64 form of the tiled
-  pass lost to the tensor route at 1024 x 1024 (its O(W^2) per row); this one's work per pixel does not grow with W.
-  Not timed on a GPU yet (compiled for sm_90 by a test, run by the interpreter in the others).
+  at a pixel the left one keeps it, so the smallest column wins, as in the tiled pass. Its work per pixel does not
+  grow with W, and it needs no packed keys, so it serves images of any width up to about 32,000 x 32,000. On an H200
+  (2026-11-29, ``benchmarks/bench_edt_row_pass.py``) it took 0.25x (768x768) to 0.71x (352x352) the tiled pass's
+  time, so ``_rows`` runs only where this kernel fails to build (images up to 836 x 836).
 
-Exactness: the tiled pass's keys are int32 (the caller sends wider images to the envelope pass) and a plain
+Exactness: the tiled pass's keys are int32 (wider images never take it) and a plain
 minimum of ``d2 << bits | c`` picks the smallest squared distance and, among equal ones, the smallest column:
 the same tie rule as the other kernels, so the results are identical. Measured on an H100 (2026-11-27) with the row
 kernel alone (the column pass still tensor code): the transform with indices of 256 masks of 320x320 in 9.9 ms
-against 28.8 ms for the tensor route.
+against 28.8 ms for the tensor route; on an H200 (2026-11-29) with both fused kernels, 6.0 ms tiled and 3.5 ms with
+the envelope row pass.
 
 The jitted kernels are made on first use (:func:`kernels`), not at import: ``triton.jit`` reads
 ``TRITON_INTERPRET`` when it decorates, so the tests can run the same kernel on the CPU under the interpreter.
