@@ -502,9 +502,9 @@ def distance_to_features_device(features: Tensor, spacing: Sequence[float], at: 
     ``features`` is 2-D or 3-D (``len(spacing)`` axes) or a batch ``(B, *spatial)`` of such masks sharing the
     spacing, each image measured to its own features. The batch is transformed in one call (in slices of whole
     images of at most ``2^24`` elements together, at least one image), so a batch of small images costs one
-    transform, not one per image. The transform: on a unit 2-D grid (spacing ``(s, s)`` with ``s`` a power of two
-    after :func:`spacing_scale`), :func:`distance_transform_edt`'s integer-keyed one (its Triton kernels on CUDA), as
-    the host takes its integer-keyed kernels there; otherwise the separable transform of
+    transform, not one per image. The transform: on a 2-D grid of one spacing ``(s, s)`` with ``s`` a power of two
+    (a unit grid after :func:`spacing_scale`), :func:`distance_transform_edt`'s integer-keyed one (its Triton
+    kernels on CUDA), as the host takes its integer-keyed kernels there; otherwise the separable transform of
     :func:`segmetrics_torch.ops.device_edt.squared_feature_transform` (the CPU kernel's passes and float operations;
     each later pass a divide and conquer over the monotone minimising column, all lines of a chunk at once:
     ``O(N log n)`` work, fixed shapes, no host synchronisation), without the feature indices. Its later passes run
