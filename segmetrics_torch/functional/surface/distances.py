@@ -176,23 +176,25 @@ def _device_distances(
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """:func:`point_set_distances` (Euclidean) of the boundary pairs of a group on their device: ``points`` (2n,
     *spatial) holds the predictions' boundary masks, then the targets'; ``counts`` their points per mask (host);
-    ``spacings`` the n pairs' spacings. Returns each pair's ``(d_pg, d_gp)``. The pairs of one spacing are one
-    batched transform of the other masks read at each mask's points (the device transform, one call for a batch of
-    slices rather than two per pair), and only the distance lists are copied to the host, in one copy."""
+    ``spacings`` the n pairs' spacings. Returns each pair's ``(d_pg, d_gp)``. The pairs of one spacing take two
+    batched transforms (the targets read at the predictions' points, then the reverse: views of ``points`` when every
+    pair has that spacing, so no copy of the masks), not two per pair, and only the distance lists reach the host."""
     n = len(spacings)
-    # the mask that each mask's points are measured to: the target of a prediction, the prediction of a target
-    partner = torch.cat([torch.arange(n, 2 * n), torch.arange(n)])
     out: list[tuple[np.ndarray, np.ndarray]] = [(np.empty(0), np.empty(0))] * n
     for spacing in dict.fromkeys(spacings):
         rows = [r for r in range(n) if spacings[r] == spacing]
-        masks = torch.tensor(rows + [n + r for r in rows])
-        same = masks.tolist() == list(range(2 * n))
-        at = points if same else points[masks.to(points.device)]
-        features = points[partner.to(points.device)] if same else points[partner[masks].to(points.device)]
-        values = distance_to_features_device(features, spacing, at).cpu().numpy()
-        lists = np.split(values, np.cumsum(counts[masks.numpy()])[:-1])
+        if len(rows) == n:
+            preds, targets = points[:n], points[n:]
+        else:
+            index = torch.tensor(rows, device=points.device)
+            preds, targets = points[index], points[index + n]
+        rows_np = np.asarray(rows)
+        d_pg = distance_to_features_device(targets, spacing, preds).cpu().numpy()
+        d_gp = distance_to_features_device(preds, spacing, targets).cpu().numpy()
+        pg = np.split(d_pg, np.cumsum(counts[rows_np])[:-1])
+        gp = np.split(d_gp, np.cumsum(counts[rows_np + n])[:-1])
         for k, r in enumerate(rows):
-            out[r] = (lists[k], lists[len(rows) + k])
+            out[r] = (pg[k], gp[k])
     return out
 
 
