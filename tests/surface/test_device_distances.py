@@ -64,9 +64,9 @@ def test_device_path_batches_images_of_each_spacing(
     monkeypatch: pytest.MonkeyPatch, slice_elements: int | None
 ) -> None:
     """Two batched transforms per spacing, one per direction (in slices of whole images: ``slice_elements=1``
-    forces one image per call): per-image spacings (MONAI's per-item form) mixing a repeated anisotropic spacing, a unit grid and
-    a power-of-two one (the integer-keyed transform, distances scaled back), with an empty prediction and an empty
-    ground truth among them, give each pair its own host lists."""
+    forces one image per call): per-image spacings (MONAI's per-item form) mixing a repeated anisotropic spacing, a
+    unit grid and a power-of-two one (the integer-keyed transform, distances scaled back), with an empty prediction
+    and an empty ground truth among them, give each pair its own host lists."""
     from segmetrics_torch.ops import distance
 
     if slice_elements is not None:
