@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import stat
 import tempfile
@@ -41,6 +42,7 @@ __all__ = [
     "default_folder_mode",
     "folders_locked",
     "make_temporary_file",
+    "remove_stale_folders",
     "signals_held",
     "slug",
     "write_atomically",
@@ -90,6 +92,15 @@ def make_temporary_file(folder: str | Path, prefix: str, suffix: str = "") -> tu
         os.unlink(temp)
         raise
     return handle, temp
+
+
+def remove_stale_folders(folder: Path, prefix: str) -> None:
+    """Remove the temporary folders a killed run (SIGKILL, power loss) left in ``folder``: the sub-folders whose name
+    starts with ``prefix``, a writer's own (a link of that name is left alone). Call it where no other run writes into
+    ``folder`` at the same time (one run per output folder, or under :func:`folders_locked`)."""
+    for stale in folder.glob(f"{prefix}*"):
+        if stale.is_dir() and not stale.is_symlink():
+            shutil.rmtree(stale, ignore_errors=True)
 
 
 #: folders of devices and of the process's own streams, never an output's place (``/dev/shm``, a plain file system
@@ -204,7 +215,7 @@ def folders_locked(paths: Iterable[str | Path]) -> Iterator[None]:
         return
     handles = []
     try:
-        for folder in sorted({os.path.abspath(os.path.dirname(os.path.abspath(p))) for p in paths}):
+        for folder in sorted({os.path.dirname(os.path.abspath(p)) for p in paths}):
             try:
                 handle = os.open(folder, os.O_RDONLY)
             except OSError:

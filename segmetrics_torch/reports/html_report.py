@@ -61,7 +61,7 @@ from ..io import open_image
 from ..registry import Family, higher_is_better
 from ._html_common import CHUNK, HtmlImage, Job
 from .combined import TOP_THREE, combine
-from .files import default_folder_mode, folders_locked, signals_held
+from .files import default_folder_mode, folders_locked, remove_stale_folders, signals_held
 from .output_safety import FolderOutput, InputFolder, check_outputs
 from .tables import cell_text, is_value
 
@@ -569,9 +569,7 @@ def write_html_report(
     # one report at a time in a folder (a second run waits): the clean-up below takes every temporary folder
     # there for a killed run's
     with folders_locked([out_dir / PAGE]):
-        for stale in out_dir.glob(f"{TEMP_PREFIX}*"):  # a killed run's temporary folder (ours by its name's prefix)
-            if stale.is_dir() and not stale.is_symlink():
-                shutil.rmtree(stale, ignore_errors=True)
+        remove_stale_folders(out_dir, TEMP_PREFIX)  # a killed run's temporary folders
         temp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=out_dir))
         try:
             os.chmod(temp, default_folder_mode())  # mkdtemp's 0700 -> what a plain mkdir makes under the umask

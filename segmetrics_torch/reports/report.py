@@ -50,7 +50,7 @@ from .combined import (
     write_combined_xlsx,
 )
 from .figures import plot_proposal_recall
-from .files import signals_held, write_atomically
+from .files import remove_stale_folders, signals_held, write_atomically
 from .html_report import HtmlImage, html_columns, write_html_report
 from .output_safety import REPORT_FILES, report_owns
 from .tables import (
@@ -696,9 +696,7 @@ def write_report_folder(folder: str | Path, files: Mapping[str, Callable[[Path],
     folder.mkdir(exist_ok=True)
     # a run killed (SIGKILL, power loss) while writing leaves its temporary folder behind: the next run into the same
     # output removes it (one run writes one output folder at a time, as documented)
-    for stale in folder.glob(f"{_TEMP_PREFIX}*"):
-        if stale.is_dir() and not stale.is_symlink():
-            shutil.rmtree(stale, ignore_errors=True)
+    remove_stale_folders(folder, _TEMP_PREFIX)
     temp = Path(tempfile.mkdtemp(prefix=_TEMP_PREFIX, dir=folder))
     try:
         for relative, write in files.items():

@@ -230,17 +230,7 @@ def test_the_switch_turns_it_off(monkeypatch):
 def test_a_failing_envelope_pass_turns_off_only_itself(interpreted, monkeypatch):
     """The envelope kernel failing to build sends the wide images to the tensor route (one warning); the smaller
     images keep the tiled Triton kernels."""
-    from segmetrics_torch.ops._kernels import edt_triton
-
-    columns, rows, _ = edt_triton.kernels()
-
-    class Broken:
-        def __getitem__(self, grid):
-            raise RuntimeError("no envelope here")
-
-    monkeypatch.setattr(edt_triton, "kernels", lambda: (columns, rows, Broken()))
-    monkeypatch.setattr(distance, "_TRITON_FAILED", False)
-    monkeypatch.setattr(distance, "_ENVELOPE_FAILED", False)
+    _counting_kernels(monkeypatch, fail_envelope=True)
     wide = np.random.default_rng(4).random((2, 1100)) < 0.01
     wide[0, 0] = True
     with pytest.warns(RuntimeWarning, match="envelope row pass .* failed.*no envelope here"):
