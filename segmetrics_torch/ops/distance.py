@@ -525,6 +525,11 @@ def distance_to_features_device(features: Tensor, spacing: Sequence[float], at: 
         >>> distance_to_features_device(pair, (1.0, 1.0), pair.logical_not()).reshape(2, -1)[:, -1].tolist()
         [3.605551275463989, 3.0]
     """
+    for name, mask in (("features", features), ("at", at)):
+        # both routes below read the masks as bool (the integer-keyed one would take a uint8 mask for empty)
+        if not isinstance(mask, Tensor) or mask.dtype != torch.bool:
+            got = f"dtype {mask.dtype}" if isinstance(mask, Tensor) else type(mask).__name__
+            raise TypeError(f"Expected `{name}` to be a bool tensor, but got {got}.")
     rank = len(spacing)
     if rank not in (2, 3) or features.ndim not in (rank, rank + 1) or at.shape != features.shape:
         raise ValueError(

@@ -114,3 +114,16 @@ def test_device_transform_in_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     assert torch.equal(whole, chunked)
     with pytest.raises(ValueError, match="`at` of its shape"):
         distance_to_features_device(torch.from_numpy(mask), (1.0, 1.0, 1.0), torch.ones(2, 2, dtype=torch.bool))
+
+
+@pytest.mark.parametrize("spacing", [(1.0, 1.0), (0.7, 1.3)])
+def test_device_transform_refuses_masks_that_are_not_bool(spacing):
+    """A uint8 mask is refused on either route: the unit grid's integer-keyed transform would read it as empty and
+    return inf everywhere without a word."""
+    f = torch.zeros(4, 5, dtype=torch.uint8)
+    f[0, 0] = 3
+    at = torch.ones(4, 5, dtype=torch.bool)
+    with pytest.raises(TypeError, match=r"`features` to be a bool tensor, but got dtype torch\.uint8"):
+        distance_to_features_device(f, spacing, at)
+    with pytest.raises(TypeError, match=r"`at` to be a bool tensor, but got dtype torch\.uint8"):
+        distance_to_features_device(f.bool(), spacing, at.to(torch.uint8))
