@@ -113,21 +113,24 @@ def _colour_hint(path: Path) -> str:
     return " (a colour image: its labels are (R << 16) | (G << 8) | B; save label maps as gray or palette images)"
 
 
-def _print_empty_mask_warnings(stem: str, caught: Iterable[warnings.WarningMessage]) -> None:
-    """The warnings of one file's measures on stderr, naming the file: the empty-mask ones once per class and side,
-    with what each measure returned there, the others once each."""
+def _print_empty_mask_warnings(
+    stem: str, empty: Iterable[EmptyMaskWarning], caught: Iterable[warnings.WarningMessage]
+) -> None:
+    """The warnings of one file's measures on stderr, naming the file: its other warnings once each, then its empty
+    pairs (the Metrics' ``last_empty``, every file's: the Metrics warn of the first such batch only) once per class
+    and side, with what each measure returned there."""
 
-    empties: dict[Any, list[str]] = {}
     seen: set[str] = set()
     for w in caught:
-        if isinstance(w.message, EmptyMaskWarning):
-            found = empties.setdefault((w.message.class_id, w.message.what), [])
-            result = f"{w.message.measure} {w.message.value}".strip()
-            if result and result not in found:
-                found.append(result)
-        elif str(w.message) not in seen:
+        if not isinstance(w.message, EmptyMaskWarning) and str(w.message) not in seen:
             seen.add(str(w.message))
             print(f"warning: {stem}: {w.message}", file=sys.stderr)
+    empties: dict[Any, list[str]] = {}
+    for message in empty:
+        found = empties.setdefault((message.class_id, message.what), [])
+        result = f"{message.measure} {message.value}".strip()
+        if result and result not in found:
+            found.append(result)
     for (class_id, what), results in empties.items():
         cls = "" if class_id is None else f"class {class_id}: "
         values = f": {', '.join(results)}" if results else ""
@@ -239,7 +242,8 @@ def evaluate_surface(work: FamilyInput) -> Evaluated:
                     other.update(p, g)
         except ValueError as error:  # named as the files and options are, not as the function's arguments
             raise InputError(f"{pred_path}: {_as_options(str(error))}") from None
-        _print_empty_mask_warnings(stem, caught)
+        updated = ([metric] if suite_keys else []) + list(others.values())
+        _print_empty_mask_warnings(stem, [w for m in updated for w in m.last_empty], caught)
         values = {k: v for k, v in (metric.last_values or {}).items() if k in suite_keys} if suite_keys else {}
         values.update({key: other.last_values["value"] for key, other in others.items() if other.last_values})
         row = {key: value[0].tolist() for key, value in values.items()}

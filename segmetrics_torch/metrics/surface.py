@@ -159,6 +159,11 @@ class _SurfaceMetric(ExactMetric):
     #: synchronised, not reset)
     last_values: dict[str, Tensor] | None = None
 
+    #: the empty (image, class) pairs of the latest ``update``, each an :class:`EmptyMaskWarning` naming the pair,
+    #: the measure and its value, whether or not it was warned of (a caller that names every pair its own way, as the
+    #: command names each file, reads them here: the warnings stop after the first such batch)
+    last_empty: tuple[EmptyMaskWarning, ...] = ()
+
     #: the function of :mod:`segmetrics_torch.functional.surface` the Metric averages
     _function: Callable[..., Any]
 
@@ -189,6 +194,7 @@ class _SurfaceMetric(ExactMetric):
             values = self._values(preds, target, self.spacing if spacing is None else spacing)
         self._pass_on(caught)
         self.last_values = values
+        self.last_empty = tuple(r.message for r in caught if isinstance(r.message, EmptyMaskWarning))
         empties: tuple[Tensor, Tensor] | None = None
         for key, value in values.items():
             v = value.detach().to(torch.float64)

@@ -173,6 +173,23 @@ def test_skip_empty_gt_spacing_override_and_device(tmp_path: Path, capsys) -> No
         assert main([*base, "--device", "cuda"]) == 2
 
 
+def test_every_file_with_an_empty_structure_is_named(tmp_path: Path, capsys) -> None:
+    # the Metric warns of its first batch's empty pairs only (a training loop is not flooded); the command reads
+    # every update's pairs from `last_empty` and names each file and class (it named the first file only, then
+    # printed the Metric's "further pairs" note as a broken "the  empty" line)
+    _masks(tmp_path, n=4, labels=True)
+    for name, label in (("im1", 2), ("im2", 1), ("im3", 2)):
+        p = np.array(Image.open(tmp_path / "pred" / f"{name}.png"))
+        p[p == label] = 0
+        Image.fromarray(p).save(tmp_path / "pred" / f"{name}.png")
+    base = ["evaluate", "surface", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress"]
+    assert main([*base, "--num-classes", "3"]) == 0
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("warning:")]
+    named = [x.split(":")[1:3] for x in lines]
+    assert named == [[" im1", " class 2"], [" im2", " class 1"], [" im3", " class 2"]], lines
+    assert all("the prediction is empty (no foreground): hausdorff_distance inf" in x for x in lines), lines
+
+
 def test_spacing_replaces_headers_that_disagree(tmp_path: Path, capsys) -> None:
     nibabel = pytest.importorskip("nibabel")
     (tmp_path / "gt").mkdir()

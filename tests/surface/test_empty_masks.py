@@ -175,12 +175,17 @@ def test_a_metric_names_empty_pairs_of_its_first_such_batch_only_until_reset() -
         warnings.simplefilter("always")
         for _ in range(3):
             metric.update(torch.zeros_like(target), target)
+        silent = metric.last_empty  # of the third update, which warned of nothing
         first = [str(r.message) for r in record if r.category is EmptyMaskWarning]
         metric.reset()
         metric.update(torch.zeros_like(target), target)
     assert len(first) == 5 and all(f"image {i}:" in first[i] for i in range(4))
     assert "further empty (image, class) pairs are counted without a warning until reset()" in first[4]
     assert sum(r.category is EmptyMaskWarning for r in record) == 10
+    # every update's pairs stay readable, warned of or not (the command names each file's from them)
+    assert [(w.image, w.what, w.measure) for w in silent] == [
+        (i, "prediction is", "hausdorff_distance") for i in range(4)
+    ]
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         metric.reset()
