@@ -16,7 +16,7 @@ from typing import Any
 from .. import __version__
 from ..errors import InputError
 from ..functional import davis_global_csv, davis_per_sequence_csv, evaluate_davis
-from ..reports.files import check_output, write_atomically
+from ..reports.files import check_output, probe_folder, write_atomically
 from ..reports.output_safety import InputFolder, check_outputs, check_outputs_are_not_folders
 from ..reports.protocol_report import load_protocol_config, resolved_device_name, run_protocol_report
 from ..reports.tables import format_table, write_json
@@ -59,9 +59,9 @@ def run_evaluate_davis(args: argparse.Namespace) -> int:
         raise InputError(f"--out {out}: the folder {out.parent} does not exist")
     csvs = {f"--out ({n})": out / f"{n}-{args.set}.csv" for n in ("global_results", "per-sequence_results")}
     figure = {"--out (figure)": out / f"per-sequence_results-{args.set}.png"} if find_spec("matplotlib") else {}
-    files = {"--json": check_output(args.json, "--json")}
+    files = {"--json": check_output(args.json, "--json", probe=False)}
     if out.is_dir():
-        files.update({option: check_output(path, option) for option, path in {**csvs, **figure}.items()})
+        files.update({option: check_output(path, option, probe=False) for option, path in {**csvs, **figure}.items()})
     inputs = [
         InputFolder("the DAVIS root", Path(args.davis_root)),
         InputFolder("the results folder", Path(args.results)),
@@ -77,6 +77,8 @@ def run_evaluate_davis(args: argparse.Namespace) -> int:
                 where = "is" if real == root else "is inside"
                 raise InputError(f"{option} {path} {where} {folder.role} {folder.path}; give a path outside it")
     check_outputs({**csvs, **figure}, inputs=inputs)  # the figure once --out is known to lie outside the inputs
+    for option, path in files.items():  # writes a file: only once no output is an input's
+        probe_folder(path, option)
     settings = {key: getattr(args, key) for key in SETTINGS}
     device = parse_device(args.device)
 

@@ -53,7 +53,7 @@ from ..meta import (
 )
 from ..ops.hierarchy import ucm_hierarchy
 from ..registry import meta_name
-from ..reports.files import check_output
+from ..reports.files import check_output, probe_folder
 from ..reports.output_safety import InputFolder, check_outputs
 from ..reports.tables import format_table, write_json
 from ..synthetic import make_foreground_dataset
@@ -88,11 +88,14 @@ def _mat_files(folder: str, what: str) -> dict[str, Path]:
         raise _input_error(str(error)) from None
 
 
-def _check_inputs_safe(json_path: str | None, folders: list[tuple[str, str | None]]) -> None:
-    """``--json`` neither replaces an input nor lands where a pairing would read it (see ``output_safety``)."""
+def _check_json(json_path: str | None, folders: list[tuple[str, str | None]]) -> None:
+    """``--json`` writable, neither replacing an input nor landing where a pairing would read it (see
+    ``output_safety``), checked in that order: the check that writes a file beside it comes last."""
 
     inputs = [InputFolder(role, Path(folder)) for role, folder in folders if folder]
-    check_outputs({"--json": Path(json_path) if json_path else None}, inputs=inputs)
+    path = check_output(json_path, "--json", probe=False)
+    check_outputs({"--json": path}, inputs=inputs)
+    probe_folder(path, "--json")
 
 
 def _pct(value: float) -> float:
@@ -203,8 +206,7 @@ def _against_baselines(
 
 def run_meta_partition(args: argparse.Namespace) -> int:
 
-    check_output(args.json, "--json")
-    _check_inputs_safe(args.json, [("the ground-truth folder", args.gt), ("the ucm2 folder", args.ucm)])
+    _check_json(args.json, [("the ground-truth folder", args.gt), ("the ucm2 folder", args.ucm)])
     measures = _measure_list(args.measures, PARTITION_MEASURES)
     gt_files = _mat_files(args.gt, "ground-truth folder")
     stems = sorted(gt_files)
@@ -300,9 +302,8 @@ def _read_foreground(args: argparse.Namespace) -> tuple[dict[str, list[Any]], An
 
 def run_meta_foreground(args: argparse.Namespace) -> int:
 
-    check_output(args.json, "--json")
     predictions = [("a prediction folder", p) for p in args.pred or ()]
-    _check_inputs_safe(args.json, [("the ground-truth folder", args.gt), *predictions])
+    _check_json(args.json, [("the ground-truth folder", args.gt), *predictions])
     measures = _measure_list(args.measures, FOREGROUND_MEASURES)
     preds, gt, names = _read_foreground(args)
     start = time.perf_counter()

@@ -173,7 +173,8 @@ def _check_file_outputs(args: argparse.Namespace) -> dict[str, Path]:
 
     outputs = {}
     for option in ("json", "csv", "per_image_csv"):
-        path = check_output(getattr(args, f"report_{option}", None), "--" + option.replace("_", "-"))
+        # writable; probed for a new file once checked against the inputs (report_run.check_report_outputs)
+        path = check_output(getattr(args, f"report_{option}", None), "--" + option.replace("_", "-"), probe=False)
         if path is not None:
             outputs[option] = path
     return outputs

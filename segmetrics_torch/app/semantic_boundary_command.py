@@ -31,7 +31,7 @@ from ..functional.semantic_boundary import (
     summary_rows,
 )
 from ..reports.figures import plot_pr_curves
-from ..reports.files import check_output, write_atomically
+from ..reports.files import check_output, probe_folder, write_atomically
 from ..reports.named_inputs import read_text_file
 from ..reports.output_safety import InputFolder, check_outputs, check_outputs_are_not_folders
 from ..reports.tables import check_csv_outputs, format_table, upsert_csv, write_json
@@ -68,8 +68,10 @@ def run_evaluate_semantic_boundary(args: argparse.Namespace) -> int:
         raise InputError(f"--classes: {error}") from None
     ids = None if args.ids is None else _read_ids(Path(args.ids))  # a named input before the outputs are checked
 
-    files = {o: check_output(v, o) for o, v in (("--json", args.json), ("--per-image-csv", args.per_image_csv))}
-    files["--plot"] = check_output(args.plot, "--plot")
+    files = {
+        o: check_output(v, o, probe=False)
+        for o, v in (("--json", args.json), ("--per-image-csv", args.per_image_csv), ("--plot", args.plot))
+    }
     out_dir = check_out_dir(args.out_dir)
     inputs = [
         InputFolder(f"the {r} folder", Path(p)) for r, p in (("prediction", args.pred), ("ground-truth", args.gt))
@@ -77,6 +79,8 @@ def run_evaluate_semantic_boundary(args: argparse.Namespace) -> int:
     check_outputs(files, inputs=inputs)  # the rule of every form: inputs, files read by name (--ids), duplicates
     check_outputs_are_not_folders(files, {"--out-dir": out_dir})
     _check_outside_inputs(files, out_dir, inputs)
+    for option, path in files.items():  # writes a file: only once no output is an input's
+        probe_folder(path, option)
     check_csv_outputs(files)
     if files["--plot"] is not None and files["--plot"].suffix.lower() not in (".png", ".pdf", ".svg"):
         raise InputError(f"--plot {files['--plot']}: give a .png, .pdf or .svg file name")

@@ -42,6 +42,7 @@ __all__ = [
     "default_folder_mode",
     "folders_locked",
     "make_temporary_file",
+    "probe_folder",
     "remove_stale_folders",
     "signals_held",
     "slug",
@@ -108,8 +109,12 @@ def remove_stale_folders(folder: Path, prefix: str) -> None:
 SYSTEM_FOLDERS = ("/dev/", "/proc/", "/sys/")
 
 
-def check_output(path: str | Path | None, option: str) -> Path | None:
+def check_output(path: str | Path | None, option: str, *, probe: bool = True) -> Path | None:
     """``path`` as a Path once it is known to be writable, or ``None`` when not given.
+
+    ``probe=False`` leaves out the one check that writes: a file created and removed in the output's folder to learn
+    that the folder takes one (:func:`probe_folder`). A caller that checks the paths against its inputs first passes
+    it, and probes after that check, so that a refused output never touches an input's folder.
 
     Raises:
         InputError: naming ``option`` and what is wrong: a folder given as a file name, a pipe or a device
@@ -134,13 +139,27 @@ def check_output(path: str | Path | None, option: str) -> Path | None:
     # (root, or the owner of the folder: os.replace asks nothing of the file itself)
     if out.exists() and (not os.access(out, os.W_OK) or not out.stat().st_mode & 0o222):
         raise InputError(f"{option} {out}: the file exists and is not writable")
-    try:
-        handle, probe = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".probe", dir=out.parent)
-    except OSError as error:
-        raise InputError(f"{option} {out}: cannot create a file in {out.parent} ({error.strerror or error})") from None
-    os.close(handle)
-    os.unlink(probe)
+    if probe:
+        probe_folder(out, option)
     return out
+
+
+def probe_folder(path: Path | None, option: str) -> None:
+    """Create and remove a file beside ``path`` (nothing when None): the folder takes a new file (permissions, a
+    read-only mount, a full quota) where asking ``os.access`` could say yes.
+
+    Raises:
+        InputError: naming ``option``: no file can be created in ``path``'s folder.
+    """
+    if path is None:
+        return
+    try:
+        handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=path.parent)
+    except OSError as error:
+        why = error.strerror or error
+        raise InputError(f"{option} {path}: cannot create a file in {path.parent} ({why})") from None
+    os.close(handle)
+    os.unlink(name)
 
 
 def write_atomically(path: str | Path, write: Callable[[Path], object]) -> None:

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..readers import is_read_by_a_reader
-from .files import check_output
+from .files import check_output, probe_folder
 from .named_inputs import named_inputs
 from .tables import check_csv_outputs
 
@@ -331,13 +331,16 @@ def checked_outputs(
         >>> checked_outputs({"--json": str(out / "r.json"), "--csv": None})["--csv"] is None
         True
     """
-    files = {option: check_output(value, option) for option, value in outputs.items()}
-    for option, inside in (folder_files or {}).items():
-        if inside.parent.is_dir():  # (a folder the run creates holds nothing to check yet)
-            check_output(inside, option)
+    files = {option: check_output(value, option, probe=False) for option, value in outputs.items()}
+    # (a folder the run creates holds nothing to check yet)
+    inside = {option: path for option, path in (folder_files or {}).items() if path.parent.is_dir()}
+    for option, path in inside.items():
+        check_output(path, option, probe=False)
     if folders:
         check_outputs_are_not_folders(files, folders)
     check_outputs({**files, **(folder_files or {})}, inputs=inputs, folders=folder_outputs)
+    for option, path in {**files, **inside}.items():  # writes a file: only once no output is an input's
+        probe_folder(path, option)
     for option, (accepts, what) in (appended or {}).items():
         if (path := files.get(option)) is not None:
             check_appended_file(path, option, accepts, what)

@@ -62,9 +62,15 @@ def root(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _refused(argv: list[str], root: Path, capsys: pytest.CaptureFixture[str], match: str) -> str:
-    """Exit 2 with one ``error:`` line matching ``match``, and every file under ``root`` as it was."""
+def _refused(
+    argv: list[str], root: Path, capsys: pytest.CaptureFixture[str], match: str, untouched: tuple[str, ...] = ()
+) -> str:
+    """Exit 2 with one ``error:`` line matching ``match``, and every file under ``root`` as it was; the folders
+    ``untouched`` (relative to ``root``: the form's inputs) not even written into and cleaned up (their time of change
+    kept: a refused output's writability probe, a file made and removed, came before the check of the inputs)."""
     before = fingerprint(root)
+    for folder in untouched:
+        os.utime(root / folder, ns=(10**18, 10**18))
     status = main(argv)
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if line.strip()]
@@ -72,6 +78,7 @@ def _refused(argv: list[str], root: Path, capsys: pytest.CaptureFixture[str], ma
     assert len(lines) == 1 and lines[0].startswith("error: "), err
     assert re.search(match, lines[0]), lines[0]
     assert fingerprint(root) == before
+    assert [(root / folder).stat().st_mtime_ns for folder in untouched] == [10**18] * len(untouched), untouched
     return lines[0]
 
 
@@ -205,11 +212,11 @@ def test_no_output_into_an_input_folder_under_a_reader_s_name(
     folders = FORMS[form][1]
     index = folder_extensions().index(ending)
     new = root / folders[index % len(folders)] / f"zz_new{ending.upper() if index % 2 else ending}"
-    _refused(_argv(form, root, option, str(new)), root, capsys, r"would be read as an input")
+    _refused(_argv(form, root, option, str(new)), root, capsys, r"would be read as an input", folders)
     assert not new.exists()
     old = root / folders[(index + 1) % len(folders)] / f"zz_old{ending}"
     old.write_bytes(b"an input of some reader")
-    _refused(_argv(form, root, option, str(old)), root, capsys, r"(would be read as an input|this run reads)")
+    _refused(_argv(form, root, option, str(old)), root, capsys, r"(would be read as an input|this run reads)", folders)
     assert old.read_bytes() == b"an input of some reader"
 
 
