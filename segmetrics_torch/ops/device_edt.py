@@ -5,24 +5,26 @@ tensors): for a batch of 2-D or 3-D feature masks, the distance from every eleme
 feature in spacing units and that feature's flat index, in ``O(N log n)`` work (``N`` elements, ``n`` the longest
 axis) with fixed shapes and no host synchronisation.
 
-Separable (Felzenszwalb & Huttenlocher 2012; Meijster et al. 2000): one pass per axis of length above 1, the
-contiguous axis first, as the compiled CPU kernel (:mod:`segmetrics_torch.ops._kernels.edt_spacing`):
+Separable (Felzenszwalb & Huttenlocher 2012; Meijster et al. 2000): one pass per axis of length above 1, axis 0
+first (scipy's order of adding the squares), as the compiled CPU kernel (:mod:`segmetrics_torch.ops._kernels.
+edt_spacing`):
 
-* the first pass reads the mask: ``w d^2`` (``w`` the squared spacing of the axis, ``d`` the distance along the line
-  to its nearest feature; inf on a line without one) from two running scans, ``O(n)``;
-* every later pass is ``out[x] = min_c (w (x - c)) (x - c) + f[c]`` along each line, the minimum over the parabolas
+* the first pass reads the mask: ``(s d)^2`` (``s`` the spacing of the axis, ``d`` the distance along the line to
+  its nearest feature; inf on a line without one) from two running scans, ``O(n)``;
+* every later pass is ``out[x] = min_c (s (x - c))^2 + f[c]`` along each line, the minimum over the parabolas
   whose lower envelope the CPU kernel builds one line at a time. Here every line of a chunk at once: the matrix
-  ``w (x - c)^2 + f[c]`` is Monge, so its smallest minimising column ``A(x)`` never decreases with ``x``, and a
+  ``(s (x - c))^2 + f[c]`` is Monge, so its smallest minimising column ``A(x)`` never decreases with ``x``, and a
   divide and conquer over the positions (:func:`_parabola_pass`, the float form of the foreground family's
   ``ops.distance._row_pass_monotone``) searches each position's minimum only between the minimising columns of its
   nearest ancestors: ``ceil(log2(n + 1))`` levels of ``O(n)`` work per line.
 
-Exactness: every candidate is the CPU kernel's own float expression, ``w * d * d + f[c]``, and the minimum over
-floats is exact, so a value is the kernel's bit for bit wherever both take the same parabola; at a crossing of two
-parabolas equal to an ulp either may be taken (the kernel's breakpoints are rounded too): an ulp or two of the
-squared distance, within 4e-16 relative of the kernel and of scipy on every input tested, bitwise on a unit grid
-(every value an exact integer) and on single lines. The feature index follows the minimising column through the
-passes: the feature it names is a feature at the returned distance (among equally near features any may be named).
+Exactness: every candidate is the CPU kernel's own float expression, ``(s * d) * (s * d) + f[c]`` (scipy's), and the
+minimum over floats is exact, so the values are scipy's bit for bit wherever one feature is the nearest. Features
+equally near in real arithmetic (1 pixel at 0.3, 3 pixels at 0.1) can round an ulp apart: the minimum takes the lowest,
+as the kernel does where the tie falls in one pass, and scipy names one by its feature transform (an ulp from ours on
+about 1 element in 10^5 of random smooth shapes, ``benchmarks/bench_device_edt.py``). The feature index follows the
+minimising column through the passes: the feature it names is a feature at the returned distance (among equally near
+features any may be named).
 
 Memory: besides the inputs and outputs (and one transposed copy of the squared distances and of the indices per
 later pass), a later pass runs on chunks of whole lines holding at most :data:`CHUNK_ELEMENTS` elements together
@@ -172,16 +174,16 @@ def _squared_transform(
     strides = [math.prod(spatial[k + 1 :]) for k in range(len(spatial))]
     f: Tensor | None = None
     index: Tensor | None = None
-    for axis in range(len(spatial) - 1, -1, -1):  # the contiguous axis first, as the compiled kernel
+    for axis in range(len(spatial)):  # axis 0 first: the squares add up in scipy's order, as the compiled kernel's
         n = spatial[axis]
         if n == 1:
-            continue  # w 0^2 + f: the identity
-        w = spacing[axis] * spacing[axis]
+            continue  # (s 0)^2 + f: the identity
+        s = spacing[axis]
         dim = axis + 1  # the batch axis first
         if f is None:
-            f, index = _first_pass(batch, dim, w, strides[axis], want_index)
+            f, index = _first_pass(batch, dim, s, strides[axis], want_index)
             continue
-        f, index = _later_pass(f, index, dim, w, chunk_elements)
+        f, index = _later_pass(f, index, dim, s, chunk_elements)
     if f is None:  # every axis of length 1: one element per image
         f = torch.where(batch, 0.0, math.inf).to(torch.float64)
         if want_index:
@@ -192,8 +194,8 @@ def _squared_transform(
     return f, index
 
 
-def _first_pass(mask: Tensor, dim: int, w: float, stride: int, want_index: bool) -> tuple[Tensor, Tensor | None]:
-    """``w d^2`` along ``dim`` (``d`` the distance to the line's nearest True, inf on a line without one), the same
+def _first_pass(mask: Tensor, dim: int, s: float, stride: int, want_index: bool) -> tuple[Tensor, Tensor | None]:
+    """``(s d)^2`` along ``dim`` (``d`` the distance to the line's nearest True, inf on a line without one), the same
     float operations as the compiled kernel's ``_indicator_line``, and the flat index of that True element."""
     n = mask.shape[dim]
     small = torch.int16 if 2 * n + 1 <= torch.iinfo(torch.int16).max else torch.int32
@@ -209,8 +211,8 @@ def _first_pass(mask: Tensor, dim: int, w: float, stride: int, want_index: bool)
     to_before = pos - before
     to_after = after - pos
     gap = torch.minimum(to_before, to_after)
-    d = gap.to(torch.float64)
-    f = (w * d).mul_(d).masked_fill_(gap >= n, math.inf)
+    t = gap.to(torch.float64).mul_(s)
+    f = t.mul_(t).masked_fill_(gap >= n, math.inf)
     if not want_index:
         return f, None
     # the nearer of the two (the one before on a tie): before + [to_after < to_before] (after - before)
@@ -248,7 +250,7 @@ def running_extreme(x: Tensor, dim: int, op: Callable[..., Tensor], *, reverse: 
 
 
 def _later_pass(
-    f: Tensor, index: Tensor | None, dim: int, w: float, chunk_elements: int
+    f: Tensor, index: Tensor | None, dim: int, s: float, chunk_elements: int
 ) -> tuple[Tensor, Tensor | None]:
     """One later pass along ``dim`` of the squared distances ``f`` (and the feature indices), by chunks of lines."""
     n = f.shape[dim]
@@ -261,7 +263,7 @@ def _later_pass(
     step = max(1, chunk_elements // n)
     for start in range(0, flat.shape[0], step):
         stop = min(start + step, flat.shape[0])
-        arg = _parabola_pass(flat[start:stop], w, out[start:stop], src is not None)
+        arg = _parabola_pass(flat[start:stop], s, out[start:stop], src is not None)
         if src is not None and out_index is not None and arg is not None:
             torch.gather(src[start:stop], 1, arg, out=out_index[start:stop])
     f = out.view(shape).movedim(-1, dim)
@@ -270,8 +272,8 @@ def _later_pass(
     return f, out_index.view(shape).movedim(-1, dim)
 
 
-def _parabola_pass(f: Tensor, w: float, out: Tensor, want_arg: bool) -> Tensor | None:
-    """``out[r, x] = min_c (w (x - c)) (x - c) + f[r, c]`` (float64, the compiled kernel's float operations) for every
+def _parabola_pass(f: Tensor, s: float, out: Tensor, want_arg: bool) -> Tensor | None:
+    """``out[r, x] = min_c (s (x - c))^2 + f[r, c]`` (float64, the compiled kernel's float operations) for every
     row of the (lines, n) ``f`` at once; returns the minimising column (the smallest among equal values), or
     ``None`` without ``want_arg``.
 
@@ -303,16 +305,18 @@ def _parabola_pass(f: Tensor, w: float, out: Tensor, want_arg: bool) -> Tensor |
         nodes = 1 << level
         half = 1 << (levels - 1 - level)  # node j of this level is the position x_j = (2 j + 1) * half - 1
         last = level == levels - 1
-        # every column's candidate for the node that owns it: (w d) d + f with d = x_seg - c (exact small integers,
-        # one promoting add), the same three roundings as the CPU kernel's w * d * d + f (no fused multiply-add)
+        # every column's candidate for the node that owns it: (s d)^2 + f with d = x_seg - c (exact small integers,
+        # one promoting add), the same three roundings as the CPU kernel's t = s * d; t * t + f (no fused
+        # multiply-add)
         torch.add(minus_c + (half - 1), seg, alpha=2 * half, out=d)
-        torch.mul(d, w, out=value).mul_(d).add_(f)
+        d.mul_(s)
+        torch.mul(d, d, out=value).add_(f)
         # each node's right end (owned by the next node), then the minimum over the columns it owns: on the values'
         # bits, as int64 (a non-negative float64's bits order as its value, +inf the largest; the integer scatter is
         # four times faster than the float one, which also tests for NaN)
         x_nodes = torch.arange(half - 1, (2 * nodes + 1) * half - 1, 2 * half, device=device, dtype=torch.float64)
-        dr = x_nodes - right.to(torch.float64)
-        best = (w * dr).mul_(dr).add_(f.gather(1, right)).view(torch.int64)
+        dr = (x_nodes - right.to(torch.float64)).mul_(s)
+        best = (dr * dr).add_(f.gather(1, right)).view(torch.int64)
         best.scatter_reduce_(1, seg, bits, "amin", include_self=True)
         real = (n + half) // (2 * half)  # nodes with x_j < n
         if real:

@@ -511,9 +511,8 @@ def distance_to_features_device(features: Tensor, spacing: Sequence[float], at: 
     on chunks of whole lines of at most ``2^22`` elements (``2^16`` for CPU tensors; at most 100 bytes of scratch
     each; one line where a line is longer), whatever the shape. Square roots correctly rounded; the spacing is
     divided by a power of two first and the distances multiplied back (:func:`spacing_scale`: exact, and no overflow
-    or underflow of its squares). Where two parabolas are equal to an ulp at a crossing either may be taken, as the
-    CPU kernel's rounded breakpoints do, so values agree with the CPU kernel's to an ulp or two with spacing, and
-    bitwise on a unit grid (every value an exact integer) and on single lines (a first pass only). An image without
+    or underflow of its squares). The values are the CPU kernel's and scipy's float operations (each offset times
+    its spacing, squared, added in axis order; among equally near features the lowest rounded value). An image without
     a feature gives ``inf`` at its points.
 
     Example:
@@ -562,13 +561,16 @@ def distance_to_features(features: np.ndarray, spacing: Sequence[float], at: np.
     """The Euclidean distance, in spacing units, from every element of a 2-D or 3-D bool array to its nearest True
     element (0 on them; ``inf`` everywhere when there is none), as float64 numpy.
 
-    What ``scipy.ndimage.distance_transform_edt(~features, sampling=spacing)`` computes (within an ulp or two: the
-    squared distance is summed axis by axis), by a compiled separable lower-envelope transform that uses every core
-    (scipy's runs on one); without numba, scipy's. The boundary-distance measures read it at the other mask's
-    boundary points: with ``at`` (a bool array of the same shape) only the distances at its True elements are
-    returned, in C order (``distance_to_features(f, s)[at]`` without the square roots and the float64 array of the
-    whole volume's distances). Any spacing float64 can hold works: the transform runs on the spacing divided by a
-    power of two and multiplies the distances back, exactly (:func:`spacing_scale`, which names the two refusals).
+    What ``scipy.ndimage.distance_transform_edt(~features, sampling=spacing)`` computes, in its float
+    operations (each offset times its spacing, squared, the squares added in axis order: bit for bit wherever one
+    feature is the nearest; among features equally near in real arithmetic, an ulp apart, the lowest rounded value:
+    :mod:`segmetrics_torch.ops._kernels.edt_spacing`), by a compiled separable
+    lower-envelope transform that uses every core (scipy's runs on one); without numba, scipy's. The boundary-distance
+    measures read it at the other mask's boundary points: with ``at`` (a bool array of the same shape) only the
+    distances at its True elements are returned, in C order (``distance_to_features(f, s)[at]`` without the square roots
+    and the float64 array of the whole volume's distances). Any spacing float64 can hold works: the transform runs on
+    the spacing divided by a power of two and multiplies the distances back, exactly (:func:`spacing_scale`, which names
+    the two refusals).
 
     Example:
         >>> import numpy as np

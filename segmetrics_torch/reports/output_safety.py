@@ -339,10 +339,10 @@ def checked_outputs(
     if folders:
         check_outputs_are_not_folders(files, folders)
     check_outputs({**files, **(folder_files or {})}, inputs=inputs, folders=folder_outputs)
-    for option, path in {**files, **inside}.items():  # writes a file: only once no output is an input's
-        probe_folder(path, option)
+    for option, output in {**files, **inside}.items():  # writes a file: only once no output is an input's
+        probe_folder(output, option)
     for option, (accepts, what) in (appended or {}).items():
-        if (path := files.get(option)) is not None:
-            check_appended_file(path, option, accepts, what)
+        if (appended_to := files.get(option)) is not None:
+            check_appended_file(appended_to, option, accepts, what)
     check_csv_outputs(files)
     return files

@@ -155,7 +155,9 @@ def test_extreme_spacings_keep_the_other_axes_exact() -> None:
     b = a.clone()
     a[0, 1, 0, 0] = True
     b[0, 1, 3, 0] = True
-    for spacing, expected in [((1e155, 1.0, 1.0), 3.0), ((1.0, 1e-170, 1.0), 3e-170)]:
+    # 3 * 1e-170 (2.9999999999999998e-170): the offset times its spacing, scipy's operations (whose square
+    # underflows to 0 in scipy itself)
+    for spacing, expected in [((1e155, 1.0, 1.0), 3.0), ((1.0, 1e-170, 1.0), 3 * 1e-170)]:
         assert float(hausdorff_distance(a, b, spacing=spacing)[0]) == expected
 
 

@@ -27,15 +27,14 @@ RTOL = 1e-15
 
 
 def _named_squared(mask: np.ndarray, index: np.ndarray, spacing: tuple[float, ...]) -> np.ndarray:
-    """The squared distance from every element to the feature its index names, summed as the transform sums it:
-    the last axis first, each term ``(w d) d`` with ``w`` the squared spacing."""
+    """The squared distance from every element to the feature its index names, summed as scipy (and the transform)
+    sums it: axis 0 first, each term ``(s d)^2`` with ``s`` the spacing."""
     own = np.indices(mask.shape).reshape(mask.ndim, -1)
     named = np.stack(np.unravel_index(index.ravel(), mask.shape))
     total = np.zeros(mask.size)
-    for axis in range(mask.ndim - 1, -1, -1):
-        w = spacing[axis] * spacing[axis]
-        d = (named[axis] - own[axis]).astype(np.float64)
-        total = (w * d) * d + total
+    for axis in range(mask.ndim):
+        t = (named[axis] - own[axis]).astype(np.float64) * spacing[axis]
+        total = total + t * t
     return total.reshape(mask.shape)
 
 
@@ -46,10 +45,13 @@ def _check_image(mask: np.ndarray, spacing: tuple[float, ...], dist: np.ndarray,
         assert np.isinf(dist).all() and (index == -1).all()
         return
     expected = np.asarray(ndimage.distance_transform_edt(~mask, sampling=spacing), dtype=np.float64)
-    np.testing.assert_allclose(dist, expected, rtol=RTOL, atol=0)
-    np.testing.assert_allclose(dist, distance_to_features(mask, spacing), rtol=RTOL, atol=0)
-    if all(s == 1.0 for s in spacing):  # every squared distance an exact integer: bitwise
-        assert np.array_equal(dist, expected)
+    # scipy's float operations: bitwise wherever one feature is the nearest (a tolerance test at whole voxels, the
+    # NSD's, falls as the references'); features equally near in real arithmetic can round an ulp apart, and which
+    # one scipy names depends on its feature transform (about 1 element in 10^5 of random smooth shapes)
+    for other in (expected, distance_to_features(mask, spacing)):
+        differ = dist != other
+        assert np.all(np.abs(dist[differ] - other[differ]) <= 2 * np.spacing(other[differ]))
+        assert np.count_nonzero(differ) <= max(2, dist.size // 1000)
     # every index names a feature, at exactly the returned distance (ties may name another feature than scipy's)
     assert mask.ravel()[index.ravel()].all()
     assert np.array_equal(np.sqrt(_named_squared(mask, index, spacing)), dist)

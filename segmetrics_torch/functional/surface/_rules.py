@@ -124,12 +124,17 @@ def nsd_rule(convention: str, tolerances: list[float]) -> Callable[..., float]:
         if sd.pred_empty or sd.gt_empty:
             value = math.nan if sd.pred_empty and sd.gt_empty else 0.0
             return _empty("normalized_surface_distance", convention, sd, image, class_id, binary, value)
-        tau = tolerances[column]
+        tau: float | np.floating = tolerances[column]
+        gt_to_pred, pred_to_gt = sd.gt_to_pred, sd.pred_to_gt
+        if convention == "monai":
+            # MONAI casts its distances to float32 and compares them with the tolerance there (a distance an ulp
+            # above tau in float64, 0.30000000000000004 against 0.3, is within it); DeepMind compares in float64
+            tau, gt_to_pred, pred_to_gt = np.float32(tau), gt_to_pred.astype(np.float32), pred_to_gt.astype(np.float32)
         if sd.gt_sizes is None or sd.pred_sizes is None:
-            hits = int(np.count_nonzero(sd.gt_to_pred <= tau)) + int(np.count_nonzero(sd.pred_to_gt <= tau))
-            return hits / (sd.gt_to_pred.size + sd.pred_to_gt.size)
-        overlap_gt = np.sum(sd.gt_sizes[sd.gt_to_pred <= tau])
-        overlap_pred = np.sum(sd.pred_sizes[sd.pred_to_gt <= tau])
+            hits = int(np.count_nonzero(gt_to_pred <= tau)) + int(np.count_nonzero(pred_to_gt <= tau))
+            return hits / (gt_to_pred.size + pred_to_gt.size)
+        overlap_gt = np.sum(sd.gt_sizes[gt_to_pred <= tau])
+        overlap_pred = np.sum(sd.pred_sizes[pred_to_gt <= tau])
         return float((overlap_gt + overlap_pred) / (np.sum(sd.gt_sizes) + np.sum(sd.pred_sizes)))
 
     return rule

@@ -29,8 +29,11 @@ def normalized_surface_distance(
         {\sum_{x \in \partial P} a_x + \sum_{y \in \partial G} a_y}
 
     (Nikolov et al., "Clinically applicable segmentation of head and neck anatomy for radiotherapy", JMIR 2021). The
-    test is ``<=`` in both references; ``tolerance`` is in spacing units (mm when ``spacing`` is in mm; MONAI's
-    docstring says "pixels", its code uses spacing units).
+    test is ``<=`` in both references, MONAI's on its distances cast to float32 (and the tolerance with them: a
+    distance of 0.30000000000000004 is within 0.3 there), DeepMind's in float64, as here by convention; the
+    distances are scipy's bits (each offset times its spacing, squared, added in axis order), so that a tolerance of
+    whole voxels falls where the references' does. ``tolerance`` is in spacing units (mm when ``spacing`` is in mm;
+    MONAI's docstring says "pixels", its code uses spacing units).
 
     * ``"monai"`` (default; ``compute_surface_dice``): voxel-centre edges, :math:`a = 1` (point counts).
       ``use_subvoxels=True`` is MONAI's corner-surfel mode, identical to DeepMind's.

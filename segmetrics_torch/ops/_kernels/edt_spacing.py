@@ -2,15 +2,30 @@
 distance transform of a 3-D feature mask with anisotropic spacing (a 2-D mask is a volume of depth 1).
 
 Separable (Felzenszwalb & Huttenlocher 2012): one pass per axis, each line the lower envelope of the parabolas
-``w (x - c)^2 + f(c)`` (``w`` the squared spacing of the axis, ``f`` the previous passes' result, ``inf`` where no
-feature is reachable yet). The first pass, along the contiguous axis, reads the bool mask itself, where the
-envelope is the squared distance to the nearest feature of the line: two scans, no breakpoints. The strided passes
-copy blocks of neighbouring lines into scratch row by row and back; each task takes one contiguous run of lines or
-blocks (lines dealt out round-robin made two threads write the same cache lines) and keeps its scratch.
+``(s (x - c))^2 + f(c)`` (``s`` the spacing of the axis, ``f`` the previous passes' result, ``inf`` where no feature
+is reachable yet). The values are scipy's float operations (``distance_transform_edt(sampling=)``: each axis's
+offset times its spacing, squared, the squares added in axis order): the passes run along axis 0 first, so that a
+value is ``((s0 d0)^2 + (s1 d1)^2) + (s2 d2)^2`` as scipy adds them, and the distance is scipy's bit for bit
+wherever one feature is the nearest. Where features are equally near in real arithmetic (two parabolas crossing at a
+whole position: 1 pixel at 0.3 and 3 pixels at 0.1) their rounded values can differ by an ulp (0.3 against
+0.30000000000000004, on either side of a tolerance of 0.3), and the rounded breakpoint could hand the position to
+either: both are evaluated there and the lower taken (the tensor transform's minimum over every candidate; scipy's
+value on the test sets, though scipy names one of equally near features by its own feature transform: an ulp apart
+on about 1 element in 10^5 of random smooth shapes). A tolerance
+test such as the NSD's ``d <= tau`` at ``tau`` = whole voxels then falls where the references' does (with ``w d^2``
+and the contiguous axis first, 9 pixels at 0.1 mm came out 0.9000000000000001). The first pass reads the bool mask
+itself, where the envelope is the squared distance to the nearest feature of the line: two scans, no breakpoints.
+The strided passes copy blocks of neighbouring lines into scratch row by row and back; each task takes one
+contiguous run of lines or blocks (lines dealt out round-robin made two threads write the same cache lines) and
+keeps its scratch.
 """
 
 import numba
 import numpy as np
+
+#: how near x (relative) the rounded breakpoint of two parabolas must lie for both to be evaluated at x: two parabolas
+#: equal at x in real arithmetic cross at x, and the breakpoint's rounding is many orders below this
+_NEAR = 1e-7
 
 
 @numba.njit(cache=True, nogil=True)
@@ -31,7 +46,10 @@ def _lower_envelope(f, w, v, z, cst):  # pragma: no cover - compiled
         s = 0.0
         while k >= 0:
             s = (cq - cst[k]) / (w2 * (q - v[k]))
-            if s <= z[k]:
+            # (a parabola whose interval shrinks to a point, within rounding, is kept: at that point it can equal its
+            # neighbours in real arithmetic, and its rounded value be the lowest; the evaluation takes the lowest
+            # of neighbours whose breakpoint lies at x)
+            if s < z[k] - _NEAR * (1.0 + abs(z[k])):
                 k -= 1
             else:
                 break
@@ -44,25 +62,35 @@ def _lower_envelope(f, w, v, z, cst):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _envelope(f, w, out, v, z, cst):  # pragma: no cover - compiled
-    # out[x] = min_c (w (x - c)^2 + f[c]) over the c with a finite f[c]; inf everywhere when there is none.
+def _envelope(f, s, out, v, z, cst):  # pragma: no cover - compiled
+    # out[x] = min_c ((s (x - c))^2 + f[c]) over the c with a finite f[c]; inf everywhere when there is none.
     n = f.shape[0]
-    if _lower_envelope(f, w, v, z, cst) < 0:
+    k = _lower_envelope(f, s * s, v, z, cst)
+    if k < 0:
         out[:] = np.inf
         return
     j = 0
     for x in range(n):
         while z[j + 1] < x:
             j += 1
-        d = x - v[j]
-        out[x] = w * d * d + f[v[j]]
+        t = s * (x - v[j])
+        best = t * t + f[v[j]]
+        # a neighbour equal at x in real arithmetic (their crossing at x): the lower rounded value, scipy's
+        if j > 0 and x - z[j] < _NEAR * (1.0 + x):
+            t = s * (x - v[j - 1])
+            best = min(best, t * t + f[v[j - 1]])
+        if j < k and z[j + 1] - x < _NEAR * (1.0 + x):
+            t = s * (x - v[j + 1])
+            best = min(best, t * t + f[v[j + 1]])
+        out[x] = best
 
 
 @numba.njit(cache=True, nogil=True)
-def _envelope_at(f, w, out, v, z, cst, want, n_want):  # pragma: no cover - compiled
+def _envelope_at(f, s, out, v, z, cst, want, n_want):  # pragma: no cover - compiled
     # _envelope's values at the n_want increasing positions want[:n_want] only, into out[:n_want] (the same float
     # operations: the same bits)
-    if _lower_envelope(f, w, v, z, cst) < 0:
+    k = _lower_envelope(f, s * s, v, z, cst)
+    if k < 0:
         out[:n_want] = np.inf
         return
     j = 0
@@ -70,8 +98,15 @@ def _envelope_at(f, w, out, v, z, cst, want, n_want):  # pragma: no cover - comp
         x = want[i]
         while z[j + 1] < x:
             j += 1
-        d = x - v[j]
-        out[i] = w * d * d + f[v[j]]
+        t = s * (x - v[j])
+        best = t * t + f[v[j]]
+        if j > 0 and x - z[j] < _NEAR * (1.0 + x):
+            t = s * (x - v[j - 1])
+            best = min(best, t * t + f[v[j - 1]])
+        if j < k and z[j + 1] - x < _NEAR * (1.0 + x):
+            t = s * (x - v[j + 1])
+            best = min(best, t * t + f[v[j + 1]])
+        out[i] = best
 
 
 @numba.njit(cache=True, nogil=True)
@@ -136,9 +171,9 @@ def _envelope_at_unit(f, out, v, z, cst, want, n_want):  # pragma: no cover - co
 
 
 @numba.njit(cache=True, nogil=True)
-def _indicator_line(mask, out, w, left):  # pragma: no cover - compiled
-    # out[x] = w d^2 with d the distance from x to the nearest True of the bool line `mask` (the envelope's value
-    # w (x - c)^2 + 0, the same float operations), 0 on it, inf when the line has none. `left`: int64 scratch for
+def _indicator_line(mask, out, s, left):  # pragma: no cover - compiled
+    # out[x] = (s d)^2 with d the distance from x to the nearest True of the bool line `mask` (the envelope's value
+    # (s (x - c))^2, the same float operations), 0 on it, inf when the line has none. `left`: int64 scratch for
     # the nearest one on the left.
     n = mask.shape[0]
     last = -1
@@ -154,11 +189,11 @@ def _indicator_line(mask, out, w, left):  # pragma: no cover - compiled
             continue
         best = np.inf
         if left[x] >= 0:
-            d = x - left[x]
-            best = w * d * d
+            t = s * (x - left[x])
+            best = t * t
         if nxt >= 0:
-            d = nxt - x
-            r = w * d * d
+            t = s * (nxt - x)
+            r = t * t
             if r < best:
                 best = r
         out[x] = best
@@ -171,20 +206,28 @@ _BLOCK = 16
 
 @numba.njit(parallel=True, cache=True, nogil=True)
 def squared_edt(mask, spacing, n_tasks, at, only_at, unit):  # pragma: no cover - compiled
-    # mask: (A, B, C) bool, the features; returns the (A, B, C) float64 squared distances. With only_at (and A > 1),
-    # they are right only where the (A, B, C) bool `at` is True: the last pass (along A) builds the envelope of the
-    # lines that hold such an element and evaluates it there alone (a 250^3 sphere's corner box: 57 -> 47 ms; on
-    # lines dense with such elements listing them costs more than it saves). `unit`: every spacing is 1 (the
-    # integer envelopes)
-    a_len, b_len, c_len = mask.shape
+    # mask: (A, B, C) bool, the features; returns the (A, B, C) float64 squared distances. With only_at, they are
+    # right only where the (A, B, C) bool `at` is True: the last pass, along the contiguous axis C, builds the
+    # envelope of the lines that hold such an element and evaluates it there alone (a sphere's surface; on lines
+    # dense with such elements listing them costs more than it saves). `unit`: every spacing is 1 (the integer
+    # envelopes). The passes run along A, then B, then C (scipy's order of adding the squares), skipping an axis of
+    # length 1 (the identity), the first reading the mask.
+    shape = mask.shape
+    a_len, b_len, c_len = shape
     f = np.empty((a_len, b_len, c_len))
     longest = max(a_len, b_len, c_len)
     n_blk = (c_len + _BLOCK - 1) // _BLOCK
-    for axis in range(2, -1, -1):  # the contiguous axis first
-        w = spacing[axis] * spacing[axis]
-        n = (a_len, b_len, c_len)[axis]
-        if n == 1 and axis != 2:
-            continue  # w 0^2 + f: the identity (the depth axis of a 2-D image)
+    first_axis = 2
+    for axis in range(2, -1, -1):
+        if shape[axis] > 1:
+            first_axis = axis
+    for axis in range(first_axis, 3):
+        n = shape[axis]
+        if n == 1 and axis != first_axis:
+            continue  # (s 0)^2 + f: the identity (the depth axis of a 2-D image)
+        s = spacing[axis]
+        first = axis == first_axis
+        last_at = only_at and axis == 2 and not first
         if axis == 2:
             units = a_len * b_len  # one line each
         elif axis == 1:
@@ -193,6 +236,7 @@ def squared_edt(mask, spacing, n_tasks, at, only_at, unit):  # pragma: no cover 
             units = b_len * n_blk  # f[:, b, c0:c0 + _BLOCK]
         for task in numba.prange(n_tasks):
             buf = np.empty((_BLOCK, longest))
+            bits = np.empty((_BLOCK, longest), np.bool_)
             out = np.empty(longest)
             v = np.empty(longest, np.int64)
             z = np.empty(longest + 1)
@@ -202,36 +246,52 @@ def squared_edt(mask, spacing, n_tasks, at, only_at, unit):  # pragma: no cover 
             ci = np.empty(longest, np.int64)
             for u in range(task * units // n_tasks, (task + 1) * units // n_tasks):
                 if axis == 2:
-                    _indicator_line(mask[u // b_len, u % b_len], f[u // b_len, u % b_len], w, v)
+                    line = f[u // b_len, u % b_len]
+                    if first:
+                        _indicator_line(mask[u // b_len, u % b_len], line, s, v)
+                        continue
+                    if last_at:
+                        wanted = at[u // b_len, u % b_len]
+                        m = np.int64(0)
+                        for x in range(n):
+                            if wanted[x]:
+                                want[m] = x
+                                m += 1
+                        if m > 0:
+                            if unit:
+                                _envelope_at_unit(line, out, v, zi, ci, want, m)
+                            else:
+                                _envelope_at(line, s, out, v, z, cst, want, m)
+                            for i in range(m):
+                                line[want[i]] = out[i]
+                        continue
+                    if unit:
+                        _envelope_unit(line, out[:n], v, zi, ci)
+                    else:
+                        _envelope(line, s, out[:n], v, z, cst)
+                    line[:] = out[:n]
                     continue
                 outer = u // n_blk
                 c0 = (u % n_blk) * _BLOCK
                 kk = min(_BLOCK, c_len - c0)
-                for i in range(n):
-                    row = f[outer, i] if axis == 1 else f[i, outer]
+                if first:
+                    for i in range(n):
+                        mrow = mask[outer, i] if axis == 1 else mask[i, outer]
+                        for j in range(kk):
+                            bits[j, i] = mrow[c0 + j]
                     for j in range(kk):
-                        buf[j, i] = row[c0 + j]
-                if axis == 0 and only_at:
+                        _indicator_line(bits[j, :n], buf[j, :n], s, v)
+                else:
+                    for i in range(n):
+                        row = f[outer, i] if axis == 1 else f[i, outer]
+                        for j in range(kk):
+                            buf[j, i] = row[c0 + j]
                     for j in range(kk):
-                        m = np.int64(0)
-                        for i in range(n):
-                            if at[i, outer, c0 + j]:
-                                want[m] = i
-                                m += 1
-                        if m > 0:
-                            if unit:
-                                _envelope_at_unit(buf[j, :n], out, v, zi, ci, want, m)
-                            else:
-                                _envelope_at(buf[j, :n], w, out, v, z, cst, want, m)
-                            for i in range(m):
-                                f[want[i], outer, c0 + j] = out[i]
-                    continue
-                for j in range(kk):
-                    if unit:
-                        _envelope_unit(buf[j, :n], out[:n], v, zi, ci)
-                    else:
-                        _envelope(buf[j, :n], w, out[:n], v, z, cst)
-                    buf[j, :n] = out[:n]
+                        if unit:
+                            _envelope_unit(buf[j, :n], out[:n], v, zi, ci)
+                        else:
+                            _envelope(buf[j, :n], s, out[:n], v, z, cst)
+                        buf[j, :n] = out[:n]
                 for i in range(n):
                     row = f[outer, i] if axis == 1 else f[i, outer]
                     for j in range(kk):
