@@ -27,6 +27,7 @@ from ..functional.foreground._intermediates import (
     EmptyQuadrant,
     ForegroundIntermediates,
     MeasureOptions,
+    run_grouped,
     run_per_image,
 )
 from ..functional.foreground.enhanced_alignment import e_from_counts
@@ -140,6 +141,9 @@ class _ForegroundMetric(ExactMetric):
         """
         if not self.skip_empty_gt:
             return preds, target
+        # the batch is checked whole first, as without the option: an invalid image (NaN, a target that is not
+        # binary, an empty size) must not be left out as an "empty ground truth" and the batch counted silently
+        run_grouped(lambda p, t, indices, n: {}, preds, target, validate_args=self.validate_args)
 
         def binary(t: Tensor) -> Tensor:
             if t.dtype == torch.bool:

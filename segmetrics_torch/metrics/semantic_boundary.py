@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from .._checks import BACKENDS, Backend, ImageBatch, check_bool, check_choice, check_positive_float
+from .._checks import BACKENDS, Backend, ImageBatch, check_bool, check_choice, check_num_classes, check_positive_float
 from ..functional.boundary.bsds import default_thresholds
 from ..functional.boundary.summary import UniqueOccurrence, boundary_summary, check_unique_occurrence, ois_counts
 from ..functional.semantic_boundary.evaluation import protocol_thresholds, semantic_boundary_counts
@@ -96,8 +96,7 @@ class SemanticBoundaryPR(ExactMetric):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 1:
-            raise ValueError(f"Expected `num_classes` to be a positive int, but got {num_classes!r}.")
+        check_num_classes(num_classes, 1)
         if protocol is not None:
             if not isinstance(protocol, SemanticBoundaryProtocol):
                 raise TypeError(f"Expected `protocol` to be a SemanticBoundaryProtocol, but got {protocol!r}.")

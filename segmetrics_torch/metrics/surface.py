@@ -26,7 +26,7 @@ from typing import Any, Unpack
 import torch
 from torch import Tensor
 
-from .._checks import check_choice
+from .._checks import check_choice, check_num_classes
 from ..functional.surface import (
     EmptyMaskWarning,
     average_surface_distance,
@@ -108,10 +108,8 @@ class _SurfaceMetric(ExactMetric):
         self._keyword_settings = tuple(self._shared)
         num_classes, input_format = options["num_classes"], options["input_format"]
         include_background = options["include_background"]
-        if num_classes is not None and (
-            isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 1
-        ):
-            raise ValueError(f"Expected `num_classes` to be a positive int or None, but got {num_classes!r}.")
+        if num_classes is not None:
+            check_num_classes(num_classes, 1, " or None")
         self.input_format = check_choice(input_format, "input_format", INPUT_FORMATS)
         if input_format == "index" and num_classes == 1:
             raise ValueError(

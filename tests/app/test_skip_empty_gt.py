@@ -99,12 +99,25 @@ def test_the_command_counts_and_reports_them(tmp_path: Path, capsys) -> None:
 
 
 def test_bad_input_is_still_named_with_skip_empty_gt() -> None:
-    import pytest
-
     metric = st.MAE(skip_empty_gt=True)
     for preds, target in ((torch.zeros(0, 4, 4), torch.zeros(0, 4, 4, dtype=torch.bool)), ([], []), (None, None)):
         with pytest.raises((ValueError, TypeError), match=r"preds|target|batch|empty"):
             metric.update(preds, target)
+    # images that read as "empty ground truth" but are invalid: named, not left out silently (a NaN map, a target
+    # that is not binary or negative, an empty size were skipped and counted, and the Metric returned NaN)
+    empty = torch.zeros(2, 8, 8, dtype=torch.bool)
+    bad = [
+        (torch.rand(2, 8, 8), -torch.ones(2, 8, 8, dtype=torch.long), r"`target`.*binary"),
+        (torch.rand(2, 8, 8), torch.full((2, 8, 8), 0.3), r"`target`.*binary"),
+        (torch.full((2, 8, 8), float("nan")), empty, r"`preds`.*finite"),
+        (torch.rand(2, 0, 16), torch.zeros(2, 0, 16, dtype=torch.bool), r"`preds`.*non-empty"),
+    ]
+    for cls in (st.MAE, st.Dice, st.SMeasure):
+        for preds, target, match in bad:
+            metric = cls(skip_empty_gt=True)
+            with pytest.raises(ValueError, match=match):
+                metric.update(preds, target)
+            assert int(metric.skipped_empty_gt) == 0
 
 
 @pytest.mark.parametrize("family", ["boundary", "partition", "proposals"])

@@ -300,3 +300,20 @@ def test_boundary_bad_input(case):
 
 def test_enough_cases():
     assert len({c.id for c in CASES}) == len(CASES) >= 30
+
+
+@pytest.mark.parametrize(
+    ("thresholds", "match"),
+    [
+        ([0.9, 0.1, 0.5], "strictly increasing"),  # ODS moved (0.1738 -> 0.1741) and its threshold with the order
+        ([0.5, 0.5], "strictly increasing"),  # AP 0.0 against ap_pyedgeeval's 0.0126
+        (10**7, r"positive int \(at most 100000\)"),  # asked for 8 GB at once
+    ],
+)
+def test_thresholds_the_curves_cannot_read(thresholds: object, match: str) -> None:
+    gt = torch.zeros(1, 1, 20, 20, dtype=torch.bool)
+    gt[0, 0, 10, 4:16] = True
+    with pytest.raises(ValueError, match=rf"`thresholds`.*{match}|{match}.*`thresholds`"):
+        boundary_pr(torch.rand(1, 20, 20), gt, thresholds=thresholds)
+    with pytest.raises(ValueError, match="thresholds"):
+        BoundaryPR(thresholds=thresholds)

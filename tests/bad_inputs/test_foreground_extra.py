@@ -96,3 +96,16 @@ def test_camouflage_context_below_its_patch_size_names_the_arguments(empty_gt: b
     images = torch.full((1, 4, 8, 3), 100, dtype=torch.uint8)
     with pytest.raises(ValueError, match=r"`preds\[0\]` and `images\[0\]` of at least 5x5 pixels .* \(4, 8\)"):
         camouflage_context_measure(gt.clone(), gt, images)
+
+
+def test_hce_relax_beyond_the_image_changes_nothing() -> None:
+    """The relaxation's dilations stop once they add nothing and its erosion after max(H, W) steps: relax=10^7 ran
+    for hours on a 16 x 16 image (uninterruptible inside OpenCV), for the value of relax=40."""
+    pytest.importorskip("cv2")
+    pytest.importorskip("skimage")
+    preds = torch.rand(2, 16, 16, generator=torch.Generator().manual_seed(0))
+    target = torch.zeros(2, 16, 16, dtype=torch.bool)
+    target[:, 4:12, 4:11] = True
+    assert torch.equal(
+        human_correction_effort(preds, target, relax=10**7), human_correction_effort(preds, target, relax=40)
+    )

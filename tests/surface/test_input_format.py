@@ -4,6 +4,7 @@ given as index label maps (2-D and 3-D, every measure and the Metrics)."""
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -124,6 +125,13 @@ def test_clear_errors():
         hausdorff_distance(torch.rand(2, 1, 16, 16), _one_hot(lg)[:, :1], input_format="one-hot")
     with pytest.raises(ValueError, match="0 or 1 only"):
         hausdorff_distance(_one_hot(lp) * 2, _one_hot(lg), input_format="one-hot")
+    # scores with a NaN channel were arg-maxed silently (the argmax lands on the NaN); a -inf logit is a score
+    scores = torch.rand(2, 3, 16, 16)
+    scores[:, 1] = float("nan")
+    with pytest.raises(ValueError, match="`preds` to contain no NaN"):
+        hausdorff_distance(scores, _one_hot(lg), input_format="one-hot")
+    scores[:, 1] = -math.inf
+    assert hausdorff_distance(scores, _one_hot(lg), input_format="one-hot").shape == (2, 2)
     with pytest.raises(ValueError, match="same"):
         hausdorff_distance(_one_hot(lp), _one_hot(lg, 4), input_format="one-hot")
     with pytest.raises(ValueError, match=r"num_classes.*channels"):

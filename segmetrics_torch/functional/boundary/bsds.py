@@ -98,12 +98,16 @@ class BoundaryCounts(NamedTuple):
     thresholds: Tensor
 
 
-def default_thresholds(thresholds: int | Sequence[float] | Tensor, input_format: InputFormat = "soft") -> Tensor:
+def default_thresholds(
+    thresholds: int | Sequence[float] | Tensor, input_format: InputFormat = "soft", *, increasing: bool = True
+) -> Tensor:
     """Level values as float64: MATLAB ``linspace(1/(K+1), 1-1/(K+1), K)`` for an int K (``1..K`` for "stack").
 
     Given values must lie in [0, 1] for soft maps and ucm2 (a ``ValueError`` names ``thresholds``; pyEdgeEval accepts
     any value, but outside the maps' range a threshold keeps every pixel or none, and the usual cause is a 0..255
-    threshold for a uint8 map, which is read / 255); "stack" levels are labels, any finite values.
+    threshold for a uint8 map, which is read / 255); "stack" levels are labels, any finite values. Either way at
+    most :data:`MAX_THRESHOLDS` of them, in strictly increasing order where a curve is read from them (``increasing``:
+    ODS interpolates between neighbours and AP integrates along them; counts alone take any order).
 
     Example:
         >>> from segmetrics_torch.functional import default_thresholds
@@ -118,8 +122,10 @@ def default_thresholds(thresholds: int | Sequence[float] | Tensor, input_format:
     if isinstance(thresholds, bool):
         raise TypeError(f"Expected `thresholds` to be a positive int or a 1-D sequence, but got {thresholds!r}.")
     if isinstance(thresholds, int):
-        if thresholds < 1:
-            raise ValueError(f"Expected `thresholds` to be a positive int, but got {thresholds}.")
+        if not 1 <= thresholds <= MAX_THRESHOLDS:
+            raise ValueError(
+                f"Expected `thresholds` to be a positive int (at most {MAX_THRESHOLDS}), but got {thresholds}."
+            )
         if input_format == "stack":
             return torch.arange(1, thresholds + 1, dtype=torch.float64)
         return matlab_linspace(1 / (thresholds + 1), 1 - 1 / (thresholds + 1), thresholds)
@@ -144,11 +150,21 @@ def default_thresholds(thresholds: int | Sequence[float] | Tensor, input_format:
             f"Expected `thresholds` in [0, 1], the range of the maps (soft maps and ucm2 are compared as values in "
             f"[0, 1]), but got values from {low:g} to {high:g}{hint}."
         )
+    if t.numel() > MAX_THRESHOLDS:
+        raise ValueError(f"Expected at most {MAX_THRESHOLDS} `thresholds`, but got {t.numel()}.")
+    if increasing and t.numel() > 1 and not bool((t[1:] > t[:-1]).all()):
+        # the curves are read in threshold order (ODS interpolates between neighbours, AP integrates along them):
+        # unsorted or repeated values moved ODS and gave AP 0.0
+        raise ValueError(f"Expected `thresholds` in strictly increasing order, but got {t.tolist()[:20]}; sort them.")
     return t
 
 
-def check_input_format(input_format: object) -> None:
-    check_choice(input_format, "input_format", INPUT_FORMATS)
+#: the most levels a benchmark takes (each level keeps its counts per image: 10^7 levels asked for 8 GB at once)
+MAX_THRESHOLDS = 100_000
+
+
+def check_input_format(input_format: object) -> InputFormat:
+    return check_choice(input_format, "input_format", get_args(InputFormat))
 
 
 def check_nms(nms: object, input_format: str) -> None:
@@ -293,7 +309,7 @@ def boundary_pr_counts(
     check_bool(thin, "thin")
     check_bool(validate_args, "validate_args")
     check_nms(nms, input_format)
-    levels = default_thresholds(thresholds, input_format)
+    levels = default_thresholds(thresholds, input_format, increasing=False)  # counts: any order
     pred_list = _as_list(preds, "preds", 3 if input_format == "stack" else 2)
     target_list = _as_list(target, "target", 3)
     if len(pred_list) != len(target_list):
@@ -413,7 +429,7 @@ def boundary_pr(
     counts = boundary_pr_counts(
         preds,
         target,
-        thresholds=thresholds,
+        thresholds=default_thresholds(thresholds, check_input_format(input_format)),  # curves: increasing
         max_dist=max_dist,
         thin=thin,
         input_format=input_format,

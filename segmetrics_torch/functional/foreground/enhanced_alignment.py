@@ -13,7 +13,10 @@ the four confusion counts: all 256 thresholds come from one histogram, with no p
 Reference: Fan's MATLAB ``Enhancedmeasure.m`` and PySODMetrics 1.6.2 ``Emeasure`` (to 1e-6), including
 * normalisation by ``N - 1 + eps`` (the paper writes ``N``), so a perfect map scores ``N / (N - 1) > 1``;
 * all-zero ground truth: ``sum phi = #(FM == 0)``; all-one ground truth: ``sum phi = #(FM == 1)``;
-* the binarisation ``>=`` for both the adaptive threshold and the curve (the CODToolbox patch).
+* the binarisation ``>=`` for both the adaptive threshold and the curve (the CODToolbox patch);
+* a one-pixel image: ``N - 1 = 0``, so ``E = sum phi / eps``, about ``4.5e15`` (``2^52``) where ``phi`` is 1 (a
+  right pixel) and 0 where it is wrong, as PySODMetrics returns it; the measure means nothing there (the E-measure
+  loss normalises such an image by ``N`` instead).
 """
 
 from __future__ import annotations

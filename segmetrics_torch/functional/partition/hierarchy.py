@@ -227,13 +227,13 @@ def hierarchy_measures(
             regions = check_num_regions(num_regions)
             levels = torch.stack([region_count_thresholds(u, regions) for u in u_list]).cpu()
         else:
-            levels = default_thresholds(thresholds, "soft")
+            levels = default_thresholds(thresholds, "soft", increasing=False)  # per-level tables: any order
     else:
         if num_regions is not None:
             raise ValueError("`num_regions` applies to ucm2 input only.")
         s_list = as_label_list(preds, "preds", 3, validate_args)
         shapes = [(s.shape[-2], s.shape[-1]) for s in s_list]
-        levels = default_thresholds(thresholds, "stack")
+        levels = default_thresholds(thresholds, "stack", increasing=False)
         for i, s in enumerate(s_list):
             if s.shape[0] != levels.numel():
                 raise ValueError(f"Expected `preds[{i}]` to hold {levels.numel()} levels, but got {s.shape[0]}.")

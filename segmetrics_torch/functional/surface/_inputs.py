@@ -25,6 +25,7 @@ from segmetrics_torch._checks import (
     as_binary_mask,
     check_bool,
     check_choice,
+    check_num_classes,
     check_numbers_per,
     check_tensor,
     tensor_items,
@@ -293,6 +294,9 @@ def _as_channels(x: Tensor, name: str, validate_args: bool) -> Tensor:
                 "channels, and the argmax of one channel is always 0 (TorchMetrics then scores an all-ones mask); "
                 "give a bool or 0/1 integer tensor for a single channel."
             )
+        if validate_args and bool(torch.isnan(x).any()):
+            # the argmax of a NaN score is wherever the NaN lies: a silent class (-inf, a masked logit, is a score)
+            raise ValueError(f"Expected `{name}` to contain no NaN scores (input_format one-hot), but it does.")
         return torch.nn.functional.one_hot(x.argmax(dim=1), x.shape[1]).movedim(-1, 1).bool()
     if x.dtype == torch.bool:
         return x
@@ -445,10 +449,7 @@ def prepare_pairs(
         class_ids = [1]
         ignored: list[int] = []
     else:
-        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
-            raise ValueError(
-                f"Expected `num_classes` to be an integer >= 2 (or None for binary masks), got {num_classes!r}."
-            )
+        check_num_classes(num_classes, 2, " (or None for binary masks)")
         if ignore_index is not None and (isinstance(ignore_index, bool) or not isinstance(ignore_index, int)):
             raise TypeError(f"Expected `ignore_index` to be None or an int, but got {ignore_index!r}.")
         binary = False

@@ -219,7 +219,10 @@ def boundary_dilation(height: int, width: int, dilation_ratio: float = 0.02) -> 
         >>> boundary_dilation(75, 100), boundary_dilation(300, 400), boundary_dilation(10, 10)
         (2, 10, 1)
     """
-    return max(1, round(dilation_ratio * math.sqrt(height**2 + width**2)))
+    d = dilation_ratio * math.sqrt(height**2 + width**2)
+    # beyond max(H, W) every pixel is within d of the edge and erodes: the band is the mask whatever the width, and a
+    # width of 10^12 pixels padded past torch's sizes
+    return max(1, min(round(d), max(height, width) + 1)) if d < 2**62 else max(height, width) + 1
 
 
 def boundary_band(masks: Tensor, dilation: int) -> Tensor:

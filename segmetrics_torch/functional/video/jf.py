@@ -25,7 +25,7 @@ import math
 import torch
 from torch import Tensor
 
-from ..._checks import BACKENDS, Backend, check_choice, check_positive_float, check_tensor
+from ..._checks import BACKENDS, Backend, check_bool, check_choice, check_positive_float, check_tensor
 from ...ops.davis import davis_counts
 from ..boundary.morphological import boundary_f_from_counts
 
@@ -80,6 +80,24 @@ def jf_from_counts(counts: dict[str, Tensor], *, diagonal: bool) -> tuple[Tensor
     return j, f
 
 
+def check_label_video(preds: object, target: object) -> None:
+    """``preds`` and ``target``: (T, H, W) integer (or bool) label-map tensors of one shape with at least one frame
+    and pixel, else a ``TypeError`` / ``ValueError`` naming them (a numpy array, None, a float map, an empty video)."""
+    for name, x in (("preds", preds), ("target", target)):
+        check_tensor(x, name)
+        assert isinstance(x, Tensor)
+        if x.is_floating_point() or x.is_complex():
+            raise TypeError(f"Expected `{name}` to be integer label maps (uint8 ids, 255 void), but got {x.dtype}.")
+    assert isinstance(preds, Tensor) and isinstance(target, Tensor)
+    if preds.ndim != 3 or preds.shape != target.shape:
+        raise ValueError(
+            "Expected `preds` and `target` to be (T, H, W) label maps of one shape, but got "
+            f"{tuple(preds.shape)} and {tuple(target.shape)}."
+        )
+    if preds.numel() == 0:
+        raise ValueError(f"Expected `preds` and `target` with frames and pixels, but got shape {tuple(preds.shape)}.")
+
+
 def davis_j_and_f(
     preds: Tensor,
     target: Tensor,
@@ -116,15 +134,10 @@ def davis_j_and_f(
         >>> davis_j_and_f(pred, gt)["j"]
         tensor([[1., 0., 1.]], dtype=torch.float64)
     """
-    check_tensor(preds, "preds")
-    check_tensor(target, "target")
+    check_label_video(preds, target)
     check_choice(pairs, "pairs", ("matched", "all"))
     check_choice(backend, "backend", BACKENDS)
-    if preds.ndim != 3 or preds.shape != target.shape:
-        raise ValueError(
-            "Expected `preds` and `target` to be (T, H, W) label maps of one shape, but got "
-            f"{tuple(preds.shape)} and {tuple(target.shape)}."
-        )
+    check_bool(void, "void")
     if num_objects is None:
         first = target[0].long() if target.shape[0] else target.new_zeros(1).long()
         num_objects = int(torch.where(first == 255, 0, first).max()) if first.numel() else 0

@@ -31,7 +31,7 @@ from torch import Tensor
 
 from ..._checks import BACKENDS, Backend, check_choice
 from ...ops.davis import davis_counts
-from .jf import davis_radius, jf_from_counts
+from .jf import check_label_video, davis_radius, jf_from_counts
 from .statistics import DECAY_EDGES, davis_decay_edges, davis_statistics
 
 __all__ = ["MAX_PROPOSALS", "TASKS", "DavisObject", "DavisSequence", "davis_sequence"]
@@ -262,11 +262,7 @@ def davis_sequence(
         >>> [round(o.stats["j_mean"], 3) for o in davis_sequence(gt.clone(), gt)]
         [1.0]
     """
-    if preds.ndim != 3 or preds.shape != target.shape:
-        raise ValueError(
-            "Expected `preds` and `target` to be (T, H, W) label maps of one shape, but got "
-            f"{tuple(preds.shape)} and {tuple(target.shape)}."
-        )
+    check_label_video(preds, target)
     if num_objects is None:
         first = target[0].long() if target.shape[0] else target.new_zeros(1).long()
         num_objects = int(torch.where(first == 255, 0, first).max())

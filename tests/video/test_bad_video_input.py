@@ -1,0 +1,41 @@
+"""Bad inputs of the video functions and Metric are named (a fuzzing pass found raw AttributeError / RuntimeError
+for a numpy array, None, an empty video, and a string taken as the bool ``void``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from segmetrics_torch import VideoObjectSegmentation
+from segmetrics_torch.functional import davis_j_and_f, davis_sequence
+
+
+def _video() -> torch.Tensor:
+    v = torch.zeros(4, 24, 24, dtype=torch.uint8)
+    v[:, 5:15, 5:15] = 1
+    return v
+
+
+@pytest.mark.parametrize(
+    ("preds", "target", "error", "match"),
+    [
+        (_video().numpy(), _video().numpy(), TypeError, r"`preds` to be a torch\.Tensor"),
+        (None, _video(), TypeError, r"`preds` to be a torch\.Tensor"),
+        (_video()[:, :0], _video()[:, :0], ValueError, r"`preds` and `target` with frames and pixels"),
+        (_video().float(), _video(), TypeError, r"`preds` to be integer label maps"),
+        (_video(), _video()[:2], ValueError, r"\(T, H, W\) label maps of one shape"),
+    ],
+)
+def test_named(preds: object, target: object, error: type[Exception], match: str) -> None:
+    for call in (davis_sequence, davis_j_and_f):
+        with pytest.raises(error, match=match):
+            call(preds, target)  # type: ignore[arg-type]
+    with pytest.raises((TypeError, ValueError), match="`preds`"):  # the Metric also takes lists of sequences
+        VideoObjectSegmentation().update(preds, target)
+
+
+def test_void_is_a_bool() -> None:
+    with pytest.raises(TypeError, match="`void` to be a bool"):
+        davis_j_and_f(_video(), _video(), void="y")  # type: ignore[arg-type]
+    assert np.isfinite(davis_j_and_f(_video(), _video())["j"].numpy()).all()
