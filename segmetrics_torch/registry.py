@@ -266,6 +266,9 @@ _ALL = (
         aliases=("avgdice", "dice", "meandic")),
     _fg("maxiou", "maxIoU", "iou/max", "max IoU over the 256 thresholds", "IoU", "iou"),
     _fg("maxdice", "maxDice", "dice/max", "max Dice over the 256 thresholds", "Dice", "dice", aliases=("maxdic",)),
+    _fg("adpiou", "adpIoU", "iou/adaptive", "IoU at the adaptive threshold", "IoU", "iou", aliases=("iou_adaptive",)),
+    _fg("adpdice", "adpDice", "dice/adaptive", "Dice at the adaptive threshold", "Dice", "dice",
+        aliases=("dice_adaptive", "adpdic")),
     _fg("adpsen", "adpSen", f"{_TM}/recall/adaptive", "sensitivity (recall) at the adaptive threshold", _TMS, _TM_F,
         include=_TM, aliases=("adpsensitivity",)),
     _fg("meansen", "meanSen", f"{_TM}/recall/mean", "mean sensitivity (recall) over the 256 thresholds", _TMS, _TM_F,
@@ -518,7 +521,7 @@ TABLES: dict[str, tuple[str, tuple[TableRow, ...]]] = {
                 "MAE",
                 "`MAE` / `mae`",
                 "Perazzi et al., CVPR 2012",
-                "PySODMetrics 1.6.2 `MAE` (1e-6; bit-exact on its test images)",
+                "PySODMetrics 1.6.2 `MAE` (1e-6; within 1e-15 on its test images)",
             ),
             TableRow(
                 "F-beta (beta^2 = 0.3): adaptive, mean, max, 256-point curve, PR curve",

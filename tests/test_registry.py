@@ -209,3 +209,17 @@ def test_the_readme_s_measure_tables_are_the_registry_s() -> None:
     assert readme == registry.with_tables(readme), "run: python -m segmetrics_torch._readme README.md"
     for name in registry.TABLES:
         assert registry.render_table(name) in readme
+
+
+def test_the_command_s_measure_names_are_all_documented() -> None:
+    """The ``--measures LIST`` row of docs/evaluate.md names every foreground measure the command accepts (it
+    lacked the toolbox protocols' sensitivity / specificity, siaucroc, siaucpr and ccm), and nothing else."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "evaluate.md").read_text(encoding="utf-8")
+    row = next(line for line in page.splitlines() if line.startswith("| `--measures LIST`"))
+    description = row.split("|")[3]
+    named = {name for code in re.findall(r"`([^`]+)`", description) for name in re.split(r"[,\s]+", code) if name}
+    named -= {"--protocol", "ForegroundMeasures(include=...)"}
+    assert named == {m.key for m in registry.family_measures("foreground")}

@@ -132,7 +132,7 @@ class FolderRun:
         """The record of ``args``, the parser's Namespace of an ``evaluate <family>`` form (``more``: the form's own
         output options, option -> value)."""
         pairing = pairing_options(args)
-        return cls(
+        run = cls(
             family=family,
             pred=args.pred,
             gt=args.gt,
@@ -151,6 +151,11 @@ class FolderRun:
             gt_classes=getattr(args, "gt_classes", None),
             html=getattr(args, "html", None),
         )
+        if run.device_name not in ("cpu", "auto"):
+            # an unavailable device (--device cuda on a CPU machine) is refused now, not after the pre-scan's
+            # listing: torch loads first for these, as it will anyway (cpu and auto load it under the progress bar)
+            run.device  # noqa: B018 - the cached property resolves and checks the device
+        return run
 
     @functools.cached_property
     def device(self) -> torch.device:

@@ -118,6 +118,15 @@ def check_pairing(
         return f"unmatched ground truths: {gt}; unmatched predictions: {pred}"
 
     if not pairing.pairs:
+        sides = (("prediction", pairing.pred_reasons), ("ground truth", pairing.gt_reasons))
+        left_out = [(side, stem, why) for side, reasons in sides for stem, why in reasons.items()]
+        if left_out:  # the mapping given took the files out: say so, not "map the names" with the flag that did it
+            side, stem, why = left_out[0]
+            raise InputError(
+                f"no prediction in {pred_dir} matches a ground truth in {gt_dir}: the name mapping left out "
+                f"{len(pairing.pred_reasons)} prediction(s) and {len(pairing.gt_reasons)} ground truth(s) (the "
+                f"{side} {stem}: {why}); check {PAIRING_FLAGS}"
+            )
         raise InputError(
             f"no prediction in {pred_dir} matches a ground truth in {gt_dir} by file name (stem) ({examples()}); "
             f"map the names with {PAIRING_FLAGS}"

@@ -285,8 +285,8 @@ def _volume_size(path: Path) -> tuple[int, ...]:
         return image_size(path)
     try:
         return nifti_label_shape(path)
-    except ImportError as error:
-        raise ValueError(str(error)) from None
+    except ImportError as error:  # the run's environment, not this file: no file is readable, --skip-bad helps none
+        raise InputError(str(error).split(": ", 1)[-1]) from None
 
 
 def family_size_readers(family: str, input_format: str, gt_format: str) -> tuple[SizeReader, SizeReader, bool]:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from PIL import Image
 
 from segmetrics_torch.app.cli import main
@@ -245,3 +246,35 @@ def test_method_names_skip_format_folders():
     assert method_name("/data/results/gPb/ucm2", "BSDS500", gt) == "gPb"
     assert method_name("/data/results/HED/edges", "BSDS500", gt) == "HED"
     assert method_name("/data/results/MCG/segs", "BSDS500", gt) == "MCG"
+
+
+def test_a_mapping_that_leaves_out_every_file_says_so(tmp_path, capsys):
+    """No name ends in the suffix given: the error said the same names were unmatched on both sides and suggested
+    --pred-suffix, the flag that caused it."""
+    mask = np.zeros((H, W), np.uint8)
+    mask[10:30, 10:30] = 255
+    for stem in ("a", "b"):
+        _png(tmp_path / "gt" / f"{stem}.png", mask)
+        _png(tmp_path / "pred" / f"{stem}.png", mask)
+    args = ["evaluate", "foreground", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress"]
+    assert main([*args, "--pred-suffix", "_sal"]) == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert "the name mapping left out 2 prediction(s) and 0 ground truth(s)" in err
+    assert "the prediction a: its name does not end in '_sal'" in err and "map the names" not in err
+
+
+def test_an_unavailable_device_is_refused_before_the_pre_scan(tmp_path, capsys):
+    """--device cuda on a machine without CUDA: one error line, before the pre-scan's notes (a 0/1 mask's here)."""
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is available here")
+    mask = np.zeros((H, W), np.uint8)
+    mask[10:30, 10:30] = 1  # a 0/1 mask: the pre-scan notes it
+    _png(tmp_path / "gt" / "a.png", mask)
+    _png(tmp_path / "pred" / "a.png", mask * 255)
+    args = ["evaluate", "foreground", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress"]
+    assert main([*args, "--device", "cuda"]) == 2
+    captured = capsys.readouterr()
+    lines = [line for line in (captured.out + captured.err).splitlines() if line.strip()]
+    assert lines == ["error: device 'cuda' requested but CUDA is not available (use --device cpu)"], lines

@@ -116,3 +116,23 @@ def test_hostile_names_are_text(page: tuple[Any, PageLog], report: Path) -> None
     assert browser_page.evaluate("() => window.__xss") is None  # no markup of a name ran, whatever was drawn
     assert all(url.split(":", 1)[0] in ("file", "data") for url in log.requests)
     assert log.errors == []
+
+
+def test_the_worst_k_measures_are_those_that_rank(page: tuple[Any, PageLog], tmp_path: Path) -> None:
+    """A column without a direction (a boundary row's threshold) ranks no image: it is not offered, and the gallery
+    opens on the first measure that ranks (a boundary page opened on `threshold`, its gallery empty)."""
+    from tests.reports.html_run import COLUMNS, HIGHER, per_image_rows
+
+    rows = [row | {"threshold": 0.5} for row in per_image_rows()]
+    report = write_run(
+        tmp_path,
+        columns=[("threshold", "Threshold"), *COLUMNS],
+        higher_is_better={"threshold": None, **HIGHER},
+        per_image=rows,
+    )
+    browser_page, log = page
+    _open(browser_page, report)
+    options = browser_page.locator("#worst-measure option").evaluate_all("(os) => os.map((o) => o.value)")
+    assert options == [key for key, _ in COLUMNS]
+    assert browser_page.locator("#gallery .card").count() > 0
+    assert log.errors == []

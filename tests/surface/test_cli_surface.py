@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -171,6 +172,11 @@ def test_skip_empty_gt_spacing_override_and_device(tmp_path: Path, capsys) -> No
     assert "hausdorff_distance (percentile 95) nan" in line and "normalized_surface_distance" in line, line
     if not torch.cuda.is_available():
         assert main([*base, "--device", "cuda"]) == 2
+        # refused before the pre-scan prints its notes (the empty ground truth's): the one error line alone
+        err = capsys.readouterr().err
+        assert [line for line in err.splitlines() if line.strip()] == [
+            "error: device 'cuda' requested but CUDA is not available (use --device cpu)"
+        ], err
 
 
 def test_every_file_with_an_empty_structure_is_named(tmp_path: Path, capsys) -> None:
@@ -274,3 +280,20 @@ def test_measures_in_a_configuration_and_unknown_names(tmp_path: Path, capsys) -
     config.write_text(config.read_text(encoding="utf-8").replace("biou", "hd99"), encoding="utf-8")
     assert main(["evaluate", "--config", str(config), "--figures", "none", "--no-progress"]) == 2
     assert "options.surface.measures" in capsys.readouterr().err
+
+
+def test_volumes_without_nibabel_are_one_error_naming_the_extra(tmp_path: Path, capsys, monkeypatch) -> None:
+    """A missing package is the run's problem, not each file's: it was listed as "unreadable or corrupt file" for
+    every volume, with --skip-bad suggested (which would leave out all of them)."""
+    nibabel = pytest.importorskip("nibabel")
+    (tmp_path / "gt").mkdir()
+    (tmp_path / "pred").mkdir()
+    v = np.zeros((6, 7, 5), np.uint8)
+    v[2:4, 2:5, 1:4] = 1
+    for side in ("gt", "pred"):
+        nibabel.save(nibabel.Nifti1Image(v, np.eye(4)), str(tmp_path / side / "a.nii.gz"))
+    monkeypatch.setitem(sys.modules, "nibabel", None)  # import nibabel now raises ImportError
+    args = ["evaluate", "surface", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == "error: NIfTI volumes need nibabel: pip install 'segmetrics-torch[nifti]'", err

@@ -109,7 +109,15 @@
   const side = document.getElementById("side");
   fill(selects.dataset, data.datasets);
   fill(selects.method, data.methods);
-  fill(selects.measure, data.measures.map(function (m) { return m.key; }), data.measures.map(function (m) {
+  // the measures that rank images (a worst-k list somewhere): a threshold or a count has none, and was the first
+  // choice of a boundary page, whose gallery then opened empty
+  const ranked = new Set();
+  for (const byMethod of Object.values(data.worst)) {
+    for (const byMeasure of Object.values(byMethod)) Object.keys(byMeasure).forEach(function (k) { ranked.add(k); });
+  }
+  const worstMeasures = data.measures.filter(function (m) { return ranked.has(m.key); });
+  const shownMeasures = worstMeasures.length ? worstMeasures : data.measures;
+  fill(selects.measure, shownMeasures.map(function (m) { return m.key; }), shownMeasures.map(function (m) {
     return m.label + (m.higher === true ? " ↑" : m.higher === false ? " ↓" : "");
   }));
 
