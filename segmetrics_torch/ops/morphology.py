@@ -13,12 +13,13 @@ Two backends give identical results: ``"numba"`` (compiled CPU kernel that visit
 from __future__ import annotations
 
 import functools
+import sys
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from segmetrics_torch._checks import Backend, check_tensor
+from segmetrics_torch._checks import Backend, check_number_in, check_tensor
 from segmetrics_torch.ops.backend import _numba_available, resolve
 from segmetrics_torch.ops.distance import distance_transform_edt
 
@@ -145,8 +146,8 @@ def seg2bmap(labels: Tensor) -> Tensor:
     check_tensor(labels, "labels")
     if labels.dtype.is_floating_point or labels.dtype.is_complex:
         raise TypeError(f"Expected `labels` to be an integer or bool tensor, but got dtype {labels.dtype}.")
-    if labels.ndim < 2:
-        raise ValueError(f"Expected `labels` of shape (..., H, W), but got shape {tuple(labels.shape)}.")
+    if labels.ndim < 2 or labels.shape[-1] == 0 or labels.shape[-2] == 0:
+        raise ValueError(f"Expected `labels` of shape (..., H, W) with H, W >= 1, but got shape {tuple(labels.shape)}.")
     out = torch.zeros(labels.shape, dtype=torch.bool, device=labels.device)
     c = labels[..., :-1, :-1]
     out[..., :-1, :-1] = (c != labels[..., :-1, 1:]) | (c != labels[..., 1:, :-1]) | (c != labels[..., 1:, 1:])
@@ -162,5 +163,8 @@ def dilate_disk(mask: Tensor, radius: float, *, backend: Backend = "auto") -> Te
     ``radius``), so the cost does not grow with the radius; equal to ``imdilate(mask, strel(disk))`` with DAVIS'
     ``disk = X.^2 + Y.^2 <= r^2``. Maps without any on pixel stay empty.
     """
+    # a negative or NaN radius gave an all-False mask (no disk has such a radius); an infinite one would turn on
+    # the maps without any on pixel (their distance is inf)
+    check_number_in(radius, "radius", 0, sys.float_info.max, "a finite number >= 0")
     dist, _ = distance_transform_edt(mask, backend=backend)
     return dist <= radius

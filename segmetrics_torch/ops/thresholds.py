@@ -46,6 +46,12 @@ class BinaryCounts(NamedTuple):
         return self.tp, fp, fn, tn
 
 
+def _check_pair(p: Tensor, g: Tensor) -> None:
+    """(B, H, W) maps and ground truth of one shape (a shape check only: these run inside the measures' hot path)."""
+    if p.ndim != 3 or p.shape != g.shape:
+        raise ValueError(f"Expected `p` and `g` of one shape (B, H, W), but got {tuple(p.shape)} and {tuple(g.shape)}.")
+
+
 def threshold_counts(p: Tensor, g: Tensor) -> BinaryCounts:
     """Counts of ``trunc(255 p) >= 255 - i`` for the 256 thresholds ``i``, per image.
 
@@ -56,6 +62,7 @@ def threshold_counts(p: Tensor, g: Tensor) -> BinaryCounts:
     Returns:
         :class:`BinaryCounts` with ``tp`` and ``pp`` of shape (B, 256), descending thresholds.
     """
+    _check_pair(p, g)
     batch = p.shape[0]
     # truncation toward zero, as numpy's astype(np.uint8) on [0, 255]. A map outside [0, 1] (only reachable with
     # validate_args=False) is clamped to the end bins (NaN to bin 0), as the CPU kernel does, so that it cannot spill
@@ -75,6 +82,7 @@ def adaptive_threshold(p: Tensor) -> Tensor:
 
 def binary_counts(p: Tensor, g: Tensor, threshold: Tensor) -> BinaryCounts:
     """Counts of the binary maps ``p >= threshold`` (one threshold per image, applied to the float map)."""
+    _check_pair(p, g)
     binary = p >= threshold.view(-1, 1, 1)
     tp = (binary & g).sum(dim=(1, 2)).to(torch.float64)
     pp = binary.sum(dim=(1, 2)).to(torch.float64)

@@ -198,3 +198,23 @@ def test_a_metric_names_empty_pairs_of_its_first_such_batch_only_until_reset() -
         metric.reset()
         metric.update(torch.zeros_like(target), target)
     assert not record
+
+
+def test_empty_sides_checks_its_inputs_as_the_functions_do() -> None:
+    """A public function of its own: mismatched batches, a 2-D input (read row by row), labels past num_classes
+    (reported "empty"), num_classes 1 and a string include_background were accepted or failed inside torch."""
+    from segmetrics_torch.functional.surface.aggregation import empty_sides
+
+    g = torch.zeros(2, 16, 16, dtype=torch.long)
+    g[:, 4:8, 4:8] = 1
+    bad = [
+        ((g, g[:1]), {"num_classes": 3}, ValueError, "as many images"),
+        ((g[0], g[0]), {"num_classes": 3}, ValueError, r"`preds` of shape \(B, H, W\)"),
+        ((g * 5, g), {"num_classes": 3}, ValueError, r"`preds` to hold labels in \[0, 2\]"),
+        ((g, g), {"num_classes": 1}, ValueError, "`num_classes`"),
+        ((g, g), {"num_classes": 3, "include_background": "yes"}, TypeError, "`include_background`"),
+        ((g[:0], g[:0]), {}, ValueError, "empty batch"),
+    ]
+    for (p, t), options, error, match in bad:
+        with pytest.raises(error, match=match):
+            empty_sides(p, t, **options)

@@ -44,7 +44,7 @@ import torch
 from torch import Tensor
 
 from ..._checks import check_choice, check_tensor
-from ._inputs import as_tensor_input, channel_columns, one_hot_inputs
+from ._inputs import as_tensor_input, channel_columns, one_hot_inputs, prepare_pairs
 from .options import MASK_DEFAULTS, MaskOptions, with_defaults
 
 __all__ = ["AGGREGATIONS", "AGGREGATION_REFERENCES", "AggregatedDistances", "aggregate_distances", "empty_sides"]
@@ -112,6 +112,9 @@ def empty_sides(preds: object, target: object, **options: Unpack[MaskOptions]) -
         [[False, True, True], [False, False, True]]
     """
     reading = with_defaults("empty_sides", options, MASK_DEFAULTS)
+    # the functions' checks, naming the arguments (shapes, dtypes, labels in range, the options): a 2-D input read
+    # row by row, a label past num_classes reported "empty", num_classes 0 or 1 failing inside torch
+    prepare_pairs(preds, target, spacing=None, **reading)
     num_classes, ignore_index = reading["num_classes"], reading["ignore_index"]
     input_format, include_background = reading["input_format"], reading["include_background"]
     preds, target = as_tensor_input(preds), as_tensor_input(target)
