@@ -276,3 +276,11 @@ def test_format_table_and_jsonable():
     }
     with pytest.raises(TypeError):
         to_jsonable(object())
+
+
+def test_python_m_segmetrics_torch_app_runs_the_command() -> None:
+    """``python -m segmetrics_torch.app`` is the command (a new user tried it before ``...app.cli``)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "segmetrics_torch.app", "--version"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0 and done.stdout.startswith("segmetrics "), done
