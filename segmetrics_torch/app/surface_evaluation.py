@@ -83,6 +83,16 @@ def _note_overridden(spacing: Any, differing: list[tuple[Path, tuple[float, ...]
     )
 
 
+def _several_labels(labels: np.ndarray, path: Path) -> str | None:
+    """``"<path> holds labels a, b[, ...]"`` when the array holds two nonzero values or more (a label map read as a
+    mask; a 0/255 mask holds one), else None. Two passes over the array, no sort."""
+    top = labels.max()
+    if top == 0 or not np.any((labels != 0) & (labels != top)):
+        return None
+    low = labels[labels != 0].min()
+    return f"{path} holds labels {low} and {top}" if top - low == 1 else f"{path} holds labels from {low} to {top}"
+
+
 def _check_labels(images: Iterable[tuple[Any, Path]], num_classes: int) -> None:
     """Every label of the (array, path) pairs in ``0..num_classes - 1``, else an error naming the file and value (with
     :func:`_colour_hint` where the file is a colour image)."""
@@ -217,6 +227,7 @@ def evaluate_surface(work: FamilyInput) -> Evaluated:
     rows: list[tuple[str, dict[str, Any]]] = []
     skipped: list[str] = []
     differing: list[tuple[Path, tuple[float, ...]]] = []
+    merged: str | None = None  # the first ground truth of several labels read as one mask (no --num-classes)
     total = 0
     for stem, pred_path, gt_path in work.images:
         total += 1
@@ -230,6 +241,8 @@ def evaluate_surface(work: FamilyInput) -> Evaluated:
                 differing.append((header_file, header_spacing))
         if num_classes is not None:
             _check_labels(((pred, pred_path), (gt, gt_path)), num_classes)
+        elif merged is None:
+            merged = _several_labels(gt, gt_path)
         p, g = torch.from_numpy(pred)[None].to(device), torch.from_numpy(gt)[None].to(device)
         if num_classes is None:
             p, g = p != 0, g != 0
@@ -250,6 +263,12 @@ def evaluate_surface(work: FamilyInput) -> Evaluated:
         row["spacing"] = used
         rows.append((stem, row))
     _note_overridden(spacing, differing, total)
+    if merged is not None:
+        print(
+            f"note: {merged}; without --num-classes every nonzero label is one foreground mask (MedPy's reading): "
+            "give --num-classes N to measure each class",
+            file=sys.stderr,
+        )
     with distributed.peers():
         results: dict[str, Any] = (
             {key: value.tolist() for key, value in metric.compute().items() if key in suite_keys} if suite_keys else {}

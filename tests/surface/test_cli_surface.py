@@ -297,3 +297,19 @@ def test_volumes_without_nibabel_are_one_error_naming_the_extra(tmp_path: Path, 
     assert main(args) == 2
     err = capsys.readouterr().err
     assert err.strip() == "error: NIfTI volumes need nibabel: pip install 'segmetrics-torch[nifti]'", err
+
+
+def test_a_label_map_without_num_classes_is_noted(tmp_path: Path, capsys) -> None:
+    """Without --num-classes every nonzero label is one mask (MedPy's reading): a label map's classes merged
+    silently (a new user forgot the flag). One note names the first such file; a 0/255 mask gets none."""
+    _masks(tmp_path, labels=True)
+    base = ["evaluate", "surface", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt"), "--no-progress"]
+    assert main(base) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and "im0.png holds labels 1 and 2" in notes[0] and "--num-classes" in notes[0], notes
+    assert main([*base, "--num-classes", "3"]) == 0
+    assert "note:" not in capsys.readouterr().err
+    _masks(tmp_path / "masks")  # 0/255 masks
+    base = ["evaluate", "surface", "--pred", str(tmp_path / "masks/pred"), "--gt", str(tmp_path / "masks/gt")]
+    assert main([*base, "--no-progress"]) == 0
+    assert "note:" not in capsys.readouterr().err
