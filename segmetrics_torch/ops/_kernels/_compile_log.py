@@ -4,8 +4,9 @@ The first call of a kernel on a machine compiles it with numba (seconds to a min
 the result on disk (``cache=True``), and later processes load it in milliseconds. A silent first run looks like a
 hang, so the first compilation of a package kernel in a process logs, once, on the logger ``segmetrics_torch.compile``::
 
-    compiling segmetrics-torch's CPU kernels for this machine (once: numba caches them in DIR; `segmetrics warmup`
-    compiles them ahead, e.g. in a Docker image)
+    compiling segmetrics-torch's CPU kernels for this machine, those this run uses (once each: numba caches them in
+    DIR; a measure family used for the first time compiles its own; `segmetrics warmup` compiles all of them ahead,
+    e.g. in a Docker image)
 
 and every kernel compiled logs its name at DEBUG. The message is logged at INFO where the application configured
 logging (a handler on the logger or an ancestor: the ``segmetrics`` command prints it as a ``note:`` line on stderr),
@@ -52,8 +53,9 @@ def watch() -> None:
                 level = logging.INFO if _LOG.hasHandlers() else logging.WARNING
                 _LOG.log(
                     level,
-                    "compiling segmetrics-torch's CPU kernels for this machine (once: numba caches them in %s; "
-                    "`segmetrics warmup` compiles them ahead, e.g. in a Docker image)",
+                    "compiling segmetrics-torch's CPU kernels for this machine, those this run uses (once each: numba "
+                    "caches them in %s; a measure family used for the first time compiles its own; `segmetrics "
+                    "warmup` compiles all of them ahead, e.g. in a Docker image)",
                     cache_folder(),
                 )
             _LOG.debug("compiling %s.%s", module, dispatcher.py_func.__name__)
