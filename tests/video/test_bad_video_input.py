@@ -39,3 +39,14 @@ def test_void_is_a_bool() -> None:
     with pytest.raises(TypeError, match="`void` to be a bool"):
         davis_j_and_f(_video(), _video(), void="y")  # type: ignore[arg-type]
     assert np.isfinite(davis_j_and_f(_video(), _video())["j"].numpy()).all()
+
+
+def test_counts_and_ids_are_named_as_the_function_names_them() -> None:
+    """The op's internal names (`num_targets`, `pred`) reached the user of davis_j_and_f."""
+    target = _video()
+    preds = target.clone()
+    preds[2, 0, 0] = 2  # an id above the objects of the first target frame
+    with pytest.raises(ValueError, match=r"`num_objects` to be None or an int in \[0, 254\]"):
+        davis_j_and_f(target, target, num_objects=-1)
+    with pytest.raises(ValueError, match=r"`preds` ids in \[0, 1\].*frame 2 has id 2"):
+        davis_j_and_f(preds, target)

@@ -138,6 +138,9 @@ def davis_j_and_f(
     check_choice(pairs, "pairs", ("matched", "all"))
     check_choice(backend, "backend", BACKENDS)
     check_bool(void, "void")
+    for name, count in (("num_objects", num_objects), ("num_preds", num_preds)):
+        if count is not None and (isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= 254):
+            raise ValueError(f"Expected `{name}` to be None or an int in [0, 254], but got {count!r}.")
     if num_objects is None:
         first = target[0].long() if target.shape[0] else target.new_zeros(1).long()
         num_objects = int(torch.where(first == 255, 0, first).max()) if first.numel() else 0
@@ -155,7 +158,15 @@ def davis_j_and_f(
         void=void,
         diagonal=pairs == "matched",
         backend=backend,
+        check_ids=False,
     )
+    if counts["pred_max"].numel() and int(counts["pred_max"].max()) > num_preds:  # one host sync, on (T,) maxima
+        frame = int(torch.nonzero(counts["pred_max"] > num_preds)[0, 0])
+        bound = "num_objects (pairs='matched')" if pairs == "matched" else "num_preds"
+        raise ValueError(
+            f"Expected `preds` ids in [0, {num_preds}] ({bound}), but frame {frame} has id "
+            f"{int(counts['pred_max'][frame])}."
+        )
     j, f = jf_from_counts(counts, diagonal=pairs == "matched")
     if pairs == "matched":
         return {"j": j.T.contiguous(), "f": f.T.contiguous()}
