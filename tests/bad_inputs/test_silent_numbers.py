@@ -41,7 +41,10 @@ def test_si_mae_metric_warns_once_at_compute() -> None:
         warnings.simplefilter("error")  # no warning per update
         metric.update(p, g)
         metric.update(p, g)
-    with pytest.warns(RuntimeWarning, match=r"SizeInvariantMAE is NaN for 2 image\(s\) \(index 1\)") as record:
+    # two NaN images, the first at index 1 (the Metric keeps that one only; "(index 1)" read as a list of both)
+    with pytest.warns(
+        RuntimeWarning, match=r"SizeInvariantMAE is NaN for 2 image\(s\) \(the first: index 1\)"
+    ) as record:
         assert torch.isnan(metric.compute())
     assert len([w for w in record if "SizeInvariantMAE" in str(w.message)]) == 1
 

@@ -319,8 +319,11 @@ SI_MAE_NAN_REASON = (
 
 def warn_si_mae_nan(what: str, images: list[int], count: int | None = None) -> None:
     """One ``RuntimeWarning`` for the documented NaN of the size-invariant MAE, naming the images (batch indices)."""
-    shown = ", ".join(map(str, images[:8])) + (" ..." if len(images) > 8 else "")
     number = len(images) if count is None else count
-    warnings.warn(
-        f"{what} is NaN for {number} image(s) (index {shown}): {SI_MAE_NAN_REASON}.", RuntimeWarning, stacklevel=3
-    )
+    if number > len(images) and images:  # a Metric keeps the first one's index only (a state of fixed size)
+        where = f" (the first: index {images[0]})"
+    elif images:
+        where = f" (index {', '.join(map(str, images[:8]))}{' ...' if len(images) > 8 else ''})"
+    else:
+        where = ""
+    warnings.warn(f"{what} is NaN for {number} image(s){where}: {SI_MAE_NAN_REASON}.", RuntimeWarning, stacklevel=3)
