@@ -52,6 +52,8 @@ def _check_image(mask: np.ndarray, spacing: tuple[float, ...], dist: np.ndarray,
         differ = dist != other
         assert np.all(np.abs(dist[differ] - other[differ]) <= 2 * np.spacing(other[differ]))
         assert np.count_nonzero(differ) <= max(2, dist.size // 1000)
+    if all(s == 1.0 for s in spacing):  # every squared distance an exact integer: bitwise
+        assert np.array_equal(dist, expected)
     # every index names a feature, at exactly the returned distance (ties may name another feature than scipy's)
     assert mask.ravel()[index.ravel()].all()
     assert np.array_equal(np.sqrt(_named_squared(mask, index, spacing)), dist)

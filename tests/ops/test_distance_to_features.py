@@ -127,3 +127,30 @@ def test_device_transform_refuses_masks_that_are_not_bool(spacing):
         distance_to_features_device(f, spacing, at)
     with pytest.raises(TypeError, match=r"`at` to be a bool tensor, but got dtype torch\.uint8"):
         distance_to_features_device(f.bool(), spacing, at.to(torch.uint8))
+
+
+@pytest.mark.parametrize(
+    ("shape", "spacing", "features"),
+    [
+        # a CT-like spacing: two parabolas equal at one column and a third strictly nearer a hair to its right; a
+        # kernel that kept a parabola whose interval had shrunk to a point within rounding returned the second
+        # (109.12225513130402 for 109.12225373298347 at (0, 48), 1e8 ulps; found by a review)
+        ((100, 256), (1.0, 0.9765625), [(99, 1), (99, 95), (59, 142)]),
+        # the same on a (3, 1) grid: a squared distance off by 1.0 (1041130 for 1041129)
+        ((265, 4100), (3.0, 1.0), [(81, 2009), (263, 2353), (9, 4020)]),
+        # three features equally near one pixel (1 row at 0.3, 3 columns at 0.1 on either side): the lowest rounded
+        # value, scipy's 0.3, not 0.30000000000000004
+        ((9, 20), (0.3, 0.1), [(4, 10), (5, 7), (5, 13)]),
+    ],
+)
+def test_the_nearest_feature_among_near_equal_parabolas(
+    shape: tuple[int, int], spacing: tuple[float, float], features: list[tuple[int, int]]
+) -> None:
+    mask = np.zeros(shape, bool)
+    for r, c in features:
+        mask[r, c] = True
+    expected = ndimage.distance_transform_edt(~mask, sampling=spacing)
+    assert np.array_equal(distance_to_features(mask, spacing), expected)
+    at = np.ones(shape, bool)
+    device = distance_to_features_device(torch.from_numpy(mask), spacing, torch.from_numpy(at)).numpy()
+    assert np.array_equal(device.reshape(shape), expected)

@@ -29,12 +29,16 @@ _NEAR = 1e-7
 
 
 @numba.njit(cache=True, nogil=True)
-def _lower_envelope(f, w, v, z, cst):  # pragma: no cover - compiled
-    # The lower envelope of the parabolas w (x - c)^2 + f[c] over the c with a finite f[c]: parabola v[j] wins on
-    # [z[j], z[j + 1]]; returns the last index k (-1: none). The breakpoints are floats: at a crossing two parabolas
-    # give the same value up to rounding, so the minimum is exact to the last bit or two whichever one is taken.
-    # cst[k] = f[v[k]] + w v[k]^2, kept beside the stack (the same float operations as recomputing it, without the
-    # gather).
+def _lower_envelope(f, w, v, z, cst, alt):  # pragma: no cover - compiled
+    # The lower envelope of the parabolas w (x - c)^2 + f[c] over the c with a finite f[c]: parabola v[j] wins on [z[j],
+    # z[j + 1]]; returns the last index k (-1: none). cst[k] = f[v[k]] + w v[k]^2, kept beside the stack (the same float
+    # operations as recomputing it, without the gather). The breakpoints are floats: at a crossing two parabolas give
+    # the same value up to rounding, and either may be taken there; the evaluation then takes the lower of them (written
+    # out in _envelope and _envelope_at: a helper function cost 4x the time). alt[j] (-1: none) is a parabola popped
+    # because its interval shrank to a point at z[j], within rounding: three parabolas equal there in real arithmetic (1
+    # pixel at 0.3 and 3 pixels at 0.1 on both sides), of which the popped one's rounded value can be the lowest. Any
+    # parabola is a candidate whose value is never below the envelope in real arithmetic, so evaluating it besides
+    # changes nothing but the ulp the minimum takes.
     n = f.shape[0]
     w2 = 2.0 * w
     k = -1
@@ -44,12 +48,11 @@ def _lower_envelope(f, w, v, z, cst):  # pragma: no cover - compiled
             continue
         cq = fq + w * q * q
         s = 0.0
+        tie = -1
         while k >= 0:
             s = (cq - cst[k]) / (w2 * (q - v[k]))
-            # (a parabola whose interval shrinks to a point, within rounding, is kept: at that point it can equal its
-            # neighbours in real arithmetic, and its rounded value be the lowest; the evaluation takes the lowest
-            # of neighbours whose breakpoint lies at x)
-            if s < z[k] - _NEAR * (1.0 + abs(z[k])):
+            if s <= z[k]:
+                tie = v[k] if z[k] - s <= _NEAR * (1.0 + abs(z[k])) else -1
                 k -= 1
             else:
                 break
@@ -57,15 +60,16 @@ def _lower_envelope(f, w, v, z, cst):  # pragma: no cover - compiled
         v[k] = q
         cst[k] = cq
         z[k] = -np.inf if k == 0 else s
+        alt[k] = tie if k > 0 else -1
         z[k + 1] = np.inf
     return k
 
 
 @numba.njit(cache=True, nogil=True)
-def _envelope(f, s, out, v, z, cst):  # pragma: no cover - compiled
+def _envelope(f, s, out, v, z, cst, alt):  # pragma: no cover - compiled
     # out[x] = min_c ((s (x - c))^2 + f[c]) over the c with a finite f[c]; inf everywhere when there is none.
     n = f.shape[0]
-    k = _lower_envelope(f, s * s, v, z, cst)
+    k = _lower_envelope(f, s * s, v, z, cst, alt)
     if k < 0:
         out[:] = np.inf
         return
@@ -75,21 +79,29 @@ def _envelope(f, s, out, v, z, cst):  # pragma: no cover - compiled
             j += 1
         t = s * (x - v[j])
         best = t * t + f[v[j]]
-        # a neighbour equal at x in real arithmetic (their crossing at x): the lower rounded value, scipy's
+        # where a breakpoint lies at x, the parabolas equal there in real arithmetic: the lowest rounded value
         if j > 0 and x - z[j] < _NEAR * (1.0 + x):
             t = s * (x - v[j - 1])
             best = min(best, t * t + f[v[j - 1]])
+            c = alt[j]
+            if c >= 0:
+                t = s * (x - c)
+                best = min(best, t * t + f[c])
         if j < k and z[j + 1] - x < _NEAR * (1.0 + x):
             t = s * (x - v[j + 1])
             best = min(best, t * t + f[v[j + 1]])
+            c = alt[j + 1]
+            if c >= 0:
+                t = s * (x - c)
+                best = min(best, t * t + f[c])
         out[x] = best
 
 
 @numba.njit(cache=True, nogil=True)
-def _envelope_at(f, s, out, v, z, cst, want, n_want):  # pragma: no cover - compiled
+def _envelope_at(f, s, out, v, z, cst, alt, want, n_want):  # pragma: no cover - compiled
     # _envelope's values at the n_want increasing positions want[:n_want] only, into out[:n_want] (the same float
     # operations: the same bits)
-    k = _lower_envelope(f, s * s, v, z, cst)
+    k = _lower_envelope(f, s * s, v, z, cst, alt)
     if k < 0:
         out[:n_want] = np.inf
         return
@@ -100,12 +112,21 @@ def _envelope_at(f, s, out, v, z, cst, want, n_want):  # pragma: no cover - comp
             j += 1
         t = s * (x - v[j])
         best = t * t + f[v[j]]
+        # where a breakpoint lies at x, the parabolas equal there in real arithmetic: the lowest rounded value
         if j > 0 and x - z[j] < _NEAR * (1.0 + x):
             t = s * (x - v[j - 1])
             best = min(best, t * t + f[v[j - 1]])
+            c = alt[j]
+            if c >= 0:
+                t = s * (x - c)
+                best = min(best, t * t + f[c])
         if j < k and z[j + 1] - x < _NEAR * (1.0 + x):
             t = s * (x - v[j + 1])
             best = min(best, t * t + f[v[j + 1]])
+            c = alt[j + 1]
+            if c >= 0:
+                t = s * (x - c)
+                best = min(best, t * t + f[c])
         out[i] = best
 
 
@@ -241,6 +262,7 @@ def squared_edt(mask, spacing, n_tasks, at, only_at, unit):  # pragma: no cover 
             v = np.empty(longest, np.int64)
             z = np.empty(longest + 1)
             cst = np.empty(longest)
+            alt = np.empty(longest + 1, np.int64)
             want = np.empty(longest, np.int64)
             zi = np.empty(longest + 1, np.int64)
             ci = np.empty(longest, np.int64)
@@ -261,14 +283,14 @@ def squared_edt(mask, spacing, n_tasks, at, only_at, unit):  # pragma: no cover 
                             if unit:
                                 _envelope_at_unit(line, out, v, zi, ci, want, m)
                             else:
-                                _envelope_at(line, s, out, v, z, cst, want, m)
+                                _envelope_at(line, s, out, v, z, cst, alt, want, m)
                             for i in range(m):
                                 line[want[i]] = out[i]
                         continue
                     if unit:
                         _envelope_unit(line, out[:n], v, zi, ci)
                     else:
-                        _envelope(line, s, out[:n], v, z, cst)
+                        _envelope(line, s, out[:n], v, z, cst, alt)
                     line[:] = out[:n]
                     continue
                 outer = u // n_blk
@@ -290,7 +312,7 @@ def squared_edt(mask, spacing, n_tasks, at, only_at, unit):  # pragma: no cover 
                         if unit:
                             _envelope_unit(buf[j, :n], out[:n], v, zi, ci)
                         else:
-                            _envelope(buf[j, :n], s, out[:n], v, z, cst)
+                            _envelope(buf[j, :n], s, out[:n], v, z, cst, alt)
                         buf[j, :n] = out[:n]
                 for i in range(n):
                     row = f[outer, i] if axis == 1 else f[i, outer]
