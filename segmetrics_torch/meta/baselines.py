@@ -435,17 +435,21 @@ def switch_pairing(num: int, *, seed: int = 0) -> Tensor:
 
 def match_size(x: Tensor, size: tuple[int, int]) -> Tensor:
     """``x`` (..., h, w) brought to ``size`` = (H, W) for a swapped-image comparison: unchanged when the sizes agree;
-    rotated by 90 degrees counter-clockwise (MATLAB ``imrotate(x, 90)``, SEISM's rule for a portrait result on a
-    landscape image) when (h, w) = (W, H); otherwise nearest-neighbour resampling (pixel centres, no new labels).
+    when (h, w) = (W, H) a portrait ``x`` is rotated by 90 degrees counter-clockwise onto a landscape image (MATLAB
+    ``imrotate(x, 90)``, SEISM's rule for a portrait result on a landscape image) and a landscape ``x`` clockwise onto
+    a portrait one (the inverse), so that an image brought to another's size and that image brought to the first's
+    stand in one relative orientation (a measure and its mirror then score a pair and its reverse alike); otherwise
+    nearest-neighbour resampling (pixel centres, no new labels).
 
     Example:
         >>> import torch
         >>> from segmetrics_torch.meta import match_size
-        >>> x = torch.arange(6).reshape(2, 3)
-        >>> match_size(x, (3, 2))  # portrait vs landscape: rotated 90 degrees counter-clockwise
-        tensor([[2, 5],
-                [1, 4],
-                [0, 3]])
+        >>> x = torch.arange(6).reshape(3, 2)
+        >>> match_size(x, (2, 3))  # portrait onto landscape: rotated 90 degrees counter-clockwise
+        tensor([[1, 3, 5],
+                [0, 2, 4]])
+        >>> match_size(match_size(x, (2, 3)), (3, 2)).equal(x)  # and back, clockwise
+        True
         >>> match_size(x, (4, 3)).shape  # otherwise nearest-neighbour resampling
         torch.Size([4, 3])
     """
@@ -464,7 +468,7 @@ def match_size(x: Tensor, size: tuple[int, int]) -> Tensor:
     if (h, w) == (H, W):
         return x
     if (h, w) == (W, H):
-        return torch.rot90(x, 1, (-2, -1)).contiguous()
+        return torch.rot90(x, 1 if h > w else -1, (-2, -1)).contiguous()
     rows = ((torch.arange(H, dtype=torch.float64) + 0.5) * h / H).floor().long().clamp_(max=h - 1).to(x.device)
     cols = ((torch.arange(W, dtype=torch.float64) + 0.5) * w / W).floor().long().clamp_(max=w - 1).to(x.device)
     return x[..., rows[:, None], cols[None, :]]

@@ -339,8 +339,9 @@ def shared_computations() -> Iterator[None]:
     reads its values from that result, and the baselines are built once. Partition measures go further, pair by pair
     (:class:`_SharedPairs`): every distinct map is prepared once and every (partition, ground truth) pair evaluated
     once per group (tables; Fb), whichever test, measure and batch asks for it. Inputs are recognised by their memory
-    (data pointer, shape, strides, dtype, device), which the cache keeps alive for the block's lifetime, so a key
-    cannot be reused by another tensor. The numbers are identical to evaluating each measure on its own (tested).
+    (data pointer, shape, strides, dtype, device) and torch's version counter (an input changed in place is a new
+    input), and the cache keeps them alive for the block's lifetime, so a key cannot be reused by another tensor.
+    The numbers are identical to evaluating each measure on its own (tested).
 
     Example:
         >>> import torch
@@ -364,7 +365,9 @@ def _generic_map(make: Callable[[int, int], Tensor], h: int, w: int, device: tor
 
 
 def _fingerprint(items: Sequence[Tensor]) -> tuple:
-    return tuple((t.data_ptr(), tuple(t.shape), t.stride(), t.dtype, str(t.device)) for t in items)
+    # torch's version counter (raised by every in-place change of the tensor or of a view of its storage): a buffer
+    # reused for another method's maps inside the block is another input, not the first method's cached scores
+    return tuple((t.data_ptr(), tuple(t.shape), t.stride(), t.dtype, str(t.device), t._version) for t in items)
 
 
 def _shared(key: tuple, make: Callable[[], Any], *pinned: Any) -> Any:
@@ -602,11 +605,13 @@ def _intersection(left: np.ndarray, median_left: float, right: np.ndarray, centr
     if index == 0 or index >= left.size:
         raise ValueError("SIHD: the PDFs do not cross after the median (SEISM's pdf_intersection.m fails here too).")
     x1, x2, y1, y2 = right[index - 1], right[index], left[index - 1], left[index]
-    if x2 - x1 - y2 + y1 == 0:  # MATLAB: 0/0 = NaN, and NaN thresholds make SIHD_error.m report no error at all
-        raise ValueError(
-            "SIHD: the PDFs are both empty around the lower median (too few distinct values for 30 bins); SEISM's "
-            "pdf_intersection.m returns a NaN threshold here."
-        )
+    if x2 - x1 - y2 + y1 == 0:  # the two linear pieces are parallel: MATLAB divides by zero
+        if y1 == x1:  # 0/0 = NaN: SIHD_error.m then reports no error at all (a rate of 1.0 that means nothing)
+            raise ValueError(
+                "SIHD: the two PDFs are equal on both bins where SEISM's pdf_intersection.m intersects them (too few "
+                "distinct values for the bins); it returns a NaN threshold here, whose rate would read as 100 %."
+            )
+        return math.copysign(math.inf, float(y1 - x1))  # (y1 - x1) / 0 = +-Inf, SEISM's threshold
     return float(centres[index - 1] + (y1 - x1) / (x2 - x1 - y2 + y1) * (centres[index] - centres[index - 1]))
 
 
@@ -625,9 +630,13 @@ def sihd_from_values(
 
     The rate is ``1 - (error1 + error2) / 2``, the percentage of correct classifications of CVPR 2013 §4.1.
 
+    Where the two PDFs are parallel but apart on the bins of the crossing, SEISM's intersection divides by zero and
+    the threshold is -inf or +inf (every pair on one side: a rate of 0.5), as here.
+
     Raises:
         ValueError: empty or non-finite values, fewer than 2 bins, or PDFs SEISM cannot intersect (equal medians
-            without its special case, no crossing after the median: SEISM stops with an error there too).
+            without its special case, no crossing after the median: SEISM stops with an error there too; equal
+            PDFs on the crossing's bins, where its threshold is NaN).
 
     Example:
         >>> import torch

@@ -109,3 +109,15 @@ def test_hce_relax_beyond_the_image_changes_nothing() -> None:
     assert torch.equal(
         human_correction_effort(preds, target, relax=10**7), human_correction_effort(preds, target, relax=40)
     )
+    # and at every relax below that, PySODMetrics' value: the erosion by the 3x3 cross settles after H + W - 2
+    # steps, not max(H, W) + 1 (a cap there gave 2.0 for 0.0 at relax 18 and 30 on this 10 x 10 image; a review)
+    py_sod_metrics = pytest.importorskip("py_sod_metrics")
+    pred = torch.ones(1, 10, 10)
+    pred[0, 0, 0] = 0
+    gt = torch.zeros(1, 10, 10, dtype=torch.bool)
+    gt[0, 0, 1] = True
+    for relax in (5, 11, 12, 18, 30):
+        ref = py_sod_metrics.HumanCorrectionEffortMeasure(relax=relax, epsilon=2.0)
+        ref.step((pred[0].numpy() * 255).astype("uint8"), (gt[0].numpy() * 255).astype("uint8"))
+        ours = human_correction_effort(pred, gt, relax=relax, epsilon=2.0)
+        assert float(ours[0]) == float(ref.get_results()["hce"]), relax

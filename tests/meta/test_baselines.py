@@ -122,7 +122,11 @@ def test_switch_pairing_is_a_seeded_derangement():
 def test_match_size():
     x = torch.arange(12).view(3, 4)
     assert match_size(x, (3, 4)) is x
-    assert torch.equal(match_size(x, (4, 3)), torch.from_numpy(np.rot90(x.numpy()).copy()))  # imrotate(x, 90)
+    # landscape onto portrait: clockwise (imrotate(x, -90)); portrait onto landscape: counter-clockwise
+    # (imrotate(x, 90), SEISM's rule), the inverse, so that a pair and its reverse stand in one relative orientation
+    assert torch.equal(match_size(x, (4, 3)), torch.from_numpy(np.rot90(x.numpy(), -1).copy()))
+    assert torch.equal(match_size(x.T, (3, 4)), torch.from_numpy(np.rot90(x.T.numpy()).copy()))
+    assert torch.equal(match_size(match_size(x, (4, 3)), (3, 4)), x)
     up = match_size(x, (6, 8))
     assert torch.equal(up, x.repeat_interleave(2, 0).repeat_interleave(2, 1))
     assert torch.equal(match_size(up, (3, 4)), x)

@@ -202,3 +202,18 @@ def test_partition_groups_cover_every_measure():
 
     grouped = [m for g in mm._PARTITION_GROUPS for m in mm._group_measures(g)]
     assert sorted(grouped) == sorted(ALL)
+
+
+def test_an_input_changed_in_place_is_a_new_input() -> None:
+    """A buffer reused for several methods' maps inside shared_computations(): recognised by memory alone, the
+    second method got the first one's cached scores."""
+    from segmetrics_torch.meta import generic_map_test, shared_computations
+
+    g = torch.zeros(2, 16, 16, dtype=torch.bool)
+    g[:, 4:12, 4:12] = True
+    preds = {"a": g.double() * 0.9}
+    with shared_computations():
+        first = generic_map_test("mae", preds, g).values[:, 0].clone()
+        preds["a"].zero_()
+        second = generic_map_test("mae", preds, g).values[:, 0]
+    assert torch.equal(second, generic_map_test("mae", preds, g).values[:, 0]) and not torch.equal(first, second)

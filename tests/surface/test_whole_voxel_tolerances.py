@@ -97,3 +97,16 @@ def test_equally_near_features_at_the_tolerance(backend: str) -> None:
         assert _ours(p, g, (0.3, 0.1), 0.3, "monai") == pytest.approx(monai, rel=1e-7)  # MONAI returns float32
         assert _ours(p, g, (0.3, 0.1), 0.3, "deepmind") == pytest.approx(deepmind, rel=1e-12)  # areas summed
     assert monai > deepmind
+
+
+@pytest.mark.parametrize("spacing", [1e-170, 1e-50, 1e50])
+def test_monai_s_float32_comparison_keeps_any_spacing(spacing: float) -> None:
+    """The float32 comparison on spacings outside float32's range: cast as they are, every distance and the tolerance
+    became 0 (or inf) and all counted as within (NSD 1.0 for 0.5; a review). Scaled first by a power of two, the
+    comparison is float32's at spacing 1."""
+    g = np.zeros((14, 30), bool)
+    g[2:12, 2:12] = True
+    p = np.roll(g, 3, axis=1)
+    unit = _ours(p, g, (1.0, 1.0), 1.0, "monai")
+    assert unit < 1.0
+    assert _ours(p, g, (spacing, spacing), spacing, "monai") == unit

@@ -50,3 +50,19 @@ def test_counts_and_ids_are_named_as_the_function_names_them() -> None:
         davis_j_and_f(target, target, num_objects=-1)
     with pytest.raises(ValueError, match=r"`preds` ids in \[0, 1\].*frame 2 has id 2"):
         davis_j_and_f(preds, target)
+
+
+def test_ids_are_checked_where_the_counts_are_derived() -> None:
+    """Ids the op would take for counts (a 255 under pairs='all', a target id of 300) or index with (a negative id:
+    a raw IndexError on the tensor path), and bool maps, are named before any count (a review)."""
+    v = _video()
+    p = v.clone()
+    p[0, 0, 0] = 255
+    with pytest.raises(ValueError, match=r"`preds` ids in \[0, 254\] with pairs='all'"):
+        davis_j_and_f(p, v, pairs="all")
+    with pytest.raises(ValueError, match=r"`preds` ids in \[0, 255\]"):
+        davis_j_and_f(v.long() - 3, v)
+    with pytest.raises(ValueError, match=r"`target` ids in \[0, 255\]"):
+        davis_j_and_f(v, v.long() * 300)
+    with pytest.raises(TypeError, match="`preds` to be integer label maps"):
+        davis_j_and_f(v.bool(), v)

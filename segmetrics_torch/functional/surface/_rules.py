@@ -126,10 +126,15 @@ def nsd_rule(convention: str, tolerances: list[float]) -> Callable[..., float]:
             return _empty("normalized_surface_distance", convention, sd, image, class_id, binary, value)
         tau: float | np.floating = tolerances[column]
         gt_to_pred, pred_to_gt = sd.gt_to_pred, sd.pred_to_gt
-        if convention == "monai":
+        if convention == "monai" and tau > 0:
             # MONAI casts its distances to float32 and compares them with the tolerance there (a distance an ulp
-            # above tau in float64, 0.30000000000000004 against 0.3, is within it); DeepMind compares in float64
-            tau, gt_to_pred, pred_to_gt = np.float32(tau), gt_to_pred.astype(np.float32), pred_to_gt.astype(np.float32)
+            # above tau in float64, 0.30000000000000004 against 0.3, is within it); DeepMind compares in float64.
+            # Both sides are first scaled by the power of two that brings tau near 1 (exact; float32's rounding is
+            # the same at any scale), so that a spacing outside float32's range (1e-50, 1e50) does not turn every
+            # distance and tau into 0 or inf, all "within"
+            scale = math.ldexp(1.0, -math.frexp(tau)[1])
+            tau = np.float32(tau * scale)
+            gt_to_pred, pred_to_gt = ((d * scale).astype(np.float32) for d in (gt_to_pred, pred_to_gt))
         if sd.gt_sizes is None or sd.pred_sizes is None:
             hits = int(np.count_nonzero(gt_to_pred <= tau)) + int(np.count_nonzero(pred_to_gt <= tau))
             return hits / (gt_to_pred.size + pred_to_gt.size)

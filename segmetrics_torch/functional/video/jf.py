@@ -81,12 +81,13 @@ def jf_from_counts(counts: dict[str, Tensor], *, diagonal: bool) -> tuple[Tensor
 
 
 def check_label_video(preds: object, target: object) -> None:
-    """``preds`` and ``target``: (T, H, W) integer (or bool) label-map tensors of one shape with at least one frame
-    and pixel, else a ``TypeError`` / ``ValueError`` naming them (a numpy array, None, a float map, an empty video)."""
+    """``preds`` and ``target``: (T, H, W) integer label-map tensors of one shape with at least one frame and pixel,
+    ids in [0, 255] (255: void), else a ``TypeError`` / ``ValueError`` naming them (a numpy array, None, a float or
+    bool map, an empty video, a negative id). Reads the ids' range: one host synchronisation per tensor."""
     for name, x in (("preds", preds), ("target", target)):
         check_tensor(x, name)
         assert isinstance(x, Tensor)
-        if x.is_floating_point() or x.is_complex():
+        if x.is_floating_point() or x.is_complex() or x.dtype == torch.bool:
             raise TypeError(f"Expected `{name}` to be integer label maps (uint8 ids, 255 void), but got {x.dtype}.")
     assert isinstance(preds, Tensor) and isinstance(target, Tensor)
     if preds.ndim != 3 or preds.shape != target.shape:
@@ -96,6 +97,11 @@ def check_label_video(preds: object, target: object) -> None:
         )
     if preds.numel() == 0:
         raise ValueError(f"Expected `preds` and `target` with frames and pixels, but got shape {tuple(preds.shape)}.")
+    for name, x in (("preds", preds), ("target", target)):
+        if x.dtype != torch.uint8:
+            low, high = torch.aminmax(x)
+            if int(low) < 0 or int(high) > 255:
+                raise ValueError(f"Expected `{name}` ids in [0, 255] (255: void), but got [{int(low)}, {int(high)}].")
 
 
 def davis_j_and_f(
@@ -148,6 +154,8 @@ def davis_j_and_f(
         num_preds = num_objects
     elif num_preds is None:
         num_preds = int(preds.max()) if preds.numel() else 0
+        if num_preds > 254:
+            raise ValueError("Expected `preds` ids in [0, 254] with pairs='all' (each id an object), but got 255.")
     radius = davis_radius(bound_th, preds.shape[-2], preds.shape[-1])
     counts = davis_counts(
         preds,
