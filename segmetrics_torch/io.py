@@ -41,6 +41,7 @@ __all__ = [
     "IMAGE_EXTENSIONS",
     "MAX_IMAGE_PIXELS_ENV",
     "NIFTI_EXTENSIONS",
+    "NIFTI_NEEDS_NIBABEL",
     "PROPOSAL_EXTENSIONS",
     "BSDSGroundTruth",
     "ObjectAnnotation",
@@ -66,6 +67,9 @@ __all__ = [
 ]
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
+
+#: what a NIfTI volume needs where nibabel is missing
+NIFTI_NEEDS_NIBABEL = "NIfTI volumes need nibabel: pip install 'segmetrics-torch[nifti]'"
 
 #: NIfTI volumes (read with nibabel, the ``nifti`` extra)
 NIFTI_EXTENSIONS = (".nii", ".nii.gz")
@@ -361,7 +365,7 @@ def _open_nifti(path: Path, header_spacing: bool) -> tuple[Any, tuple[int, ...],
         import nibabel
         from nibabel.openers import ImageOpener
     except ImportError:
-        raise ImportError(f"{path}: NIfTI volumes need nibabel: pip install 'segmetrics-torch[nifti]'") from None
+        raise ImportError(f"{path}: {NIFTI_NEEDS_NIBABEL}") from None
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
     log = logging.getLogger("nibabel.global")

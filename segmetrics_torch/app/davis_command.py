@@ -17,7 +17,7 @@ from .. import __version__
 from ..errors import InputError
 from ..functional import davis_global_csv, davis_per_sequence_csv, evaluate_davis
 from ..reports.files import check_output, probe_folder, write_atomically
-from ..reports.output_safety import InputFolder, check_outputs, check_outputs_are_not_folders
+from ..reports.output_safety import InputFolder, check_outputs, check_outputs_are_not_folders, probe_new_folders
 from ..reports.protocol_report import load_protocol_config, resolved_device_name, run_protocol_report
 from ..reports.tables import format_table, write_json
 from ..reports.video_figures import plot_davis_per_sequence
@@ -79,6 +79,7 @@ def run_evaluate_davis(args: argparse.Namespace) -> int:
     check_outputs({**csvs, **figure}, inputs=inputs)  # the figure once --out is known to lie outside the inputs
     for option, path in files.items():  # writes a file: only once no output is an input's
         probe_folder(path, option)
+    probe_new_folders({"--out": out})
     settings = {key: getattr(args, key) for key in SETTINGS}
     device = parse_device(args.device)
 

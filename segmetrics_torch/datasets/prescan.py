@@ -29,6 +29,7 @@ from ..errors import InputError
 from ..io import (
     IMAGE_EXTENSIONS,
     NIFTI_EXTENSIONS,
+    NIFTI_NEEDS_NIBABEL,
     nifti_label_shape,
     open_image,
     read_bsds_ground_truth,
@@ -285,8 +286,8 @@ def _volume_size(path: Path) -> tuple[int, ...]:
         return image_size(path)
     try:
         return nifti_label_shape(path)
-    except ImportError as error:  # the run's environment, not this file: no file is readable, --skip-bad helps none
-        raise InputError(str(error).split(": ", 1)[-1]) from None
+    except ImportError:  # the run's environment, not this file: no file is readable, --skip-bad helps none
+        raise InputError(NIFTI_NEEDS_NIBABEL) from None
 
 
 def family_size_readers(family: str, input_format: str, gt_format: str) -> tuple[SizeReader, SizeReader, bool]:

@@ -50,6 +50,7 @@ __all__ = [
     "check_outputs",
     "check_outputs_are_not_folders",
     "checked_outputs",
+    "probe_new_folders",
     "report_folder",
     "report_owns",
 ]
@@ -307,6 +308,15 @@ def check_appended_file(path: Path, option: str, accepts: Callable[[str], bool],
         )
 
 
+def probe_new_folders(folders: Mapping[str, Path | None]) -> None:
+    """A folder the run will create (option -> folder; None: not asked for): a file created and removed in its
+    parent, so that a parent that takes no new folder fails now, not at ``mkdir`` after the evaluation. Call it after
+    the checks against the inputs (:func:`~.files.probe_folder` writes)."""
+    for option, folder in folders.items():
+        if folder is not None and not folder.exists():
+            probe_folder(folder, option)
+
+
 def checked_outputs(
     outputs: Mapping[str, str | Path | None],
     *,
@@ -341,6 +351,7 @@ def checked_outputs(
     check_outputs({**files, **(folder_files or {})}, inputs=inputs, folders=folder_outputs)
     for option, output in {**files, **inside}.items():  # writes a file: only once no output is an input's
         probe_folder(output, option)
+    probe_new_folders(folders or {})
     for option, (accepts, what) in (appended or {}).items():
         if (appended_to := files.get(option)) is not None:
             check_appended_file(appended_to, option, accepts, what)

@@ -18,6 +18,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -556,3 +557,33 @@ def test_the_declaring_modules_cover_every_folder_reader() -> None:
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.strip().splitlines()[-1] == "[]", run.stdout
+
+
+@pytest.mark.parametrize(
+    ("form", "extra", "option"),
+    [
+        ("evaluate boundary", ["--out-dir", "{r}/new_out"], "--out-dir"),
+        ("evaluate semantic-boundary", ["--out-dir", "{r}/new_out"], "--out-dir"),
+        ("evaluate davis", [], "--out"),  # its --out {r}/davis_out is created by the run
+    ],
+)
+def test_a_folder_the_run_creates_is_probed_first(
+    form: str, extra: list[str], option: str, root: Path, capsys, monkeypatch
+) -> None:
+    """A folder output that does not exist yet: its parent must take a new entry, checked before the evaluation
+    (a read-only parent failed at mkdir after the whole run; a review). The parent is made to refuse the probe."""
+    import tempfile
+
+    from segmetrics_torch.reports import files
+
+    real = tempfile.mkstemp
+
+    def refusing(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("suffix") == ".probe" and Path(kwargs.get("dir", "")) == root:
+            raise PermissionError(13, "Permission denied")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(files.tempfile, "mkstemp", refusing)
+    argv = _argv(form, root, *(part.replace("{r}", str(root)) for part in extra))
+    line = _refused(argv, root, capsys, rf"{re.escape(option)} .*cannot create a file in")
+    assert "Permission denied" in line
