@@ -136,9 +136,9 @@ def point_set_distances(
     ia, ib = np.argwhere(a), np.argwhere(b)
     pa, pb = ia * axes, ib * axes
     p = {"euclidean": 2.0, "chessboard": np.inf, "taxicab": 1.0}[metric]
-    if metric == "euclidean":
+    if metric == "euclidean" and not bool(np.all(axes == 1.0)):
         d_ab, d_ba = _nearest_on_grid(ib, ia, axes), _nearest_on_grid(ia, ib, axes)
-    else:
+    else:  # (on a unit grid, after the scaling, the tree's distances are roots of exact integers: scipy's bits)
         d_ab, d_ba = _nearest(pb, pa, p), _nearest(pa, pb, p)
     if scale != 1.0:
         d_ab *= scale
