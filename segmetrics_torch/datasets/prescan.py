@@ -74,6 +74,12 @@ KINDS: dict[str, tuple[str, str | None]] = {
     "colour": ("colour image (read as gray, as cv2.IMREAD_GRAYSCALE)", None),
     "empty": ("empty ground truth (no foreground pixel)", None),
     "binary01": ("0/1 ground-truth mask (read as binary: 1 = foreground)", None),
+    # a saliency map given as the ground truth (--pred and --gt swapped) ran silently, binarised at > 128
+    "grey": (
+        "ground truth with many grey levels on over a tenth of its pixels (binarised at > 128; --pred and --gt "
+        "swapped?)",
+        None,
+    ),
 }
 
 _GRAY_MODES = {"L", "1", "LA", "I", "I;16", "I;16B", "I;16L", "I;16N", "F"}
@@ -150,7 +156,9 @@ def _header(path: Path) -> tuple[tuple[int, int], str]:
 
 
 def _scan_gt(path: Path) -> tuple[Any, str | None]:
-    """``((W, H), mode, max, foreground pixels)`` of a ground-truth mask, or ``(None, error)``."""
+    """``((W, H), mode, max, foreground pixels, grey)`` of a ground-truth mask (``grey``: more than 32 levels, and over
+    a tenth of its pixels strictly between 0 and its maximum: a soft map, not a mask with anti-aliased edges or a few
+    grey labels), or ``(None, error)``."""
 
     try:
         size, mode = _header(path)
@@ -158,7 +166,14 @@ def _scan_gt(path: Path) -> tuple[Any, str | None]:
     except (OSError, ValueError, SyntaxError) as error:  # PIL raises SyntaxError for some broken headers
         return None, str(error) or type(error).__name__
     top = int(values.max())
-    return (size, mode, top, int((values > 128).sum()) if top > 1 else int((values == 1).sum())), None
+    foreground = int((values > 128).sum()) if top > 1 else int((values == 1).sum())
+    grey = False
+    if top > 1 and values.dtype == np.uint8:
+        # a soft map: many levels, on many pixels (a mask has 2; anti-aliased edges cover few pixels; a few grey
+        # labels, as PySODMetrics' test mask 19 has 7 levels on 15 % of it, are a mask too)
+        counts = np.bincount(values.ravel(), minlength=256)
+        grey = np.count_nonzero(counts) > 32 and (values.size - counts[0] - counts[top]) * 10 > values.size
+    return (size, mode, top, foreground, bool(grey)), None
 
 
 #: PIL's modes of a 16-bit grayscale image: decoded by the pre-scan (rare, and read by a rule that can refuse them)
@@ -215,11 +230,13 @@ def scan_foreground(
             scan.problems.append(Problem("colour", stem, f"prediction {Path(pred_path).name} is {pred[1]}"))
         if gt is None:
             continue
-        size, mode, top, foreground = gt
+        size, mode, top, foreground, grey = gt
         if mode not in _GRAY_MODES:
             scan.problems.append(Problem("colour", stem, f"ground truth {Path(gt_path).name} is {mode}"))
         if top == 1:
             scan.problems.append(Problem("binary01", stem))
+        if grey:
+            scan.problems.append(Problem("grey", stem))
         if foreground == 0:
             scan.problems.append(Problem("empty", stem))
         if pred is not None and pred[0] != size:

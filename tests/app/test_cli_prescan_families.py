@@ -278,3 +278,25 @@ def test_an_unavailable_device_is_refused_before_the_pre_scan(tmp_path, capsys):
     captured = capsys.readouterr()
     lines = [line for line in (captured.out + captured.err).splitlines() if line.strip()]
     assert lines == ["error: device 'cuda' requested but CUDA is not available (use --device cpu)"], lines
+
+
+def test_soft_maps_given_as_the_ground_truth_are_noted(tmp_path, capsys):
+    """--pred and --gt swapped ran silently (a soft map binarised at > 128 as a mask); a note names the files. A mask
+    with a few grey labels or anti-aliased edges is no soft map (PySODMetrics' test mask 19: 7 levels on 15 %)."""
+    yy, xx = np.mgrid[:H, :W]
+    soft = (255 * np.exp(-((yy - H / 2) ** 2 + (xx - W / 2) ** 2) / (2 * (W / 4) ** 2))).astype(np.uint8)
+    mask = np.zeros((H, W), np.uint8)
+    mask[10:30, 10:30] = 255
+    labels = mask.copy()
+    labels[12:20, 12:20] = 85  # a few grey labels on a large part: a mask still
+    for stem, gt in (("a", mask), ("b", labels)):
+        _png(tmp_path / "gt" / f"{stem}.png", gt)
+        _png(tmp_path / "pred" / f"{stem}.png", soft)
+    note = "ground truth with many grey levels"
+    right = ["evaluate", "foreground", "--pred", str(tmp_path / "pred"), "--gt", str(tmp_path / "gt")]
+    assert main([*right, "--no-progress"]) == 0
+    assert note not in capsys.readouterr().err
+    swapped = ["evaluate", "foreground", "--pred", str(tmp_path / "gt"), "--gt", str(tmp_path / "pred")]
+    assert main([*swapped, "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert f"note: {note}" in err and "--pred and --gt swapped?): 2: a, b" in err, err
