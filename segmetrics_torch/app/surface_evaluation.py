@@ -84,8 +84,8 @@ def _note_overridden(spacing: Any, differing: list[tuple[Path, tuple[float, ...]
 
 
 def _several_labels(labels: np.ndarray, path: Path) -> str | None:
-    """``"<path> holds labels a, b[, ...]"`` when the array holds two nonzero values or more (a label map read as a
-    mask; a 0/255 mask holds one), else None. Two passes over the array, no sort."""
+    """``"<path> holds labels 1 and 2"`` (or ``"from 1 to 5"``) when the array holds two nonzero values or more (a
+    label map read as a mask; a 0/255 mask holds one), else None. Two passes over the array, no sort."""
     top = labels.max()
     if top == 0 or not np.any((labels != 0) & (labels != top)):
         return None
