@@ -172,8 +172,8 @@ def _scan_gt(path: Path) -> tuple[Any, str | None]:
         # a soft map: many levels, on many pixels (a mask has 2; anti-aliased edges cover few pixels; a few grey
         # labels, as PySODMetrics' test mask 19 has 7 levels on 15 % of it, are a mask too)
         counts = np.bincount(values.ravel(), minlength=256)
-        grey = np.count_nonzero(counts) > 32 and (values.size - counts[0] - counts[top]) * 10 > values.size
-    return (size, mode, top, foreground, bool(grey)), None
+        grey = bool(np.count_nonzero(counts) > 32 and (values.size - counts[0] - counts[top]) * 10 > values.size)
+    return (size, mode, top, foreground, grey), None
 
 
 #: PIL's modes of a 16-bit grayscale image: decoded by the pre-scan (rare, and read by a rule that can refuse them)
