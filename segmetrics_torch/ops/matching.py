@@ -135,8 +135,10 @@ def correspond_pixels(machine: Tensor, target: Tensor, max_dist: float = 0.0075)
     check_tensor(machine, "machine")
     check_tensor(target, "target")
     for name, x in (("machine", machine), ("target", target)):
-        if x.dtype != torch.bool or x.ndim != 2:
-            raise ValueError(f"Expected `{name}` to be a bool (H, W) tensor, but got {x.dtype} {tuple(x.shape)}.")
+        if x.dtype != torch.bool or x.ndim != 2 or x.numel() == 0:
+            raise ValueError(
+                f"Expected `{name}` to be a bool (H, W) tensor with H, W >= 1, but got {x.dtype} {tuple(x.shape)}."
+            )
     if machine.shape != target.shape:
         raise ValueError(
             f"Expected `machine` and `target` of the same shape, but got {tuple(machine.shape)} and "

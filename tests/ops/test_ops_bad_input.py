@@ -32,3 +32,12 @@ def test_threshold_counts_of_mismatched_shapes() -> None:
         threshold_counts(p, g)
     with pytest.raises(ValueError, match="`p` and `g` of one shape"):
         binary_counts(p, g, torch.full((2,), 0.5, dtype=torch.float64))
+
+
+def test_correspond_pixels_of_an_empty_image() -> None:
+    """numpy's 'zero-size array to reduction operation maximum' reached the caller (a fuzzing pass)."""
+    from segmetrics_torch.ops.matching import correspond_pixels
+
+    empty = torch.zeros(0, 5, dtype=torch.bool)
+    with pytest.raises(ValueError, match=r"`machine` to be a bool \(H, W\) tensor with H, W >= 1"):
+        correspond_pixels(empty, empty)
