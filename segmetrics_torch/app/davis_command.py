@@ -16,8 +16,8 @@ from typing import Any
 from .. import __version__
 from ..errors import InputError
 from ..functional import davis_global_csv, davis_per_sequence_csv, evaluate_davis
-from ..reports.files import check_output, probe_folder, write_atomically
-from ..reports.output_safety import InputFolder, check_outputs, check_outputs_are_not_folders, probe_new_folders
+from ..reports.files import check_output, write_atomically
+from ..reports.output_safety import InputFolder, check_outputs, check_outputs_are_not_folders, probe_outputs
 from ..reports.protocol_report import load_protocol_config, resolved_device_name, run_protocol_report
 from ..reports.tables import format_table, write_json
 from ..reports.video_figures import plot_davis_per_sequence
@@ -77,9 +77,7 @@ def run_evaluate_davis(args: argparse.Namespace) -> int:
                 where = "is" if real == root else "is inside"
                 raise InputError(f"{option} {path} {where} {folder.role} {folder.path}; give a path outside it")
     check_outputs({**csvs, **figure}, inputs=inputs)  # the figure once --out is known to lie outside the inputs
-    for option, path in files.items():  # writes a file: only once no output is an input's
-        probe_folder(path, option)
-    probe_new_folders({"--out": out})
+    probe_outputs(files, {"--out": out})
     settings = {key: getattr(args, key) for key in SETTINGS}
     device = parse_device(args.device)
 

@@ -53,8 +53,8 @@ from ..meta import (
 )
 from ..ops.hierarchy import ucm_hierarchy
 from ..registry import meta_name
-from ..reports.files import check_output, probe_folder
-from ..reports.output_safety import InputFolder, check_outputs
+from ..reports.files import check_output
+from ..reports.output_safety import InputFolder, check_outputs, probe_outputs
 from ..reports.tables import format_table, write_json
 from ..synthetic import make_foreground_dataset
 
@@ -95,7 +95,7 @@ def _check_json(json_path: str | None, folders: list[tuple[str, str | None]]) ->
     inputs = [InputFolder(role, Path(folder)) for role, folder in folders if folder]
     path = check_output(json_path, "--json", probe=False)
     check_outputs({"--json": path}, inputs=inputs)
-    probe_folder(path, "--json")
+    probe_outputs({"--json": path})
 
 
 def _pct(value: float) -> float:

@@ -48,9 +48,8 @@ from ..errors import InputError
 from ..registry import missing_packages
 from ..reports.cache import ResultCache
 from ..reports.combined import check_xlsx
-from ..reports.files import probe_folder
 from ..reports.html_report import check_html_folder, html_folder_output
-from ..reports.output_safety import FolderOutput, InputFile, InputFolder, check_outputs, report_folder
+from ..reports.output_safety import FolderOutput, InputFile, InputFolder, check_outputs, probe_outputs, report_folder
 from ..reports.report import (
     check_report_folder,
     html_page_folders,
@@ -491,8 +490,7 @@ def check_report_outputs(config: ReportConfig, file_outputs: Mapping[str, Path])
     sources = [InputFile("the configuration file", config.config_file)] if config.config_file is not None else []
     files = {("--" + option.replace("_", "-")): path for option, path in file_outputs.items()}
     check_outputs(files, folders=folders, inputs=inputs, input_files=sources, cache=config.cache)
-    for option, path in files.items():  # writes a file: only once no output is an input's
-        probe_folder(path, option)
+    probe_outputs(files)
     # a user's own results.json or tables of the report's names: refused before hours of work (after the inputs'
     # checks, whose errors say more: an input of the run named like a report file)
     check_report_folder(config.output, option="output" if config.config_file is not None else "--output")

@@ -31,9 +31,9 @@ from ..functional.semantic_boundary import (
     summary_rows,
 )
 from ..reports.figures import plot_pr_curves
-from ..reports.files import check_output, probe_folder, write_atomically
+from ..reports.files import check_output, write_atomically
 from ..reports.named_inputs import read_text_file
-from ..reports.output_safety import InputFolder, check_outputs, check_outputs_are_not_folders, probe_new_folders
+from ..reports.output_safety import InputFolder, check_outputs, check_outputs_are_not_folders, probe_outputs
 from ..reports.tables import check_csv_outputs, format_table, upsert_csv, write_json
 from .davis_command import run_config
 from .folder_io import check_out_dir, shown_path
@@ -79,9 +79,7 @@ def run_evaluate_semantic_boundary(args: argparse.Namespace) -> int:
     check_outputs(files, inputs=inputs)  # the rule of every form: inputs, files read by name (--ids), duplicates
     check_outputs_are_not_folders(files, {"--out-dir": out_dir})
     _check_outside_inputs(files, out_dir, inputs)
-    for option, path in files.items():  # writes a file: only once no output is an input's
-        probe_folder(path, option)
-    probe_new_folders({"--out-dir": out_dir})
+    probe_outputs(files, {"--out-dir": out_dir})
     check_csv_outputs(files)
     if files["--plot"] is not None and files["--plot"].suffix.lower() not in (".png", ".pdf", ".svg"):
         raise InputError(f"--plot {files['--plot']}: give a .png, .pdf or .svg file name")

@@ -50,7 +50,7 @@ __all__ = [
     "check_outputs",
     "check_outputs_are_not_folders",
     "checked_outputs",
-    "probe_new_folders",
+    "probe_outputs",
     "report_folder",
     "report_owns",
 ]
@@ -308,11 +308,15 @@ def check_appended_file(path: Path, option: str, accepts: Callable[[str], bool],
         )
 
 
-def probe_new_folders(folders: Mapping[str, Path | None]) -> None:
-    """A folder the run will create (option -> folder; None: not asked for): a file created and removed in its
-    parent, so that a parent that takes no new folder fails now, not at ``mkdir`` after the evaluation. Call it after
-    the checks against the inputs (:func:`~.files.probe_folder` writes)."""
-    for option, folder in folders.items():
+def probe_outputs(files: Mapping[str, Path | None], folders: Mapping[str, Path | None] | None = None) -> None:
+    """The checks that write, once an output is known not to be an input's (call it after the checks against the
+    inputs, so that a refused output never touches an input's folder): each file's folder takes a new file, and the
+    parent of each folder the run will create (``folders``, option -> folder; one that exists is checked by its
+    files) takes a new entry, so that it fails now, not at ``mkdir`` after the evaluation
+    (:func:`~.files.probe_folder`: a file created and removed; None: not asked for)."""
+    for option, path in files.items():
+        probe_folder(path, option)
+    for option, folder in (folders or {}).items():
         if folder is not None and not folder.exists():
             probe_folder(folder, option)
 
@@ -349,9 +353,7 @@ def checked_outputs(
     if folders:
         check_outputs_are_not_folders(files, folders)
     check_outputs({**files, **(folder_files or {})}, inputs=inputs, folders=folder_outputs)
-    for option, output in {**files, **inside}.items():  # writes a file: only once no output is an input's
-        probe_folder(output, option)
-    probe_new_folders(folders or {})
+    probe_outputs({**files, **inside}, folders)
     for option, (accepts, what) in (appended or {}).items():
         if (appended_to := files.get(option)) is not None:
             check_appended_file(appended_to, option, accepts, what)

@@ -100,7 +100,8 @@ def _envelope(f, s, out, v, z, cst, alt):  # pragma: no cover - compiled
 @numba.njit(cache=True, nogil=True)
 def _envelope_at(f, s, out, v, z, cst, alt, want, n_want):  # pragma: no cover - compiled
     # _envelope's values at the n_want increasing positions want[:n_want] only, into out[:n_want] (the same float
-    # operations: the same bits)
+    # operations: the same bits). The loop is _envelope's, kept twice on purpose: _envelope as this function over
+    # want = 0..n-1 took 15-25 % longer (random 128^3: 19 -> 23 ms), and a shared helper function 4x
     k = _lower_envelope(f, s * s, v, z, cst, alt)
     if k < 0:
         out[:n_want] = np.inf
