@@ -148,12 +148,12 @@ def davis_j_and_f(
         if count is not None and (isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= 254):
             raise ValueError(f"Expected `{name}` to be None or an int in [0, 254], but got {count!r}.")
     if num_objects is None:
-        first = target[0].long() if target.shape[0] else target.new_zeros(1).long()
-        num_objects = int(torch.where(first == 255, 0, first).max()) if first.numel() else 0
+        first = target[0].long()  # (check_label_video: a frame and a pixel at least)
+        num_objects = int(torch.where(first == 255, 0, first).max())
     if pairs == "matched":
         num_preds = num_objects
     elif num_preds is None:
-        num_preds = int(preds.max()) if preds.numel() else 0
+        num_preds = int(preds.max())
         if num_preds > 254:
             raise ValueError("Expected `preds` ids in [0, 254] with pairs='all' (each id an object), but got 255.")
     radius = davis_radius(bound_th, preds.shape[-2], preds.shape[-1])
@@ -168,7 +168,7 @@ def davis_j_and_f(
         backend=backend,
         check_ids=False,
     )
-    if counts["pred_max"].numel() and int(counts["pred_max"].max()) > num_preds:  # one host sync, on (T,) maxima
+    if int(counts["pred_max"].max()) > num_preds:  # one host sync, on the (T,) maxima
         frame = int(torch.nonzero(counts["pred_max"] > num_preds)[0, 0])
         bound = "num_objects (pairs='matched')" if pairs == "matched" else "num_preds"
         raise ValueError(

@@ -264,7 +264,7 @@ def davis_sequence(
     """
     check_label_video(preds, target)
     if num_objects is None:
-        first = target[0].long() if target.shape[0] else target.new_zeros(1).long()
+        first = target[0].long()  # (check_label_video: a frame at least)
         num_objects = int(torch.where(first == 255, 0, first).max())
     seq = DavisSequence(name, num_objects, task=task, max_proposals=max_proposals, bound_th=bound_th, backend=backend)
     if task == "semi-supervised":
