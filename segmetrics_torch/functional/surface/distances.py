@@ -134,11 +134,11 @@ def point_set_distances(
         return d_ab, d_ba
     axes = np.asarray(scaled, dtype=np.float64)
     ia, ib = np.argwhere(a), np.argwhere(b)
-    pa, pb = ia * axes, ib * axes
-    p = {"euclidean": 2.0, "chessboard": np.inf, "taxicab": 1.0}[metric]
     if metric == "euclidean" and not bool(np.all(axes == 1.0)):
         d_ab, d_ba = _nearest_on_grid(ib, ia, axes), _nearest_on_grid(ia, ib, axes)
     else:  # (on a unit grid, after the scaling, the tree's distances are roots of exact integers: scipy's bits)
+        p = {"euclidean": 2.0, "chessboard": np.inf, "taxicab": 1.0}[metric]
+        pa, pb = ia * axes, ib * axes
         d_ab, d_ba = _nearest(pb, pa, p), _nearest(pa, pb, p)
     if scale != 1.0:
         d_ab *= scale
