@@ -37,7 +37,12 @@ from ..functional.surface import (
     surface_distance_measures,
 )
 from ..functional.surface._inputs import INPUT_FORMATS, channel_columns
-from ..functional.surface.aggregation import Aggregation, aggregated_values, check_aggregation, empty_sides
+from ..functional.surface.aggregation import (
+    Aggregation,
+    aggregated_values,
+    check_aggregation,
+    unchecked_empty_sides,
+)
 from ..functional.surface.cldice import ZeroDivision
 from ..functional.surface.options import (
     DISTANCE_DEFAULTS,
@@ -201,7 +206,7 @@ class _SurfaceMetric(ExactMetric):
             if distance and self.aggregation != "drop_nan" and not bool(torch.isfinite(v).all()):
                 # a pair with an empty mask counts by the rule of `aggregation` (functional.surface.aggregation)
                 if empties is None:
-                    empties = empty_sides(preds, target, **self._class_options())
+                    empties = unchecked_empty_sides(preds, target, self._class_options())  # checked by _values
                 v = aggregated_values(v, empties[0], empties[1], self.aggregation, self.worst_case)
             state_sum = getattr(self, f"{key}_sum")
             finite = torch.isfinite(v)

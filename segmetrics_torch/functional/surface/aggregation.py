@@ -38,6 +38,7 @@ Example:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple, Unpack, get_args
 
 import torch
@@ -115,6 +116,13 @@ def empty_sides(preds: object, target: object, **options: Unpack[MaskOptions]) -
     # the functions' checks, naming the arguments (shapes, dtypes, labels in range, the options): a 2-D input read
     # row by row, a label past num_classes reported "empty", num_classes 0 or 1 failing inside torch
     prepare_pairs(preds, target, spacing=None, **reading)
+    return unchecked_empty_sides(preds, target, reading)
+
+
+def unchecked_empty_sides(preds: object, target: object, reading: Mapping[str, Any]) -> tuple[Tensor, Tensor]:
+    """:func:`empty_sides` of inputs a function has already checked (a Metric's batch, after its ``update`` ran the
+    function on it), ``reading``: every mask option (:data:`MASK_DEFAULTS`' keys). Not checked again: the function's
+    checks prepare every (image, class) pair, a second time for nothing."""
     num_classes, ignore_index = reading["num_classes"], reading["ignore_index"]
     input_format, include_background = reading["input_format"], reading["include_background"]
     preds, target = as_tensor_input(preds), as_tensor_input(target)
