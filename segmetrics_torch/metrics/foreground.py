@@ -177,11 +177,13 @@ class _ForegroundMetric(ExactMetric):
         """Add a batch: ``preds``/``target`` (B, H, W) or (B, 1, H, W) tensors, or lists of (H, W) tensors."""
         batch = self._without_empty_gt(preds, target)
         if batch is not None:  # None: every image of the batch was left out by skip_empty_gt
-            self._update_kept(*batch)
+            self._update_kept(*batch, checked=self.skip_empty_gt)
 
-    def _update_kept(self, preds: ImageBatch, target: ImageBatch) -> None:
-        """Add a batch that ``skip_empty_gt`` has already filtered."""
+    def _update_kept(self, preds: ImageBatch, target: ImageBatch, *, checked: bool = False) -> None:
+        """Add a batch that ``skip_empty_gt`` has already filtered (``checked``: its values were checked whole
+        before the filter, so the kept images' values are not read a second time; shapes and dtypes still are)."""
         names = (*self._scalars, *self._curves)
+        validate_args = self.validate_args and not checked
         if self.protocol != "pysodmetrics":
             values = toolbox_foreground_values(
                 preds,
@@ -190,7 +192,7 @@ class _ForegroundMetric(ExactMetric):
                 beta2=getattr(self, "beta2", 0.3),
                 weighted_f=bool({"wfm", "weighted_f_measure"} & set(names)),
                 edt_backend=self._options.edt_backend,
-                validate_args=self.validate_args,
+                validate_args=validate_args,
             )
             s_measure = values["s_measure"]
             # the states' names where they differ from the per-image keys
@@ -206,7 +208,7 @@ class _ForegroundMetric(ExactMetric):
             preds,
             target,
             normalize=self.normalize,
-            validate_args=self.validate_args,
+            validate_args=validate_args,
             options=self._options,
         )
         add_sums(self, names, values)
@@ -694,8 +696,8 @@ class ForegroundMeasures(_ForegroundMetric):
         ``skip_empty_gt`` leaves out)."""
         super().update(preds, target)
 
-    def _update_kept(self, preds: ImageBatch, target: ImageBatch) -> None:
-        super()._update_kept(preds, target)
+    def _update_kept(self, preds: ImageBatch, target: ImageBatch, *, checked: bool = False) -> None:
+        super()._update_kept(preds, target, checked=checked)
         if self._in_forward:  # forward() feeds the included Metrics itself, once, with this filtered batch
             self._forward_batch = (preds, target)
             return

@@ -294,7 +294,7 @@ class SizeInvariantMAE(_SumMetric):
         nan_images = int(cast(Tensor, self.si_mae_nan))
         if nan_images:
             first = [] if self._first_nan is None else [self._first_nan]
-            warn_si_mae_nan("SizeInvariantMAE", first, nan_images)
+            warn_si_mae_nan("SizeInvariantMAE", first, nan_images, checked=self.validate_args)
         return value
 
     def reset(self) -> None:

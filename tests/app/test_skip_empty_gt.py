@@ -132,3 +132,28 @@ def test_families_without_the_convention_refuse_the_flag(family: str, tmp_path: 
         main(["evaluate", "--help"])
     shown = " ".join(capsys.readouterr().out.split())  # argparse wraps the help to the terminal's width
     assert "--skip-empty-gt foreground and surface jobs: leave out the images whose ground truth is empty" in shown
+
+
+@pytest.mark.parametrize("protocol", ["pysodmetrics", "matlab-toolbox"])
+def test_skip_empty_gt_reads_the_values_once(protocol: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The filter checks the batch whole before leaving images out; the kept images' values are not read again (a
+    second full pass over the maps, a CUDA sync more per batch), and the result is the unfiltered Metric's on them."""
+    from segmetrics_torch.functional.foreground import _intermediates
+
+    calls: list[int] = []
+    real = _intermediates.check_values
+
+    def counting(p: torch.Tensor, *args: object) -> None:
+        calls.append(p.shape[0])
+        real(p, *args)
+
+    monkeypatch.setattr(_intermediates, "check_values", counting)
+    p, g = _batch()
+    metric = st.FMeasure(skip_empty_gt=True, protocol=protocol)
+    metric.update(p, g)
+    assert calls == [4]
+    reference = st.FMeasure(protocol=protocol)
+    reference.update(p[[0, 2]], g[[0, 2]])
+    got, want = metric.compute(), reference.compute()
+    for key in want:
+        torch.testing.assert_close(got[key], want[key], rtol=0, atol=0)

@@ -163,3 +163,20 @@ def test_a_bool_label_map_says_the_dtype_is_wrong() -> None:
     objects[0, 2:5, 3:7] = True
     with pytest.raises(TypeError, match=r"integer tensor .* got dtype torch.bool; one mask is a \(1, H, W\) stack"):
         proposal_overlaps(torch.zeros(8, 12, dtype=torch.bool), objects)
+
+
+def test_si_mae_nan_warning_names_an_unchecked_map() -> None:
+    """With validate_args=False a NaN map is not refused: the warning does not blame the boxes alone."""
+    p = torch.full((2, 8, 8), float("nan"))
+    g = torch.zeros(2, 8, 8, dtype=torch.bool)
+    with pytest.warns(RuntimeWarning, match=r"or \(validate_args=False\) a NaN or inf in `preds`"):
+        assert torch.isnan(size_invariant_mae(p, g, validate_args=False)).all()
+    metric = st.SizeInvariantMAE(validate_args=False)
+    metric.update(p, g)
+    with pytest.warns(RuntimeWarning, match=r"or \(validate_args=False\) a NaN or inf in `preds`"):
+        assert torch.isnan(metric.compute())
+    p, g = _full_gt_batch()  # checked values: the boxes are the one cause, as before
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        size_invariant_mae(p, g)
+    assert [str(w.message) for w in record if "validate_args" in str(w.message)] == []

@@ -306,7 +306,7 @@ def size_invariant_mae(
     values = run_raw(fn, preds, target, normalize=normalize, validate_args=validate_args)["si_mae"]
     nan = torch.isnan(values)
     if bool(nan.any()):  # the labelling above ran on the host already: this check costs no extra device sync
-        warn_si_mae_nan("size_invariant_mae", nan.nonzero().flatten().tolist())
+        warn_si_mae_nan("size_invariant_mae", nan.nonzero().flatten().tolist(), checked=validate_args)
     return values
 
 
@@ -317,8 +317,10 @@ SI_MAE_NAN_REASON = (
 )
 
 
-def warn_si_mae_nan(what: str, images: list[int], count: int | None = None) -> None:
-    """One ``RuntimeWarning`` for the documented NaN of the size-invariant MAE, naming the images (batch indices)."""
+def warn_si_mae_nan(what: str, images: list[int], count: int | None = None, *, checked: bool = True) -> None:
+    """One ``RuntimeWarning`` for the documented NaN of the size-invariant MAE, naming the images (batch indices);
+    ``checked=False`` (values not checked, ``validate_args=False``): a NaN or inf in the map is named as a cause too,
+    as it was not refused."""
     number = len(images) if count is None else count
     if number > len(images) and images:  # a Metric keeps the first one's index only (a state of fixed size)
         where = f" (the first: index {images[0]})"
@@ -326,4 +328,5 @@ def warn_si_mae_nan(what: str, images: list[int], count: int | None = None) -> N
         where = f" (index {', '.join(map(str, images[:8]))}{' ...' if len(images) > 8 else ''})"
     else:
         where = ""
-    warnings.warn(f"{what} is NaN for {number} image(s){where}: {SI_MAE_NAN_REASON}.", RuntimeWarning, stacklevel=3)
+    reason = SI_MAE_NAN_REASON if checked else f"{SI_MAE_NAN_REASON}, or (validate_args=False) a NaN or inf in `preds`"
+    warnings.warn(f"{what} is NaN for {number} image(s){where}: {reason}.", RuntimeWarning, stacklevel=3)
