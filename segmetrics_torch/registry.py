@@ -943,10 +943,19 @@ def measure_error(names: object, family: Family) -> str | None:
         return f"expected a comma-separated list of measure names, got {names!r}"
     known = [m.key for m in _ALL if m.family == family and m.report]
     for name in names:
-        if canonical(name, family) is None:
+        key = canonical(name, family)
+        if key is None:
             near = difflib.get_close_matches(_squash(name), [*known, *aliases(family)], n=3, cutoff=0.5)
             hint = f"; did you mean {' or '.join(repr(n) for n in dict.fromkeys(near))}?" if near else ""
             return f"unknown measure {name.strip()!r}{hint} (known: {', '.join(known)})"
+        if not MEASURES[key].report:  # a library measure the command's table has no column for
+            m = MEASURES[key]
+            where = [f"segmetrics_torch.{m.metric}"] if m.metric else []
+            where += [f"segmetrics_torch.functional.{m.function}"] if m.function else []
+            return (
+                f"the measure {name.strip()!r} is not in the command's {family} table: {m.description}; compute it "
+                f"with {' or '.join(where) or 'the library'}"
+            )
     return None
 
 

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from segmetrics_torch import registry
+from segmetrics_torch.errors import InputError
 from segmetrics_torch.registry import MEASURES, canonical, meta_name
 
 
@@ -213,7 +214,8 @@ def test_the_readme_s_measure_tables_are_the_registry_s() -> None:
 
 def test_the_command_s_measure_names_are_all_documented() -> None:
     """The ``--measures LIST`` row of docs/evaluate.md names every foreground measure the command accepts (it
-    lacked the toolbox protocols' sensitivity / specificity, siaucroc, siaucpr and ccm), and nothing else."""
+    lacked the toolbox protocols' sensitivity / specificity, siaucroc, siaucpr), and nothing else: not ccm, which
+    needs the RGB image and which the command refuses, naming the Metric that computes it."""
     import re
     from pathlib import Path
 
@@ -222,4 +224,9 @@ def test_the_command_s_measure_names_are_all_documented() -> None:
     description = row.split("|")[3]
     named = {name for code in re.findall(r"`([^`]+)`", description) for name in re.split(r"[,\s]+", code) if name}
     named -= {"--protocol", "ForegroundMeasures(include=...)"}
-    assert named == {m.key for m in registry.family_measures("foreground")}
+    assert named == {m.key for m in registry.family_measures("foreground") if m.report}
+    for m in registry.family_measures("foreground"):
+        if not m.report:  # accepted before and shown as "-" with no word: refused, naming where it is computed
+            with pytest.raises(InputError, match=rf"'{m.key}' is not in the command's foreground table.*{m.metric}"):
+                registry.parse_measures(f"mae,{m.key}", "foreground", option="--measures")
+            assert registry.measure_error(m.header, "foreground") is not None
