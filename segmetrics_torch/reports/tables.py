@@ -9,6 +9,7 @@ results (curves included) to plain Python for ``json``. Non-finite numbers (an u
 
 from __future__ import annotations
 
+import collections
 import csv
 import functools
 import io
@@ -292,7 +293,20 @@ def _read_csv_table(path: Path, option: str) -> tuple[list[str], list[dict[str, 
                     f"{option} {path} is not {expected} but holds columns {shown}; rows are added to such a table "
                     "only: give another file name"
                 )
-            rows = [dict(row) for row in reader]
+            repeated = [name for name, count in collections.Counter(header).items() if count > 1]
+            if repeated:  # a dict row keeps one cell per name: the others would be dropped on the rewrite
+                raise InputError(
+                    f"{option} {path} is not {expected}: its column {repeated[0]!r} is repeated; rows are added to "
+                    "a table of distinct columns only: give another file name"
+                )
+            rows = []
+            for row in reader:
+                if None in row:  # cells past the header's last column: they have no column to be written back in
+                    raise InputError(
+                        f"{option} {path} is not {expected}: line {reader.line_num} has more cells than the header "
+                        f"has columns ({len(header)}); rows are added to such a table only: give another file name"
+                    )
+                rows.append(dict(row))
     except UnicodeDecodeError as error:
         raise InputError(f"{option} {path} is not {expected}: byte {error.start} is not UTF-8 text") from None
     except csv.Error as error:

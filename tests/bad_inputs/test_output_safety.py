@@ -535,3 +535,26 @@ def test_an_interrupted_move_leaves_every_moved_file_in_the_manifest(tmp_path: P
     assert (out / "tables.md").is_file() and not (out / "tables.tex").exists()
     assert report.foreign_report_files(out, ["results.json", "tables.md", "tables.tex"]) == []
     report.write_report_folder(out, files)  # the next run: no refusal
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("method,dataset,num_images,mae\nX,Y,3,0.5,EXTRA_NOTE\n", "line 2 has more cells than the header"),
+        ("method,dataset,num_images,mae,note,note\nX,Y,3,0.5,first,second\n", "column 'note' is repeated"),
+    ],
+)
+@pytest.mark.parametrize("option", ["--csv", "--per-image-csv"])
+def test_a_table_whose_cells_a_merge_would_drop_is_refused(
+    root: Path, capsys, text: str, why: str, option: str
+) -> None:
+    """A cell past the header's last column, or one of two columns of one name, has no place in a merged table: the
+    merge dropped it silently (exit 0); now the file is refused before any measure runs and kept byte for byte."""
+    if option == "--per-image-csv":
+        text = text.replace("num_images", "image")
+    table = root / "notes.csv"
+    table.write_text(text, encoding="utf-8")
+    assert main(_fg(root, option, str(table), "--json", str(root / "r.json"))) == 2
+    err = capsys.readouterr().err
+    assert option in err and why in err
+    assert table.read_text(encoding="utf-8") == text and not (root / "r.json").exists()
