@@ -140,6 +140,37 @@ class ExactMetric(Metric):
 
         return plot_metric(self, val, ax)
 
+    def add_list_state(self, name: str, item_shape: Sequence[int], dtype: torch.dtype = torch.float64) -> None:
+        """A list state (``dist_reduce_fx="cat"``) of tensors ``(k, *item_shape)`` of ``dtype``, for values a sum
+        cannot hold (a median needs every value): registered with what a process that was given no batch sends in
+        the gather (:meth:`sync`)."""
+        self.add_state(name, default=[], dist_reduce_fx="cat")
+        self._list_items = {**getattr(self, "_list_items", {}), name: ((0, *item_shape), dtype)}
+
+    def sync(
+        self,
+        dist_sync_fn: Callable | None = None,
+        process_group: Any | None = None,
+        should_sync: bool = True,
+        distributed_available: Callable | None = None,
+    ) -> None:
+        """torchmetrics' ``sync``, where a process that was given no batch sends an empty ``(0, *item_shape)`` item
+        of each list state (:meth:`add_list_state`). torchmetrics sends a 1-D tensor of the recorded dtype there,
+        whose shape and dtype differ from the other processes' items: gloo aborted the processes (a DDP run whose
+        dataset left a rank without an image). ``sync`` is the public hook every synchronisation goes through."""
+        items = getattr(self, "_list_items", {})
+        empty = [name for name in items if isinstance(getattr(self, name), list) and not getattr(self, name)]
+        for name in empty:
+            shape, dtype = items[name]
+            setattr(self, name, [torch.zeros(shape, dtype=dtype, device=self.device)])
+        super().sync(dist_sync_fn, process_group, should_sync, distributed_available)
+        if not self._is_synced:  # not distributed, or not asked: the state as it was
+            for name in empty:
+                setattr(self, name, [])
+
+    #: list states (:meth:`add_list_state`) -> the shape and dtype of the empty item a process without a batch sends
+    _list_items: dict[str, tuple[tuple[int, ...], torch.dtype]]
+
     #: the constant state of the module doc's "Compute groups" (registered by the constructor's wrapper)
     settings_id: Tensor
 

@@ -727,8 +727,15 @@ class ForegroundMeasures(_ForegroundMetric):
             metric.persistent(mode)
 
     def merge_state(self, incoming_state: dict[str, Any] | Metric) -> None:
-        """Merge another ``ForegroundMeasures``' states, the included measures' each into its own (a dict of states
-        holds this Metric's own states only)."""
+        """Merge another ``ForegroundMeasures``' states, the included measures' each into its own. A dict of states
+        (torchmetrics' other form, ``other.metric_state``) holds this Metric's own states only: with ``include`` it is
+        a ``ValueError`` (the included measures would keep this Metric's batches alone), without it it is merged."""
+        if isinstance(incoming_state, dict) and len(self.included):
+            raise ValueError(
+                f"Cannot merge a dict of states into a ForegroundMeasures that includes {sorted(self.included)}: the "
+                "dict holds the core measures' states only, not the included measures'; pass the other "
+                "ForegroundMeasures itself."
+            )
         if isinstance(incoming_state, ForegroundMeasures):
             mine, theirs = sorted(self.included), sorted(incoming_state.included)
             if mine != theirs:

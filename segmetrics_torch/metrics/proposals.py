@@ -168,7 +168,7 @@ class ProposalRecall(ExactMetric):
                 dist_reduce_fx="sum",
             )
             self.add_state(f"{prefix}ar_hits", torch.zeros(n, dtype=torch.float64), dist_reduce_fx="sum")
-            self.add_state(f"{prefix}best", default=[], dist_reduce_fx="cat")
+            self.add_list_state(f"{prefix}best", (n,))  # (objects, N) per image: the medians need every value
         if boundary and num_classes is not None:
             self.add_state("class_f_sum", torch.zeros(num_classes, n, dtype=torch.float64), dist_reduce_fx="sum")
 
