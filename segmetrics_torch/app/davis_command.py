@@ -9,6 +9,7 @@ import argparse
 import functools
 import os
 import time
+from collections.abc import Callable
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,10 @@ from typing import Any
 from .. import __version__
 from ..errors import InputError
 from ..functional import davis_global_csv, davis_per_sequence_csv, evaluate_davis
-from ..reports.files import check_output, write_atomically
+from ..reports.files import check_output
 from ..reports.output_safety import InputFolder, check_outputs, check_outputs_are_not_folders, probe_outputs
 from ..reports.protocol_report import load_protocol_config, resolved_device_name, run_protocol_report
-from ..reports.tables import format_table, write_json
+from ..reports.tables import format_table, write_run_files
 from ..reports.video_figures import plot_davis_per_sequence
 from .folder_io import parse_device, shown_path
 from .launch import launched
@@ -76,7 +77,8 @@ def run_evaluate_davis(args: argparse.Namespace) -> int:
             if real is not None and real.is_relative_to(root):
                 where = "is" if real == root else "is inside"
                 raise InputError(f"{option} {path} {where} {folder.role} {folder.path}; give a path outside it")
-    check_outputs({**csvs, **figure}, inputs=inputs)  # the figure once --out is known to lie outside the inputs
+    # the figure once --out is known to lie outside the inputs; with --json, which must not name it either
+    check_outputs({**files, **csvs, **figure}, inputs=inputs)
     probe_outputs(files, {"--out": out})
     settings = {key: getattr(args, key) for key in SETTINGS}
     device = parse_device(args.device)
@@ -99,17 +101,21 @@ def run_evaluate_davis(args: argparse.Namespace) -> int:
         f"({args.task}, {args.resolution}, decay edges {args.decay_edges}) in {elapsed:.2f} s."
     )
     out.mkdir(exist_ok=True)
-    for path, text in zip(csvs.values(), (table, per_object), strict=True):
-        write_atomically(path, functools.partial(Path.write_text, data=text, encoding="utf-8"))
+    writes: list[tuple[Path, Callable[[Path], object]]] = [
+        (path, functools.partial(Path.write_text, data=text, encoding="utf-8"))
+        for path, text in zip(csvs.values(), (table, per_object), strict=True)
+    ]
+    title = f"{name}: DAVIS {args.set} ({args.task})"
     for path in figure.values():  # the plot extra: without matplotlib the CSVs hold the same numbers
-        plot_davis_per_sequence(result.per_sequence(), path, title=f"{name}: DAVIS {args.set} ({args.task})")
+        writes.append((path, functools.partial(plot_davis_per_sequence, result.per_sequence(), title=title)))
+    json_path, json_file = files["--json"], None
+    if json_path is not None:
+        settings |= {"device": resolved_device_name(device)}
+        json_file = (json_path, _report(args, name, result, row, settings, elapsed))
+    write_run_files(json_file, files=writes)  # together: an interruption leaves the old set or the new, not a mix
     print(f"Wrote {', '.join(p.name for p in [*csvs.values(), *figure.values()])} to {out}")
-    if files["--json"] is not None:
-        write_json(
-            files["--json"],
-            _report(args, name, result, row, settings | {"device": resolved_device_name(device)}, elapsed),
-        )
-        print(f"Wrote {files['--json']}")
+    if json_path is not None:
+        print(f"Wrote {json_path}")
     return 0
 
 

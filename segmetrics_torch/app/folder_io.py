@@ -10,7 +10,7 @@ import functools
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,7 +21,6 @@ from .. import __version__
 from ..datasets.folders import FolderDataset, open_folders
 from ..datasets.pairing import BOUNDARY_EXTENSIONS, check_pairing, match_folders
 from ..errors import InputError
-from ..reports.files import write_together
 from ..reports.html_report import HtmlImage, check_html_folder, html_columns, html_folder_output, write_html_report
 from ..reports.output_safety import FolderOutput, InputFolder, checked_outputs
 from ..reports.tables import format_table, per_image_rows, scalar_row, write_run_files
@@ -286,14 +285,16 @@ class FolderRun:
         keys: Sequence[str] | None = None,
         columns: Sequence[tuple[str, str]] = (),
         summary: str | None = None,
+        other_files: Sequence[tuple[Path, Callable[[Path], object]]] = (),
     ) -> None:
         """With ``summary`` (the line that says what was evaluated), first the table of the run's scalar results
         (``columns``: its ``(key, header)``) and that line on stdout (the forms without ``summary`` print their own).
         Then the ``--json`` report (provenance, folders, pairing, settings, then the results), the
         ``--per-image-csv`` rows (:func:`per_image_rows`) and the ``--csv`` row (method, dataset, image count and
-        the ``keys`` of the table), where asked for, written together
-        (:func:`~segmetrics_torch.reports.tables.write_run_files`: a table that cannot take the rows fails before
-        any file is written); then the ``--html`` report (:meth:`write_html`)."""
+        the ``keys`` of the table), where asked for, and ``other_files`` (``(path, write)``: ``--out-dir``'s),
+        written together (:func:`~segmetrics_torch.reports.tables.write_run_files`: a table that cannot take the rows
+        fails before any file is written; an interruption leaves the old set or the new); then the ``--html`` report
+        (:meth:`write_html`)."""
         name, pairing = dataset.method_name, dataset.pairing
         document = {
             "segmetrics_version": __version__,
@@ -330,7 +331,12 @@ class FolderRun:
             tables.append((csv_path, [row | {k: table.get(k) for k in keys or ()}], ("method", "dataset"), "--csv"))
             shown.append(f"{csv_path} (row {name} / {dataset.dataset_name})")
         json_file = None if json_path is None else (json_path, document)
-        actions = write_run_files(json_file, tables)
+        actions = write_run_files(json_file, tables, other_files)
+        if len(other_files) == 1:
+            print(f"Wrote {other_files[0][0]}")
+        elif other_files:
+            folders = sorted({str(path.parent) for path, _ in other_files})
+            print(f"Wrote {', '.join(path.name for path, _ in other_files)} to {', '.join(folders)}")
         if json_path is not None:
             print(f"Wrote {json_path}")
         for action, text in zip(actions[json_path is not None :], shown, strict=True):
@@ -374,8 +380,9 @@ class FolderRun:
 BSR_FILES = ("eval_bdry.txt", "eval_bdry_thr.txt", "eval_bdry_img.txt")
 
 
-def write_bsr_files(out_dir: Path, summary: dict[str, Any]) -> list[Path]:
-    """BSR ``collect_eval_bdry.m`` outputs, every number as MATLAB's ``%10g``, fields separated by one space."""
+def bsr_files(out_dir: Path, summary: dict[str, Any]) -> list[tuple[Path, Callable[[Path], object]]]:
+    """BSR ``collect_eval_bdry.m`` outputs as ``(path, write)``, every number as MATLAB's ``%10g``, fields separated
+    by one space (``out_dir`` is made here)."""
 
     def line(*values: float) -> str:
         return " ".join(f"{v:10g}" for v in values) + "\n"  # == "%10g" % v, C printf semantics as MATLAB's fprintf
@@ -391,9 +398,7 @@ def write_bsr_files(out_dir: Path, summary: dict[str, Any]) -> list[Path]:
         "eval_bdry_thr.txt": "".join(line(*row) for row in curves),
         "eval_bdry_img.txt": "".join(f"{i:10d} " + line(*row) for i, row in enumerate(images, start=1)),
     }
-    # written as every output is (a new file moved onto the name: a link there is replaced, never written through;
-    # the three together, or none)
+    # written as every output is (a new file moved onto the name: a link there is replaced, never written through),
+    # with the run's other files (:meth:`FolderRun.write_outputs`): all together, or none
     write = functools.partial(Path.write_text, encoding="utf-8")
-    writes = [(out_dir / name, functools.partial(write, data=text)) for name, text in texts.items()]
-    write_together(writes)
-    return [path for path, _ in writes]
+    return [(out_dir / name, functools.partial(write, data=text)) for name, text in texts.items()]

@@ -16,7 +16,7 @@ from ..errors import InputError
 from ..registry import parse_measures
 from ..reports.files import check_output
 from ..reports.report import table_columns, table_row
-from ..reports.tables import upsert_csv, write_json
+from ..reports.tables import write_run_files
 from . import distributed
 from .folder_io import FolderRun, parse_device
 from .pysod_toolkit import toolkit_configuration
@@ -184,9 +184,6 @@ def _write_file_outputs(result: SuiteResult, outputs: Mapping[str, Path]) -> Non
     """The single-folder form's files from a report's records: ``--json`` (results.json's records), ``--csv`` and
     ``--per-image-csv`` (the foreground rows, merged by method and dataset as ``evaluate foreground`` merges them)."""
 
-    if "json" in outputs:
-        write_json(outputs["json"], {"results": result.records})
-        print(f"Wrote {outputs['json']}")
     rows, images = [], []
     for dataset, families in result.records.items():
         by_method = families.get("foreground", {})
@@ -212,12 +209,21 @@ def _write_file_outputs(result: SuiteResult, outputs: Mapping[str, Path]) -> Non
                         **{k: scores[k] for k in keys if k in scores},
                     }
                 )
-    if "csv" in outputs:
-        upsert_csv(outputs["csv"], rows, ("method", "dataset"), "--csv")
-        print(f"Wrote {outputs['csv']} ({len(rows)} foreground row(s) of this run merged in)")
-    if "per_image_csv" in outputs:
-        upsert_csv(outputs["per_image_csv"], images, ("method", "dataset", "image"), "--per-image-csv")
-        print(f"Wrote {outputs['per_image_csv']} ({len(images)} row(s) of this run merged in)")
+    tables = [
+        (outputs[option], table_rows, keys, f"--{option.replace('_', '-')}")
+        for option, table_rows, keys in (
+            ("csv", rows, ("method", "dataset")),
+            ("per_image_csv", images, ("method", "dataset", "image")),
+        )
+        if option in outputs
+    ]
+    # written together: an interruption leaves the previous run's files or this run's, never a mix
+    write_run_files((outputs["json"], {"results": result.records}) if "json" in outputs else None, tables)
+    if "json" in outputs:
+        print(f"Wrote {outputs['json']}")
+    for path, table_rows, _, option in tables:
+        what = "foreground row(s)" if option == "--csv" else "row(s)"
+        print(f"Wrote {path} ({len(table_rows)} {what} of this run merged in)")
 
 
 def run_folder_report(args: argparse.Namespace, run: FolderRun, measures: list[str] | None) -> int:

@@ -48,6 +48,7 @@ from ..errors import InputError
 from ..registry import missing_packages
 from ..reports.cache import ResultCache
 from ..reports.combined import check_xlsx
+from ..reports.files import signals_held
 from ..reports.html_report import check_html_folder, html_folder_output
 from ..reports.output_safety import FolderOutput, InputFile, InputFolder, check_outputs, probe_outputs, report_folder
 from ..reports.report import (
@@ -255,16 +256,18 @@ def _output_lock(folder: Path) -> Iterator[None]:
             yield
         finally:
             # removed while still held: a run waiting on the old file sees, once it holds it, that the path names
-            # another file (or none) and starts over (_held_lock); a new run creates the file anew
-            with contextlib.suppress(OSError):
+            # another file (or none) and starts over (_held_lock); a new run creates the file anew. A Ctrl-C here
+            # waits for the removal (signals_held), which it would otherwise cut short
+            with signals_held(), contextlib.suppress(OSError):
                 if handle >= 0 and os.path.samestat(os.fstat(handle), os.lstat(lock_path)):
                     os.unlink(lock_path)
     finally:
-        if handle >= 0:
-            os.close(handle)  # releases the lock
-        if created:
-            with contextlib.suppress(OSError):
-                folder.rmdir()  # only when empty: the run failed before writing anything
+        with signals_held():
+            if handle >= 0:
+                os.close(handle)  # releases the lock
+            if created:
+                with contextlib.suppress(OSError):
+                    folder.rmdir()  # only when empty: the run failed before writing anything
 
 
 def _held_lock(lock_path: Path, folder: Path, created: bool) -> int:

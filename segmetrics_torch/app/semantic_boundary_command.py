@@ -10,7 +10,7 @@ import dataclasses
 import functools
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +31,10 @@ from ..functional.semantic_boundary import (
     summary_rows,
 )
 from ..reports.figures import plot_pr_curves
-from ..reports.files import check_output, write_atomically
+from ..reports.files import check_output
 from ..reports.named_inputs import read_text_file
 from ..reports.output_safety import InputFolder, check_outputs, check_outputs_are_not_folders, probe_outputs
-from ..reports.tables import check_csv_outputs, format_table, upsert_csv, write_json
+from ..reports.tables import check_csv_outputs, format_table, write_run_files
 from .davis_command import run_config
 from .folder_io import check_out_dir, shown_path
 from .launch import launched
@@ -105,18 +105,24 @@ def run_evaluate_semantic_boundary(args: argparse.Namespace) -> int:
         f"{protocol.max_dist:g}) in {elapsed:.2f} s; {MEAN_ROW}: the class mean of ODS-F, OIS-F, AP (mF)."
     )
     name = args.name or method_name(args.pred, args.dataset, args.gt)  # results/<method>/sbd -> <method>
+    writes = [] if out_dir is None else _class_files(out_dir, result, args.figures or ())
+    if (plot := files["--plot"]) is not None:
+        curves = class_pr_curves(result)
+        writes.append((plot, functools.partial(plot_pr_curves, curves, summary="ODS", title=name, iso_f=True)))
+    json_path, csv_path = files["--json"], files["--per-image-csv"]
+    rows = [{"method": name, "dataset": args.dataset, **row} for row in per_image_rows(result)]
+    tables = [(csv_path, rows, ("method", "dataset", "image", "class"), "--per-image-csv")] if csv_path else []
+    json_file = (json_path, _report(args, name, result, elapsed)) if json_path is not None else None
+    # every file of the run written together: an interruption leaves the previous run's set or this one's
+    actions = write_run_files(json_file, tables, files=writes)
     if out_dir is not None:
-        _write_class_folders(out_dir, result, args.figures or ())
-    if files["--plot"] is not None:
-        plot_pr_curves(class_pr_curves(result), files["--plot"], summary="ODS", title=name, iso_f=True)
-        print(f"Wrote {files['--plot']}")
-    if files["--json"] is not None:
-        write_json(files["--json"], _report(args, name, result, elapsed))
-        print(f"Wrote {files['--json']}")
-    if files["--per-image-csv"] is not None:
-        rows = [{"method": name, "dataset": args.dataset, **row} for row in per_image_rows(result)]
-        action = upsert_csv(files["--per-image-csv"], rows, ("method", "dataset", "image", "class"), "--per-image-csv")
-        print(f"{action.capitalize()} {files['--per-image-csv']} ({len(rows)} rows of {name} / {args.dataset})")
+        shown = ", ".join(CLASS_FILES) + ", <id>_ev1.txt" + "".join(f", pr_curve.{f}" for f in args.figures or ())
+        print(f"Wrote {shown} of {len(result.classes)} class(es) to {out_dir}/class_XXX")
+    for path in (plot, json_path):
+        if path is not None:
+            print(f"Wrote {path}")
+    if csv_path is not None:
+        print(f"{actions[-1].capitalize()} {csv_path} ({len(rows)} rows of {name} / {args.dataset})")
     return 0
 
 
@@ -149,19 +155,24 @@ def _check_outside_inputs(files: dict[str, Path | None], out_dir: Path | None, i
             raise InputError(f"{option} {path} is inside {out_dir}/{parts[0]}, which --out-dir writes")
 
 
-def _write_class_folders(out_dir: Path, result: SemanticBoundaryResult, figures: Sequence[str]) -> None:
-    """Each class's SBD-benchmark files (and PR-curve figures) in ``out_dir/class_XXX/``, each written atomically."""
+def _class_files(
+    out_dir: Path, result: SemanticBoundaryResult, figures: Sequence[str]
+) -> list[tuple[Path, Callable[[Path], object]]]:
+    """Each class's SBD-benchmark files (and PR-curve figures) in ``out_dir/class_XXX/`` as ``(path, write)``, for
+    the run's files written together; the folders are made here."""
     out_dir.mkdir(exist_ok=True)
     curves = class_pr_curves(result)
+    writes: list[tuple[Path, Callable[[Path], object]]] = []
     for k, (number, class_name) in enumerate(zip(result.classes, result.class_names, strict=True)):
         folder = out_dir / class_folder_name(number)
         folder.mkdir(exist_ok=True)
         for file_name, text in bsr_files(result, k).items():
-            write_atomically(folder / file_name, functools.partial(Path.write_text, data=text, encoding="utf-8"))
+            writes.append((folder / file_name, functools.partial(Path.write_text, data=text, encoding="utf-8")))
         for fmt in figures:
-            plot_pr_curves({class_name: curves[class_name]}, folder / f"pr_curve.{fmt}", summary="ODS", iso_f=True)
-    shown = ", ".join(CLASS_FILES) + ", <id>_ev1.txt" + "".join(f", pr_curve.{f}" for f in figures)
-    print(f"Wrote {shown} of {len(result.classes)} class(es) to {out_dir}/class_XXX")
+            curve = {class_name: curves[class_name]}
+            draw = functools.partial(plot_pr_curves, curve, summary="ODS", iso_f=True)
+            writes.append((folder / f"pr_curve.{fmt}", draw))
+    return writes
 
 
 def _report(args: argparse.Namespace, name: str, result: SemanticBoundaryResult, elapsed: float) -> dict[str, Any]:

@@ -5,6 +5,7 @@ per command (checked outputs, pairing and pre-scan from :mod:`.folder_io`, the f
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import sys
 from collections.abc import Mapping
@@ -31,10 +32,10 @@ from ..reports.tables import SURFACE_COLUMNS, format_table, measure_name, scalar
 from . import distributed
 from .folder_io import (
     FolderRun,
+    bsr_files,
     check_out_dir,
     parse_device,
     shown_path,
-    write_bsr_files,
 )
 from .report_args import run_folder_report, run_from_args
 
@@ -203,9 +204,6 @@ def run_evaluate_boundary(args: argparse.Namespace) -> int:
         f"({gt_format}) with "
         f"{args.thresholds} thresholds, max_dist {args.max_dist:g}{thin} on {run.device} in {elapsed:.2f} s."
     )
-    if out_dir is not None:
-        paths = write_bsr_files(out_dir, summary)
-        print(f"Wrote {', '.join(p.name for p in paths)} to {out_dir}")
     results = evaluated.results if files["--json"] or files["--per-image-csv"] or run.html else {}
     run.write_outputs(
         files,
@@ -234,6 +232,7 @@ def run_evaluate_boundary(args: argparse.Namespace) -> int:
         results=results,
         per_image=results.get("per_image", {}),
         columns=BOUNDARY_COLUMNS,
+        other_files=bsr_files(out_dir, summary) if out_dir is not None else (),
     )
     return 0
 
@@ -412,9 +411,7 @@ def run_evaluate_proposals(args: argparse.Namespace) -> int:
         f"{shown_path(args.gt)} on "
         f"{run.device} in {elapsed:.2f} s (#prop: mean proposals per image within N)."
     )
-    if plot_path is not None:
-        plot_proposal_recall({name: results}, plot_path, title=name)
-        print(f"Wrote {plot_path}")
+    draw = functools.partial(plot_proposal_recall, {name: results}, title=name)
     run.write_outputs(
         files,
         dataset,
@@ -435,6 +432,7 @@ def run_evaluate_proposals(args: argparse.Namespace) -> int:
         elapsed=elapsed,
         results=results,
         per_image=per_image,
+        other_files=[(plot_path, draw)] if plot_path is not None else (),
     )
     return 0
 

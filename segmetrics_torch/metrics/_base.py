@@ -164,8 +164,10 @@ class ExactMetric(Metric):
             shape, dtype = items[name]
             setattr(self, name, [torch.zeros(shape, dtype=dtype, device=self.device)])
         super().sync(dist_sync_fn, process_group, should_sync, distributed_available)
-        if not self._is_synced:  # not distributed, or not asked: the state as it was
-            for name in empty:
+        for name in empty:  # the state as it was: now, or when unsync() restores the cache taken above
+            if self._is_synced and self._cache is not None:
+                self._cache[name] = []
+            else:
                 setattr(self, name, [])
 
     #: list states (:meth:`add_list_state`) -> the shape and dtype of the empty item a process without a batch sends

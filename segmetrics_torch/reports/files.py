@@ -41,6 +41,7 @@ __all__ = [
     "default_file_mode",
     "default_folder_mode",
     "folders_locked",
+    "keep_mode",
     "make_temporary_file",
     "probe_folder",
     "remove_stale_folders",
@@ -153,13 +154,24 @@ def probe_folder(path: Path | None, option: str) -> None:
     """
     if path is None:
         return
-    try:
-        handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=path.parent)
-    except OSError as error:
-        why = error.strerror or error
-        raise InputError(f"{option} {path}: cannot create a file in {path.parent} ({why})") from None
-    os.close(handle)
-    os.unlink(name)
+    with signals_held():  # a Ctrl-C between the two calls must not leave the probe file behind
+        try:
+            handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=path.parent)
+        except OSError as error:
+            why = error.strerror or error
+            raise InputError(f"{option} {path}: cannot create a file in {path.parent} ({why})") from None
+        os.close(handle)
+        os.unlink(name)
+
+
+def keep_mode(temp: str | Path, target: str | Path) -> None:
+    """Give ``temp``, about to be moved onto ``target``, the mode of the file or folder ``target`` names (a file the
+    user made private stays private, one they opened to a group stays open); nothing where ``target`` does not exist
+    or is a link (the new entry keeps the umask's mode, :func:`default_file_mode`), or is of another kind."""
+    with contextlib.suppress(OSError):
+        old, new = os.lstat(target), os.lstat(temp)
+        if stat.S_IFMT(old.st_mode) == stat.S_IFMT(new.st_mode) and not stat.S_ISLNK(old.st_mode):
+            os.chmod(temp, stat.S_IMODE(old.st_mode))
 
 
 def write_atomically(path: str | Path, write: Callable[[Path], object]) -> None:
@@ -200,9 +212,7 @@ def _write_staged(files: Sequence[tuple[str | Path, Callable[[Path], object]]]) 
             os.close(handle)
             staged.append((temp, path))
             write(Path(temp))
-            with contextlib.suppress(OSError):  # (no file there, or a link: the new file keeps the umask's mode)
-                if not path.is_symlink() and path.is_file():
-                    os.chmod(temp, stat.S_IMODE(path.stat().st_mode))  # a replaced file keeps its mode
+            keep_mode(temp, path)
         with signals_held():
             for temp, path in staged:
                 os.replace(temp, path)

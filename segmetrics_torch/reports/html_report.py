@@ -61,7 +61,7 @@ from ..io import open_image
 from ..registry import Family, higher_is_better
 from ._html_common import CHUNK, HtmlImage, Job
 from .combined import TOP_THREE, combine
-from .files import default_folder_mode, folders_locked, remove_stale_folders, signals_held
+from .files import default_folder_mode, folders_locked, keep_mode, remove_stale_folders, signals_held
 from .output_safety import FolderOutput, InputFolder, check_outputs
 from .tables import cell_text, is_value
 
@@ -627,7 +627,7 @@ def write_html_report(
             (temp / PAGE).write_text(page, encoding="utf-8")
             _replace_report(out_dir, temp)
         except BaseException:
-            with contextlib.suppress(OSError):
+            with signals_held(), contextlib.suppress(OSError):
                 shutil.rmtree(temp)
             raise
     return out_dir / PAGE
@@ -640,17 +640,20 @@ def _replace_report(out_dir: Path, temp: Path) -> None:
     an interruption leaves the previous report or the new one, never a page without its thumbnails or beside another
     run's."""
     assets, aside = out_dir / ASSETS, temp.with_name(temp.name + "-previous")  # aside: a name of TEMP_PREFIX
+    keep_mode(temp / PAGE, out_dir / PAGE)  # a page the user made private stays private
     try:
         with signals_held():
             if assets.exists():
                 os.replace(assets, aside)
             os.replace(temp / PAGE, out_dir / PAGE)
             os.replace(temp, assets)
+            keep_mode(assets, aside)  # the folder's mode once the page is out of it (a 0555 one would keep it in)
     finally:  # also when the held signal is raised, once the renames are done
-        if temp.exists() and aside.exists() and not assets.exists():
-            os.replace(aside, assets)  # a rename failed (an OSError): the previous assets go back
-        # (a run killed before this line leaves the aside folder to the next run's clean-up of TEMP_PREFIX)
-        shutil.rmtree(aside, ignore_errors=True)
+        with signals_held():  # the clean-up is not cut short by a Ctrl-C either
+            if temp.exists() and aside.exists() and not assets.exists():
+                os.replace(aside, assets)  # a rename failed (an OSError): the previous assets go back
+            # (a run killed before this line leaves the aside folder to the next run's clean-up of TEMP_PREFIX)
+            shutil.rmtree(aside, ignore_errors=True)
 
 
 def _sort_value(value: Any) -> str:

@@ -50,7 +50,7 @@ from .combined import (
     write_combined_xlsx,
 )
 from .figures import plot_proposal_recall
-from .files import remove_stale_folders, signals_held, write_atomically
+from .files import keep_mode, remove_stale_folders, signals_held, write_atomically
 from .html_report import HtmlImage, html_columns, write_html_report
 from .output_safety import REPORT_FILES, report_owns
 from .tables import (
@@ -710,14 +710,17 @@ def write_report_folder(folder: str | Path, files: Mapping[str, Callable[[Path],
             for relative in files:
                 final = folder / relative
                 final.parent.mkdir(parents=True, exist_ok=True)
+                keep_mode(temp / relative, final)  # a file the user made private stays private
                 os.replace(temp / relative, final)
                 written.append(final)
     except BaseException:
-        shutil.rmtree(temp, ignore_errors=True)
-        if created:
-            shutil.rmtree(folder, ignore_errors=True)  # this call made it and wrote nothing into it
+        with signals_held():  # the clean-up itself is not cut short by a second Ctrl-C
+            shutil.rmtree(temp, ignore_errors=True)
+            if created:
+                shutil.rmtree(folder, ignore_errors=True)  # this call made it and wrote nothing into it
         raise
-    shutil.rmtree(temp, ignore_errors=True)
+    with signals_held():
+        shutil.rmtree(temp, ignore_errors=True)
     replace_manifest(folder, sorted(files))
     return written
 

@@ -301,12 +301,14 @@ def _read_csv_table(path: Path, option: str) -> tuple[list[str], list[dict[str, 
                 )
             rows = []
             for row in reader:
-                if None in row:  # cells past the header's last column: they have no column to be written back in
+                # cells past the header's last column have no column to be written back in (empty ones, a
+                # spreadsheet's trailing comma, lose nothing)
+                if any(cell.strip() for cell in row.get(None) or ()):
                     raise InputError(
                         f"{option} {path} is not {expected}: line {reader.line_num} has more cells than the header "
                         f"has columns ({len(header)}); rows are added to such a table only: give another file name"
                     )
-                rows.append(dict(row))
+                rows.append({key: value for key, value in row.items() if key is not None})
     except UnicodeDecodeError as error:
         raise InputError(f"{option} {path} is not {expected}: byte {error.start} is not UTF-8 text") from None
     except csv.Error as error:
@@ -419,13 +421,15 @@ def per_image_rows(
 def write_run_files(
     json_file: tuple[Path, Any] | None = None,
     tables: Sequence[tuple[Path, Sequence[Mapping[str, Any]], Sequence[str], str]] = (),
+    files: Sequence[tuple[Path, Callable[[Path], object]]] = (),
 ) -> list[str]:
     """The files of one run, every text made first and then the files written together
     (:func:`~.files.write_together`: an interruption leaves the old set or the new), so that a table that cannot be
     merged (:func:`merged_csv`) fails before any file is touched: ``json_file`` as ``(path, document)``
     (:func:`write_json`'s text), ``tables`` as ``(path, rows, key columns, option)`` merged as :func:`upsert_csv`
-    does. Returns what happened to each file, in order: ``"wrote"`` (a new file) or ``"updated"`` (rows merged into
-    a table; the JSON file is always ``"wrote"``).
+    does, ``files`` the run's other files as ``(path, write)`` (``write(temporary_path)``: a figure, a
+    benchmark's text files). Returns what happened to the JSON file and each table, in order: ``"wrote"`` (a new
+    file) or ``"updated"`` (rows merged into a table; the JSON file is always ``"wrote"``).
 
     Example:
         >>> import tempfile
@@ -447,6 +451,7 @@ def write_run_files(
     for path, rows, keys, option in tables:
         merge = functools.partial(_write_merged, table=Path(path), rows=rows, keys=keys, option=option, actions=actions)
         writes.append((Path(path), merge))
+    writes += [(Path(path), write) for path, write in files]
     # each table read and merged under its folder's lock (a run merging into it at the same time waits: both runs'
     # rows are kept), then every file moved into place together (the previous run's files or this run's, never a mix)
     write_together(writes, locked=True)

@@ -137,6 +137,27 @@ def _table_row(out: str) -> list[float]:
 # ---------------------------------------------------------------------------------------------------- results
 
 
+def test_out_dir_and_json_are_one_set(tmp_path, capsys, data, monkeypatch):
+    """A Ctrl-C while the outputs move into place leaves the old set or the new: the BSR files were moved in on
+    their own first, and an interruption there left them new beside the previous run's JSON and table."""
+    from tests.conftest import signal_at_first_replace
+
+    pred, gt = _pred_png(tmp_path, data), _gt_png(tmp_path, data)
+    out = tmp_path / "outputs"
+    out.mkdir()
+    argv = ["--pred", str(pred), "--gt", str(gt), "--thresholds", "5", "--out-dir", str(out / "bsr")]
+    argv += ["--json", str(out / "r.json"), "--per-image-csv", str(out / "img.csv")]
+    assert _run(capsys, *argv)[0] == 0
+    written = sorted(p for p in out.rglob("*") if p.is_file())
+    for path in written:
+        if path.suffix != ".csv":  # (the table: rows are merged into it)
+            path.write_text("the previous run's")
+    signal_at_first_replace(monkeypatch)
+    assert _run(capsys, *argv)[0] == 130
+    assert sorted(p for p in out.rglob("*") if p.is_file()) == written  # no temporary file left
+    assert not [p for p in written if p.read_text() == "the previous run's"]  # every file is the new run's
+
+
 def test_soft_png_equals_functional_and_writes_bsr_files(tmp_path, capsys, data):
     pred, gt = _pred_png(tmp_path, data), _gt_png(tmp_path, data)
     json_path, out_dir = tmp_path / "res.json", tmp_path / "bsr"

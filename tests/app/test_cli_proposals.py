@@ -118,6 +118,27 @@ def test_json_equals_the_metric_and_the_figure_is_written(dataset, tmp_path, cap
     assert fig.stat().st_size > 10_000 and fig.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_figure_and_the_json_are_one_set(dataset, tmp_path, capsys, monkeypatch):
+    """--plot was written on its own before the JSON and the tables: a Ctrl-C at its rename left the new figure
+    beside the previous run's JSON."""
+    pytest.importorskip("matplotlib")
+    from tests.conftest import signal_at_first_replace
+
+    out = tmp_path / "outputs"
+    out.mkdir()
+    argv = ["evaluate", "proposals", "--pred", str(dataset / "pred"), "--gt", str(dataset / "gt"), "--no-progress"]
+    argv += ["--counts", ",".join(map(str, COUNTS)), "--json", str(out / "r.json"), "--plot", str(out / "recall.png")]
+    assert main(argv) == 0
+    for path in out.iterdir():
+        path.write_text("the previous run's")
+    signal_at_first_replace(monkeypatch)
+    assert main(argv) == 130
+    capsys.readouterr()
+    assert sorted(p.name for p in out.iterdir()) == ["r.json", "recall.png"]  # no temporary file left
+    # the signal came while the figure was drawn into its temporary file: the previous run's set, whole
+    assert [p.read_bytes() == b"the previous run's" for p in sorted(out.iterdir())] == [True, True]
+
+
 def test_npz_objects_with_void_and_classes(tmp_path):
     rng = np.random.default_rng(9)
     (tmp_path / "pred").mkdir()

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from segmetrics_torch.app import foreground_rows
-from segmetrics_torch.app.folder_io import BSR_FILES, write_bsr_files
+from segmetrics_torch.app.folder_io import BSR_FILES, bsr_files
 from segmetrics_torch.errors import InputError
 from segmetrics_torch.reports import files, html_report, report, tables
 from segmetrics_torch.reports.output_safety import checked_outputs
@@ -80,7 +80,7 @@ def test_bsr_files_replace_a_link_never_write_through_it(tmp_path: Path, link: s
         (out / "eval_bdry.txt").symlink_to(mine)
     else:
         os.link(mine, out / "eval_bdry.txt")
-    write_bsr_files(out, _bsr_summary())
+    files.write_together(bsr_files(out, _bsr_summary()))
     assert mine.read_text() == "the user's notes"
     assert not (out / "eval_bdry.txt").is_symlink() and "0.4" in (out / "eval_bdry.txt").read_text()
 
@@ -113,6 +113,66 @@ def test_a_replaced_output_keeps_its_mode(tmp_path: Path) -> None:
     fresh = tmp_path / "new.json"
     files.write_atomically(fresh, lambda p: p.write_text("new"))
     assert stat.S_IMODE(fresh.stat().st_mode) == files.default_file_mode()
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o664])
+def test_a_rewritten_report_and_html_page_keep_their_modes(tmp_path: Path, mode: int) -> None:
+    """The report folder's files and the HTML page (and its assets folder) took the umask's mode on every run: a
+    report the user made private became readable by all again (and one opened to a group was closed)."""
+    _write_report(tmp_path / "rep", ["results.json", "csv/a.csv"])
+    write_foreground_dataset(tmp_path, n=2, size=(32, 32), methods=["good"])
+    two_image_report(tmp_path, tmp_path / "html")
+    kept = [tmp_path / "rep" / "results.json", tmp_path / "rep" / "csv" / "a.csv", tmp_path / "html" / "index.html"]
+    for path in kept:
+        path.chmod(mode)
+    (tmp_path / "html" / "assets").chmod(0o700)
+    _write_report(tmp_path / "rep", ["results.json", "csv/a.csv"])
+    two_image_report(tmp_path, tmp_path / "html")
+    assert [stat.S_IMODE(p.stat().st_mode) for p in kept] == [mode] * len(kept)
+    assert stat.S_IMODE((tmp_path / "html" / "assets").stat().st_mode) == 0o700
+    # a read-only assets folder: its mode is given once the page has left the new one (given before, the page could
+    # not be moved out of it without root's override, and the temporary folder stayed)
+    (tmp_path / "html" / "assets").chmod(0o555)
+    two_image_report(tmp_path, tmp_path / "html")
+    assert stat.S_IMODE((tmp_path / "html" / "assets").stat().st_mode) == 0o555
+    assert sorted(p.name for p in (tmp_path / "html").iterdir()) == ["assets", "index.html"]
+    (tmp_path / "html" / "assets").chmod(0o755)  # (for pytest's clean-up)
+
+
+def test_a_ctrl_c_at_the_probe_leaves_no_probe_file(monkeypatch, tmp_path: Path) -> None:
+    """The probe file is created and removed under the signal hold: a Ctrl-C between the two left it."""
+    import signal
+
+    real = os.close
+
+    def interrupted_close(handle: int) -> None:
+        signal.raise_signal(signal.SIGINT)
+        real(handle)
+
+    monkeypatch.setattr(files.os, "close", interrupted_close)
+    with pytest.raises(KeyboardInterrupt):
+        files.probe_folder(tmp_path / "r.json", "--json")
+    monkeypatch.undo()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_ctrl_c_during_the_clean_up_leaves_no_temporary_folder(monkeypatch, tmp_path: Path) -> None:
+    """The report folder's temporary folder is removed under the signal hold: a Ctrl-C landing in the removal cut
+    it short and left the folder."""
+    import shutil
+    import signal
+
+    real = shutil.rmtree
+
+    def interrupted(path, *args, **kwargs):
+        signal.raise_signal(signal.SIGINT)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(report.shutil, "rmtree", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _write_report(tmp_path / "rep", ["results.json"])
+    monkeypatch.undo()
+    assert sorted(p.name for p in (tmp_path / "rep").iterdir()) == [report.MANIFEST, "results.json"]
 
 
 def test_two_runs_merging_into_one_table_keep_both_rows(monkeypatch, tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from segmetrics_torch.app.cli import main
-from segmetrics_torch.reports import report
+from segmetrics_torch.reports import report, tables
 from segmetrics_torch.reports.output_safety import report_owns
 
 from .folders import H, W, fingerprint, png, write_families
@@ -558,3 +558,16 @@ def test_a_table_whose_cells_a_merge_would_drop_is_refused(
     err = capsys.readouterr().err
     assert option in err and why in err
     assert table.read_text(encoding="utf-8") == text and not (root / "r.json").exists()
+
+
+def test_a_table_with_empty_trailing_cells_is_merged(tmp_path: Path) -> None:
+    """A spreadsheet's trailing comma (empty cells past the header) loses nothing in a merge: the table is taken."""
+    table = tmp_path / "runs.csv"
+    table.write_text("method,dataset,num_images,mae\nA,D,3,0.5,\n", encoding="utf-8")
+    rows = [{"method": "B", "dataset": "D", "num_images": 2, "mae": 0.25}]
+    assert tables.write_run_files(None, [(table, rows, ("method", "dataset"), "--csv")]) == ["updated"]
+    assert table.read_text(encoding="utf-8").splitlines() == [
+        "method,dataset,num_images,mae",
+        "A,D,3,0.5",
+        "B,D,2,0.25",
+    ]

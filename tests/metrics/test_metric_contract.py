@@ -315,6 +315,16 @@ def test_two_processes_with_and_without_dist_sync_on_step(tmp_path) -> None:
         _assert_same(got["results"][f"{name}/one rank"], both)
 
 
+def test_a_synced_list_state_is_restored_as_it_was() -> None:
+    """A process given no batch sends an empty item of each list state in the gather; once unsync() restores the
+    states, the list is empty again, not one empty item longer."""
+    metric = st.ProposalRecall(counts=[1, 2, 4])
+    metric.sync(dist_sync_fn=lambda x, group=None: [x], distributed_available=lambda: True)
+    assert tuple(torch.cat(list(metric.best)).shape if isinstance(metric.best, list) else metric.best.shape) == (0, 3)
+    metric.unsync()
+    assert metric.best == []
+
+
 def test_the_contract_test_can_fail() -> None:
     """The comparison really compares: two different datasets differ."""
     with pytest.raises(AssertionError):

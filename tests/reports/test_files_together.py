@@ -92,6 +92,34 @@ def test_a_runs_json_and_table_are_never_a_mix(monkeypatch, tmp_path: Path) -> N
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json", "t.csv"]
 
 
+def test_a_reports_json_and_table_are_never_a_mix(monkeypatch, tmp_path: Path, capsys) -> None:
+    """The report form's --json and --csv (written one after the other: a Ctrl-C between them left the new JSON
+    beside the previous run's table)."""
+    from segmetrics_torch.app.cli import main
+
+    write_foreground_dataset(tmp_path, n=2, size=(32, 32), methods=["good"])
+    pred, gt = tmp_path / "good", tmp_path / "gt"
+
+    def run(method: str) -> int:
+        argv = ["evaluate", "--gt", str(gt), "--pred", f"{method}={pred}", "--output", str(tmp_path / "R")]
+        argv += [
+            "--figures",
+            "none",
+            "--no-cache",
+            "--json",
+            str(tmp_path / "r.json"),
+            "--csv",
+            str(tmp_path / "r.csv"),
+        ]
+        return main(argv)
+
+    assert run("OLD") == 0
+    signal_at_first_replace(monkeypatch, onto="r.json")
+    assert run("NEW") == 130
+    capsys.readouterr()
+    assert "NEW" in (tmp_path / "r.json").read_text() and "NEW" in (tmp_path / "r.csv").read_text()
+
+
 def test_an_interrupted_html_report_is_the_old_or_the_new_never_a_page_without_assets(monkeypatch, tmp_path):
     """The previous report's assets/ was removed before the new one moved in: a Ctrl-C between the two left a page
     without its thumbnails (and after it, the old page beside the new thumbnails)."""

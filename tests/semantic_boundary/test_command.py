@@ -179,6 +179,31 @@ def test_figures(sbd: Path, tmp_path: Path, capsys) -> None:
     assert list(curves) == ["bird", "car"] and len(curves["car"]["recall"]) == 99
 
 
+def test_the_outputs_are_written_together(sbd: Path, tmp_path: Path, capsys, monkeypatch) -> None:
+    """An interruption while the files are written leaves the previous run's set whole: the class folders' files
+    were moved in one by one before the figure, the JSON and the table were written."""
+    pytest.importorskip("matplotlib")
+    from segmetrics_torch.app import semantic_boundary_command
+
+    out = tmp_path / "outputs"
+    out.mkdir()
+    argv = ["--pred", sbd / "pred", "--gt", sbd / "gt", "--dataset", "sbd", "--classes", "3,7"]
+    argv += ["--plot", out / "pr.png", "--out-dir", out / "bench", "--json", out / "r.json"]
+    argv += ["--per-image-csv", out / "pi.csv"]
+    assert _run(capsys, *argv)[0] == 0
+    for path in out.rglob("*"):
+        if path.is_file() and path.suffix != ".csv":  # (the table: rows are merged into it, kept as it is)
+            path.write_bytes(b"the previous run's " + path.name.encode())
+    before = _snapshot(out)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(semantic_boundary_command, "plot_pr_curves", interrupted)
+    assert _run(capsys, *argv)[0] == 130
+    assert _snapshot(out) == before  # (hidden files too: no temporary file is left)
+
+
 # ------------------------------------------------------------------------------------------------------ bad input
 
 

@@ -197,13 +197,36 @@ def test_json_inside_an_input_folder_is_refused(tmp_path: Path, capsys, name: st
     _refused(capsys, tmp_path, [*argv, "--json", tmp_path / name], "--json")
 
 
-def test_json_onto_a_csv_output_is_refused(tmp_path: Path, capsys) -> None:
+@pytest.mark.parametrize("name", ["global_results-val.csv", "per-sequence_results-val.png"])
+def test_json_onto_a_csv_output_is_refused(tmp_path: Path, capsys, name: str) -> None:
+    """--json naming a file --out writes: the figure too (the JSON replaced it silently)."""
+    pytest.importorskip("matplotlib")
     davis, results = _folders(tmp_path / "in", "semi-supervised", objects=(1,), frames=3)
     out = tmp_path / "given"
     out.mkdir()
     argv = ["--davis-root", davis, "--results", results, "--task", "semi-supervised", "--out", out]
-    _refused(capsys, tmp_path, [*argv, "--json", out / "global_results-val.csv"], "name the same file")
+    _refused(capsys, tmp_path, [*argv, "--json", out / name], "name the same file")
     assert not list(out.iterdir())
+
+
+def test_the_outputs_are_written_together(tmp_path: Path, capsys, monkeypatch) -> None:
+    """An interruption while the files are written leaves the previous run's set whole (the CSVs were moved in
+    before the figure and the JSON were written: a new table beside an old JSON)."""
+    pytest.importorskip("matplotlib")
+    davis, results = _folders(tmp_path / "in", "semi-supervised", objects=(1,), frames=3)
+    out, report = tmp_path / "out", tmp_path / "run.json"
+    argv = ["--davis-root", davis, "--results", results, "--task", "semi-supervised", "--out", out, "--json", report]
+    assert _run(capsys, *argv)[0] == 0
+    for path in [*out.iterdir(), report]:
+        path.write_bytes(b"the previous run's " + path.name.encode())
+    before = _snapshot(tmp_path)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(davis_command, "plot_davis_per_sequence", interrupted)
+    assert _run(capsys, *argv)[0] == 130
+    assert _snapshot(tmp_path) == before  # (hidden files too: no temporary file is left)
 
 
 def test_ctrl_c_is_exit_130_and_nothing_written(tmp_path: Path, capsys, monkeypatch) -> None:
