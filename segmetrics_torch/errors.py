@@ -8,8 +8,25 @@ prints it as one ``error:`` line and exits with status 2. The measures themselve
 
 from __future__ import annotations
 
-__all__ = ["InputError"]
+import reprlib
+
+__all__ = ["InputError", "shown_value"]
 
 
 class InputError(Exception):
     """A problem with the user's input or environment (a file, a folder, an option): one ``error:`` line, exit 2."""
+
+
+_SHOWN = reprlib.Repr()
+_SHOWN.maxlevel, _SHOWN.maxlist, _SHOWN.maxdict, _SHOWN.maxstring, _SHOWN.maxother = 3, 6, 6, 80, 80
+
+
+def shown_value(value: object) -> str:
+    """``repr(value)`` cut short for an error message (at most 6 items a level, 3 levels, 80 characters a string):
+    a configuration's value can be built by YAML aliases into a structure whose full repr runs to gigabytes.
+
+    Example:
+        >>> shown_value(list(range(100)))
+        '[0, 1, 2, 3, 4, 5, ...]'
+    """
+    return _SHOWN.repr(value)

@@ -35,6 +35,7 @@ import importlib.util
 from dataclasses import dataclass
 from typing import Literal
 
+from ._constants import MAX_CLASSES, MAX_THRESHOLDS  # the library's bounds, which the command's options share
 from .errors import InputError
 
 __all__ = [
@@ -43,6 +44,8 @@ __all__ = [
     "FOREGROUND",
     "FOREGROUND_PROTOCOLS",
     "INCLUDABLE",
+    "MAX_CLASSES",
+    "MAX_THRESHOLDS",
     "MEASURES",
     "META_FOREGROUND",
     "META_FOREGROUND_DEFAULT",

@@ -39,6 +39,19 @@ def checked(convert: Callable[[str], _T], what: str, ok: Callable[[_T], bool]) -
 positive_int = checked(int, "a positive integer", lambda v: v >= 1)
 non_negative_int = checked(int, "a non-negative integer", lambda v: v >= 0)
 positive_float = checked(float, "a positive number", lambda v: math.isfinite(v) and v > 0)
+#: a seed torch and numpy both take (a larger one overflowed after the run had started)
+seed_int = checked(int, "a non-negative integer below 2^63", lambda v: 0 <= v < 2**63)
+#: numbers of proposals or regions: positive int64 values
+positive_int64_list = checked(
+    lambda text: [int(item.strip()) for item in text.split(",")],
+    "comma-separated positive integers below 2^63",
+    lambda v: 1 <= min(v) <= max(v) < 2**63,
+)
+
+
+def int_in(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: an integer from ``low`` to ``high`` (a library's bound on the memory an option asks for)."""
+    return checked(int, f"an integer from {low} to {high}", lambda v: low <= v <= high)
 
 
 def listed(convert: Callable[[str], _T]) -> Callable[[str], list[_T]]:

@@ -16,6 +16,8 @@ from ..registry import (
     DEFAULT_FOREGROUND,
     FOREGROUND,
     FOREGROUND_PROTOCOLS,
+    MAX_CLASSES,
+    MAX_THRESHOLDS,
     MEASURES,
     META_FOREGROUND,
     META_FOREGROUND_DEFAULT,
@@ -31,10 +33,13 @@ from .cli_options import (
     add_input_options,
     add_report_arguments,
     checked,
+    int_in,
     listed,
     non_negative_int,
     positive_float,
     positive_int,
+    positive_int64_list,
+    seed_int,
 )
 from .family_job import BATCH_SIZES
 from .launch import default_workers
@@ -45,6 +50,9 @@ __all__ = ["build_parser"]
 
 #: the families ``segmetrics warmup`` compiles (segmetrics_torch.warmup.FAMILIES; a test keeps the two equal)
 WARMUP_FAMILIES = ("foreground", "boundary", "partition", "proposals", "surface")
+
+#: the most synthetic images ``demo`` and ``meta foreground --demo`` make (each is held in memory)
+MAX_DEMO_IMAGES = 100_000
 
 #: the partition measures' keys (the torch-free registry's: the evaluate parsers import no torch)
 PARTITION_MEASURES = PARTITION
@@ -122,9 +130,9 @@ def _add_demo_command(commands: Any) -> None:
         help="evaluate three synthetic methods of graded quality on embedded synthetic data",
         description="Generate a synthetic foreground dataset in memory and print every measure for three methods.",
     )
-    demo.add_argument("--n", type=positive_int, default=24, help="number of images (default: 24)")
+    demo.add_argument("--n", type=int_in(1, MAX_DEMO_IMAGES), default=24, help="number of images (default: 24)")
     demo.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default: auto)")
-    demo.add_argument("--seed", type=non_negative_int, default=0, help="random seed (default: 0)")
+    demo.add_argument("--seed", type=seed_int, default=0, help="random seed (default: 0)")
     demo.add_argument("--batch-size", type=positive_int, default=8, help="images per update (default: 8)")
     demo.set_defaults(handler=_handler("demo_command", "run_demo"))
 
@@ -237,7 +245,11 @@ def _add_boundary_task(commands: Any) -> None:
         help="the ground-truth images are label maps; their boundaries are thin(seg2bmap(labels)) as BSDS's",
     )
     bdry.add_argument(
-        "--thresholds", type=positive_int, default=99, metavar="N", help="number of thresholds (default: 99)"
+        "--thresholds",
+        type=int_in(1, MAX_THRESHOLDS),
+        default=99,
+        metavar="N",
+        help="number of thresholds (default: 99)",
     )
     bdry.add_argument(
         "--max-dist",
@@ -303,15 +315,15 @@ def _add_partition_task(commands: Any) -> None:
         "--thresholds",
         type=checked(
             lambda t: int(t) if t.strip().isdigit() else listed(float)(t),
-            "a positive integer or comma-separated numbers",
-            lambda v: v >= 1 if isinstance(v, int) else all(map(math.isfinite, v)),
+            f"a positive integer (at most {MAX_THRESHOLDS}) or comma-separated numbers",
+            lambda v: 1 <= v <= MAX_THRESHOLDS if isinstance(v, int) else all(map(math.isfinite, v)),
         ),
         metavar="N|LIST",
         help="ucm2 only: N thresholds linspace(1/(N+1), 1-1/(N+1), N), or the values (default: 99)",
     )
     levels.add_argument(
         "--num-regions",
-        type=checked(listed(int), "comma-separated positive integers", lambda v: min(v) >= 1),
+        type=positive_int64_list,
         metavar="LIST",
         help="ucm2 only: SEISM's numbers of regions instead of thresholds",
     )
@@ -373,18 +385,22 @@ def _add_proposals_task(commands: Any) -> None:
     )
     prop.add_argument("--gt-classes", metavar="DIR", help="class label images (Pascal SegmentationClass), for J_c")
     prop.add_argument(
-        "--num-classes", type=positive_int, default=256, metavar="C", help="class ids are 0..C-1 (default: 256)"
+        "--num-classes",
+        type=int_in(1, MAX_CLASSES),
+        default=256,
+        metavar="C",
+        help="class ids are 0..C-1 (default: 256)",
     )
     prop.add_argument(
         "--void-label",
-        type=int,
+        type=checked(int, "-1 (none) or a non-negative label", lambda v: v >= -1),
         default=255,
         metavar="V",
         help="label of void pixels in instance images, excluded from every count (default: 255; -1 for none)",
     )
     prop.add_argument(
         "--counts",
-        type=checked(listed(int), "comma-separated positive integers", lambda v: min(v) >= 1),
+        type=positive_int64_list,
         metavar="LIST",
         help="numbers of proposals N (default: MCG's 10..100 step 5, 125..1000 step 25, 1500..6000 step 500, all)",
     )
@@ -445,7 +461,10 @@ def _add_surface_task(commands: Any) -> None:
     surf.add_argument("--pred", required=True, metavar="DIR", help="folder of predicted masks / label maps")
     surf.add_argument("--gt", required=True, metavar="DIR", help="folder of ground-truth masks / label maps")
     surf.add_argument(
-        "--num-classes", type=positive_int, metavar="C", help="label maps with classes 0..C-1 (default: masks)"
+        "--num-classes",
+        type=int_in(1, MAX_CLASSES),
+        metavar="C",
+        help="label maps with classes 0..C-1 (default: masks)",
     )
     surf.add_argument("--include-background", action="store_true", help="with --num-classes: also class 0")
     surf.add_argument(
@@ -555,7 +574,7 @@ def _add_semantic_boundary_task(tasks: Any) -> None:
     ):
         sb.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=f"{what} {preset}")
     for flag, kind, meta, what in (
-        ("--thresholds", positive_int, "N", "number of thresholds"),
+        ("--thresholds", int_in(1, MAX_THRESHOLDS), "N", "number of thresholds"),
         ("--max-dist", positive_float, "F", "match tolerance: fraction of the diagonal (< 1) or pixels (>= 1)"),
         ("--ignore-border", non_negative_int, "N", "ignored frame, pixels"),
         ("--radius", positive_float, "R", "regenerated GT half width, pixels"),
@@ -745,7 +764,7 @@ def _add_meta_command(commands: Any) -> None:
         default="all",
         help="SISD: every other image (default) or one seeded random other image",
     )
-    part.add_argument("--seed", type=non_negative_int, default=0, help="random seed (default: 0)")
+    part.add_argument("--seed", type=seed_int, default=0, help="random seed (default: 0)")
     part.add_argument("--json", metavar="FILE", help="write the rates with their counts as JSON")
     part.set_defaults(handler=_handler("meta_command", "run_meta_partition"))
 
@@ -755,11 +774,11 @@ def _add_meta_command(commands: Any) -> None:
         description="Meta-measures of foreground-map measures. Measures: " + ", ".join(META_FOREGROUND.values()),
     )
     fg.add_argument("--demo", action="store_true", help="use the synthetic demo data (segmetrics demo's)")
-    fg.add_argument("--n", type=positive_int, default=24, help="--demo: number of images (default: 24)")
+    fg.add_argument("--n", type=int_in(1, MAX_DEMO_IMAGES), default=24, help="--demo: number of images (default: 24)")
     fg.add_argument("--pred", action="append", metavar="DIR", help="a method's prediction folder (repeatable)")
     fg.add_argument("--gt", metavar="DIR", help="folder of ground-truth masks")
     fg.add_argument("--measures", default=",".join(META_FOREGROUND_DEFAULT), help="comma-separated measure names")
-    fg.add_argument("--noise-maps", type=positive_int, default=4, help="noise maps per image (default: 4)")
+    fg.add_argument("--noise-maps", type=int_in(1, 1000), default=4, help="noise maps per image (default: 4)")
     fg.add_argument("--radius", type=positive_float, default=5.0, help="perturbation disk radius (default: 5)")
     fg.add_argument(
         "--pairing",
@@ -767,7 +786,7 @@ def _add_meta_command(commands: Any) -> None:
         default="all",
         help="GT switch: every other image (default) or one seeded random other image",
     )
-    fg.add_argument("--seed", type=non_negative_int, default=0, help="random seed (default: 0)")
+    fg.add_argument("--seed", type=seed_int, default=0, help="random seed (default: 0)")
     fg.add_argument("--json", metavar="FILE", help="write the rates with their counts as JSON")
     fg.set_defaults(handler=_handler("meta_command", "run_meta_foreground"))
     meta.set_defaults(handler=None, subparser=meta)

@@ -21,9 +21,11 @@ from . import distributed
 from .folder_io import FolderRun, parse_device
 from .pysod_toolkit import toolkit_configuration
 from .report_config import (
+    FAMILY_NAMES,
     PAIRING_KEYS,
     ReportConfig,
     config_from_mapping,
+    family_name,
     figure_formats,
     load_config,
     presentation,
@@ -65,7 +67,10 @@ def _base_config(args: argparse.Namespace) -> ReportConfig:
     if args.report_gt is None or not args.report_pred:
         raise InputError("one dataset needs --gt DIR and at least one --pred [NAME=]DIR (or give --config FILE)")
 
-    families = (args.report_family or "foreground").split(",")
+    families = [f.strip() for f in ("foreground" if args.report_family is None else args.report_family).split(",")]
+    unknown = [f for f in families if family_name(f) is None]
+    if unknown:  # (named here: the configuration's check would name a key of a file the user did not write)
+        raise InputError(f"--family: {', '.join(map(repr, unknown))} is not a family (known: {FAMILY_NAMES})")
     gt = Path(args.report_gt)
     name = args.report_dataset or dataset_name(gt)
     methods: dict[str, str] = {}
@@ -78,7 +83,7 @@ def _base_config(args: argparse.Namespace) -> ReportConfig:
         "datasets": {
             name: {
                 "gt": str(gt.resolve()),
-                "families": [f.strip() for f in families],
+                "families": families,
                 "gt_labels": bool(args.report_gt_labels),
             }
         },
@@ -149,8 +154,9 @@ def config_from_args(args: argparse.Namespace) -> ReportConfig:
     errors: list[str] = []
     presentation(config, overrides, "command line", errors)
     for i, error in enumerate(errors):
-        key = next(k for k in flags if f": {k}:" in error)
-        errors[i] = error.replace(f"command line: {key}:", f"{flags[key]}:")
+        for key, flag in flags.items():
+            if f"command line: {key}:" in error:
+                errors[i] = error.replace(f"command line: {key}:", f"{flag}:")
     raise_all(errors, "the command line")
     return config
 

@@ -4,15 +4,16 @@ named at once, with the key's path) and the YAML / JSON loaders that refuse dupl
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, shown_value
 from ..reports.files import slug
-from ..reports.named_inputs import named_input, read_config_mapping
+from ..reports.named_inputs import read_config_mapping, read_text_file
 from .family_options import OPTION_CHECKS, OPTION_DEFAULTS, is_int
 from .launch import default_workers
 from .runner import FAMILY_EVALUATORS
@@ -153,7 +154,7 @@ def _where(source: str, path: str) -> str:
 
 def _expect(ok: bool, source: str, path: str, expected: str, value: Any) -> None:
     if not ok:
-        raise InputError(f"{_where(source, path)}: expected {expected}, got {value!r}")
+        raise InputError(f"{_where(source, path)}: expected {expected}, got {shown_value(value)}")
 
 
 def _check_family_options(family: str, options: Any, source: str, path: str) -> dict[str, Any]:
@@ -186,13 +187,25 @@ def _family(name: Any) -> Any:
     return FAMILY_ALIASES.get(name, name) if isinstance(name, str) else name
 
 
+#: the families a configuration or ``--family`` names, as its messages list them
+FAMILY_NAMES = ", ".join(
+    f"{f} (alias {a})" if (a := {v: k for k, v in FAMILY_ALIASES.items()}.get(f)) else f for f in FAMILIES
+)
+
+
+def family_name(name: object) -> str | None:
+    """The family ``name`` spells (an alias resolved), None when it names none."""
+    family = _family(name)
+    return family if family in FAMILIES else None
+
+
 def _families(value: Any, source: str, path: str) -> tuple[str, ...]:
     families = [value] if isinstance(value, str) else value
     _expect(
-        bool(isinstance(families, list) and families and all(_family(f) in FAMILIES for f in families)),
+        bool(isinstance(families, list) and families and all(family_name(f) for f in families)),
         source,
         path,
-        "one or a list of foreground (alias sod), boundary, partition, proposals",
+        f"one or a list of {FAMILY_NAMES}",
         value,
     )
     return tuple(dict.fromkeys(map(_family, families)))
@@ -227,10 +240,18 @@ def _all_family_options(options_in: Any, source: str, errors: list[str]) -> dict
         for family in options_in:
             if _family(family) not in FAMILIES:
                 errors.append(f"{_where(source, f'options.{family}')}: not a family ({', '.join(FAMILIES)})")
+        spelt: dict[str, str] = {}
+        for given in options_in:  # foreground and its alias sod both given: one would replace the other silently
+            if _family(given) in spelt:
+                errors.append(
+                    f"{_where(source, 'options')}: {spelt[_family(given)]} and {given} name one family: merge them"
+                )
+            spelt[_family(given)] = str(given)
         options_in = {_family(f): value for f, value in options_in.items()}
         for f in FAMILIES:
             with _gather(errors):
-                options[f] = _check_family_options(f, options_in.get(f) or {}, source, f"options.{f}")
+                given = options_in.get(f, {})
+                options[f] = _check_family_options(f, {} if given is None else given, source, f"options.{f}")
     return options
 
 
@@ -289,11 +310,20 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
 
     options = _all_family_options(data.get("options", {}), source, errors)
 
-    output = base / str(data.get("output", "segmetrics-report"))
+    output_in = data.get("output", "segmetrics-report")
+    with _gather(errors):  # (str() of null, false or a list named a folder "None", "False", "['a', 'b']")
+        _expect(isinstance(output_in, str) and bool(output_in.strip()), source, "output", "a folder path", output_in)
+    output = base / (output_in if isinstance(output_in, str) and output_in.strip() else "segmetrics-report")
     config = ReportConfig(datasets, methods, output, options, source=source)
     cache = data.get("cache", True)
     with _gather(errors):
-        _expect(isinstance(cache, (bool, str)), source, "cache", "true, false or a folder", cache)
+        _expect(
+            isinstance(cache, bool) or (isinstance(cache, str) and bool(cache.strip())),
+            source,
+            "cache",
+            "true, false or a folder",
+            cache,
+        )
         config.cache = (
             (config.output / "cache") if cache is True else (base / cache if isinstance(cache, str) else None)
         )
@@ -481,7 +511,9 @@ def presentation(
         with _gather(errors):
             order = data["method_order"]
             _expect(
-                isinstance(order, list) and (not check_names or all(m in names for m in order)),
+                isinstance(order, list)
+                and all(isinstance(m, str) for m in order)
+                and (not check_names or all(m in names for m in order)),
                 source,
                 "method_order",
                 f"a list of method names ({', '.join(sorted(names))})",
@@ -503,14 +535,14 @@ def presentation(
             if bad:
                 errors.append(
                     f"{_where(source, 'colors')}: not a matplotlib colour: "
-                    f"{', '.join(f'{m}: {c!r}' for m, c in bad.items())}"
+                    f"{', '.join(f'{m}: {shown_value(c)}' for m, c in bad.items())}"
                 )
             if not unknown and not bad:
                 config.colors = dict(colors)
     if "highlight" in data:
         with _gather(errors):
             _expect(
-                not check_names or data["highlight"] in names,
+                isinstance(data["highlight"], str) and (not check_names or data["highlight"] in names),
                 source,
                 "highlight",
                 f"a method name ({', '.join(sorted(names))})",
@@ -532,8 +564,12 @@ def presentation(
         with _gather(errors):
             _expect(isinstance(data["style"], str), source, "style", "a matplotlib style name", data["style"])
             config.style = data["style"]
-            if Path(config.style).is_file():  # a .mplstyle file (matplotlib reads it): an input no output may replace
-                named_input(config.style, f"the style file ({_where(source, 'style')})")
+            if Path(config.style).is_file():  # a .mplstyle file (matplotlib reads it): an input no output may replace,
+                # read now as the text it must be (matplotlib failed on it after the run)
+                try:
+                    read_text_file(Path(config.style), "the style file")
+                except InputError as error:
+                    raise InputError(f"{_where(source, 'style')}: {error}") from None
 
 
 def _bad_colours(colors: Mapping[str, Any]) -> dict[str, Any]:
@@ -543,7 +579,11 @@ def _bad_colours(colors: Mapping[str, Any]) -> dict[str, Any]:
         from matplotlib.colors import is_color_like
     except ImportError:  # pragma: no cover - the plot extra is not installed
         return {m: c for m, c in colors.items() if not isinstance(c, str)}
-    return {m: c for m, c in colors.items() if isinstance(c, bool) or not is_color_like(c)}
+
+    def finite(c: Any) -> bool:  # matplotlib takes [nan, 0, 0] and fails only when a PDF is written, after the run
+        return not isinstance(c, (list, tuple)) or all(isinstance(v, str) or math.isfinite(v) for v in c)
+
+    return {m: c for m, c in colors.items() if isinstance(c, bool) or not is_color_like(c) or not finite(c)}
 
 
 def figure_formats(value: Any, source: str = "--figures") -> tuple[str, ...]:

@@ -115,8 +115,22 @@ def read_config_mapping(path: str | Path, what: str = "the configuration") -> An
         first, second = error.lines
         message = f"the key {error.key!r} appears twice in one mapping (lines {first} and {second})"
         raise InputError(f"{path}: {message}{_TWICE}") from None
+    except _KeyNotText as error:
+        raise InputError(
+            f"{path}: the key {error.key} (line {error.line}) is not text, but YAML's {type(error.key).__name__}: "
+            f"a configuration's keys are names; quote it ('{error.key}': ...)"
+        ) from None
     except yaml.YAMLError as error:
         raise InputError(f"{path}: not valid YAML ({' '.join(str(error).split())})") from None
+    except (RecursionError, ValueError) as error:  # nesting deeper than Python's stack; an integer of > 4300 digits
+        raise InputError(f"{path}: not a configuration this command reads ({_why_not_read(error)})") from None
+
+
+def _why_not_read(error: Exception) -> str:
+    """Why a parser gave up on a file that is valid YAML / JSON in principle."""
+    if isinstance(error, RecursionError):
+        return "its lists or mappings are nested too deep"
+    return f"{error}".split(";")[0]  # e.g. an integer of more than 4300 digits
 
 
 def parse_json(text: str, path: Path) -> Any:
@@ -138,6 +152,14 @@ def parse_json(text: str, path: Path) -> Any:
         ) from None
     except json.JSONDecodeError as error:
         raise InputError(f"{path}: not valid JSON ({error})") from None
+    except (RecursionError, ValueError) as error:  # nesting deeper than Python's stack; an integer of > 4300 digits
+        raise InputError(f"{path}: not a configuration this command reads ({_why_not_read(error)})") from None
+
+
+class _KeyNotText(Exception):
+    def __init__(self, key: object, line: int) -> None:
+        super().__init__(key)
+        self.key, self.line = key, line
 
 
 class _DuplicateKey(Exception):
@@ -164,10 +186,11 @@ def _unique_keys_yaml_loader() -> type:
             for key_node, _ in node.value:
                 key = self.construct_object(key_node, deep=deep)
                 line = key_node.start_mark.line + 1
-                if isinstance(key, str) and key in first_line:
+                if not isinstance(key, str):  # 1:, null:, yes: (YAML's True), a date: never a name as written
+                    raise _KeyNotText(key, line)
+                if key in first_line:
                     raise _DuplicateKey(key, (first_line[key], line))
-                if isinstance(key, str):
-                    first_line[key] = line
+                first_line[key] = line
             return super().construct_mapping(node, deep=deep)
 
     return Loader

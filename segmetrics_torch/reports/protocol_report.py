@@ -57,7 +57,7 @@ from typing import Any
 import torch
 
 from .. import __version__
-from ..errors import InputError
+from ..errors import InputError, shown_value
 from ..functional import davis_global_csv, davis_per_sequence_csv, evaluate_davis
 from ..functional.semantic_boundary import (
     class_numbers,
@@ -189,7 +189,7 @@ def _gather(errors: list[str]) -> Iterator[None]:
 
 def _expect(ok: bool, source: str, path: str, expected: str, value: Any) -> None:
     if not ok:
-        raise InputError(f"{source}: {path}: expected {expected}, got {value!r}")
+        raise InputError(f"{source}: {path}: expected {expected}, got {shown_value(value)}")
 
 
 def load_protocol_config(path: str | Path, family: str) -> ProtocolReportConfig:
@@ -230,7 +230,7 @@ def protocol_config_from_mapping(
     named = {key: isinstance(data.get(key), Mapping) and bool(data[key]) for key in ("datasets", "methods")}
     for key in ("datasets", "methods"):
         if not named[key]:
-            errors.append(f"{source}: {key}: expected a non-empty mapping of names, got {data.get(key)!r}")
+            errors.append(f"{source}: {key}: expected a non-empty mapping of names, got {shown_value(data.get(key))}")
 
     datasets: list[ProtocolDataset] = []
     for name, entry in data["datasets"].items() if named["datasets"] else ():

@@ -56,6 +56,7 @@ from ..._checks import (
     check_tensor,
     tensor_items,
 )
+from ..._constants import MAX_THRESHOLDS
 from ...ops.edge_nms import edge_nms
 from ...ops.matching import correspondence_counts
 from ...ops.morphology import resolve_backend, seg2bmap, thin as thin_maps
@@ -157,10 +158,6 @@ def default_thresholds(
         # unsorted or repeated values moved ODS and gave AP 0.0
         raise ValueError(f"Expected `thresholds` in strictly increasing order, but got {t.tolist()[:20]}; sort them.")
     return t
-
-
-#: the most levels a benchmark takes (each level keeps its counts per image: 10^7 levels asked for 8 GB at once)
-MAX_THRESHOLDS = 100_000
 
 
 def check_input_format(input_format: object) -> InputFormat:
@@ -388,7 +385,9 @@ def boundary_pr_counts(
 
 def _chunks(dims: np.ndarray, n_gt: np.ndarray, max_dist: float) -> list[tuple[int, int]]:
     """Split the batch so that the kernel's annotator index grids stay under ``_GRID_BYTES``."""
-    pad = 2 * int(np.ceil(max_dist * np.hypot(dims[:, 0], dims[:, 1]).max() if max_dist < 1 else max_dist))
+    diagonal = float(np.hypot(dims[:, 0], dims[:, 1]).max())
+    # a tolerance beyond the diagonal reaches what the diagonal reaches (check_tolerance): 1e300 pixels is no pad
+    pad = 2 * int(np.ceil(min(max_dist * diagonal if max_dist < 1 else max_dist, diagonal)))
     per_image = 4 * int(n_gt.max()) * int((dims[:, 0].max() + pad) * (dims[:, 1].max() + pad))
     step = max(1, _GRID_BYTES // per_image)
     return [(lo, min(lo + step, len(dims))) for lo in range(0, len(dims), step)]

@@ -160,8 +160,8 @@ def semantic_boundary_counts(
         ("validate_args", validate_args),
     ):
         check_bool(value, name)
-    if isinstance(ignore_border, bool) or not isinstance(ignore_border, int) or ignore_border < 0:
-        raise ValueError(f"Expected `ignore_border` to be a non-negative int, but got {ignore_border!r}.")
+    if isinstance(ignore_border, bool) or not isinstance(ignore_border, int) or not 0 <= ignore_border < 2**31:
+        raise ValueError(f"Expected `ignore_border` to be a non-negative int below 2^31, but got {ignore_border!r}.")
     levels = default_thresholds(thresholds)
     pred_list = _items(preds, "preds", 3)
     target_list = _items(target, "target", 3)

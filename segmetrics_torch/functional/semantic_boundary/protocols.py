@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from ..._checks import check_bool, check_choice, check_positive_float
+from ..._constants import MAX_THRESHOLDS
 
 __all__ = ["PRESETS", "SemanticBoundaryProtocol", "semantic_boundary_protocol"]
 
@@ -93,12 +94,14 @@ class SemanticBoundaryProtocol:
         check_positive_float(self.radius, "radius")
         if not 0 < self.scale <= 1:
             raise ValueError(f"Expected `scale` in (0, 1], but got {self.scale!r}.")
-        if isinstance(self.ignore_border, bool) or not isinstance(self.ignore_border, int) or self.ignore_border < 0:
-            raise ValueError(f"Expected `ignore_border` to be a non-negative int, but got {self.ignore_border!r}.")
+        border = self.ignore_border  # (beyond 2^31 - 1 pixels numpy's slices wrap; no image is that large)
+        if isinstance(border, bool) or not isinstance(border, int) or not 0 <= border < 2**31:
+            raise ValueError(f"Expected `ignore_border` to be a non-negative int below 2^31, but got {border!r}.")
         if self.ground_truth == "stored" and self.dataset != "sbd":
             raise ValueError("Expected `ground_truth='regenerated'` for Cityscapes: only SBD's .mat files store edges.")
-        if isinstance(self.thresholds, bool) or not isinstance(self.thresholds, int) or self.thresholds < 1:
-            raise ValueError(f"Expected `thresholds` to be a positive int, but got {self.thresholds!r}.")
+        levels = self.thresholds  # (each level keeps counts per image: MAX_THRESHOLDS, as the boundary benchmark)
+        if isinstance(levels, bool) or not isinstance(levels, int) or not 1 <= levels <= MAX_THRESHOLDS:
+            raise ValueError(f"Expected `thresholds` to be an int in [1, {MAX_THRESHOLDS}], but got {levels!r}.")
 
     def replace(self, **changes: Any) -> SemanticBoundaryProtocol:
         """A copy with some fields changed (checked again)."""

@@ -47,7 +47,8 @@ def davis_radius(bound_th: float, height: int, width: int) -> int:
     if bound_th >= 1:
         if bound_th != int(bound_th):
             raise ValueError(f"Expected `bound_th` < 1 or a whole number of pixels, but got {bound_th}.")
-        return int(bound_th)
+        # a disk wider than the diagonal covers what the diagonal's does (check_tolerance): 1e300 is no size
+        return min(int(bound_th), math.ceil(math.hypot(height, width)))
     return math.ceil(bound_th * math.hypot(height, width))
 
 
