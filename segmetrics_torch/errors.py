@@ -22,11 +22,13 @@ _SHOWN.maxlevel, _SHOWN.maxlist, _SHOWN.maxdict, _SHOWN.maxstring, _SHOWN.maxoth
 
 
 def shown_value(value: object) -> str:
-    """``repr(value)`` cut short for an error message (at most 6 items a level, 3 levels, 80 characters a string):
-    a configuration's value can be built by YAML aliases into a structure whose full repr runs to gigabytes.
+    """``repr(value)`` cut short for an error message (at most 6 items a level, 3 levels, 80 characters a string,
+    200 in all): a configuration's value can be built by YAML aliases into a structure whose full repr runs to
+    gigabytes.
 
     Example:
         >>> shown_value(list(range(100)))
         '[0, 1, 2, 3, 4, 5, ...]'
     """
-    return _SHOWN.repr(value)
+    text = _SHOWN.repr(value)
+    return text if len(text) <= 200 else text[:197] + "..."

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ._constants import MAX_CLASSES, MAX_THRESHOLDS  # the library's bounds, which the command's options share
-from .errors import InputError
+from .errors import InputError, shown_value
 
 __all__ = [
     "DEFAULT_FOREGROUND",
@@ -943,7 +943,7 @@ def measure_error(names: object, family: Family) -> str | None:
     if isinstance(names, str):
         names = [n for n in names.split(",") if n.strip()]
     if not isinstance(names, (list, tuple)) or not names or not all(isinstance(n, str) for n in names):
-        return f"expected a comma-separated list of measure names, got {names!r}"
+        return f"expected a comma-separated list of measure names, got {shown_value(names)}"
     known = [m.key for m in _ALL if m.family == family and m.report]
     for name in names:
         key = canonical(name, family)

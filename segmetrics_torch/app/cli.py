@@ -350,13 +350,18 @@ def _image_limit(args: argparse.Namespace) -> Iterator[None]:
 def _check_environment(args: argparse.Namespace) -> None:
     """Settings that reach the libraries through the environment, checked (and set) before any of them loads.
 
-    ``--max-image-pixels`` must be positive (:func:`_image_limit` sets it for the run); a value the
-    libraries would reject later with an unexplained error is an input error naming the variable: a non-positive
-    ``NUMBA_NUM_THREADS`` (numba raises "Number of threads specified must be > 0" at import; a non-number only makes
-    numba warn and use its default, which stays so) and a value a ``SEGMETRICS_*`` variable does not accept
-    (:mod:`segmetrics_torch.environment`: ``SEGMETRICS_BACKEND=Tensor`` is not read as the default without a word).
+    A subcommand that runs in one process (``one_process``: demo, warmup, meta, the DAVIS and semantic-boundary
+    forms) is refused under torchrun. ``--max-image-pixels`` must be positive (:func:`_image_limit` sets it for the
+    run); a value the libraries would reject later with an unexplained error is an input error naming the variable:
+    a non-positive ``NUMBA_NUM_THREADS`` (numba raises "Number of threads specified must be > 0" at import; a
+    non-number only makes numba warn and use its default, which stays so) and a value a ``SEGMETRICS_*`` variable
+    does not accept (:mod:`segmetrics_torch.environment`: ``SEGMETRICS_BACKEND=Tensor`` is not read as the default
+    without a word).
     """
 
+    one_process = getattr(args, "one_process", None)
+    if one_process is not None and launched():  # every rank would do the whole work and write the same files
+        raise InputError(f"{one_process} runs in one process: run it without torchrun")
     pixels = getattr(args, "max_image_pixels", None)
     if pixels is not None and pixels < 1:
         raise InputError(f"--max-image-pixels {pixels}: expected a positive number of pixels")

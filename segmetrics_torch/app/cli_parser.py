@@ -134,7 +134,7 @@ def _add_demo_command(commands: Any) -> None:
     demo.add_argument("--device", default="auto", help="cpu, cuda, cuda:N or auto (default: auto)")
     demo.add_argument("--seed", type=seed_int, default=0, help="random seed (default: 0)")
     demo.add_argument("--batch-size", type=positive_int, default=8, help="images per update (default: 8)")
-    demo.set_defaults(handler=_handler("demo_command", "run_demo"))
+    demo.set_defaults(handler=_handler("demo_command", "run_demo"), one_process="demo")
 
 
 def _add_foreground_task(commands: Any) -> None:
@@ -576,7 +576,7 @@ def _add_semantic_boundary_task(tasks: Any) -> None:
     for flag, kind, meta, what in (
         ("--thresholds", int_in(1, MAX_THRESHOLDS), "N", "number of thresholds"),
         ("--max-dist", positive_float, "F", "match tolerance: fraction of the diagonal (< 1) or pixels (>= 1)"),
-        ("--ignore-border", non_negative_int, "N", "ignored frame, pixels"),
+        ("--ignore-border", int_in(0, 2**31 - 1), "N", "ignored frame, pixels"),
         ("--radius", positive_float, "R", "regenerated GT half width, pixels"),
         ("--scale", checked(float, "a number in (0, 1]", lambda v: 0 < v <= 1), "S", "evaluation scale"),
     ):
@@ -602,7 +602,10 @@ def _add_semantic_boundary_task(tasks: Any) -> None:
         help="with --out-dir: also each class's PR curve, class_XXX/pr_curve.<format>, comma-separated of png,pdf,svg",
     )
     sb.add_argument("--no-progress", action="store_true", help="as every evaluate form (this one shows no bar)")
-    sb.set_defaults(handler=_handler("semantic_boundary_command", "run_evaluate_semantic_boundary"))
+    sb.set_defaults(
+        handler=_handler("semantic_boundary_command", "run_evaluate_semantic_boundary"),
+        one_process="evaluate semantic-boundary",
+    )
 
 
 def _add_davis_task(tasks: Any) -> None:
@@ -664,7 +667,7 @@ def _add_davis_task(tasks: Any) -> None:
     davis.add_argument("--out", metavar="DIR", help="folder of the two CSVs and the figure (created if absent)")
     davis.add_argument("--json", metavar="FILE", help="write the global row, every object's numbers and the settings")
     davis.add_argument("--no-progress", action="store_true", help="as every evaluate form (this one shows no bar)")
-    davis.set_defaults(handler=_handler("davis_command", "run_evaluate_davis"))
+    davis.set_defaults(handler=_handler("davis_command", "run_evaluate_davis"), one_process="evaluate davis")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -720,7 +723,7 @@ def _add_warmup_command(commands: Any) -> None:
         default=None,
         help=f"comma-separated families (default: all of {','.join(WARMUP_FAMILIES)})",
     )
-    warmup.set_defaults(handler=_handler("warmup_command", "run_warmup"))
+    warmup.set_defaults(handler=_handler("warmup_command", "run_warmup"), one_process="warmup")
 
 
 def _add_meta_command(commands: Any) -> None:
@@ -766,7 +769,7 @@ def _add_meta_command(commands: Any) -> None:
     )
     part.add_argument("--seed", type=seed_int, default=0, help="random seed (default: 0)")
     part.add_argument("--json", metavar="FILE", help="write the rates with their counts as JSON")
-    part.set_defaults(handler=_handler("meta_command", "run_meta_partition"))
+    part.set_defaults(handler=_handler("meta_command", "run_meta_partition"), one_process="meta partition")
 
     fg = tests.add_parser(
         "foreground",
@@ -788,5 +791,5 @@ def _add_meta_command(commands: Any) -> None:
     )
     fg.add_argument("--seed", type=seed_int, default=0, help="random seed (default: 0)")
     fg.add_argument("--json", metavar="FILE", help="write the rates with their counts as JSON")
-    fg.set_defaults(handler=_handler("meta_command", "run_meta_foreground"))
+    fg.set_defaults(handler=_handler("meta_command", "run_meta_foreground"), one_process="meta foreground")
     meta.set_defaults(handler=None, subparser=meta)

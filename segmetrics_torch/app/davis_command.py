@@ -23,7 +23,6 @@ from ..reports.protocol_report import load_protocol_config, resolved_device_name
 from ..reports.tables import format_table, write_run_files
 from ..reports.video_figures import plot_davis_per_sequence
 from .folder_io import parse_device, shown_path
-from .launch import launched
 
 #: the options passed on to ``evaluate_davis`` under the same names (``--set`` is its ``subset``; ``--backend`` is
 #: the run's setting, applied by :mod:`.cli` as for every form, which evaluate_davis's ``backend="auto"`` follows)
@@ -45,8 +44,6 @@ CONFIG_SET = {
 
 
 def run_evaluate_davis(args: argparse.Namespace) -> int:
-    if launched():  # one process evaluates the whole dataset: under torchrun every rank would, writing the same files
-        raise InputError("evaluate davis runs in one process: run it without torchrun")
     if args.config is not None:  # what each dataset's entry of the configuration sets: refused when changed here
         given = [f"--{key.replace('_', '-')}" for key, value in CONFIG_SET.items() if getattr(args, key) != value]
         if given:

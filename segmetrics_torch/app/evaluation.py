@@ -100,6 +100,9 @@ def evaluate_foreground(work: FamilyInput) -> Evaluated:
         # under torchrun: every rank's sums (the Metrics sync then); ToolboxSums has ForegroundSums' sums() / load() /
         # count, which is all merge_foreground reads (its annotation names ForegroundSums only)
         distributed.merge_foreground(metric, rows, total)
+        if rows.per_image is not None:  # every rank's rows now: the NaN images of the other ranks' shards too
+            for key in nan_stems:
+                nan_stems[key] = [stem for stem, row in rows.per_image.items() if key in row and _is_nan(row[key])]
         if not int(metric.count):
             raise ValueError("No images were added: the foreground measures of an empty dataset are undefined.")
         with warnings.catch_warnings():  # a NaN S-measure is announced below, naming the images

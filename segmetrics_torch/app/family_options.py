@@ -8,12 +8,18 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ..registry import PARTITION, SURFACE, canonical, canonical_list, measure_error
+from ..registry import MAX_CLASSES, MAX_THRESHOLDS, PARTITION, SURFACE, canonical, canonical_list, measure_error
 
 
 def is_int(value: Any) -> bool:
     """An int that is not a bool."""
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _surface_measure(name: Any) -> bool:
+    """Whether ``name`` is text naming a surface measure (``str()`` of any value built by YAML aliases could take
+    gigabytes)."""
+    return isinstance(name, str) and canonical(name, "surface") is not None
 
 
 def is_number(value: Any) -> bool:
@@ -30,7 +36,7 @@ OPTION_CHECKS: dict[str, dict[str, tuple[Callable[[Any], Any], str | Callable[[A
         ),
     },
     "boundary": {
-        "thresholds": (lambda v: is_int(v) and v >= 1, "a positive integer"),
+        "thresholds": (lambda v: is_int(v) and 1 <= v <= MAX_THRESHOLDS, f"an integer from 1 to {MAX_THRESHOLDS}"),
         "max_dist": (lambda v: is_number(v) and v > 0, "a positive number"),
         "thin": (lambda v: isinstance(v, bool), "true or false"),
         "nms": (lambda v: isinstance(v, bool), "true or false"),
@@ -41,12 +47,14 @@ OPTION_CHECKS: dict[str, dict[str, tuple[Callable[[Any], Any], str | Callable[[A
             f"a list of some of {', '.join(PARTITION)}",
         ),
         "thresholds": (
-            lambda v: (is_int(v) and v >= 1) or (isinstance(v, list) and v and all(map(is_number, v))),
-            "a positive integer or a list of numbers",
+            lambda v: (
+                (is_int(v) and 1 <= v <= MAX_THRESHOLDS) or (isinstance(v, list) and v and all(map(is_number, v)))
+            ),
+            f"an integer from 1 to {MAX_THRESHOLDS} or a list of numbers",
         ),
         "num_regions": (
-            lambda v: isinstance(v, list) and v and all(is_int(n) and n >= 1 for n in v),
-            "a list of positive integers",
+            lambda v: isinstance(v, list) and v and all(is_int(n) and 1 <= n < 2**63 for n in v),
+            "a list of positive integers below 2^63",
         ),
         "rule": (lambda v: v in ("seism", "bsr"), "seism or bsr"),
         "gamma_obj": (lambda v: is_number(v) and 0 <= v <= 1, "a number in [0, 1]"),
@@ -54,10 +62,10 @@ OPTION_CHECKS: dict[str, dict[str, tuple[Callable[[Any], Any], str | Callable[[A
     },
     "proposals": {
         "counts": (
-            lambda v: isinstance(v, list) and v and all(is_int(n) and n >= 1 for n in v),
-            "a list of positive integers",
+            lambda v: isinstance(v, list) and v and all(is_int(n) and 1 <= n < 2**63 for n in v),
+            "a list of positive integers below 2^63",
         ),
-        "num_classes": (lambda v: is_int(v) and v >= 1, "a positive integer"),
+        "num_classes": (lambda v: is_int(v) and 1 <= v <= MAX_CLASSES, f"an integer from 1 to {MAX_CLASSES}"),
         "chunk_size": (lambda v: v is None or (is_int(v) and v >= 1), "a positive integer"),
         "boundary": (lambda v: isinstance(v, bool), "true or false"),
         "bound_th": (lambda v: is_number(v) and v > 0, "a positive number"),
@@ -65,10 +73,13 @@ OPTION_CHECKS: dict[str, dict[str, tuple[Callable[[Any], Any], str | Callable[[A
     },
     "surface": {
         "measures": (
-            lambda v: v is None or (isinstance(v, list) and v and all(canonical(str(m), "surface") for m in v)),
+            lambda v: v is None or (isinstance(v, list) and v and all(_surface_measure(m) for m in v)),
             f"null (the one pass: hd, hd95, asd, assd, nsd) or a list of some of {', '.join(SURFACE)}",
         ),
-        "num_classes": (lambda v: v is None or (is_int(v) and v >= 2), "an integer >= 2 or null (masks)"),
+        "num_classes": (
+            lambda v: v is None or (is_int(v) and 2 <= v <= MAX_CLASSES),
+            f"an integer from 2 to {MAX_CLASSES} or null (masks)",
+        ),
         "include_background": (lambda v: isinstance(v, bool), "true or false"),
         "convention": (
             lambda v: v in ("monai", "medpy", "deepmind", "torchmetrics"),

@@ -311,6 +311,8 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
     options = _all_family_options(data.get("options", {}), source, errors)
 
     output_in = data.get("output", "segmetrics-report")
+    if isinstance(output_in, int) and not isinstance(output_in, bool):
+        output_in = str(output_in)  # output: 2024, a folder's name YAML reads as a number
     with _gather(errors):  # (str() of null, false or a list named a folder "None", "False", "['a', 'b']")
         _expect(isinstance(output_in, str) and bool(output_in.strip()), source, "output", "a folder path", output_in)
     output = base / (output_in if isinstance(output_in, str) and output_in.strip() else "segmetrics-report")

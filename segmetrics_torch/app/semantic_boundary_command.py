@@ -37,7 +37,6 @@ from ..reports.output_safety import InputFolder, check_outputs, check_outputs_ar
 from ..reports.tables import check_csv_outputs, format_table, write_run_files
 from .davis_command import run_config
 from .folder_io import check_out_dir, shown_path
-from .launch import launched
 
 #: the protocol fields that options of the same names override
 OVERRIDES = ("thresholds", "max_dist", "kill_internal", "skip_if_nonexistent", "ignore_border", "radius", "scale")
@@ -46,8 +45,6 @@ CLASS_FILES = ("eval_bdry.txt", "eval_bdry_thr.txt", "eval_bdry_img.txt")
 
 
 def run_evaluate_semantic_boundary(args: argparse.Namespace) -> int:
-    if launched():  # one process evaluates the whole dataset: under torchrun every rank would, writing the same files
-        raise InputError("evaluate semantic-boundary runs in one process: run it without torchrun")
     single = ("json", "per_image_csv", "plot", "out_dir", "figures", "ids", "classes", "name", "instance_sensitive")
     if args.config is not None and args.thin is not None:
         raise InputError(f"--config {args.config} names each dataset's maps: drop {'--thin' if args.thin else '--raw'}")

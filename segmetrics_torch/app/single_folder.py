@@ -405,9 +405,11 @@ def run_evaluate_proposals(args: argparse.Namespace) -> int:
     results, per_image, metric = evaluated.results, evaluated.results["per_image"], evaluated.state
 
     n = results["counts"].tolist()
+    # every process's objects (the gathered per-image rows): the Metric's own state is this process's after compute()
+    objects = sum(int(row["num_objects"]) for row in per_image.values())
     print(_proposal_table(results, name, boundary=args.boundary))
     print(
-        f"Evaluated {len(per_image)} image(s), {int(metric.objects)} object(s), of {shown_path(args.pred)} against "
+        f"Evaluated {len(per_image)} image(s), {objects} object(s), of {shown_path(args.pred)} against "
         f"{shown_path(args.gt)} on "
         f"{run.device} in {elapsed:.2f} s (#prop: mean proposals per image within N)."
     )

@@ -117,8 +117,8 @@ def read_config_mapping(path: str | Path, what: str = "the configuration") -> An
         raise InputError(f"{path}: {message}{_TWICE}") from None
     except _KeyNotText as error:
         raise InputError(
-            f"{path}: the key {error.key} (line {error.line}) is not text, but YAML's {type(error.key).__name__}: "
-            f"a configuration's keys are names; quote it ('{error.key}': ...)"
+            f"{path}: the key {error.text} (line {error.line}) is not text, but YAML's {type(error.key).__name__}: "
+            f"a configuration's keys are names; quote it ('{error.text}': ...)"
         ) from None
     except yaml.YAMLError as error:
         raise InputError(f"{path}: not valid YAML ({' '.join(str(error).split())})") from None
@@ -157,9 +157,9 @@ def parse_json(text: str, path: Path) -> Any:
 
 
 class _KeyNotText(Exception):
-    def __init__(self, key: object, line: int) -> None:
+    def __init__(self, key: object, text: str, line: int) -> None:
         super().__init__(key)
-        self.key, self.line = key, line
+        self.key, self.text, self.line = key, text, line  # text: as written (yes, ~, 0x10), not as YAML read it
 
 
 class _DuplicateKey(Exception):
@@ -187,7 +187,7 @@ def _unique_keys_yaml_loader() -> type:
                 key = self.construct_object(key_node, deep=deep)
                 line = key_node.start_mark.line + 1
                 if not isinstance(key, str):  # 1:, null:, yes: (YAML's True), a date: never a name as written
-                    raise _KeyNotText(key, line)
+                    raise _KeyNotText(key, str(getattr(key_node, "value", key))[:80], line)
                 if key in first_line:
                     raise _DuplicateKey(key, (first_line[key], line))
                 first_line[key] = line

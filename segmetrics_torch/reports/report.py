@@ -627,7 +627,7 @@ def _manifest_files(folder: Path) -> list[str] | None:
     """The files the manifest of ``folder`` lists; None without a readable manifest."""
     try:
         files = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("files", [])
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):
         return None
     return [f for f in files if isinstance(f, str)] if isinstance(files, list) else None
 
@@ -652,7 +652,7 @@ def foreign_report_files(folder: str | Path, relatives: Iterable[str] | None = N
     if manifest is None:
         try:
             earlier = json.loads((folder / "results.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             earlier = None
         # a report's own document (report.py, protocol_report.py), not a single run's --json, which has the
         # version too: "generated_by" names a report, and the configuration that made it is recorded

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -173,6 +174,9 @@ def test_single_folder_form_under_torchrun_equals_one_process(root, family):
     assert "[rank 1]" not in runs[2].stderr
     assert _table_lines(runs[2].stdout) == _table_lines(runs[1].stdout)
     assert runs[2].stdout.count("Evaluated") == 1  # rank 1 prints nothing
+    # the summary's counts are the whole dataset's (proposals printed rank 0's objects only), timing aside
+    summary = [re.sub(r" in [0-9.]+ s", "", line) for r in (runs[1], runs[2]) for line in r.stdout.splitlines()]
+    assert len({line for line in summary if line.startswith("Evaluated")}) == 1
     for name in ("t.csv", "img.csv", *(f"bsr/{p.name}" for p in (root / f"{family}-1" / "bsr").glob("*"))):
         first = root / f"{family}-1" / name
         if first.exists():
@@ -277,3 +281,45 @@ def test_an_error_in_one_ranks_shard_ends_every_rank_and_writes_nothing(root, tm
     assert f"[rank 1] error: im{N - 1}" in run.stderr or f"[rank 1] error: {data}" in run.stderr, run.stderr
     assert "error: another process of this torchrun run stopped" in run.stderr or "error: interrupted" in run.stderr
     assert "unexpected" not in run.stderr and not (data / "r.json").exists()
+
+
+def test_the_one_process_commands_refuse_torchrun(tmp_path):
+    """``meta`` ran whole on every rank and every rank wrote ``--json``; it is refused now, as the DAVIS and
+    semantic-boundary forms were (one rule in the command's entry, for every subcommand that runs in one process)."""
+    cli = [
+        "-m",
+        "segmetrics_torch.app.cli",
+        "meta",
+        "foreground",
+        "--demo",
+        "--json",
+        str(tmp_path / "m.json"),
+    ]
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    for key in ("WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+        env.pop(key, None)
+    run = subprocess.run([*TORCHRUN, *cli], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0
+    assert "error: meta foreground runs in one process: run it without torchrun" in run.stderr, run.stderr
+    assert "unexpected" not in run.stderr and list(tmp_path.iterdir()) == []
+
+
+def test_a_nan_in_another_ranks_shard_is_announced(tmp_path):
+    """The size-invariant MAE's NaN images were named from rank 0's shard only: a NaN of rank 1's image was printed
+    without its warning. They are named from every rank's rows now, as in one process."""
+    (tmp_path / "pred").mkdir()
+    (tmp_path / "gt").mkdir()
+    for i in range(4):
+        g = np.zeros((32, 32), np.uint8)
+        g[8:20, 8:20] = 255
+        if i == 3:  # a one-pixel frame: its box covers the whole image, so no background is left (rank 1's image)
+            g[:] = 0
+            g[0, :] = g[-1, :] = g[:, 0] = g[:, -1] = 255
+        Image.fromarray(g).save(tmp_path / "gt" / f"im{i}.png")
+        Image.fromarray((g // 2 + 40).astype(np.uint8)).save(tmp_path / "pred" / f"im{i}.png")
+    runs = [
+        _segmetrics(tmp_path, world, "foreground", "--pred", "pred", "--gt", "gt", "--measures", "mae,simae")
+        for world in (1, 2)
+    ]
+    for run in runs:
+        assert "warning: size-invariant MAE is NaN for 1 of 4 image(s) (im3)" in run.stderr, run.stderr

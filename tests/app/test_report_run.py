@@ -430,7 +430,7 @@ def test_skip_missing_and_resize(sod_root, tmp_path, capsys):
         ("families: sod\ndatasets: {A: {gt: a}}\nmethods: {m: {B: x}}\n", "methods.m.B: no dataset of that name"),
         (
             "families: sod\ndatasets: {A: a}\nmethods: {m: x}\noptions: {boundary: {thresholds: 0}}\n",
-            "options.boundary.thresholds: expected a positive integer",
+            "options.boundary.thresholds: expected an integer from 1 to 100000",
         ),
         ("datasets: [A\n", "not valid YAML"),
         ("families: sod\ndatasets: {A: missing}\nmethods: {m: x}\n", "ground-truth folder"),
@@ -457,7 +457,7 @@ def test_config_with_several_mistakes_names_them_all(tmp_path, capsys):
     for message in (
         "datasets.A.gt_labels: expected true or false",
         "methods.n.C: no dataset of that name",
-        "options.boundary.thresholds: expected a positive integer",
+        "options.boundary.thresholds: expected an integer from 1 to 100000",
         "options.foreground.measures",
         "batch_size: expected a positive integer",
         "highlight: expected a method name",
@@ -473,7 +473,7 @@ def test_config_with_several_mistakes_names_them_all(tmp_path, capsys):
     assert status == 2 and "Traceback" not in err
     assert "6 mistakes in" in _error_line(err), err
     for message in (
-        "options.boundary.thresholds: expected a positive integer",
+        "options.boundary.thresholds: expected an integer from 1 to 100000",
         "options.boundary.thin: expected true or false",
         "device: expected cpu, cuda, cuda:N or auto",
         "pair_regex: not a regular expression",

@@ -29,13 +29,26 @@ def _laughs() -> str:
     return BASE + "\n".join(lines) + "\n"
 
 
+def _aliases(levels: int) -> tuple[str, str]:
+    """YAML anchors of ``levels`` levels of ten-fold lists: (their lines under a ``defs:`` key, the last alias)."""
+    lines = ["defs:", "  - &x0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lines += [f"  - &x{i} [{', '.join([f'*x{i - 1}'] * 10)}]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n", f"*x{levels - 1}"
+
+
+def _in_options(family: str, key: str, levels: int = 6) -> str:
+    """An alias-built value for ``options.<family>.<key>`` (``defs`` is refused too, after it: one line each)."""
+    defs, alias = _aliases(levels)
+    return BASE + defs + f"options: {{{family}: {{{key}: [{alias}]}}}}\n"
+
+
 CONFIGS = {
     "billion-laughs": (_laughs(), ".yaml", r"families: expected one or a list of .*surface, got \[\[.*\.\.\."),
     "int-key": (BASE + "1: x\nfoo: y\n", ".yaml", r"the key 1 \(line 3\) is not text.*quote it"),
     "null-key-in-entry": (
         "datasets: {D: {gt: ROOT/sod/gt, null: x}}\nmethods: {M: ROOT/sod/pred}\n",
         ".yaml",
-        r"the key None \(line 1\) is not text",
+        r"the key null \(line 1\) is not text, but YAML's NoneType",
     ),
     "highlight-list": (BASE + "highlight: [M]\n", ".yaml", r"highlight: expected a method name \(M\), got \['M'\]"),
     "method-order-nested": (BASE + "method_order: [[M]]\n", ".yaml", r"method_order: expected a list of method"),
@@ -53,6 +66,33 @@ CONFIGS = {
     "output-null": (BASE + "output: null\n", ".yaml", r"output: expected a folder path, got None"),
     "output-empty": (BASE + "output: ''\n", ".yaml", r"output: expected a folder path, got ''"),
     "cache-empty": (BASE + "cache: ''\n", ".yaml", r"cache: expected true, false or a folder, got ''"),
+    "measures-laughs": (_in_options("foreground", "measures"), ".yaml", r"options.foreground.measures: expected"),
+    "surface-laughs": (_in_options("surface", "measures"), ".yaml", r"options.surface.measures: expected"),
+    "counts-beyond-int64": (
+        BASE + "options: {proposals: {counts: [99999999999999999999999]}}\n",
+        ".yaml",
+        r"options.proposals.counts: expected a list of positive integers below 2\^63",
+    ),
+    "regions-beyond-int64": (
+        BASE + "options: {partition: {num_regions: [1, 99999999999999999999]}}\n",
+        ".yaml",
+        r"options.partition.num_regions: expected a list of positive integers below 2\^63",
+    ),
+    "partition-thresholds": (
+        BASE + "options: {partition: {thresholds: 1000000000000}}\n",
+        ".yaml",
+        r"options.partition.thresholds: expected an integer from 1 to 100000",
+    ),
+    "proposal-classes": (
+        BASE + "options: {proposals: {num_classes: 10000000000}}\n",
+        ".yaml",
+        r"options.proposals.num_classes: expected an integer from 1 to 65536",
+    ),
+    "yes-key": (
+        "datasets: {D: ROOT/sod/gt}\nmethods: {M: ROOT/sod/pred, yes: ROOT/sod/pred}\n",
+        ".yaml",
+        r"the key yes \(line 2\) is not text, but YAML's bool.*quote it \('yes': \.\.\.\)",
+    ),
     "options-false": (BASE + "options: {foreground: false}\n", ".yaml", r"options.foreground: expected a mapping"),
     "options-alias-twice": (
         BASE + "options: {sod: {measures: [mae]}, foreground: {measures: [s]}}\n",
@@ -80,7 +120,7 @@ def _one_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     errors = [line for line in err.splitlines() if line.startswith("error:") or ": error:" in line]
     assert len(errors) == 1, err[-3000:]
     assert len(err) < 4000, len(err)  # a short message, whatever the value
-    return errors[0]
+    return err  # (the error line, and the mistakes listed under it when there are several)
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))
@@ -118,6 +158,10 @@ OPTIONS: dict[str, tuple[Callable[[Path], list[str]], str]] = {
     "family-unknown": (
         lambda r: ["evaluate", "--gt", str(r / "sod/gt"), "--pred", str(r / "sod/pred"), "--family", "nope"],
         r"--family: 'nope' is not a family",
+    ),
+    "ignore-border": (
+        lambda r: ["evaluate", "semantic-boundary", "--pred", str(r), "--gt", str(r), "--ignore-border", "2147483648"],
+        r"--ignore-border: expected an integer from 0 to 2147483647",
     ),
     "meta-seed": (
         lambda r: ["meta", "foreground", "--demo", "--n", "2", "--seed", "9" * 30],
@@ -166,3 +210,34 @@ def test_semantic_boundary_sizes_are_bounded() -> None:
         semantic_boundary_protocol("post-seal", thresholds=10**10)
     with pytest.raises(ValueError, match=r"`ignore_border` to be a non-negative int below 2\^31"):
         semantic_boundary_protocol("post-seal", ignore_border=10**23)
+
+
+def test_an_output_named_by_a_number_is_a_folder_name(tmp_path: Path) -> None:
+    """``output: 2024`` names a folder (YAML reads it as a number): taken, as before; null, false, '' are refused."""
+    from segmetrics_torch.app.report_config import config_from_mapping
+
+    data = {"datasets": {"D": str(tmp_path)}, "methods": {"M": str(tmp_path)}, "output": 2024}
+    assert config_from_mapping(data, tmp_path).output == tmp_path / "2024"
+
+
+def test_an_unreadable_manifest_is_not_a_crash(root: Path, tmp_path: Path, capsys) -> None:
+    """A report folder's manifest nested too deep for the parser is an unreadable manifest (was exit 1)."""
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / ".segmetrics-manifest.json").write_text("[" * 200000 + "]" * 200000, encoding="utf-8")
+    argv = ["evaluate", "--gt", str(root / "sod/gt"), "--pred", str(root / "sod/pred"), "--output", str(out)]
+    status = main([*argv, "--figures", "none", "--no-progress"])
+    err = capsys.readouterr().err
+    assert status in (0, 2) and "Traceback" not in err and "unexpected" not in err, err[-2000:]
+
+
+def test_a_class_list_built_by_aliases_is_named_short() -> None:
+    """``classes:`` of a semantic-boundary configuration: ``str()`` of an alias-built value ran to gigabytes."""
+    from segmetrics_torch.functional.semantic_boundary import class_numbers
+
+    huge: list = ["lol"] * 10
+    for _ in range(5):
+        huge = [huge] * 10
+    with pytest.raises(ValueError) as info:
+        class_numbers([huge], "sbd")
+    assert len(str(info.value)) < 1000

@@ -6,9 +6,11 @@ folder of each class. Plain Python values (floats, strings), ready for any table
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
+from ...errors import shown_value
 from .evaluation import SemanticBoundaryResult
 from .ground_truth import CITYSCAPES_CLASSES, SBD_CLASSES
 
@@ -61,7 +63,7 @@ def class_numbers(classes: Sequence[int | str], dataset: str) -> list[int]:
     lowered = [n.lower() for n in names]
     out = []
     for c in classes:
-        text = str(c).strip()
+        text = str(c).strip() if isinstance(c, (str, numbers.Integral)) else ""  # (str() of a list can be huge)
         if text.isdigit() and 1 <= int(text) <= len(names):
             out.append(int(text))
         elif text.lower() in lowered:
@@ -69,7 +71,7 @@ def class_numbers(classes: Sequence[int | str], dataset: str) -> list[int]:
         else:
             raise ValueError(
                 f"Expected class numbers 1..{len(names)} or class names of {dataset} ({', '.join(names)}), but got "
-                f"{c!r}."
+                f"{shown_value(c)}."
             )
     return out
 
