@@ -1,4 +1,5 @@
-"""Reading images as OpenCV does, and pairing prediction / ground-truth folders by file stem.
+"""Reading images as OpenCV does, and pairing prediction / ground-truth folders by file stem (and
+:func:`bsr_result_files`, the text files the BSR benchmark writes, for a run to write as BSR does).
 
 :func:`read_gray` reproduces ``cv2.imread(path, cv2.IMREAD_GRAYSCALE)`` with Pillow, so that evaluating a folder
 gives the numbers of the OpenCV-based reference scripts (PySODMetrics' examples read every map this way) without an
@@ -24,7 +25,7 @@ import os
 import re
 import struct
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +47,7 @@ __all__ = [
     "BSDSGroundTruth",
     "ObjectAnnotation",
     "Pairing",
+    "bsr_result_files",
     "find_pairs",
     "list_images",
     "mat_variables",
@@ -954,3 +956,35 @@ def resize_linear(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     h1 = rows1[:, sx0] * a0 + rows1[:, sx1] * a1
     out = (((h0 >> 4) * b0[:, None]) >> 16) + (((h1 >> 4) * b1[:, None]) >> 16)
     return np.clip((out + 2) >> 2, 0, 255).astype(np.uint8)
+
+
+def bsr_result_files(summary: Mapping[str, Any], extra: Sequence[str] = ()) -> dict[str, str]:
+    """The text files of BSR's ``collect_eval_bdry.m`` for a boundary summary
+    (:func:`~segmetrics_torch.functional.boundary_summary`, or a semantic-boundary class's), every number as MATLAB's
+    ``%10g`` (C printf semantics, as its ``fprintf``), fields separated by one space: ``eval_bdry.txt`` (``ODS-T
+    ODS-R ODS-P ODS-F OIS-R OIS-P OIS-F AP``, then the ``extra`` keys of ``summary``: the SBD benchmark's ninth
+    column), ``eval_bdry_thr.txt`` (``T R P F`` per threshold) and ``eval_bdry_img.txt`` (``image-number T R P F``,
+    each image's best).
+
+    Example:
+        >>> import torch
+        >>> t = torch.tensor([0.25, 0.75], dtype=torch.float64)
+        >>> best = {"threshold": 0.25, "recall": 1.0, "precision": 0.5, "f": 2 / 3}
+        >>> per = {"threshold": t[:1], "recall": t[:1] * 0 + 1, "precision": t[:1] * 0 + 0.5, "f": t[:1] * 0 + 2 / 3}
+        >>> summary = {"ods": best, "ois": best, "ap": 0.5, "thresholds": t, "recall": t, "precision": t, "f": t}
+        >>> print(bsr_result_files({**summary, "per_image": per})["eval_bdry.txt"], end="")
+              0.25          1        0.5   0.666667          1        0.5   0.666667        0.5
+    """
+
+    def line(*values: Any) -> str:
+        return " ".join(f"{float(v):10g}" for v in values) + "\n"
+
+    ods, ois, per = summary["ods"], summary["ois"], summary["per_image"]
+    best = [ods["threshold"], ods["recall"], ods["precision"], ods["f"], ois["recall"], ois["precision"], ois["f"]]
+    curves = zip(*(summary[k].tolist() for k in ("thresholds", "recall", "precision", "f")), strict=True)
+    images = zip(*(per[k].tolist() for k in ("threshold", "recall", "precision", "f")), strict=True)
+    return {
+        "eval_bdry.txt": line(*best, summary["ap"], *(summary[key] for key in extra)),
+        "eval_bdry_thr.txt": "".join(line(*row) for row in curves),
+        "eval_bdry_img.txt": "".join(f"{i:10d} " + line(*row) for i, row in enumerate(images, start=1)),
+    }

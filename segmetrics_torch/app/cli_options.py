@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..registry import FOREGROUND
+from ..registry import FOREGROUND, MAX_CLASSES, MAX_THRESHOLDS
 from .launch import default_workers
 
 _T = TypeVar("_T")
@@ -52,6 +52,9 @@ positive_int64_list = checked(
 def int_in(low: int, high: int) -> Callable[[str], int]:
     """An argparse type: an integer from ``low`` to ``high`` (a library's bound on the memory an option asks for)."""
     return checked(int, f"an integer from {low} to {high}", lambda v: low <= v <= high)
+
+
+threshold_count, class_count = int_in(1, MAX_THRESHOLDS), int_in(1, MAX_CLASSES)  # the library's bounds
 
 
 def listed(convert: Callable[[str], _T]) -> Callable[[str], list[_T]]:

@@ -16,7 +16,6 @@ from ..registry import (
     DEFAULT_FOREGROUND,
     FOREGROUND,
     FOREGROUND_PROTOCOLS,
-    MAX_CLASSES,
     MAX_THRESHOLDS,
     MEASURES,
     META_FOREGROUND,
@@ -33,6 +32,7 @@ from .cli_options import (
     add_input_options,
     add_report_arguments,
     checked,
+    class_count,
     int_in,
     listed,
     non_negative_int,
@@ -40,6 +40,7 @@ from .cli_options import (
     positive_int,
     positive_int64_list,
     seed_int,
+    threshold_count,
 )
 from .family_job import BATCH_SIZES
 from .launch import default_workers
@@ -245,11 +246,7 @@ def _add_boundary_task(commands: Any) -> None:
         help="the ground-truth images are label maps; their boundaries are thin(seg2bmap(labels)) as BSDS's",
     )
     bdry.add_argument(
-        "--thresholds",
-        type=int_in(1, MAX_THRESHOLDS),
-        default=99,
-        metavar="N",
-        help="number of thresholds (default: 99)",
+        "--thresholds", type=threshold_count, default=99, metavar="N", help="number of thresholds (default: 99)"
     )
     bdry.add_argument(
         "--max-dist",
@@ -385,11 +382,7 @@ def _add_proposals_task(commands: Any) -> None:
     )
     prop.add_argument("--gt-classes", metavar="DIR", help="class label images (Pascal SegmentationClass), for J_c")
     prop.add_argument(
-        "--num-classes",
-        type=int_in(1, MAX_CLASSES),
-        default=256,
-        metavar="C",
-        help="class ids are 0..C-1 (default: 256)",
+        "--num-classes", type=class_count, default=256, metavar="C", help="class ids are 0..C-1 (default: 256)"
     )
     prop.add_argument(
         "--void-label",
@@ -461,10 +454,7 @@ def _add_surface_task(commands: Any) -> None:
     surf.add_argument("--pred", required=True, metavar="DIR", help="folder of predicted masks / label maps")
     surf.add_argument("--gt", required=True, metavar="DIR", help="folder of ground-truth masks / label maps")
     surf.add_argument(
-        "--num-classes",
-        type=int_in(1, MAX_CLASSES),
-        metavar="C",
-        help="label maps with classes 0..C-1 (default: masks)",
+        "--num-classes", type=class_count, metavar="C", help="label maps with classes 0..C-1 (default: masks)"
     )
     surf.add_argument("--include-background", action="store_true", help="with --num-classes: also class 0")
     surf.add_argument(
@@ -574,7 +564,7 @@ def _add_semantic_boundary_task(tasks: Any) -> None:
     ):
         sb.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=f"{what} {preset}")
     for flag, kind, meta, what in (
-        ("--thresholds", int_in(1, MAX_THRESHOLDS), "N", "number of thresholds"),
+        ("--thresholds", threshold_count, "N", "number of thresholds"),
         ("--max-dist", positive_float, "F", "match tolerance: fraction of the diagonal (< 1) or pixels (>= 1)"),
         ("--ignore-border", int_in(0, 2**31 - 1), "N", "ignored frame, pixels"),
         ("--radius", positive_float, "R", "regenerated GT half width, pixels"),

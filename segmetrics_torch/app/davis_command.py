@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import time
 from collections.abc import Callable
 from importlib.util import find_spec
@@ -17,8 +16,9 @@ from typing import Any
 from .. import __version__
 from ..errors import InputError
 from ..functional import davis_global_csv, davis_per_sequence_csv, evaluate_davis
+from ..reports import output_safety
 from ..reports.files import check_output
-from ..reports.output_safety import InputFolder, check_outputs, check_outputs_are_not_folders, probe_outputs
+from ..reports.output_safety import InputFolder
 from ..reports.protocol_report import load_protocol_config, resolved_device_name, run_protocol_report
 from ..reports.tables import format_table, write_run_files
 from ..reports.video_figures import plot_davis_per_sequence
@@ -65,18 +65,12 @@ def run_evaluate_davis(args: argparse.Namespace) -> int:
         InputFolder("the results folder", Path(args.results)),
     ]
     # no output replaces an input; the figure (a PNG: a reader takes its name) after the whole-tree check below
-    check_outputs({**files, **csvs} | dict.fromkeys(figure), inputs=inputs)
-    check_outputs_are_not_folders(files, {"--out": out})
-    for option, path in [("--out", out), ("--json", files["--json"])]:
-        real = Path(os.path.realpath(path)) if path is not None else None
-        for folder in inputs:  # the PNGs lie in sub-folders, which check_outputs does not list: the whole tree
-            root = Path(os.path.realpath(folder.path))
-            if real is not None and real.is_relative_to(root):
-                where = "is" if real == root else "is inside"
-                raise InputError(f"{option} {path} {where} {folder.role} {folder.path}; give a path outside it")
+    output_safety.check_outputs({**files, **csvs} | dict.fromkeys(figure), inputs=inputs)
+    output_safety.check_outputs_are_not_folders(files, {"--out": out})
+    output_safety.check_outside_trees({"--out": out, "--json": files["--json"]}, inputs)  # PNGs in sub-folders
     # the figure once --out is known to lie outside the inputs; with --json, which must not name it either
-    check_outputs({**files, **csvs, **figure}, inputs=inputs)
-    probe_outputs(files, {"--out": out})
+    output_safety.check_outputs({**files, **csvs, **figure}, inputs=inputs)
+    output_safety.probe_outputs(files, {"--out": out})
     settings = {key: getattr(args, key) for key in SETTINGS}
     device = parse_device(args.device)
 

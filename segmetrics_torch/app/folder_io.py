@@ -21,6 +21,7 @@ from .. import __version__
 from ..datasets.folders import FolderDataset, open_folders
 from ..datasets.pairing import BOUNDARY_EXTENSIONS, check_pairing, match_folders
 from ..errors import InputError
+from ..io import bsr_result_files
 from ..reports.html_report import HtmlImage, check_html_folder, html_columns, html_folder_output, write_html_report
 from ..reports.output_safety import FolderOutput, InputFolder, checked_outputs
 from ..reports.tables import format_table, per_image_rows, scalar_row, write_run_files
@@ -332,11 +333,9 @@ class FolderRun:
             shown.append(f"{csv_path} (row {name} / {dataset.dataset_name})")
         json_file = None if json_path is None else (json_path, document)
         actions = write_run_files(json_file, tables, other_files)
-        if len(other_files) == 1:
-            print(f"Wrote {other_files[0][0]}")
-        elif other_files:
-            folders = sorted({str(path.parent) for path, _ in other_files})
-            print(f"Wrote {', '.join(path.name for path, _ in other_files)} to {', '.join(folders)}")
+        if other_files:  # one folder's files (--out-dir: "Wrote a, b, c to DIR"), or one file (--plot)
+            first, names = other_files[0][0], ", ".join(path.name for path, _ in other_files)
+            print(f"Wrote {names} to {first.parent}" if len(other_files) > 1 else f"Wrote {first}")
         if json_path is not None:
             print(f"Wrote {json_path}")
         for action, text in zip(actions[json_path is not None :], shown, strict=True):
@@ -381,24 +380,10 @@ BSR_FILES = ("eval_bdry.txt", "eval_bdry_thr.txt", "eval_bdry_img.txt")
 
 
 def bsr_files(out_dir: Path, summary: dict[str, Any]) -> list[tuple[Path, Callable[[Path], object]]]:
-    """BSR ``collect_eval_bdry.m`` outputs as ``(path, write)``, every number as MATLAB's ``%10g``, fields separated
-    by one space (``out_dir`` is made here)."""
-
-    def line(*values: float) -> str:
-        return " ".join(f"{v:10g}" for v in values) + "\n"  # == "%10g" % v, C printf semantics as MATLAB's fprintf
-
-    ods, ois = summary["ods"], summary["ois"]
-    best = (ods["threshold"], ods["recall"], ods["precision"], ods["f"], ois["recall"], ois["precision"], ois["f"])
-    curves = zip(*(summary[k].tolist() for k in ("thresholds", "recall", "precision", "f")), strict=True)
-    per = summary["per_image"]
-    images = zip(*(per[k].tolist() for k in ("threshold", "recall", "precision", "f")), strict=True)
+    """BSR ``collect_eval_bdry.m`` outputs (:func:`~segmetrics_torch.io.bsr_result_files`) as ``(path,
+    write)``, written with the run's other files (:meth:`FolderRun.write_outputs`): all together, or none
+    (``out_dir`` is made here)."""
     out_dir.mkdir(exist_ok=True)
-    texts = {
-        "eval_bdry.txt": line(*(float(v) for v in best), float(summary["ap"])),
-        "eval_bdry_thr.txt": "".join(line(*row) for row in curves),
-        "eval_bdry_img.txt": "".join(f"{i:10d} " + line(*row) for i, row in enumerate(images, start=1)),
-    }
-    # written as every output is (a new file moved onto the name: a link there is replaced, never written through),
-    # with the run's other files (:meth:`FolderRun.write_outputs`): all together, or none
+    texts = bsr_result_files(summary)
     write = functools.partial(Path.write_text, encoding="utf-8")
     return [(out_dir / name, functools.partial(write, data=text)) for name, text in texts.items()]

@@ -30,10 +30,11 @@ from ..functional.semantic_boundary import (
     semantic_boundary_protocol,
     summary_rows,
 )
+from ..reports import output_safety
 from ..reports.figures import plot_pr_curves
 from ..reports.files import check_output
 from ..reports.named_inputs import read_text_file
-from ..reports.output_safety import InputFolder, check_outputs, check_outputs_are_not_folders, probe_outputs
+from ..reports.output_safety import InputFolder
 from ..reports.tables import check_csv_outputs, format_table, write_run_files
 from .davis_command import run_config
 from .folder_io import check_out_dir, shown_path
@@ -73,10 +74,11 @@ def run_evaluate_semantic_boundary(args: argparse.Namespace) -> int:
     inputs = [
         InputFolder(f"the {r} folder", Path(p)) for r, p in (("prediction", args.pred), ("ground-truth", args.gt))
     ]
-    check_outputs(files, inputs=inputs)  # the rule of every form: inputs, files read by name (--ids), duplicates
-    check_outputs_are_not_folders(files, {"--out-dir": out_dir})
+    # the rule of every form: inputs, files read by name (--ids), duplicates
+    output_safety.check_outputs(files, inputs=inputs)
+    output_safety.check_outputs_are_not_folders(files, {"--out-dir": out_dir})
     _check_outside_inputs(files, out_dir, inputs)
-    probe_outputs(files, {"--out-dir": out_dir})
+    output_safety.probe_outputs(files, {"--out-dir": out_dir})
     check_csv_outputs(files)
     if files["--plot"] is not None and files["--plot"].suffix.lower() not in (".png", ".pdf", ".svg"):
         raise InputError(f"--plot {files['--plot']}: give a .png, .pdf or .svg file name")
@@ -134,21 +136,12 @@ def _read_ids(path: Path) -> list[str]:
 def _check_outside_inputs(files: dict[str, Path | None], out_dir: Path | None, inputs: list[InputFolder]) -> None:
     """No output inside an input tree: the class folders must hold maps only (another file there is an error of the
     next run), and the ground truth is searched recursively. Nor a file output where ``--out-dir`` writes."""
-    outputs = [(o, p) for o, p in files.items() if p is not None] + ([("--out-dir", out_dir)] if out_dir else [])
+    output_safety.check_outside_trees({**files, "--out-dir": out_dir}, inputs, folders=["--out-dir"])
     base = None if out_dir is None else Path(os.path.realpath(out_dir))
-    for option, path in outputs:
-        real = Path(os.path.realpath(path))
-        for folder in inputs:
-            root = Path(os.path.realpath(folder.path))
-            if real.is_relative_to(root):
-                raise InputError(
-                    f"{option} {path} is inside {folder.role} {folder.path}, which this run reads (every file of "
-                    "its tree); give a path outside it"
-                )
-            if option == "--out-dir" and root.is_relative_to(real):
-                raise InputError(f"--out-dir {path} holds {folder.role} {folder.path}; give a folder of its own")
-        parts = real.relative_to(base).parts if base is not None and real.is_relative_to(base) else ()
-        if option != "--out-dir" and parts and parts[0].startswith("class_") and (parts[1:] or parts[0][6:].isdigit()):
+    for option, path in files.items():
+        real = Path(os.path.realpath(path)) if path is not None else None
+        parts = real.relative_to(base).parts if real and base and real.is_relative_to(base) else ()
+        if parts and parts[0].startswith("class_") and (parts[1:] or parts[0][6:].isdigit()):
             raise InputError(f"{option} {path} is inside {out_dir}/{parts[0]}, which --out-dir writes")
 
 

@@ -49,6 +49,7 @@ __all__ = [
     "check_appended_file",
     "check_outputs",
     "check_outputs_are_not_folders",
+    "check_outside_trees",
     "checked_outputs",
     "probe_outputs",
     "report_folder",
@@ -306,6 +307,33 @@ def check_appended_file(path: Path, option: str, accepts: Callable[[str], bool],
         raise InputError(
             f"{option} {path}: the file exists and holds other lines than {what}: give a new file or one such file"
         )
+
+
+def check_outside_trees(
+    outputs: Mapping[str, Path | None], trees: Sequence[InputFolder], *, folders: Sequence[str] = ()
+) -> None:
+    """No output anywhere inside an input folder that a run reads as a whole tree (DAVIS' sequence folders, the
+    SBD class folders and ground truth searched recursively: a file there is read, or is an error of the next run),
+    and no output folder (``folders``: the options of ``outputs`` that name folders) that holds one.
+
+    Raises:
+        InputError: ``--out X is inside the results folder R, which this run reads (every file of its tree); give a
+            path outside it``, or ``... holds the prediction folder P; give a folder of its own``.
+    """
+    for option, path in outputs.items():
+        if path is None:
+            continue
+        real = _real(path)
+        for tree in trees:
+            root = _real(tree.path)
+            if real.is_relative_to(root):
+                where = "is" if real == root else "is inside"
+                raise InputError(
+                    f"{option} {path} {where} {tree.role} {tree.path}, which this run reads (every file of its "
+                    "tree); give a path outside it"
+                )
+            if option in folders and root.is_relative_to(real):
+                raise InputError(f"{option} {path} holds {tree.role} {tree.path}; give a folder of its own")
 
 
 def probe_outputs(files: Mapping[str, Path | None], folders: Mapping[str, Path | None] | None = None) -> None:

@@ -270,7 +270,7 @@ def test_bad_input_writes_nothing(sbd: Path, tmp_path: Path, capsys, damage) -> 
         ("--json", "pred/results.json", "inside the prediction folder"),
         ("--per-image-csv", "pred/class_003/rows.csv", "inside the prediction folder"),
         ("--out-dir", "gt/bsr", "inside the ground-truth folder"),
-        ("--out-dir", "pred", "inside the prediction folder"),
+        ("--out-dir", "pred", "is the prediction folder"),
         ("--out-dir", ".", "holds the prediction folder"),
         ("--plot", "gt/cls/pr.png", "inside the ground-truth folder"),
         ("--json", "val.txt", "--ids"),  # the file read by name

@@ -35,6 +35,7 @@ import torch
 from torch import Tensor
 
 from ..._checks import Backend, ImageBatch, check_bool, check_positive_float, check_tensor, tensor_items
+from ...io import bsr_result_files, open_image, read_gray
 from ...ops.distance import distance_transform_edt
 from ...ops.matching import max_dist_pixels
 from ...ops.morphology import resolve_backend, thin as thin_maps
@@ -476,7 +477,6 @@ def _list_predictions(folder: Path) -> dict[str, Path]:
 def read_prediction(path: str | Path, size: tuple[int, int], full_size: tuple[int, int]) -> Tensor:
     """An 8-bit per-class map as (h, w) uint8 at the evaluation ``size``; a map of the dataset's ``full_size`` is
     resized (nearest, Pillow's rule, as pyEdgeEval); any other size is a ``ValueError`` naming the file."""
-    from ...io import read_gray
 
     pred = torch.from_numpy(read_gray(path))
     shape = tuple(pred.shape)
@@ -655,7 +655,6 @@ def evaluate_semantic_boundary_folders(
 
 def _image_size(label_path: Path) -> tuple[int, int]:
     """(H, W) of an image file, from its header."""
-    from ...io import open_image
 
     with open_image(label_path) as image:
         w, h = image.size
@@ -713,20 +712,4 @@ def bsr_files(result: SemanticBoundaryResult, class_index: int) -> dict[str, str
             strict=True,
         )
         files[f"{image_id}_ev1.txt"] = "".join(f"{x:10g} {a:10d} {s:10d} {d:10d} {e:10d}\n" for x, a, s, d, e in rows)
-    per = res["per_image"]
-    files["eval_bdry_img.txt"] = "".join(
-        f"{b + 1:10d} {float(per['threshold'][b]):10g} {float(per['recall'][b]):10g} "
-        f"{float(per['precision'][b]):10g} {float(per['f'][b]):10g}\n"
-        for b in range(len(result.ids))
-    )
-    files["eval_bdry_thr.txt"] = "".join(
-        f"{x:10g} {r:10g} {p:10g} {f:10g}\n"
-        for x, r, p, f in zip(t, res["recall"].tolist(), res["precision"].tolist(), res["f"].tolist(), strict=True)
-    )
-    ods, ois = res["ods"], res["ois"]
-    values = [
-        ods["threshold"], ods["recall"], ods["precision"], ods["f"], ois["recall"], ois["precision"], ois["f"],
-        res["ap"], res["ap_pyedgeeval"],
-    ]  # fmt: skip
-    files["eval_bdry.txt"] = " ".join(f"{float(v):10g}" for v in values) + "\n"
-    return files
+    return {**files, **bsr_result_files(res, extra=("ap_pyedgeeval",))}  # BSR's three files, the AP column added
