@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from segmetrics_torch.app import davis_command, semantic_boundary_command
+from segmetrics_torch.app import cli
 from segmetrics_torch.app.cli import main
 
 from ..semantic_boundary import synthetic_data
@@ -70,14 +70,16 @@ def test_json_naming_the_output_folder_is_refused_before_anything_is_written(dav
     assert _tree(tmp_path) == before and not od.exists()
 
 
-@pytest.mark.parametrize("module", [davis_command, semantic_boundary_command])
-def test_the_single_process_forms_refuse_torchrun(module, davis: Path, monkeypatch, capsys) -> None:
-    monkeypatch.setattr(module, "launched", lambda: True)  # the handler's view of the environment
-    form = "davis" if module is davis_command else "semantic-boundary"
+@pytest.mark.parametrize("form", ["davis", "semantic-boundary", "meta"])
+def test_the_single_process_forms_refuse_torchrun(form: str, davis: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(cli, "launched", lambda: True)  # the command entry's view of the environment (one rule there)
     if form == "davis":
-        argv = ["--davis-root", str(davis / "davis"), "--results", str(davis / "res"), "--task", "semi-supervised"]
-        argv += ["--out", str(davis / "out")]
+        argv = ["evaluate", "davis", "--davis-root", str(davis / "davis"), "--results", str(davis / "res")]
+        argv += ["--task", "semi-supervised", "--out", str(davis / "out")]
+    elif form == "semantic-boundary":
+        argv = ["evaluate", form, "--pred", str(davis / "res"), "--gt", str(davis / "davis"), "--dataset", "sbd"]
     else:
-        argv = ["--pred", str(davis / "res"), "--gt", str(davis / "davis"), "--dataset", "sbd"]
-    assert main(["evaluate", form, *argv]) == 2
-    assert "without torchrun" in _error(capsys)
+        argv = ["meta", "foreground", "--demo", "--json", str(davis / "m.json")]
+    assert main(argv) == 2
+    assert "runs in one process: run it without torchrun" in _error(capsys)
+    assert not (davis / "out").exists() and not (davis / "m.json").exists()
