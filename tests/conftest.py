@@ -65,6 +65,11 @@ def shared_path(*parts: str) -> Path:
     return path
 
 
+def interrupted(*args: object, **kwargs: object) -> None:
+    """A stand-in for a function of the run, raising what Ctrl-C raises (patch it over a writer or an evaluator)."""
+    raise KeyboardInterrupt
+
+
 def signal_at_first_replace(
     monkeypatch: pytest.MonkeyPatch, signum: int = signal.SIGINT, onto: str | None = None
 ) -> list[str]:

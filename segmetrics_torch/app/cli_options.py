@@ -41,12 +41,6 @@ non_negative_int = checked(int, "a non-negative integer", lambda v: v >= 0)
 positive_float = checked(float, "a positive number", lambda v: math.isfinite(v) and v > 0)
 #: a seed torch and numpy both take (a larger one overflowed after the run had started)
 seed_int = checked(int, "a non-negative integer below 2^63", lambda v: 0 <= v < 2**63)
-#: numbers of proposals or regions: positive int64 values
-positive_int64_list = checked(
-    lambda text: [int(item.strip()) for item in text.split(",")],
-    "comma-separated positive integers below 2^63",
-    lambda v: 1 <= min(v) <= max(v) < 2**63,
-)
 
 
 def int_in(low: int, high: int) -> Callable[[str], int]:
@@ -60,6 +54,12 @@ threshold_count, class_count = int_in(1, MAX_THRESHOLDS), int_in(1, MAX_CLASSES)
 def listed(convert: Callable[[str], _T]) -> Callable[[str], list[_T]]:
     """``"a,b"`` -> ``[convert("a"), convert("b")]`` (spaces around the items ignored)."""
     return lambda text: [convert(item.strip()) for item in text.split(",")]
+
+
+#: numbers of proposals or regions: positive int64 values
+positive_int64_list = checked(
+    listed(int), "comma-separated positive integers below 2^63", lambda v: 1 <= min(v) <= max(v) < 2**63
+)
 
 
 # ------------------------------------------------------------------------------------------------- input options

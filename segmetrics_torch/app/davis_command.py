@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import functools
 import time
-from collections.abc import Callable
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
@@ -92,18 +91,18 @@ def run_evaluate_davis(args: argparse.Namespace) -> int:
         f"({args.task}, {args.resolution}, decay edges {args.decay_edges}) in {elapsed:.2f} s."
     )
     out.mkdir(exist_ok=True)
-    writes: list[tuple[Path, Callable[[Path], object]]] = [
-        (path, functools.partial(Path.write_text, data=text, encoding="utf-8"))
-        for path, text in zip(csvs.values(), (table, per_object), strict=True)
-    ]
     title = f"{name}: DAVIS {args.set} ({args.task})"
-    for path in figure.values():  # the plot extra: without matplotlib the CSVs hold the same numbers
-        writes.append((path, functools.partial(plot_davis_per_sequence, result.per_sequence(), title=title)))
+    # the plot extra: without matplotlib the CSVs hold the same numbers
+    draw = [
+        (path, functools.partial(plot_davis_per_sequence, result.per_sequence(), title=title))
+        for path in figure.values()
+    ]
     json_path, json_file = files["--json"], None
     if json_path is not None:
         settings |= {"device": resolved_device_name(device)}
         json_file = (json_path, _report(args, name, result, row, settings, elapsed))
-    write_run_files(json_file, files=writes)  # together: an interruption leaves the old set or the new, not a mix
+    texts = dict(zip(csvs.values(), (table, per_object), strict=True))
+    write_run_files(json_file, files=draw, texts=texts)  # together: an interruption leaves the old set or the new
     print(f"Wrote {', '.join(p.name for p in [*csvs.values(), *figure.values()])} to {out}")
     if json_path is not None:
         print(f"Wrote {json_path}")

@@ -90,19 +90,15 @@ def evaluate_foreground(work: FamilyInput) -> Evaluated:
         metric = ToolboxSums(protocol=protocol, weighted_f=weighted_f, device=device)
         rows = ForegroundRows(summarize_toolbox)
     extra = _included_metrics(foreground_columns(measures, protocol)[2], device)
-    nan_stems: dict[str, list[str]] = {}
     with cold_start(total) as plan:  # a small run on a cold machine takes the tensor path (see cold_start)
         for names, preds, target in batches(work.images, work.batch_size, device):
             if plan.decide(preds):  # the tensor path's EDT too: its "auto" backend would compile the numba one
                 metric.edt_backend = "torch"
             rows.add(names, metric.update(preds, target))
-            _update_included(extra, preds, target, names, rows.per_image, nan_stems)
+            _update_included(extra, preds, target, names, rows.per_image)
         # under torchrun: every rank's sums (the Metrics sync then); ToolboxSums has ForegroundSums' sums() / load() /
         # count, which is all merge_foreground reads (its annotation names ForegroundSums only)
         distributed.merge_foreground(metric, rows, total)
-        if rows.per_image is not None:  # every rank's rows now: the NaN images of the other ranks' shards too
-            for key in nan_stems:
-                nan_stems[key] = [stem for stem, row in rows.per_image.items() if key in row and _is_nan(row[key])]
         if not int(metric.count):
             raise ValueError("No images were added: the foreground measures of an empty dataset are undefined.")
         with warnings.catch_warnings():  # a NaN S-measure is announced below, naming the images
@@ -113,6 +109,8 @@ def evaluate_foreground(work: FamilyInput) -> Evaluated:
                 warnings.simplefilter("ignore", RuntimeWarning)  # NaNs are announced below, naming the images
                 results = {**results, **{name: m.compute() for name, m in extra.items()}}
     sync(device)
+    # the NaN images of the per-image measures, named from the rows (every rank's under torchrun)
+    nan_stems = {key: [stem for stem, row in rows.per_image.items() if _is_nan(row.get(key))] for key in extra}
     nan_stems["s_measure"] = [work.pairs[i][0] for i in rows.nan_s_images]
     if protocol != "pysodmetrics":  # the toolbox's 0 / 0 where a ground truth covers its whole image
         nan_stems["specificity"] = [stem for stem, row in rows.per_image.items() if _is_nan(row["specificity/mean"])]
@@ -151,21 +149,17 @@ def _update_included(
     preds: Any,
     target: Any,
     names: list[str],
-    per_image: dict[str, dict[str, Any]] | None,
-    nan_stems: dict[str, list[str]],
+    per_image: dict[str, dict[str, Any]],
 ) -> None:
     """Update the included Metrics (``--measures`` beyond the core) with one batch; those with one value per image
-    add it to ``per_image`` and the names of their NaN images to ``nan_stems[measure]``."""
+    add it to ``per_image``."""
     for key, m in extra.items():
         update_naming_the_image(m, preds, target, names)
         values = getattr(m, "last_image_values", None)
         if values is None:
             continue
-        listed = values.tolist()
-        nan_stems.setdefault(key, []).extend(s for s, v in zip(names, listed, strict=True) if v != v)
-        if per_image is not None:
-            for stem, value in zip(names, listed, strict=True):
-                per_image[stem][key] = value
+        for stem, value in zip(names, values.tolist(), strict=True):
+            per_image[stem][key] = value
 
 
 def evaluate_boundary(work: FamilyInput) -> Evaluated:

@@ -287,12 +287,14 @@ class FolderRun:
         columns: Sequence[tuple[str, str]] = (),
         summary: str | None = None,
         other_files: Sequence[tuple[Path, Callable[[Path], object]]] = (),
+        other_texts: Mapping[Path, str] | None = None,
     ) -> None:
         """With ``summary`` (the line that says what was evaluated), first the table of the run's scalar results
         (``columns``: its ``(key, header)``) and that line on stdout (the forms without ``summary`` print their own).
         Then the ``--json`` report (provenance, folders, pairing, settings, then the results), the
         ``--per-image-csv`` rows (:func:`per_image_rows`) and the ``--csv`` row (method, dataset, image count and
-        the ``keys`` of the table), where asked for, and ``other_files`` (``(path, write)``: ``--out-dir``'s),
+        the ``keys`` of the table), where asked for, ``other_files`` (``(path, write)``: ``--plot``) and
+        ``other_texts`` (``{path: text}``: ``--out-dir``'s),
         written together (:func:`~segmetrics_torch.reports.tables.write_run_files`: a table that cannot take the rows
         fails before any file is written; an interruption leaves the old set or the new); then the ``--html`` report
         (:meth:`write_html`)."""
@@ -332,10 +334,11 @@ class FolderRun:
             tables.append((csv_path, [row | {k: table.get(k) for k in keys or ()}], ("method", "dataset"), "--csv"))
             shown.append(f"{csv_path} (row {name} / {dataset.dataset_name})")
         json_file = None if json_path is None else (json_path, document)
-        actions = write_run_files(json_file, tables, other_files)
-        if other_files:  # one folder's files (--out-dir: "Wrote a, b, c to DIR"), or one file (--plot)
-            first, names = other_files[0][0], ", ".join(path.name for path, _ in other_files)
-            print(f"Wrote {names} to {first.parent}" if len(other_files) > 1 else f"Wrote {first}")
+        actions = write_run_files(json_file, tables, other_files, other_texts)
+        if other_texts:  # one folder's files (--out-dir)
+            print(f"Wrote {', '.join(path.name for path in other_texts)} to {next(iter(other_texts)).parent}")
+        for path, _ in other_files:
+            print(f"Wrote {path}")
         if json_path is not None:
             print(f"Wrote {json_path}")
         for action, text in zip(actions[json_path is not None :], shown, strict=True):
@@ -379,11 +382,9 @@ class FolderRun:
 BSR_FILES = ("eval_bdry.txt", "eval_bdry_thr.txt", "eval_bdry_img.txt")
 
 
-def bsr_files(out_dir: Path, summary: dict[str, Any]) -> list[tuple[Path, Callable[[Path], object]]]:
-    """BSR ``collect_eval_bdry.m`` outputs (:func:`~segmetrics_torch.io.bsr_result_files`) as ``(path,
-    write)``, written with the run's other files (:meth:`FolderRun.write_outputs`): all together, or none
-    (``out_dir`` is made here)."""
+def bsr_files(out_dir: Path, summary: dict[str, Any]) -> dict[Path, str]:
+    """BSR ``collect_eval_bdry.m`` outputs (:func:`~segmetrics_torch.io.bsr_result_files`) as ``{path: text}``,
+    written with the run's other files (:meth:`FolderRun.write_outputs`): all together, or none (``out_dir`` is made
+    here)."""
     out_dir.mkdir(exist_ok=True)
-    texts = bsr_result_files(summary)
-    write = functools.partial(Path.write_text, encoding="utf-8")
-    return [(out_dir / name, functools.partial(write, data=text)) for name, text in texts.items()]
+    return {out_dir / name: text for name, text in bsr_result_files(summary).items()}

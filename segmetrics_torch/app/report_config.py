@@ -237,12 +237,11 @@ def _all_family_options(options_in: Any, source: str, errors: list[str]) -> dict
     with _gather(errors):
         _expect(isinstance(options_in, Mapping), source, "options", "a mapping {family: options}", options_in)
     if isinstance(options_in, Mapping):
-        for family in options_in:
-            if _family(family) not in FAMILIES:
-                errors.append(f"{_where(source, f'options.{family}')}: not a family ({', '.join(FAMILIES)})")
         spelt: dict[str, str] = {}
-        for given in options_in:  # foreground and its alias sod both given: one would replace the other silently
-            if _family(given) in spelt:
+        for given in options_in:
+            if _family(given) not in FAMILIES:
+                errors.append(f"{_where(source, f'options.{given}')}: not a family ({', '.join(FAMILIES)})")
+            elif _family(given) in spelt:  # foreground and its alias sod both given: one would replace the other
                 errors.append(
                     f"{_where(source, 'options')}: {spelt[_family(given)]} and {given} name one family: merge them"
                 )
@@ -313,9 +312,10 @@ def config_from_mapping(data: Any, base: str | Path = ".", source: str = "config
     output_in = data.get("output", "segmetrics-report")
     if isinstance(output_in, int) and not isinstance(output_in, bool):
         output_in = str(output_in)  # output: 2024, a folder's name YAML reads as a number
+    is_path = isinstance(output_in, str) and bool(output_in.strip())
     with _gather(errors):  # (str() of null, false or a list named a folder "None", "False", "['a', 'b']")
-        _expect(isinstance(output_in, str) and bool(output_in.strip()), source, "output", "a folder path", output_in)
-    output = base / (output_in if isinstance(output_in, str) and output_in.strip() else "segmetrics-report")
+        _expect(is_path, source, "output", "a folder path", output_in)
+    output = base / (output_in if is_path else "segmetrics-report")
     config = ReportConfig(datasets, methods, output, options, source=source)
     cache = data.get("cache", True)
     with _gather(errors):

@@ -10,7 +10,7 @@ import dataclasses
 import functools
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -104,16 +104,16 @@ def run_evaluate_semantic_boundary(args: argparse.Namespace) -> int:
         f"{protocol.max_dist:g}) in {elapsed:.2f} s; {MEAN_ROW}: the class mean of ODS-F, OIS-F, AP (mF)."
     )
     name = args.name or method_name(args.pred, args.dataset, args.gt)  # results/<method>/sbd -> <method>
-    writes = [] if out_dir is None else _class_files(out_dir, result, args.figures or ())
+    curves = class_pr_curves(result)
+    texts, writes = ({}, []) if out_dir is None else _class_files(out_dir, result, curves, args.figures or ())
     if (plot := files["--plot"]) is not None:
-        curves = class_pr_curves(result)
         writes.append((plot, functools.partial(plot_pr_curves, curves, summary="ODS", title=name, iso_f=True)))
     json_path, csv_path = files["--json"], files["--per-image-csv"]
     rows = [{"method": name, "dataset": args.dataset, **row} for row in per_image_rows(result)]
     tables = [(csv_path, rows, ("method", "dataset", "image", "class"), "--per-image-csv")] if csv_path else []
     json_file = (json_path, _report(args, name, result, elapsed)) if json_path is not None else None
     # every file of the run written together: an interruption leaves the previous run's set or this one's
-    actions = write_run_files(json_file, tables, files=writes)
+    actions = write_run_files(json_file, tables, files=writes, texts=texts)
     if out_dir is not None:
         shown = ", ".join(CLASS_FILES) + ", <id>_ev1.txt" + "".join(f", pr_curve.{f}" for f in args.figures or ())
         print(f"Wrote {shown} of {len(result.classes)} class(es) to {out_dir}/class_XXX")
@@ -146,23 +146,22 @@ def _check_outside_inputs(files: dict[str, Path | None], out_dir: Path | None, i
 
 
 def _class_files(
-    out_dir: Path, result: SemanticBoundaryResult, figures: Sequence[str]
-) -> list[tuple[Path, Callable[[Path], object]]]:
-    """Each class's SBD-benchmark files (and PR-curve figures) in ``out_dir/class_XXX/`` as ``(path, write)``, for
-    the run's files written together; the folders are made here."""
+    out_dir: Path, result: SemanticBoundaryResult, curves: Mapping[str, Any], figures: Sequence[str]
+) -> tuple[dict[Path, str], list[tuple[Path, Callable[[Path], object]]]]:
+    """Each class's SBD-benchmark files as ``{path: text}`` and PR-curve figures (of ``curves``, by class name) as
+    ``(path, write)`` in ``out_dir/class_XXX/``, for the run's files written together; the folders are made here."""
     out_dir.mkdir(exist_ok=True)
-    curves = class_pr_curves(result)
+    texts: dict[Path, str] = {}
     writes: list[tuple[Path, Callable[[Path], object]]] = []
     for k, (number, class_name) in enumerate(zip(result.classes, result.class_names, strict=True)):
         folder = out_dir / class_folder_name(number)
         folder.mkdir(exist_ok=True)
-        for file_name, text in bsr_files(result, k).items():
-            writes.append((folder / file_name, functools.partial(Path.write_text, data=text, encoding="utf-8")))
+        texts |= {folder / file_name: text for file_name, text in bsr_files(result, k).items()}
         for fmt in figures:
             curve = {class_name: curves[class_name]}
             draw = functools.partial(plot_pr_curves, curve, summary="ODS", iso_f=True)
             writes.append((folder / f"pr_curve.{fmt}", draw))
-    return writes
+    return texts, writes
 
 
 def _report(args: argparse.Namespace, name: str, result: SemanticBoundaryResult, elapsed: float) -> dict[str, Any]:

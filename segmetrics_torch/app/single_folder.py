@@ -232,7 +232,7 @@ def run_evaluate_boundary(args: argparse.Namespace) -> int:
         results=results,
         per_image=results.get("per_image", {}),
         columns=BOUNDARY_COLUMNS,
-        other_files=bsr_files(out_dir, summary) if out_dir is not None else (),
+        other_texts=bsr_files(out_dir, summary) if out_dir is not None else None,
     )
     return 0
 

@@ -422,14 +422,16 @@ def write_run_files(
     json_file: tuple[Path, Any] | None = None,
     tables: Sequence[tuple[Path, Sequence[Mapping[str, Any]], Sequence[str], str]] = (),
     files: Sequence[tuple[Path, Callable[[Path], object]]] = (),
+    texts: Mapping[Path, str] | None = None,
 ) -> list[str]:
     """The files of one run, every text made first and then the files written together
     (:func:`~.files.write_together`: an interruption leaves the old set or the new), so that a table that cannot be
     merged (:func:`merged_csv`) fails before any file is touched: ``json_file`` as ``(path, document)``
     (:func:`write_json`'s text), ``tables`` as ``(path, rows, key columns, option)`` merged as :func:`upsert_csv`
-    does, ``files`` the run's other files as ``(path, write)`` (``write(temporary_path)``: a figure, a
-    benchmark's text files). Returns what happened to the JSON file and each table, in order: ``"wrote"`` (a new
-    file) or ``"updated"`` (rows merged into a table; the JSON file is always ``"wrote"``).
+    does, ``files`` the run's other files as ``(path, write)`` (``write(temporary_path)``: a figure) and ``texts``
+    as ``{path: text}`` (UTF-8: a benchmark's text files). Returns what happened to the JSON file and each table, in
+    order: ``"wrote"`` (a new file) or ``"updated"`` (rows merged into a table; the JSON file is always
+    ``"wrote"``).
 
     Example:
         >>> import tempfile
@@ -452,6 +454,9 @@ def write_run_files(
         merge = functools.partial(_write_merged, table=Path(path), rows=rows, keys=keys, option=option, actions=actions)
         writes.append((Path(path), merge))
     writes += [(Path(path), write) for path, write in files]
+    writes += [
+        (Path(path), functools.partial(_write_bytes, data=text.encode("utf-8"))) for path, text in (texts or {}).items()
+    ]
     # each table read and merged under its folder's lock (a run merging into it at the same time waits: both runs'
     # rows are kept), then every file moved into place together (the previous run's files or this run's, never a mix)
     write_together(writes, locked=True)

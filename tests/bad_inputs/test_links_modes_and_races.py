@@ -80,7 +80,7 @@ def test_bsr_files_replace_a_link_never_write_through_it(tmp_path: Path, link: s
         (out / "eval_bdry.txt").symlink_to(mine)
     else:
         os.link(mine, out / "eval_bdry.txt")
-    files.write_together(bsr_files(out, _bsr_summary()))
+    tables.write_run_files(texts=bsr_files(out, _bsr_summary()))  # as the command writes them
     assert mine.read_text() == "the user's notes"
     assert not (out / "eval_bdry.txt").is_symlink() and "0.4" in (out / "eval_bdry.txt").read_text()
 

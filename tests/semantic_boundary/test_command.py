@@ -25,7 +25,7 @@ from segmetrics_torch.functional.semantic_boundary import (
     summary_rows,
 )
 from segmetrics_torch.reports.tables import format_table
-from tests.conftest import REQUIRED, SHARED
+from tests.conftest import REQUIRED, SHARED, interrupted
 
 from . import synthetic_data
 
@@ -195,9 +195,6 @@ def test_the_outputs_are_written_together(sbd: Path, tmp_path: Path, capsys, mon
         if path.is_file() and path.suffix != ".csv":  # (the table: rows are merged into it, kept as it is)
             path.write_bytes(b"the previous run's " + path.name.encode())
     before = _snapshot(out)
-
-    def interrupted(*args, **kwargs):
-        raise KeyboardInterrupt
 
     monkeypatch.setattr(semantic_boundary_command, "plot_pr_curves", interrupted)
     assert _run(capsys, *argv)[0] == 130

@@ -18,6 +18,7 @@ from segmetrics_torch.app.cli import main
 from segmetrics_torch.app.cli_parser import build_parser
 from segmetrics_torch.functional import davis_global_csv, davis_per_sequence_csv, evaluate_davis
 from segmetrics_torch.reports.tables import format_table
+from tests.conftest import interrupted
 from tests.video.layout import moving_objects, perturb, save_mask, write_davis
 
 TASKS = ("semi-supervised", "unsupervised")
@@ -221,9 +222,6 @@ def test_the_outputs_are_written_together(tmp_path: Path, capsys, monkeypatch) -
         path.write_bytes(b"the previous run's " + path.name.encode())
     before = _snapshot(tmp_path)
 
-    def interrupted(*args, **kwargs):
-        raise KeyboardInterrupt
-
     monkeypatch.setattr(davis_command, "plot_davis_per_sequence", interrupted)
     assert _run(capsys, *argv)[0] == 130
     assert _snapshot(tmp_path) == before  # (hidden files too: no temporary file is left)
@@ -231,9 +229,6 @@ def test_the_outputs_are_written_together(tmp_path: Path, capsys, monkeypatch) -
 
 def test_ctrl_c_is_exit_130_and_nothing_written(tmp_path: Path, capsys, monkeypatch) -> None:
     davis, results = _folders(tmp_path / "in", "semi-supervised", objects=(1,), frames=3)
-
-    def interrupted(*args, **kwargs):
-        raise KeyboardInterrupt
 
     monkeypatch.setattr(davis_command, "evaluate_davis", interrupted)
     status, _, _ = _run(
