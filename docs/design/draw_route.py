@@ -5,7 +5,8 @@ value made from it (the run record, the dataset, the results, the output paths) 
 code is written, each optional branch walked in turn. A *stay* is a module where that value is handled (a run of
 calls inside one module is one stay); a *return* is a stay in a module the route had already left. A function
 passed on and called back (the evaluator chosen as the program runs, the table writers that ``write_together``
-calls) is not followed, as the program's own reading of the code does not. The route is
+calls back, the HTML report's drawing among them: ``HtmlReport.stage``) is not followed, as the program's own
+reading of the code does not. The route is
 written down below (``ROUTE``), read from the code; ``tests/docs/test_design_route.py`` checks that every function it
 names is defined in the module it names, so a renamed or moved function fails there.
 
@@ -41,17 +42,13 @@ ROUTE = (
     Stay("datasets/prescan.py", "scan_pairing"),
     Stay("app/folder_io.py", "FolderRun.write_outputs"),
     Stay("reports/tables.py", "scalar_row"),
-    Stay("reports/files.py", "write_together"),
-    Stay("app/folder_io.py", "FolderRun.write_html", "--html"),
-    Stay("reports/html_report.py", "html_columns", "--html"),
+    Stay("app/folder_io.py", "FolderRun.html_report", "--html"),
+    Stay("reports/html_report.py", "HtmlReport.__init__", "--html"),
     Stay("reports/output_safety.py", "check_outputs", "--html"),
     Stay("reports/html_report.py", "_input_folders", "--html"),
-    Stay("io.py", "open_image", "--html"),
-    Stay("reports/tables.py", "cell_text", "--html"),
-    Stay("reports/html_report.py", "_relative_url", "--html"),
-    Stay("reports/combined.py", "combine", "--html"),
-    Stay("reports/tables.py", "cell_text", "--html"),
-    Stay("reports/html_report.py", "_sort_value", "--html"),
+    # without --html, write_run_files is called in the tables' stay above; with it, the report is made in between
+    Stay("reports/tables.py", "write_run_files", "--html"),
+    Stay("reports/files.py", "write_together"),
     Stay("app/foreground_rows.py", "append_toolbox_line", "--toolbox-lines"),
 )
 

@@ -22,7 +22,7 @@ from ..datasets.folders import FolderDataset, open_folders
 from ..datasets.pairing import BOUNDARY_EXTENSIONS, check_pairing, match_folders
 from ..errors import InputError
 from ..io import bsr_result_files
-from ..reports.html_report import HtmlImage, check_html_folder, html_columns, html_folder_output, write_html_report
+from ..reports.html_report import HtmlImage, HtmlReport, check_html_folder, html_columns, html_folder_output
 from ..reports.output_safety import FolderOutput, InputFolder, checked_outputs
 from ..reports.tables import format_table, per_image_rows, scalar_row, write_run_files
 from . import distributed, runner
@@ -295,9 +295,9 @@ class FolderRun:
         ``--per-image-csv`` rows (:func:`per_image_rows`) and the ``--csv`` row (method, dataset, image count and
         the ``keys`` of the table), where asked for, ``other_files`` (``(path, write)``: ``--plot``) and
         ``other_texts`` (``{path: text}``: ``--out-dir``'s),
-        written together (:func:`~segmetrics_torch.reports.tables.write_run_files`: a table that cannot take the rows
-        fails before any file is written; an interruption leaves the old set or the new); then the ``--html`` report
-        (:meth:`write_html`)."""
+        and the ``--html`` report (:meth:`html_report`), written together
+        (:func:`~segmetrics_torch.reports.tables.write_run_files`: a table that cannot take the rows, or a page that
+        cannot be drawn, fails before any file is replaced; an interruption leaves the old set or the new)."""
         name, pairing = dataset.method_name, dataset.pairing
         document = {
             "segmetrics_version": __version__,
@@ -334,37 +334,36 @@ class FolderRun:
             tables.append((csv_path, [row | {k: table.get(k) for k in keys or ()}], ("method", "dataset"), "--csv"))
             shown.append(f"{csv_path} (row {name} / {dataset.dataset_name})")
         json_file = None if json_path is None else (json_path, document)
-        actions = write_run_files(json_file, tables, other_files, other_texts)
+        html = [] if self.html is None else [self.html_report(dataset, rows, table, columns, settings)]
+        actions = write_run_files(json_file, tables, [*other_files, *html], other_texts)
         if other_texts:  # one folder's files (--out-dir)
             print(f"Wrote {', '.join(path.name for path in other_texts)} to {next(iter(other_texts)).parent}")
-        for path, _ in other_files:
+        for path in [*(path for path, _ in other_files), *([] if json_path is None else [json_path])]:
             print(f"Wrote {path}")
-        if json_path is not None:
-            print(f"Wrote {json_path}")
         for action, text in zip(actions[json_path is not None :], shown, strict=True):
             print(f"{action.capitalize()} {text}")
-        if self.html is not None:
-            self.write_html(dataset, rows, table, columns, settings)
+        for report in html:
+            print(f"Wrote {report.target}")
 
-    def write_html(
+    def html_report(
         self,
         dataset: FolderDataset,
         rows: Sequence[Mapping[str, Any]],
         table: Mapping[str, Any],
         columns: Sequence[tuple[str, str]],
         options: Mapping[str, Any],
-    ) -> None:
-        """``--html DIR``: the error browser of this run (``reports.html_report.write_html_report``): the table
-        (``columns``, then every other number of the per-image ``rows``), the per-image table, the worst images
-        with the family's error overlay, the distributions. Directions are the registry's (a key no measure names,
-        such as a threshold, is shown but not ranked)."""
+    ) -> HtmlReport:
+        """``--html DIR``: the error browser of this run (``reports.html_report.HtmlReport``), written with the run's
+        other files: the table (``columns``, then every other number of the per-image ``rows``), the per-image table,
+        the worst images with the family's error overlay, the distributions. Directions are the registry's (a key no
+        measure names, such as a threshold, is shown but not ranked)."""
         name, where = dataset.method_name, dataset.dataset_name
         options = dict(options)
         if options.get("parameter_kind") == "thresholds":  # a ucm2 hierarchy's levels, for the overlay's level
             options["thresholds"] = options["parameters"]
         shown, directions = html_columns(self.family, columns, rows)
         evaluated = {str(r["image"]) for r in rows}
-        path = write_html_report(
+        return HtmlReport(
             Path(str(self.html)),
             family=self.family,
             title=f"{name} on {where}",
@@ -375,7 +374,6 @@ class FolderRun:
             images=[HtmlImage(where, s, gt, {name: pred}) for s, pred, gt in dataset.pairing.pairs if s in evaluated],
             options=options,
         )
-        print(f"Wrote {path}")
 
 
 #: the files of BSR's collect_eval_bdry.m that --out-dir writes

@@ -9,10 +9,10 @@ hour computing to find that ``--json`` points into a read-only folder. So:
 * :func:`write_atomically` writes through a temporary file in the same folder and ``os.replace`` s it onto the target:
   readers see the old file or the new one, never a part; a failure leaves the old file as it was. The file gets the
   mode the user's umask gives a new file (:func:`default_file_mode`), not ``mkstemp``'s 0600.
-  :func:`write_together` does so for a set of files (a run's ``--json`` and CSV tables): every file is written
-  first, then all are moved into place while :func:`signals_held` holds Ctrl-C and ``SIGTERM`` back, so that an
-  interruption leaves the old set or the new one, never a mix (the HTML report and the report folders move their
-  files in under the same hold).
+  :func:`write_together` does so for a set of outputs (a run's ``--json``, CSV tables, figures and HTML report):
+  every output is made first, then all are moved into place while :func:`signals_held` holds Ctrl-C and ``SIGTERM``
+  back, so that an interruption or a failure leaves the old set or the new one, never a mix. An output that is more
+  than one file (the HTML report: a page and its ``assets/`` folder) joins the set as a :class:`StagedOutput`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from ..errors import InputError
 
@@ -37,6 +37,8 @@ except ImportError:  # Windows: no flock, nothing is locked
     fcntl = None  # type: ignore[assignment]
 
 __all__ = [
+    "Output",
+    "StagedOutput",
     "check_output",
     "default_file_mode",
     "default_folder_mode",
@@ -182,15 +184,65 @@ def write_atomically(path: str | Path, write: Callable[[Path], object]) -> None:
     write_together([(path, write)])
 
 
-def write_together(files: Sequence[tuple[str | Path, Callable[[Path], object]]], *, locked: bool = False) -> None:
-    """Write a set of files, each as :func:`write_atomically` does, and move them into place together.
+@runtime_checkable
+class StagedOutput(Protocol):
+    """An output that :func:`write_together` makes beside its target and moves into place with a run's other files:
+    one made of several files (:class:`~segmetrics_torch.reports.html_report.HtmlReport`, a page and its folder).
 
-    Every ``write(temporary_path)`` runs first, each into a temporary file beside its target; a failure there leaves
-    every target as it was (the temporary files are removed). Then the files are moved onto their targets
-    (``os.replace``) while :func:`signals_held` holds Ctrl-C and ``SIGTERM`` back: an interruption leaves the old
-    set or the new one, never a run's ``--json`` beside the previous run's table. ``locked``: the whole write holds the
-    lock of the files' folders (:func:`folders_locked`), for writers that read the file they replace (a table that
-    rows are merged into: a run merging at the same time waits, and both runs' rows are kept).
+    ``target``: the path it replaces; its folder is made when missing and locked with the set's other folders.
+    ``stage()``: make the output under temporary names beside ``target`` (it may raise: nothing of the user's has
+    changed then). ``commit()``: move it into place; called after every output of the set was staged, while signals
+    are held. ``discard()``: remove what ``stage`` made, when the set fails or is interrupted before ``commit`` (it is
+    called for every output whose ``stage`` began, and does nothing once ``commit`` has run).
+    """
+
+    @property
+    def target(self) -> Path: ...
+
+    def stage(self) -> None: ...
+
+    def commit(self) -> None: ...
+
+    def discard(self) -> None: ...
+
+
+class _StagedFile:
+    """One file of a set: ``write(temporary_path)`` beside ``target``, then ``os.replace`` onto it."""
+
+    def __init__(self, target: str | Path, write: Callable[[Path], object]) -> None:
+        self.target, self.write, self.temp = Path(target), write, ""
+
+    def stage(self) -> None:
+        target = self.target
+        handle, self.temp = make_temporary_file(target.parent, f".{target.stem}.", f".tmp{target.suffix}")
+        os.close(handle)
+        self.write(Path(self.temp))
+        keep_mode(self.temp, self.target)
+
+    def commit(self) -> None:
+        os.replace(self.temp, self.target)
+        self.temp = ""
+
+    def discard(self) -> None:
+        if self.temp:
+            with contextlib.suppress(OSError):
+                os.unlink(self.temp)
+
+
+#: an output of :func:`write_together`: ``(path, write)`` (``write(temporary_path)`` makes the file) or a staged one
+Output = tuple[str | Path, Callable[[Path], object]] | StagedOutput
+
+
+def write_together(files: Sequence[Output], *, locked: bool = False) -> None:
+    """Write a set of outputs, each file as :func:`write_atomically` does, and move them into place together.
+
+    ``files``: ``(path, write)`` pairs and :class:`StagedOutput` s (a report folder). Every output is made first, each
+    under a temporary name beside its target; a failure or an interruption there leaves every target as it was (what
+    was made is removed). Then the outputs are moved into place while :func:`signals_held` holds Ctrl-C and
+    ``SIGTERM`` back: an interruption leaves the old set or the new one, never a run's ``--json`` beside the previous
+    run's table or page. ``locked``: the whole write holds the lock of the outputs' folders (:func:`folders_locked`),
+    for writers that read the file they replace (a table that rows are merged into: a run merging at the same time
+    waits, and both runs' rows are kept) and for report folders (one run at a time cleans and fills one).
 
     Example:
         >>> import tempfile
@@ -199,27 +251,27 @@ def write_together(files: Sequence[tuple[str | Path, Callable[[Path], object]]],
         >>> sorted(p.name for p in folder.iterdir())
         ['a.txt', 'b.txt']
     """
-    with folders_locked([target for target, _ in files]) if locked else contextlib.nullcontext():
-        _write_staged(files)
+    outputs = [f if isinstance(f, StagedOutput) else _StagedFile(*f) for f in files]
+    for output in outputs:
+        if not isinstance(output, _StagedFile):  # a report folder that does not exist yet, made to be locked
+            output.target.parent.mkdir(parents=True, exist_ok=True)
+    with folders_locked([output.target for output in outputs]) if locked else contextlib.nullcontext():
+        _write_staged(outputs)
 
 
-def _write_staged(files: Sequence[tuple[str | Path, Callable[[Path], object]]]) -> None:
-    staged: list[tuple[str, Path]] = []
+def _write_staged(outputs: Sequence[StagedOutput]) -> None:
+    begun: list[StagedOutput] = []
     try:
-        for target, write in files:
-            path = Path(target)
-            handle, temp = make_temporary_file(path.parent, f".{path.stem}.", f".tmp{path.suffix}")
-            os.close(handle)
-            staged.append((temp, path))
-            write(Path(temp))
-            keep_mode(temp, path)
+        for output in outputs:
+            begun.append(output)
+            output.stage()
         with signals_held():
-            for temp, path in staged:
-                os.replace(temp, path)
+            for output in outputs:
+                output.commit()
     except BaseException:
-        for temp, _ in staged:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)  # a file already moved into place has no temporary name left: nothing to remove
+        with signals_held():  # the clean-up is not cut short by a second Ctrl-C
+            for output in begun:
+                output.discard()  # an output already moved into place has nothing left to remove
         raise
 
 

@@ -39,7 +39,6 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import math
 import os
@@ -61,7 +60,7 @@ from ..io import open_image
 from ..registry import Family, higher_is_better
 from ._html_common import CHUNK, HtmlImage, Job
 from .combined import TOP_THREE, combine
-from .files import default_folder_mode, folders_locked, keep_mode, remove_stale_folders, signals_held
+from .files import default_folder_mode, keep_mode, remove_stale_folders, signals_held, write_together
 from .output_safety import FolderOutput, InputFolder, check_outputs
 from .tables import cell_text, is_value
 
@@ -70,6 +69,7 @@ __all__ = [
     "K_MAX",
     "THUMBNAIL_SIDE",
     "HtmlImage",
+    "HtmlReport",
     "check_html_folder",
     "html_columns",
     "html_folder_output",
@@ -491,24 +491,15 @@ def _copy_figures(temp: Path, figures: Sequence[Path]) -> list[dict[str, str]]:
     return copied
 
 
-def write_html_report(
-    out_dir: Path,
-    *,
-    family: str,
-    title: str,
-    columns: Sequence[tuple[str, str]],
-    higher_is_better: Mapping[str, bool | None],
-    tables: Mapping[str, Mapping[str, Mapping[str, float | None]]],
-    per_image: Sequence[Mapping[str, Any]],
-    images: Sequence[HtmlImage],
-    figures: Sequence[Path] = (),
-    options: Mapping[str, Any] | None = None,
-    digits: int = 3,
-) -> Path:
-    """Write the error browser of a run: ``out_dir/index.html`` and ``out_dir/assets/`` (see the module doc).
+class HtmlReport:
+    """The error browser of a run, ``out_dir/index.html`` and ``out_dir/assets/`` (see the module doc), as one output
+    of the run's set: :func:`~segmetrics_torch.reports.files.write_together` (or
+    :func:`~segmetrics_torch.reports.tables.write_run_files`' ``files``) draws it beside the other files and moves it
+    into place with them, so that an interruption or a failure while the page is drawn leaves the previous run's
+    set, page and tables together (:func:`write_html_report` writes a report on its own).
 
     Args:
-        out_dir: the report's folder (created; not an input folder: checked before anything is written).
+        out_dir: the report's folder (created; not an input folder: checked here, before anything is written).
         family: "foreground", "boundary", "partition", "surface" or "proposals" (the overlay drawn).
         title: the page's title.
         columns: ``(key, label)`` of the measures shown, in order (tables, per-image table, worst-k, histograms).
@@ -525,9 +516,6 @@ def write_html_report(
             truth's header).
         digits: the decimals printed, and compared for the top-3 marks.
 
-    Returns:
-        ``out_dir / "index.html"``.
-
     Raises:
         InputError: ``out_dir`` is an input folder, or holds one in ``assets/``, or its ``assets/`` was not written
             here (nothing is written then).
@@ -536,101 +524,166 @@ def write_html_report(
     An image whose files cannot be read (or whose overlay fails) shows the reason in its gallery card; the rest of
     the report is written.
     """
-    out_dir = Path(out_dir)
-    figures = [Path(f) for f in figures]
-    _check_arguments(family, columns, per_image, images, figures, digits)
-    _check_out_dir(out_dir, images, figures)
-    options = dict(options or {})
 
-    keys = [k for k, _ in columns]
-    present = {k for row in per_image for k in row}
-    # further numeric keys of the rows (a boundary row's threshold); lists (proposals' best J per object) are left out
-    extra = [
-        k
-        for k in dict.fromkeys(k for row in per_image for k in row)
-        if k not in ("method", "dataset", "image") and all(is_value(row.get(k)) for row in per_image)
-    ]
-    image_columns = [(k, label) for k, label in columns if k in present] + [(k, k) for k in extra if k not in keys]
-    measure_columns = [(k, label) for k, label in columns if k in present]
-    methods = list(dict.fromkeys([*(m for rows in tables.values() for m in rows), *(r["method"] for r in per_image)]))
-    datasets = list(dict.fromkeys([*tables, *(r["dataset"] for r in per_image)]))
-    worst = _worst(per_image, [k for k, _ in measure_columns], higher_is_better)
-    chosen = sorted(
-        {
-            (d, name)
-            for d, by_method in worst.items()
-            for lists in by_method.values()
-            for x in lists.values()
-            for name in x
-        }
-    )
+    def __init__(
+        self,
+        out_dir: Path,
+        *,
+        family: str,
+        title: str,
+        columns: Sequence[tuple[str, str]],
+        higher_is_better: Mapping[str, bool | None],
+        tables: Mapping[str, Mapping[str, Mapping[str, float | None]]],
+        per_image: Sequence[Mapping[str, Any]],
+        images: Sequence[HtmlImage],
+        figures: Sequence[Path] = (),
+        options: Mapping[str, Any] | None = None,
+        digits: int = 3,
+    ) -> None:
+        self.out_dir, self.figures = Path(out_dir), [Path(f) for f in figures]
+        _check_arguments(family, columns, per_image, images, self.figures, digits)
+        _check_out_dir(self.out_dir, images, self.figures)
+        self.family, self.title, self.columns, self.higher_is_better = family, title, columns, higher_is_better
+        self.tables, self.per_image, self.images = tables, per_image, images
+        self.options, self.digits = dict(options or {}), digits
+        self._temp: Path | None = None  # the report drawn, waiting to be moved into place
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    # one report at a time in a folder (a second run waits): the clean-up below takes every temporary folder
-    # there for a killed run's
-    with folders_locked([out_dir / PAGE]):
-        remove_stale_folders(out_dir, TEMP_PREFIX)  # a killed run's temporary folders
-        temp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=out_dir))
-        try:
-            os.chmod(temp, default_folder_mode())  # mkdtemp's 0700 -> what a plain mkdir makes under the umask
-            (temp / MARKER).write_text("written by segmetrics_torch.reports.html_report\n", encoding="utf-8")
-            thumbs = temp / "thumbs"
-            thumbs.mkdir()
-            gallery, jobs = _gallery(
-                chosen, images, per_image, methods, image_columns, family, options, out_dir, thumbs, digits
-            )
-            _save_thumbnails(family, gallery, jobs, options, thumbs)
+    @property
+    def target(self) -> Path:
+        """The page, ``out_dir/index.html``."""
+        return self.out_dir / PAGE
 
-            histograms, plots_note = _histograms_or_why(temp, per_image, measure_columns, methods, datasets)
-            copied = _copy_figures(temp, figures)
-
-            index_of = {key: i for i, key in enumerate(chosen)}
-            data = {
-                "kmax": K_MAX,
-                "methods": methods,
-                "datasets": datasets,
-                "measures": [
-                    {"key": k, "label": label, "higher": higher_is_better.get(k)} for k, label in measure_columns
-                ],
-                "columns": [{"key": k, "label": label} for k, label in image_columns],
-                "worst": {
-                    d: {m: {k: [index_of[(d, n)] for n in names] for k, names in by.items()} for m, by in bm.items()}
-                    for d, bm in worst.items()
-                },
-                "images": gallery,
+    def stage(self) -> None:
+        """Draw the report into a temporary folder in ``out_dir`` (the folder's lock held by the caller: the clean-up
+        takes every temporary folder there for a killed run's)."""
+        out_dir, per_image, columns = self.out_dir, self.per_image, self.columns
+        higher_is_better, family, options, digits = self.higher_is_better, self.family, self.options, self.digits
+        keys = [k for k, _ in columns]
+        present = {k for row in per_image for k in row}
+        # further numeric keys of the rows (a boundary row's threshold); lists (proposals' best J per object) are left
+        # out
+        extra = [
+            k
+            for k in dict.fromkeys(k for row in per_image for k in row)
+            if k not in ("method", "dataset", "image") and all(is_value(row.get(k)) for row in per_image)
+        ]
+        image_columns = [(k, label) for k, label in columns if k in present] + [(k, k) for k in extra if k not in keys]
+        measure_columns = [(k, label) for k, label in columns if k in present]
+        methods = list(
+            dict.fromkeys([*(m for rows in self.tables.values() for m in rows), *(r["method"] for r in per_image)])
+        )
+        datasets = list(dict.fromkeys([*self.tables, *(r["dataset"] for r in per_image)]))
+        worst = _worst(per_image, [k for k, _ in measure_columns], higher_is_better)
+        chosen = sorted(
+            {
+                (d, name)
+                for d, by_method in worst.items()
+                for lists in by_method.values()
+                for x in lists.values()
+                for name in x
             }
-            lower = [k for k in keys if higher_is_better.get(k) is False]
-            unranked = frozenset(k for k in keys if higher_is_better.get(k) is None)
-            page = _render(
-                title=title,
-                family=family,
-                note=OVERLAY_NOTES[family],
-                tables=_tables(family, tables, columns, lower, digits, unranked),
-                image_columns=image_columns,
-                per_image=[
-                    {
-                        "method": r["method"],
-                        "dataset": r["dataset"],
-                        "image": r["image"],
-                        "cells": [(cell_text(r, k, digits), _sort_value(r.get(k))) for k, _ in image_columns],
-                    }
-                    for r in sorted(per_image, key=lambda r: (r["dataset"], r["method"], r["image"]))
-                ],
-                histograms=histograms,
-                plots_note=plots_note,
-                figures=copied,
-                kmax=K_MAX,
-                data=data,
-            )
-            # the page waits in the temporary folder too: a run killed before the end leaves nothing the next run's
-            # clean-up of TEMP_PREFIX does not remove
-            (temp / PAGE).write_text(page, encoding="utf-8")
-            _replace_report(out_dir, temp)
-        except BaseException:
-            with signals_held(), contextlib.suppress(OSError):
-                shutil.rmtree(temp)
-            raise
-    return out_dir / PAGE
+        )
+
+        out_dir.mkdir(parents=True, exist_ok=True)
+        remove_stale_folders(out_dir, TEMP_PREFIX)  # a killed run's temporary folders
+        self._temp = temp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=out_dir))
+        os.chmod(temp, default_folder_mode())  # mkdtemp's 0700 -> what a plain mkdir makes under the umask
+        (temp / MARKER).write_text("written by segmetrics_torch.reports.html_report\n", encoding="utf-8")
+        thumbs = temp / "thumbs"
+        thumbs.mkdir()
+        gallery, jobs = _gallery(
+            chosen, self.images, per_image, methods, image_columns, family, options, out_dir, thumbs, digits
+        )
+        _save_thumbnails(family, gallery, jobs, options, thumbs)
+
+        histograms, plots_note = _histograms_or_why(temp, per_image, measure_columns, methods, datasets)
+        copied = _copy_figures(temp, self.figures)
+
+        index_of = {key: i for i, key in enumerate(chosen)}
+        data = {
+            "kmax": K_MAX,
+            "methods": methods,
+            "datasets": datasets,
+            "measures": [{"key": k, "label": label, "higher": higher_is_better.get(k)} for k, label in measure_columns],
+            "columns": [{"key": k, "label": label} for k, label in image_columns],
+            "worst": {
+                d: {m: {k: [index_of[(d, n)] for n in names] for k, names in by.items()} for m, by in bm.items()}
+                for d, bm in worst.items()
+            },
+            "images": gallery,
+        }
+        lower = [k for k in keys if higher_is_better.get(k) is False]
+        unranked = frozenset(k for k in keys if higher_is_better.get(k) is None)
+        page = _render(
+            title=self.title,
+            family=family,
+            note=OVERLAY_NOTES[family],
+            tables=_tables(family, self.tables, columns, lower, digits, unranked),
+            image_columns=image_columns,
+            per_image=[
+                {
+                    "method": r["method"],
+                    "dataset": r["dataset"],
+                    "image": r["image"],
+                    "cells": [(cell_text(r, k, digits), _sort_value(r.get(k))) for k, _ in image_columns],
+                }
+                for r in sorted(per_image, key=lambda r: (r["dataset"], r["method"], r["image"]))
+            ],
+            histograms=histograms,
+            plots_note=plots_note,
+            figures=copied,
+            kmax=K_MAX,
+            data=data,
+        )
+        # the page waits in the temporary folder too: a run killed before the end leaves nothing the next run's
+        # clean-up of TEMP_PREFIX does not remove
+        (temp / PAGE).write_text(page, encoding="utf-8")
+
+    def commit(self) -> None:
+        """Move the drawn report into place (:func:`_replace_report`)."""
+        if self._temp is not None:
+            _replace_report(self.out_dir, self._temp)
+            self._temp = None
+
+    def discard(self) -> None:
+        """Remove the temporary folder of a report that is not moved into place."""
+        if self._temp is not None:
+            shutil.rmtree(self._temp, ignore_errors=True)
+            self._temp = None
+
+
+def write_html_report(
+    out_dir: Path,
+    *,
+    family: str,
+    title: str,
+    columns: Sequence[tuple[str, str]],
+    higher_is_better: Mapping[str, bool | None],
+    tables: Mapping[str, Mapping[str, Mapping[str, float | None]]],
+    per_image: Sequence[Mapping[str, Any]],
+    images: Sequence[HtmlImage],
+    figures: Sequence[Path] = (),
+    options: Mapping[str, Any] | None = None,
+    digits: int = 3,
+) -> Path:
+    """Write the error browser of a run on its own (:class:`HtmlReport`, whose arguments these are): drawn into a
+    temporary folder in ``out_dir``, then moved into place; one report at a time in a folder (a second run waits for
+    the folder's lock). Returns ``out_dir / "index.html"``; raises what :class:`HtmlReport` raises."""
+    report = HtmlReport(
+        out_dir,
+        family=family,
+        title=title,
+        columns=columns,
+        higher_is_better=higher_is_better,
+        tables=tables,
+        per_image=per_image,
+        images=images,
+        figures=figures,
+        options=options,
+        digits=digits,
+    )
+    write_together([report], locked=True)
+    return report.target
 
 
 def _replace_report(out_dir: Path, temp: Path) -> None:

@@ -17,7 +17,7 @@ import json
 import math
 import sys
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from ..errors import InputError
 
 # the report's file names: defined where importing costs no torch (the configuration check uses it too)
 from ..registry import DEFAULT_FOREGROUND, MEASURES, report_columns
-from .files import slug, write_atomically, write_together
+from .files import Output, slug, write_atomically, write_together
 
 __all__ = [
     "SOD_COLUMNS",
@@ -421,14 +421,15 @@ def per_image_rows(
 def write_run_files(
     json_file: tuple[Path, Any] | None = None,
     tables: Sequence[tuple[Path, Sequence[Mapping[str, Any]], Sequence[str], str]] = (),
-    files: Sequence[tuple[Path, Callable[[Path], object]]] = (),
+    files: Sequence[Output] = (),
     texts: Mapping[Path, str] | None = None,
 ) -> list[str]:
     """The files of one run, every text made first and then the files written together
     (:func:`~.files.write_together`: an interruption leaves the old set or the new), so that a table that cannot be
     merged (:func:`merged_csv`) fails before any file is touched: ``json_file`` as ``(path, document)``
     (:func:`write_json`'s text), ``tables`` as ``(path, rows, key columns, option)`` merged as :func:`upsert_csv`
-    does, ``files`` the run's other files as ``(path, write)`` (``write(temporary_path)``: a figure) and ``texts``
+    does, ``files`` the run's other outputs as ``(path, write)`` (``write(temporary_path)``: a figure) or
+    :class:`~.files.StagedOutput` (the HTML report: :class:`~.html_report.HtmlReport`) and ``texts``
     as ``{path: text}`` (UTF-8: a benchmark's text files). Returns what happened to the JSON file and each table, in
     order: ``"wrote"`` (a new file) or ``"updated"`` (rows merged into a table; the JSON file is always
     ``"wrote"``).
@@ -444,7 +445,7 @@ def write_run_files(
         ['updated']
     """
     actions: list[str] = []
-    writes: list[tuple[Path, Callable[[Path], object]]] = []
+    writes: list[Output] = []
     if json_file is not None:
         path, document = json_file
         text = json.dumps(to_jsonable(document), indent=2, allow_nan=False) + "\n"
@@ -453,7 +454,7 @@ def write_run_files(
     for path, rows, keys, option in tables:
         merge = functools.partial(_write_merged, table=Path(path), rows=rows, keys=keys, option=option, actions=actions)
         writes.append((Path(path), merge))
-    writes += [(Path(path), write) for path, write in files]
+    writes += files
     writes += [
         (Path(path), functools.partial(_write_bytes, data=text.encode("utf-8"))) for path, text in (texts or {}).items()
     ]

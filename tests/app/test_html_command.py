@@ -224,3 +224,58 @@ def test_a_threshold_is_shown_but_never_ranked(tmp_path: Path, capsys) -> None:
     assert _run(capsys, "boundary", "--pred", tmp_path / "pred", "--gt", tmp_path / "gt", "--html", out)[0] == 0
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "ODS-T ↑" not in page and "ODS-T ↓" not in page and "ODS-F ↑" in page
+
+
+def _previous_set(tmp_path: Path, capsys) -> tuple[list[str], dict[Path, bytes]]:
+    """A run's --json and --html written once, then both marked as the previous run's."""
+    pred, gt = _foreground(tmp_path)
+    args = ["foreground", "--pred", pred, "--gt", gt, "--html", tmp_path / "report"]
+    args += ["--json", tmp_path / "r.json"]
+    status, err = _run(capsys, *args)
+    assert status == 0, err
+    previous = {}
+    for path in [tmp_path / "r.json", tmp_path / "report" / "index.html"]:
+        path.write_text(f"the previous run's {path.name}\n")
+        previous[path] = path.read_bytes()
+    return [str(a) for a in args], previous
+
+
+def test_the_html_report_and_the_tables_are_one_set_under_ctrl_c(tmp_path: Path, capsys, monkeypatch) -> None:
+    """The page was drawn after the --json and the tables had been moved into place: a Ctrl-C while it was drawn (its
+    thumbnails take seconds) left this run's JSON beside the previous run's page."""
+    from segmetrics_torch.reports import html_report
+    from tests.conftest import interrupted
+
+    args, previous = _previous_set(tmp_path, capsys)
+    monkeypatch.setattr(html_report, "_save_thumbnails", interrupted)
+    status, _ = _run(capsys, *args)
+    assert status == 130
+    assert {path: path.read_bytes() for path in previous} == previous  # the previous set, whole
+    assert sorted(p.name for p in (tmp_path / "report").iterdir()) == ["assets", "index.html"]  # nothing left over
+
+
+def test_a_page_that_cannot_be_drawn_replaces_no_table(tmp_path: Path, capsys, monkeypatch) -> None:
+    """A failure while the page is drawn (a full disk) is a failure of the run's set: no file of it is replaced."""
+    from segmetrics_torch.reports import html_report
+
+    args, previous = _previous_set(tmp_path, capsys)
+
+    def full(*_: object, **__: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(html_report, "_save_thumbnails", full)
+    status, err = _run(capsys, *args)
+    assert status != 0 and "No space left on device" in err
+    assert {path: path.read_bytes() for path in previous} == previous
+
+
+def test_a_signal_at_the_first_rename_leaves_the_previous_set_or_the_new(tmp_path: Path, capsys, monkeypatch) -> None:
+    """Ctrl-C at the set's first rename waits for the renames: the new set, the page included, is in place."""
+    from tests.conftest import signal_at_first_replace
+
+    args, previous = _previous_set(tmp_path, capsys)
+    moved = signal_at_first_replace(monkeypatch)
+    status, _ = _run(capsys, *args)
+    assert status == 130 and moved
+    assert all(path.read_bytes() != old for path, old in previous.items())  # the new set, every file of it
+    assert "report-data" in (tmp_path / "report" / "index.html").read_text(encoding="utf-8")

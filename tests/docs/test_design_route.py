@@ -60,7 +60,7 @@ def test_the_counts_in_the_design_notes_are_the_routes() -> None:
     n0, m0, r0 = counts(without)
     n, m, r = counts(ROUTE)
     # the row of "now" in the notes' table, read whole: stays, modules and returns
-    assert f"| **now (sixth session), without the `--html` branch** | **{n0}** | {m0} | **{r0}** |" in notes
+    assert f"| **now (seventh session), without the `--html` branch** | **{n0}** | {m0} | **{r0}** |" in notes
     assert f"| now, the `--html` branch included | {n} | {m} | {r} |" in notes
 
 
