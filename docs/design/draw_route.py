@@ -45,7 +45,6 @@ ROUTE = (
     Stay("app/folder_io.py", "FolderRun.html_report", "--html"),
     Stay("reports/html_report.py", "HtmlReport.__init__", "--html"),
     Stay("reports/output_safety.py", "check_outputs", "--html"),
-    Stay("reports/html_report.py", "_input_folders", "--html"),
     # without --html, write_run_files is called in the tables' stay above; with it, the report is made in between
     Stay("reports/tables.py", "write_run_files", "--html"),
     Stay("reports/files.py", "write_together"),

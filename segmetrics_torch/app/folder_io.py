@@ -22,7 +22,7 @@ from ..datasets.folders import FolderDataset, open_folders
 from ..datasets.pairing import BOUNDARY_EXTENSIONS, check_pairing, match_folders
 from ..errors import InputError
 from ..io import bsr_result_files
-from ..reports.html_report import HtmlImage, HtmlReport, check_html_folder, html_columns, html_folder_output
+from ..reports.html_report import HtmlImage, HtmlReport, html_columns, html_folder_output
 from ..reports.output_safety import FolderOutput, InputFolder, checked_outputs
 from ..reports.tables import format_table, per_image_rows, scalar_row, write_run_files
 from . import distributed, runner
@@ -189,7 +189,6 @@ class FolderRun:
         """The folders the run writes whole: ``--html``'s report (checked as every output is: never an input)."""
         if self.html is None:
             return []
-        check_html_folder(Path(self.html))  # a file, or an assets/ folder the report did not write: refused now
         return [html_folder_output(Path(self.html))]
 
     def check_outputs(self, *, out_dir: Path | None = None) -> dict[str, Path | None]:

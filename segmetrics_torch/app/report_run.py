@@ -49,7 +49,7 @@ from ..registry import missing_packages
 from ..reports.cache import ResultCache
 from ..reports.combined import check_xlsx
 from ..reports.files import signals_held
-from ..reports.html_report import check_html_folder, html_folder_output
+from ..reports.html_report import html_folder_output
 from ..reports.output_safety import FolderOutput, InputFile, InputFolder, check_outputs, probe_outputs, report_folder
 from ..reports.report import (
     check_report_folder,
@@ -488,7 +488,6 @@ def check_report_outputs(config: ReportConfig, file_outputs: Mapping[str, Path])
         folders.append(FolderOutput("the cache folder", config.cache))
     if config.html is not None:  # each page's folder: a file, or a page or assets/ the report did not write, refused
         for page in html_page_folders(config.html, _families(config)).values():
-            check_html_folder(page, "html" if config.config_file is not None else "--html")
             folders.append(html_folder_output(page, "html" if config.config_file is not None else "--html"))
     sources = [InputFile("the configuration file", config.config_file)] if config.config_file is not None else []
     files = {("--" + option.replace("_", "-")): path for option, path in file_outputs.items()}

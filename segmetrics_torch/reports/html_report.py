@@ -55,7 +55,6 @@ import jinja2
 import numpy as np
 from PIL import Image, ImageFilter
 
-from ..errors import InputError
 from ..io import open_image
 from ..registry import Family, higher_is_better
 from ._html_common import CHUNK, HtmlImage, Job
@@ -70,7 +69,6 @@ __all__ = [
     "THUMBNAIL_SIDE",
     "HtmlImage",
     "HtmlReport",
-    "check_html_folder",
     "html_columns",
     "html_folder_output",
     "write_html_report",
@@ -188,41 +186,31 @@ def _input_folders(images: Sequence[HtmlImage], figures: Sequence[Path]) -> list
 
 
 def html_folder_output(out_dir: Path, option: str = "--html") -> FolderOutput:
-    """The :class:`~segmetrics_torch.reports.output_safety.FolderOutput` of a report folder: ``index.html``, the
-    ``assets/`` folder and the temporary ``.segmetrics-html-*`` folders are the report's (for a command's
-    ``check_outputs`` before the run; :func:`write_html_report` checks it again)."""
-    return FolderOutput(option, Path(out_dir), frozenset({PAGE}), frozenset({ASSETS}), (TEMP_PREFIX,))
+    """The :class:`~segmetrics_torch.reports.output_safety.FolderOutput` of a report folder, for
+    :func:`~segmetrics_torch.reports.output_safety.check_outputs` (a command calls it before the run,
+    :class:`HtmlReport` again before writing): ``index.html``, the ``assets/`` folder and the temporary
+    ``.segmetrics-html-*`` folders are the report's, and ``assets/.segmetrics-html`` marks them as written here, so
+    that a file where the folder should be, a folder that cannot be made, or an ``index.html`` or ``assets/`` (or a
+    link of either name) that this module did not write is refused (the report would replace the user's page or
+    folder).
 
-
-def check_html_folder(out_dir: Path, option: str = "--html") -> None:
-    """Raise :class:`~segmetrics_torch.errors.InputError` when ``out_dir`` cannot take a report: a file; a folder that
-    cannot be made (its nearest existing parent is not a writable folder); an ``index.html`` or an ``assets/`` folder
-    (or a link of either name) that this module did not write (no marker file in ``assets/``: the report would
-    replace the user's page or folder). Cheap: a command calls it before the run, :func:`write_html_report` again
-    before writing."""
-    out_dir = Path(out_dir)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise InputError(f"{option} {out_dir} is a file; give a folder")
-    parent = out_dir
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        what = "is not a folder" if not parent.is_dir() else "is not writable"
-        raise InputError(f"{option} {out_dir}: {parent} {what}, so the folder cannot be made")
-    assets, index = out_dir / ASSETS, out_dir / PAGE
-    ours = assets.is_dir() and not assets.is_symlink() and (assets / MARKER).is_file()
-    for path, what in ((assets, "folder"), (index, "page")):
-        if path.is_symlink() or (path.exists() and not ours):
-            raise InputError(
-                f"{option} {out_dir}: {path} exists and was not written by this report (no {MARKER} in {assets}); "
-                f"the report replaces that {what}: move it or choose another output folder"
-            )
+    Example:
+        >>> import tempfile
+        >>> from segmetrics_torch.reports.output_safety import check_outputs
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "index.html").write_text("<p>my page</p>")
+        >>> check_outputs({}, folders=[html_folder_output(folder)])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        segmetrics_torch.errors.InputError: --html ...index.html exists and was not written by this report ...
+    """
+    owned = frozenset({PAGE}), frozenset({ASSETS})
+    return FolderOutput(option, Path(out_dir), *owned, prefixes=(TEMP_PREFIX,), marker=f"{ASSETS}/{MARKER}")
 
 
 def _check_out_dir(out_dir: Path, images: Sequence[HtmlImage], figures: Sequence[Path]) -> None:
-    """The output-safety rule, and an ``assets/`` folder of someone else refused: before anything is written."""
+    """The output-safety rule, an ``assets/`` folder of someone else's included: before anything is written."""
     check_outputs({}, folders=[html_folder_output(out_dir)], inputs=_input_folders(images, figures))
-    check_html_folder(out_dir)
 
 
 # --------------------------------------------------------------------------------------------- orderings

@@ -95,13 +95,17 @@ class InputFile:
 
 @dataclass(frozen=True)
 class FolderOutput:
-    """A folder the run writes into: the top-level ``files`` and the ``folders`` (whole sub-trees) it owns."""
+    """A folder the run writes into: the top-level ``files`` and the ``folders`` (whole sub-trees) it owns, and the
+    ``prefixes`` of its temporary entries. ``marker``: a path under the folder (``assets/.segmetrics-html``) whose
+    file says that its owned entries were written by the same writer: without it, an owned file or folder that exists
+    (or a link of that name) is the user's, and refused rather than replaced ("": no such rule)."""
 
     option: str
     path: Path
     files: frozenset[str] = frozenset()
     folders: frozenset[str] = field(default_factory=frozenset)
     prefixes: tuple[str, ...] = ()
+    marker: str = ""
 
 
 def report_owns(relative: str) -> bool:
@@ -153,10 +157,40 @@ def _linked_input_in(path: Path, folder: InputFolder) -> Path | None:
     return None
 
 
+def _check_makeable(out: FolderOutput) -> None:
+    """A file where the folder should be, a folder that cannot be made (its nearest existing parent is not a writable
+    folder), and, with a ``marker``, owned entries of another writer: refused before anything is written."""
+    path = Path(out.path)
+    if path.exists() and not path.is_dir():
+        raise InputError(f"{out.option} {path} is a file; give a folder")
+    parent = path
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        what = "is not a folder" if not parent.is_dir() else "is not writable"
+        raise InputError(f"{out.option} {path}: {parent} {what}, so the folder cannot be made")
+    if not out.marker:
+        return
+    marker = path / out.marker
+    ours = marker.is_file() and all(
+        (path / p).is_dir() and not (path / p).is_symlink() for p in Path(out.marker).parents if p != Path(".")
+    )
+    for name in sorted(out.folders) + sorted(out.files):
+        entry = path / name
+        if entry.is_symlink() or (entry.exists() and not ours):
+            raise InputError(
+                f"{out.option} {path}: {entry} exists and was not written by this report (no {marker.name} in "
+                f"{marker.parent}); the report replaces that {'folder' if name in out.folders else 'file'}: move it or "
+                "choose another output folder"
+            )
+
+
 def _check_folder_output(
     out: FolderOutput, folder_inputs: Sequence[InputFolder], file_inputs: Sequence[InputFile]
 ) -> None:
-    """A folder output is neither an input folder nor a parent of an input it writes or replaces."""
+    """A folder output is a folder that can be made, neither an input folder nor a parent of an input it writes or
+    replaces, and (with a ``marker``) replaces nothing another writer made."""
+    _check_makeable(out)
     root = _real(out.path)
     for sub in sorted(out.folders):
         if (root / sub).is_symlink():  # its files would be written (and replaced) wherever the link points

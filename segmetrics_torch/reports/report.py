@@ -547,7 +547,7 @@ def render_report(
 def html_page_folders(out_dir: Path, families: Sequence[str]) -> dict[str, Path]:
     """Where :func:`write_records_html` writes the page of each of ``families`` (a report's configured families):
     ``out_dir`` itself for one family, ``out_dir/<family>`` for several. The one place of that layout: a command
-    checks these folders before the run (``html_report.check_html_folder``, output safety) and writes them after.
+    checks these folders before the run (``html_report.html_folder_output``, output safety) and writes them after.
 
     Example:
         >>> html_page_folders(Path("html"), ["foreground", "boundary"])["boundary"]

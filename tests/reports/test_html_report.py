@@ -475,7 +475,7 @@ def test_without_matplotlib_the_page_says_so(tmp_path: Path, monkeypatch: pytest
 def test_the_command_s_checks_before_a_run(tmp_path: Path) -> None:
     """What a command checks before its run: the folder output (refused as an input folder, or holding one in
     assets/), and the folder itself (a file, a foreign assets/)."""
-    from segmetrics_torch.reports.html_report import check_html_folder, html_folder_output
+    from segmetrics_torch.reports.html_report import html_folder_output
     from segmetrics_torch.reports.output_safety import InputFolder, check_outputs
 
     (tmp_path / "gt").mkdir()
@@ -487,11 +487,11 @@ def test_the_command_s_checks_before_a_run(tmp_path: Path) -> None:
             {}, folders=[html_folder_output(tmp_path / "out")], inputs=[InputFolder("gt", tmp_path / "out/assets/gt")]
         )
     with pytest.raises(InputError, match="not written by this report"):
-        check_html_folder(tmp_path / "out")
+        check_outputs({}, folders=[html_folder_output(tmp_path / "out")])
     (tmp_path / "file").write_text("")
     with pytest.raises(InputError, match="is a file"):
-        check_html_folder(tmp_path / "file")
-    check_html_folder(tmp_path / "new")  # a folder that does not exist yet is fine
+        check_outputs({}, folders=[html_folder_output(tmp_path / "file")])
+    check_outputs({}, folders=[html_folder_output(tmp_path / "new")])  # a folder that does not exist yet is fine
 
 
 def test_threshold_values_as_the_command_gives_them(tmp_path: Path) -> None:
