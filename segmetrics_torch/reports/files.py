@@ -252,11 +252,21 @@ def write_together(files: Sequence[Output], *, locked: bool = False) -> None:
         ['a.txt', 'b.txt']
     """
     outputs = [f if isinstance(f, StagedOutput) else _StagedFile(*f) for f in files]
-    for output in outputs:
-        if not isinstance(output, _StagedFile):  # a report folder that does not exist yet, made to be locked
-            output.target.parent.mkdir(parents=True, exist_ok=True)
-    with folders_locked([output.target for output in outputs]) if locked else contextlib.nullcontext():
-        _write_staged(outputs)
+    made: list[Path] = []  # the folders made here, removed again when the set is not written
+    try:
+        for output in outputs:
+            if not isinstance(output, _StagedFile):  # a report folder that does not exist yet, made to be locked
+                folder = output.target.parent
+                made += reversed([p for p in (folder, *folder.parents) if not p.exists()])
+                folder.mkdir(parents=True, exist_ok=True)
+        with folders_locked([output.target for output in outputs]) if locked else contextlib.nullcontext():
+            _write_staged(outputs)
+    except BaseException:
+        with signals_held():
+            for folder in reversed(made):
+                with contextlib.suppress(OSError):
+                    folder.rmdir()  # empty again once the outputs' temporary entries are gone; else it stays
+        raise
 
 
 def _write_staged(outputs: Sequence[StagedOutput]) -> None:
@@ -266,7 +276,9 @@ def _write_staged(outputs: Sequence[StagedOutput]) -> None:
             begun.append(output)
             output.stage()
         with signals_held():
-            for output in outputs:
+            # the outputs of several renames first: one that fails puts its previous entries back, and no file of the
+            # set has been replaced yet (a failing rename of a plain file, the disk failing, is the rare mix left)
+            for output in sorted(outputs, key=lambda o: isinstance(o, _StagedFile)):
                 output.commit()
     except BaseException:
         with signals_held():  # the clean-up is not cut short by a second Ctrl-C
@@ -296,7 +308,9 @@ def folders_locked(paths: Iterable[str | Path]) -> Iterator[None]:
         return
     handles = []
     try:
-        for folder in sorted({os.path.dirname(os.path.abspath(p)) for p in paths}):
+        # one lock per folder however it is spelt (a link to it, ..): flock on a second descriptor of a folder this
+        # process holds would wait for itself
+        for folder in sorted({os.path.realpath(os.path.dirname(os.path.abspath(p))) for p in paths}):
             try:
                 handle = os.open(folder, os.O_RDONLY)
             except OSError:

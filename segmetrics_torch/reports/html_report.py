@@ -39,6 +39,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import math
 import os
@@ -88,6 +89,8 @@ PAGE = "index.html"
 #: the report's own sub-folder (replaced on the next run) and the file that marks it as written here
 ASSETS = "assets"
 MARKER = ".segmetrics-html"
+#: the previous page's name while the new report moves in (inside the previous assets, moved aside)
+PREVIOUS_PAGE = ".previous-index.html"
 #: assets are written into a temporary folder of this prefix in ``out_dir``, then moved into place
 TEMP_PREFIX = ".segmetrics-html-"
 #: what the page says under the gallery, per family
@@ -676,23 +679,41 @@ def write_html_report(
 
 def _replace_report(out_dir: Path, temp: Path) -> None:
     """Move the new report (``temp``: the assets and the page) into place in ``out_dir``: the previous ``assets/``
-    (ours: it holds the marker, checked before anything was written) is moved aside and removed only once the new
-    report is in place, and Ctrl-C or ``SIGTERM`` waits for the three renames (:func:`~.files.signals_held`), so that
-    an interruption leaves the previous report or the new one, never a page without its thumbnails or beside another
-    run's."""
-    assets, aside = out_dir / ASSETS, temp.with_name(temp.name + "-previous")  # aside: a name of TEMP_PREFIX
-    keep_mode(temp / PAGE, out_dir / PAGE)  # a page the user made private stays private
+    (ours: it holds the marker, checked before anything was written) and page are moved aside and removed only once
+    the new report is in place, and Ctrl-C or ``SIGTERM`` waits for the renames (:func:`~.files.signals_held`), so
+    that an interruption leaves the previous report or the new one, never a page without its thumbnails or beside
+    another run's; a rename that fails (an ``OSError``) puts the previous page and assets back."""
+    page, assets = out_dir / PAGE, out_dir / ASSETS
+    aside = temp.with_name(temp.name + "-previous")  # a name of TEMP_PREFIX: a killed run's goes with the next run
+    keep_mode(temp / PAGE, page)  # a page the user made private stays private
+    done: list[str] = []
     try:
         with signals_held():
             if assets.exists():
                 os.replace(assets, aside)
-            os.replace(temp / PAGE, out_dir / PAGE)
+                done.append("assets aside")
+            else:
+                aside.mkdir()  # (to hold the previous page)
+            if page.exists():
+                os.replace(page, aside / PREVIOUS_PAGE)
+                done.append("page aside")
+            os.replace(temp / PAGE, page)
+            done.append("page")
             os.replace(temp, assets)
-            keep_mode(assets, aside)  # the folder's mode once the page is out of it (a 0555 one would keep it in)
+            done.append("assets")
+            if "assets aside" in done:
+                keep_mode(assets, aside)  # the folder's mode once the page is out of it (a 0555 one would keep it in)
     finally:  # also when the held signal is raised, once the renames are done
         with signals_held():  # the clean-up is not cut short by a Ctrl-C either
-            if temp.exists() and aside.exists() and not assets.exists():
-                os.replace(aside, assets)  # a rename failed (an OSError): the previous assets go back
+            if "assets" not in done:  # a rename failed: the previous report goes back
+                with contextlib.suppress(OSError):
+                    if "page aside" in done:
+                        os.replace(aside / PREVIOUS_PAGE, page)
+                    elif "page" in done:
+                        os.unlink(page)  # no previous page: the new one goes, its assets never came
+                with contextlib.suppress(OSError):
+                    if "assets aside" in done:
+                        os.replace(aside, assets)
             # (a run killed before this line leaves the aside folder to the next run's clean-up of TEMP_PREFIX)
             shutil.rmtree(aside, ignore_errors=True)
 

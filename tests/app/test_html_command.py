@@ -279,3 +279,29 @@ def test_a_signal_at_the_first_rename_leaves_the_previous_set_or_the_new(tmp_pat
     assert status == 130 and moved
     assert all(path.read_bytes() != old for path, old in previous.items())  # the new set, every file of it
     assert "report-data" in (tmp_path / "report" / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_rename_that_fails_puts_the_previous_report_back(tmp_path: Path, capsys, monkeypatch) -> None:
+    """A failing rename of the new assets/ (an I/O error) after the new page was moved in left the new page over
+    the previous run's thumbnails: the previous page goes back with its assets, and (the report's renames come
+    first) the previous --json stays."""
+    import errno
+    import os
+
+    from segmetrics_torch.reports import html_report
+
+    args, previous = _previous_set(tmp_path, capsys)
+    (tmp_path / "report" / "assets" / "mine").write_text("the previous run's assets")
+    real = os.replace
+
+    def replace(src, dst):
+        if Path(dst).name == "assets" and not Path(src).name.endswith("-previous"):
+            raise OSError(errno.EIO, "Input/output error")
+        return real(src, dst)
+
+    monkeypatch.setattr(html_report.os, "replace", replace)
+    status, err = _run(capsys, *args)
+    assert status != 0 and "Input/output error" in err
+    assert {path: path.read_bytes() for path in previous} == previous  # the page moves first: nothing else moved
+    assert (tmp_path / "report" / "assets" / "mine").is_file()
+    assert sorted(p.name for p in (tmp_path / "report").iterdir()) == ["assets", "index.html"]

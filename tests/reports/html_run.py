@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from segmetrics_torch.reports.html_report import HtmlImage, write_html_report
+from segmetrics_torch.reports.files import write_together
+from segmetrics_torch.reports.html_report import HtmlImage, HtmlReport, write_html_report
 
 HOSTILE_STEM = "<img src=x onerror=window.__xss=1>"
 HOSTILE_DATASET = "<script>window.__xss=2</script>"
@@ -81,13 +82,13 @@ def write_run(root: Path, out: Path | None = None, **overrides: object) -> Path:
     return write_html_report(out if out is not None else root / "html", **arguments)  # type: ignore[arg-type]
 
 
-def two_image_report(root: Path, out: Path, value: float = 0.1) -> Path:
+def two_image_html(root: Path, out: Path, value: float = 0.1) -> HtmlReport:
     """The report (titled ``run <value>``) of the first two images of ``write_foreground_dataset(root, n=2,
-    methods=["good"])``, one method, MAE only, written into ``out``."""
+    methods=["good"])``, one method, MAE only, to be written into ``out`` (an output of a set)."""
     stems = ("img_000", "img_001")
     images = [HtmlImage("D", s, root / "gt" / f"{s}.png", {"good": root / "good" / f"{s}.png"}) for s in stems]
     rows = [{"method": "good", "dataset": "D", "image": s, "mae": value + 0.1 * i} for i, s in enumerate(stems)]
-    return write_html_report(
+    return HtmlReport(
         out,
         family="foreground",
         title=f"run {value}",
@@ -97,3 +98,10 @@ def two_image_report(root: Path, out: Path, value: float = 0.1) -> Path:
         per_image=rows,
         images=images,
     )
+
+
+def two_image_report(root: Path, out: Path, value: float = 0.1) -> Path:
+    """:func:`two_image_html` written into ``out`` on its own."""
+    report = two_image_html(root, out, value)
+    write_together([report], locked=True)
+    return report.target

@@ -19,7 +19,7 @@ from segmetrics_torch.reports.html_report import ASSETS, MARKER, TEMP_PREFIX
 from segmetrics_torch.synthetic import write_foreground_dataset
 from tests.conftest import signal_at_first_replace
 
-from .html_run import two_image_report
+from .html_run import two_image_html, two_image_report
 
 
 def test_a_signal_waits_for_the_block_then_acts(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -134,3 +134,32 @@ def test_an_interrupted_html_report_is_the_old_or_the_new_never_a_page_without_a
     assert (assets / MARKER).is_file() and any((assets / "thumbs").iterdir())  # ... with its assets
     assert not list(out.glob(f"{TEMP_PREFIX}*"))  # the previous assets, moved aside, are gone too
     assert sorted(p.name for p in out.iterdir()) == [ASSETS, "index.html"]
+
+
+def test_a_folder_spelt_two_ways_is_locked_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """--html DIR and --csv LINK/t.csv, LINK a link to DIR (a home folder reached through a link, on a cluster):
+    the folder was flock-ed through two descriptors by one process, and the second waited for the first forever."""
+    if files.fcntl is None:
+        pytest.skip("no flock here")
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    locked = []
+    monkeypatch.setattr(files.fcntl, "flock", lambda handle, how: locked.append(handle))
+    with files.folders_locked([tmp_path / "real" / "index.html", tmp_path / "link" / "t.csv"]):
+        pass
+    assert len(locked) == 1
+
+
+def test_a_folder_made_for_a_set_that_fails_is_removed(tmp_path: Path) -> None:
+    """A report folder (a staged output) is made to be locked; a set that fails leaves no new folder behind."""
+    write_foreground_dataset(tmp_path, n=2, size=(32, 32), methods=["good"])
+    report = two_image_html(tmp_path, tmp_path / "new" / "html")
+
+    def full(path: Path) -> None:
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        files.write_together([(tmp_path / "r.json", full), report], locked=True)
+    with pytest.raises(OSError, match="No space left"):
+        files.write_together([report, (tmp_path / "r.json", full)], locked=True)  # after the page was drawn
+    assert not (tmp_path / "new").exists()
