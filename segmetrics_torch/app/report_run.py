@@ -36,7 +36,7 @@ import re
 import stat
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,16 +48,10 @@ from ..errors import InputError
 from ..registry import missing_packages
 from ..reports.cache import ResultCache
 from ..reports.combined import check_xlsx
-from ..reports.files import signals_held
+from ..reports.files import signals_held, write_together
 from ..reports.html_report import html_folder_output
 from ..reports.output_safety import FolderOutput, InputFile, InputFolder, check_outputs, probe_outputs, report_folder
-from ..reports.report import (
-    check_report_folder,
-    html_page_folders,
-    render_report,
-    write_records_html,
-    write_report_folder,
-)
+from ..reports.report import ReportFolder, check_report_folder, html_page_folders, records_html, render_report
 from ..reports.tables import check_csv_outputs, to_jsonable
 from . import distributed, runner
 from .report_config import (
@@ -396,34 +390,36 @@ def _run_checked(
     if not distributed.is_main():  # under torchrun rank 0 reports and writes
         return SuiteResult(records, computed, cached, skipped, [], "")
 
-    result = _write_report(
-        config, SuiteResult(records, computed, cached, skipped, [], ""), cache, device, len(jobs), elapsed, out
+    pairs = {(job.dataset.name, job.family, job.method): job.pairing.pairs for job in jobs}
+    return _write_report(
+        config, SuiteResult(records, computed, cached, skipped, [], ""), pairs, cache, device, len(jobs), elapsed, out
     )
-    if config.html is not None:
-        pairs = {(job.dataset.name, job.family, job.method): job.pairing.pairs for job in jobs}
-        figures = [p for p in result.written if p.suffix in (".png", ".svg")]
-        pages = write_records_html(
-            config.html, records, pairs, families=_families(config), figures=figures, digits=config.digits
-        )
-        for page in pages:
-            out(f"Wrote {page}")
-    return result
 
 
 def _write_report(
     config: ReportConfig,
     result: SuiteResult,
+    pairs: Mapping[tuple[str, str, str], Sequence[tuple[str, Path, Path]]],
     cache: ResultCache | None,
     device: Any,
     n_jobs: int,
     elapsed: float,
     out: Callable[[str], None],
 ) -> SuiteResult:
-    """Render the report of ``result``'s records into the output folder (atomically), print its tables and the
-    summary lines; ``result`` with the files written and the tables."""
+    """Render the report of ``result``'s records into the output folder and its HTML pages (``pairs``: the files of
+    each (dataset, family, method)), all moved into place together; print its tables and the summary lines;
+    ``result`` with the files written and the tables."""
 
     files, tables = render_report(result.records, config)
-    written = write_report_folder(config.output, files)
+    report = ReportFolder(config.output, files)
+    pages = []
+    if config.html is not None:  # drawn with the report's figures as they are rendered, before anything moves in
+        figures = [report.staged(relative) for relative in files if Path(relative).suffix in (".png", ".svg")]
+        pages = records_html(
+            config.html, result.records, pairs, families=_families(config), figures=figures, digits=config.digits
+        )
+    write_together([report, *pages], locked=True)
+    written = report.written
     out(tables)
     out("")
     cached = len(result.cached)
@@ -442,6 +438,8 @@ def _write_report(
         }
     )
     out(f"Wrote {len(written)} file(s) to {config.output}: {', '.join(top)}")
+    for page in pages:
+        out(f"Wrote {page.target}")
     return SuiteResult(result.records, result.computed, result.cached, result.skipped, written, tables)
 
 

@@ -294,7 +294,8 @@ def folders_locked(paths: Iterable[str | Path]) -> Iterator[None]:
     each other): for a table that is read, merged and replaced, so that runs writing into one table at the same time
     (several methods evaluated in parallel into one ``--csv``) each add their rows, the later one waiting for the
     earlier (without it, both read the old table and the last to finish dropped the other's rows). Where ``flock`` does
-    not exist (Windows) or a folder cannot be opened, nothing is locked.
+    not exist (Windows), a folder cannot be opened or its file system takes no locks (``ENOLCK``: some network
+    mounts), that folder is not locked.
 
     Example:
         >>> import tempfile
@@ -316,7 +317,10 @@ def folders_locked(paths: Iterable[str | Path]) -> Iterator[None]:
             except OSError:
                 continue  # (the output check has named an unusable folder already)
             handles.append(handle)
-            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX)
+            except OSError:
+                continue  # a file system that takes no locks (ENOLCK: some network mounts): written unlocked
         yield
     finally:
         for handle in handles:

@@ -27,8 +27,8 @@ import functools
 import json
 import math
 import os
+import secrets
 import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -50,8 +50,8 @@ from .combined import (
     write_combined_xlsx,
 )
 from .figures import plot_proposal_recall
-from .files import keep_mode, remove_stale_folders, signals_held, write_atomically
-from .html_report import HtmlImage, html_columns, write_html_report
+from .files import keep_mode, remove_stale_folders, write_atomically, write_together
+from .html_report import HtmlImage, HtmlReport, html_columns
 from .output_safety import REPORT_FILES, report_owns
 from .tables import (
     SOD_COLUMNS,
@@ -69,9 +69,11 @@ from .tables import (
 
 __all__ = [
     "MANIFEST",
+    "ReportFolder",
     "check_report_folder",
     "foreign_report_files",
     "html_page_folders",
+    "records_html",
     "render_report",
     "replace_manifest",
     "table_columns",
@@ -557,7 +559,7 @@ def html_page_folders(out_dir: Path, families: Sequence[str]) -> dict[str, Path]
     return {family: Path(out_dir) if len(unique) == 1 else Path(out_dir) / family for family in unique}
 
 
-def write_records_html(
+def records_html(
     out_dir: Path,
     records: Mapping[str, Mapping[str, Mapping[str, Mapping[str, Any]]]],
     pairs: Mapping[tuple[str, str, str], Sequence[tuple[str, Path, Path]]],
@@ -565,17 +567,19 @@ def write_records_html(
     families: Sequence[str] | None = None,
     figures: Sequence[Path] = (),
     digits: int = 3,
-) -> list[Path]:
-    """The HTML error browser (:func:`~.html_report.write_html_report`) of a report's records
-    (``records[dataset][family][method]``): one page per family, in the folders of :func:`html_page_folders` of the
+) -> list[HtmlReport]:
+    """The HTML error browser (:class:`~.html_report.HtmlReport`) of a report's records
+    (``records[dataset][family][method]``), to be written with the report's folder (:class:`ReportFolder`, one set:
+    :func:`~.files.write_together`): one page per family, in the folders of :func:`html_page_folders` of the
     report's ``families`` (default: those of the records). ``pairs``: the ``(image, prediction, ground truth)``
     files of each ``(dataset, family, method)``, for the thumbnails and overlays; ``figures``: the report's figures
-    (those whose file name names a family go to its page). Each page shows the family's table columns, then every
-    other number of the per-image rows; directions are the registry's. Returns the pages written.
+    (those whose file name names a family go to its page; :meth:`ReportFolder.staged` while the report is written).
+    Each page shows the family's table columns, then every other number of the per-image rows; directions are the
+    registry's.
     """
     present = list(dict.fromkeys(f for by_family in records.values() for f in by_family))
     folders = html_page_folders(out_dir, families if families is not None else present)
-    pages = []
+    pages: list[HtmlReport] = []
     for family in present:
         by_dataset = {d: by_family[family] for d, by_family in records.items() if family in by_family}
         every = {f"{d}/{m}": r for d, by_method in by_dataset.items() for m, r in by_method.items()}
@@ -600,7 +604,7 @@ def write_records_html(
                     truths[(d, stem)] = gt
         settings = next(iter(every.values())).get("settings", {})
         pages.append(
-            write_html_report(
+            HtmlReport(
                 folders[family],
                 family=family,
                 title=f"{_FAMILY_TITLES.get(family, family)}: {', '.join(by_dataset)}",
@@ -615,6 +619,21 @@ def write_records_html(
             )
         )
     return pages
+
+
+def write_records_html(
+    out_dir: Path,
+    records: Mapping[str, Mapping[str, Mapping[str, Mapping[str, Any]]]],
+    pairs: Mapping[tuple[str, str, str], Sequence[tuple[str, Path, Path]]],
+    *,
+    families: Sequence[str] | None = None,
+    figures: Sequence[Path] = (),
+    digits: int = 3,
+) -> list[Path]:
+    """The pages of :func:`records_html` written on their own, all together; returns the pages written."""
+    pages = records_html(out_dir, records, pairs, families=families, figures=figures, digits=digits)
+    write_together(pages, locked=True)
+    return [page.target for page in pages]
 
 
 #: the list of files a report wrote, in its folder: the next report removes those it does not write again
@@ -678,51 +697,78 @@ def check_report_folder(
         )
 
 
+class ReportFolder:
+    """A report's files (``relative path -> write(path)``) in ``folder``, as one output of a set
+    (:class:`~.files.StagedOutput`: :func:`~.files.write_together` writes it with the report's HTML pages, so that an
+    interruption or a failure leaves the previous report and pages or the new ones). Checked when made: a user's own
+    ``results.json``, tables or ``csv/`` files are never replaced (:func:`check_report_folder`). ``stage`` renders
+    every file into a temporary folder inside ``folder`` and records them in the manifest (which lists a file before
+    it is moved in, so that an interruption leaves nothing the next run would take for the user's own); ``commit``
+    moves them into place (``os.replace``, atomic per file, a replaced file's mode kept), then removes the files the
+    previous report listed and this one does not write (:func:`replace_manifest`): no table or figure is left that
+    the new tables do not describe; files a report never wrote are not touched. ``written``: the paths written, once
+    committed.
+    """
+
+    def __init__(self, folder: str | Path, files: Mapping[str, Callable[[Path], Any]]) -> None:
+        self.folder, self.files = Path(folder), dict(files)
+        check_report_folder(self.folder, self.files)
+        self.created = not self.folder.exists()
+        # named now, made by stage (after a killed run's temporary folders are removed): the report's HTML pages are
+        # given the figures' paths in it before the set is written (:meth:`staged`)
+        self._temp = self.folder / f"{_TEMP_PREFIX}{secrets.token_hex(8)}"
+        self.written: list[Path] = []
+
+    @property
+    def target(self) -> Path:
+        """The manifest (its folder is the report's)."""
+        return self.folder / MANIFEST
+
+    def staged(self, relative: str) -> Path:
+        """Where ``relative`` is rendered before the set moves in: for an output of the same set drawn from it (the
+        HTML pages copy the report's figures)."""
+        return self._temp / relative
+
+    def stage(self) -> None:
+        self.folder.mkdir(exist_ok=True)
+        # a run killed (SIGKILL, power loss) while writing leaves its temporary folder behind: the next run into the
+        # same output removes it (under the folder's lock, or one run per output folder, as documented)
+        remove_stale_folders(self.folder, _TEMP_PREFIX)
+        self._temp.mkdir()
+        for relative, write in self.files.items():
+            self.staged(relative).parent.mkdir(parents=True, exist_ok=True)
+            write(self.staged(relative))
+        _write_manifest(self.folder, sorted(set(_manifest_files(self.folder) or ()) | set(self.files)))
+
+    def commit(self) -> None:
+        for relative in self.files:
+            final = self.folder / relative
+            final.parent.mkdir(parents=True, exist_ok=True)
+            keep_mode(self.staged(relative), final)  # a file the user made private stays private
+            os.replace(self.staged(relative), final)
+            self.written.append(final)
+        shutil.rmtree(self._temp, ignore_errors=True)
+        replace_manifest(self.folder, sorted(self.files))
+
+    def discard(self) -> None:
+        shutil.rmtree(self._temp, ignore_errors=True)
+        if self.created and not self.written:
+            shutil.rmtree(self.folder, ignore_errors=True)  # this report made it and wrote nothing into it
+
+
 def write_report_folder(folder: str | Path, files: Mapping[str, Callable[[Path], Any]]) -> list[Path]:
-    """Write a report's files (``relative path -> write(path)``) into ``folder``: each rendered into a temporary
-    folder inside it, then moved into place (``os.replace``, atomic per file; Ctrl-C and ``SIGTERM`` wait for the
-    moves: :func:`~.files.signals_held`), so that a failure while rendering writes nothing (a folder this call
-    created is removed again); then the files the previous report listed in its manifest and this one does not write
-    are removed (:func:`replace_manifest`). A report is a set: no table or figure is left that the new tables do not
-    describe; files a report never wrote are not touched. Every report of the command is written so (``evaluate
-    --config``, the protocol reports).
+    """Write a report's files (``relative path -> write(path)``) into ``folder`` on their own (:class:`ReportFolder`:
+    rendered into a temporary folder inside it, then moved into place while Ctrl-C and ``SIGTERM`` wait; a failure
+    while rendering writes nothing, and a folder this call created is removed again; then the files the previous
+    report listed and this one does not write are removed). Every report of the command is written so (``evaluate
+    --config`` with its HTML pages, the protocol reports).
 
     Returns:
         The paths written.
     """
-    folder = Path(folder)
-    check_report_folder(folder, files)  # a user's own results.json, tables or csv/ files are never replaced
-    created = not folder.exists()
-    folder.mkdir(exist_ok=True)
-    # a run killed (SIGKILL, power loss) while writing leaves its temporary folder behind: the next run into the same
-    # output removes it (one run writes one output folder at a time, as documented)
-    remove_stale_folders(folder, _TEMP_PREFIX)
-    temp = Path(tempfile.mkdtemp(prefix=_TEMP_PREFIX, dir=folder))
-    try:
-        for relative, write in files.items():
-            (temp / relative).parent.mkdir(parents=True, exist_ok=True)
-            write(temp / relative)
-        # the manifest lists every file before it is moved in, so that an interruption while moving leaves no
-        # report file that the next run would take for the user's own
-        _write_manifest(folder, sorted(set(_manifest_files(folder) or ()) | set(files)))
-        written = []
-        with signals_held():  # Ctrl-C / SIGTERM wait for the moves: the previous report's set or this one's
-            for relative in files:
-                final = folder / relative
-                final.parent.mkdir(parents=True, exist_ok=True)
-                keep_mode(temp / relative, final)  # a file the user made private stays private
-                os.replace(temp / relative, final)
-                written.append(final)
-    except BaseException:
-        with signals_held():  # the clean-up itself is not cut short by a second Ctrl-C
-            shutil.rmtree(temp, ignore_errors=True)
-            if created:
-                shutil.rmtree(folder, ignore_errors=True)  # this call made it and wrote nothing into it
-        raise
-    with signals_held():
-        shutil.rmtree(temp, ignore_errors=True)
-    replace_manifest(folder, sorted(files))
-    return written
+    report = ReportFolder(folder, files)
+    write_together([report], locked=True)
+    return report.written
 
 
 def replace_manifest(folder: Path, relatives: list[str]) -> list[str]:

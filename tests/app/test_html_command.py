@@ -305,3 +305,31 @@ def test_a_rename_that_fails_puts_the_previous_report_back(tmp_path: Path, capsy
     assert {path: path.read_bytes() for path in previous} == previous  # the page moves first: nothing else moved
     assert (tmp_path / "report" / "assets" / "mine").is_file()
     assert sorted(p.name for p in (tmp_path / "report").iterdir()) == ["assets", "index.html"]
+
+
+def test_a_config_report_and_its_pages_are_one_set(tmp_path: Path, capsys, monkeypatch) -> None:
+    """evaluate --config with html: the pages were drawn after the report folder had been moved in: a Ctrl-C while
+    they were drawn left the new results.json beside the previous run's page (found by a review)."""
+    from segmetrics_torch.reports import html_report
+    from tests.conftest import interrupted
+
+    _foreground(tmp_path / "A", "m1")
+    _foreground(tmp_path / "A", "m2", 3)
+    config = tmp_path / "eval.yaml"
+    config.write_text(
+        "datasets:\n  A: {gt: A/gt}\nmethods:\n  m1: '{dataset}/m1'\n  m2: '{dataset}/m2'\n"
+        "output: report\nhtml: browser\nfigures: [png]\n",
+        encoding="utf-8",
+    )
+    status, err = _run(capsys, "--config", config, "--no-progress")
+    assert status == 0, err
+    previous = {}
+    for path in (tmp_path / "report" / "results.json", tmp_path / "browser" / "index.html"):
+        path.write_text(f"the previous run's {path.name}\n")
+        previous[path] = path.read_bytes()
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    monkeypatch.setattr(html_report, "_save_thumbnails", interrupted)
+    status, _ = _run(capsys, "--config", config, "--no-progress")
+    assert status == 130
+    assert {path: path.read_bytes() for path in previous} == previous
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # nothing new, nothing left over

@@ -163,3 +163,18 @@ def test_a_folder_made_for_a_set_that_fails_is_removed(tmp_path: Path) -> None:
     with pytest.raises(OSError, match="No space left"):
         files.write_together([report, (tmp_path / "r.json", full)], locked=True)  # after the page was drawn
     assert not (tmp_path / "new").exists()
+
+
+def test_a_file_system_without_locks_is_written_unlocked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """flock failing with ENOLCK (a network mount without locks) ended a --csv merge with a traceback."""
+    import errno
+
+    if files.fcntl is None:
+        pytest.skip("no flock here")
+
+    def no_locks(handle: int, how: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(files.fcntl, "flock", no_locks)
+    rows = [{"method": "m", "dataset": "d", "num_images": 2, "mae": 0.1}]
+    assert tables.write_run_files(None, [(tmp_path / "t.csv", rows, ("method", "dataset"), "--csv")]) == ["wrote"]
