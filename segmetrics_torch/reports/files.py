@@ -23,6 +23,7 @@ import re
 import shutil
 import signal
 import stat
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -47,6 +48,7 @@ __all__ = [
     "make_temporary_file",
     "probe_folder",
     "remove_stale_folders",
+    "remove_tree",
     "signals_held",
     "slug",
     "write_atomically",
@@ -99,12 +101,37 @@ def make_temporary_file(folder: str | Path, prefix: str, suffix: str = "") -> tu
 
 
 def remove_stale_folders(folder: Path, prefix: str) -> None:
-    """Remove the temporary folders a killed run (SIGKILL, power loss) left in ``folder``: the sub-folders whose name
-    starts with ``prefix``, a writer's own (a link of that name is left alone). Call it where no other run writes into
-    ``folder`` at the same time (one run per output folder, or under :func:`folders_locked`)."""
+    """Remove the temporary entries a killed run (SIGKILL, power loss) left in ``folder``: the sub-folders and files
+    whose name starts with ``prefix``, a writer's own (a link of that name is left alone). Call it where no other run
+    writes into ``folder`` at the same time (one run per output folder, or under :func:`folders_locked`)."""
     for stale in folder.glob(f"{prefix}*"):
-        if stale.is_dir() and not stale.is_symlink():
-            shutil.rmtree(stale, ignore_errors=True)
+        if stale.is_symlink():
+            continue
+        if stale.is_dir():
+            remove_tree(stale)
+        elif stale.is_file():
+            with contextlib.suppress(OSError):
+                stale.unlink()
+
+
+def remove_tree(path: str | Path) -> None:
+    """Remove a folder of ours and everything in it, errors ignored (as ``shutil.rmtree(ignore_errors=True)``),
+    read-only sub-folders included: a previous report's ``assets/`` that the user made read-only (0555), whose mode
+    the new one keeps, is emptied after its write bit is set (without it, removing its entries fails for anyone but
+    root)."""
+
+    def writable_then_again(function: Callable[..., object], name: str, *_: object) -> None:
+        with contextlib.suppress(OSError):
+            parent = os.path.dirname(name)
+            os.chmod(parent, stat.S_IMODE(os.lstat(parent).st_mode) | stat.S_IWUSR | stat.S_IXUSR)
+            function(name)
+
+    if not os.path.isdir(path) or os.path.islink(path):
+        return
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=writable_then_again)
+    else:  # (onexc is new in 3.12; onerror is deprecated there)
+        shutil.rmtree(path, onerror=writable_then_again)
 
 
 #: folders of devices and of the process's own streams, never an output's place (``/dev/shm``, a plain file system
@@ -192,8 +219,9 @@ class StagedOutput(Protocol):
     ``target``: the path it replaces; its folder is made when missing and locked with the set's other folders.
     ``stage()``: make the output under temporary names beside ``target`` (it may raise: nothing of the user's has
     changed then). ``commit()``: move it into place; called after every output of the set was staged, while signals
-    are held. ``discard()``: remove what ``stage`` made, when the set fails or is interrupted before ``commit`` (it is
-    called for every output whose ``stage`` began, and does nothing once ``commit`` has run).
+    are held; an output with ``rolls_back = True`` (it puts its previous entries back when a rename fails) commits
+    before the others. ``discard()``: remove what ``stage`` made, when the set fails or is interrupted before
+    ``commit`` (it is called for every output whose ``stage`` began, and does nothing once ``commit`` has run).
     """
 
     @property
@@ -276,9 +304,9 @@ def _write_staged(outputs: Sequence[StagedOutput]) -> None:
             begun.append(output)
             output.stage()
         with signals_held():
-            # the outputs of several renames first: one that fails puts its previous entries back, and no file of the
-            # set has been replaced yet (a failing rename of a plain file, the disk failing, is the rare mix left)
-            for output in sorted(outputs, key=lambda o: isinstance(o, _StagedFile)):
+            # the outputs that put their previous entries back when a rename fails first, so that then no other output
+            # of the set has moved yet (a failing rename elsewhere, the disk failing, is the rare mix left)
+            for output in sorted(outputs, key=lambda o: not getattr(o, "rolls_back", False)):
                 output.commit()
     except BaseException:
         with signals_held():  # the clean-up is not cut short by a second Ctrl-C

@@ -60,7 +60,7 @@ from ..io import open_image
 from ..registry import Family, higher_is_better
 from ._html_common import CHUNK, HtmlImage, Job
 from .combined import TOP_THREE, combine
-from .files import default_folder_mode, keep_mode, remove_stale_folders, signals_held, write_together
+from .files import default_folder_mode, keep_mode, remove_stale_folders, remove_tree, signals_held, write_together
 from .output_safety import FolderOutput, InputFolder, check_outputs
 from .tables import cell_text, is_value
 
@@ -89,8 +89,6 @@ PAGE = "index.html"
 #: the report's own sub-folder (replaced on the next run) and the file that marks it as written here
 ASSETS = "assets"
 MARKER = ".segmetrics-html"
-#: the previous page's name while the new report moves in (inside the previous assets, moved aside)
-PREVIOUS_PAGE = ".previous-index.html"
 #: assets are written into a temporary folder of this prefix in ``out_dir``, then moved into place
 TEMP_PREFIX = ".segmetrics-html-"
 #: what the page says under the gallery, per family
@@ -213,7 +211,8 @@ def html_folder_output(out_dir: Path, option: str = "--html") -> FolderOutput:
 
 def _check_out_dir(out_dir: Path, images: Sequence[HtmlImage], figures: Sequence[Path]) -> None:
     """The output-safety rule, an ``assets/`` folder of someone else's included: before anything is written."""
-    check_outputs({}, folders=[html_folder_output(out_dir)], inputs=_input_folders(images, figures))
+    inputs = _input_folders(images, figures)  # every folder the report reads from
+    check_outputs({}, folders=[html_folder_output(out_dir)], inputs=inputs)
 
 
 # --------------------------------------------------------------------------------------------- orderings
@@ -539,6 +538,9 @@ class HtmlReport:
         self.options, self.digits = dict(options or {}), digits
         self._temp: Path | None = None  # the report drawn, waiting to be moved into place
 
+    #: a rename that fails while the report moves in puts the previous page and assets back (:func:`_replace_report`)
+    rolls_back = True
+
     @property
     def target(self) -> Path:
         """The page, ``out_dir/index.html``."""
@@ -639,7 +641,7 @@ class HtmlReport:
     def discard(self) -> None:
         """Remove the temporary folder of a report that is not moved into place."""
         if self._temp is not None:
-            shutil.rmtree(self._temp, ignore_errors=True)
+            remove_tree(self._temp)
             self._temp = None
 
 
@@ -684,7 +686,9 @@ def _replace_report(out_dir: Path, temp: Path) -> None:
     that an interruption leaves the previous report or the new one, never a page without its thumbnails or beside
     another run's; a rename that fails (an ``OSError``) puts the previous page and assets back."""
     page, assets = out_dir / PAGE, out_dir / ASSETS
-    aside = temp.with_name(temp.name + "-previous")  # a name of TEMP_PREFIX: a killed run's goes with the next run
+    # names of TEMP_PREFIX beside them (never inside the previous assets/, which may be read-only): a killed run's go
+    # with the next run's clean-up
+    aside, page_aside = temp.with_name(temp.name + "-previous"), temp.with_name(temp.name + "-previous.html")
     keep_mode(temp / PAGE, page)  # a page the user made private stays private
     done: list[str] = []
     try:
@@ -692,30 +696,28 @@ def _replace_report(out_dir: Path, temp: Path) -> None:
             if assets.exists():
                 os.replace(assets, aside)
                 done.append("assets aside")
-            else:
-                aside.mkdir()  # (to hold the previous page)
             if page.exists():
-                os.replace(page, aside / PREVIOUS_PAGE)
+                os.replace(page, page_aside)
                 done.append("page aside")
             os.replace(temp / PAGE, page)
             done.append("page")
             os.replace(temp, assets)
             done.append("assets")
-            if "assets aside" in done:
-                keep_mode(assets, aside)  # the folder's mode once the page is out of it (a 0555 one would keep it in)
+            keep_mode(assets, aside)  # the folder's mode once the page is out of it (a 0555 one would keep it in)
     finally:  # also when the held signal is raised, once the renames are done
         with signals_held():  # the clean-up is not cut short by a Ctrl-C either
             if "assets" not in done:  # a rename failed: the previous report goes back
                 with contextlib.suppress(OSError):
                     if "page aside" in done:
-                        os.replace(aside / PREVIOUS_PAGE, page)
+                        os.replace(page_aside, page)
                     elif "page" in done:
                         os.unlink(page)  # no previous page: the new one goes, its assets never came
                 with contextlib.suppress(OSError):
                     if "assets aside" in done:
                         os.replace(aside, assets)
-            # (a run killed before this line leaves the aside folder to the next run's clean-up of TEMP_PREFIX)
-            shutil.rmtree(aside, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                os.unlink(page_aside)
+            remove_tree(aside)
 
 
 def _sort_value(value: Any) -> str:

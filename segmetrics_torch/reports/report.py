@@ -28,7 +28,6 @@ import json
 import math
 import os
 import secrets
-import shutil
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -50,7 +49,7 @@ from .combined import (
     write_combined_xlsx,
 )
 from .figures import plot_proposal_recall
-from .files import keep_mode, remove_stale_folders, write_atomically, write_together
+from .files import keep_mode, remove_stale_folders, remove_tree, write_atomically, write_together
 from .html_report import HtmlImage, HtmlReport, html_columns
 from .output_safety import REPORT_FILES, report_owns
 from .tables import (
@@ -702,9 +701,9 @@ class ReportFolder:
     (:class:`~.files.StagedOutput`: :func:`~.files.write_together` writes it with the report's HTML pages, so that an
     interruption or a failure leaves the previous report and pages or the new ones). Checked when made: a user's own
     ``results.json``, tables or ``csv/`` files are never replaced (:func:`check_report_folder`). ``stage`` renders
-    every file into a temporary folder inside ``folder`` and records them in the manifest (which lists a file before
-    it is moved in, so that an interruption leaves nothing the next run would take for the user's own); ``commit``
-    moves them into place (``os.replace``, atomic per file, a replaced file's mode kept), then removes the files the
+    every file into a temporary folder inside ``folder``; ``commit`` records them in the manifest (which lists a file
+    before it is moved in, so that an interruption leaves nothing the next run would take for the user's own), moves
+    them into place (``os.replace``, atomic per file, a replaced file's mode kept), then removes the files the
     previous report listed and this one does not write (:func:`replace_manifest`): no table or figure is left that
     the new tables do not describe; files a report never wrote are not touched. ``written``: the paths written, once
     committed.
@@ -713,7 +712,6 @@ class ReportFolder:
     def __init__(self, folder: str | Path, files: Mapping[str, Callable[[Path], Any]]) -> None:
         self.folder, self.files = Path(folder), dict(files)
         check_report_folder(self.folder, self.files)
-        self.created = not self.folder.exists()
         # named now, made by stage (after a killed run's temporary folders are removed): the report's HTML pages are
         # given the figures' paths in it before the set is written (:meth:`staged`)
         self._temp = self.folder / f"{_TEMP_PREFIX}{secrets.token_hex(8)}"
@@ -738,22 +736,26 @@ class ReportFolder:
         for relative, write in self.files.items():
             self.staged(relative).parent.mkdir(parents=True, exist_ok=True)
             write(self.staged(relative))
-        _write_manifest(self.folder, sorted(set(_manifest_files(self.folder) or ()) | set(self.files)))
 
     def commit(self) -> None:
+        # the manifest lists every file before it is moved in (signals are held: only a SIGKILL can stop the moves,
+        # and then no report file is left that the next run would take for the user's own); written here, not when
+        # staged, so that a set that fails leaves the previous manifest (a wider one would let the next report
+        # remove a user's file at a name this one never wrote)
+        _write_manifest(self.folder, sorted(set(_manifest_files(self.folder) or ()) | set(self.files)))
         for relative in self.files:
             final = self.folder / relative
             final.parent.mkdir(parents=True, exist_ok=True)
             keep_mode(self.staged(relative), final)  # a file the user made private stays private
             os.replace(self.staged(relative), final)
             self.written.append(final)
-        shutil.rmtree(self._temp, ignore_errors=True)
+        remove_tree(self._temp)
         replace_manifest(self.folder, sorted(self.files))
 
     def discard(self) -> None:
-        shutil.rmtree(self._temp, ignore_errors=True)
-        if self.created and not self.written:
-            shutil.rmtree(self.folder, ignore_errors=True)  # this report made it and wrote nothing into it
+        # (a report folder this set made is removed by write_together, and only when it is empty: another run's
+        # report or a user's file put there meanwhile stays)
+        remove_tree(self._temp)
 
 
 def write_report_folder(folder: str | Path, files: Mapping[str, Callable[[Path], Any]]) -> list[Path]:

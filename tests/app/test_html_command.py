@@ -333,3 +333,97 @@ def test_a_config_report_and_its_pages_are_one_set(tmp_path: Path, capsys, monke
     assert status == 130
     assert {path: path.read_bytes() for path in previous} == previous
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # nothing new, nothing left over
+
+
+def _report_config(tmp_path: Path, datasets: tuple[str, ...]) -> Path:
+    config = tmp_path / "eval.yaml"
+    listed = "".join(f"  {d}: {{gt: {d}/gt}}\n" for d in datasets)
+    config.write_text(
+        f"datasets:\n{listed}methods:\n  m1: '{{dataset}}/m1'\noutput: report\nhtml: browser\nfigures: [png]\n",
+        encoding="utf-8",
+    )
+    return config
+
+
+def test_an_interrupted_report_leaves_its_manifest_as_it_was(tmp_path: Path, capsys, monkeypatch) -> None:
+    """The report's manifest was written when the report was staged, before its pages were drawn: a Ctrl-C there left
+    it listing the files of a report never written (csv/B_foreground.csv), and the next report removed the user's
+    own file of that name as its own (found by a review)."""
+    from segmetrics_torch.reports import html_report
+    from tests.conftest import interrupted
+
+    _foreground(tmp_path / "A", "m1")
+    _foreground(tmp_path / "B", "m1", 3)
+    config = _report_config(tmp_path, ("A",))
+    assert _run(capsys, "--config", config, "--no-progress")[0] == 0
+    manifest = tmp_path / "report" / ".segmetrics-manifest.json"
+    before = manifest.read_bytes()
+    _report_config(tmp_path, ("A", "B"))
+    with monkeypatch.context() as patched:
+        patched.setattr(html_report, "_save_thumbnails", interrupted)
+        assert _run(capsys, "--config", config, "--no-progress")[0] == 130
+    assert manifest.read_bytes() == before
+    mine = tmp_path / "report" / "csv" / "B_foreground.csv"
+    mine.write_text("my own table\n")
+    _report_config(tmp_path, ("A",))
+    status, err = _run(capsys, "--config", config, "--no-progress")
+    assert status == 0, err
+    assert mine.read_text() == "my own table\n"  # no report wrote it: not the report's to remove
+
+
+def test_a_failing_page_rename_leaves_the_previous_report(tmp_path: Path, capsys, monkeypatch) -> None:
+    """A report's pages move in before its folder: a page's rename that fails puts the previous page back, and the
+    report folder has not moved yet (its results.json was the new one beside the previous page)."""
+    import errno
+    import os
+
+    _foreground(tmp_path / "A", "m1")
+    config = _report_config(tmp_path, ("A",))
+    assert _run(capsys, "--config", config, "--no-progress")[0] == 0
+    results, page = tmp_path / "report" / "results.json", tmp_path / "browser" / "index.html"
+    results.write_text("the previous run's results.json\n")
+    previous_page = page.read_bytes()
+    real = os.replace
+
+    def replace(src, dst):
+        if Path(dst) == page and Path(src).name == "index.html":  # the new page moving in
+            raise OSError(errno.EIO, "Input/output error")
+        return real(src, dst)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "replace", replace)
+        status, err = _run(capsys, "--config", config, "--no-progress")
+    assert status != 0 and "Input/output error" in err
+    assert page.read_bytes() == previous_page and results.read_text() == "the previous run's results.json\n"
+
+
+def test_a_read_only_assets_folder_is_replaced_by_a_user(tmp_path: Path, capsys) -> None:
+    """A previous report's assets/ made read-only (0555) by its user: the new report keeps that mode, and the previous
+    one is removed. Run as a user without root's file permissions (root here drops them): the previous page was moved
+    into that folder and the run failed (Permission denied); before that, its folder was left behind."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("root without setpriv: cannot run without root's file permissions")
+        prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner"]
+    pred, gt = _foreground(tmp_path)
+    out = tmp_path / "report"
+    argv = ["evaluate", "foreground", "--pred", str(pred), "--gt", str(gt), "--html", str(out), "--no-progress"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    (out / "assets").chmod(0o555)
+    code = "import sys; from segmetrics_torch.app.cli import main; sys.exit(main(sys.argv[1:]))"
+    try:
+        run = subprocess.run([*prefix, sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stderr
+        assert sorted(p.name for p in out.iterdir()) == ["assets", "index.html"]  # nothing left over
+        assert (out / "assets").stat().st_mode & 0o777 == 0o555
+    finally:
+        for folder in (out, *out.rglob("*")):
+            if folder.is_dir():
+                folder.chmod(0o755)

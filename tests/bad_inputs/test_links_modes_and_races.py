@@ -168,7 +168,7 @@ def test_a_ctrl_c_during_the_clean_up_leaves_no_temporary_folder(monkeypatch, tm
         signal.raise_signal(signal.SIGINT)
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(report.shutil, "rmtree", interrupted)
+    monkeypatch.setattr(shutil, "rmtree", interrupted)  # (reports.files.remove_tree removes it)
     with pytest.raises(KeyboardInterrupt):
         _write_report(tmp_path / "rep", ["results.json"])
     monkeypatch.undo()

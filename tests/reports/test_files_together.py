@@ -178,3 +178,19 @@ def test_a_file_system_without_locks_is_written_unlocked(monkeypatch: pytest.Mon
     monkeypatch.setattr(files.fcntl, "flock", no_locks)
     rows = [{"method": "m", "dataset": "d", "num_images": 2, "mae": 0.1}]
     assert tables.write_run_files(None, [(tmp_path / "t.csv", rows, ("method", "dataset"), "--csv")]) == ["wrote"]
+
+
+def test_a_failed_report_removes_no_folder_that_holds_another_file(tmp_path: Path) -> None:
+    """A report folder that did not exist when the report was made, and that holds a file by the time its set fails
+    (another run's report, a user's copy), was removed whole by the failed report."""
+    from segmetrics_torch.reports.report import ReportFolder
+
+    def fail(path: Path) -> None:
+        raise OSError(28, "No space left on device")
+
+    report = ReportFolder(tmp_path / "report", {"tables.md": fail})
+    (tmp_path / "report").mkdir()
+    (tmp_path / "report" / "mine.txt").write_text("mine")
+    with pytest.raises(OSError, match="No space left"):
+        files.write_together([report], locked=True)
+    assert sorted(p.name for p in (tmp_path / "report").iterdir()) == ["mine.txt"]
