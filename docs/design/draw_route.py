@@ -40,6 +40,7 @@ ROUTE = (
     Stay("io.py", "find_pairs"),
     Stay("datasets/pairing.py", "check_pairing"),
     Stay("datasets/prescan.py", "scan_pairing"),
+    Stay("app/foreground_rows.py", "toolbox_line_writer", "--toolbox-lines"),
     Stay("app/folder_io.py", "FolderRun.write_outputs"),
     Stay("reports/tables.py", "scalar_row"),
     Stay("app/folder_io.py", "FolderRun.html_report", "--html"),
@@ -48,7 +49,6 @@ ROUTE = (
     # without --html, write_run_files is called in the tables' stay above; with it, the report is made in between
     Stay("reports/tables.py", "write_run_files", "--html"),
     Stay("reports/files.py", "write_together"),
-    Stay("app/foreground_rows.py", "append_toolbox_line", "--toolbox-lines"),
 )
 
 

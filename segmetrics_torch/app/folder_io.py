@@ -287,13 +287,15 @@ class FolderRun:
         summary: str | None = None,
         other_files: Sequence[tuple[Path, Callable[[Path], object]]] = (),
         other_texts: Mapping[Path, str] | None = None,
+        said: Mapping[Path, str] | None = None,
     ) -> None:
         """With ``summary`` (the line that says what was evaluated), first the table of the run's scalar results
         (``columns``: its ``(key, header)``) and that line on stdout (the forms without ``summary`` print their own).
         Then the ``--json`` report (provenance, folders, pairing, settings, then the results), the
         ``--per-image-csv`` rows (:func:`per_image_rows`) and the ``--csv`` row (method, dataset, image count and
-        the ``keys`` of the table), where asked for, ``other_files`` (``(path, write)``: ``--plot``) and
-        ``other_texts`` (``{path: text}``: ``--out-dir``'s),
+        the ``keys`` of the table), where asked for, ``other_files`` (``(path, write)``: ``--plot``,
+        ``--toolbox-lines``; ``said``: the line printed for one, instead of "Wrote PATH") and ``other_texts``
+        (``{path: text}``: ``--out-dir``'s),
         and the ``--html`` report (:meth:`html_report`), written together
         (:func:`~segmetrics_torch.reports.tables.write_run_files`: a table that cannot take the rows, or a page that
         cannot be drawn, fails before any file is replaced; an interruption leaves the old set or the new)."""
@@ -338,7 +340,7 @@ class FolderRun:
         if other_texts:  # one folder's files (--out-dir)
             print(f"Wrote {', '.join(path.name for path in other_texts)} to {next(iter(other_texts)).parent}")
         for path in [*(path for path, _ in other_files), *([] if json_path is None else [json_path])]:
-            print(f"Wrote {path}")
+            print((said or {}).get(path, f"Wrote {path}"))
         for action, text in zip(actions[json_path is not None :], shown, strict=True):
             print(f"{action.capitalize()} {text}")
         for report in html:

@@ -3,7 +3,6 @@ accumulator returns (:meth:`segmetrics_torch.functional.ForegroundSums.update`).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +15,7 @@ from ..reports.tables import scalar_row
 if TYPE_CHECKING:  # annotations only: the app imports torch lazily
     from torch import Tensor
 
-__all__ = ["ForegroundRows", "append_toolbox_line"]
+__all__ = ["ForegroundRows", "toolbox_line_writer"]
 
 
 class ForegroundRows:
@@ -52,15 +51,21 @@ class ForegroundRows:
             self.per_image[image] = scalar_row(self.summarize({name: host[name][i] for name in host}))
 
 
-def append_toolbox_line(path: Path, results: Mapping[str, Any], dataset: str, model: str, layout: str) -> None:
-    """``--toolbox-lines``: append the result line of a MATLAB-toolbox protocol's ``results``
-    (:func:`~segmetrics_torch.functional.format_toolbox_line`) to ``path``, as the toolbox's ``main.m`` appends to
-    ``<dataset>_result.txt`` (``fopen(..., 'a')``): a line never replaces another, so one file collects several runs."""
-    line = format_toolbox_line(results, dataset, model, layout)
-    with path.open("a+b") as handle:
+def toolbox_line_writer(
+    path: Path, results: Mapping[str, Any], dataset: str, model: str, layout: str
+) -> Callable[[Path], None]:
+    """``--toolbox-lines``: a writer, for the run's set (:meth:`.folder_io.FolderRun.write_outputs`), of ``path`` with
+    the result line of a MATLAB-toolbox protocol's ``results``
+    (:func:`~segmetrics_torch.functional.format_toolbox_line`) added at its end, as the toolbox's ``main.m`` appends
+    to ``<dataset>_result.txt`` (``fopen(..., 'a')``): a line never replaces another, so one file collects several
+    runs. The file is read and written again whole under its folder's lock (two runs adding to one file both keep
+    their lines), with the run's other files: an interruption or a failure leaves the previous set, or the new one
+    with its line."""
+    line = format_toolbox_line(results, dataset, model, layout).encode("utf-8") + b"\n"
+
+    def write(temp: Path) -> None:
+        before = path.read_bytes() if path.is_file() else b""
         # a last line without its newline (as an editor or printf leaves it) stays a line of its own
-        ended = handle.tell() == 0  # (an empty file: append mode starts at the end)
-        if not ended:
-            handle.seek(-1, os.SEEK_END)
-            ended = handle.read(1) == b"\n"
-        handle.write((b"" if ended else b"\n") + line.encode("utf-8") + b"\n")
+        temp.write_bytes(before + (b"\n" if before and not before.endswith(b"\n") else b"") + line)
+
+    return write

@@ -129,3 +129,23 @@ def test_toolbox_lines_errors_are_one_error_line(dataset, tmp_path, capsys, extr
     assert main(_argv(dataset, "--toolbox-lines", str(lines), *extra)) == 2
     _one_error_line(capsys.readouterr().err, *fragments)
     assert not lines.exists()
+
+
+def test_the_toolbox_line_is_added_with_the_run_s_other_files(dataset, tmp_path, capsys, monkeypatch) -> None:
+    """The line was appended after the run's --json and tables had been moved into place: a Ctrl-C landing in their
+    renames (held until they are done) ended the run there, with this run's JSON and without its line. Now the file
+    is written with the set: the new set whole, line included."""
+    from tests.conftest import signal_at_first_replace
+
+    lines, json_path = tmp_path / "Kvasir_result.txt", tmp_path / "r.json"
+    lines.write_text("(Dataset:Kvasir; Model:Other) meanDic:0.500.\n", encoding="utf-8")
+    json_path.write_text("the previous run's\n")
+    argv = _argv(dataset, "--protocol", "matlab-toolbox", "--toolbox-lines", str(lines), "--json", str(json_path))
+    with monkeypatch.context() as patched:
+        moved = signal_at_first_replace(patched)
+        assert main(argv) == 130
+    assert moved and json_path.read_text() != "the previous run's\n"
+    assert len(lines.read_text(encoding="utf-8").splitlines()) == 2  # the earlier line and this run's
+    assert main(argv) == 0
+    assert "Added the pranet result line to" in capsys.readouterr().out
+    assert len(lines.read_text(encoding="utf-8").splitlines()) == 3
