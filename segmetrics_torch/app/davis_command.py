@@ -17,7 +17,7 @@ from ..errors import InputError
 from ..functional import davis_global_csv, davis_per_sequence_csv, evaluate_davis
 from ..reports import output_safety
 from ..reports.files import check_output
-from ..reports.output_safety import InputFolder
+from ..reports.output_safety import FolderOutput, InputFolder
 from ..reports.protocol_report import load_protocol_config, resolved_device_name, run_protocol_report
 from ..reports.tables import format_table, write_run_files
 from ..reports.video_figures import plot_davis_per_sequence
@@ -59,16 +59,13 @@ def run_evaluate_davis(args: argparse.Namespace) -> int:
     files = {"--json": check_output(args.json, "--json", probe=False)}
     if out.is_dir():
         files.update({option: check_output(path, option, probe=False) for option, path in {**csvs, **figure}.items()})
+    # both read as trees (the PNGs of every sequence folder): no output anywhere inside them
     inputs = [
-        InputFolder("the DAVIS root", Path(args.davis_root)),
-        InputFolder("the results folder", Path(args.results)),
+        InputFolder("the DAVIS root", Path(args.davis_root), tree=True),
+        InputFolder("the results folder", Path(args.results), tree=True),
     ]
-    # no output replaces an input; the figure (a PNG: a reader takes its name) after the whole-tree check below
-    output_safety.check_outputs({**files, **csvs} | dict.fromkeys(figure), inputs=inputs)
+    output_safety.check_outputs({**files, **csvs, **figure}, folders=[FolderOutput("--out", out)], inputs=inputs)
     output_safety.check_outputs_are_not_folders(files, {"--out": out})
-    output_safety.check_outside_trees({"--out": out, "--json": files["--json"]}, inputs)  # PNGs in sub-folders
-    # the figure once --out is known to lie outside the inputs; with --json, which must not name it either
-    output_safety.check_outputs({**files, **csvs, **figure}, inputs=inputs)
     output_safety.probe_outputs(files, {"--out": out})
     settings = {key: getattr(args, key) for key in SETTINGS}
     device = parse_device(args.device)

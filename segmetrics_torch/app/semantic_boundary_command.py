@@ -34,7 +34,7 @@ from ..reports import output_safety
 from ..reports.figures import plot_pr_curves
 from ..reports.files import check_output
 from ..reports.named_inputs import read_text_file
-from ..reports.output_safety import InputFolder
+from ..reports.output_safety import FolderOutput, InputFolder
 from ..reports.tables import check_csv_outputs, format_table, write_run_files
 from .davis_command import run_config
 from .folder_io import check_out_dir, shown_path
@@ -71,13 +71,17 @@ def run_evaluate_semantic_boundary(args: argparse.Namespace) -> int:
         for o, v in (("--json", args.json), ("--per-image-csv", args.per_image_csv), ("--plot", args.plot))
     }
     out_dir = check_out_dir(args.out_dir)
+    # read as trees: the class folders must hold maps only (another file there is an error of the next run), and the
+    # ground truth is searched recursively
     inputs = [
-        InputFolder(f"the {r} folder", Path(p)) for r, p in (("prediction", args.pred), ("ground-truth", args.gt))
+        InputFolder(f"the {r} folder", Path(p), tree=True)
+        for r, p in (("prediction", args.pred), ("ground-truth", args.gt))
     ]
     # the rule of every form: inputs, files read by name (--ids), duplicates
-    output_safety.check_outputs(files, inputs=inputs)
+    folders = [] if out_dir is None else [FolderOutput("--out-dir", out_dir, anywhere=True)]  # class_NNN/ folders
+    output_safety.check_outputs(files, folders=folders, inputs=inputs)
     output_safety.check_outputs_are_not_folders(files, {"--out-dir": out_dir})
-    _check_outside_inputs(files, out_dir, inputs)
+    _check_outside_class_folders(files, out_dir)
     output_safety.probe_outputs(files, {"--out-dir": out_dir})
     check_csv_outputs(files)
     if files["--plot"] is not None and files["--plot"].suffix.lower() not in (".png", ".pdf", ".svg"):
@@ -133,10 +137,8 @@ def _read_ids(path: Path) -> list[str]:
     return ids
 
 
-def _check_outside_inputs(files: dict[str, Path | None], out_dir: Path | None, inputs: list[InputFolder]) -> None:
-    """No output inside an input tree: the class folders must hold maps only (another file there is an error of the
-    next run), and the ground truth is searched recursively. Nor a file output where ``--out-dir`` writes."""
-    output_safety.check_outside_trees({**files, "--out-dir": out_dir}, inputs, folders=["--out-dir"])
+def _check_outside_class_folders(files: dict[str, Path | None], out_dir: Path | None) -> None:
+    """No file output where ``--out-dir`` writes its classes' files (``class_NNN/``)."""
     base = None if out_dir is None else Path(os.path.realpath(out_dir))
     for option, path in files.items():
         real = Path(os.path.realpath(path)) if path is not None else None

@@ -17,6 +17,10 @@ Checked before any measure runs (a mistake costs nothing), for every output of e
 * a **folder output** (``--output``, ``--cache``) must not be an input folder itself, and the parts of it that the
   report writes and replaces (``results.json``, ``tables.*``, ``combined.*``, ``csv/``, ``figures/``, ``cache/``,
   its temporary ``.segmetrics-report-*`` folders) must not hold an input folder or the configuration file;
+* an input folder read as a whole **tree** (``InputFolder(..., tree=True)``: DAVIS' sequence folders, the SBD class
+  folders, a ground truth searched recursively: every file there is read, or is an error of the next run) holds no
+  output anywhere inside it, and no folder output that makes entries anywhere in it (``FolderOutput(...,
+  anywhere=True)``: SBD's ``--out-dir``) holds it;
 * two outputs must not name the same file.
 
 The rule holds no list of extensions: the readers declare what they read (:mod:`segmetrics_torch.readers`), the
@@ -49,7 +53,6 @@ __all__ = [
     "check_appended_file",
     "check_outputs",
     "check_outputs_are_not_folders",
-    "check_outside_trees",
     "checked_outputs",
     "probe_outputs",
     "report_folder",
@@ -78,10 +81,12 @@ REPORT_TEMP_PREFIX = ".segmetrics-report-"
 @dataclass(frozen=True)
 class InputFolder:
     """A folder the run reads: ``role`` names it in errors ("the prediction folder"). Every name a declared folder
-    reader of any family accepts is an input there (:func:`segmetrics_torch.readers.is_read_by_a_reader`)."""
+    reader of any family accepts is an input there (:func:`segmetrics_torch.readers.is_read_by_a_reader`); with
+    ``tree``, the run reads every file of its tree, so that no output may be anywhere inside it."""
 
     role: str
     path: Path
+    tree: bool = False
 
 
 @dataclass(frozen=True)
@@ -98,7 +103,9 @@ class FolderOutput:
     """A folder the run writes into: the top-level ``files`` and the ``folders`` (whole sub-trees) it owns, and the
     ``prefixes`` of its temporary entries. ``marker``: a path under the folder (``assets/.segmetrics-html``) whose
     file says that its owned entries were written by the same writer: without it, an owned file or folder that exists
-    (or a link of that name) is the user's, and refused rather than replaced ("": no such rule)."""
+    (or a link of that name) is the user's, and refused rather than replaced ("": no such rule). ``anywhere``: it
+    makes entries of names not listed here (SBD's ``class_NNN/`` folders of ``--out-dir``), so that it may not hold an
+    input read as a tree either."""
 
     option: str
     path: Path
@@ -106,6 +113,7 @@ class FolderOutput:
     folders: frozenset[str] = field(default_factory=frozenset)
     prefixes: tuple[str, ...] = ()
     marker: str = ""
+    anywhere: bool = False
 
 
 def report_owns(relative: str) -> bool:
@@ -242,6 +250,8 @@ def check_outputs(
     """
     pairs = list(files.items()) if isinstance(files, Mapping) else list(files)
     given = [(option, Path(path)) for option, path in pairs if path is not None]
+    trees = [f for f in inputs if f.tree]
+    _check_trees([], folders, trees)  # a folder output inside a tree: said before its files are
     folder_inputs = [InputFolder(f.role, _real(f.path)) for f in inputs]
     file_inputs = [InputFile(f.role, _real(f.path)) for f in input_files]
     file_inputs += [InputFile(f.role, f.path) for f in named_inputs()]  # recorded as real paths
@@ -294,6 +304,7 @@ def check_outputs(
             ):
                 raise InputError(f"{option} {path} is a file that {out.option} {out.path} writes; give another name")
 
+    _check_trees(given, [], trees)  # after the files' own checks, whose messages say more where both apply
     for out in folders:
         _check_folder_output(out, folder_inputs, file_inputs)
     for out in folders:  # a folder output inside what another folder output owns would be replaced by it
@@ -343,30 +354,24 @@ def check_appended_file(path: Path, option: str, accepts: Callable[[str], bool],
         )
 
 
-def check_outside_trees(
-    outputs: Mapping[str, Path | None], trees: Sequence[InputFolder], *, folders: Sequence[str] = ()
+def _check_trees(
+    given: Sequence[tuple[str, Path]], folders: Sequence[FolderOutput], trees: Sequence[InputFolder]
 ) -> None:
-    """No output anywhere inside an input folder that a run reads as a whole tree (DAVIS' sequence folders, the
-    SBD class folders and ground truth searched recursively: a file there is read, or is an error of the next run),
-    and no output folder (``folders``: the options of ``outputs`` that name folders) that holds one.
-
-    Raises:
-        InputError: ``--out X is inside the results folder R, which this run reads (every file of its tree); give a
-            path outside it``, or ``... holds the prediction folder P; give a folder of its own``.
-    """
-    for option, path in outputs.items():
-        if path is None:
-            continue
+    """No output inside a tree input, and no folder output that writes ``anywhere`` in it holding one (another may: a
+    report folder above its inputs, whose own names are checked against the inputs by :func:`_check_folder_output`)."""
+    roots = [(tree, _real(tree.path)) for tree in trees]
+    outputs = [(out.option, Path(out.path), out.anywhere) for out in folders]
+    outputs += [(option, path, False) for option, path in given]
+    for option, path, anywhere in outputs:
         real = _real(path)
-        for tree in trees:
-            root = _real(tree.path)
+        for tree, root in roots:
             if real.is_relative_to(root):
                 where = "is" if real == root else "is inside"
                 raise InputError(
                     f"{option} {path} {where} {tree.role} {tree.path}, which this run reads (every file of its "
                     "tree); give a path outside it"
                 )
-            if option in folders and root.is_relative_to(real):
+            if anywhere and root.is_relative_to(real):
                 raise InputError(f"{option} {path} holds {tree.role} {tree.path}; give a folder of its own")
 
 

@@ -46,7 +46,6 @@ import dataclasses
 import functools
 import importlib.util
 import math
-import os
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -410,19 +409,13 @@ def check_protocol_report_outputs(config: ProtocolReportConfig) -> None:
         raise InputError(f"the output {out} is a file; give a folder")
     if not out.exists() and not out.parent.is_dir():
         raise InputError(f"the output folder {out}: its parent {out.parent} does not exist")
-    inputs = [InputFolder(f"the {_input_role(config.family)} of {d.name}", d.input_folder) for d in config.datasets]
-    inputs += [InputFolder(f"the folder of {m.name} on {d.name}", f) for d, m, f in config.pairs()]
+    # both families read their folders as trees
+    role = _input_role(config.family)
+    inputs = [InputFolder(f"the {role} of {d.name}", d.input_folder, tree=True) for d in config.datasets]
+    inputs += [InputFolder(f"the folder of {m.name} on {d.name}", f, tree=True) for d, m, f in config.pairs()]
     files = [InputFile("the configuration file", config.config_file)] if config.config_file is not None else []
     check_outputs({}, folders=[report_folder(out, "the output folder")], inputs=inputs, input_files=files)
     check_report_folder(out, option="the output folder")
-    real = Path(os.path.realpath(out))
-    for folder in inputs:
-        root = Path(os.path.realpath(folder.path))
-        if real == root or real.is_relative_to(root):
-            raise InputError(
-                f"the output folder {out} is inside {folder.role} {folder.path}, which this run reads (every file of "
-                "its tree); give a folder outside it"
-            )
     if config.figures and importlib.util.find_spec("matplotlib") is None:
         raise InputError("figures need matplotlib: pip install 'segmetrics-torch[plot]' (or `figures: false`)")
 

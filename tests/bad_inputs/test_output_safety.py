@@ -571,3 +571,23 @@ def test_a_table_with_empty_trailing_cells_is_merged(tmp_path: Path) -> None:
         "A,D,3,0.5",
         "B,D,2,0.25",
     ]
+
+
+def test_an_input_read_as_a_tree_holds_no_output(tmp_path: Path) -> None:
+    """``InputFolder(..., tree=True)`` (a folder read whole, DAVIS' or SBD's): one rule of ``check_outputs`` where the
+    DAVIS and SBD forms and the protocol reports each had a copy: no output anywhere inside it, no folder output that
+    makes entries anywhere in it holding it; others may hold it (a report folder above its inputs)."""
+    from segmetrics_torch.errors import InputError
+    from segmetrics_torch.reports.output_safety import FolderOutput, InputFolder, check_outputs, report_folder
+
+    tree = InputFolder("the results folder", tmp_path / "data" / "results", tree=True)
+    (tmp_path / "data" / "results" / "seq").mkdir(parents=True)
+    with pytest.raises(InputError, match=r"--json .*r\.json is inside the results folder .*every file of its tree"):
+        check_outputs({"--json": tmp_path / "data" / "results" / "seq" / "r.json"}, inputs=[tree])
+    with pytest.raises(InputError, match=r"--out .* is the results folder"):
+        check_outputs({}, folders=[FolderOutput("--out", tmp_path / "data" / "results")], inputs=[tree])
+    with pytest.raises(InputError, match=r"--out-dir .* holds the results folder"):
+        check_outputs({}, folders=[FolderOutput("--out-dir", tmp_path / "data", anywhere=True)], inputs=[tree])
+    check_outputs({}, folders=[FolderOutput("--out", tmp_path / "data")], inputs=[tree])  # the files it names only
+    check_outputs({}, folders=[report_folder(tmp_path / "data")], inputs=[tree])
+    check_outputs({"--json": tmp_path / "data" / "results" / "seq" / "r.json"}, inputs=[InputFolder("r", tree.path)])

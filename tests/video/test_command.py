@@ -236,3 +236,13 @@ def test_ctrl_c_is_exit_130_and_nothing_written(tmp_path: Path, capsys, monkeypa
     )
     assert status == 130
     assert not (tmp_path / "out").exists()
+
+
+def test_out_above_the_input_folders_is_allowed(tmp_path: Path, capsys) -> None:
+    """--out may hold the inputs (``--out .`` beside DAVIS/ and results/): it writes its two CSVs and the figure at
+    its top, never inside them."""
+    davis, results = _folders(tmp_path, "semi-supervised", objects=(1,), frames=3)
+    argv = ["--davis-root", davis, "--results", results, "--task", "semi-supervised", "--out", tmp_path]
+    status, _, err = _run(capsys, *argv)
+    assert status == 0, err
+    assert (tmp_path / "global_results-val.csv").is_file()
