@@ -40,7 +40,7 @@ ROUTE = (
     Stay("io.py", "find_pairs"),
     Stay("datasets/pairing.py", "check_pairing"),
     Stay("datasets/prescan.py", "scan_pairing"),
-    Stay("app/foreground_rows.py", "toolbox_line_writer", "--toolbox-lines"),
+    Stay("app/foreground_rows.py", "toolbox_line", "--toolbox-lines"),
     Stay("app/folder_io.py", "FolderRun.write_outputs"),
     Stay("reports/tables.py", "scalar_row"),
     Stay("app/folder_io.py", "FolderRun.html_report", "--html"),

@@ -10,7 +10,7 @@ import functools
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +22,7 @@ from ..datasets.folders import FolderDataset, open_folders
 from ..datasets.pairing import BOUNDARY_EXTENSIONS, check_pairing, match_folders
 from ..errors import InputError
 from ..io import bsr_result_files
+from ..reports.files import Output
 from ..reports.html_report import HtmlImage, HtmlReport, html_columns, html_folder_output
 from ..reports.output_safety import FolderOutput, InputFolder, checked_outputs
 from ..reports.tables import format_table, per_image_rows, scalar_row, write_run_files
@@ -285,7 +286,7 @@ class FolderRun:
         keys: Sequence[str] | None = None,
         columns: Sequence[tuple[str, str]] = (),
         summary: str | None = None,
-        other_files: Sequence[tuple[Path, Callable[[Path], object]]] = (),
+        other_files: Sequence[Output] = (),
         other_texts: Mapping[Path, str] | None = None,
         said: Mapping[Path, str] | None = None,
     ) -> None:
@@ -339,12 +340,17 @@ class FolderRun:
         actions = write_run_files(json_file, tables, [*other_files, *html], other_texts)
         if other_texts:  # one folder's files (--out-dir)
             print(f"Wrote {', '.join(path.name for path in other_texts)} to {next(iter(other_texts)).parent}")
-        for path in [*(path for path, _ in other_files), *([] if json_path is None else [json_path])]:
-            print((said or {}).get(path, f"Wrote {path}"))
+        said = said or {}
+        others = [Path(f[0]) if isinstance(f, tuple) else f.target for f in other_files]
+        for path in [*(p for p in others if p not in said), *([] if json_path is None else [json_path])]:
+            print(f"Wrote {path}")
         for action, text in zip(actions[json_path is not None :], shown, strict=True):
             print(f"{action.capitalize()} {text}")
         for report in html:
             print(f"Wrote {report.target}")
+        for path in others:
+            if path in said:
+                print(said[path])
 
     def html_report(
         self,

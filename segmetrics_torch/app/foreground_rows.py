@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..functional.foreground import format_toolbox_line, summarize_foreground
+from ..reports.files import AppendedText
 from ..reports.tables import scalar_row
 
 if TYPE_CHECKING:  # annotations only: the app imports torch lazily
     from torch import Tensor
 
-__all__ = ["ForegroundRows", "toolbox_line_writer"]
+__all__ = ["ForegroundRows", "toolbox_line"]
 
 
 class ForegroundRows:
@@ -51,21 +52,10 @@ class ForegroundRows:
             self.per_image[image] = scalar_row(self.summarize({name: host[name][i] for name in host}))
 
 
-def toolbox_line_writer(
-    path: Path, results: Mapping[str, Any], dataset: str, model: str, layout: str
-) -> Callable[[Path], None]:
-    """``--toolbox-lines``: a writer, for the run's set (:meth:`.folder_io.FolderRun.write_outputs`), of ``path`` with
-    the result line of a MATLAB-toolbox protocol's ``results``
-    (:func:`~segmetrics_torch.functional.format_toolbox_line`) added at its end, as the toolbox's ``main.m`` appends
+def toolbox_line(path: Path, results: Mapping[str, Any], dataset: str, model: str, layout: str) -> AppendedText:
+    """``--toolbox-lines``: the result line of a MATLAB-toolbox protocol's ``results``
+    (:func:`~segmetrics_torch.functional.format_toolbox_line`) to add to ``path``, as the toolbox's ``main.m`` appends
     to ``<dataset>_result.txt`` (``fopen(..., 'a')``): a line never replaces another, so one file collects several
-    runs. The file is read and written again whole under its folder's lock (two runs adding to one file both keep
-    their lines), with the run's other files: an interruption or a failure leaves the previous set, or the new one
-    with its line."""
-    line = format_toolbox_line(results, dataset, model, layout).encode("utf-8") + b"\n"
-
-    def write(temp: Path) -> None:
-        before = path.read_bytes() if path.is_file() else b""
-        # a last line without its newline (as an editor or printf leaves it) stays a line of its own
-        temp.write_bytes(before + (b"\n" if before and not before.endswith(b"\n") else b"") + line)
-
-    return write
+    runs. Added with the run's other files (:class:`~segmetrics_torch.reports.files.AppendedText`: when the set moves
+    in, after the others; an interruption leaves the previous set without the line, or the new one with it)."""
+    return AppendedText(path, format_toolbox_line(results, dataset, model, layout) + "\n")

@@ -8,7 +8,7 @@ import argparse
 import functools
 import math
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,11 +78,11 @@ def run_evaluate_foreground(args: argparse.Namespace) -> int:
     count, total = int(metric.count), len(pairing.pairs) + len(pairing.missing)
     of = f" (of {total} ground truths)" if count != total else ""
     keys = [key for key, _ in columns]
-    with_line: list[tuple[Path, Callable[[Path], object]]] = []
+    with_line = []
     if lines_path is not None:
-        from .foreground_rows import toolbox_line_writer  # loads torch: only now, after the decoding workers started
+        from .foreground_rows import toolbox_line  # loads torch: only now, after the decoding workers started
 
-        with_line.append((lines_path, toolbox_line_writer(lines_path, results, dataset.dataset_name, name, layout)))
+        with_line.append(toolbox_line(lines_path, results, dataset.dataset_name, name, layout))
     run.write_outputs(
         files,
         dataset,
@@ -99,7 +99,7 @@ def run_evaluate_foreground(args: argparse.Namespace) -> int:
         summary=f"Evaluated {count} image(s){of} of {shown_path(run.pred)} against {shown_path(run.gt)} "
         f"({dataset.dataset_name}) on {run.device} in {elapsed:.2f} s",
         other_files=with_line,  # --toolbox-lines, with the run's other files
-        said={path: f"Added the {layout} result line to {path}" for path, _ in with_line},
+        said={line.target: f"Added the {layout} result line to {line.target}" for line in with_line},
     )
     return 0
 

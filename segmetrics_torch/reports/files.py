@@ -38,6 +38,7 @@ except ImportError:  # Windows: no flock, nothing is locked
     fcntl = None  # type: ignore[assignment]
 
 __all__ = [
+    "AppendedText",
     "Output",
     "StagedOutput",
     "check_output",
@@ -257,6 +258,47 @@ class _StagedFile:
                 os.unlink(self.temp)
 
 
+class AppendedText:
+    """Text added at the end of a file, as ``open(path, "a")`` adds it (a MATLAB toolbox's ``fopen(..., 'a')`` result
+    lines), as one output of a set (:class:`StagedOutput`): the file is opened when the set is staged (so that a file
+    that cannot take the text fails before anything moves; a file that this opening created is removed again if the
+    set fails) and written when it moves in, after every output that can be undone. The file is never rewritten: it
+    keeps its inode, its links (a symbolic link is followed, a hard link's other names see the text), its owner and
+    its mode, and runs appending at once each keep their text (``O_APPEND``). A last line without its newline (as an
+    editor saves it) gets one first, so the text never joins it."""
+
+    def __init__(self, target: str | Path, text: str) -> None:
+        self.target, self.data = Path(target), text.encode("utf-8")
+        self._handle: int | None = None
+        self._created = False
+
+    def stage(self) -> None:
+        self._created = not self.target.exists()
+        self._handle = os.open(self.target, os.O_RDWR | os.O_APPEND | os.O_CREAT, default_file_mode())
+
+    def commit(self) -> None:
+        if self._handle is None:
+            return
+        handle, self._handle = self._handle, None
+        try:
+            size = os.fstat(handle).st_size
+            ended = size == 0 or os.pread(handle, 1, size - 1) == b"\n"
+            data = self.data if ended else b"\n" + self.data
+            while data:
+                data = data[os.write(handle, data) :]
+        finally:
+            os.close(handle)
+
+    def discard(self) -> None:
+        if self._handle is not None:
+            handle, self._handle = self._handle, None
+            os.close(handle)
+            if self._created:
+                with contextlib.suppress(OSError):
+                    if self.target.stat().st_size == 0:
+                        self.target.unlink()
+
+
 #: an output of :func:`write_together`: ``(path, write)`` (``write(temporary_path)`` makes the file) or a staged one
 Output = tuple[str | Path, Callable[[Path], object]] | StagedOutput
 
@@ -297,6 +339,12 @@ def write_together(files: Sequence[Output], *, locked: bool = False) -> None:
         raise
 
 
+def _commit_order(output: StagedOutput) -> int:
+    """Outputs that put their previous entries back when a rename fails first, text appended to a file (which cannot
+    be taken back) last."""
+    return 0 if getattr(output, "rolls_back", False) else 2 if isinstance(output, AppendedText) else 1
+
+
 def _write_staged(outputs: Sequence[StagedOutput]) -> None:
     begun: list[StagedOutput] = []
     try:
@@ -305,8 +353,9 @@ def _write_staged(outputs: Sequence[StagedOutput]) -> None:
             output.stage()
         with signals_held():
             # the outputs that put their previous entries back when a rename fails first, so that then no other output
-            # of the set has moved yet (a failing rename elsewhere, the disk failing, is the rare mix left)
-            for output in sorted(outputs, key=lambda o: not getattr(o, "rolls_back", False)):
+            # of the set has moved yet (a failing rename elsewhere, the disk failing, is the rare mix left); appended
+            # text last
+            for output in sorted(outputs, key=_commit_order):
                 output.commit()
     except BaseException:
         with signals_held():  # the clean-up is not cut short by a second Ctrl-C

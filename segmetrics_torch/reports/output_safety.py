@@ -174,6 +174,8 @@ def _check_makeable(out: FolderOutput) -> None:
     parent = path
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
+    if parent == path and not os.access(path, os.W_OK | os.X_OK):
+        raise InputError(f"{out.option} {path} is a folder this run cannot write into (not writable)")
     if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
         what = "is not a folder" if not parent.is_dir() else "is not writable"
         raise InputError(f"{out.option} {path}: {parent} {what}, so the folder cannot be made")
@@ -358,18 +360,18 @@ def _check_trees(
     given: Sequence[tuple[str, Path]], folders: Sequence[FolderOutput], trees: Sequence[InputFolder]
 ) -> None:
     """No output inside a tree input, and no folder output that writes ``anywhere`` in it holding one (another may: a
-    report folder above its inputs, whose own names are checked against the inputs by :func:`_check_folder_output`)."""
+    report folder above its inputs, whose own names are checked against the inputs by :func:`_check_folder_output`).
+    A file counts where its name is written (``os.replace`` replaces a link there, it never writes through it)."""
     roots = [(tree, _real(tree.path)) for tree in trees]
-    outputs = [(out.option, Path(out.path), out.anywhere) for out in folders]
-    outputs += [(option, path, False) for option, path in given]
-    for option, path, anywhere in outputs:
-        real = _real(path)
+    outputs = [(out.option, Path(out.path), _real(out.path), out.anywhere, "folder") for out in folders]
+    outputs += [(option, path, _real(path.parent) / path.name, False, "path") for option, path in given]
+    for option, path, real, anywhere, what in outputs:
         for tree, root in roots:
             if real.is_relative_to(root):
                 where = "is" if real == root else "is inside"
                 raise InputError(
                     f"{option} {path} {where} {tree.role} {tree.path}, which this run reads (every file of its "
-                    "tree); give a path outside it"
+                    f"tree); give a {what} outside it"
                 )
             if anywhere and root.is_relative_to(real):
                 raise InputError(f"{option} {path} holds {tree.role} {tree.path}; give a folder of its own")

@@ -149,3 +149,31 @@ def test_the_toolbox_line_is_added_with_the_run_s_other_files(dataset, tmp_path,
     assert main(argv) == 0
     assert "Added the pranet result line to" in capsys.readouterr().out
     assert len(lines.read_text(encoding="utf-8").splitlines()) == 3
+
+
+@pytest.mark.parametrize("link", ["symbolic", "hard"])
+def test_the_toolbox_line_is_appended_through_a_link(dataset, tmp_path, capsys, link: str) -> None:
+    """The file is appended to, never rewritten (a review of the first set version, which wrote it again whole): a
+    linked results file keeps its link and every name sees the line, as with the toolbox's fopen(..., 'a')."""
+    import os
+
+    shared = tmp_path / "shared" / "Kvasir_result.txt"
+    shared.parent.mkdir()
+    shared.write_text("(Dataset:Kvasir; Model:Other) meanDic:0.500.", encoding="utf-8")  # no final newline
+    lines = tmp_path / "Kvasir_result.txt"
+    (lines.symlink_to if link == "symbolic" else lines.hardlink_to)(shared)
+    before = os.stat(shared)
+    argv = _argv(dataset, "--protocol", "matlab-toolbox", "--toolbox-lines", str(lines), "--json", str(tmp_path / "r"))
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.rstrip().splitlines()[-1] == f"Added the pranet result line to {lines}"  # the last line, as before
+    assert lines.is_symlink() == (link == "symbolic")
+    assert shared.read_text(encoding="utf-8").splitlines()[0] == "(Dataset:Kvasir; Model:Other) meanDic:0.500."
+    assert len(shared.read_text(encoding="utf-8").splitlines()) == 2
+    after = os.stat(shared)
+    assert (after.st_ino, after.st_nlink, after.st_uid, after.st_mode) == (
+        before.st_ino,
+        before.st_nlink,
+        before.st_uid,
+        before.st_mode,
+    )

@@ -25,7 +25,6 @@ from segmetrics_torch.app import foreground_rows
 from segmetrics_torch.app.folder_io import BSR_FILES, bsr_files
 from segmetrics_torch.errors import InputError
 from segmetrics_torch.reports import files, html_report, report, tables
-from segmetrics_torch.reports.files import write_atomically
 from segmetrics_torch.reports.output_safety import checked_outputs
 from segmetrics_torch.synthetic import write_foreground_dataset
 from tests.conftest import signal_at_first_replace
@@ -213,9 +212,9 @@ def test_a_toolbox_line_never_joins_a_last_line_without_its_newline(monkeypatch,
     monkeypatch.setattr(foreground_rows, "format_toolbox_line", lambda results, dataset, model, layout: f"({model})")
     lines = tmp_path / "fg_result.txt"
     lines.write_text("(Dataset:fg; Model:earlier) mae:0.1")  # saved by an editor without a final newline
-    write_atomically(lines, foreground_rows.toolbox_line_writer(lines, {}, "fg", "new", "2020"))
+    files.write_together([foreground_rows.toolbox_line(lines, {}, "fg", "new", "2020")])
     assert lines.read_text().splitlines() == ["(Dataset:fg; Model:earlier) mae:0.1", "(new)"]
-    write_atomically(lines, foreground_rows.toolbox_line_writer(lines, {}, "fg", "next", "2020"))
+    files.write_together([foreground_rows.toolbox_line(lines, {}, "fg", "next", "2020")])
     assert lines.read_text() == "(Dataset:fg; Model:earlier) mae:0.1\n(new)\n(next)\n"
 
 

@@ -380,7 +380,6 @@ NOT_INPUT_READERS = {
     "segmetrics_torch.reports.report.foreign_report_files": "an output folder's results.json, read to tell a report's "
     "own from a user's file (reads, never writes)",
     "segmetrics_torch.reports.tables._read_csv_table": "a CSV table this command wrote, read back to merge rows",
-    "segmetrics_torch.app.foreground_rows.toolbox_line_writer": "--toolbox-lines, the output a run adds its line to",
 }
 
 

@@ -591,3 +591,29 @@ def test_an_input_read_as_a_tree_holds_no_output(tmp_path: Path) -> None:
     check_outputs({}, folders=[FolderOutput("--out", tmp_path / "data")], inputs=[tree])  # the files it names only
     check_outputs({}, folders=[report_folder(tmp_path / "data")], inputs=[tree])
     check_outputs({"--json": tmp_path / "data" / "results" / "seq" / "r.json"}, inputs=[InputFolder("r", tree.path)])
+
+
+def test_a_file_counts_in_a_tree_where_its_name_is_written(tmp_path: Path) -> None:
+    """A link at an output's name that points into a tree is replaced, not written through: not refused (a review:
+    the first version of the tree rule resolved the link)."""
+    from segmetrics_torch.reports.output_safety import InputFolder, check_outputs
+
+    tree = InputFolder("the results folder", tmp_path / "results", tree=True)
+    (tmp_path / "results" / "seq").mkdir(parents=True)
+    (tmp_path / "results" / "seq" / "old.csv").write_text("x")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "global.csv").symlink_to(tmp_path / "results" / "seq" / "old.csv")
+    check_outputs({"--out (global)": tmp_path / "out" / "global.csv"}, inputs=[tree])
+
+
+def test_an_existing_folder_that_cannot_be_written_is_named_so(tmp_path: Path, monkeypatch) -> None:
+    """Not "cannot be made": it exists (a review)."""
+    from segmetrics_torch.errors import InputError
+    from segmetrics_torch.reports import output_safety
+
+    folder = tmp_path / "out"
+    folder.mkdir()
+    real = os.access
+    monkeypatch.setattr(output_safety.os, "access", lambda path, mode: Path(path) != folder and real(path, mode))
+    with pytest.raises(InputError, match=r"--out .*out is a folder this run cannot write into"):
+        output_safety.check_outputs({}, folders=[output_safety.FolderOutput("--out", folder)])
