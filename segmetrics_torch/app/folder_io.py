@@ -294,9 +294,9 @@ class FolderRun:
         (``columns``: its ``(key, header)``) and that line on stdout (the forms without ``summary`` print their own).
         Then the ``--json`` report (provenance, folders, pairing, settings, then the results), the
         ``--per-image-csv`` rows (:func:`per_image_rows`) and the ``--csv`` row (method, dataset, image count and
-        the ``keys`` of the table), where asked for, ``other_files`` (``(path, write)``: ``--plot``,
-        ``--toolbox-lines``; ``said``: the line printed for one, instead of "Wrote PATH") and ``other_texts``
-        (``{path: text}``: ``--out-dir``'s),
+        the ``keys`` of the table), where asked for, ``other_files`` (``(path, write)``: ``--plot``; an
+        ``AppendedText``: ``--toolbox-lines``; ``said``: the line printed for one, instead of "Wrote PATH") and
+        ``other_texts`` (``{path: text}``: ``--out-dir``'s),
         and the ``--html`` report (:meth:`html_report`), written together
         (:func:`~segmetrics_torch.reports.tables.write_run_files`: a table that cannot take the rows, or a page that
         cannot be drawn, fails before any file is replaced; an interruption leaves the old set or the new)."""
