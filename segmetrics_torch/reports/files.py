@@ -26,6 +26,7 @@ import stat
 import sys
 import tempfile
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -372,7 +373,7 @@ def folders_locked(paths: Iterable[str | Path]) -> Iterator[None]:
     (several methods evaluated in parallel into one ``--csv``) each add their rows, the later one waiting for the
     earlier (without it, both read the old table and the last to finish dropped the other's rows). Where ``flock`` does
     not exist (Windows), a folder cannot be opened or its file system takes no locks (``ENOLCK``: some network
-    mounts), that folder is not locked.
+    mounts; a ``RuntimeWarning`` says so), that folder is not locked.
 
     Example:
         >>> import tempfile
@@ -396,8 +397,13 @@ def folders_locked(paths: Iterable[str | Path]) -> Iterator[None]:
             handles.append(handle)
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX)
-            except OSError:
-                continue  # a file system that takes no locks (ENOLCK: some network mounts): written unlocked
+            except OSError as error:  # a file system that takes no locks (ENOLCK: some network mounts)
+                warnings.warn(
+                    f"cannot lock the folder {folder} ({error.strerror or error}): written unlocked, so runs writing "
+                    "into it at the same time (rows merged into one table) may lose each other's writes",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
         yield
     finally:
         for handle in handles:
