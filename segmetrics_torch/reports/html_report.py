@@ -577,7 +577,7 @@ class HtmlReport:
             }
         )
 
-        out_dir.mkdir(parents=True, exist_ok=True)
+        # (out_dir, the target's folder, was made and locked by write_together)
         remove_stale_folders(out_dir, TEMP_PREFIX)  # a killed run's temporary folders
         self._temp = temp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=out_dir))
         os.chmod(temp, default_folder_mode())  # mkdtemp's 0700 -> what a plain mkdir makes under the umask

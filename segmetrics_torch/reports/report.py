@@ -728,9 +728,9 @@ class ReportFolder:
         return self._temp / relative
 
     def stage(self) -> None:
-        self.folder.mkdir(exist_ok=True)
-        # a run killed (SIGKILL, power loss) while writing leaves its temporary folder behind: the next run into the
-        # same output removes it (under the folder's lock, or one run per output folder, as documented)
+        # (the folder, the target's, was made by write_together) a run killed (SIGKILL, power loss) while writing
+        # leaves its temporary folder behind: the next run into the same output removes it (under the folder's lock,
+        # or one run per output folder, as documented)
         remove_stale_folders(self.folder, _TEMP_PREFIX)
         self._temp.mkdir()
         for relative, write in self.files.items():
