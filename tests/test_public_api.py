@@ -83,6 +83,17 @@ def test_former_names_still_answer_with_a_deprecation_warning(old, new):
         assert old not in module.__all__ and old not in dir(module)
 
 
+@pytest.mark.parametrize("name", ["check_pairing", "warn_on_stderr"])
+def test_names_moved_to_the_prescan_still_answer_from_the_pairing_module(name):
+    from segmetrics_torch.datasets import pairing, prescan
+
+    with pytest.warns(DeprecationWarning, match=f"`segmetrics_torch.datasets.pairing.{name}` is deprecated; use"):
+        assert getattr(pairing, name) is getattr(prescan, name)
+    assert name not in pairing.__all__ and name in prescan.__all__
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        pairing.nothing  # noqa: B018 - the module's __getattr__ answers the moved names only
+
+
 def test_meta_and_functional_export_their_submodules_lists() -> None:
     """``meta`` and ``functional`` build ``__all__`` from their submodules' lists: the public names are exactly
     those (the meta-measures' measure lists and perturbation names included), each importable, none twice."""

@@ -11,7 +11,7 @@ written down below (``ROUTE``), read from the code; ``tests/docs/test_design_rou
 names is defined in the module it names, so a renamed or moved function fails there.
 
 Run: ``python docs/design/draw_route.py [OUT.png]`` (matplotlib; default ``docs/design/route-evaluate-foreground.png``).
-It also prints the counts: stays and returns with and without the ``--html`` branch.
+It also prints the counts: stays and returns with and without the ``--html`` branch, and as a program reads the code.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ class Stay:
     module: str  # the path under segmetrics_torch/
     function: str  # the function (or Class.method) by which the value enters
     branch: str = ""  # the option whose branch this is ("" on every run)
+    read: bool = True  # False: a stay the program's reading of the code does not see (said where it is written)
 
 
 ROUTE = (
@@ -33,21 +34,19 @@ ROUTE = (
     Stay("registry.py", "parse_measures"),
     Stay("app/folder_io.py", "FolderRun.from_args"),
     Stay("app/report_args.py", "run_folder_report", "--output"),
-    Stay("datasets/prescan.py", "folder_names"),
+    Stay("datasets/prescan.py", "folder_names", "--output"),
     Stay("reports/output_safety.py", "checked_outputs"),
     Stay("app/folder_io.py", "FolderRun.open_dataset"),
     Stay("datasets/folders.py", "open_folders"),
     Stay("io.py", "find_pairs"),
-    Stay("datasets/pairing.py", "check_pairing"),
-    Stay("datasets/prescan.py", "scan_pairing"),
-    Stay("app/foreground_rows.py", "toolbox_line", "--toolbox-lines"),
+    Stay("datasets/prescan.py", "check_pairing"),  # then scan_pairing and folder_names, in the same stay
+    # the toolbox's result line, from the evaluation's results and the names (the program's reading does not see it:
+    # the handler imports it through the functional package's face)
+    Stay("functional/foreground/matlab_toolbox.py", "format_toolbox_line", "--toolbox-lines", read=False),
     Stay("app/folder_io.py", "FolderRun.write_outputs"),
-    Stay("reports/tables.py", "scalar_row"),
-    Stay("app/folder_io.py", "FolderRun.html_report", "--html"),
-    Stay("reports/html_report.py", "HtmlReport.__init__", "--html"),
-    Stay("reports/output_safety.py", "check_outputs", "--html"),
-    # without --html, write_run_files is called in the tables' stay above; with it, the report is made in between
-    Stay("reports/tables.py", "write_run_files", "--html"),
+    Stay("reports/tables.py", "scalar_row"),  # then per_image_rows and run_file_outputs
+    Stay("reports/html_report.py", "HtmlReport.of_dataset", "--html"),
+    Stay("registry.py", "higher_is_better", "--html"),  # the directions of the page's columns (html_columns)
     Stay("reports/files.py", "write_together"),
 )
 
@@ -87,6 +86,7 @@ def draw(route: tuple[Stay, ...], out: Path) -> None:
             ha="center",
             va="center",
             fontsize=7,
+            style="normal" if stay.read else "italic",
             bbox={
                 "boxstyle": "round,pad=0.25",
                 "fc": "#f6d3c8" if again else "#d8e6f3",
@@ -105,9 +105,11 @@ def draw(route: tuple[Stay, ...], out: Path) -> None:
     without = tuple(s for s in route if s.branch != "--html")
     n, m, r = counts(route)
     n0, m0, r0 = counts(without)
+    n1, _, r1 = counts(tuple(s for s in route if s.read))
     ax.set_title(
         "segmetrics evaluate foreground: the route of its arguments through the modules, in code order\n"
-        f"{n0} stays in {m0} modules, {r0} returns without --html; {n} stays in {m} modules, {r} returns with it. "
+        f"{n0} stays in {m0} modules, {r0} returns without --html; {n} stays in {m} modules, {r} returns with it "
+        f"({n1} and {r1} as a program reads the code: it does not see the stay in italics).\n"
         "Red: a return to a module already left; dashed: an optional branch (green: --html)",
         fontsize=9,
     )
@@ -119,7 +121,8 @@ def draw(route: tuple[Stay, ...], out: Path) -> None:
 def main(argv: list[str]) -> int:
     out = Path(argv[0]) if argv else Path(__file__).with_name("route-evaluate-foreground.png")
     without = tuple(s for s in ROUTE if s.branch != "--html")
-    for label, route in (("without --html", without), ("with --html", ROUTE)):
+    read = tuple(s for s in ROUTE if s.read)
+    for label, route in (("without --html", without), ("with --html", ROUTE), ("as the program reads it", read)):
         n, m, r = counts(route)
         print(f"{label}: {n} stays in {m} modules, {r} returns")
     draw(ROUTE, out)

@@ -10,7 +10,7 @@ import functools
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,13 +19,14 @@ from tqdm.auto import tqdm
 
 from .. import __version__
 from ..datasets.folders import FolderDataset, open_folders
-from ..datasets.pairing import BOUNDARY_EXTENSIONS, check_pairing, match_folders
+from ..datasets.pairing import BOUNDARY_EXTENSIONS, match_folders
+from ..datasets.prescan import check_pairing
 from ..errors import InputError
 from ..io import bsr_result_files
-from ..reports.files import Output
-from ..reports.html_report import HtmlImage, HtmlReport, html_columns, html_folder_output
+from ..reports.files import AppendedText, write_together
+from ..reports.html_report import HtmlReport, html_folder_output
 from ..reports.output_safety import FolderOutput, InputFolder, checked_outputs
-from ..reports.tables import format_table, per_image_rows, scalar_row, write_run_files
+from ..reports.tables import format_table, per_image_rows, run_file_outputs, scalar_row
 from . import distributed, runner
 
 if TYPE_CHECKING:  # annotations only
@@ -272,39 +273,22 @@ class FolderRun:
             )
         return evaluated, time.perf_counter() - start
 
-    def write_outputs(
+    def document(
         self,
-        files: Mapping[str, Path | None],
         dataset: FolderDataset,
         count: int,
-        *,
-        settings: dict[str, Any],
+        settings: Mapping[str, Any],
+        extra: Mapping[str, Any] | None,
         elapsed: float,
         results: Any,
-        per_image: Mapping[str, Any],
-        extra: dict[str, Any] | None = None,
-        keys: Sequence[str] | None = None,
-        columns: Sequence[tuple[str, str]] = (),
-        summary: str | None = None,
-        other_files: Sequence[Output] = (),
-        other_texts: Mapping[Path, str] | None = None,
-        said: Mapping[Path, str] | None = None,
-    ) -> None:
-        """With ``summary`` (the line that says what was evaluated), first the table of the run's scalar results
-        (``columns``: its ``(key, header)``) and that line on stdout (the forms without ``summary`` print their own).
-        Then the ``--json`` report (provenance, folders, pairing, settings, then the results), the
-        ``--per-image-csv`` rows (:func:`per_image_rows`) and the ``--csv`` row (method, dataset, image count and
-        the ``keys`` of the table), where asked for, ``other_files`` (``(path, write)``: ``--plot``; an
-        ``AppendedText``: ``--toolbox-lines``; ``said``: the line printed for one, instead of "Wrote PATH") and
-        ``other_texts`` (``{path: text}``: ``--out-dir``'s),
-        and the ``--html`` report (:meth:`html_report`), written together
-        (:func:`~segmetrics_torch.reports.tables.write_run_files`: a table that cannot take the rows, or a page that
-        cannot be drawn, fails before any file is replaced; an interruption leaves the old set or the new)."""
-        name, pairing = dataset.method_name, dataset.pairing
-        document = {
+    ) -> dict[str, Any]:
+        """The ``--json`` report: provenance, folders, pairing, settings (``settings`` after the run's own), ``extra``,
+        the time taken, then the results."""
+        pairing = dataset.pairing
+        return {
             "segmetrics_version": __version__,
             "task": self.family,
-            "name": name,
+            "name": dataset.method_name,
             "pred_dir": str(Path(self.pred).resolve()),
             "gt_dir": str(Path(self.gt).resolve()),
             "num_images": count,
@@ -320,6 +304,39 @@ class FolderRun:
             "elapsed_s": elapsed,
             "results": results,
         }
+
+    def write_outputs(
+        self,
+        files: Mapping[str, Path | None],
+        dataset: FolderDataset,
+        count: int,
+        *,
+        settings: dict[str, Any],
+        elapsed: float,
+        results: Any,
+        per_image: Mapping[str, Any],
+        extra: dict[str, Any] | None = None,
+        keys: Sequence[str] | None = None,
+        columns: Sequence[tuple[str, str]] = (),
+        summary: str | None = None,
+        other_files: Sequence[tuple[Path, Callable[[Path], object]]] = (),
+        other_texts: Mapping[Path, str] | None = None,
+        appended: Mapping[Path, tuple[str, str]] | None = None,
+    ) -> None:
+        """With ``summary`` (the line that says what was evaluated), first the table of the run's scalar results
+        (``columns``: its ``(key, header)``) and that line on stdout (the forms without ``summary`` print their own).
+        Then the run's outputs as one set (:func:`~segmetrics_torch.reports.files.write_together`: a table that
+        cannot take the rows, or a page that cannot be drawn, fails before any file is replaced; an interruption
+        leaves the old set or the new): the ``--json`` report (:meth:`document`), the ``--per-image-csv`` rows
+        (:func:`per_image_rows`) and the ``--csv`` row (method, dataset, image count and the ``keys`` of the table),
+        ``other_files`` (``(path, write)``: ``--plot``), ``other_texts`` (``{path: text}``: ``--out-dir``'s), the
+        ``--html`` report (:meth:`~segmetrics_torch.reports.html_report.HtmlReport.of_dataset`) and ``appended``
+        (``{path: (text, the line printed)}``: ``--toolbox-lines``, added after the others have moved in)."""
+        document = self.document(dataset, count, settings, extra, elapsed, results)
+        name, where = dataset.method_name, dataset.dataset_name
+        html_options = dict(settings)
+        if html_options.get("parameter_kind") == "thresholds":  # a ucm2 hierarchy's levels, for the overlay's level
+            html_options["thresholds"] = html_options["parameters"]
         json_path, per_image_path, csv_path = files["--json"], files["--per-image-csv"], files.get("--csv")
         tables: list[tuple[Path, Sequence[Mapping[str, Any]], Sequence[str], str]] = []
         shown: list[str] = []
@@ -327,60 +344,40 @@ class FolderRun:
         if summary is not None:
             print(format_table({name: table}, columns))
             print(summary)
-        rows = per_image_rows(name, dataset.dataset_name, per_image, keys)
+        rows = per_image_rows(name, where, per_image, keys)
         if per_image_path is not None:
             tables.append((per_image_path, rows, ("method", "dataset", "image"), "--per-image-csv"))
-            shown.append(f"{per_image_path} ({len(rows)} rows of {name} / {dataset.dataset_name})")
+            shown.append(f"{per_image_path} ({len(rows)} rows of {name} / {where})")
         if csv_path is not None:
-            row = {"method": name, "dataset": dataset.dataset_name, "num_images": count}
+            row = {"method": name, "dataset": where, "num_images": count}
             tables.append((csv_path, [row | {k: table.get(k) for k in keys or ()}], ("method", "dataset"), "--csv"))
-            shown.append(f"{csv_path} (row {name} / {dataset.dataset_name})")
-        json_file = None if json_path is None else (json_path, document)
-        html = [] if self.html is None else [self.html_report(dataset, rows, table, columns, settings)]
-        actions = write_run_files(json_file, tables, [*other_files, *html], other_texts)
+            shown.append(f"{csv_path} (row {name} / {where})")
+        outputs, actions = run_file_outputs(None if json_path is None else (json_path, document), tables, other_texts)
+        html: list[HtmlReport] = []
+        if self.html is not None:
+            html.append(
+                HtmlReport.of_dataset(
+                    Path(self.html),
+                    dataset,
+                    family=self.family,
+                    per_image=rows,
+                    table=table,
+                    columns=columns,
+                    options=html_options,
+                )
+            )
+        lines = [AppendedText(path, text) for path, (text, _) in (appended or {}).items()]
+        write_together([*outputs, *other_files, *html, *lines], locked=True)
         if other_texts:  # one folder's files (--out-dir)
             print(f"Wrote {', '.join(path.name for path in other_texts)} to {next(iter(other_texts)).parent}")
-        said = said or {}
-        others = [Path(f[0]) if isinstance(f, tuple) else f.target for f in other_files]
-        for path in [*(p for p in others if p not in said), *([] if json_path is None else [json_path])]:
+        for path in [*(Path(path) for path, _ in other_files), *([] if json_path is None else [json_path])]:
             print(f"Wrote {path}")
         for action, text in zip(actions[json_path is not None :], shown, strict=True):
             print(f"{action.capitalize()} {text}")
         for report in html:
             print(f"Wrote {report.target}")
-        for path in others:
-            if path in said:
-                print(said[path])
-
-    def html_report(
-        self,
-        dataset: FolderDataset,
-        rows: Sequence[Mapping[str, Any]],
-        table: Mapping[str, Any],
-        columns: Sequence[tuple[str, str]],
-        options: Mapping[str, Any],
-    ) -> HtmlReport:
-        """``--html DIR``: the error browser of this run (``reports.html_report.HtmlReport``), written with the run's
-        other files: the table (``columns``, then every other number of the per-image ``rows``), the per-image table,
-        the worst images with the family's error overlay, the distributions. Directions are the registry's (a key no
-        measure names, such as a threshold, is shown but not ranked)."""
-        name, where = dataset.method_name, dataset.dataset_name
-        options = dict(options)
-        if options.get("parameter_kind") == "thresholds":  # a ucm2 hierarchy's levels, for the overlay's level
-            options["thresholds"] = options["parameters"]
-        shown, directions = html_columns(self.family, columns, rows)
-        evaluated = {str(r["image"]) for r in rows}
-        return HtmlReport(
-            Path(str(self.html)),
-            family=self.family,
-            title=f"{name} on {where}",
-            columns=shown,
-            higher_is_better=directions,
-            tables={where: {name: {key: table.get(key) for key, _ in shown}}},
-            per_image=rows,
-            images=[HtmlImage(where, s, gt, {name: pred}) for s, pred, gt in dataset.pairing.pairs if s in evaluated],
-            options=options,
-        )
+        for _, said in (appended or {}).values():
+            print(said)
 
 
 #: the files of BSR's collect_eval_bdry.m that --out-dir writes

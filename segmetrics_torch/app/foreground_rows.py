@@ -4,19 +4,17 @@ accumulator returns (:meth:`segmetrics_torch.functional.ForegroundSums.update`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ..functional.foreground import format_toolbox_line, summarize_foreground
-from ..reports.files import AppendedText
+from ..functional.foreground import summarize_foreground
 from ..reports.tables import scalar_row
 
 if TYPE_CHECKING:  # annotations only: the app imports torch lazily
     from torch import Tensor
 
-__all__ = ["ForegroundRows", "toolbox_line"]
+__all__ = ["ForegroundRows"]
 
 
 class ForegroundRows:
@@ -50,12 +48,3 @@ class ForegroundRows:
         self.seen += len(names)
         for i, image in enumerate(names):
             self.per_image[image] = scalar_row(self.summarize({name: host[name][i] for name in host}))
-
-
-def toolbox_line(path: Path, results: Mapping[str, Any], dataset: str, model: str, layout: str) -> AppendedText:
-    """``--toolbox-lines``: the result line of a MATLAB-toolbox protocol's ``results``
-    (:func:`~segmetrics_torch.functional.format_toolbox_line`) to add to ``path``, as the toolbox's ``main.m`` appends
-    to ``<dataset>_result.txt`` (``fopen(..., 'a')``): a line never replaces another, so one file collects several
-    runs. Added with the run's other files (:class:`~segmetrics_torch.reports.files.AppendedText`: when the set moves
-    in, after the others; an interruption leaves the previous set without the line, or the new one with it)."""
-    return AppendedText(path, format_toolbox_line(results, dataset, model, layout) + "\n")

@@ -17,7 +17,7 @@ import torch
 
 from .. import HierarchyMeasures, PartitionMeasures
 from ..datasets.label_maps import check_depth, check_soft_labels
-from ..datasets.pairing import warn_on_stderr
+from ..datasets.prescan import warn_on_stderr
 from ..errors import InputError
 from ..functional.partition import partition_measures
 from . import distributed

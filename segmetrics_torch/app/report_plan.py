@@ -15,12 +15,11 @@ from ..datasets.pairing import (
     SURFACE_EXTENSIONS,
     boundary_formats,
     check_boundary_nms,
-    check_pairing,
     match_folders,
     pairing_error,
     partition_formats,
 )
-from ..datasets.prescan import Problem, Scan, listing, raise_or_skip, scan_pairing
+from ..datasets.prescan import Problem, Scan, check_pairing, listing, raise_or_skip, scan_pairing
 from ..errors import InputError
 from ..io import PROPOSAL_EXTENSIONS, find_pairs
 from ..registry import canonical_list

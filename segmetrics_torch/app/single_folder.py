@@ -78,11 +78,13 @@ def run_evaluate_foreground(args: argparse.Namespace) -> int:
     count, total = int(metric.count), len(pairing.pairs) + len(pairing.missing)
     of = f" (of {total} ground truths)" if count != total else ""
     keys = [key for key, _ in columns]
-    with_line = []
-    if lines_path is not None:
-        from .foreground_rows import toolbox_line  # loads torch: only now, after the decoding workers started
+    appended = {}
+    if lines_path is not None:  # the toolbox's main.m appends its result line (fopen 'a'): one file collects runs
+        # the functional package loads torch: imported when the line is written, after the decoding workers started
+        from ..functional.foreground import format_toolbox_line
 
-        with_line.append(toolbox_line(lines_path, results, dataset.dataset_name, name, layout))
+        line = format_toolbox_line(results, dataset.dataset_name, name, layout) + "\n"
+        appended[lines_path] = (line, f"Added the {layout} result line to {lines_path}")
     run.write_outputs(
         files,
         dataset,
@@ -98,8 +100,7 @@ def run_evaluate_foreground(args: argparse.Namespace) -> int:
         columns=columns,
         summary=f"Evaluated {count} image(s){of} of {shown_path(run.pred)} against {shown_path(run.gt)} "
         f"({dataset.dataset_name}) on {run.device} in {elapsed:.2f} s",
-        other_files=with_line,  # --toolbox-lines, with the run's other files
-        said={line.target: f"Added the {layout} result line to {line.target}" for line in with_line},
+        appended=appended,  # --toolbox-lines, with the run's other files
     )
     return 0
 

@@ -2,7 +2,7 @@
 
 :func:`open_folders` is what every single-folder ``segmetrics evaluate`` form does before any measure runs, and what
 a script evaluating a folder pair needs: pair the files by stem (:func:`segmetrics_torch.io.find_pairs`, with the
-name mapping), refuse a pairing without a common name (:func:`.pairing.check_pairing`: examples of both sides and
+name mapping), refuse a pairing without a common name (:func:`.prescan.check_pairing`: examples of both sides and
 the flags that map names), look at every file once (:func:`.prescan.scan_pairing`) and turn the problems found into
 one error listing all of them, or, with ``skip_bad`` / ``skip_empty_gt``, leave those images out and say so
 (:func:`.prescan.raise_or_skip`). The result, :class:`FolderDataset`, holds the pairs to evaluate, what was found,
@@ -19,8 +19,8 @@ from typing import Any
 
 from ..errors import InputError
 from ..io import IMAGE_EXTENSIONS, Pairing, find_pairs
-from .pairing import check_pairing, pairing_error, warn_on_stderr
-from .prescan import Problem, Scan, folder_names, listing, raise_or_skip, scan_pairing
+from .pairing import pairing_error
+from .prescan import Problem, Scan, check_pairing, folder_names, listing, raise_or_skip, scan_pairing, warn_on_stderr
 
 __all__ = ["FolderDataset", "open_folders"]
 

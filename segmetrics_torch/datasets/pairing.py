@@ -1,16 +1,17 @@
 """Pairing two folders for evaluation: files matched by stem (prefixes, suffixes, a pattern), the folder's kind
-(images or .mat files) and the boundary / partition formats decided from them, every unpaired name in one error."""
+(images or .mat files) and the boundary / partition formats decided from them. What the pairing left unpaired is the
+pre-scan's to report (:func:`~.prescan.check_pairing`, :func:`~.prescan.scan_pairing`)."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..io import find_pairs, list_images, mat_variables
-from .prescan import PAIRING_FLAGS
+from . import prescan
 
 if TYPE_CHECKING:  # annotations only: the app imports torch lazily
     from ..io import Pairing
@@ -22,13 +23,28 @@ __all__ = [
     "SURFACE_EXTENSIONS",
     "boundary_formats",
     "check_boundary_nms",
-    "check_pairing",
     "hierarchy_format",
     "match_folders",
     "pairing_error",
     "partition_formats",
-    "warn_on_stderr",
 ]
+
+
+#: names that moved to :mod:`.prescan` (the pairing's errors are the pre-scan's, 2026-11-30): still importable from
+#: here for a minor release, with a DeprecationWarning
+_MOVED_TO_PRESCAN = ("check_pairing", "warn_on_stderr")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED_TO_PRESCAN:
+        warnings.warn(
+            f"`segmetrics_torch.datasets.pairing.{name}` is deprecated; use `segmetrics_torch.datasets.prescan.{name}` "
+            "(the same function).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(prescan, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 #: the files of the surface family: label-map images and NIfTI volumes
@@ -98,54 +114,6 @@ def match_folders(
         raise pairing_error(error, pattern_option) from None
     pred_kind = _folder_kind(pred_files, pred_dir, "prediction folder")
     return pairing, pred_kind, _folder_kind(gt_files, gt_dir, "ground-truth folder")
-
-
-def check_pairing(
-    pairing: Pairing,
-    pred_dir: str | Path,
-    gt_dir: str | Path,
-    allow_missing: bool,
-    *,
-    option: str = "--allow-missing",
-    warn: Callable[[str], None] | None = None,
-) -> None:
-    """No common stem is an error; unmatched files are one too, or a warning when ``allow_missing``. Both errors show
-    a few names of each side and the flags that map names."""
-
-    def examples() -> str:
-        gt = ", ".join(pairing.missing[:3]) or "none"
-        pred = ", ".join(pairing.unmatched[:3]) or "none"
-        return f"unmatched ground truths: {gt}; unmatched predictions: {pred}"
-
-    if not pairing.pairs:
-        sides = (("prediction", pairing.pred_reasons), ("ground truth", pairing.gt_reasons))
-        left_out = [(side, stem, why) for side, reasons in sides for stem, why in reasons.items()]
-        if left_out:  # the mapping given took the files out: say so, not "map the names" with the flag that did it
-            side, stem, why = left_out[0]
-            raise InputError(
-                f"no prediction in {pred_dir} matches a ground truth in {gt_dir}: the name mapping left out "
-                f"{len(pairing.pred_reasons)} prediction(s) and {len(pairing.gt_reasons)} ground truth(s) (the "
-                f"{side} {stem}: {why}); check {PAIRING_FLAGS}"
-            )
-        raise InputError(
-            f"no prediction in {pred_dir} matches a ground truth in {gt_dir} by file name (stem) ({examples()}); "
-            f"map the names with {PAIRING_FLAGS}"
-        )
-    if not pairing.complete:
-        if not allow_missing:
-            hint = (
-                f"; if the names differ, map them with {PAIRING_FLAGS}"
-                if len(pairing.pairs) < len(pairing.missing) + len(pairing.unmatched)
-                else ""
-            )
-            raise InputError(f"the folders do not match: {pairing.problems()} (use {option} to skip them{hint})")
-        shout = warn or warn_on_stderr
-        shout(f"warning: {pairing.problems()}; evaluating the {len(pairing.pairs)} matched pair(s) only")
-
-
-def warn_on_stderr(message: str) -> None:
-    """The default ``warn`` of the runners: the line on stderr."""
-    print(message, file=sys.stderr)
 
 
 def boundary_formats(pred_kind: str, gt_kind: str, gt_labels: bool, gt_dir: str | Path) -> tuple[str, str]:

@@ -9,14 +9,17 @@ and proposal families: each file's size from the cheapest source that has it (an
 header; .mat files are read whole, as only reading finds a truncated one). The caller turns fatal ones into one
 error listing all of them, or with ``--skip-bad`` leaves the bad pairs out and records them.
 
-Also here: the default names of datasets and methods from common folder layouts (:func:`dataset_name`,
-:func:`method_name`), and the flags that change the pairing (:data:`PAIRING_FLAGS`).
+The pairing's own errors come first (:func:`check_pairing`: no common name, or unmatched files without
+``--allow-missing``, each naming a few files of both sides and the flags that change the pairing,
+:data:`PAIRING_FLAGS`). Also here: the default names of datasets and methods from common folder layouts
+(:func:`dataset_name`, :func:`method_name`).
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import sys
 import zipfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -46,6 +49,7 @@ __all__ = [
     "PAIRING_FLAGS",
     "Problem",
     "Scan",
+    "check_pairing",
     "dataset_name",
     "empty_gt_skips",
     "family_size_readers",
@@ -57,6 +61,7 @@ __all__ = [
     "scan_foreground",
     "scan_pairing",
     "scan_sizes",
+    "warn_on_stderr",
 ]
 
 #: the command-line flags that map prediction names to ground-truth names (named by pairing errors)
@@ -324,6 +329,54 @@ def family_size_readers(family: str, input_format: str, gt_format: str) -> tuple
     ucm2 = _array_size(lambda p: read_mat_array(p, "ucm2"))
     pred = {"ucm2": ucm2, "stack": _array_size(read_segmentations)}.get(input_format, image_size)
     return pred, (gt_mat if gt_format == "mat" else image_size), input_format == "ucm2"
+
+
+def check_pairing(
+    pairing: Pairing,
+    pred_dir: str | Path,
+    gt_dir: str | Path,
+    allow_missing: bool,
+    *,
+    option: str = "--allow-missing",
+    warn: Callable[[str], None] | None = None,
+) -> None:
+    """No common stem is an error; unmatched files are one too, or a warning when ``allow_missing``. Both errors show
+    a few names of each side and the flags that map names."""
+
+    def examples() -> str:
+        gt = ", ".join(pairing.missing[:3]) or "none"
+        pred = ", ".join(pairing.unmatched[:3]) or "none"
+        return f"unmatched ground truths: {gt}; unmatched predictions: {pred}"
+
+    if not pairing.pairs:
+        sides = (("prediction", pairing.pred_reasons), ("ground truth", pairing.gt_reasons))
+        left_out = [(side, stem, why) for side, reasons in sides for stem, why in reasons.items()]
+        if left_out:  # the mapping given took the files out: say so, not "map the names" with the flag that did it
+            side, stem, why = left_out[0]
+            raise InputError(
+                f"no prediction in {pred_dir} matches a ground truth in {gt_dir}: the name mapping left out "
+                f"{len(pairing.pred_reasons)} prediction(s) and {len(pairing.gt_reasons)} ground truth(s) (the "
+                f"{side} {stem}: {why}); check {PAIRING_FLAGS}"
+            )
+        raise InputError(
+            f"no prediction in {pred_dir} matches a ground truth in {gt_dir} by file name (stem) ({examples()}); "
+            f"map the names with {PAIRING_FLAGS}"
+        )
+    if not pairing.complete:
+        if not allow_missing:
+            hint = (
+                f"; if the names differ, map them with {PAIRING_FLAGS}"
+                if len(pairing.pairs) < len(pairing.missing) + len(pairing.unmatched)
+                else ""
+            )
+            raise InputError(f"the folders do not match: {pairing.problems()} (use {option} to skip them{hint})")
+        shout = warn or warn_on_stderr
+        shout(f"warning: {pairing.problems()}; evaluating the {len(pairing.pairs)} matched pair(s) only")
+
+
+def warn_on_stderr(message: str) -> None:
+    """The default ``warn`` of the runners: the line on stderr."""
+    print(message, file=sys.stderr)
 
 
 def scan_pairing(

@@ -219,11 +219,14 @@ class StagedOutput(Protocol):
     one made of several files (:class:`~segmetrics_torch.reports.html_report.HtmlReport`, a page and its folder).
 
     ``target``: the path it replaces; its folder is made when missing and locked with the set's other folders.
-    ``stage()``: make the output under temporary names beside ``target`` (it may raise: nothing of the user's has
-    changed then). ``commit()``: move it into place; called after every output of the set was staged, while signals
-    are held; an output with ``rolls_back = True`` (it puts its previous entries back when a rename fails) commits
-    before the others. ``discard()``: remove what ``stage`` made, when the set fails or is interrupted before
-    ``commit`` (it is called for every output whose ``stage`` began, and does nothing once ``commit`` has run).
+    ``check()`` (optional): the output's own checks of where it goes (a folder of the user's it must not replace, an
+    input folder), called for every output before any folder is made or anything staged, so that a refused output
+    changes nothing, and again once every output is staged, just before the moves. ``stage()``: make the output
+    under temporary names beside ``target`` (it may raise: nothing of the user's has changed then). ``commit()``:
+    move it into place; called after every output of the set was staged, while signals are held; an output with
+    ``rolls_back = True`` (it puts its previous entries back when a rename fails) commits before the others.
+    ``discard()``: remove what ``stage`` made, when the set fails or is interrupted before ``commit`` (it is called
+    for every output whose ``stage`` began, and does nothing once ``commit`` has run).
     """
 
     @property
@@ -307,9 +310,12 @@ Output = tuple[str | Path, Callable[[Path], object]] | StagedOutput
 def write_together(files: Sequence[Output], *, locked: bool = False) -> None:
     """Write a set of outputs, each file as :func:`write_atomically` does, and move them into place together.
 
-    ``files``: ``(path, write)`` pairs and :class:`StagedOutput` s (a report folder). Every output is made first, each
-    under a temporary name beside its target; a failure or an interruption there leaves every target as it was (what
-    was made is removed). Then the outputs are moved into place while :func:`signals_held` holds Ctrl-C and
+    ``files``: ``(path, write)`` pairs and :class:`StagedOutput` s (a report folder). Each staged output's own
+    ``check()`` runs before anything is made, and again just before the moves (under the folders' lock when
+    ``locked``), so that what arrived where it goes while the set was made (a user's page, another run's report) is
+    refused, not replaced. Every output is made first, each under a temporary name beside its target; a failure or
+    an interruption there leaves every target as it was (what was made is removed). Then the outputs are moved into
+    place while :func:`signals_held` holds Ctrl-C and
     ``SIGTERM`` back: an interruption leaves the old set or the new one, never a run's ``--json`` beside the previous
     run's table or page. ``locked``: the whole write holds the lock of the outputs' folders (:func:`folders_locked`),
     for writers that read the file they replace (a table that rows are merged into: a run merging at the same time
@@ -323,6 +329,9 @@ def write_together(files: Sequence[Output], *, locked: bool = False) -> None:
         ['a.txt', 'b.txt']
     """
     outputs = [f if isinstance(f, StagedOutput) else _StagedFile(*f) for f in files]
+    checks = [check for output in outputs if (check := getattr(output, "check", None)) is not None]
+    for check in checks:  # a refused output makes no folder and stages nothing
+        check()
     made: list[Path] = []  # the folders made here, removed again when the set is not written
     try:
         for output in outputs:
@@ -331,7 +340,7 @@ def write_together(files: Sequence[Output], *, locked: bool = False) -> None:
                 made += reversed([p for p in (folder, *folder.parents) if not p.exists()])
                 folder.mkdir(parents=True, exist_ok=True)
         with folders_locked([output.target for output in outputs]) if locked else contextlib.nullcontext():
-            _write_staged(outputs)
+            _write_staged(outputs, checks)
     except BaseException:
         with signals_held():
             for folder in reversed(made):
@@ -346,12 +355,15 @@ def _commit_order(output: StagedOutput) -> int:
     return 0 if getattr(output, "rolls_back", False) else 2 if isinstance(output, AppendedText) else 1
 
 
-def _write_staged(outputs: Sequence[StagedOutput]) -> None:
+def _write_staged(outputs: Sequence[StagedOutput], checks: Sequence[Callable[[], object]]) -> None:
     begun: list[StagedOutput] = []
     try:
         for output in outputs:
             begun.append(output)
             output.stage()
+        # again, as the targets are now: drawing a page takes seconds, a lock may have been waited for
+        for check in checks:
+            check()
         with signals_held():
             # the outputs that put their previous entries back when a rename fails first, so that then no other output
             # of the set has moved yet (a failing rename elsewhere, the disk failing, is the rare mix left); appended

@@ -49,7 +49,7 @@ from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
 
 import jinja2
@@ -63,6 +63,9 @@ from .combined import TOP_THREE, combine
 from .files import default_folder_mode, keep_mode, remove_stale_folders, remove_tree, signals_held, write_together
 from .output_safety import FolderOutput, InputFolder, check_outputs
 from .tables import cell_text, is_value
+
+if TYPE_CHECKING:  # annotations only
+    from ..datasets.folders import FolderDataset
 
 __all__ = [
     "FAMILIES",
@@ -489,7 +492,8 @@ class HtmlReport:
     set, page and tables together (:func:`write_html_report` writes a report on its own).
 
     Args:
-        out_dir: the report's folder (created; not an input folder: checked here, before anything is written).
+        out_dir: the report's folder (created; not an input folder: checked when the report is written,
+            :meth:`check`, before anything is made).
         family: "foreground", "boundary", "partition", "surface" or "proposals" (the overlay drawn).
         title: the page's title.
         columns: ``(key, label)`` of the measures shown, in order (tables, per-image table, worst-k, histograms).
@@ -507,9 +511,9 @@ class HtmlReport:
         digits: the decimals printed, and compared for the top-3 marks.
 
     Raises:
-        InputError: ``out_dir`` is an input folder, or holds one in ``assets/``, or its ``assets/`` was not written
-            here (nothing is written then).
         ValueError / TypeError: a malformed argument, naming it.
+        InputError: when the report is written (:meth:`check`), ``out_dir`` is an input folder, or holds one in
+            ``assets/``, or its ``assets/`` was not written here (nothing is written then).
 
     An image whose files cannot be read (or whose overlay fails) shows the reason in its gallery card; the rest of
     the report is written.
@@ -532,11 +536,63 @@ class HtmlReport:
     ) -> None:
         self.out_dir, self.figures = Path(out_dir), [Path(f) for f in figures]
         _check_arguments(family, columns, per_image, images, self.figures, digits)
-        _check_out_dir(self.out_dir, images, self.figures)
         self.family, self.title, self.columns, self.higher_is_better = family, title, columns, higher_is_better
         self.tables, self.per_image, self.images = tables, per_image, images
         self.options, self.digits = dict(options or {}), digits
         self._temp: Path | None = None  # the report drawn, waiting to be moved into place
+
+    @classmethod
+    def of_dataset(
+        cls,
+        out_dir: Path,
+        dataset: FolderDataset,
+        *,
+        family: str,
+        per_image: Sequence[Mapping[str, Any]],
+        table: Mapping[str, Any],
+        columns: Sequence[tuple[str, str]] = (),
+        options: Mapping[str, Any] | None = None,
+    ) -> HtmlReport:
+        """The report of one method on one folder pair, as a single-folder ``segmetrics evaluate --html`` writes it:
+        ``dataset`` (:func:`~segmetrics_torch.datasets.folders.open_folders`) names the method and the dataset (the
+        title, the table's row) and gives each evaluated image's files; ``per_image``: the rows of
+        :func:`~segmetrics_torch.reports.tables.per_image_rows`; ``table``: the run's scalar results
+        (:func:`~segmetrics_torch.reports.tables.scalar_row`); ``columns``: the table's ``(key, header)``, followed
+        by every other number of the rows (:func:`html_columns`, directions from the registry); ``options`` as
+        :class:`HtmlReport` takes them.
+
+        Example:
+            >>> import tempfile, numpy as np
+            >>> from PIL import Image
+            >>> from segmetrics_torch.datasets.folders import open_folders
+            >>> from segmetrics_torch.reports.tables import per_image_rows
+            >>> root = Path(tempfile.mkdtemp())
+            >>> for folder in ("MyNet", "GT"):
+            ...     (root / folder).mkdir()
+            ...     Image.fromarray(np.full((4, 4), 255, np.uint8)).save(root / folder / "a.png")
+            >>> dataset = open_folders(root / "MyNet", root / "GT", "foreground", dataset="D")
+            >>> rows = per_image_rows(dataset.method_name, "D", {"a": {"mae": 0.0, "s_measure": 1.0}})
+            >>> columns = [("mae", "MAE")]
+            >>> report = HtmlReport.of_dataset(
+            ...     root / "html", dataset, family="foreground", per_image=rows, table={"mae": 0.0}, columns=columns
+            ... )
+            >>> report.title, report.columns, [image.image for image in report.images]
+            ('MyNet on D', [('mae', 'MAE'), ('s_measure', 's_measure')], ['a'])
+        """
+        name, where = dataset.method_name, dataset.dataset_name
+        shown, directions = html_columns(family, columns, per_image)
+        evaluated = {str(row["image"]) for row in per_image}
+        return cls(
+            Path(out_dir),
+            family=family,
+            title=f"{name} on {where}",
+            columns=shown,
+            higher_is_better=directions,
+            tables={where: {name: {key: table.get(key) for key, _ in shown}}},
+            per_image=per_image,
+            images=[HtmlImage(where, s, gt, {name: pred}) for s, pred, gt in dataset.pairing.pairs if s in evaluated],
+            options=options,
+        )
 
     #: a rename that fails while the report moves in puts the previous page and assets back (:func:`_replace_report`)
     rolls_back = True
@@ -545,6 +601,12 @@ class HtmlReport:
     def target(self) -> Path:
         """The page, ``out_dir/index.html``."""
         return self.out_dir / PAGE
+
+    def check(self) -> None:
+        """The folder's rule (:func:`html_folder_output`: never an input folder, nor one in ``assets/``; no page or
+        ``assets/`` of someone else's), as it is when the report is written: called by
+        :func:`~segmetrics_torch.reports.files.write_together` before anything is made."""
+        _check_out_dir(self.out_dir, self.images, self.figures)
 
     def stage(self) -> None:
         """Draw the report into a temporary folder in ``out_dir`` (the folder's lock held by the caller: the clean-up

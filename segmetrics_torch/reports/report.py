@@ -699,8 +699,9 @@ def check_report_folder(
 class ReportFolder:
     """A report's files (``relative path -> write(path)``) in ``folder``, as one output of a set
     (:class:`~.files.StagedOutput`: :func:`~.files.write_together` writes it with the report's HTML pages, so that an
-    interruption or a failure leaves the previous report and pages or the new ones). Checked when made: a user's own
-    ``results.json``, tables or ``csv/`` files are never replaced (:func:`check_report_folder`). ``stage`` renders
+    interruption or a failure leaves the previous report and pages or the new ones). Checked when written
+    (``check``, before anything is made): a user's own ``results.json``, tables or ``csv/`` files are never replaced
+    (:func:`check_report_folder`). ``stage`` renders
     every file into a temporary folder inside ``folder``; ``commit`` records them in the manifest (which lists a file
     before it is moved in, so that an interruption leaves nothing the next run would take for the user's own), moves
     them into place (``os.replace``, atomic per file, a replaced file's mode kept), then removes the files the
@@ -711,7 +712,6 @@ class ReportFolder:
 
     def __init__(self, folder: str | Path, files: Mapping[str, Callable[[Path], Any]]) -> None:
         self.folder, self.files = Path(folder), dict(files)
-        check_report_folder(self.folder, self.files)
         # named now, made by stage (after a killed run's temporary folders are removed): the report's HTML pages are
         # given the figures' paths in it before the set is written (:meth:`staged`)
         self._temp = self.folder / f"{_TEMP_PREFIX}{secrets.token_hex(8)}"
@@ -721,6 +721,10 @@ class ReportFolder:
     def target(self) -> Path:
         """The manifest (its folder is the report's)."""
         return self.folder / MANIFEST
+
+    def check(self) -> None:
+        """No file of the user's at a name the report writes (:func:`check_report_folder`), as the folder is now."""
+        check_report_folder(self.folder, self.files)
 
     def staged(self, relative: str) -> Path:
         """Where ``relative`` is rendered before the set moves in: for an output of the same set drawn from it (the

@@ -42,6 +42,7 @@ __all__ = [
     "measure_name",
     "merged_csv",
     "per_image_rows",
+    "run_file_outputs",
     "scalar_row",
     "slug",
     "to_jsonable",
@@ -418,21 +419,58 @@ def per_image_rows(
     return rows
 
 
+def run_file_outputs(
+    json_file: tuple[Path, Any] | None = None,
+    tables: Sequence[tuple[Path, Sequence[Mapping[str, Any]], Sequence[str], str]] = (),
+    texts: Mapping[Path, str] | None = None,
+) -> tuple[list[Output], list[str]]:
+    """The files of one run as outputs of one set (:func:`~.files.write_together`, beside the run's other outputs:
+    a figure, the HTML report, an appended line): ``json_file`` as ``(path, document)`` (the JSON text made now,
+    so that a value JSON cannot hold fails before any file is touched), ``tables`` as ``(path, rows, key columns,
+    option)`` merged as :func:`upsert_csv` does when the set is written (under the folder's lock: pass
+    ``locked=True``; a table that cannot take the rows, :func:`merged_csv`, fails the set before any file is
+    replaced) and ``texts`` as ``{path: text}`` (UTF-8: a benchmark's text files). Returns the outputs and the list
+    that the set's write fills with what happened to the JSON file and each table, in order: ``"wrote"`` (a new file)
+    or ``"updated"`` (rows merged into a table; the JSON file is always ``"wrote"``).
+
+    Example:
+        >>> import tempfile
+        >>> from segmetrics_torch.reports.files import write_together
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> rows = [{"method": "m", "dataset": "d", "num_images": 2, "mae": 0.1}]
+        >>> outputs, actions = run_file_outputs(None, [(folder / "t.csv", rows, ("method", "dataset"), "--csv")])
+        >>> write_together([*outputs, (folder / "note.txt", lambda p: p.write_text("x"))], locked=True)
+        >>> actions, sorted(p.name for p in folder.iterdir())
+        (['wrote'], ['note.txt', 't.csv'])
+    """
+    actions: list[str] = []
+    outputs: list[Output] = []
+    if json_file is not None:
+        path, document = json_file
+        text = json.dumps(to_jsonable(document), indent=2, allow_nan=False) + "\n"
+        outputs.append((Path(path), functools.partial(_write_bytes, data=text.encode("utf-8"))))
+        actions.append("wrote")
+    for path, rows, keys, option in tables:
+        merge = functools.partial(_write_merged, table=Path(path), rows=rows, keys=keys, option=option, actions=actions)
+        outputs.append((Path(path), merge))
+    outputs += [
+        (Path(path), functools.partial(_write_bytes, data=text.encode("utf-8"))) for path, text in (texts or {}).items()
+    ]
+    return outputs, actions
+
+
 def write_run_files(
     json_file: tuple[Path, Any] | None = None,
     tables: Sequence[tuple[Path, Sequence[Mapping[str, Any]], Sequence[str], str]] = (),
     files: Sequence[Output] = (),
     texts: Mapping[Path, str] | None = None,
 ) -> list[str]:
-    """The files of one run, every text made first and then the files written together
-    (:func:`~.files.write_together`: an interruption leaves the old set or the new), so that a table that cannot be
-    merged (:func:`merged_csv`) fails before any file is touched: ``json_file`` as ``(path, document)``
-    (:func:`write_json`'s text), ``tables`` as ``(path, rows, key columns, option)`` merged as :func:`upsert_csv`
-    does, ``files`` the run's other outputs as ``(path, write)`` (``write(temporary_path)``: a figure) or
-    :class:`~.files.StagedOutput` (the HTML report: :class:`~.html_report.HtmlReport`) and ``texts``
-    as ``{path: text}`` (UTF-8: a benchmark's text files). Returns what happened to the JSON file and each table, in
-    order: ``"wrote"`` (a new file) or ``"updated"`` (rows merged into a table; the JSON file is always
-    ``"wrote"``).
+    """The files of one run (:func:`run_file_outputs`) and its other outputs ``files`` (``(path, write)``:
+    ``write(temporary_path)``, a figure; or a :class:`~.files.StagedOutput`, the HTML report:
+    :class:`~.html_report.HtmlReport`) written together (:func:`~.files.write_together`: an interruption leaves the
+    old set or the new; each table read and merged under its folder's lock, so that a run merging into it at the same
+    time waits and both runs' rows are kept). Returns what happened to the JSON file and each table, in order:
+    ``"wrote"`` or ``"updated"``.
 
     Example:
         >>> import tempfile
@@ -444,23 +482,8 @@ def write_run_files(
         >>> write_run_files(None, [table])
         ['updated']
     """
-    actions: list[str] = []
-    writes: list[Output] = []
-    if json_file is not None:
-        path, document = json_file
-        text = json.dumps(to_jsonable(document), indent=2, allow_nan=False) + "\n"
-        writes.append((Path(path), functools.partial(_write_bytes, data=text.encode("utf-8"))))
-        actions.append("wrote")
-    for path, rows, keys, option in tables:
-        merge = functools.partial(_write_merged, table=Path(path), rows=rows, keys=keys, option=option, actions=actions)
-        writes.append((Path(path), merge))
-    writes += files
-    writes += [
-        (Path(path), functools.partial(_write_bytes, data=text.encode("utf-8"))) for path, text in (texts or {}).items()
-    ]
-    # each table read and merged under its folder's lock (a run merging into it at the same time waits: both runs'
-    # rows are kept), then every file moved into place together (the previous run's files or this run's, never a mix)
-    write_together(writes, locked=True)
+    outputs, actions = run_file_outputs(json_file, tables, texts)
+    write_together([*outputs, *files], locked=True)
     return actions
 
 

@@ -21,7 +21,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from segmetrics_torch.app import foreground_rows
 from segmetrics_torch.app.folder_io import BSR_FILES, bsr_files
 from segmetrics_torch.errors import InputError
 from segmetrics_torch.reports import files, html_report, report, tables
@@ -208,13 +207,12 @@ def test_two_runs_merging_into_one_table_keep_both_rows(monkeypatch, tmp_path: P
     assert sorted(methods) == ["a", "b"]
 
 
-def test_a_toolbox_line_never_joins_a_last_line_without_its_newline(monkeypatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(foreground_rows, "format_toolbox_line", lambda results, dataset, model, layout: f"({model})")
+def test_a_toolbox_line_never_joins_a_last_line_without_its_newline(tmp_path: Path) -> None:
     lines = tmp_path / "fg_result.txt"
     lines.write_text("(Dataset:fg; Model:earlier) mae:0.1")  # saved by an editor without a final newline
-    files.write_together([foreground_rows.toolbox_line(lines, {}, "fg", "new", "2020")])
+    files.write_together([files.AppendedText(lines, "(new)\n")])
     assert lines.read_text().splitlines() == ["(Dataset:fg; Model:earlier) mae:0.1", "(new)"]
-    files.write_together([foreground_rows.toolbox_line(lines, {}, "fg", "next", "2020")])
+    files.write_together([files.AppendedText(lines, "(next)\n")])
     assert lines.read_text() == "(Dataset:fg; Model:earlier) mae:0.1\n(new)\n(next)\n"
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from segmetrics_torch.errors import InputError
 from segmetrics_torch.reports import files, tables
 from segmetrics_torch.reports.html_report import ASSETS, MARKER, TEMP_PREFIX
 from segmetrics_torch.synthetic import write_foreground_dataset
@@ -196,3 +197,73 @@ def test_a_failed_report_removes_no_folder_that_holds_another_file(tmp_path: Pat
     with pytest.raises(OSError, match="No space left"):
         files.write_together([report], locked=True)
     assert sorted(p.name for p in (tmp_path / "report").iterdir()) == ["mine.txt"]
+
+
+def test_a_page_put_where_the_report_goes_after_it_was_made_is_kept(tmp_path: Path) -> None:
+    """The HTML folder was checked when the report was made, not when it was written: a page of the user's put there
+    in between (while a run evaluated, minutes) was replaced by the report."""
+    write_foreground_dataset(tmp_path, n=2, size=(32, 32), methods=["good"])
+    out = tmp_path / "html"
+    report = two_image_html(tmp_path, out)
+    out.mkdir()
+    (out / "index.html").write_text("<p>my page</p>")
+    with pytest.raises(InputError, match="not written by this report"):
+        files.write_together([(tmp_path / "r.json", lambda p: p.write_text("{}")), report], locked=True)
+    assert (out / "index.html").read_text() == "<p>my page</p>" and sorted(p.name for p in out.iterdir()) == [
+        "index.html"
+    ]
+    assert not (tmp_path / "r.json").exists()  # nothing of the set was written
+
+
+def test_a_users_file_put_in_the_report_folder_after_it_was_made_is_kept(tmp_path: Path) -> None:
+    """The report folder was checked when the report was made: a results.json of the user's put there before the
+    write was replaced."""
+    from segmetrics_torch.reports.report import ReportFolder
+
+    report = ReportFolder(tmp_path / "report", {"results.json": lambda p: p.write_text("{}")})
+    (tmp_path / "report").mkdir()
+    (tmp_path / "report" / "results.json").write_text("mine")
+    with pytest.raises(InputError, match="no report wrote"):
+        files.write_together([report], locked=True)
+    assert (tmp_path / "report" / "results.json").read_text() == "mine"
+
+
+def test_a_refused_output_makes_no_folder(tmp_path: Path) -> None:
+    """Each staged output's own check runs before write_together makes any folder."""
+
+    staged = []
+
+    class Refused:
+        target = tmp_path / "new" / "index.html"
+
+        def check(self) -> None:
+            raise InputError("refused")
+
+        def stage(self) -> None:
+            staged.append(self)
+
+        def commit(self) -> None: ...
+
+        def discard(self) -> None: ...
+
+    with pytest.raises(InputError, match="refused"):
+        files.write_together([Refused()], locked=True)
+    assert not (tmp_path / "new").exists() and staged == []
+
+
+def test_a_page_put_where_the_report_goes_while_the_set_is_made_is_kept(tmp_path: Path) -> None:
+    """Checked only before the set was made, a page of the user's (or another run's, which had held the folder's
+    lock) that arrived while the set was made (a page is drawn for seconds) was moved aside and removed."""
+    write_foreground_dataset(tmp_path, n=2, size=(32, 32), methods=["good"])
+    out = tmp_path / "html"
+    report = two_image_html(tmp_path, out)
+
+    def json_meanwhile(path: Path) -> None:
+        path.write_text("{}")
+        (out / "index.html").write_text("<p>my page</p>")  # arrives while the set is made
+
+    with pytest.raises(InputError, match="not written by this report"):
+        files.write_together([report, (tmp_path / "r.json", json_meanwhile)], locked=True)
+    assert (out / "index.html").read_text() == "<p>my page</p>"
+    assert sorted(p.name for p in out.iterdir()) == ["index.html"]  # the page drawn for the set is removed
+    assert not (tmp_path / "r.json").exists()
