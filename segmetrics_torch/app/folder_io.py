@@ -387,6 +387,5 @@ BSR_FILES = ("eval_bdry.txt", "eval_bdry_thr.txt", "eval_bdry_img.txt")
 def bsr_files(out_dir: Path, summary: dict[str, Any]) -> dict[Path, str]:
     """BSR ``collect_eval_bdry.m`` outputs (:func:`~segmetrics_torch.io.bsr_result_files`) as ``{path: text}``,
     written with the run's other files (:meth:`FolderRun.write_outputs`): all together, or none (``out_dir`` is made
-    here)."""
-    out_dir.mkdir(exist_ok=True)
+    when they are written, and removed again if the set fails and it is still empty)."""
     return {out_dir / name: text for name, text in bsr_result_files(summary).items()}

@@ -151,13 +151,11 @@ def _class_files(
     out_dir: Path, result: SemanticBoundaryResult, curves: Mapping[str, Any], figures: Sequence[str]
 ) -> tuple[dict[Path, str], list[tuple[Path, Callable[[Path], object]]]]:
     """Each class's SBD-benchmark files as ``{path: text}`` and PR-curve figures (of ``curves``, by class name) as
-    ``(path, write)`` in ``out_dir/class_XXX/``, for the run's files written together; the folders are made here."""
-    out_dir.mkdir(exist_ok=True)
+    ``(path, write)`` in ``out_dir/class_XXX/``, for the run's files written together (which makes the folders)."""
     texts: dict[Path, str] = {}
     writes: list[tuple[Path, Callable[[Path], object]]] = []
     for k, (number, class_name) in enumerate(zip(result.classes, result.class_names, strict=True)):
         folder = out_dir / class_folder_name(number)
-        folder.mkdir(exist_ok=True)
         texts |= {folder / file_name: text for file_name, text in bsr_files(result, k).items()}
         for fmt in figures:
             curve = {class_name: curves[class_name]}

@@ -313,20 +313,21 @@ def write_together(files: Sequence[Output], *, locked: bool = False) -> None:
     ``files``: ``(path, write)`` pairs and :class:`StagedOutput` s (a report folder). Each staged output's own
     ``check()`` runs before anything is made, and again just before the moves (under the folders' lock when
     ``locked``), so that what arrived where it goes while the set was made (a user's page, another run's report) is
-    refused, not replaced. Every output is made first, each under a temporary name beside its target; a failure or
+    refused, not replaced. A target's folder that does not exist is made (and removed again, when still empty, if
+    the set is not written). Every output is made first, each under a temporary name beside its target; a failure or
     an interruption there leaves every target as it was (what was made is removed). Then the outputs are moved into
-    place while :func:`signals_held` holds Ctrl-C and
-    ``SIGTERM`` back: an interruption leaves the old set or the new one, never a run's ``--json`` beside the previous
-    run's table or page. ``locked``: the whole write holds the lock of the outputs' folders (:func:`folders_locked`),
-    for writers that read the file they replace (a table that rows are merged into: a run merging at the same time
-    waits, and both runs' rows are kept) and for report folders (one run at a time cleans and fills one).
+    place while :func:`signals_held` holds Ctrl-C and ``SIGTERM`` back: an interruption leaves the old set or the
+    new one, never a run's ``--json`` beside the previous run's table or page. ``locked``: the whole write holds the
+    lock of the outputs' folders (:func:`folders_locked`), for writers that read the file they replace (a table that
+    rows are merged into: a run merging at the same time waits, and both runs' rows are kept) and for report folders
+    (one run at a time cleans and fills one).
 
     Example:
         >>> import tempfile
         >>> folder = Path(tempfile.mkdtemp())
-        >>> write_together([(folder / name, lambda p: p.write_text("text")) for name in ("a.txt", "b.txt")])
-        >>> sorted(p.name for p in folder.iterdir())
-        ['a.txt', 'b.txt']
+        >>> write_together([(folder / name, lambda p: p.write_text("text")) for name in ("a.txt", "new/b.txt")])
+        >>> sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+        ['a.txt', 'new', 'new/b.txt']
     """
     outputs = [f if isinstance(f, StagedOutput) else _StagedFile(*f) for f in files]
     checks = [check for output in outputs if (check := getattr(output, "check", None)) is not None]
@@ -334,11 +335,10 @@ def write_together(files: Sequence[Output], *, locked: bool = False) -> None:
         check()
     made: list[Path] = []  # the folders made here, removed again when the set is not written
     try:
-        for output in outputs:
-            if not isinstance(output, _StagedFile):  # a report folder that does not exist yet, made to be locked
-                folder = output.target.parent
-                made += reversed([p for p in (folder, *folder.parents) if not p.exists()])
-                folder.mkdir(parents=True, exist_ok=True)
+        for output in outputs:  # a folder that does not exist yet (a report's, --out-dir's), made to be locked
+            folder = output.target.parent
+            made += reversed([p for p in (folder, *folder.parents) if not p.exists()])
+            folder.mkdir(parents=True, exist_ok=True)
         with folders_locked([output.target for output in outputs]) if locked else contextlib.nullcontext():
             _write_staged(outputs, checks)
     except BaseException:

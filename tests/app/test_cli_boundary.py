@@ -158,6 +158,26 @@ def test_out_dir_and_json_are_one_set(tmp_path, capsys, data, monkeypatch):
     assert not [p for p in written if p.read_text() == "the previous run's"]  # every file is the new run's
 
 
+def test_an_out_dir_made_for_a_set_that_fails_is_not_left_behind(tmp_path, capsys, data, monkeypatch):
+    """--out-dir's folder was made before the run's files were written: a set that failed (here the --json, as on a
+    full disk) left it behind, empty."""
+    from segmetrics_torch.reports import files
+
+    pred, gt = _pred_png(tmp_path, data), _gt_png(tmp_path, data)
+    stage = files._StagedFile.stage
+
+    def full_for_the_json(self):
+        if self.target.suffix == ".json":
+            raise OSError(28, "No space left on device", str(self.target))
+        stage(self)
+
+    monkeypatch.setattr(files._StagedFile, "stage", full_for_the_json)
+    argv = ["--pred", str(pred), "--gt", str(gt), "--thresholds", "5", "--out-dir", str(tmp_path / "bsr")]
+    status, _, err = _run(capsys, *argv, "--json", str(tmp_path / "r.json"))
+    assert status == 2 and "No space left" in err
+    assert not (tmp_path / "bsr").exists() and not (tmp_path / "r.json").exists()
+
+
 def test_soft_png_equals_functional_and_writes_bsr_files(tmp_path, capsys, data):
     pred, gt = _pred_png(tmp_path, data), _gt_png(tmp_path, data)
     json_path, out_dir = tmp_path / "res.json", tmp_path / "bsr"
