@@ -32,8 +32,9 @@ class Stay:
 ROUTE = (
     Stay("app/single_folder.py", "run_evaluate_foreground"),
     Stay("registry.py", "parse_measures"),
+    # then, with --output DIR, FolderRun.report in the same stay: the run as a report, which ends the run there (its
+    # configuration and its run, app/report_config and app/report_run, are not followed, as they never were)
     Stay("app/folder_io.py", "FolderRun.from_args"),
-    Stay("app/report_args.py", "run_folder_report", "--output"),
     Stay("datasets/prescan.py", "folder_names", "--output"),
     Stay("reports/output_safety.py", "checked_outputs"),
     Stay("app/folder_io.py", "FolderRun.open_dataset"),

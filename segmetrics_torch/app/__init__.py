@@ -18,7 +18,6 @@ The library (``segmetrics_torch`` outside this package) never imports from here;
   single-folder form's files from a report);
 * :mod:`.report_config` -- the report's configuration (schema, checks, YAML / JSON loaders);
 * :mod:`.report_plan` -- the report's jobs: pairing, formats, pre-scan, fingerprints;
-* :mod:`.output_safety` -- no output may be an input; :mod:`.inputs` -- the files a run reads by name;
 * :mod:`.foreground_rows` -- each image's row of the foreground suite and its NaN S-measure images (the sums are
   the library's torchmetrics-free :class:`~segmetrics_torch.functional.ForegroundSums`).
 

@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 from .. import __version__
 from ..datasets.folders import FolderDataset, open_folders
 from ..datasets.pairing import BOUNDARY_EXTENSIONS, match_folders
-from ..datasets.prescan import check_pairing
+from ..datasets.prescan import check_pairing, folder_names
 from ..errors import InputError
 from ..io import bsr_result_files
 from ..reports.files import AppendedText, write_together
@@ -28,6 +28,8 @@ from ..reports.html_report import HtmlReport, html_folder_output
 from ..reports.output_safety import FolderOutput, InputFolder, checked_outputs
 from ..reports.tables import format_table, per_image_rows, run_file_outputs, scalar_row
 from . import distributed, runner
+from .report_config import config_from_mapping
+from .report_run import run_report
 
 if TYPE_CHECKING:  # annotations only
     import torch
@@ -89,9 +91,10 @@ def pairing_options(args: argparse.Namespace) -> dict[str, Any]:
 class FolderRun:
     """One single-folder ``evaluate`` form: the options every family's form shares, read once from the parser's
     Namespace (:meth:`from_args`), and the steps they drive. The handlers of :mod:`.single_folder` pass this record,
-    never the Namespace, to the steps: the checked outputs (:meth:`check_outputs`), the pairing (:meth:`pair`,
-    :meth:`pair_boundary`) and its pre-scan (:meth:`prescan`), the evaluation under its progress bar
-    (:meth:`evaluate`), and the ``--json`` / ``--per-image-csv`` outputs (:meth:`write_outputs`).
+    never the Namespace, to the steps: the checked outputs (:meth:`check_outputs`), the pairing and its pre-scan
+    (:meth:`open_dataset`; :meth:`pair_boundary` first for the boundary family), the evaluation under its progress
+    bar (:meth:`evaluate`), and the run's outputs as one set (:meth:`write_outputs`); or, with ``--output DIR``, the
+    report of one method on one dataset in their place (:meth:`report`).
 
     Attributes:
         family: the family evaluated (``"foreground"``, ``"boundary"``, ...).
@@ -240,6 +243,46 @@ class FolderRun:
             dataset=self.dataset,
             **self.dataset_options,
         )
+
+    def report(self, output: str, measures: list[str] | None, *, protocol: str, figures: str | None) -> int:
+        """``evaluate foreground ... --output DIR``: the run as the report of one method on one dataset (the
+        ``--config`` outputs: :func:`.report_run.run_report` of the configuration this record makes), in place of the
+        single-folder files; the method and the dataset named as given or from the paths
+        (:func:`~segmetrics_torch.datasets.prescan.folder_names`). ``measures``, ``protocol``, ``figures``: the
+        options ``--measures`` (parsed), ``--protocol`` and ``--figures``."""
+        if protocol != "pysodmetrics":
+            raise InputError("--protocol applies to the single-folder form (--json, --csv); leave out --output")
+        if self.outputs.get("--toolbox-lines") is not None:
+            raise InputError("--toolbox-lines and --output: give one (--toolbox-lines goes with --protocol)")
+        for flag in ("--json", "--csv", "--per-image-csv"):
+            if self.outputs.get(flag) is not None:
+                raise InputError(
+                    f"{flag} and --output: give one (--output DIR writes results.json and CSV files there)"
+                )
+        method, dataset = folder_names(self.pred, self.gt, self.name, self.dataset)
+        data: dict[str, Any] = {
+            "datasets": {dataset: {"gt": str(Path(self.gt).resolve()), "families": ["foreground"]}},
+            "methods": {method: str(Path(self.pred).resolve())},
+            "output": str(Path(output).resolve()),
+            "allow_missing": self.allow_missing,
+            "resize": self.resize,
+            "skip_bad": self.skip_bad,
+            "skip_empty_gt": self.skip_empty_gt,
+            "device": self.device_name,
+            "batch_size": self.batch_size,
+            "workers": self.workers,
+            **({"options": {"foreground": {"measures": measures}}} if measures else {}),
+            **{("pair_regex" if key == "pattern" else key): value for key, value in self.pairing.items() if value},
+        }
+        if figures is not None:
+            value = figures.strip()
+            data["figures"] = False if value == "none" else [f.strip() for f in value.split(",")]
+        if self.html is not None:
+            data["html"] = str(Path(self.html).resolve())
+        config = config_from_mapping(data, Path.cwd(), "command line")
+        config.progress = self.progress
+        run_report(config, resolve_device=parse_device)
+        return 0
 
     def evaluate(
         self,

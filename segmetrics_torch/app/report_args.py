@@ -11,14 +11,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..datasets.prescan import dataset_name, folder_names, method_name
+from ..datasets.prescan import dataset_name, method_name
 from ..errors import InputError
 from ..registry import parse_measures
 from ..reports.files import check_output
 from ..reports.report import table_columns, table_row
 from ..reports.tables import write_run_files
 from . import distributed
-from .folder_io import FolderRun, parse_device
 from .pysod_toolkit import toolkit_configuration
 from .report_config import (
     FAMILY_NAMES,
@@ -230,40 +229,3 @@ def _write_file_outputs(result: SuiteResult, outputs: Mapping[str, Path]) -> Non
     for path, table_rows, _, option in tables:
         what = "foreground row(s)" if option == "--csv" else "row(s)"
         print(f"Wrote {path} ({len(table_rows)} {what} of this run merged in)")
-
-
-def run_folder_report(args: argparse.Namespace, run: FolderRun, measures: list[str] | None) -> int:
-    """``evaluate foreground ... --output DIR``: the report of one method on one dataset (the ``--config`` outputs),
-    from the single-folder form's record ``run`` (names, pairing, switches) and ``--measures``."""
-    if args.protocol != "pysodmetrics":
-        raise InputError("--protocol applies to the single-folder form (--json, --csv); leave out --output")
-    if args.toolbox_lines is not None:
-        raise InputError("--toolbox-lines and --output: give one (--toolbox-lines goes with --protocol)")
-    for option in ("json", "csv", "per_image_csv"):
-        if getattr(args, option) is not None:
-            flag = "--" + option.replace("_", "-")
-            raise InputError(f"{flag} and --output: give one (--output DIR writes results.json and CSV files there)")
-    method, dataset = folder_names(run.pred, run.gt, run.name, run.dataset)
-    data = {
-        "datasets": {dataset: {"gt": str(Path(run.gt).resolve()), "families": ["foreground"]}},
-        "methods": {method: str(Path(run.pred).resolve())},
-        "output": str(Path(args.output).resolve()),
-        "allow_missing": run.allow_missing,
-        "resize": run.resize,
-        "skip_bad": run.skip_bad,
-        "skip_empty_gt": run.skip_empty_gt,
-        "device": run.device_name,
-        "batch_size": run.batch_size,
-        "workers": run.workers,
-        **({"options": {"foreground": {"measures": measures}}} if measures else {}),
-        **{("pair_regex" if key == "pattern" else key): value for key, value in run.pairing.items() if value},
-    }
-    if args.figures is not None:
-        value = args.figures.strip()
-        data["figures"] = False if value == "none" else [f.strip() for f in value.split(",")]
-    if run.html is not None:
-        data["html"] = str(Path(run.html).resolve())
-    config = config_from_mapping(data, Path.cwd(), "command line")
-    config.progress = run.progress
-    run_report(config, resolve_device=parse_device)
-    return 0

@@ -37,7 +37,7 @@ from .folder_io import (
     parse_device,
     shown_path,
 )
-from .report_args import run_folder_report, run_from_args
+from .report_args import run_from_args
 
 if TYPE_CHECKING:  # annotations only: building the parser imports no torch
     pass
@@ -57,7 +57,7 @@ def run_evaluate_foreground(args: argparse.Namespace) -> int:
     columns = foreground_columns(measures, protocol)[0]
     run = FolderRun.from_args(args, "foreground", {"--csv": args.csv, "--toolbox-lines": args.toolbox_lines})
     if args.output is not None:
-        return run_folder_report(args, run, measures)
+        return run.report(args.output, measures, protocol=protocol, figures=args.figures)
     if args.figures is not None:
         raise InputError("--figures applies to the report of --output DIR; add --output or leave out --figures")
     # every output checked, then every problem of every file at once, before any measure runs
