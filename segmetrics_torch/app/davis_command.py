@@ -87,7 +87,6 @@ def run_evaluate_davis(args: argparse.Namespace) -> int:
         f"Evaluated {len(result.objects)} object(s) of {len(result.sequences)} sequence(s) of DAVIS {args.set} "
         f"({args.task}, {args.resolution}, decay edges {args.decay_edges}) in {elapsed:.2f} s."
     )
-    out.mkdir(exist_ok=True)
     title = f"{name}: DAVIS {args.set} ({args.task})"
     # the plot extra: without matplotlib the CSVs hold the same numbers
     draw = [
@@ -99,7 +98,8 @@ def run_evaluate_davis(args: argparse.Namespace) -> int:
         settings |= {"device": resolved_device_name(device)}
         json_file = (json_path, _report(args, name, result, row, settings, elapsed))
     texts = dict(zip(csvs.values(), (table, per_object), strict=True))
-    write_run_files(json_file, files=draw, texts=texts)  # together: an interruption leaves the old set or the new
+    # together (--out made then): an interruption leaves the old set or the new, a failure no new empty folder
+    write_run_files(json_file, files=draw, texts=texts)
     print(f"Wrote {', '.join(p.name for p in [*csvs.values(), *figure.values()])} to {out}")
     if json_path is not None:
         print(f"Wrote {json_path}")

@@ -18,6 +18,7 @@ hour computing to find that ``--json`` points into a read-only folder. So:
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import shutil
@@ -208,8 +209,13 @@ def keep_mode(temp: str | Path, target: str | Path) -> None:
 def write_atomically(path: str | Path, write: Callable[[Path], object]) -> None:
     """Call ``write(temporary_path)`` then move the temporary file onto ``path`` (same folder, ``os.replace``).
 
-    The temporary file keeps ``path``'s suffix (writers such as matplotlib choose the format from it).
+    The temporary file keeps ``path``'s suffix (writers such as matplotlib choose the format from it). A folder that
+    does not exist is an error (``FileNotFoundError``, as ``open`` raises), not made: a mistyped path makes no
+    folders (a set of a run's outputs, :func:`write_together`, makes its outputs' folders).
     """
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise FileNotFoundError(errno.ENOENT, f"the folder {folder} does not exist", str(path))
     write_together([(path, write)])
 
 
@@ -402,24 +408,44 @@ def folders_locked(paths: Iterable[str | Path]) -> Iterator[None]:
         # one lock per folder however it is spelt (a link to it, ..): flock on a second descriptor of a folder this
         # process holds would wait for itself
         for folder in sorted({os.path.realpath(os.path.dirname(os.path.abspath(p))) for p in paths}):
-            try:
-                handle = os.open(folder, os.O_RDONLY)
-            except OSError:
-                continue  # (the output check has named an unusable folder already)
-            handles.append(handle)
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX)
-            except OSError as error:  # a file system that takes no locks (ENOLCK: some network mounts)
-                warnings.warn(
-                    f"cannot lock the folder {folder} ({error.strerror or error}): written unlocked, so runs writing "
-                    "into it at the same time (rows merged into one table) may lose each other's writes",
-                    RuntimeWarning,
-                    stacklevel=3,
-                )
+            handle = _lock_folder(folder)
+            if handle is not None:
+                handles.append(handle)
         yield
     finally:
         for handle in handles:
             os.close(handle)  # releases its lock
+
+
+def _lock_folder(folder: str, attempts: int = 8) -> int | None:
+    """A descriptor of ``folder`` holding its exclusive lock, or None where it cannot be opened. A folder removed or
+    replaced while this run waited for its lock (a run that made it, and failed, removes it again when empty) is made
+    again and locked anew, so that the lock held is the folder's that the outputs go into."""
+    assert fcntl is not None  # (the caller checked)
+    for _ in range(attempts):
+        try:
+            handle = os.open(folder, os.O_RDONLY)
+        except OSError:
+            return None  # (the output check has named an unusable folder already)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        except OSError as error:  # a file system that takes no locks (ENOLCK: some network mounts)
+            warnings.warn(
+                f"cannot lock the folder {folder} ({error.strerror or error}): written unlocked, so runs writing "
+                "into it at the same time (rows merged into one table) may lose each other's writes",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+            return handle
+        try:
+            if os.path.samestat(os.fstat(handle), os.stat(folder)):
+                return handle
+        except OSError:
+            pass  # removed meanwhile
+        os.close(handle)
+        with contextlib.suppress(OSError):
+            os.makedirs(folder, exist_ok=True)
+    return None
 
 
 #: the signals :func:`signals_held` holds back: Ctrl-C, and what a job scheduler or ``kill`` sends

@@ -267,3 +267,53 @@ def test_a_page_put_where_the_report_goes_while_the_set_is_made_is_kept(tmp_path
     assert (out / "index.html").read_text() == "<p>my page</p>"
     assert sorted(p.name for p in out.iterdir()) == ["index.html"]  # the page drawn for the set is removed
     assert not (tmp_path / "r.json").exists()
+
+
+def test_a_folder_removed_while_its_lock_was_awaited_is_made_and_locked_again(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Run A made a new folder, run B waited for its lock, A failed and removed the folder (empty again): B went on
+    holding the lock of a removed folder and failed writing into it (FileNotFoundError)."""
+    import threading
+
+    if files.fcntl is None:
+        pytest.skip("no flock here")
+    folder = tmp_path / "new"
+    folder.mkdir()
+    held, b_locks, done = threading.Event(), threading.Event(), []
+    flock = files.fcntl.flock
+
+    def announced_flock(handle: int, how: int) -> None:
+        if threading.current_thread().name == "b":
+            b_locks.set()  # B has the folder open and asks for its lock: A removes the folder now
+        flock(handle, how)
+
+    monkeypatch.setattr(files.fcntl, "flock", announced_flock)
+
+    def run_a() -> None:
+        with files.folders_locked([folder / "a.txt"]):
+            held.set()
+            b_locks.wait(timeout=60)
+            folder.rmdir()
+
+    def run_b() -> None:
+        held.wait(timeout=60)
+        files.write_together([(folder / "b.txt", lambda p: p.write_text("b"))], locked=True)
+        done.append((folder / "b.txt").read_text())
+
+    a, b = threading.Thread(target=run_a), threading.Thread(target=run_b, name="b")
+    a.start()
+    b.start()
+    a.join()
+    b.join()
+    assert done == ["b"]
+
+
+def test_a_single_file_into_a_missing_folder_is_an_error_and_makes_no_folder(tmp_path: Path) -> None:
+    """A set of a run's outputs makes its folders; one file written on its own (``write_json``, a figure) into a
+    folder that does not exist is an error, as ``open`` makes it: a mistyped path makes no folders."""
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        tables.write_json(tmp_path / "typo" / "deeper" / "r.json", {"mae": 0.1})
+    assert list(tmp_path.iterdir()) == []
+    files.write_together([(tmp_path / "new" / "r.json", lambda p: p.write_text("{}"))])
+    assert (tmp_path / "new" / "r.json").read_text() == "{}"
