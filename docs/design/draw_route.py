@@ -27,6 +27,7 @@ class Stay:
     function: str  # the function (or Class.method) by which the value enters
     branch: str = ""  # the option whose branch this is ("" on every run)
     read: bool = True  # False: a stay the program's reading of the code does not see (said where it is written)
+    also: str = ""  # what else the stay calls in its module, shown under the function
 
 
 ROUTE = (
@@ -34,7 +35,7 @@ ROUTE = (
     Stay("registry.py", "parse_measures"),
     # then, with --output DIR, FolderRun.report in the same stay: the run as a report, which ends the run there (its
     # configuration and its run, app/report_config and app/report_run, are not followed, as they never were)
-    Stay("app/folder_io.py", "FolderRun.from_args"),
+    Stay("app/folder_io.py", "FolderRun.from_args", also="--output: FolderRun.report"),
     Stay("datasets/prescan.py", "folder_names", "--output"),
     Stay("reports/output_safety.py", "checked_outputs"),
     Stay("app/folder_io.py", "FolderRun.open_dataset"),
@@ -83,7 +84,7 @@ def draw(route: tuple[Stay, ...], out: Path) -> None:
         ax.text(
             x,
             y,
-            f"{i + 1}. {stay.function}",
+            f"{i + 1}. {stay.function}" + (f"\n{stay.also}" if stay.also else ""),
             ha="center",
             va="center",
             fontsize=7,

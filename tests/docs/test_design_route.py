@@ -52,6 +52,9 @@ def test_every_stay_names_a_function_of_its_module(stay) -> None:
     path = PACKAGE / stay.module
     assert path.is_file(), f"{stay.module} is no module of the package"
     assert stay.function in _defined(path), f"{stay.function} is not defined in {stay.module}"
+    if stay.also:  # "OPTION: Class.method", in the same module
+        also = stay.also.rpartition(": ")[2]
+        assert also in _defined(path), f"{also} is not defined in {stay.module}"
 
 
 def test_the_counts_in_the_design_notes_are_the_routes() -> None:
