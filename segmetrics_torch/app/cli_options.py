@@ -263,8 +263,8 @@ _OPTIONS_BEFORE_INPUT: tuple[tuple[str, str, dict[str, Any]], ...] = (
             "type": "non_negative_int",
             "metavar": "N",
             "help": (
-                "processes that decode the image files while the measures run (default here: {workers}; one fewer "
-                "than the machine's cores, at most 4); 0 decodes in the main process"
+                "processes that decode the image files while the measures run (default: one fewer than the "
+                "machine's cores, at most 4: {workers} here); 0 decodes in the main process"
             ),
         },
     ),

@@ -10,7 +10,7 @@ import math
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..datasets.pairing import (
     GT_FORMATS,
@@ -38,10 +38,6 @@ from .folder_io import (
     shown_path,
 )
 from .report_args import run_from_args
-
-if TYPE_CHECKING:  # annotations only: building the parser imports no torch
-    pass
-
 
 # ------------------------------------------------------------------------------------------ evaluate foreground
 
