@@ -514,7 +514,7 @@ def run_evaluate_surface(args: argparse.Namespace) -> int:
     rule = results["aggregation"]["rule"] + (f" {args.worst_case:g}" if args.worst_case is not None else "")
     print(
         f"Evaluated {count} pair(s){left_out} of {shown_path(args.pred)} against {shown_path(args.gt)}: {shown} "
-        f"({args.convention} convention, aggregation {rule}) on {run.device} in {elapsed:.2f} s."
+        f"({args.convention} convention, --aggregation {rule}) on {run.device} in {elapsed:.2f} s."
     )
     headers = dict(columns)
     dropped = {
