@@ -306,13 +306,13 @@ def test_the_command_takes_the_aggregation_and_records_it(tmp_path: Path, capsys
     common = ["--num-classes", "3", "--tolerance", "1"]
     assert main(_cli(tmp_path, *common, "--json", str(tmp_path / "inf.json"))) == 0
     out = capsys.readouterr().out
-    assert "aggregation inf" in out
+    assert "--aggregation inf" in out
     inf = json.loads((tmp_path / "inf.json").read_text(encoding="utf-8"))
     assert inf["settings"]["aggregation"] == "inf" and inf["results"]["aggregation"]["rule"] == "inf"
     assert inf["results"]["hausdorff_percentile"][1] == "inf"  # class 2 missed once: as before the option
     assert main(_cli(tmp_path, *common, "--aggregation", "drop_nan", "--json", str(tmp_path / "drop.json"))) == 0
     out = capsys.readouterr().out
-    assert "aggregation drop_nan" in out and "Left out of the means" in out and "HD95 1" in out
+    assert "--aggregation drop_nan" in out and "Left out of the means" in out and "HD95 1" in out
     drop = json.loads((tmp_path / "drop.json").read_text(encoding="utf-8"))["results"]
     assert drop["aggregation"]["dropped"]["hausdorff_percentile"] == [0, 1]
     assert "MONAI" in drop["aggregation"]["reference"]
