@@ -377,9 +377,6 @@ class FolderRun:
         (``{path: (text, the line printed)}``: ``--toolbox-lines``, added after the others have moved in)."""
         document = self.document(dataset, count, settings, extra, elapsed, results)
         name, where = dataset.method_name, dataset.dataset_name
-        html_options = dict(settings)
-        if html_options.get("parameter_kind") == "thresholds":  # a ucm2 hierarchy's levels, for the overlay's level
-            html_options["thresholds"] = html_options["parameters"]
         json_path, per_image_path, csv_path = files["--json"], files["--per-image-csv"], files.get("--csv")
         tables: list[tuple[Path, Sequence[Mapping[str, Any]], Sequence[str], str]] = []
         shown: list[str] = []
@@ -398,6 +395,9 @@ class FolderRun:
         outputs, actions = run_file_outputs(None if json_path is None else (json_path, document), tables, other_texts)
         html: list[HtmlReport] = []
         if self.html is not None:
+            html_options = dict(settings)
+            if html_options.get("parameter_kind") == "thresholds":  # a ucm2's levels: the overlay's level
+                html_options["thresholds"] = html_options["parameters"]
             html.append(
                 HtmlReport.of_dataset(
                     Path(self.html),

@@ -605,7 +605,8 @@ class HtmlReport:
     def check(self) -> None:
         """The folder's rule (:func:`html_folder_output`: never an input folder, nor one in ``assets/``; no page or
         ``assets/`` of someone else's), as it is when the report is written: called by
-        :func:`~segmetrics_torch.reports.files.write_together` before anything is made."""
+        :func:`~segmetrics_torch.reports.files.write_together` before anything is made, and again just before the
+        moves."""
         _check_out_dir(self.out_dir, self.images, self.figures)
 
     def stage(self) -> None:

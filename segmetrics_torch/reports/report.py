@@ -698,16 +698,15 @@ def check_report_folder(
 
 class ReportFolder:
     """A report's files (``relative path -> write(path)``) in ``folder``, as one output of a set
-    (:class:`~.files.StagedOutput`: :func:`~.files.write_together` writes it with the report's HTML pages, so that an
-    interruption or a failure leaves the previous report and pages or the new ones). Checked when written
+    (:class:`~.files.StagedOutput`: :func:`~.files.write_together` writes it with the report's HTML pages, so that
+    an interruption or a failure leaves the previous report and pages or the new ones). Checked when written
     (``check``, before anything is made): a user's own ``results.json``, tables or ``csv/`` files are never replaced
-    (:func:`check_report_folder`). ``stage`` renders
-    every file into a temporary folder inside ``folder``; ``commit`` records them in the manifest (which lists a file
-    before it is moved in, so that an interruption leaves nothing the next run would take for the user's own), moves
-    them into place (``os.replace``, atomic per file, a replaced file's mode kept), then removes the files the
-    previous report listed and this one does not write (:func:`replace_manifest`): no table or figure is left that
-    the new tables do not describe; files a report never wrote are not touched. ``written``: the paths written, once
-    committed.
+    (:func:`check_report_folder`). ``stage`` renders every file into a temporary folder inside ``folder``;
+    ``commit`` records them in the manifest (which lists a file before it is moved in, so that an interruption
+    leaves nothing the next run would take for the user's own), moves them into place (``os.replace``, atomic per
+    file, a replaced file's mode kept), then removes the files the previous report listed and this one does not
+    write (:func:`replace_manifest`): no table or figure is left that the new tables do not describe; files a report
+    never wrote are not touched. ``written``: the paths written, once committed.
     """
 
     def __init__(self, folder: str | Path, files: Mapping[str, Callable[[Path], Any]]) -> None:
